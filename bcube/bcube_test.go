@@ -1,0 +1,211 @@
+package bcube
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestNewRejects(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{1, 1}, {0, 1}, {4, 0}, {2, 8}, {256, 1}, {300, 1}, {17, 3}} {
+		if _, err := New(c.n, c.k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("New(%d,%d) = %v, want ErrInvalid", c.n, c.k, err)
+		}
+	}
+}
+
+func TestCounts(t *testing.T) {
+	for _, c := range []struct{ n, k, servers, switches int }{
+		{2, 1, 4, 4}, {4, 1, 16, 8}, {8, 1, 64, 16}, {3, 2, 27, 27},
+	} {
+		tp := MustNew(c.n, c.k)
+		if tp.Servers() != c.servers || tp.Switches() != c.switches {
+			t.Errorf("%v: %d servers %d switches, want %d %d", tp, tp.Servers(), tp.Switches(), c.servers, c.switches)
+		}
+	}
+}
+
+// The DESIGN's example: for k = 1, s0.w joins the servers with a_1 = w and
+// s1.w those with a_0 = w; the papers' Fig. 6 puts h3, h7, h11, h15 on s1.3.
+func TestSwitchIdentity(t *testing.T) {
+	tp := MustNew(4, 1)
+	for i := 0; i < tp.Servers(); i++ {
+		w0, p0 := tp.SwitchOf(i, 0)
+		w1, p1 := tp.SwitchOf(i, 1)
+		if w0 != tp.Digit(i, 1) || p0 != tp.Digit(i, 0) {
+			t.Errorf("h%d level 0: s0.%d port %d", i, w0, p0)
+		}
+		if w1 != tp.Digit(i, 0) || p1 != tp.Digit(i, 1) {
+			t.Errorf("h%d level 1: s1.%d port %d", i, w1, p1)
+		}
+	}
+	for p, want := range []int{3, 7, 11, 15} {
+		if got := tp.ServerAt(1, 3, p); got != want {
+			t.Errorf("s1.3 port %d = h%d, want h%d", p, got, want)
+		}
+	}
+}
+
+func TestServerAtInvertsSwitchOf(t *testing.T) {
+	for _, tp := range []Topology{MustNew(2, 1), MustNew(4, 1), MustNew(3, 2), MustNew(8, 1), MustNew(2, 3)} {
+		seen := map[[3]int]bool{}
+		for i := 0; i < tp.Servers(); i++ {
+			for l := 0; l < tp.Levels(); l++ {
+				w, p := tp.SwitchOf(i, l)
+				if w < 0 || w >= tp.SwitchesPerLevel() {
+					t.Fatalf("%v h%d level %d: switch %d out of range", tp, i, l, w)
+				}
+				if got := tp.ServerAt(l, w, p); got != i {
+					t.Fatalf("%v: ServerAt(%d,%d,%d) = %d, want %d", tp, l, w, p, got, i)
+				}
+				key := [3]int{l, w, p}
+				if seen[key] {
+					t.Fatalf("%v: two servers on s%d.%d port %d", tp, l, w, p)
+				}
+				seen[key] = true
+			}
+		}
+		if len(seen) != tp.Links() {
+			t.Fatalf("%v: %d links, want %d", tp, len(seen), tp.Links())
+		}
+	}
+}
+
+func TestServerIndex(t *testing.T) {
+	tp := MustNew(4, 1)
+	for i := 0; i < tp.Servers(); i++ {
+		if got := tp.ServerIndex(ServerIP(i).As4()); got != i {
+			t.Errorf("ServerIndex(%v) = %d", ServerIP(i), got)
+		}
+	}
+	for _, ip := range [][4]byte{{198, 18, 0, 16}, {198, 17, 255, 255}, {10, 0, 0, 1}, {198, 19, 0, 0}} {
+		if got := tp.ServerIndex(ip); got != -1 {
+			t.Errorf("ServerIndex(%v) = %d, want -1", ip, got)
+		}
+	}
+	if ServerIP(15).String() != "198.18.0.15" || ServerIP(256).String() != "198.18.1.0" {
+		t.Errorf("ServerIP: %v %v", ServerIP(15), ServerIP(256))
+	}
+}
+
+func TestMACsUnique(t *testing.T) {
+	tp := MustNew(8, 1)
+	seen := map[string]string{}
+	add := func(mac, who string) {
+		if mac[0]&0x02 == 0 || mac[0]&0x01 != 0 {
+			t.Fatalf("%s: %x is not locally administered unicast", who, mac)
+		}
+		if prev, ok := seen[mac]; ok {
+			t.Fatalf("%s and %s share %x", prev, who, mac)
+		}
+		seen[mac] = who
+	}
+	for i := 0; i < tp.Servers(); i++ {
+		for j := 0; j < tp.Levels(); j++ {
+			add(string(HostPortMAC(i, j)), HostName(i)+HostPort(j))
+		}
+		add(string(AppMAC(i)), HostName(i)+AppIf)
+		add(string(AppNICMAC(i)), HostName(i)+AppPeerIf)
+	}
+	for l := 0; l < tp.Levels(); l++ {
+		for w := 0; w < tp.SwitchesPerLevel(); w++ {
+			for p := 0; p < tp.N(); p++ {
+				add(string(SwitchPortMAC(l, w, p)), SwitchName(l, w)+SwitchPort(p))
+			}
+		}
+	}
+}
+
+// Following NextLevel hop by hop reaches the destination in exactly Hops
+// NIC traversals, on every policy, and parallel paths of a pair that
+// differs in every digit share no link.
+func TestRouting(t *testing.T) {
+	for _, tp := range []Topology{MustNew(2, 1), MustNew(4, 1), MustNew(3, 2)} {
+		for src := 0; src < tp.Servers(); src++ {
+			for dst := 0; dst < tp.Servers(); dst++ {
+				used := map[[3]int]bool{}
+				for pp := 0; pp <= tp.K(); pp++ {
+					o := tp.ParallelPath(pp)
+					cur, hops := src, 0
+					for {
+						l := tp.NextLevel(cur, dst, &o)
+						if l < 0 {
+							break
+						}
+						w, _ := tp.SwitchOf(cur, l)
+						next := tp.ServerAt(l, w, tp.Digit(dst, l))
+						link := [3]int{l, w, tp.Digit(dst, l)}
+						if tp.Hops(src, dst) == 2*tp.Levels() && used[link] {
+							t.Fatalf("%v %d->%d: parallel paths share s%d.%d port %d", tp, src, dst, l, w, link[2])
+						}
+						used[link] = true
+						cur, hops = next, hops+2
+						if hops > 2*tp.Levels() {
+							t.Fatalf("%v %d->%d: loop", tp, src, dst)
+						}
+					}
+					if cur != dst || hops != tp.Hops(src, dst) {
+						t.Fatalf("%v %d->%d path %d: ended at %d after %d hops", tp, src, dst, pp, cur, hops)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestHops4(t *testing.T) {
+	tp := MustNew(4, 1)
+	if tp.Hops(0, 15) != 4 || tp.Hops(0, 3) != 2 || tp.Hops(0, 4) != 2 || tp.Hops(5, 5) != 0 {
+		t.Fatal("hops")
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	tp := MustNew(4, 2)
+	for in, want := range map[string]string{"ascending": "0,1,2", "descending": "2,1,0", "1,2,0": "1,2,0"} {
+		p, err := tp.ParsePolicy(in)
+		if err != nil || p.Fixed == nil || p.Fixed.String() != want {
+			t.Errorf("ParsePolicy(%q) = %v %v, want %s", in, p.Fixed, err, want)
+		}
+	}
+	for _, bad := range []string{"0,1", "0,0,1", "0,1,3", "x", "0,1,2,3"} {
+		if _, err := tp.ParsePolicy(bad); err == nil {
+			t.Errorf("ParsePolicy(%q) accepted", bad)
+		}
+	}
+	p, _ := tp.ParsePolicy("hash")
+	seen := map[string]bool{}
+	for h := uint32(0); h < 30; h++ {
+		seen[tp.OrderFor(&p, FlowHash(&FiveTuple{Src: [4]byte{1, 2, 3, 4}, SPort: uint16(h)})).String()] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("hash policy used %d of 3 parallel paths", len(seen))
+	}
+}
+
+func TestParseNode(t *testing.T) {
+	tp := MustNew(4, 1)
+	for in, want := range map[string]Node{"h0": {Index: 0}, "h15": {Index: 15}, "s1.3": {Switch: true, Level: 1, Index: 3}} {
+		got, err := tp.ParseNode(in)
+		if err != nil || got != want || got.String() != in {
+			t.Errorf("ParseNode(%q) = %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"h16", "s2.0", "s0.4", "h-1", "x", "h01", "s0.1x"} {
+		if _, err := tp.ParseNode(bad); err == nil {
+			t.Errorf("ParseNode(%q) accepted", bad)
+		}
+	}
+}
+
+func TestNextLevelAllocs(t *testing.T) {
+	tp := MustNew(4, 1)
+	var p Policy
+	f := FiveTuple{Src: [4]byte{198, 18, 0, 0}, Dst: [4]byte{198, 18, 0, 15}, Proto: 6, SPort: 1, DPort: 2}
+	n := testing.AllocsPerRun(100, func() {
+		o := tp.OrderFor(&p, FlowHash(&f))
+		_ = tp.NextLevel(0, 15, &o)
+	})
+	if n != 0 {
+		t.Fatalf("%v allocs per route", n)
+	}
+}

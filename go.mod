@@ -1,0 +1,3 @@
+module github.com/bcfab/bcfab
+
+go 1.26.8
