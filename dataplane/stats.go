@@ -1,0 +1,100 @@
+package dataplane
+
+import "sync/atomic"
+
+// DropReason says why a frame was dropped. Every drop in the engine is
+// counted under exactly one reason.
+type DropReason uint8
+
+const (
+	DropNone       DropReason = iota
+	DropMalformed             // too short or a bad header
+	DropUnsupported           // not something this node forwards (non-IPv4, ...)
+	DropNoRoute               // destination is not a server of this fabric
+	DropHairpin               // would leave by the port it came in on
+	DropBufferFull            // egress buffer admission
+	DropNoFrames              // UMEM frames held back so receive never starves
+	DropTooBig                // larger than the egress can carry
+	numDropReasons
+)
+
+var dropNames = [numDropReasons]string{
+	DropNone:        "none",
+	DropMalformed:   "malformed",
+	DropUnsupported: "unsupported",
+	DropNoRoute:     "no_route",
+	DropHairpin:     "hairpin",
+	DropBufferFull:  "buffer_full",
+	DropNoFrames:    "no_frames",
+	DropTooBig:      "too_big",
+}
+
+func (r DropReason) String() string {
+	if r < numDropReasons {
+		return dropNames[r]
+	}
+	return "unknown"
+}
+
+// portCounters are written by the engine goroutine only, once per batch,
+// and read atomically by the control server.
+type portCounters struct {
+	rxPackets, rxBytes atomic.Uint64
+	txPackets, txBytes atomic.Uint64
+	drops              [numDropReasons]atomic.Uint64
+	maxQueueBytes      atomic.Uint64
+	queueBytes         atomic.Uint64
+	queuePackets       atomic.Uint64
+	kicks, kickErrors  atomic.Uint64
+}
+
+// Stats is the JSON a daemon serves on GET /stats.
+type Stats struct {
+	Node     string      `json:"node"`
+	Kind     string      `json:"kind"` // swd or hostd
+	Pid      int         `json:"pid"`
+	UptimeNs int64       `json:"uptime_ns"`
+	XDPMode  string      `json:"xdp_mode"`
+	Frames   FrameStats  `json:"frames"`
+	Ports    []PortStats `json:"ports"`
+}
+
+// FrameStats describes the UMEM frame pool.
+type FrameStats struct {
+	Total int `json:"total"`
+	Free  int `json:"free"`
+	Size  int `json:"size"`
+}
+
+// PortStats are one port's counters. Drops maps a reason to a count and
+// lists every reason, zero or not; XSK and XDP are the kernel's view.
+type PortStats struct {
+	Name          string            `json:"name"`
+	RateBps       uint64            `json:"rate_bps"`
+	RxPackets     uint64            `json:"rx_packets"`
+	RxBytes       uint64            `json:"rx_bytes"`
+	TxPackets     uint64            `json:"tx_packets"`
+	TxBytes       uint64            `json:"tx_bytes"`
+	QueueBytes    uint64            `json:"queue_bytes"`
+	QueuePackets  uint64            `json:"queue_packets"`
+	MaxQueueBytes uint64            `json:"max_queue_bytes"`
+	Drops         map[string]uint64 `json:"drops"`
+	XSK           map[string]uint64 `json:"xsk,omitempty"`
+	XDP           map[string]uint64 `json:"xdp,omitempty"`
+}
+
+// TotalDrops sums every drop counter of the port, the kernel's included
+// (XSK ring drops, XDP program loss and link-down drops).
+func (p *PortStats) TotalDrops() uint64 {
+	var n uint64
+	for _, v := range p.Drops {
+		n += v
+	}
+	for _, k := range []string{"rx_dropped", "rx_ring_full", "rx_fill_ring_empty", "tx_invalid_descs", "rx_invalid_descs"} {
+		n += p.XSK[k]
+	}
+	for _, k := range []string{"loss", "down"} {
+		n += p.XDP[k]
+	}
+	return n
+}
