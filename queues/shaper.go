@@ -1,0 +1,112 @@
+package queues
+
+import "time"
+
+// WireOverhead is what Ethernet puts on the wire around every frame the
+// datapath sees: preamble and SFD (8), FCS (4) and the inter-frame gap (12).
+// A shaped port's rate counts them, as a real link's does.
+const WireOverhead = 24
+
+// Shaper paces a port to a link rate. It tracks the time the emulated link
+// becomes free; a frame may start when that time is at most Burst ahead of
+// now, so the average rate is exact and the port may run ahead by one
+// burst's worth of bytes to absorb wake-up jitter. Times are nanoseconds of
+// a monotonic clock; internally picoseconds, so rates up to 100 Gb/s keep
+// their precision.
+type Shaper struct {
+	psPerByte int64 // 0: unshaped
+	burstPs   int64
+	overhead  int64
+	freePs    int64
+}
+
+// NewShaper returns a shaper for rateBps (0 = unshaped) that lets the port
+// run up to burst ahead of real time.
+func NewShaper(rateBps uint64, burst time.Duration) Shaper {
+	if rateBps == 0 {
+		return Shaper{}
+	}
+	return Shaper{
+		psPerByte: int64(8e12 / float64(rateBps)),
+		burstPs:   burst.Nanoseconds() * 1000,
+		overhead:  WireOverhead,
+	}
+}
+
+// Unshaped reports whether the shaper passes everything.
+func (s *Shaper) Unshaped() bool { return s.psPerByte == 0 }
+
+// Ready reports whether a frame may start at now.
+func (s *Shaper) Ready(nowNs int64) bool {
+	return s.psPerByte == 0 || s.freePs-nowNs*1000 <= s.burstPs
+}
+
+// ReadyAt is the earliest time (ns) at which Ready holds.
+func (s *Shaper) ReadyAt() int64 {
+	t := s.freePs - s.burstPs
+	return (t + 999) / 1000
+}
+
+// Send accounts for a frame of n bytes starting at now.
+func (s *Shaper) Send(nowNs int64, n int) {
+	if s.psPerByte == 0 {
+		return
+	}
+	if now := nowNs * 1000; s.freePs < now {
+		s.freePs = now
+	}
+	s.freePs += (int64(n) + s.overhead) * s.psPerByte
+}
+
+// TxTime is the serialisation time of an n-byte frame.
+func (s *Shaper) TxTime(n int) time.Duration {
+	return time.Duration((int64(n) + s.overhead) * s.psPerByte / 1000)
+}
+
+// DelayLine holds frames that have left the shaper for the propagation
+// delay of the link, in order.
+type DelayLine struct {
+	fifo  *FIFO
+	due   []int64
+	delay int64
+}
+
+// NewDelayLine returns a delay line for up to capacity frames (a power of
+// two); delay 0 makes it a pass-through the caller can skip.
+func NewDelayLine(capacity int, delay time.Duration) (*DelayLine, error) {
+	f, err := NewFIFO(capacity)
+	if err != nil {
+		return nil, err
+	}
+	return &DelayLine{fifo: f, due: make([]int64, capacity), delay: delay.Nanoseconds()}, nil
+}
+
+func (d *DelayLine) Delay() int64 { return d.delay }
+func (d *DelayLine) Len() int     { return d.fifo.Len() }
+func (d *DelayLine) Full() bool   { return d.fifo.Full() }
+
+// Put starts p's propagation at now.
+func (d *DelayLine) Put(nowNs int64, p Packet) bool {
+	slot := d.fifo.tail & d.fifo.mask
+	if !d.fifo.Push(p) {
+		return false
+	}
+	d.due[slot] = nowNs + d.delay
+	return true
+}
+
+// Take returns the head if its propagation has ended by now.
+func (d *DelayLine) Take(nowNs int64) (Packet, bool) {
+	if d.fifo.Len() == 0 || d.due[d.fifo.head&d.fifo.mask] > nowNs {
+		return Packet{}, false
+	}
+	return d.fifo.Pop()
+}
+
+// NextDue is when the head arrives; ok is false when the line is empty.
+func (d *DelayLine) NextDue() (int64, bool) {
+	if d.fifo.Len() == 0 {
+		return 0, false
+	}
+	return d.due[d.fifo.head&d.fifo.mask], true
+}
