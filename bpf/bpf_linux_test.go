@@ -1,0 +1,311 @@
+package bpf
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+
+	"github.com/bcfab/bcfab/internal/testns"
+)
+
+// XDP actions as returned by the program.
+const (
+	xdpAborted  = 0
+	xdpRedirect = 4
+)
+
+func loadT(t *testing.T) *Program {
+	t.Helper()
+	testns.RequireRoot(t)
+	p, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return p
+}
+
+// frame returns an Ethernet frame of n bytes with a recognisable payload.
+func frame(n int) []byte {
+	f := make([]byte, n)
+	copy(f[0:6], []byte{0x02, 0, 0, 0, 0, 0x02})  // dst
+	copy(f[6:12], []byte{0x02, 0, 0, 0, 0, 0x01}) // src
+	f[12], f[13] = 0x88, 0xb5                     // local experimental EtherType
+	for i := 14; i < n; i++ {
+		f[i] = byte(i)
+	}
+	return f
+}
+
+func TestProgramRun(t *testing.T) {
+	frames := map[string][]byte{
+		"min":  frame(14),
+		"60":   frame(60),
+		"1514": frame(1514),
+	}
+	tests := []struct {
+		name    string
+		cfg     Config
+		verdict uint32
+		want    Counters // per frame
+	}{
+		{"default passes", Config{}, xdpPass, Counters{RX: 1, Fallback: 1}},
+		{"fallback drop", Config{Fallback: Drop}, xdpDrop, Counters{RX: 1, Fallback: 1}},
+		{"full loss", Config{LossPPM: MaxLossPPM}, xdpDrop, Counters{RX: 1, Loss: 1}},
+		{"down", Config{Down: true}, xdpDrop, Counters{RX: 1, Down: 1}},
+		{"down wins over loss", Config{Down: true, LossPPM: MaxLossPPM}, xdpDrop, Counters{RX: 1, Down: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := loadT(t)
+			if err := p.SetConfig(tt.cfg); err != nil {
+				t.Fatal(err)
+			}
+			for name, f := range frames {
+				before, err := p.Counters()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]byte, len(f)+256)
+				ret, err := p.objs.XdpRedirect.Run(&ebpf.RunOptions{Data: f, DataOut: out})
+				if err != nil {
+					t.Fatalf("%s: run: %v", name, err)
+				}
+				if ret != tt.verdict {
+					t.Errorf("%s: verdict %d, want %d", name, ret, tt.verdict)
+				}
+				if ret == xdpPass && !bytes.Equal(out[:len(f)], f) {
+					t.Errorf("%s: frame modified", name)
+				}
+				after, err := p.Counters()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := delta(after, before); d != tt.want {
+					t.Errorf("%s: counters moved by %+v, want %+v", name, d, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func delta(a, b Counters) Counters {
+	return Counters{
+		RX:       a.RX - b.RX,
+		Redirect: a.Redirect - b.Redirect,
+		Fallback: a.Fallback - b.Fallback,
+		Loss:     a.Loss - b.Loss,
+		Down:     a.Down - b.Down,
+	}
+}
+
+// TestProgramLossRate runs 20000 frames at 25% loss; the count of losses is
+// binomial with sd ~61, so [4500, 5500] fails by chance about once in 10^15.
+func TestProgramLossRate(t *testing.T) {
+	p := loadT(t)
+	if err := p.SetConfig(Config{LossPPM: 250000}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20000
+	if _, err := p.objs.XdpRedirect.Run(&ebpf.RunOptions{Data: frame(60), Repeat: n}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RX != n || c.Loss+c.Fallback != n || c.Loss < 4500 || c.Loss > 5500 {
+		t.Fatalf("counters %+v after %d frames at 25%% loss", c, n)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{{LossPPM: MaxLossPPM + 1}, {Fallback: Verdict(7)}} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	if err := (Config{LossPPM: MaxLossPPM, Down: true, Fallback: Drop}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, m := range []Mode{ModeNative, ModeGeneric, ModeAuto} {
+		got, err := ParseMode(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, err)
+		}
+	}
+	if _, err := ParseMode("offload"); err == nil {
+		t.Error("ParseMode(offload): no error")
+	}
+}
+
+// xdpState returns the attach mode (nl.XDP_ATTACHED_*) and program ID
+// on the device name.
+func xdpState(t *testing.T, name string) (uint32, uint32) {
+	t.Helper()
+	l, err := netlink.LinkByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := l.Attrs().Xdp
+	if x == nil || !x.Attached {
+		return 0, 0
+	}
+	return x.AttachMode, x.ProgId
+}
+
+func TestAttach(t *testing.T) {
+	tests := []struct {
+		mode     Mode
+		want     Mode
+		attached uint32
+	}{
+		{ModeNative, ModeNative, nl.XDP_ATTACHED_DRV},
+		{ModeGeneric, ModeGeneric, nl.XDP_ATTACHED_SKB},
+		{ModeAuto, ModeNative, nl.XDP_ATTACHED_DRV}, // veth has native XDP
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode.String(), func(t *testing.T) {
+			testns.New(t)
+			a, _ := testns.Veth(t, "xa", "xb")
+			p := loadT(t)
+			got, err := p.Attach(a.Attrs().Index, tt.mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("attached in %v, want %v", got, tt.want)
+			}
+			if mode, _ := xdpState(t, "xa"); mode != tt.attached {
+				t.Errorf("device reports XDP attach mode %d, want %d", mode, tt.attached)
+			}
+			if _, err := p.Attach(a.Attrs().Index, tt.mode); err == nil {
+				t.Error("second Attach: no error")
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if mode, id := xdpState(t, "xa"); mode != 0 {
+				t.Errorf("still attached after Close: mode %d prog %d", mode, id)
+			}
+		})
+	}
+}
+
+func TestAttachBadIfindex(t *testing.T) {
+	testns.New(t)
+	p := loadT(t)
+	if _, err := p.Attach(1<<30, ModeAuto); err == nil {
+		t.Fatal("attach to a missing device: no error")
+	}
+}
+
+// TestAttachDiesWithProcess checks that the attachment is a bpf_link: a
+// child process attaches the program and is killed with SIGKILL, and the
+// program must be gone from the device without anyone detaching it.
+func TestAttachDiesWithProcess(t *testing.T) {
+	if os.Getenv("BPF_TEST_ATTACH_CHILD") != "" {
+		return // the child's work is in TestMain
+	}
+	testns.New(t)
+	a, _ := testns.Veth(t, "xa", "xb")
+
+	// The child is forked from this locked thread and so starts in the
+	// test namespace.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BPF_TEST_ATTACH_CHILD="+strconv.Itoa(a.Attrs().Index))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make([]byte, 64)
+	n, err := stdout.Read(line)
+	if err != nil || !bytes.HasPrefix(line[:n], []byte("attached")) {
+		t.Fatalf("child: %q, %v", line[:n], err)
+	}
+	if mode, _ := xdpState(t, "xa"); mode != nl.XDP_ATTACHED_DRV {
+		t.Fatalf("child attached, but device reports mode %d", mode)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mode, id := xdpState(t, "xa")
+		if mode == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("program %d still attached (mode %d) after its owner was killed", id, mode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if s := os.Getenv("BPF_TEST_ATTACH_CHILD"); s != "" {
+		os.Exit(attachChild(s))
+	}
+	os.Exit(m.Run())
+}
+
+// attachChild attaches to ifindex s, says so, and waits to be killed.
+func attachChild(s string) int {
+	ifindex, err := strconv.Atoi(s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	p, err := Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := p.Attach(ifindex, ModeNative); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("attached")
+	time.Sleep(time.Minute)
+	return 1
+}
+
+func TestRegister(t *testing.T) {
+	p := loadT(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if err := p.Register(0, int(r.Fd())); err == nil {
+		t.Error("Register of a pipe: no error")
+	}
+	if err := p.Register(64, int(r.Fd())); err == nil {
+		t.Error("Register of queue 64 (map holds 64): no error")
+	}
+	if err := p.Unregister(0); err != nil {
+		t.Errorf("Unregister of an empty queue: %v", err)
+	}
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package bpf
+
+// Program is the XDP program; on this platform it cannot be loaded.
+type Program struct{}
+
+// Load returns ErrNotSupported.
+func Load() (*Program, error) { return nil, ErrNotSupported }
+
+func (p *Program) Attach(ifindex int, mode Mode) (Mode, error) { return 0, ErrNotSupported }
+func (p *Program) Register(queueID int, xskFD int) error       { return ErrNotSupported }
+func (p *Program) Unregister(queueID int) error                { return ErrNotSupported }
+func (p *Program) SetConfig(c Config) error                    { return ErrNotSupported }
+func (p *Program) Counters() (Counters, error)                 { return Counters{}, ErrNotSupported }
+func (p *Program) Close() error                                { return nil }
