@@ -2,14 +2,15 @@
 
 package testns
 
-import "testing"
+import (
+	"testing"
 
-// NsHandle stands in for netns.NsHandle where network namespaces do not exist.
-type NsHandle int
+	"github.com/vishvananda/netns"
+)
 
 // New skips the test: network namespaces are Linux-only.
-func New(tb testing.TB) NsHandle {
+func New(tb testing.TB) netns.NsHandle {
 	tb.Helper()
 	tb.Skip("needs Linux network namespaces")
-	return 0
+	return netns.None()
 }
