@@ -7,14 +7,14 @@ import "sync/atomic"
 type DropReason uint8
 
 const (
-	DropNone       DropReason = iota
-	DropMalformed             // too short or a bad header
-	DropUnsupported           // not something this node forwards (non-IPv4, ...)
-	DropNoRoute               // destination is not a server of this fabric
-	DropHairpin               // would leave by the port it came in on
-	DropBufferFull            // egress buffer admission
-	DropNoFrames              // UMEM frames held back so receive never starves
-	DropTooBig                // larger than the egress can carry
+	DropNone        DropReason = iota
+	DropMalformed              // too short or a bad header
+	DropUnsupported            // not something this node forwards (non-IPv4, ...)
+	DropNoRoute                // destination is not a server of this fabric
+	DropHairpin                // would leave by the port it came in on
+	DropBufferFull             // egress buffer admission
+	DropNoFrames               // UMEM frames held back so receive never starves
+	DropTooBig                 // larger than the egress can carry
 	numDropReasons
 )
 

@@ -1,0 +1,10 @@
+// Command hostd is the host daemon (the NIC) of one BCube server. lab starts
+// it inside the server's namespace with the config it wrote.
+package main
+
+import (
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/hostd"
+)
+
+func main() { dataplane.Main("hostd", hostd.NewDaemon) }

@@ -1,0 +1,10 @@
+// Command swd is the switch daemon of one BCube switch. lab starts it inside
+// the switch's namespace with the config it wrote.
+package main
+
+import (
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/swd"
+)
+
+func main() { dataplane.Main("swd", swd.NewDaemon) }

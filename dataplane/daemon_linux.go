@@ -1,0 +1,220 @@
+package dataplane
+
+// Daemon bring-up, in order; each step is undone on failure and on exit:
+//
+//  1. one UMEM for the daemon (frames shared by all its ports);
+//  2. per port: load the XDP program, attach it to the interface, bind an
+//     AF_XDP socket sharing the UMEM, register the socket in the program's
+//     XSK map;
+//  3. the engine, with a ppoll waiter on all the sockets;
+//  4. the control socket (HTTP on a unix socket): /healthz and /stats;
+//  5. run until the context ends (SIGTERM), then close everything.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// DaemonPort is one interface a daemon drives.
+type DaemonPort struct {
+	Ifname      string
+	RateBps     uint64
+	Delay       time.Duration
+	BufferBytes int
+}
+
+// BoundHandler is a Handler that needs its engine to reach frame bytes.
+type BoundHandler interface {
+	Handler
+	Bind(*Engine)
+}
+
+// Daemon is what swd and hostd run.
+type Daemon struct {
+	Kind    string // swd or hostd
+	Config  *Config
+	Ports   []DaemonPort
+	Handler BoundHandler
+	Log     *slog.Logger
+	// Setup, if set, runs after the ports are bound and before the engine
+	// starts (hostd configures bc0 here).
+	Setup func() error
+}
+
+type boundPort struct {
+	spec DaemonPort
+	prog *bpf.Program
+	sock *xdp.Socket
+	mode bpf.Mode
+}
+
+// Run brings the daemon up and runs it until ctx is done.
+func (d *Daemon) Run(ctx context.Context) (err error) {
+	cfg := d.Config
+	mode, err := bpf.ParseMode(cfg.XDPMode)
+	if err != nil {
+		return err
+	}
+	frames := 1
+	for frames < cfg.FramesPerPort*len(d.Ports) {
+		frames <<= 1
+	}
+	umem, err := xdp.NewUMEM(xdp.UMEMConfig{
+		NumFrames: frames, FrameSize: cfg.FrameSize,
+		FillSize: cfg.RingSize, CompletionSize: cfg.RingSize,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.Kind, err)
+	}
+	var cleanup []func() error
+	defer func() {
+		var errs []error
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			errs = append(errs, cleanup[i]())
+		}
+		errs = append(errs, umem.Close())
+		if cerr := errors.Join(errs...); cerr != nil {
+			d.Log.Warn("shutdown", "err", cerr)
+		}
+	}()
+
+	bound := make([]*boundPort, len(d.Ports))
+	var specs []PortSpec
+	var fds []int
+	for i, p := range d.Ports {
+		bp, err := bindPort(umem, p, mode, cfg.RingSize)
+		if err != nil {
+			return fmt.Errorf("%s: port %s: %w", d.Kind, p.Ifname, err)
+		}
+		cleanup = append(cleanup, bp.close)
+		bound[i] = bp
+		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, RateBps: p.RateBps, Delay: p.Delay, BufferBytes: p.BufferBytes})
+		fds = append(fds, bp.sock.FD())
+		d.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
+	}
+	if d.Setup != nil {
+		if err := d.Setup(); err != nil {
+			return fmt.Errorf("%s: setup: %w", d.Kind, err)
+		}
+	}
+	w, err := NewPollWaiter(fds, DefaultTimerSlack)
+	if err != nil {
+		return err
+	}
+	cleanup = append(cleanup, w.Close)
+	eng, err := NewEngine(Memory{Bytes: umem.Bytes(), FrameSize: umem.FrameSize(), NumFrames: umem.NumFrames(), RingSize: cfg.RingSize}, specs, d.Handler, w)
+	if err != nil {
+		return err
+	}
+	d.Handler.Bind(eng)
+
+	srv, err := d.serve(eng, bound)
+	if err != nil {
+		return err
+	}
+	cleanup = append(cleanup, func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err := srv.Shutdown(sctx)
+		os.Remove(cfg.Control)
+		return err
+	})
+	d.Log.Info("up", "node", cfg.Node, "ports", len(bound), "frames", frames, "xdp", bound[0].mode.String(), "control", cfg.Control)
+	err = eng.Run(ctx)
+	d.Log.Info("down", "node", cfg.Node, "err", err)
+	return err
+}
+
+func bindPort(umem *xdp.UMEM, p DaemonPort, mode bpf.Mode, ring int) (bp *boundPort, err error) {
+	ifi, err := net.InterfaceByName(p.Ifname)
+	if err != nil {
+		return nil, fmt.Errorf("interface: %w", err)
+	}
+	bp = &boundPort{spec: p}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, bp.close())
+		}
+	}()
+	if bp.prog, err = bpf.Load(); err != nil {
+		return bp, err
+	}
+	if bp.mode, err = bp.prog.Attach(ifi.Index, mode); err != nil {
+		return bp, err
+	}
+	if bp.sock, err = umem.NewSocket(xdp.SocketConfig{Ifindex: ifi.Index, QueueID: 0, RxSize: ring, TxSize: ring, NeedWakeup: true}); err != nil {
+		return bp, err
+	}
+	if err = bp.prog.Register(0, bp.sock.FD()); err != nil {
+		return bp, err
+	}
+	return bp, nil
+}
+
+func (bp *boundPort) close() error {
+	var errs []error
+	if bp.prog != nil {
+		errs = append(errs, bp.prog.Close())
+	}
+	if bp.sock != nil {
+		errs = append(errs, bp.sock.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Daemon) serve(eng *Engine, ports []*boundPort) (*http.Server, error) {
+	path := d.Config.Control
+	_ = os.Remove(path) // a stale socket of a killed predecessor
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-eng.Ready():
+			fmt.Fprintln(w, "ok")
+		default:
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+		}
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(d.stats(eng, ports))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.Log.Error("control socket", "err", err)
+		}
+	}()
+	return srv, nil
+}
+
+func (d *Daemon) stats(eng *Engine, ports []*boundPort) Stats {
+	s := Stats{Node: d.Config.Node, Kind: d.Kind, Pid: os.Getpid(), UptimeNs: int64(eng.Uptime()),
+		XDPMode: ports[0].mode.String(), Frames: eng.FrameStats(), Ports: eng.PortStats()}
+	for i, bp := range ports {
+		ps := &s.Ports[i]
+		if x, err := bp.sock.Stats(); err == nil {
+			ps.XSK = map[string]uint64{
+				"rx_dropped": x.RxDropped, "rx_invalid_descs": x.RxInvalidDescs, "tx_invalid_descs": x.TxInvalidDescs,
+				"rx_ring_full": x.RxRingFull, "rx_fill_ring_empty": x.RxFillRingEmpty, "tx_ring_empty": x.TxRingEmpty,
+			}
+		}
+		if c, err := bp.prog.Counters(); err == nil {
+			ps.XDP = map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "fallback": c.Fallback, "loss": c.Loss, "down": c.Down}
+		}
+	}
+	return s
+}

@@ -1,0 +1,34 @@
+package hostd
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// NewDaemon returns server n of t as a runnable daemon: fabric ports
+// eth0..eth<k> shaped to the link rate, and the application port bc0nic,
+// unshaped (it stands for the server's PCIe bus, not a link).
+func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.Logger) (*dataplane.Daemon, error) {
+	policy, err := t.ParsePolicy(cfg.LevelOrder)
+	if err != nil {
+		return nil, err
+	}
+	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: NewHost(t, n.Index, policy)}
+	for l := 0; l < t.Levels(); l++ {
+		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(), BufferBytes: cfg.BufferBytes})
+	}
+	d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.AppPeerIf, BufferBytes: cfg.BufferBytes})
+	d.Setup = func() error {
+		// The kernel would leave TCP/UDP checksums to an offload that
+		// AF_XDP never performs.
+		if err := xdp.SetTxChecksum(bcube.AppIf, false); err != nil {
+			return fmt.Errorf("turn off tx checksum offload on %s: %w", bcube.AppIf, err)
+		}
+		return nil
+	}
+	return d, nil
+}

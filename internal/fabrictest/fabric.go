@@ -1,0 +1,183 @@
+// Package fabrictest builds a whole BCube fabric in one process, without
+// privileges: one dataplane.Engine per node running the real swd and hostd
+// logic, cabled with dataplane.Pipes. Each server's application port ends in
+// an App the test drives in place of the kernel's bc0.
+package fabrictest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/swd"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+const (
+	frameSize = 2048
+	ring      = 64
+)
+
+// Fabric is a running in-process BCube.
+type Fabric struct {
+	T     bcube.Topology
+	Apps  []*App
+	Hosts []*dataplane.Engine
+	Sws   []*dataplane.Engine // indexed level*n^k + w
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	errs  chan error
+}
+
+// App is the kernel side of a server's bc0 in a Fabric.
+type App struct {
+	End  *dataplane.PipeEnd
+	mem  []byte
+	w    *dataplane.ChanWaiter
+	free []uint64
+}
+
+type node struct {
+	mem   []byte
+	ports []dataplane.PortSpec
+	wait  *dataplane.ChanWaiter
+}
+
+func newNode(nports int) *node {
+	frames := nports*2*ring + 512
+	return &node{mem: make([]byte, frames*frameSize), ports: make([]dataplane.PortSpec, nports), wait: dataplane.NewChanWaiter()}
+}
+
+func (n *node) frames() int { return len(n.mem) / frameSize }
+
+// New builds t with every fabric port shaped to rateBps (0: unshaped) and
+// starts it. policy is the hosts' level order.
+func New(t bcube.Topology, rateBps uint64, policy bcube.Policy) (*Fabric, error) {
+	f := &Fabric{T: t, errs: make(chan error, t.Servers()+t.Switches())}
+	hosts := make([]*node, t.Servers())
+	sws := make([]*node, t.Switches())
+	for i := range hosts {
+		hosts[i] = newNode(t.Levels() + 1)
+	}
+	for i := range sws {
+		sws[i] = newNode(t.N())
+	}
+	for i := 0; i < t.Servers(); i++ {
+		for l := 0; l < t.Levels(); l++ {
+			w, p := t.SwitchOf(i, l)
+			s := sws[l*t.SwitchesPerLevel()+w]
+			he, se := dataplane.NewPipe(hosts[i].mem, s.mem, ring)
+			he.SetWaiter(hosts[i].wait)
+			se.SetWaiter(s.wait)
+			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, BufferBytes: 256 << 10}
+			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rateBps, BufferBytes: 256 << 10}
+		}
+		app := &App{mem: make([]byte, 256*frameSize), w: dataplane.NewChanWaiter()}
+		for a := 0; a < 256; a++ {
+			app.free = append(app.free, uint64(a*frameSize))
+		}
+		ae, he := dataplane.NewPipe(app.mem, hosts[i].mem, ring)
+		ae.SetWaiter(app.w)
+		he.SetWaiter(hosts[i].wait)
+		app.End = ae
+		app.End.Fill(app.free[len(app.free)-ring:])
+		app.free = app.free[:len(app.free)-ring]
+		hosts[i].ports[t.Levels()] = dataplane.PortSpec{Name: bcube.AppPeerIf, IO: he, BufferBytes: 256 << 10}
+		f.Apps = append(f.Apps, app)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.stop = cancel
+	start := func(n *node, h dataplane.BoundHandler) (*dataplane.Engine, error) {
+		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait)
+		if err != nil {
+			return nil, err
+		}
+		h.Bind(e)
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			if err := e.Run(ctx); err != nil {
+				f.errs <- err
+			}
+		}()
+		return e, nil
+	}
+	for i, n := range hosts {
+		e, err := start(n, hostd.NewHost(t, i, policy))
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.Hosts = append(f.Hosts, e)
+	}
+	for l := 0; l < t.Levels(); l++ {
+		for w := 0; w < t.SwitchesPerLevel(); w++ {
+			e, err := start(sws[l*t.SwitchesPerLevel()+w], swd.NewSwitch(t, l, w))
+			if err != nil {
+				f.Close()
+				return nil, err
+			}
+			f.Sws = append(f.Sws, e)
+		}
+	}
+	for _, e := range append(f.Hosts, f.Sws...) {
+		<-e.Ready()
+	}
+	return f, nil
+}
+
+// Close stops every engine and reports the first error any returned.
+func (f *Fabric) Close() error {
+	f.stop()
+	f.wg.Wait()
+	select {
+	case err := <-f.errs:
+		return err
+	default:
+		return nil
+	}
+}
+
+// Send transmits one frame from the app (the kernel side of bc0).
+func (a *App) Send(frame []byte) error {
+	a.reclaim()
+	if len(a.free) == 0 {
+		return fmt.Errorf("fabrictest: app out of frames")
+	}
+	addr := a.free[len(a.free)-1]
+	a.free = a.free[:len(a.free)-1]
+	copy(a.mem[addr:], frame)
+	if a.End.Transmit([]xdp.Desc{{Addr: addr, Len: uint32(len(frame))}}) != 1 {
+		return fmt.Errorf("fabrictest: app tx ring full")
+	}
+	return a.End.Kick()
+}
+
+func (a *App) reclaim() {
+	var buf [64]uint64
+	for n := a.End.Complete(buf[:]); n > 0; n = a.End.Complete(buf[:]) {
+		a.free = append(a.free, buf[:n]...)
+	}
+}
+
+// Recv returns the next frame delivered to the app, or nil after timeout.
+func (a *App) Recv(timeout time.Duration) []byte {
+	deadline := time.Now().Add(timeout)
+	for {
+		var d [1]xdp.Desc
+		if a.End.Receive(d[:]) == 1 {
+			b := append([]byte(nil), a.mem[d[0].Addr:d[0].Addr+uint64(d[0].Len)]...)
+			a.End.Fill([]uint64{d[0].Addr &^ (frameSize - 1)})
+			return b
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil
+		}
+		_ = a.w.Wait(left)
+	}
+}
