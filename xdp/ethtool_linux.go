@@ -1,0 +1,49 @@
+package xdp
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// SetTxChecksum turns TX checksum offload of device ifname, in the calling
+// thread's network namespace, on or off (ETHTOOL_STXCSUM).
+//
+// Kernel TCP sending through a veth leaves checksums for the device to fill
+// in (CHECKSUM_PARTIAL); a frame that reaches an AF_XDP socket in copy mode
+// carries the partial checksum, and the receiver drops it. Turning the
+// offload off on the sending device makes the kernel compute it.
+func SetTxChecksum(ifname string, on bool) error {
+	var v uint32
+	if on {
+		v = 1
+	}
+	if err := ethtoolValue(ifname, unix.ETHTOOL_STXCSUM, &v); err != nil {
+		return fmt.Errorf("xdp: set tx checksum offload of %s to %t: %w", ifname, on, err)
+	}
+	return nil
+}
+
+// TxChecksum reports whether TX checksum offload of ifname is on
+// (ETHTOOL_GTXCSUM).
+func TxChecksum(ifname string) (bool, error) {
+	var v uint32
+	if err := ethtoolValue(ifname, unix.ETHTOOL_GTXCSUM, &v); err != nil {
+		return false, fmt.Errorf("xdp: get tx checksum offload of %s: %w", ifname, err)
+	}
+	return v != 0, nil
+}
+
+// ethtoolValue issues a SIOCETHTOOL request whose argument is a struct
+// ethtool_value, passing *v in and out.
+func ethtoolValue(ifname string, cmd uint32, v *uint32) error {
+	if len(ifname) >= unix.IFNAMSIZ {
+		return fmt.Errorf("interface name %q too long", ifname)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return ioctlEthtoolValue(fd, ifname, cmd, v)
+}

@@ -1,0 +1,42 @@
+package xdp
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// ringOffsets locates a ring's parts within its mapping, as reported by
+// getsockopt(XDP_MMAP_OFFSETS).
+type ringOffsets struct {
+	Producer uint64
+	Consumer uint64
+	Desc     uint64
+	Flags    uint64
+}
+
+// ringSize is the length of the mapping of a ring of n entries of size bytes.
+func ringSize(off ringOffsets, n int, size uintptr) int {
+	return int(off.Desc) + n*int(size)
+}
+
+// ringWords returns the shared producer, consumer and flags words of a ring
+// mapped at mem. The kernel aligns each word to 4 bytes or more.
+func ringWords(mem []byte, off ringOffsets) (producer, consumer, flags *atomic.Uint32) {
+	word := func(o uint64) *atomic.Uint32 {
+		_ = mem[o+3] // bounds check
+		return (*atomic.Uint32)(unsafe.Pointer(&mem[o]))
+	}
+	return word(off.Producer), word(off.Consumer), word(off.Flags)
+}
+
+// ringAddrs returns the n-entry address array of a fill or completion ring.
+func ringAddrs(mem []byte, off ringOffsets, n int) []uint64 {
+	_ = mem[ringSize(off, n, 8)-1] // bounds check
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&mem[off.Desc])), n)
+}
+
+// ringDescs returns the n-entry descriptor array of an RX or TX ring.
+func ringDescs(mem []byte, off ringOffsets, n int) []Desc {
+	_ = mem[ringSize(off, n, unsafe.Sizeof(Desc{}))-1] // bounds check
+	return unsafe.Slice((*Desc)(unsafe.Pointer(&mem[off.Desc])), n)
+}

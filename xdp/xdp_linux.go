@@ -1,0 +1,335 @@
+package xdp
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// NewUMEM maps a region of cfg.NumFrames frames and registers it with the
+// kernel through a new AF_XDP socket, the UMEM's owner. The region is
+// populated up front so that the kernel never faults it in on the data path.
+func NewUMEM(cfg UMEMConfig) (*UMEM, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	region, err := unix.Mmap(-1, 0, cfg.NumFrames*cfg.FrameSize,
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("xdp: map UMEM of %d bytes: %w", cfg.NumFrames*cfg.FrameSize, err)
+	}
+	u := &UMEM{
+		region:    region,
+		frameSize: cfg.FrameSize,
+		numFrames: cfg.NumFrames,
+		headroom:  cfg.Headroom,
+		fillSize:  cfg.FillSize,
+		compSize:  cfg.CompletionSize,
+		fd:        -1,
+		sockets:   make(map[*Socket]struct{}),
+	}
+	if u.fd, err = u.newOwner(); err != nil {
+		return nil, errors.Join(err, unix.Munmap(region))
+	}
+	return u, nil
+}
+
+// newOwner opens an AF_XDP socket and registers the region through it.
+func (u *UMEM) newOwner() (int, error) {
+	fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("xdp: AF_XDP socket: %w", err)
+	}
+	reg := unix.XDPUmemReg{
+		Len:      uint64(len(u.region)),
+		Size:     uint32(u.frameSize),
+		Headroom: uint32(u.headroom),
+	}
+	if err := registerUMEM(fd, u.region, &reg); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("xdp: register UMEM: %w", err)
+	}
+	return fd, nil
+}
+
+// NewSocket creates a socket bound to cfg.Ifindex/cfg.QueueID that receives
+// into and sends from u, in the calling thread's network namespace.
+//
+// The first socket of a UMEM is its owner socket. Every later one is a new
+// socket bound with XDP_SHARED_UMEM to the owner, with its own fill and
+// completion rings; it may be on any device and queue other than the
+// owner's. Such sockets inherit the owner's bind mode and need-wakeup
+// setting: the kernel refuses those bind flags with XDP_SHARED_UMEM.
+func (u *UMEM) NewSocket(cfg SocketConfig) (*Socket, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	wrap := func(err error) error {
+		return fmt.Errorf("xdp: bind %d/%d: %w", cfg.Ifindex, cfg.QueueID, err)
+	}
+	if u.fd < 0 {
+		return nil, wrap(errors.New("UMEM is closed"))
+	}
+
+	s := &Socket{
+		umem:       u,
+		fd:         u.fd,
+		owner:      !u.bound,
+		ifindex:    cfg.Ifindex,
+		queueID:    cfg.QueueID,
+		needWakeup: cfg.NeedWakeup,
+		maxKicks:   cfg.TxSize/kickBatch + 1,
+	}
+	sa := &unix.SockaddrXDP{Ifindex: uint32(cfg.Ifindex), QueueID: uint32(cfg.QueueID)}
+	if s.owner {
+		switch cfg.Mode {
+		case Copy:
+			sa.Flags |= unix.XDP_COPY
+		case ZeroCopy:
+			sa.Flags |= unix.XDP_ZEROCOPY
+		}
+		if cfg.NeedWakeup {
+			sa.Flags |= unix.XDP_USE_NEED_WAKEUP
+		}
+	} else {
+		if cfg.Mode == Copy && u.zeroCopy || cfg.Mode == ZeroCopy && !u.zeroCopy {
+			return nil, wrap(fmt.Errorf("mode %v differs from the UMEM's first socket (zero-copy %t)", cfg.Mode, u.zeroCopy))
+		}
+		if cfg.NeedWakeup != u.needWakeup {
+			return nil, wrap(fmt.Errorf("need-wakeup %t differs from the UMEM's first socket", cfg.NeedWakeup))
+		}
+		fd, err := unix.Socket(unix.AF_XDP, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, wrap(fmt.Errorf("AF_XDP socket: %w", err))
+		}
+		s.fd = fd
+		sa.Flags = unix.XDP_SHARED_UMEM
+		sa.SharedUmemFD = uint32(u.fd)
+	}
+
+	if err := s.setup(cfg, sa); err != nil {
+		err = wrap(err)
+		if !s.owner {
+			return nil, errors.Join(err, s.release())
+		}
+		// Ring sizes can be set only once per socket: the owner cannot be
+		// bound again. Replace it with a fresh registration.
+		relErr := s.release()
+		unix.Close(u.fd)
+		u.fd, u.bound = -1, false
+		fd, ownerErr := u.newOwner()
+		if ownerErr == nil {
+			u.fd = fd
+		}
+		return nil, errors.Join(err, relErr, ownerErr)
+	}
+	if s.owner {
+		u.bound = true
+		u.ownerSocket = s
+		u.zeroCopy, u.needWakeup = s.zeroCopy, cfg.NeedWakeup
+	} else {
+		s.needWakeup = u.needWakeup
+	}
+	u.sockets[s] = struct{}{}
+	return s, nil
+}
+
+// setup sizes and maps the rings of s.fd and binds it with sa. On failure
+// s.release undoes the mappings.
+func (s *Socket) setup(cfg SocketConfig, sa *unix.SockaddrXDP) error {
+	u := s.umem
+	for _, o := range []struct {
+		name string
+		opt  int
+		n    int
+	}{
+		{"fill", unix.XDP_UMEM_FILL_RING, u.fillSize},
+		{"completion", unix.XDP_UMEM_COMPLETION_RING, u.compSize},
+		{"RX", unix.XDP_RX_RING, cfg.RxSize},
+		{"TX", unix.XDP_TX_RING, cfg.TxSize},
+	} {
+		if err := unix.SetsockoptInt(s.fd, unix.SOL_XDP, o.opt, o.n); err != nil {
+			return fmt.Errorf("size %s ring to %d: %w", o.name, o.n, err)
+		}
+	}
+	off, err := mmapOffsets(s.fd)
+	if err != nil {
+		return fmt.Errorf("ring offsets: %w", err)
+	}
+	mapRing := func(name string, pgoff int64, ro ringOffsets, n int, size uintptr) ([]byte, error) {
+		mem, err := unix.Mmap(s.fd, pgoff, ringSize(ro, n, size),
+			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+		if err != nil {
+			return nil, fmt.Errorf("map %s ring: %w", name, err)
+		}
+		return mem, nil
+	}
+	mem, err := mapRing("fill", unix.XDP_UMEM_PGOFF_FILL_RING, off.fill, u.fillSize, 8)
+	if err != nil {
+		return err
+	}
+	s.fill.init(mem, off.fill, u.fillSize)
+	if mem, err = mapRing("completion", unix.XDP_UMEM_PGOFF_COMPLETION_RING, off.comp, u.compSize, 8); err != nil {
+		return err
+	}
+	s.comp.init(mem, off.comp, u.compSize)
+	if mem, err = mapRing("RX", unix.XDP_PGOFF_RX_RING, off.rx, cfg.RxSize, descSize); err != nil {
+		return err
+	}
+	s.rx.init(mem, off.rx, cfg.RxSize)
+	if mem, err = mapRing("TX", unix.XDP_PGOFF_TX_RING, off.tx, cfg.TxSize, descSize); err != nil {
+		return err
+	}
+	s.tx.init(mem, off.tx, cfg.TxSize)
+
+	if err := bind(s.fd, sa); err != nil {
+		return err
+	}
+	opts, err := unix.GetsockoptInt(s.fd, unix.SOL_XDP, unix.XDP_OPTIONS)
+	if err != nil {
+		return fmt.Errorf("read options: %w", err)
+	}
+	s.zeroCopy = opts&unix.XDP_OPTIONS_ZEROCOPY != 0
+	return nil
+}
+
+// bindBusyTimeout bounds how long bind retries EBUSY. The kernel frees a
+// closed socket's hold on its device queue from a workqueue, so binding the
+// queue again right after a close fails with EBUSY for a while (about 15 ms
+// on an idle machine).
+const bindBusyTimeout = 250 * time.Millisecond
+
+func bind(fd int, sa *unix.SockaddrXDP) error {
+	deadline := time.Now().Add(bindBusyTimeout)
+	for {
+		err := unix.Bind(fd, sa)
+		if err != unix.EBUSY || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// release unmaps the rings and closes the socket unless the UMEM owns it.
+func (s *Socket) release() error {
+	var errs []error
+	for _, mem := range [][]byte{s.fill.mem, s.comp.mem, s.rx.mem, s.tx.mem} {
+		if mem != nil {
+			if err := unix.Munmap(mem); err != nil {
+				errs = append(errs, fmt.Errorf("xdp: unmap ring: %w", err))
+			}
+		}
+	}
+	s.fill, s.comp, s.rx, s.tx = fillQueue{}, completionQueue{}, rxQueue{}, txQueue{}
+	if !s.owner && s.fd >= 0 {
+		if err := unix.Close(s.fd); err != nil {
+			errs = append(errs, fmt.Errorf("xdp: close socket: %w", err))
+		}
+	}
+	s.fd = -1
+	return errors.Join(errs...)
+}
+
+// kickBatch is how many TX descriptors the kernel sends per sendto in copy
+// mode before it returns EAGAIN.
+const kickBatch = 32
+
+// Kick asks the kernel to send what Transmit posted. It makes no syscall
+// when the kernel has taken every posted descriptor, or when the socket uses
+// need-wakeup and the kernel does not ask for one.
+//
+// In copy mode each sendto sends at most 32 descriptors and returns EAGAIN
+// if more remain; Kick repeats it while the kernel makes progress, at most
+// once per 32 TX ring entries. EAGAIN without progress (the device or the
+// completion ring is full), EBUSY (the device dropped a frame) and ENOBUFS
+// mean "try later" and return nil: descriptors left on the ring go out on a
+// later Kick. Other errors, such as ENETDOWN, are returned wrapped.
+//
+// Kick does not allocate unless it returns an error.
+func (s *Socket) Kick() error {
+	for range s.maxKicks {
+		if !s.txNeedsKick() {
+			return nil
+		}
+		before := s.tx.consumer.Load()
+		_, _, errno := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+		switch errno {
+		case 0:
+		case unix.EAGAIN, unix.EBUSY, unix.ENOBUFS:
+			if s.tx.consumer.Load() == before {
+				return nil // no progress: try later
+			}
+		case unix.EINTR:
+		default:
+			return fmt.Errorf("xdp: kick %d/%d: %w", s.ifindex, s.queueID, errno)
+		}
+	}
+	return nil
+}
+
+// Stats returns the socket's XDP_STATISTICS counters.
+func (s *Socket) Stats() (Stats, error) {
+	st, err := statistics(s.fd)
+	if err != nil {
+		return Stats{}, fmt.Errorf("xdp: statistics %d/%d: %w", s.ifindex, s.queueID, err)
+	}
+	return Stats{
+		RxDropped:       st.Rx_dropped,
+		RxInvalidDescs:  st.Rx_invalid_descs,
+		TxInvalidDescs:  st.Tx_invalid_descs,
+		RxRingFull:      st.Rx_ring_full,
+		RxFillRingEmpty: st.Rx_fill_ring_empty_descs,
+		TxRingEmpty:     st.Tx_ring_empty_descs,
+	}, nil
+}
+
+// Close unmaps the socket's rings and closes it, which also removes it from
+// any XSKMAP. The first socket of a UMEM is the exception: its file
+// descriptor is the UMEM's registration and stays open, bound and in its
+// XSKMAPs until the UMEM is closed; frames redirected to it meanwhile are
+// counted as RX drops. Frames the socket held are not returned anywhere:
+// the caller knows which addresses it had posted.
+func (s *Socket) Close() error {
+	u := s.umem
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return s.closeLocked()
+}
+
+func (s *Socket) closeLocked() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	delete(s.umem.sockets, s)
+	return s.release()
+}
+
+// Close closes every socket of the UMEM that is still open, then the owner
+// socket, and unmaps the region. Frames of the region must not be used
+// afterwards. It returns every step's error.
+func (u *UMEM) Close() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var errs []error
+	for s := range u.sockets {
+		errs = append(errs, s.closeLocked())
+	}
+	if u.fd >= 0 {
+		if err := unix.Close(u.fd); err != nil {
+			errs = append(errs, fmt.Errorf("xdp: close UMEM socket: %w", err))
+		}
+		u.fd = -1
+	}
+	if u.region != nil {
+		if err := unix.Munmap(u.region); err != nil {
+			errs = append(errs, fmt.Errorf("xdp: unmap UMEM: %w", err))
+		}
+		u.region = nil
+	}
+	return errors.Join(errs...)
+}
