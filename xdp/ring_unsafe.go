@@ -5,6 +5,9 @@ import (
 	"unsafe"
 )
 
+// descSize is the size of a descriptor, as of struct xdp_desc.
+const descSize = unsafe.Sizeof(Desc{})
+
 // ringOffsets locates a ring's parts within its mapping, as reported by
 // getsockopt(XDP_MMAP_OFFSETS).
 type ringOffsets struct {

@@ -8,8 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const descSize = unsafe.Sizeof(Desc{})
-
 // Desc must match struct xdp_desc, which the kernel writes to and reads from
 // the RX and TX rings.
 var _ [unsafe.Sizeof(unix.XDPDesc{})]struct{} = [descSize]struct{}{}
