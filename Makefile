@@ -1,0 +1,47 @@
+# The two commands of the README are `make demo` and `make test`; the rest
+# are their parts.
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
+GO ?= go
+BINS := swd hostd lab xdpfwd
+
+.PHONY: all build deps demo test test-unit generate check-generate bench clean vet
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	@mkdir -p bin
+	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINS))
+
+# Bring up a small BCube, push traffic across a relayed path, tear it down.
+demo: deps build
+	./scripts/demo.sh
+
+# Everything: unit tests, fabric-in-process tests, and the privileged tier
+# (namespaces, veth, AF_XDP, eBPF) when run as root.
+test: deps build vet check-generate
+	$(GO) test -count=1 -timeout 20m ./...
+
+test-unit: build
+	$(GO) test -count=1 -short ./...
+
+vet:
+	$(GO) vet ./...
+
+# Regenerate the eBPF objects (needs clang); the result is committed.
+generate:
+	$(GO) generate ./bpf
+
+check-generate: generate
+	git diff --exit-code -- bpf || (echo "bpf: generated files differ from the committed ones; run make generate and commit" >&2; exit 1)
+
+bench: build
+	sudo -n true 2>/dev/null || [ "$$(id -u)" = 0 ]
+	$(GO) test -run '^$$' -bench . -benchmem ./queues ./header ./bcube ./xdp
+	./bin/lab bench datapath
+
+clean:
+	rm -rf bin

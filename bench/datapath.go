@@ -1,0 +1,420 @@
+package bench
+
+// The datapath benchmark, in one run on the same namespaces:
+//
+//  1. three namespaces: <p>-src (the blaster), <p>-dut (the device under
+//     test, ports p0 and p1) and <p>-sink (an XDP program that counts and
+//     drops), joined by src0<->p0 and p1<->sink0;
+//  2. for each device — swd (the real daemon, unshaped), the Linux bridge,
+//     and the bare xdp forwarder — and each frame size: blast for a warm-up,
+//     then measure the sink's count over the measurement time;
+//  3. tear everything down, also on error or interrupt.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Options of the datapath benchmark.
+type Options struct {
+	BinDir   string        // where swd and xdpfwd are
+	Prefix   string        // namespace prefix, default "bcbench"
+	Sizes    []int         // frame sizes without FCS; default 60 and 1514 (64 B and 1518 B on the wire)
+	Warmup   time.Duration // default 500ms
+	Measure  time.Duration // default 3s
+	Devices  []string      // default swd, bridge, bare
+	XDPMode  string        // for swd and the bare forwarder; default native
+	Log      *slog.Logger
+}
+
+// Result is one device at one frame size.
+type Result struct {
+	Device   string  `json:"device"`
+	FrameLen int     `json:"frame_len"` // on the wire, FCS included
+	SentPps  float64 `json:"sent_pps"`
+	FwdPps   float64 `json:"fwd_pps"`
+	FwdGbps  float64 `json:"fwd_gbps"` // frame bits, FCS included
+}
+
+func (o *Options) defaults() {
+	if o.Prefix == "" {
+		o.Prefix = "bcbench"
+	}
+	if len(o.Sizes) == 0 {
+		o.Sizes = []int{60, 1514}
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 500 * time.Millisecond
+	}
+	if o.Measure == 0 {
+		o.Measure = 3 * time.Second
+	}
+	if len(o.Devices) == 0 {
+		o.Devices = []string{"swd", "bridge", "bare"}
+	}
+	if o.XDPMode == "" {
+		o.XDPMode = "native"
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
+type env struct {
+	o              Options
+	src, dut, sink netns.NsHandle
+	names          []string
+	sinkProg       *bpf.Program
+	tmp            string
+}
+
+// Datapath runs the benchmark and returns one result per device and size.
+func Datapath(ctx context.Context, o Options) (res []Result, err error) {
+	o.defaults()
+	if os.Geteuid() != 0 {
+		return nil, errors.New("bench: needs root (creates network namespaces and AF_XDP sockets)")
+	}
+	for _, d := range o.Devices {
+		if d != "swd" && d != "bridge" && d != "bare" {
+			return nil, fmt.Errorf("bench: unknown device %q (want swd, bridge, bare)", d)
+		}
+	}
+	e := &env{o: o}
+	defer func() { err = errors.Join(err, e.close()) }()
+	if err := e.build(); err != nil {
+		return nil, err
+	}
+	for _, dev := range o.Devices {
+		stop, err := e.startDevice(ctx, dev)
+		if err != nil {
+			return res, fmt.Errorf("bench: start %s: %w", dev, err)
+		}
+		for _, size := range o.Sizes {
+			r, err := e.measure(ctx, dev, size)
+			if err != nil {
+				stop()
+				return res, err
+			}
+			o.Log.Info("measured", "device", dev, "frame", r.FrameLen, "mpps", fmt.Sprintf("%.3f", r.FwdPps/1e6), "gbps", fmt.Sprintf("%.2f", r.FwdGbps))
+			res = append(res, r)
+		}
+		if err := stop(); err != nil {
+			return res, fmt.Errorf("bench: stop %s: %w", dev, err)
+		}
+	}
+	return res, nil
+}
+
+// inNS runs f on a thread inside ns (or on a throwaway thread, for a
+// closed handle: creating a namespace moves the thread into it). The thread is never returned to the
+// scheduler with the wrong namespace: it stays locked and exits with f's
+// goroutine.
+func inNS(ns netns.NsHandle, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if ns.IsOpen() {
+			if err := netns.Set(ns); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
+func (e *env) build() error {
+	mk := func(suffix string) (netns.NsHandle, error) {
+		name := e.o.Prefix + "-" + suffix
+		if _, err := os.Stat(filepath.Join("/var/run/netns", name)); err == nil {
+			return 0, fmt.Errorf("bench: namespace %s exists (another benchmark running? remove it with ip netns del %s)", name, name)
+		}
+		var h netns.NsHandle
+		err := inNS(netns.None(), func() error {
+			var err error
+			h, err = netns.NewNamed(name)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("bench: create namespace %s: %w", name, err)
+		}
+		e.names = append(e.names, name)
+		return h, nil
+	}
+	var err error
+	if e.src, err = mk("src"); err != nil {
+		return err
+	}
+	if e.dut, err = mk("dut"); err != nil {
+		return err
+	}
+	if e.sink, err = mk("sink"); err != nil {
+		return err
+	}
+	if err := veth(e.src, "src0", bcube.HostPortMAC(0, 0), e.dut, "p0", bcube.SwitchPortMAC(0, 0, 0)); err != nil {
+		return err
+	}
+	if err := veth(e.dut, "p1", bcube.SwitchPortMAC(0, 0, 1), e.sink, "sink0", bcube.HostPortMAC(1, 0)); err != nil {
+		return err
+	}
+	if e.tmp, err = os.MkdirTemp("", "bcbench"); err != nil {
+		return err
+	}
+	// The sink: count and drop in XDP, the cheapest receiver there is.
+	return inNS(e.sink, func() error {
+		ifi, err := net.InterfaceByName("sink0")
+		if err != nil {
+			return err
+		}
+		if e.sinkProg, err = bpf.Load(); err != nil {
+			return err
+		}
+		if err := e.sinkProg.SetConfig(bpf.Config{Fallback: bpf.Drop}); err != nil {
+			return err
+		}
+		_, err = e.sinkProg.Attach(ifi.Index, bpf.ModeNative)
+		return err
+	})
+}
+
+// veth creates a pair with one end in each namespace, both up.
+func veth(nsA netns.NsHandle, a string, macA net.HardwareAddr, nsB netns.NsHandle, b string, macB net.HardwareAddr) error {
+	h, err := netlink.NewHandleAt(nsA)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	la := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: a, HardwareAddr: macA, MTU: 1500},
+		PeerName: b, PeerHardwareAddr: macB, PeerNamespace: netlink.NsFd(nsB)}
+	if err := h.LinkAdd(la); err != nil {
+		return fmt.Errorf("bench: veth %s-%s: %w", a, b, err)
+	}
+	if err := h.LinkSetUp(la); err != nil {
+		return err
+	}
+	hb, err := netlink.NewHandleAt(nsB)
+	if err != nil {
+		return err
+	}
+	defer hb.Close()
+	lb, err := hb.LinkByName(b)
+	if err != nil {
+		return err
+	}
+	return hb.LinkSetUp(lb)
+}
+
+func (e *env) close() error {
+	var errs []error
+	if e.sinkProg != nil {
+		errs = append(errs, e.sinkProg.Close())
+	}
+	for _, h := range []netns.NsHandle{e.src, e.dut, e.sink} {
+		if h.IsOpen() {
+			h.Close()
+		}
+	}
+	for _, n := range e.names {
+		errs = append(errs, netns.DeleteNamed(n))
+	}
+	if e.tmp != "" {
+		errs = append(errs, os.RemoveAll(e.tmp))
+	}
+	return errors.Join(errs...)
+}
+
+// startDevice brings up the device under test between p0 and p1 and
+// returns its stop function.
+func (e *env) startDevice(ctx context.Context, dev string) (func() error, error) {
+	nsName := e.o.Prefix + "-dut"
+	switch dev {
+	case "bridge":
+		h, err := netlink.NewHandleAt(e.dut)
+		if err != nil {
+			return nil, err
+		}
+		br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+		if err := h.LinkAdd(br); err != nil {
+			h.Close()
+			return nil, err
+		}
+		for _, p := range []string{"p0", "p1"} {
+			l, err := h.LinkByName(p)
+			if err == nil {
+				err = h.LinkSetMaster(l, br)
+			}
+			if err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
+		p1, _ := h.LinkByName("p1")
+		// A static entry: the sink never sends, so the bridge would flood.
+		_ = h.NeighAdd(&netlink.Neigh{LinkIndex: p1.Attrs().Index, Family: syscall.AF_BRIDGE, State: netlink.NUD_NOARP,
+			Flags: netlink.NTF_MASTER, HardwareAddr: bcube.HostPortMAC(1, 0)})
+		if err := h.LinkSetUp(br); err != nil {
+			h.Close()
+			return nil, err
+		}
+		return func() error { defer h.Close(); return h.LinkDel(br) }, nil
+	case "bare":
+		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsName, filepath.Join(e.o.BinDir, "xdpfwd"), "-a", "p0", "-b", "p1", "-xdp-mode", e.o.XDPMode)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if strings.TrimSpace(line) != "ready" {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("xdpfwd did not start: %q %v", line, err)
+		}
+		return stopper(cmd), nil
+	default: // swd
+		t := bcube.MustNew(2, 1)
+		cfg := dataplane.Config{Lab: e.o.Prefix, Node: bcube.SwitchName(0, 0), N: t.N(), K: t.K(), XDPMode: e.o.XDPMode,
+			Control: filepath.Join(e.tmp, "swd.sock")}
+		cfg.SetDefaults()
+		b, _ := json.Marshal(cfg)
+		path := filepath.Join(e.tmp, "swd.json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return nil, err
+		}
+		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsName, filepath.Join(e.o.BinDir, "swd"), "--config", path, "--log-level", "warn")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		if err := waitHealthy(ctx, cfg.Control, 10*time.Second); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, err
+		}
+		return stopper(cmd), nil
+	}
+}
+
+func stopper(cmd *exec.Cmd) func() error {
+	return func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			return <-done
+		}
+	}
+}
+
+// waitHealthy polls a daemon's control socket until /healthz answers.
+func waitHealthy(ctx context.Context, sock string, limit time.Duration) error {
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}, Timeout: time.Second}
+	deadline := time.Now().Add(limit)
+	for {
+		resp, err := c.Get("http://daemon/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("daemon on %s not healthy after %v: %v", sock, limit, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// testFrame is an 802.1Q-tagged UDP frame from h0 to h1 of BCube(2,1), size
+// bytes long without FCS.
+func testFrame(size int) []byte {
+	ip := &layers.IPv4{Version: 4, TTL: 64, Protocol: layers.IPProtocolUDP,
+		SrcIP: bcube.ServerIP(0).AsSlice(), DstIP: bcube.ServerIP(1).AsSlice()}
+	u := &layers.UDP{SrcPort: 9, DstPort: 9}
+	_ = u.SetNetworkLayerForChecksum(ip)
+	pad := size - 14 - 4 - 20 - 8
+	buf := gopacket.NewSerializeBuffer()
+	_ = gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true},
+		&layers.Ethernet{SrcMAC: bcube.HostPortMAC(0, 0), DstMAC: bcube.HostPortMAC(1, 0), EthernetType: layers.EthernetTypeDot1Q},
+		&layers.Dot1Q{Priority: 3, Type: layers.EthernetTypeIPv4}, ip, u, gopacket.Payload(make([]byte, pad)))
+	return buf.Bytes()
+}
+
+func (e *env) measure(ctx context.Context, dev string, size int) (Result, error) {
+	frame := testFrame(size)
+	bctx, cancel := context.WithCancel(ctx)
+	var sent counter
+	errc := make(chan error, 1)
+	go func() { errc <- inNS(e.src, func() error { return Blast(bctx, "src0", frame, &sent) }) }()
+	fail := func(err error) (Result, error) {
+		cancel()
+		<-errc
+		return Result{}, err
+	}
+	select {
+	case <-time.After(e.o.Warmup):
+	case err := <-errc:
+		cancel()
+		return Result{}, fmt.Errorf("bench: blaster: %w", err)
+	}
+	c0, err := e.sinkProg.Counters()
+	if err != nil {
+		return fail(err)
+	}
+	s0, t0 := sent.Load(), time.Now()
+	select {
+	case <-time.After(e.o.Measure):
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+	c1, err := e.sinkProg.Counters()
+	s1, t1 := sent.Load(), time.Now()
+	cancel()
+	if berr := <-errc; berr != nil {
+		return Result{}, fmt.Errorf("bench: blaster: %w", berr)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	secs := t1.Sub(t0).Seconds()
+	fwd := float64(c1.RX-c0.RX) / secs
+	return Result{Device: dev, FrameLen: size + 4, SentPps: float64(s1-s0) / secs, FwdPps: fwd,
+		FwdGbps: fwd * float64(size+4) * 8 / 1e9}, nil
+}

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/internal/testns"
+)
+
+// buildBins builds swd and xdpfwd into a temporary directory.
+func buildBins(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range []string{"swd", "xdpfwd"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
+		if err != nil {
+			t.Fatalf("build %s: %v\n%s", c, err, out)
+		}
+	}
+	return dir
+}
+
+// A short run of the whole benchmark: every device forwards frames of
+// both sizes from the blaster to the sink, and nothing is left behind.
+// (Rates are measured by `lab bench datapath`, not asserted here.)
+func TestDatapath(t *testing.T) {
+	testns.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("short: skipping the datapath benchmark run")
+	}
+	bin := buildBins(t)
+	prefix := "bcbt" + time.Now().Format("150405")
+	res, err := Datapath(context.Background(), Options{BinDir: bin, Prefix: prefix, Warmup: 200 * time.Millisecond, Measure: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 6 {
+		t.Fatalf("%d results, want 6", len(res))
+	}
+	for _, r := range res {
+		t.Logf("%-6s %4d B: sent %.3f Mpps, forwarded %.3f Mpps, %.2f Gb/s", r.Device, r.FrameLen, r.SentPps/1e6, r.FwdPps/1e6, r.FwdGbps)
+		if r.FwdPps <= 0 {
+			t.Errorf("%s at %d B forwarded nothing", r.Device, r.FrameLen)
+		}
+	}
+	for _, s := range []string{"src", "dut", "sink"} {
+		if _, err := os.Stat("/var/run/netns/" + prefix + "-" + s); err == nil {
+			t.Errorf("namespace %s-%s left behind", prefix, s)
+		}
+	}
+}
