@@ -39,14 +39,14 @@ import (
 
 // Options of the datapath benchmark.
 type Options struct {
-	BinDir   string        // where swd and xdpfwd are
-	Prefix   string        // namespace prefix, default "bcbench"
-	Sizes    []int         // frame sizes without FCS; default 60 and 1514 (64 B and 1518 B on the wire)
-	Warmup   time.Duration // default 500ms
-	Measure  time.Duration // default 3s
-	Devices  []string      // default swd, bridge, bare
-	XDPMode  string        // for swd and the bare forwarder; default native
-	Log      *slog.Logger
+	BinDir  string        // where swd and xdpfwd are
+	Prefix  string        // namespace prefix, default "bcbench"
+	Sizes   []int         // frame sizes without FCS; default 60 and 1514 (64 B and 1518 B on the wire)
+	Warmup  time.Duration // default 500ms
+	Measure time.Duration // default 3s
+	Devices []string      // default swd, bridge, bare
+	XDPMode string        // for swd and the bare forwarder; default native
+	Log     *slog.Logger
 }
 
 // Result is one device at one frame size.
