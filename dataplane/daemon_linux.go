@@ -33,6 +33,9 @@ type DaemonPort struct {
 	BufferBytes int
 }
 
+// TapPoll is how often a daemon looks for packet captures on its ports.
+const TapPoll = 250 * time.Millisecond
+
 // BoundHandler is a Handler that needs its engine to reach frame bytes.
 type BoundHandler interface {
 	Handler
@@ -52,10 +55,12 @@ type Daemon struct {
 }
 
 type boundPort struct {
-	spec DaemonPort
-	prog *bpf.Program
-	sock *xdp.Socket
-	mode bpf.Mode
+	spec    DaemonPort
+	ifindex int
+	prog    *bpf.Program
+	sock    *xdp.Socket
+	tap     *PacketTX
+	mode    bpf.Mode
 }
 
 // Run brings the daemon up and runs it until ctx is done.
@@ -98,7 +103,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		}
 		cleanup = append(cleanup, bp.close)
 		bound[i] = bp
-		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, RateBps: p.RateBps, Delay: p.Delay, BufferBytes: p.BufferBytes})
+		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, BufferBytes: p.BufferBytes})
 		fds = append(fds, bp.sock.FD())
 		d.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
 	}
@@ -129,6 +134,13 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		os.Remove(cfg.Control)
 		return err
 	})
+	ifindexes := make([]int, len(bound))
+	for i, bp := range bound {
+		ifindexes[i] = bp.ifindex
+	}
+	tctx, stopTaps := context.WithCancel(ctx)
+	defer stopTaps()
+	go watchTaps(tctx, eng, ifindexes, TapPoll)
 	d.Log.Info("up", "node", cfg.Node, "ports", len(bound), "frames", frames, "xdp", bound[0].mode.String(), "control", cfg.Control)
 	err = eng.Run(ctx)
 	d.Log.Info("down", "node", cfg.Node, "err", err)
@@ -140,7 +152,7 @@ func bindPort(umem *xdp.UMEM, p DaemonPort, mode bpf.Mode, ring int) (bp *boundP
 	if err != nil {
 		return nil, fmt.Errorf("interface: %w", err)
 	}
-	bp = &boundPort{spec: p}
+	bp = &boundPort{spec: p, ifindex: ifi.Index}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, bp.close())
@@ -158,6 +170,9 @@ func bindPort(umem *xdp.UMEM, p DaemonPort, mode bpf.Mode, ring int) (bp *boundP
 	if err = bp.prog.Register(0, bp.sock.FD()); err != nil {
 		return bp, err
 	}
+	if bp.tap, err = NewPacketTX(ifi.Index); err != nil {
+		return bp, err
+	}
 	return bp, nil
 }
 
@@ -168,6 +183,9 @@ func (bp *boundPort) close() error {
 	}
 	if bp.sock != nil {
 		errs = append(errs, bp.sock.Close())
+	}
+	if bp.tap != nil {
+		errs = append(errs, bp.tap.Close())
 	}
 	return errors.Join(errs...)
 }

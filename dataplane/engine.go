@@ -43,10 +43,17 @@ type Handler interface {
 	Handle(in int, d *xdp.Desc) (out int, why DropReason)
 }
 
+// FrameWriter transmits one frame by copy (PacketTX: the capture path).
+type FrameWriter interface {
+	WriteFrame(b []byte) error
+}
+
 // PortSpec describes one port of an engine.
 type PortSpec struct {
-	Name        string
-	IO          PortIO
+	Name string
+	IO   PortIO
+	// Tap, if set, carries the port's transmissions while SetTapped is on.
+	Tap         FrameWriter
 	RateBps     uint64 // 0: unshaped
 	Delay       time.Duration
 	BufferBytes int
@@ -80,6 +87,7 @@ type port struct {
 	limit   int
 	c       portCounters
 	stalled bool // the kernel did not take every TX descriptor
+	tapped  atomic.Bool
 
 	// Per-pass counts, published to c once per pass.
 	rxp, rxb, txp, txb uint64
@@ -157,6 +165,18 @@ func (e *Engine) Frame(d *xdp.Desc) []byte {
 func (e *Engine) Chunk(addr uint64) ([]byte, int) {
 	base := addr & e.frameMask
 	return e.mem.Bytes[base : base+uint64(e.mem.FrameSize)], int(addr - base)
+}
+
+// SetTapped switches port i's transmissions to its Tap (when it has one)
+// so packet captures see them, or back to its TX ring. Safe from any
+// goroutine.
+func (e *Engine) SetTapped(i int, on bool) {
+	p := e.ports[i]
+	if p.spec.Tap == nil || p.tapped.Load() == on {
+		return
+	}
+	p.tapped.Store(on)
+	e.wait.Wake()
 }
 
 // Ready is closed once Run has given every port its receive frames: from
@@ -274,6 +294,9 @@ func (e *Engine) refill(p *port) {
 
 // transmit moves what the shaper and delay line allow onto p's TX ring.
 func (e *Engine) transmit(p *port, now int64) int {
+	if p.tapped.Load() {
+		return e.transmitTapped(p, now)
+	}
 	total := 0
 	for {
 		room := p.io.TxFree()
@@ -309,6 +332,27 @@ func (e *Engine) transmit(p *port, now int64) int {
 			return total
 		}
 	}
+}
+
+// transmitTapped sends by copy through the port's packet socket, where
+// the kernel's taps see it.
+func (e *Engine) transmitTapped(p *port, now int64) int {
+	n := 0
+	for ; n < batch; n++ {
+		pk, ok := e.next(p, now)
+		if !ok {
+			break
+		}
+		e.queued--
+		if err := p.spec.Tap.WriteFrame(e.mem.Bytes[pk.Addr : pk.Addr+uint64(pk.Len)]); err != nil {
+			p.drops[DropTxError]++
+		} else {
+			p.txp++
+			p.txb += uint64(pk.Len)
+		}
+		e.release(pk.Addr)
+	}
+	return n
 }
 
 // next returns the frame p may put on the TX ring now, if any.

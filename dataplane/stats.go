@@ -14,7 +14,7 @@ const (
 	DropHairpin                // would leave by the port it came in on
 	DropBufferFull             // egress buffer admission
 	DropNoFrames               // UMEM frames held back so receive never starves
-	DropTooBig                 // larger than the egress can carry
+	DropTxError                // the kernel refused a frame on the capture path
 	numDropReasons
 )
 
@@ -26,7 +26,7 @@ var dropNames = [numDropReasons]string{
 	DropHairpin:     "hairpin",
 	DropBufferFull:  "buffer_full",
 	DropNoFrames:    "no_frames",
-	DropTooBig:      "too_big",
+	DropTxError:     "tx_error",
 }
 
 func (r DropReason) String() string {
