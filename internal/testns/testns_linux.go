@@ -1,6 +1,7 @@
 package testns
 
 import (
+	"os"
 	"runtime"
 	"testing"
 
@@ -82,4 +83,19 @@ func Veth(tb testing.TB, a, b string) (netlink.Link, netlink.Link) {
 		links[i] = l
 	}
 	return links[0], links[1]
+}
+
+// DisableIPv6 turns IPv6 off in the current thread's namespace for devices
+// created afterwards, so that new links stay silent: no router
+// solicitations, duplicate address detection or MLD reports that a test
+// counting frames would have to tell from its own.
+func DisableIPv6(tb testing.TB) {
+	tb.Helper()
+	// /proc/sys/net shows the namespace of the thread that opens it.
+	for _, conf := range []string{"all", "default"} {
+		p := "/proc/sys/net/ipv6/conf/" + conf + "/disable_ipv6"
+		if err := os.WriteFile(p, []byte("1\n"), 0); err != nil {
+			tb.Fatalf("testns: disable IPv6: %v", err)
+		}
+	}
 }

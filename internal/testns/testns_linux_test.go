@@ -2,6 +2,7 @@ package testns
 
 import (
 	"net"
+	"os"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -26,10 +27,15 @@ func TestNewIsolates(t *testing.T) {
 		if !cur.Equal(ns) || cur.Equal(outer) {
 			t.Fatalf("thread is in %v, want new namespace %v (outer %v)", cur, ns, outer)
 		}
+		DisableIPv6(t)
 		a, b := Veth(t, "tns0", "tns1")
 		for _, l := range []netlink.Link{a, b} {
 			if l.Attrs().MTU != 1500 || l.Attrs().Flags&net.FlagUp == 0 {
 				t.Errorf("%s: mtu %d flags %v, want 1500 and up", l.Attrs().Name, l.Attrs().MTU, l.Attrs().Flags)
+			}
+			v, err := os.ReadFile("/proc/sys/net/ipv6/conf/" + l.Attrs().Name + "/disable_ipv6")
+			if err != nil || string(v) != "1\n" {
+				t.Errorf("%s: disable_ipv6 %q, %v", l.Attrs().Name, v, err)
 			}
 		}
 	})
