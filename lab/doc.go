@@ -1,0 +1,23 @@
+// Package lab builds, runs and removes an emulated BCube(n, k) fabric on one
+// Linux machine: one network namespace per node, veth pairs for the cables,
+// and one daemon per node (swd for a switch, hostd for a server) started
+// inside its namespace.
+//
+// Bringing a lab up is a pipeline (see Up):
+//
+//  1. Validate the Spec and resolve it into a Plan: every namespace, link
+//     end, MAC, address, daemon config and file path, before anything is
+//     created.
+//  2. Claim the run directory <RunRoot>/<Name> and write state.json, the
+//     record of intent that Down works from even after a crash.
+//  3. Create the namespaces <Name>-h<i> and <Name>-s<l>.<w> (IPv6 off, lo up,
+//     and bc0 <-> bc0nic with the server's address in every server).
+//  4. Create the fabric veth pairs straight into their namespaces and bring
+//     them up; nothing of a lab is ever configured in the root namespace.
+//  5. Write each daemon's dataplane.Config and start the daemons with
+//     ip netns exec, recording their pids in state.json as they start.
+//  6. Wait until every daemon answers GET /healthz on its control socket.
+//
+// A failure at any step removes everything created so far. Down removes a
+// lab from its state file alone; Status, Stats and List read a running lab.
+package lab

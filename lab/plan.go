@@ -1,0 +1,159 @@
+package lab
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+// Daemon kinds, also the names of their binaries in Spec.BinDir.
+const (
+	KindSwitch = "swd"
+	KindServer = "hostd"
+)
+
+// Plan is a Spec resolved into everything Up creates, computed before
+// anything is: namespaces, both ends of every link, every daemon's config
+// and file paths.
+type Plan struct {
+	Spec      Spec // defaults applied
+	Topology  bcube.Topology
+	RunDir    string // <RunRoot>/<Name>
+	StatePath string // <RunDir>/state.json
+	LogDir    string // <RunDir>/logs
+
+	// Nodes are the servers h0..h<n^(k+1)-1>, then the switches by level
+	// and index.
+	Nodes []NodePlan
+	// Links are the fabric cables: A is server h<i> port eth<l>, B is port
+	// p<p> of the switch s<l>.<w> it connects to.
+	Links []Link
+	// AppLinks are the servers' application veths: A is bc0 (kernel side,
+	// with the server's address), B is bc0nic (hostd's side).
+	AppLinks []Link
+}
+
+// NodePlan is one node: its namespace and its daemon.
+type NodePlan struct {
+	Name       string // h<i> or s<l>.<w>
+	Kind       string // KindServer or KindSwitch
+	Namespace  string
+	Binary     string // <BinDir>/<Kind>
+	ConfigPath string // <RunDir>/<Name>.json
+	LogPath    string // <LogDir>/<Name>.log
+	Config     dataplane.Config
+}
+
+// Endpoint is one end of a veth pair.
+type Endpoint struct {
+	Node      string
+	Namespace string
+	Ifname    string
+	MAC       net.HardwareAddr
+	Addr      netip.Prefix // bc0 only; the zero Prefix elsewhere
+}
+
+// Link is a veth pair.
+type Link struct {
+	A, B Endpoint
+}
+
+func (l Link) String() string {
+	return fmt.Sprintf("%s:%s <-> %s:%s", l.A.Node, l.A.Ifname, l.B.Node, l.B.Ifname)
+}
+
+// MTU of every lab interface.
+const MTU = 1500
+
+// maxSocketPath is the longest unix socket path (sun_path is 108 bytes,
+// NUL included).
+const maxSocketPath = 107
+
+// NewPlan validates the spec's contents (not root, not the name's
+// availability: see Spec.Validate) and resolves it. It touches nothing.
+func NewPlan(spec Spec) (*Plan, error) {
+	s, err := spec.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.check()
+	if err != nil {
+		return nil, err
+	}
+	run := filepath.Join(s.RunRoot, s.Name)
+	p := &Plan{
+		Spec:      s,
+		Topology:  t,
+		RunDir:    run,
+		StatePath: filepath.Join(run, "state.json"),
+		LogDir:    filepath.Join(run, "logs"),
+	}
+	addNode := func(name, kind string) error {
+		c := s.daemonConfig(t, name, filepath.Join(run, name+".sock")) // length checked by check
+		if _, _, err := c.Validate(); err != nil {
+			return err
+		}
+		p.Nodes = append(p.Nodes, NodePlan{
+			Name:       name,
+			Kind:       kind,
+			Namespace:  Namespace(s.Name, name),
+			Binary:     filepath.Join(s.BinDir, kind),
+			ConfigPath: filepath.Join(run, name+".json"),
+			LogPath:    filepath.Join(p.LogDir, name+".log"),
+			Config:     c,
+		})
+		return nil
+	}
+	for i := 0; i < t.Servers(); i++ {
+		if err := addNode(bcube.HostName(i), KindServer); err != nil {
+			return nil, err
+		}
+	}
+	for l := 0; l < t.Levels(); l++ {
+		for w := 0; w < t.SwitchesPerLevel(); w++ {
+			if err := addNode(bcube.SwitchName(l, w), KindSwitch); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i := 0; i < t.Servers(); i++ {
+		h := bcube.HostName(i)
+		for l := 0; l < t.Levels(); l++ {
+			w, port := t.SwitchOf(i, l)
+			sw := bcube.SwitchName(l, w)
+			p.Links = append(p.Links, Link{
+				A: Endpoint{Node: h, Namespace: Namespace(s.Name, h), Ifname: bcube.HostPort(l), MAC: bcube.HostPortMAC(i, l)},
+				B: Endpoint{Node: sw, Namespace: Namespace(s.Name, sw), Ifname: bcube.SwitchPort(port), MAC: bcube.SwitchPortMAC(l, w, port)},
+			})
+		}
+		p.AppLinks = append(p.AppLinks, Link{
+			A: Endpoint{Node: h, Namespace: Namespace(s.Name, h), Ifname: bcube.AppIf, MAC: bcube.AppMAC(i),
+				Addr: netip.PrefixFrom(bcube.ServerIP(i), bcube.Prefix.Bits())},
+			B: Endpoint{Node: h, Namespace: Namespace(s.Name, h), Ifname: bcube.AppPeerIf, MAC: bcube.AppNICMAC(i)},
+		})
+	}
+	return p, nil
+}
+
+// Namespaces returns every namespace of the plan, in node order.
+func (p *Plan) Namespaces() []string {
+	out := make([]string, len(p.Nodes))
+	for i := range p.Nodes {
+		out[i] = p.Nodes[i].Namespace
+	}
+	return out
+}
+
+// Node returns the node named name (h<i> or s<l>.<w>).
+func (p *Plan) Node(name string) (*NodePlan, bool) {
+	for i := range p.Nodes {
+		if p.Nodes[i].Name == name {
+			return &p.Nodes[i], true
+		}
+	}
+	return nil, false
+}

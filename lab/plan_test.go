@@ -1,0 +1,124 @@
+package lab
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+)
+
+func TestPlan(t *testing.T) {
+	for _, c := range []struct {
+		n, k                                  int
+		namespaces, links, appLinks, switches int
+	}{
+		{2, 1, 8, 8, 4, 4},
+		{4, 1, 24, 32, 16, 8},
+		{8, 1, 80, 128, 64, 16},
+		{3, 2, 54, 81, 27, 27},
+	} {
+		t.Run(fmt.Sprintf("BCube(%d,%d)", c.n, c.k), func(t *testing.T) {
+			spec := Spec{Name: "bt", N: c.n, K: c.k, RateBps: 2_500_000_000, Delay: 10 * time.Microsecond,
+				RunRoot: "/run/x", BinDir: "/opt/bin", LevelOrder: "ascending"}
+			p, err := NewPlan(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp := bcube.MustNew(c.n, c.k)
+			if len(p.Nodes) != c.namespaces || len(p.Links) != c.links || len(p.AppLinks) != c.appLinks {
+				t.Fatalf("%d nodes %d links %d app links, want %d %d %d",
+					len(p.Nodes), len(p.Links), len(p.AppLinks), c.namespaces, c.links, c.appLinks)
+			}
+			if p.StatePath != "/run/x/bt/state.json" || p.LogDir != "/run/x/bt/logs" {
+				t.Fatalf("paths %s %s", p.StatePath, p.LogDir)
+			}
+
+			// Nodes: names, namespaces, binaries, valid configs.
+			seenNS := map[string]bool{}
+			switches := 0
+			for i, n := range p.Nodes {
+				if seenNS[n.Namespace] {
+					t.Fatalf("namespace %s twice", n.Namespace)
+				}
+				seenNS[n.Namespace] = true
+				if n.Namespace != "bt-"+n.Name || n.ConfigPath != "/run/x/bt/"+n.Name+".json" ||
+					n.LogPath != "/run/x/bt/logs/"+n.Name+".log" || n.Config.Control != "/run/x/bt/"+n.Name+".sock" ||
+					n.Binary != "/opt/bin/"+n.Kind {
+					t.Fatalf("node %d: %+v", i, n)
+				}
+				if _, node, err := n.Config.Validate(); err != nil {
+					t.Fatalf("%s: %v", n.Name, err)
+				} else if node.String() != n.Name {
+					t.Fatalf("config node %v for %s", node, n.Name)
+				}
+				c := n.Config
+				if c.Lab != "bt" || c.N != tp.N() || c.K != tp.K() || c.RateBps != 2_500_000_000 || c.Delay.D() != 10*time.Microsecond ||
+					c.XDPMode != "native" || c.BufferBytes != 1<<20 || c.RingSize == 0 {
+					t.Fatalf("%s config %+v", n.Name, c)
+				}
+				if i < tp.Servers() {
+					if n.Name != bcube.HostName(i) || n.Kind != KindServer || c.LevelOrder != "ascending" {
+						t.Fatalf("node %d: %s %s %q", i, n.Name, n.Kind, c.LevelOrder)
+					}
+				} else {
+					switches++
+					if n.Kind != KindSwitch || n.Name[0] != 's' || c.LevelOrder != "" {
+						t.Fatalf("node %d: %s %s %q", i, n.Name, n.Kind, c.LevelOrder)
+					}
+				}
+			}
+			if switches != c.switches {
+				t.Fatalf("%d switches", switches)
+			}
+			if got := p.Namespaces(); len(got) != c.namespaces || got[0] != "bt-h0" {
+				t.Fatalf("Namespaces() = %v", got)
+			}
+			if n, ok := p.Node("s0.0"); !ok || n.Kind != KindSwitch {
+				t.Fatalf("Node(s0.0) = %v %v", n, ok)
+			}
+
+			// Links: every server port and every switch port exactly once,
+			// both ends in planned namespaces, MACs from bcube.
+			ends := map[string]bool{}
+			for _, l := range p.Links {
+				for _, e := range []Endpoint{l.A, l.B} {
+					key := e.Namespace + "/" + e.Ifname
+					if ends[key] || !seenNS[e.Namespace] || e.Namespace != "bt-"+e.Node {
+						t.Fatalf("link %v: end %s reused or unplanned", l, key)
+					}
+					ends[key] = true
+				}
+				var i, lv, w, port int
+				if _, err := fmt.Sscanf(l.A.Node+" "+l.A.Ifname, "h%d eth%d", &i, &lv); err != nil {
+					t.Fatalf("link %v: %v", l, err)
+				}
+				w, port = tp.SwitchOf(i, lv)
+				if l.B.Node != bcube.SwitchName(lv, w) || l.B.Ifname != bcube.SwitchPort(port) ||
+					!bytes.Equal(l.A.MAC, bcube.HostPortMAC(i, lv)) || !bytes.Equal(l.B.MAC, bcube.SwitchPortMAC(lv, w, port)) {
+					t.Fatalf("link %v: MACs %v %v", l, l.A.MAC, l.B.MAC)
+				}
+			}
+			for i, l := range p.AppLinks {
+				if l.A.Node != bcube.HostName(i) || l.A.Ifname != "bc0" || l.B.Ifname != "bc0nic" || l.A.Namespace != l.B.Namespace ||
+					!bytes.Equal(l.A.MAC, bcube.AppMAC(i)) || !bytes.Equal(l.B.MAC, bcube.AppNICMAC(i)) ||
+					l.A.Addr.String() != bcube.ServerIP(i).String()+"/15" || l.B.Addr.IsValid() {
+					t.Fatalf("app link %d: %+v", i, l)
+				}
+			}
+		})
+	}
+}
+
+// The examples of the CLI's summary hold: h0 -> h15 in BCube(4,1) is
+// 198.18.0.15, 4 hops.
+func TestPlanAddresses(t *testing.T) {
+	p, err := NewPlan(Spec{N: 4, K: 1, RunRoot: "/run/x", BinDir: "/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.AppLinks[15].A.Addr.String(); a != "198.18.0.15/15" || p.Topology.Hops(0, 15) != 4 {
+		t.Fatalf("h15: %s", a)
+	}
+}

@@ -1,0 +1,266 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+// Defaults of the Spec fields a caller may leave zero.
+const (
+	DefaultName    = "bc"
+	DefaultRunRoot = "/run/bcfab"
+
+	// DefaultMaxNodes caps servers + switches, i.e. the number of daemons.
+	// Every daemon holds a UMEM and busy-polls its rings on a locked OS
+	// thread, and every node is a namespace with its own veths; the
+	// machine this project runs on has 2 cores and 24 GiB, and BCube(8,1)
+	// (64 servers + 16 switches = 80 daemons) is the measured scale
+	// target. Twice that leaves headroom for BCube(n,2) shapes of similar
+	// size while refusing fabrics that would only thrash; raise MaxNodes
+	// deliberately on a bigger machine.
+	DefaultMaxNodes = 160
+
+	// DefaultHealthTimeout bounds how long Up waits for every daemon to
+	// answer /healthz.
+	DefaultHealthTimeout = 60 * time.Second
+)
+
+// Spec describes a lab to bring up. The zero value of every field but N and
+// K means its default.
+type Spec struct {
+	// Name prefixes every namespace of the lab: <Name>-h<i>, <Name>-s<l>.<w>.
+	Name string `json:"name"`
+	N    int    `json:"n"`
+	K    int    `json:"k"`
+
+	// RateBps is every fabric port's link rate in bit/s; 0 means unshaped.
+	RateBps uint64 `json:"rate_bps"`
+	// Delay is the propagation delay of every link.
+	Delay time.Duration `json:"delay"`
+	// BufferBytes caps each egress port's queue (0: dataplane's default).
+	BufferBytes int `json:"buffer_bytes"`
+	// XDPMode is native, generic or auto (empty: dataplane's default).
+	XDPMode string `json:"xdp_mode"`
+	// LevelOrder is the servers' routing policy (empty: hash).
+	LevelOrder string `json:"level_order"`
+
+	// BinDir holds the swd and hostd binaries; default: the directory of
+	// the running executable (bin/ when run as bin/lab).
+	BinDir string `json:"bin_dir"`
+	// RunRoot holds one directory per lab: state, configs, sockets, logs.
+	RunRoot string `json:"run_root"`
+	// MaxNodes caps servers + switches; default DefaultMaxNodes.
+	MaxNodes int `json:"max_nodes"`
+	// HealthTimeout bounds the wait for every daemon's /healthz.
+	HealthTimeout time.Duration `json:"health_timeout"`
+}
+
+// nameRE keeps namespace names short (<Name>-s<l>.<w> well under the 255
+// bytes of a file name, and readable in ip netns list) and free of '-', so
+// that the prefix <Name>- of one lab is never the prefix of another's.
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,7}$`)
+
+// checkName rejects a lab name that is not ^[a-z][a-z0-9]{0,7}$.
+func checkName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("lab name %q: want a lowercase letter followed by at most 7 lowercase letters or digits", name)
+	}
+	return nil
+}
+
+// withDefaults returns s with every zero field that has a default filled in.
+func (s Spec) withDefaults() (Spec, error) {
+	if s.Name == "" {
+		s.Name = DefaultName
+	}
+	if s.RunRoot == "" {
+		s.RunRoot = DefaultRunRoot
+	}
+	if s.MaxNodes == 0 {
+		s.MaxNodes = DefaultMaxNodes
+	}
+	if s.HealthTimeout == 0 {
+		s.HealthTimeout = DefaultHealthTimeout
+	}
+	if s.LevelOrder == "" {
+		s.LevelOrder = "hash"
+	}
+	if s.XDPMode == "" {
+		s.XDPMode = dataplane.DefaultXDPMode
+	}
+	if s.BufferBytes == 0 {
+		s.BufferBytes = dataplane.DefaultBufferBytes
+	}
+	if s.BinDir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return s, fmt.Errorf("default bin dir: %w", err)
+		}
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		s.BinDir = filepath.Dir(exe)
+	}
+	if !filepath.IsAbs(s.BinDir) {
+		abs, err := filepath.Abs(s.BinDir)
+		if err != nil {
+			return s, fmt.Errorf("bin dir %q: %w", s.BinDir, err)
+		}
+		s.BinDir = abs
+	}
+	return s, nil
+}
+
+// check validates what needs neither privileges nor the file system.
+func (s Spec) check() (bcube.Topology, error) {
+	if err := checkName(s.Name); err != nil {
+		return bcube.Topology{}, err
+	}
+	switch {
+	case s.N < 2:
+		return bcube.Topology{}, fmt.Errorf("n = %d: BCube needs n >= 2 ports per switch", s.N)
+	case s.K < 1:
+		return bcube.Topology{}, fmt.Errorf("k = %d: BCube needs k >= 1 (BCube(n,0) is a single switch)", s.K)
+	case s.MaxNodes < 0:
+		return bcube.Topology{}, fmt.Errorf("max nodes %d is negative", s.MaxNodes)
+	}
+	if servers, switches, ok := nodeCount(s.N, s.K); !ok || servers+switches > s.MaxNodes {
+		count := "more than 2^40 nodes"
+		if ok {
+			count = fmt.Sprintf("%d servers + %d switches = %d daemons", servers, switches, servers+switches)
+		}
+		return bcube.Topology{}, fmt.Errorf("BCube(%d,%d) is too large: %s, the limit is %d (this machine has 2 cores and 24 GiB; BCube(8,1) with 80 daemons is the scale target)",
+			s.N, s.K, count, s.MaxNodes)
+	}
+	t, err := bcube.New(s.N, s.K)
+	if err != nil {
+		return t, err
+	}
+	if !filepath.IsAbs(s.RunRoot) {
+		return t, fmt.Errorf("run root %q: want an absolute path", s.RunRoot)
+	}
+	for _, node := range []string{bcube.HostName(t.Servers() - 1), bcube.SwitchName(t.K(), t.SwitchesPerLevel()-1)} {
+		if sock := filepath.Join(s.RunRoot, s.Name, node+".sock"); len(sock) > maxSocketPath {
+			return t, fmt.Errorf("run root %q is too long: control socket %s exceeds %d bytes", s.RunRoot, sock, maxSocketPath)
+		}
+	}
+	if s.HealthTimeout < 0 {
+		return t, fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
+	}
+	// The daemons' own rules (delay, buffer, XDP mode, level order) live in
+	// dataplane.Config.Validate; check a server's config against them.
+	c := s.daemonConfig(t, bcube.HostName(0), "/x.sock")
+	if _, _, err := c.Validate(); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// nodeCount returns the servers n^(k+1) and switches (k+1)·n^k of
+// BCube(n,k); ok is false when they exceed 2^40 (absurd input, and no
+// overflow).
+func nodeCount(n, k int) (servers, switches int, ok bool) {
+	pow := 1 // n^j
+	for j := 0; j <= k; j++ {
+		if pow > (1<<40)/n {
+			return 0, 0, false
+		}
+		pow *= n
+	}
+	return pow, (k + 1) * (pow / n), true
+}
+
+// euid is os.Geteuid, replaceable in tests.
+var euid = os.Geteuid
+
+// Validate checks the spec (defaults applied) and that a lab can be created
+// from it: the fabric is a valid BCube within MaxNodes, the name is well
+// formed, the caller is root, and the name is not in use (no run directory
+// <RunRoot>/<Name> and no network namespace named <Name>-*). It creates
+// nothing.
+func (s Spec) Validate() error {
+	s, err := s.withDefaults()
+	if err != nil {
+		return err
+	}
+	if _, err := s.check(); err != nil {
+		return err
+	}
+	if euid() != 0 {
+		return errors.New("not root: a lab creates network namespaces, veths and mounts; run as root")
+	}
+	return inUse(s.RunRoot, s.Name)
+}
+
+// inUse returns an error when lab name has a run directory or any
+// namespace with its prefix.
+func inUse(runRoot, name string) error {
+	dir := filepath.Join(runRoot, name)
+	if _, err := os.Lstat(dir); err == nil {
+		return fmt.Errorf("lab name %q is in use: %s exists (lab down --name %s removes it)", name, dir, name)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("lab name %q: %w", name, err)
+	}
+	ns, err := labNamespaces(name)
+	if err != nil {
+		return err
+	}
+	if len(ns) > 0 {
+		return fmt.Errorf("lab name %q is in use: network namespace %s exists (lab down --name %s removes it)", name, ns[0], name)
+	}
+	return nil
+}
+
+// netnsDir is where named network namespaces are bind-mounted (iproute2's
+// convention; /var/run is a symlink to /run).
+const netnsDir = "/run/netns"
+
+// labNamespaces lists the named namespaces whose name starts with <name>-.
+func labNamespaces(name string) ([]string, error) {
+	ents, err := os.ReadDir(netnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), name+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// Namespace is the network namespace of a lab's node: <lab>-<node>.
+func Namespace(lab, node string) string { return lab + "-" + node }
+
+// daemonConfig is the config of one daemon of the lab, defaults applied.
+func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Config {
+	c := dataplane.Config{
+		Lab:         s.Name,
+		Node:        node,
+		N:           t.N(),
+		K:           t.K(),
+		RateBps:     s.RateBps,
+		Delay:       dataplane.Duration(s.Delay),
+		BufferBytes: s.BufferBytes,
+		XDPMode:     s.XDPMode,
+		LevelOrder:  s.LevelOrder,
+		Control:     control,
+	}
+	if strings.HasPrefix(node, "s") {
+		c.LevelOrder = "" // a switch forwards by digit; the policy is the servers'
+	}
+	c.SetDefaults()
+	return c
+}

@@ -1,0 +1,103 @@
+package lab
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// asUser makes Validate see the given effective uid for one test.
+func asUser(t *testing.T, uid int) {
+	t.Helper()
+	old := euid
+	euid = func() int { return uid }
+	t.Cleanup(func() { euid = old })
+}
+
+func TestValidate(t *testing.T) {
+	asUser(t, 0)
+	root := t.TempDir()
+	ok := Spec{Name: "btv", N: 4, K: 1, RunRoot: root, BinDir: "/nonexistent"}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid spec: %v", err)
+	}
+	with := func(f func(*Spec)) Spec { s := ok; f(&s); return s }
+	for _, c := range []struct {
+		name string
+		spec Spec
+		want string // in the error
+	}{
+		{"n<2", with(func(s *Spec) { s.N = 1 }), "n = 1"},
+		{"n=0", with(func(s *Spec) { s.N = 0 }), "n >= 2"},
+		{"k<1", with(func(s *Spec) { s.K = 0 }), "k = 0"},
+		{"k<0", with(func(s *Spec) { s.K = -1 }), "k >= 1"},
+		{"too large", with(func(s *Spec) { s.N = 16 }), "too large: 256 servers + 32 switches = 288 daemons, the limit is 160"},
+		{"too large k", with(func(s *Spec) { s.N, s.K = 2, 7 }), "too large"},
+		{"absurd", with(func(s *Spec) { s.N, s.K = 1<<30, 3 }), "too large"},
+		{"over max nodes", with(func(s *Spec) { s.MaxNodes = 20 }), "24 daemons, the limit is 20"},
+		{"uppercase name", with(func(s *Spec) { s.Name = "Lab" }), `lab name "Lab"`},
+		{"long name", with(func(s *Spec) { s.Name = "abcdefghi" }), "at most 7"},
+		{"dash in name", with(func(s *Spec) { s.Name = "a-b" }), `lab name "a-b"`},
+		{"digit first", with(func(s *Spec) { s.Name = "1ab" }), "lowercase letter"},
+		{"relative run root", with(func(s *Spec) { s.RunRoot = "run" }), "absolute"},
+		{"xdp mode", with(func(s *Spec) { s.XDPMode = "fast" }), "xdp_mode"},
+		{"level order", with(func(s *Spec) { s.LevelOrder = "0,0" }), "level order"},
+		{"delay", with(func(s *Spec) { s.Delay = 2 * time.Second }), "delay"},
+		{"buffer", with(func(s *Spec) { s.BufferBytes = 100 }), "buffer_bytes"},
+		{"socket path", with(func(s *Spec) { s.RunRoot = "/" + strings.Repeat("x", 100) }), "too long"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.spec.Validate()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate() = %v, want an error containing %q", err, c.want)
+			}
+			if _, err := NewPlan(c.spec); err == nil {
+				t.Fatalf("NewPlan accepted what Validate rejects")
+			}
+		})
+	}
+
+	t.Run("not root", func(t *testing.T) {
+		asUser(t, 1000)
+		if err := ok.Validate(); err == nil || !strings.Contains(err.Error(), "not root") {
+			t.Fatalf("Validate() = %v, want not root", err)
+		}
+		if _, err := NewPlan(ok); err != nil {
+			t.Fatalf("NewPlan needs no root: %v", err)
+		}
+	})
+	t.Run("run dir in use", func(t *testing.T) {
+		if err := os.Mkdir(filepath.Join(root, "btv"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(filepath.Join(root, "btv"))
+		if err := ok.Validate(); err == nil || !strings.Contains(err.Error(), "in use") {
+			t.Fatalf("Validate() = %v, want in use", err)
+		}
+	})
+	t.Run("nothing created", func(t *testing.T) {
+		ents, err := os.ReadDir(root)
+		if err != nil || len(ents) != 0 {
+			t.Fatalf("Validate left %v in the run root (%v)", ents, err)
+		}
+	})
+}
+
+func TestDefaults(t *testing.T) {
+	p, err := NewPlan(Spec{N: 2, K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Spec
+	exe, _ := os.Executable()
+	exe, _ = filepath.EvalSymlinks(exe)
+	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != 160 || s.HealthTimeout != time.Minute ||
+		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != 1<<20 || s.BinDir != filepath.Dir(exe) {
+		t.Fatalf("defaults: %+v", s)
+	}
+	if p.RunDir != "/run/bcfab/bc" || p.Nodes[0].Config.Control != "/run/bcfab/bc/h0.sock" {
+		t.Fatalf("paths: %s %s", p.RunDir, p.Nodes[0].Config.Control)
+	}
+}
