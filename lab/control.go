@@ -1,0 +1,78 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+// Every daemon serves HTTP on the unix socket named by its config's
+// Control: GET /healthz answers 200 once the daemon is ready to forward,
+// GET /stats answers dataplane.Stats as JSON.
+
+// controlGet performs GET path on the control socket at sock and returns
+// the body of a 200 answer.
+func controlGet(ctx context.Context, sock, path string) ([]byte, error) {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		DisableKeepAlives: true,
+	}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://daemon"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", path, sock, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", path, sock, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s on %s: %s: %s", path, sock, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return body, nil
+}
+
+// unwrapURLError drops net/http's "Get "http://daemon/...":" wrapper, which
+// names a made-up host.
+func unwrapURLError(err error) error {
+	if u, ok := err.(interface{ Unwrap() error }); ok {
+		if inner := u.Unwrap(); inner != nil {
+			return inner
+		}
+	}
+	return err
+}
+
+// Healthz asks the daemon at control socket sock whether it is ready
+// (GET /healthz answers 200).
+func Healthz(ctx context.Context, sock string) error {
+	_, err := controlGet(ctx, sock, "/healthz")
+	return err
+}
+
+// FetchStats reads GET /stats from the daemon at control socket sock.
+func FetchStats(ctx context.Context, sock string) (*dataplane.Stats, error) {
+	b, err := controlGet(ctx, sock, "/stats")
+	if err != nil {
+		return nil, err
+	}
+	var st dataplane.Stats
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("stats from %s: %w", sock, err)
+	}
+	return &st, nil
+}

@@ -1,0 +1,151 @@
+// Command fakedaemon stands in for swd and hostd in the lab package's
+// tests, so a lab's lifecycle is testable without the real daemons. Built
+// as <dir>/swd and <dir>/hostd, it does what the lab expects of a daemon,
+// and checks what a daemon may expect of the lab:
+//
+//   - it loads --config with dataplane.LoadConfig (the config validates);
+//   - it runs as the right binary for its node (swd for s<l>.<w>, hostd for
+//     h<i>) and in the right namespace: every port the node should have
+//     exists with its bcube MAC, MTU 1500 and up;
+//   - it serves GET /healthz and GET /stats (ports' kernel counters) on the
+//     control socket, and exits 0 on SIGTERM, removing the socket.
+//
+// Tests steer it through the environment, which ip netns exec passes on:
+// FAKED_EXIT, FAKED_HANG and FAKED_NOTERM each list nodes (comma
+// separated, or "all") that exit 3 at once, never answer /healthz, or
+// ignore SIGTERM.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "fakedaemon:", err)
+		os.Exit(1)
+	}
+}
+
+func steered(env, node string) bool {
+	v := os.Getenv(env)
+	return v == "all" || slices.Contains(strings.Split(v, ","), node)
+}
+
+type port struct {
+	name string
+	mac  net.HardwareAddr
+}
+
+func run() error {
+	config := flag.String("config", "", "daemon config file")
+	flag.Parse()
+	c, t, node, err := dataplane.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	kind := "hostd"
+	if node.Switch {
+		kind = "swd"
+	}
+	if self := filepath.Base(os.Args[0]); self != kind {
+		return fmt.Errorf("started as %s for %s, want %s", self, c.Node, kind)
+	}
+	if steered("FAKED_EXIT", c.Node) {
+		fmt.Fprintln(os.Stderr, "fakedaemon: exiting as told by FAKED_EXIT")
+		os.Exit(3)
+	}
+
+	var ports []port
+	if node.Switch {
+		for p := 0; p < t.N(); p++ {
+			ports = append(ports, port{bcube.SwitchPort(p), bcube.SwitchPortMAC(node.Level, node.Index, p)})
+		}
+	} else {
+		for l := 0; l < t.Levels(); l++ {
+			ports = append(ports, port{bcube.HostPort(l), bcube.HostPortMAC(node.Index, l)})
+		}
+		ports = append(ports, port{bcube.AppPeerIf, bcube.AppNICMAC(node.Index)})
+	}
+	for _, p := range ports {
+		ifc, err := net.InterfaceByName(p.name)
+		if err != nil {
+			return fmt.Errorf("%s: port %s: %w", c.Node, p.name, err)
+		}
+		if !bytes.Equal(ifc.HardwareAddr, p.mac) || ifc.MTU != 1500 || ifc.Flags&net.FlagUp == 0 {
+			return fmt.Errorf("%s: port %s is %v mtu %d %v, want %v mtu 1500 up", c.Node, p.name, ifc.HardwareAddr, ifc.MTU, ifc.Flags, p.mac)
+		}
+	}
+
+	stopOn := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if steered("FAKED_NOTERM", c.Node) {
+		signal.Ignore(syscall.SIGTERM)
+		stopOn = stopOn[1:]
+	}
+	if steered("FAKED_HANG", c.Node) {
+		select {}
+	}
+
+	os.Remove(c.Control)
+	ln, err := net.Listen("unix", c.Control)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		st := dataplane.Stats{Node: c.Node, Kind: kind, Pid: os.Getpid(), UptimeNs: int64(time.Since(start)), XDPMode: c.XDPMode}
+		for _, p := range ports {
+			st.Ports = append(st.Ports, dataplane.PortStats{
+				Name:      p.name,
+				RateBps:   c.RateBps,
+				RxPackets: counter(p.name, "rx_packets"),
+				RxBytes:   counter(p.name, "rx_bytes"),
+				TxPackets: counter(p.name, "tx_packets"),
+				TxBytes:   counter(p.name, "tx_bytes"),
+				Drops:     map[string]uint64{"buffer_full": counter(p.name, "rx_dropped")},
+			})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(&st)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, stopOn...)
+	<-sig
+	srv.Close()
+	os.Remove(c.Control)
+	return nil
+}
+
+// counter reads a kernel interface counter; ip netns exec mounts the
+// namespace's own /sys.
+func counter(ifname, name string) uint64 {
+	b, err := os.ReadFile("/sys/class/net/" + ifname + "/statistics/" + name)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return v
+}

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package lab
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os/exec"
+
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+// A lab needs Linux network namespaces; elsewhere only planning works.
+var errNotLinux = errors.New("a lab needs Linux (network namespaces, veth, AF_XDP)")
+
+func Up(context.Context, Spec, *slog.Logger) (*State, error) { return nil, errNotLinux }
+func Down(string, string, *slog.Logger) error                { return errNotLinux }
+func Status(string, string) (*Report, error)                 { return nil, errNotLinux }
+func Stats(string, string, string) (*dataplane.Stats, error) { return nil, errNotLinux }
+func List(string) ([]LabInfo, error)                         { return nil, errNotLinux }
+func Command(string, string, ...string) (*exec.Cmd, error)   { return nil, errNotLinux }
+func Exec(string, string, []string) error                    { return errNotLinux }
