@@ -9,10 +9,11 @@ import (
 // SetTxChecksum turns TX checksum offload of device ifname, in the calling
 // thread's network namespace, on or off (ETHTOOL_STXCSUM).
 //
-// Kernel TCP sending through a veth leaves checksums for the device to fill
-// in (CHECKSUM_PARTIAL); a frame that reaches an AF_XDP socket in copy mode
-// carries the partial checksum, and the receiver drops it. Turning the
-// offload off on the sending device makes the kernel compute it.
+// Kernel TCP and UDP sending through a veth leave the checksum for the
+// device to finish (CHECKSUM_PARTIAL), and veth never does: a frame that
+// reaches an AF_XDP socket carries only the pseudo-header sum, and the host
+// that finally receives it drops it as corrupt. With the offload off on the
+// sending device the kernel computes the checksum before transmitting.
 func SetTxChecksum(ifname string, on bool) error {
 	var v uint32
 	if on {

@@ -11,6 +11,11 @@ import (
 // NewUMEM maps a region of cfg.NumFrames frames and registers it with the
 // kernel through a new AF_XDP socket, the UMEM's owner. The region is
 // populated up front so that the kernel never faults it in on the data path.
+//
+// A socket belongs to the network namespace of the thread that creates it:
+// the owner, which becomes the first Socket, binds to a device of the
+// namespace NewUMEM was called in, whatever thread calls NewSocket. Later
+// sockets are created by NewSocket, in its caller's namespace.
 func NewUMEM(cfg UMEMConfig) (*UMEM, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -55,13 +60,23 @@ func (u *UMEM) newOwner() (int, error) {
 }
 
 // NewSocket creates a socket bound to cfg.Ifindex/cfg.QueueID that receives
-// into and sends from u, in the calling thread's network namespace.
+// into and sends from u.
 //
-// The first socket of a UMEM is its owner socket. Every later one is a new
-// socket bound with XDP_SHARED_UMEM to the owner, with its own fill and
-// completion rings; it may be on any device and queue other than the
-// owner's. Such sockets inherit the owner's bind mode and need-wakeup
-// setting: the kernel refuses those bind flags with XDP_SHARED_UMEM.
+// The first socket of a UMEM is its owner socket (see NewUMEM for its
+// namespace). Every later one is a new socket, in the calling thread's
+// namespace, bound with XDP_SHARED_UMEM to the owner, with its own fill and
+// completion rings; it may be on any device and queue but the owner's (the
+// kernel lets a socket on the owner's queue share only the owner's fill and
+// completion rings, which this package does not support). Such sockets
+// inherit the owner's bind mode and need-wakeup setting, because the kernel
+// refuses those bind flags with XDP_SHARED_UMEM; asking for a different
+// setting is an error.
+//
+// The kernel releases a closed socket's device queue from a workqueue, so
+// binding the same queue right after a close fails with EBUSY for a few
+// milliseconds; NewSocket retries EBUSY for up to 250 ms. Setup that fails
+// part way is undone: nothing of the socket is left, and u can be used
+// again.
 func (u *UMEM) NewSocket(cfg SocketConfig) (*Socket, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
