@@ -1,0 +1,502 @@
+// Command lab brings up, inspects and removes emulated BCube fabrics: one
+// network namespace and one daemon (swd or hostd) per node, veth pairs for
+// the cables. See package lab.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bench"
+	"github.com/bcfab/bcfab/lab"
+)
+
+const usage = `usage: lab COMMAND [flags]
+
+Commands:
+  up bcube --n N --k K [flags]   create the namespaces and links, start the daemons
+  down                           stop the daemons, delete the namespaces and run dir
+  status                         per node: pid, alive, healthy, rx/tx packets, drops
+  list                           the labs on this machine
+  exec NODE -- CMD [ARG...]      run CMD inside NODE's namespace (h<i> or s<l>.<w>)
+  stats NODE                     per-port counters of NODE's daemon (--json: raw)
+  bench datapath                 forwarding rate of swd vs the Linux bridge and a bare
+                                 AF_XDP forwarder, on namespaces of its own
+
+Every command takes --name L (default bc), --run-root DIR (default /run/bcfab)
+and -v (debug logs). 'lab COMMAND -h' lists a command's flags.
+
+Example:
+  lab up bcube --n 4 --k 1 --rate 1G
+  ip netns exec bc-h0 ping -c3 198.18.0.15
+  lab status
+  lab down
+`
+
+func main() {
+	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lab: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+// errUsage is returned for a malformed command line: exit 2, usage printed.
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return 2, nil
+		}
+		return 0, nil
+	}
+	cmds := map[string]func([]string, io.Writer, io.Writer) error{
+		"up":     cmdUp,
+		"down":   cmdDown,
+		"status": cmdStatus,
+		"list":   cmdList,
+		"exec":   cmdExec,
+		"stats":  cmdStats,
+		"bench":  cmdBench,
+	}
+	f, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprint(stderr, usage)
+		return 2, fmt.Errorf("unknown command %q", args[0])
+	}
+	err := f(args[1:], stdout, stderr)
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.Is(err, flag.ErrHelp):
+		return 0, nil
+	case errors.Is(err, errUsage):
+		return 2, nil // the flag package has printed why
+	case errors.As(err, &exit):
+		// exec: the command's own status, with no word of ours.
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return exit.ExitCode(), nil
+	}
+	return 1, err
+}
+
+// common are the flags every command takes.
+type common struct {
+	name, runRoot string
+	verbose       bool
+}
+
+func newFlags(cmd, args string, stderr io.Writer) (*flag.FlagSet, *common) {
+	fs := flag.NewFlagSet("lab "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &common{}
+	fs.StringVar(&c.name, "name", lab.DefaultName, "lab name: namespaces are `L`-h<i> and L-s<l>.<w>")
+	fs.StringVar(&c.runRoot, "run-root", lab.DefaultRunRoot, "`dir`ectory of the labs' state, configs, sockets and logs")
+	fs.BoolVar(&c.verbose, "v", false, "debug logs")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: lab %s %s\n\nFlags:\n", cmd, args)
+		fs.PrintDefaults()
+	}
+	return fs, c
+}
+
+func (c *common) logger(stderr io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	if c.verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{} // a terminal user has a clock
+			}
+			return a
+		},
+	}))
+}
+
+// parse parses flags that may come before and after positional words
+// ("up bcube --n 4" and "up --n 4 bcube" both work). After maxPos
+// positional words (maxPos < 0: no limit), or after "--", the remaining
+// arguments are returned verbatim in rest, a leading "--" dropped.
+func parse(fs *flag.FlagSet, args []string, maxPos int) (pos, rest []string, err error) {
+	for {
+		if len(args) > 0 && args[0] == "--" {
+			return pos, args[1:], nil
+		}
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, nil, err
+			}
+			return nil, nil, errUsage
+		}
+		left := fs.Args()
+		if consumed := args[:len(args)-len(left)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return pos, left, nil
+		}
+		if len(left) == 0 {
+			return pos, nil, nil
+		}
+		pos = append(pos, left[0])
+		args = left[1:]
+		if maxPos >= 0 && len(pos) == maxPos {
+			if len(args) > 0 && args[0] == "--" {
+				args = args[1:]
+			}
+			return pos, args, nil
+		}
+	}
+}
+
+// noMore rejects arguments a command does not take.
+func noMore(cmd string, pos, rest []string) error {
+	if extra := append(pos, rest...); len(extra) > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q", cmd, extra)
+	}
+	return nil
+}
+
+func cmdUp(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("up", "bcube --n N --k K [flags]", stderr)
+	n := fs.Int("n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
+	k := fs.Int("k", 0, "BCube `k`: levels above 0 (servers have k+1 ports)")
+	rate := fs.String("rate", "1G", "link `rate` in bit/s: 1G, 100M, 2.5G, 1000000000; 0 = unshaped")
+	delay := fs.Duration("delay", 0, "propagation `delay` of every link")
+	buffer := fs.String("buffer", "1MiB", "egress buffer per port: 1MiB, 512KiB, 1500")
+	xdpMode := fs.String("xdp-mode", "native", "XDP attach `mode`: native, generic or auto")
+	levelOrder := fs.String("level-order", "hash", "servers' routing `policy`: hash, ascending, descending or a permutation like 1,0")
+	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
+	maxNodes := fs.Int("max-nodes", lab.DefaultMaxNodes, "refuse fabrics with more than `count` servers + switches")
+	timeout := fs.Duration("health-timeout", lab.DefaultHealthTimeout, "how long to wait for every daemon's /healthz")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) > 0:
+		return fmt.Errorf("up: unexpected arguments %q", rest)
+	case len(pos) == 0:
+		return errors.New("up: name the topology: lab up bcube --n N --k K")
+	case pos[0] != "bcube":
+		return fmt.Errorf("up: unknown topology %q: only bcube is supported", pos[0])
+	case len(pos) > 1:
+		return fmt.Errorf("up: unexpected arguments %q", pos[1:])
+	case *n == 0 || *k == 0:
+		return errors.New("up bcube: --n and --k are required (e.g. --n 4 --k 1)")
+	}
+	spec := lab.Spec{
+		Name: c.name, N: *n, K: *k, Delay: *delay,
+		XDPMode: *xdpMode, LevelOrder: *levelOrder,
+		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
+	}
+	if spec.RateBps, err = lab.ParseRate(*rate); err != nil {
+		return err
+	}
+	if spec.BufferBytes, err = lab.ParseSize(*buffer); err != nil {
+		return err
+	}
+	if spec.BufferBytes == 0 {
+		return errors.New("buffer 0: an egress port needs room for at least two frames")
+	}
+	plan, err := lab.NewPlan(spec)
+	if err != nil {
+		return err
+	}
+
+	// Ctrl-C during up removes what was created; the daemons themselves
+	// run in their own sessions and never see the terminal's signals.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	st, err := lab.Up(ctx, spec, c.logger(stderr))
+	if err != nil {
+		return err
+	}
+	printUp(stdout, plan, st, time.Since(start))
+	return nil
+}
+
+func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
+	t, s, L := p.Topology, p.Spec, p.Spec.Name
+	last := t.Servers() - 1
+	lastSw := bcube.SwitchName(t.K(), t.SwitchesPerLevel()-1)
+	fmt.Fprintf(w, "lab %s: %v up in %v\n", L, t, took.Round(time.Millisecond))
+	fmt.Fprintf(w, "  namespaces  %d: %s .. %s (servers), %s .. %s (switches)\n", len(p.Nodes),
+		lab.Namespace(L, "h0"), lab.Namespace(L, bcube.HostName(last)), lab.Namespace(L, "s0.0"), lab.Namespace(L, lastSw))
+	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; rate %s, delay %v, buffer %s per port\n",
+		len(p.Links), len(p.AppLinks), lab.FormatRate(s.RateBps), s.Delay, lab.FormatSize(s.BufferBytes))
+	fmt.Fprintf(w, "  daemons     %d hostd + %d swd, all healthy; xdp mode %s, level order %s\n",
+		t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
+	fmt.Fprintf(w, "  addresses   h<i> is %s + i on its bc0 (%v .. %v)\n", bcube.Base, bcube.ServerIP(0), bcube.ServerIP(last))
+	fmt.Fprintf(w, "  run dir     %s (state.json, configs, sockets, logs/)\n", st.RunDir)
+	nameFlag := ""
+	if L != lab.DefaultName {
+		nameFlag = " --name " + L
+	}
+	fmt.Fprintf(w, "\nTry:\n")
+	fmt.Fprintf(w, "  ip netns exec %s ping -c3 %v    # h0 -> h1, %d hops\n", lab.Namespace(L, "h0"), bcube.ServerIP(1), t.Hops(0, 1))
+	fmt.Fprintf(w, "  ip netns exec %s ping -c3 %v    # h0 -> %s, %d hops\n", lab.Namespace(L, "h0"), bcube.ServerIP(last), bcube.HostName(last), t.Hops(0, last))
+	fmt.Fprintf(w, "  lab exec%s h0 -- ip -br addr\n", nameFlag)
+	fmt.Fprintf(w, "  lab status%s\n", nameFlag)
+	fmt.Fprintf(w, "  lab stats%s s0.0\n", nameFlag)
+	fmt.Fprintf(w, "  lab down%s\n", nameFlag)
+}
+
+func cmdDown(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("down", "[--name L]", stderr)
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if err := noMore("down", pos, rest); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := lab.Down(c.runRoot, c.name, c.logger(stderr)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "lab %s is down (%v)\n", c.name, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func cmdStatus(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("status", "[--name L] [--json]", stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if err := noMore("status", pos, rest); err != nil {
+		return err
+	}
+	r, err := lab.Status(c.runRoot, c.name)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for i := range r.Nodes {
+		if !r.Nodes[i].OK() {
+			bad++
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "lab %s: BCube(%d,%d), %s, created %s\n", r.Lab, r.Spec.N, r.Spec.K, r.Phase, r.Created.Local().Format(time.DateTime))
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "NODE\tKIND\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\t")
+		for _, n := range r.Nodes {
+			rx, tx, drops := "-", "-", "-"
+			if n.Stats != nil {
+				rx, tx, drops = fmt.Sprint(n.Stats.RxPackets), fmt.Sprint(n.Stats.TxPackets), fmt.Sprint(n.Stats.Drops)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, drops)
+		}
+		tw.Flush()
+		for _, n := range r.Nodes {
+			if n.Err != "" {
+				fmt.Fprintf(stdout, "%s: %s\n", n.Name, n.Err)
+			}
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d nodes are not up", bad, len(r.Nodes))
+	}
+	if !*asJSON {
+		fmt.Fprintf(stdout, "all %d nodes up\n", len(r.Nodes))
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
+
+func cmdList(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("list", "", stderr)
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if err := noMore("list", pos, rest); err != nil {
+		return err
+	}
+	labs, err := lab.List(c.runRoot)
+	if err != nil {
+		return err
+	}
+	if len(labs) == 0 {
+		fmt.Fprintln(stdout, "no labs")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTOPOLOGY\tPHASE\tNODES\tNAMESPACES\tDAEMONS ALIVE\tCREATED")
+	for _, l := range labs {
+		if l.Orphan {
+			fmt.Fprintf(tw, "%s\t?\torphan\t?\t%d\t?\tno state; lab down --name %s removes it\n", l.Name, l.Namespaces, l.Name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\tBCube(%d,%d)\t%s\t%d\t%d\t%d\t%s\n", l.Name, l.N, l.K, l.Phase, l.Nodes, l.Namespaces, l.Alive,
+			l.Created.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
+}
+
+func cmdExec(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("exec", "[--name L] NODE -- CMD [ARG...]", stderr)
+	pos, rest, err := parse(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	node := pos[0]
+	if len(rest) == 0 {
+		return fmt.Errorf("exec %s: no command (lab exec %s -- CMD [ARG...])", node, node)
+	}
+	return lab.Exec(c.name, node, rest)
+}
+
+func cmdStats(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("stats", "[--name L] [--json] NODE", stderr)
+	asJSON := fs.Bool("json", false, "print the daemon's /stats JSON as it is")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	st, err := lab.Stats(c.runRoot, c.name, pos[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, st)
+	}
+	fmt.Fprintf(stdout, "%s (%s, pid %d): up %v, xdp mode %s, frames %d free of %d (%d B)\n", st.Node, st.Kind, st.Pid,
+		time.Duration(st.UptimeNs).Round(time.Millisecond), st.XDPMode, st.Frames.Free, st.Frames.Total, st.Frames.Size)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PORT\tRATE\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tQUEUE B\tMAX QUEUE B\tDROPS\t")
+	var notes []string
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, lab.FormatRate(p.RateBps), p.RxPackets, p.RxBytes,
+			p.TxPackets, p.TxBytes, p.QueueBytes, p.MaxQueueBytes, p.TotalDrops())
+		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp."); d != "" {
+			notes = append(notes, fmt.Sprintf("%s:%s", p.Name, d))
+		}
+	}
+	tw.Flush()
+	if len(notes) > 0 {
+		fmt.Fprintln(stdout, "nonzero counters:")
+		for _, n := range notes {
+			fmt.Fprintln(stdout, " ", n)
+		}
+	}
+	return nil
+}
+
+// nonZero lists a counter map's nonzero entries, sorted: " a=1 b=2".
+func nonZero(m map[string]uint64, prefix string) string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v != 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s%s=%d", prefix, k, m[k])
+	}
+	return b.String()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("lab bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and xdpfwd (default: the directory of lab)")
+	sizes := fs.String("sizes", "60,1514", "frame `sizes` in bytes without FCS, comma separated")
+	devices := fs.String("devices", "swd,bridge,bare", "`devices` to measure: swd, bridge, bare")
+	warmup := fs.Duration("warmup", 500*time.Millisecond, "blast this long before measuring")
+	measure := fs.Duration("measure", 3*time.Second, "measurement time per device and size")
+	xdpMode := fs.String("xdp-mode", "native", "XDP `mode` of swd and the bare forwarder")
+	prefix := fs.String("prefix", "bcbench", "namespace `prefix` of the benchmark's namespaces")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	verbose := fs.Bool("v", false, "debug logs")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: lab bench datapath [flags]\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] != "datapath" || len(rest) > 0 {
+		return errors.New("bench: the only benchmark is datapath (lab bench datapath [flags])")
+	}
+	o := bench.Options{BinDir: *binDir, Prefix: *prefix, Warmup: *warmup, Measure: *measure, XDPMode: *xdpMode,
+		Devices: strings.Split(*devices, ","), Log: (&common{verbose: *verbose}).logger(stderr)}
+	if o.BinDir == "" {
+		if o.BinDir, err = lab.DefaultBinDir(); err != nil {
+			return err
+		}
+	}
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := lab.ParseSize(f)
+		if err != nil {
+			return err
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Datapath(ctx, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "DEVICE\tFRAME B\tSENT Mpps\tFWD Mpps\tFWD Gbit/s\t")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.2f\t\n", r.Device, r.FrameLen, r.SentPps/1e6, r.FwdPps/1e6, r.FwdGbps)
+	}
+	return tw.Flush()
+}
