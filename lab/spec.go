@@ -100,14 +100,11 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.BufferBytes = dataplane.DefaultBufferBytes
 	}
 	if s.BinDir == "" {
-		exe, err := os.Executable()
+		dir, err := DefaultBinDir()
 		if err != nil {
-			return s, fmt.Errorf("default bin dir: %w", err)
+			return s, err
 		}
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		s.BinDir = filepath.Dir(exe)
+		s.BinDir = dir
 	}
 	if !filepath.IsAbs(s.BinDir) {
 		abs, err := filepath.Abs(s.BinDir)
@@ -117,6 +114,19 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.BinDir = abs
 	}
 	return s, nil
+}
+
+// DefaultBinDir is the directory of the running executable, symlinks
+// resolved: bin/ when it runs as bin/lab, next to bin/swd and bin/hostd.
+func DefaultBinDir() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("default bin dir: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(exe), nil
 }
 
 // check validates what needs neither privileges nor the file system.
