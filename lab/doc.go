@@ -20,4 +20,23 @@
 //
 // A failure at any step removes everything created so far. Down removes a
 // lab from its state file alone; Status, Stats and List read a running lab.
+//
+// What a daemon can rely on, and what the lab expects of it:
+//
+//   - It is started as ip netns exec <ns> <BinDir>/swd|hostd --config <file>
+//     (no other flag), in its node's namespace with that namespace's /sys,
+//     in a session of its own, cwd the run directory, stdin /dev/null,
+//     stdout and stderr appended to <run>/logs/<node>.log, and the lab
+//     process's environment.
+//   - The config is a dataplane.Config in JSON with SetDefaults applied;
+//     every port it names exists, up, MTU 1500, with its bcube MAC, IPv6
+//     off; bc0 has the server's address, and TX offloads are left as the
+//     kernel sets them.
+//   - It serves HTTP on the unix socket Config.Control: GET /healthz
+//     answers 200 once it forwards (Up waits for every daemon, up to
+//     Spec.HealthTimeout, and fails at once if one exits), GET /stats
+//     answers dataplane.Stats.
+//   - Down sends SIGTERM, waits up to StopGrace (3 s), then sends SIGKILL;
+//     it then deletes the namespaces, so anything attached to an
+//     interface must go with the process (bpf_links do).
 package lab
