@@ -28,6 +28,11 @@ type Config struct {
 	// BufferBytes caps the bytes queued at one egress port.
 	BufferBytes int `json:"buffer_bytes"`
 
+	// RxCoalesce is the receive moderation window (like a NIC's rx-usecs):
+	// after a wake-up the daemon polls receive again no sooner than this.
+	// Zero takes DefaultRxCoalesce; a negative value turns it off.
+	RxCoalesce Duration `json:"rx_coalesce,omitempty"`
+
 	// XDPMode is native, generic or auto (native, falling back to generic).
 	XDPMode string `json:"xdp_mode"`
 	// LevelOrder is the hosts' routing policy: hash, ascending, descending
@@ -54,6 +59,7 @@ const (
 	DefaultRingSize      = 512
 	DefaultFrameSize     = 2048
 	DefaultXDPMode       = "native"
+	DefaultRxCoalesce    = Duration(20 * time.Microsecond)
 )
 
 // SetDefaults fills zero fields with the defaults above (RateBps excepted:
@@ -73,6 +79,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.XDPMode == "" {
 		c.XDPMode = DefaultXDPMode
+	}
+	if c.RxCoalesce == 0 {
+		c.RxCoalesce = DefaultRxCoalesce
 	}
 }
 
@@ -102,6 +111,9 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if c.FramesPerPort < 2*c.RingSize+64 {
 		errs = append(errs, fmt.Errorf("frames_per_port %d: need at least fill + tx rings (2 x %d) + 64", c.FramesPerPort, c.RingSize))
+	}
+	if c.RxCoalesce.D() > time.Millisecond {
+		errs = append(errs, fmt.Errorf("rx_coalesce %v: want at most 1ms", c.RxCoalesce.D()))
 	}
 	if c.Delay < 0 || c.Delay.D() > time.Second {
 		errs = append(errs, fmt.Errorf("delay %v: want 0..1s", c.Delay.D()))

@@ -122,6 +122,9 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		return err
 	}
 	d.Handler.Bind(eng)
+	if cfg.RxCoalesce > 0 {
+		eng.SetCoalesce(cfg.RxCoalesce.D())
+	}
 
 	srv, err := d.serve(eng, bound)
 	if err != nil {

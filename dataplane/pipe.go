@@ -156,6 +156,15 @@ func (w *ChanWaiter) Wait(timeout time.Duration) error {
 	return nil
 }
 
+func (w *ChanWaiter) Sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ch:
+	case <-t.C:
+	}
+}
+
 func (w *ChanWaiter) Wake() {
 	select {
 	case w.ch <- struct{}{}:

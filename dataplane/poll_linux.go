@@ -67,6 +67,18 @@ func (w *PollWaiter) Wait(timeout time.Duration) error {
 	return nil
 }
 
+// Sleep implements Waiter: ppoll on the eventfd alone.
+func (w *PollWaiter) Sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	ev := w.fds[len(w.fds)-1:]
+	ev[0].Revents = 0
+	_, _ = unix.Ppoll(ev, &ts, nil)
+	if ev[0].Revents != 0 {
+		var buf [8]byte
+		_, _ = unix.Read(w.event, buf[:])
+	}
+}
+
 // Wake implements Waiter.
 func (w *PollWaiter) Wake() {
 	one := [8]byte{1}

@@ -90,7 +90,8 @@ func (p *PortStats) TotalDrops() uint64 {
 	for _, v := range p.Drops {
 		n += v
 	}
-	for _, k := range []string{"rx_dropped", "rx_ring_full", "rx_fill_ring_empty", "tx_invalid_descs", "rx_invalid_descs"} {
+	// rx_fill_ring_empty counts the same losses as rx_dropped, not more.
+	for _, k := range []string{"rx_dropped", "rx_ring_full", "tx_invalid_descs", "rx_invalid_descs"} {
 		n += p.XSK[k]
 	}
 	for _, k := range []string{"loss", "down"} {

@@ -59,6 +59,7 @@ func TestShaperIdleDoesNotAccumulate(t *testing.T) {
 	s.Send(0, 1500)
 	// After a long idle period only one burst may go at once.
 	now := int64(time.Second)
+	s.Restart(now)
 	n := 0
 	for s.Ready(now) {
 		s.Send(now, 1500)
@@ -70,6 +71,39 @@ func TestShaperIdleDoesNotAccumulate(t *testing.T) {
 	}
 	if at := s.ReadyAt(); at <= now {
 		t.Fatalf("ReadyAt %d not after now %d", at, now)
+	}
+}
+
+// A backlogged port served late (the daemon was descheduled) catches up
+// on at most one burst of lost time, and its long-run rate stays exact.
+func TestShaperCatchUp(t *testing.T) {
+	const burst = 100 * time.Microsecond
+	s := NewShaper(1e9, burst)
+	var now, bytes int64
+	sent := func() {
+		for s.Ready(now) {
+			s.Send(now, 1476)
+			bytes += 1500
+		}
+	}
+	sent()
+	bytes = 0
+	now += int64(500 * time.Microsecond) // a stall of 500 us
+	sent()
+	// One burst ahead plus one burst of catch-up: 200 us at 1 Gb/s.
+	if max := int64(2*burst/time.Microsecond) * 125; bytes > max+1500 || bytes < max-1500 {
+		t.Fatalf("after a stall sent %d bytes at once, want about %d", bytes, max)
+	}
+	// Served every 75 us (WakeAt) for a second: exact rate.
+	bytes = 0
+	start := now
+	for now < start+int64(time.Second) {
+		now = s.WakeAt()
+		sent()
+	}
+	got := float64(bytes*8) / (float64(now-start) / 1e9)
+	if math.Abs(got-1e9)/1e9 > 0.01 {
+		t.Fatalf("rate %.0f bit/s", got)
 	}
 }
 

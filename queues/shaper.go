@@ -8,11 +8,14 @@ import "time"
 const WireOverhead = 24
 
 // Shaper paces a port to a link rate. It tracks the time the emulated link
-// becomes free; a frame may start when that time is at most Burst ahead of
+// becomes free. A frame may start when that time is at most Burst ahead of
 // now, so the average rate is exact and the port may run ahead by one
-// burst's worth of bytes to absorb wake-up jitter. Times are nanoseconds of
-// a monotonic clock; internally picoseconds, so rates up to 100 Gb/s keep
-// their precision.
+// burst's worth of bytes; a backlogged port that was woken late may also
+// catch up on up to one burst of time it lost, so scheduling jitter of the
+// daemon does not turn into lost link capacity. A port that went idle
+// starts afresh (Restart): idle time earns no credit. Times are nanoseconds
+// of a monotonic clock; internally picoseconds, so rates up to 100 Gb/s
+// keep their precision.
 type Shaper struct {
 	psPerByte int64 // 0: unshaped
 	burstPs   int64
@@ -47,13 +50,29 @@ func (s *Shaper) ReadyAt() int64 {
 	return (t + 999) / 1000
 }
 
+// WakeAt is when a blocked port should next be served: when only a quarter
+// of the burst is still ahead of real time, so that each wake-up sends
+// about three quarters of a burst rather than one frame.
+func (s *Shaper) WakeAt() int64 {
+	t := s.freePs - s.burstPs/4
+	return (t + 999) / 1000
+}
+
+// Restart marks the link idle at now: a frame queued on an empty port
+// starts no earlier than now.
+func (s *Shaper) Restart(nowNs int64) {
+	if now := nowNs * 1000; s.freePs < now {
+		s.freePs = now
+	}
+}
+
 // Send accounts for a frame of n bytes starting at now.
 func (s *Shaper) Send(nowNs int64, n int) {
 	if s.psPerByte == 0 {
 		return
 	}
-	if now := nowNs * 1000; s.freePs < now {
-		s.freePs = now
+	if floor := nowNs*1000 - s.burstPs; s.freePs < floor {
+		s.freePs = floor
 	}
 	s.freePs += (int64(n) + s.overhead) * s.psPerByte
 }

@@ -192,4 +192,4 @@ func TestShapedThroughput(t *testing.T) {
 	}
 }
 
-const dataplaneBurst = 30 * time.Microsecond
+const dataplaneBurst = 2 * 100 * time.Microsecond // ahead + catch-up
