@@ -34,7 +34,7 @@ type DaemonPort struct {
 }
 
 // TapPoll is how often a daemon looks for packet captures on its ports.
-const TapPoll = 250 * time.Millisecond
+const TapPoll = time.Second
 
 // BoundHandler is a Handler that needs its engine to reach frame bytes.
 type BoundHandler interface {

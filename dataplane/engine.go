@@ -77,6 +77,10 @@ const (
 	// per 3/4 burst per busy port and absorbs the scheduling jitter of many
 	// daemons on few cores, without changing the average rate.
 	shaperBurst = 100 * time.Microsecond
+	// shaperCatchup bounds the link time a backlogged port that was served
+	// late may make up for: many daemons share few cores, and a daemon
+	// descheduled for a while must not turn that into lost link capacity.
+	shaperCatchup = time.Millisecond
 	// retryWait is how soon to retry a port whose TX the kernel refused.
 	retryWait = 20 * time.Microsecond
 )
@@ -146,7 +150,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, w Waiter) (*Engine, erro
 		qcap <<= 1
 	}
 	for _, s := range ports {
-		p := &port{spec: s, io: s.IO, shaper: queues.NewShaper(s.RateBps, shaperBurst), limit: s.BufferBytes}
+		p := &port{spec: s, io: s.IO, shaper: queues.NewShaper(s.RateBps, shaperBurst, shaperCatchup), limit: s.BufferBytes}
 		var err error
 		if p.egress, err = queues.NewFIFO(qcap); err != nil {
 			return nil, err

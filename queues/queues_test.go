@@ -37,7 +37,7 @@ func TestFIFO(t *testing.T) {
 func TestShaperRate(t *testing.T) {
 	for _, rate := range []uint64{1e8, 1e9, 2.5e9, 1e10, 1e11} {
 		for _, size := range []int{64, 1000, 1518} {
-			s := NewShaper(rate, 50*time.Microsecond)
+			s := NewShaper(rate, 50*time.Microsecond, 50*time.Microsecond)
 			var now, bits int64
 			const step = 10_000 // the datapath wakes every 10 us
 			for now = 0; now < 1e9; now += step {
@@ -55,7 +55,7 @@ func TestShaperRate(t *testing.T) {
 }
 
 func TestShaperIdleDoesNotAccumulate(t *testing.T) {
-	s := NewShaper(1e9, 20*time.Microsecond)
+	s := NewShaper(1e9, 20*time.Microsecond, 20*time.Microsecond)
 	s.Send(0, 1500)
 	// After a long idle period only one burst may go at once.
 	now := int64(time.Second)
@@ -78,7 +78,7 @@ func TestShaperIdleDoesNotAccumulate(t *testing.T) {
 // on at most one burst of lost time, and its long-run rate stays exact.
 func TestShaperCatchUp(t *testing.T) {
 	const burst = 100 * time.Microsecond
-	s := NewShaper(1e9, burst)
+	s := NewShaper(1e9, burst, burst)
 	var now, bytes int64
 	sent := func() {
 		for s.Ready(now) {

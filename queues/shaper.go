@@ -11,7 +11,7 @@ const WireOverhead = 24
 // becomes free. A frame may start when that time is at most Burst ahead of
 // now, so the average rate is exact and the port may run ahead by one
 // burst's worth of bytes; a backlogged port that was woken late may also
-// catch up on up to one burst of time it lost, so scheduling jitter of the
+// catch up on a bounded amount of time it lost, so scheduling jitter of the
 // daemon does not turn into lost link capacity. A port that went idle
 // starts afresh (Restart): idle time earns no credit. Times are nanoseconds
 // of a monotonic clock; internally picoseconds, so rates up to 100 Gb/s
@@ -19,19 +19,22 @@ const WireOverhead = 24
 type Shaper struct {
 	psPerByte int64 // 0: unshaped
 	burstPs   int64
+	catchupPs int64
 	overhead  int64
 	freePs    int64
 }
 
 // NewShaper returns a shaper for rateBps (0 = unshaped) that lets the port
-// run up to burst ahead of real time.
-func NewShaper(rateBps uint64, burst time.Duration) Shaper {
+// run up to burst ahead of real time and, backlogged, make up for up to
+// catchup of time it was not served.
+func NewShaper(rateBps uint64, burst, catchup time.Duration) Shaper {
 	if rateBps == 0 {
 		return Shaper{}
 	}
 	return Shaper{
 		psPerByte: int64(8e12 / float64(rateBps)),
 		burstPs:   burst.Nanoseconds() * 1000,
+		catchupPs: catchup.Nanoseconds() * 1000,
 		overhead:  WireOverhead,
 	}
 }
@@ -71,7 +74,7 @@ func (s *Shaper) Send(nowNs int64, n int) {
 	if s.psPerByte == 0 {
 		return
 	}
-	if floor := nowNs*1000 - s.burstPs; s.freePs < floor {
+	if floor := nowNs*1000 - s.catchupPs; s.freePs < floor {
 		s.freePs = floor
 	}
 	s.freePs += (int64(n) + s.overhead) * s.psPerByte

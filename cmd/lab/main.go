@@ -47,6 +47,10 @@ Example:
   lab down
 `
 
+// defaultRate is dataplane.DefaultRateBps as the flag reads it (a test
+// keeps the two equal).
+const defaultRate = "500M"
+
 func main() {
 	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil {
@@ -180,7 +184,7 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("up", "bcube --n N --k K [flags]", stderr)
 	n := fs.Int("n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
 	k := fs.Int("k", 0, "BCube `k`: levels above 0 (servers have k+1 ports)")
-	rate := fs.String("rate", "1G", "link `rate` in bit/s: 1G, 100M, 2.5G, 1000000000; 0 = unshaped")
+	rate := fs.String("rate", defaultRate, "link `rate` in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
 	delay := fs.Duration("delay", 0, "propagation `delay` of every link")
 	buffer := fs.String("buffer", "1MiB", "egress buffer per port: 1MiB, 512KiB, 1500")
 	xdpMode := fs.String("xdp-mode", "native", "XDP attach `mode`: native, generic or auto")

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/lab"
 )
 
 func TestParse(t *testing.T) {
@@ -119,5 +122,11 @@ func TestCLI(t *testing.T) {
 	}
 	if code, _, err = lab("status"); code != 1 || err == nil {
 		t.Errorf("status after down: %d %v", code, err)
+	}
+}
+
+func TestDefaultRate(t *testing.T) {
+	if r, err := lab.ParseRate(defaultRate); err != nil || r != dataplane.DefaultRateBps {
+		t.Fatalf("--rate default %q = %d, dataplane.DefaultRateBps = %d", defaultRate, r, dataplane.DefaultRateBps)
 	}
 }
