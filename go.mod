@@ -10,4 +10,6 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
+require golang.org/x/net v0.55.0 // indirect
+
 tool github.com/cilium/ebpf/cmd/bpf2go

@@ -482,6 +482,7 @@ func (e *Engine) PortStats() []PortStats {
 			QueueBytes:    c.queueBytes.Load(),
 			QueuePackets:  c.queuePackets.Load(),
 			MaxQueueBytes: c.maxQueueBytes.Load(),
+			Captured:      p.tapped.Load(),
 			Drops:         make(map[string]uint64, numDropReasons-1),
 		}
 		for r := DropReason(1); r < numDropReasons; r++ {

@@ -69,18 +69,21 @@ type FrameStats struct {
 // PortStats are one port's counters. Drops maps a reason to a count and
 // lists every reason, zero or not; XSK and XDP are the kernel's view.
 type PortStats struct {
-	Name          string            `json:"name"`
-	RateBps       uint64            `json:"rate_bps"`
-	RxPackets     uint64            `json:"rx_packets"`
-	RxBytes       uint64            `json:"rx_bytes"`
-	TxPackets     uint64            `json:"tx_packets"`
-	TxBytes       uint64            `json:"tx_bytes"`
-	QueueBytes    uint64            `json:"queue_bytes"`
-	QueuePackets  uint64            `json:"queue_packets"`
-	MaxQueueBytes uint64            `json:"max_queue_bytes"`
-	Drops         map[string]uint64 `json:"drops"`
-	XSK           map[string]uint64 `json:"xsk,omitempty"`
-	XDP           map[string]uint64 `json:"xdp,omitempty"`
+	Name          string `json:"name"`
+	RateBps       uint64 `json:"rate_bps"`
+	RxPackets     uint64 `json:"rx_packets"`
+	RxBytes       uint64 `json:"rx_bytes"`
+	TxPackets     uint64 `json:"tx_packets"`
+	TxBytes       uint64 `json:"tx_bytes"`
+	QueueBytes    uint64 `json:"queue_bytes"`
+	QueuePackets  uint64 `json:"queue_packets"`
+	MaxQueueBytes uint64 `json:"max_queue_bytes"`
+	// Captured: a packet capture listens on the port, so it transmits
+	// through the kernel's packet path (slower) where the capture sees it.
+	Captured bool              `json:"captured"`
+	Drops    map[string]uint64 `json:"drops"`
+	XSK      map[string]uint64 `json:"xsk,omitempty"`
+	XDP      map[string]uint64 `json:"xdp,omitempty"`
 }
 
 // TotalDrops sums every drop counter of the port, the kernel's included

@@ -47,8 +47,10 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	if fake.dir != "" {
-		os.RemoveAll(fake.dir)
+	for _, d := range []string{fake.dir, real.dir} {
+		if d != "" {
+			os.RemoveAll(d)
+		}
 	}
 	os.Exit(code)
 }

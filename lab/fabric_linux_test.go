@@ -1,0 +1,282 @@
+package lab
+
+// End-to-end tests with the real daemons: real namespaces, veths, AF_XDP
+// sockets and XDP programs, and the kernel's ping and tcpdump on top.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/cilium/ebpf"
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+var real struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// realBinDir builds swd and hostd once into a temporary directory.
+func realBinDir(t *testing.T) string {
+	t.Helper()
+	real.once.Do(func() {
+		real.dir, real.err = os.MkdirTemp("", "labreal")
+		if real.err != nil {
+			return
+		}
+		for _, c := range []string{KindSwitch, KindServer} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(real.dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
+			if err != nil {
+				real.err = fmt.Errorf("build %s: %v\n%s", c, err, out)
+				return
+			}
+		}
+	})
+	if real.err != nil {
+		t.Fatal(real.err)
+	}
+	return real.dir
+}
+
+// realSpec is a lab of the real daemons, brought down and checked gone —
+// namespaces, run dir, processes and XDP programs — when the test ends.
+func realSpec(t *testing.T, n, k int) Spec {
+	t.Helper()
+	requireRoot(t)
+	s := Spec{Name: uniqueName(), N: n, K: k, RateBps: 500e6, BinDir: realBinDir(t), RunRoot: t.TempDir(), HealthTimeout: 60 * time.Second}
+	progs := xdpPrograms(t)
+	t.Cleanup(func() {
+		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		checkGone(t, s)
+		// The daemons' XDP programs are bpf_links of their processes: they
+		// are gone with them.
+		deadline := time.Now().Add(5 * time.Second)
+		for xdpPrograms(t) > progs && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if now := xdpPrograms(t); now > progs {
+			t.Errorf("%d XDP programs left behind (%d before the lab, %d after)", now-progs, progs, now)
+		}
+	})
+	return s
+}
+
+// xdpPrograms counts the loaded XDP programs of the kind the daemons use.
+func xdpPrograms(t *testing.T) int {
+	t.Helper()
+	n := 0
+	var id ebpf.ProgramID
+	for {
+		next, err := ebpf.ProgramGetNextID(id)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return n
+			}
+			t.Fatalf("list BPF programs: %v", err)
+		}
+		id = next
+		p, err := ebpf.NewProgramFromID(id)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if info, err := p.Info(); err == nil && info.Type == ebpf.XDP && strings.HasPrefix(info.Name, "xdp_redirect") {
+			n++
+		}
+		p.Close()
+	}
+}
+
+func ping(lab, node, dst string) error {
+	out, err := exec.Command("ip", "netns", "exec", Namespace(lab, node), "ping", "-c", "1", "-W", "2", "-q", dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s -> %s: %v\n%s", node, dst, err, out)
+	}
+	return nil
+}
+
+// Every server pings every other, 2-hop and 4-hop (relayed) alike, and no
+// daemon counts a drop.
+func TestFabricPingsAllPairs(t *testing.T) {
+	for _, c := range []struct{ n, k int }{{2, 1}, {4, 1}} {
+		t.Run(fmt.Sprintf("BCube(%d,%d)", c.n, c.k), func(t *testing.T) {
+			s := realSpec(t, c.n, c.k)
+			st, err := Up(t.Context(), s, testLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp := bcube.MustNew(st.Spec.N, st.Spec.K)
+			for src := 0; src < tp.Servers(); src++ {
+				for dst := 0; dst < tp.Servers(); dst++ {
+					if src != dst {
+						if err := ping(s.Name, bcube.HostName(src), bcube.ServerIP(dst).String()); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+			}
+			checkNoDrops(t, s)
+		})
+	}
+}
+
+func checkNoDrops(t *testing.T, s Spec) {
+	t.Helper()
+	rep, err := Status(s.RunRoot, s.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range rep.Nodes {
+		if !n.OK() {
+			t.Errorf("%s not OK: %+v", n.Name, n)
+		}
+		st, err := Stats(s.RunRoot, s.Name, n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range st.Ports {
+			if d := p.TotalDrops(); d != 0 {
+				t.Errorf("%s %s dropped %d: %v xsk %v xdp %v", n.Name, p.Name, d, p.Drops, p.XSK, p.XDP)
+			}
+		}
+	}
+}
+
+// tcpdump on a switch port shows the frames the switch transmits there:
+// the daemon sees the capture and moves that port's transmissions to the
+// kernel's packet path.
+func TestFabricTcpdumpOnSwitchPort(t *testing.T) {
+	if _, err := exec.LookPath("tcpdump"); err != nil {
+		t.Skip("tcpdump not installed (make deps installs it)")
+	}
+	s := realSpec(t, 4, 1)
+	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	// h0 -> h3 crosses s0.0 and leaves it by p3.
+	pcap := filepath.Join(t.TempDir(), "p3.pcap")
+	dump := exec.Command("ip", "netns", "exec", Namespace(s.Name, "s0.0"), "timeout", "20", "tcpdump", "-i", "p3", "-U", "-c", "3", "-w", pcap, "vlan and icmp")
+	var stderr bytes.Buffer
+	dump.Stderr = &stderr
+	if err := dump.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- dump.Wait() }()
+	pinger := exec.Command("ip", "netns", "exec", Namespace(s.Name, "h0"), "ping", "-i", "0.2", "-w", "15", "198.18.0.3")
+	if err := pinger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pinger.Process.Kill(); _ = pinger.Wait() }()
+	if err := <-done; err != nil {
+		t.Fatalf("tcpdump: %v\n%s", err, stderr.String())
+	}
+	f, err := os.Open(pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		data, _, err := r.ReadPacketData()
+		if err != nil {
+			break
+		}
+		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
+		eth := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
+		ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		if !bytes.Equal(eth.SrcMAC, bcube.SwitchPortMAC(0, 0, 3)) || !bytes.Equal(eth.DstMAC, bcube.HostPortMAC(3, 0)) ||
+			ip == nil || !ip.DstIP.Equal(bcube.ServerIP(3).AsSlice()) {
+			t.Errorf("captured frame is not s0.0 p3 -> h3: %v", p)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Fatalf("captured %d frames, want 3", n)
+	}
+	checkNoDrops(t, s)
+}
+
+// kill -9 of a daemon, then down: nothing of the lab is left (checked by
+// realSpec's cleanup), and the lab reports the dead daemon first.
+func TestFabricDownAfterKill9(t *testing.T) {
+	s := realSpec(t, 2, 1)
+	st, err := Up(t.Context(), s, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := st.Nodes[rand.IntN(len(st.Nodes))]
+	p, err := os.FindProcess(victim.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rep, err := Status(s.RunRoot, s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := false
+		for _, n := range rep.Nodes {
+			dead = dead || (n.Name == victim.Name && !n.Alive)
+		}
+		if dead {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status still shows %s alive", victim.Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// BCube(8,1): 64 servers, 16 switches, 80 daemons come up on this machine,
+// a sample of pairs (2- and 4-hop) ping, and it all goes away.
+func TestFabricScaleBCube8(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short: skipping the 80-daemon fabric")
+	}
+	s := realSpec(t, 8, 1)
+	start := time.Now()
+	st, err := Up(t.Context(), s, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("BCube(8,1) up in %v", time.Since(start))
+	tp := bcube.MustNew(st.Spec.N, st.Spec.K)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 24 {
+		src, dst := rng.IntN(tp.Servers()), rng.IntN(tp.Servers())
+		if src == dst {
+			continue
+		}
+		if err := ping(s.Name, bcube.HostName(src), bcube.ServerIP(dst).String()); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := ping(s.Name, "h0", "198.18.0.63"); err != nil {
+		t.Error(err)
+	}
+	checkNoDrops(t, s)
+}
