@@ -182,8 +182,8 @@ func noMore(cmd string, pos, rest []string) error {
 
 func cmdUp(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("up", "bcube --n N --k K [flags]", stderr)
-	n := fs.Int("n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
-	k := fs.Int("k", 0, "BCube `k`: levels above 0 (servers have k+1 ports)")
+	n := fs.Int("n", -1, "BCube `n`: ports per switch (servers per level-0 group)")
+	k := fs.Int("k", -1, "BCube `k`: levels above 0 (servers have k+1 ports)")
 	rate := fs.String("rate", defaultRate, "link `rate` in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
 	delay := fs.Duration("delay", 0, "propagation `delay` of every link")
 	buffer := fs.String("buffer", "1MiB", "egress buffer per port: 1MiB, 512KiB, 1500")
@@ -205,7 +205,7 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("up: unknown topology %q: only bcube is supported", pos[0])
 	case len(pos) > 1:
 		return fmt.Errorf("up: unexpected arguments %q", pos[1:])
-	case *n == 0 || *k == 0:
+	case *n == -1 || *k == -1:
 		return errors.New("up bcube: --n and --k are required (e.g. --n 4 --k 1)")
 	}
 	spec := lab.Spec{
