@@ -213,30 +213,13 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	stopCtx := context.AfterFunc(ctx, e.Stop)
 	defer stopCtx()
-	e.started = time.Now()
-	for _, p := range e.ports {
-		e.refill(p)
-	}
-	close(e.ready)
+	e.begin()
 	for !e.stop.Load() {
-		now := e.now()
-		moved := 0
-		for i, p := range e.ports {
-			moved += e.receive(i, p)
-		}
-		for _, p := range e.ports {
-			e.reclaim(p)
-			e.refill(p)
-		}
-		now = e.now()
-		for _, p := range e.ports {
-			moved += e.transmit(p, now)
-		}
-		e.publish()
+		moved := e.pass()
 		if moved > 0 {
 			continue
 		}
-		now = e.now()
+		now := e.now()
 		timeout := e.timeout(now)
 		if hold := e.lastWake + e.coalesce - now; hold > 0 && (timeout < 0 || timeout > time.Duration(hold)) {
 			e.wait.Sleep(time.Duration(hold))
@@ -248,6 +231,34 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.lastWake = e.now()
 	}
 	return nil
+}
+
+// begin starts the clock and gives every port its receive frames.
+func (e *Engine) begin() {
+	e.started = time.Now()
+	for _, p := range e.ports {
+		e.refill(p)
+	}
+	close(e.ready)
+}
+
+// pass is one round of the loop's stages 1-4; it returns how many frames
+// it received or transmitted.
+func (e *Engine) pass() int {
+	moved := 0
+	for i, p := range e.ports {
+		moved += e.receive(i, p)
+	}
+	for _, p := range e.ports {
+		e.reclaim(p)
+		e.refill(p)
+	}
+	now := e.now()
+	for _, p := range e.ports {
+		moved += e.transmit(p, now)
+	}
+	e.publish()
+	return moved
 }
 
 // SetCoalesce sets the receive moderation window (0: off). Call before Run.
