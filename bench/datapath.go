@@ -418,3 +418,35 @@ func (e *env) measure(ctx context.Context, dev string, size int) (Result, error)
 	return Result{Device: dev, FrameLen: size + 4, SentPps: float64(s1-s0) / secs, FwdPps: fwd,
 		FwdGbps: fwd * float64(size+4) * 8 / 1e9}, nil
 }
+
+// Ratios compares swd with the other devices at each frame size, as lines
+// such as "64 B: swd = 1.34 x bridge, 0.98 x bare".
+func Ratios(res []Result) []string {
+	by := map[int]map[string]float64{}
+	var sizes []int
+	for _, r := range res {
+		if by[r.FrameLen] == nil {
+			by[r.FrameLen] = map[string]float64{}
+			sizes = append(sizes, r.FrameLen)
+		}
+		by[r.FrameLen][r.Device] = r.FwdPps
+	}
+	var out []string
+	for _, size := range sizes {
+		m := by[size]
+		swd, ok := m["swd"]
+		if !ok {
+			continue
+		}
+		var parts []string
+		for _, other := range []string{"bridge", "bare"} {
+			if v, ok := m[other]; ok && v > 0 {
+				parts = append(parts, fmt.Sprintf("%.2f x %s", swd/v, other))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("%d B: swd = %s", size, strings.Join(parts, ", ")))
+		}
+	}
+	return out
+}

@@ -502,5 +502,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	for _, r := range res {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.2f\t\n", r.Device, r.FrameLen, r.SentPps/1e6, r.FwdPps/1e6, r.FwdGbps)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range bench.Ratios(res) {
+		fmt.Fprintln(stdout, line)
+	}
+	return nil
 }
