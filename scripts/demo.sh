@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LAB=${LAB:-demo}
-RATE=${RATE:-1G}
+RATE=${RATE:-500M}
 lab=./bin/lab
 
 cleanup() { "$lab" down --name "$LAB" >/dev/null 2>&1 || true; }
