@@ -1,0 +1,541 @@
+package queues
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// DefaultQuantum is the DRR quantum of a queue when none is given: one full frame.
+const DefaultQuantum = 1518
+
+// MaxQueues bounds the queues of one egress (a uint64 bitmap).
+const MaxQueues = 64
+
+// MaxDropReasons bounds the drop reasons a caller may count per queue.
+const MaxDropReasons = 16
+
+// maxGroups bounds EgressConfig.Groups: PortFC needs one (the A queues of a
+// switch port); a few more leave room for other schemes.
+const maxGroups = 4
+
+// defaultSeed seeds the ECN marking PRNG when EgressConfig.Seed is 0.
+const defaultSeed = 0x9E3779B97F4A7C15
+
+// ECNConfig is RED-like ECN marking on the length in bytes of the queue a
+// packet joins, as DCQCN's switches do: no mark below KminBytes, a
+// probability rising linearly from 0 at KminBytes to Pmax just below
+// KmaxBytes, and always at or above KmaxBytes. KmaxBytes == 0 turns marking
+// off (the zero value).
+type ECNConfig struct {
+	KminBytes, KmaxBytes int
+	Pmax                 float64 // 0 < Pmax <= 1
+}
+
+// On reports whether c marks at all.
+func (c ECNConfig) On() bool { return c.KmaxBytes != 0 }
+
+// Validate reports a configuration that cannot mark sensibly.
+func (c ECNConfig) Validate() error {
+	switch {
+	case c.KminBytes < 0 || c.KmaxBytes < 0:
+		return fmt.Errorf("ecn: negative threshold (kmin %d, kmax %d)", c.KminBytes, c.KmaxBytes)
+	case c.KminBytes > c.KmaxBytes:
+		return fmt.Errorf("ecn: kmin %d above kmax %d", c.KminBytes, c.KmaxBytes)
+	case c.On() && !(c.Pmax > 0 && c.Pmax <= 1):
+		return fmt.Errorf("ecn: pmax %v outside (0, 1]", c.Pmax)
+	}
+	return nil
+}
+
+// EgressConfig describes the queues of one egress port.
+type EgressConfig struct {
+	Queues   int      // 1..MaxQueues
+	HQ       int      // index of the strict-priority queue, or -1 for none
+	Quantum  []int    // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all
+	Capacity int      // descriptors per queue, a power of two
+	Groups   []uint64 // up to 4 bitmasks of queues whose byte sums are kept (PortFC: the A queues)
+	ECN      ECNConfig
+	Names    []string // optional per-queue names for stats (len Queues); "" or nil: "q<i>"
+	Seed     uint64   // seed of the ECN marking PRNG (0: a fixed default); same seed, same marks
+}
+
+// Validate reports the first thing wrong with c.
+func (c EgressConfig) Validate() error {
+	if c.Queues < 1 || c.Queues > MaxQueues {
+		return fmt.Errorf("queues: egress: %d queues, want 1..%d", c.Queues, MaxQueues)
+	}
+	if c.HQ < -1 || c.HQ >= c.Queues {
+		return fmt.Errorf("queues: egress: high-priority queue %d, want -1 or 0..%d", c.HQ, c.Queues-1)
+	}
+	// The FIFO indexes its ring with uint32s.
+	if c.Capacity <= 0 || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > 1<<31 {
+		return fmt.Errorf("queues: egress: capacity %d is not a power of two up to 2^31", c.Capacity)
+	}
+	if c.Quantum != nil {
+		if len(c.Quantum) != c.Queues {
+			return fmt.Errorf("queues: egress: %d quanta for %d queues", len(c.Quantum), c.Queues)
+		}
+		for i, q := range c.Quantum {
+			if q <= 0 {
+				return fmt.Errorf("queues: egress: quantum of queue %d is %d, want > 0", i, q)
+			}
+		}
+	}
+	if len(c.Groups) > maxGroups {
+		return fmt.Errorf("queues: egress: %d groups, at most %d", len(c.Groups), maxGroups)
+	}
+	all := allQueues(c.Queues)
+	for g, m := range c.Groups {
+		if m&^all != 0 {
+			return fmt.Errorf("queues: egress: group %d (%#x) names queues beyond %d", g, m, c.Queues-1)
+		}
+	}
+	if err := c.ECN.Validate(); err != nil {
+		return fmt.Errorf("queues: egress: %w", err)
+	}
+	if c.Names != nil && len(c.Names) != c.Queues {
+		return fmt.Errorf("queues: egress: %d names for %d queues", len(c.Names), c.Queues)
+	}
+	return nil
+}
+
+func allQueues(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<n - 1
+}
+
+// QueueStats are the counters of one queue.
+type QueueStats struct {
+	EnqPackets, EnqBytes, DeqPackets, DeqBytes uint64
+	Packets, Bytes, MaxBytes                   int // now queued; MaxBytes: the most ever queued
+	Paused                                     bool
+	PausedNs                                   int64 // total time paused, including the current pause up to the last Dequeue/Eligible/Pause/Resume call's now
+	ECNMarks                                   uint64
+	Drops                                      [MaxDropReasons]uint64
+}
+
+// Hooks let flow control act on queue occupancy. They are called
+// synchronously from Enqueue, after the packet joined its queue, and from
+// Dequeue, after it left, so QueueBytes and GroupBytes already count the
+// change. A hook may pause and resume queues of the egress calling it.
+type Hooks interface {
+	Enqueued(q int, p Packet)
+	Dequeued(q int, p Packet)
+}
+
+// queue is the state of one queue of an egress.
+type queue struct {
+	fifo     FIFO
+	quantum  int
+	deficit  int
+	groups   uint8 // bit g: the queue belongs to Groups[g]
+	until    int64 // pause expiry; meaningful when the queue's bit is set in Egress.timed
+	since    int64 // start of the current pause
+	pausedNs int64 // time paused in finished pauses
+	stats    QueueStats
+}
+
+// Egress is the multi-queue egress of a port: one FIFO of descriptors per
+// queue, a strict high-priority queue (HQ) served first, deficit round robin
+// over the other queues, per-queue pause with optional expiry, byte sums per
+// group of queues and ECN marking. Enqueue and Dequeue allocate nothing.
+// Times are nanoseconds of a monotonic clock. Not safe for concurrent use:
+// one datapath goroutine owns an egress.
+type Egress struct {
+	q      []queue
+	hq     int
+	hqBit  uint64 // 0 without an HQ
+	groups [maxGroups]int
+
+	// Bitmaps of queues, bit i for queue i.
+	nonEmpty uint64
+	paused   uint64
+	timed    uint64 // paused with an expiry
+
+	expiry  int64 // earliest until among timed; math.MaxInt64 when none
+	lastNow int64 // of the last Dequeue, Eligible, Pause or Resume
+
+	// DRR: cur is the queue being visited (its quantum already added), or
+	// -1 between visits; the next visit goes to the first eligible queue
+	// after last, cyclically.
+	cur, last int
+
+	packets, bytes int
+
+	ecn      bool
+	kmin     int
+	kmax     int
+	ecnSlope float64 // marking probability per byte above kmin, in units of 2^-53
+	rng      uint64
+
+	hooks Hooks
+	names []string
+}
+
+// NewEgress builds the egress cfg describes, all queues empty and running.
+func NewEgress(cfg EgressConfig) (*Egress, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Egress{
+		q:      make([]queue, cfg.Queues),
+		hq:     cfg.HQ,
+		expiry: math.MaxInt64,
+		cur:    -1,
+		last:   cfg.Queues - 1,
+		names:  make([]string, cfg.Queues),
+		rng:    cfg.Seed,
+	}
+	if e.rng == 0 {
+		e.rng = defaultSeed
+	}
+	if cfg.HQ >= 0 {
+		e.hqBit = 1 << cfg.HQ
+	}
+	for i := range e.q {
+		f, err := NewFIFO(cfg.Capacity)
+		if err != nil {
+			return nil, err
+		}
+		qu := &e.q[i]
+		qu.fifo = *f
+		qu.quantum = DefaultQuantum
+		if cfg.Quantum != nil {
+			qu.quantum = cfg.Quantum[i]
+		}
+		for g, m := range cfg.Groups {
+			if m&(1<<i) != 0 {
+				qu.groups |= 1 << g
+			}
+		}
+		e.names[i] = fmt.Sprintf("q%d", i)
+		if cfg.Names != nil && cfg.Names[i] != "" {
+			e.names[i] = cfg.Names[i]
+		}
+	}
+	if c := cfg.ECN; c.On() {
+		e.ecn = true
+		e.kmin, e.kmax = c.KminBytes, c.KmaxBytes
+		if c.KmaxBytes > c.KminBytes {
+			e.ecnSlope = c.Pmax * (1 << 53) / float64(c.KmaxBytes-c.KminBytes)
+		}
+	}
+	return e, nil
+}
+
+// Enqueue appends p to queue q at time now (ns). ok is false when q's ring
+// is full: then nothing is queued or counted (the caller counts the drop
+// with CountDrop). mark is the ECN decision for this packet from the length
+// of queue q before it joins (never for the HQ, never when marking is off);
+// the caller sets CE if the packet is ECN-capable and then calls
+// CountMark(q).
+func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
+	qu := &e.q[q]
+	before := qu.fifo.bytes
+	if !qu.fifo.Push(p) {
+		return false, false
+	}
+	if e.ecn && q != e.hq {
+		mark = e.mark(before)
+	}
+	n := int(p.Len)
+	e.nonEmpty |= 1 << q
+	e.packets++
+	e.bytes += n
+	for m := qu.groups; m != 0; m &= m - 1 {
+		e.groups[bits.TrailingZeros8(m)] += n
+	}
+	s := &qu.stats
+	s.EnqPackets++
+	s.EnqBytes += uint64(n)
+	if qu.fifo.bytes > s.MaxBytes {
+		s.MaxBytes = qu.fifo.bytes
+	}
+	if e.hooks != nil {
+		e.hooks.Enqueued(q, p)
+	}
+	return true, mark
+}
+
+// mark is the RED decision for a queue of qbytes.
+func (e *Egress) mark(qbytes int) bool {
+	switch {
+	case qbytes < e.kmin:
+		return false
+	case qbytes >= e.kmax:
+		return true
+	}
+	// splitmix64: a full-period 64-bit generator, good enough for marking
+	// and cheap enough for every packet.
+	e.rng += 0x9E3779B97F4A7C15
+	z := e.rng
+	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+	z = (z ^ z>>27) * 0x94D049BB133111EB
+	z ^= z >> 31
+	return float64(z>>11) < float64(qbytes-e.kmin)*e.ecnSlope
+}
+
+// Dequeue removes the next packet to send at now: the HQ first whenever it
+// is non-empty (the HQ cannot be paused), else deficit round robin over the
+// non-empty, non-paused queues (Shreedhar & Varghese): each visit adds the
+// queue's quantum to its deficit and sends head packets while they fit; a
+// queue that empties or is paused loses its deficit. A round visits the
+// queues in index order, so a queue that becomes eligible is visited when
+// the round reaches it rather than at the end of an active list; shares
+// are the same. Pauses whose expiry has passed are lifted first. ok is
+// false (and q is -1) when no queue is eligible.
+func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
+	e.setNow(now)
+	if e.nonEmpty&e.hqBit != 0 {
+		return e.take(e.hq), e.hq, true
+	}
+	elig := e.nonEmpty &^ e.paused &^ e.hqBit
+	if elig == 0 {
+		return Packet{}, -1, false
+	}
+	credited, n := 0, 0
+	for {
+		if c := e.cur; c >= 0 {
+			qu := &e.q[c]
+			f := &qu.fifo
+			if l := int(f.ring[f.head&f.mask].Len); l <= qu.deficit {
+				qu.deficit -= l
+				if f.Len() == 1 {
+					qu.deficit = 0
+					e.cur, e.last = -1, c
+				}
+				return e.take(c), c, true
+			}
+			e.cur, e.last = -1, c
+		}
+		if n == 0 {
+			n = bits.OnesCount64(elig)
+		}
+		if credited == n {
+			// A whole round sent nothing: every eligible head is larger
+			// than its queue's deficit (small quanta, large frames). Skip
+			// the rounds that would send nothing either.
+			e.skipRounds(elig)
+			credited = 0
+		}
+		c := nextAfter(elig, e.last)
+		e.cur = c
+		e.q[c].deficit += e.q[c].quantum
+		credited++
+	}
+}
+
+// skipRounds adds to every queue of elig the quanta of the DRR rounds that
+// would pass before any of their heads fits.
+func (e *Egress) skipRounds(elig uint64) {
+	r := math.MaxInt
+	for m := elig; m != 0; m &= m - 1 {
+		qu := &e.q[bits.TrailingZeros64(m)]
+		f := &qu.fifo
+		need := int(f.ring[f.head&f.mask].Len) - qu.deficit
+		if k := (need + qu.quantum - 1) / qu.quantum; k < r {
+			r = k
+		}
+	}
+	if r--; r <= 0 {
+		return
+	}
+	for m := elig; m != 0; m &= m - 1 {
+		qu := &e.q[bits.TrailingZeros64(m)]
+		qu.deficit += r * qu.quantum
+	}
+}
+
+// nextAfter is the first queue of m after queue i, cyclically; m != 0.
+func nextAfter(m uint64, i int) int {
+	// Shifts by 64 give 0 in Go, so i == 63 wraps.
+	if hi := m >> uint(i+1) << uint(i+1); hi != 0 {
+		return bits.TrailingZeros64(hi)
+	}
+	return bits.TrailingZeros64(m)
+}
+
+// take pops the head of non-empty queue q and accounts for it.
+func (e *Egress) take(q int) Packet {
+	qu := &e.q[q]
+	p, _ := qu.fifo.Pop()
+	n := int(p.Len)
+	if qu.fifo.Len() == 0 {
+		e.nonEmpty &^= 1 << q
+	}
+	e.packets--
+	e.bytes -= n
+	for m := qu.groups; m != 0; m &= m - 1 {
+		e.groups[bits.TrailingZeros8(m)] -= n
+	}
+	qu.stats.DeqPackets++
+	qu.stats.DeqBytes += uint64(n)
+	if e.hooks != nil {
+		e.hooks.Dequeued(q, p)
+	}
+	return p
+}
+
+// Eligible reports whether Dequeue(now) would return a packet. Like
+// Dequeue it lifts the pauses that have expired by now.
+func (e *Egress) Eligible(now int64) bool {
+	e.setNow(now)
+	return e.nonEmpty&^e.paused != 0
+}
+
+// setNow advances the egress's clock to now, lifting the pauses that have
+// expired by then, so paused state and PausedNs are those at now.
+func (e *Egress) setNow(now int64) {
+	e.lastNow = now
+	if now >= e.expiry {
+		e.expire()
+	}
+}
+
+// expire lifts the pauses whose expiry is at or before lastNow.
+func (e *Egress) expire() {
+	for m := e.timed; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros64(m)
+		if u := e.q[q].until; u <= e.lastNow {
+			e.lift(q, u)
+		}
+	}
+	e.nextExpiry()
+}
+
+// lift ends q's pause at t.
+func (e *Egress) lift(q int, t int64) {
+	qu := &e.q[q]
+	if t > qu.since {
+		qu.pausedNs += t - qu.since
+	}
+	e.paused &^= 1 << q
+	e.timed &^= 1 << q
+}
+
+// nextExpiry recomputes the cached earliest expiry.
+func (e *Egress) nextExpiry() {
+	e.expiry = math.MaxInt64
+	for m := e.timed; m != 0; m &= m - 1 {
+		if u := e.q[bits.TrailingZeros64(m)].until; u < e.expiry {
+			e.expiry = u
+		}
+	}
+}
+
+// Pause stops queue q from being dequeued from now until `until` (ns), or
+// until Resume when until is 0. Pausing a paused queue updates its expiry;
+// an expiry at or before now resumes it. Pausing the HQ is ignored. A
+// paused queue loses its DRR deficit, as one that empties does, so pauses
+// cannot let it save up credit.
+func (e *Egress) Pause(q int, now, until int64) {
+	e.setNow(now)
+	if q == e.hq {
+		return
+	}
+	bit := uint64(1) << q
+	if until != 0 && until <= now {
+		if e.paused&bit != 0 {
+			e.resume(q, now)
+		}
+		return
+	}
+	qu := &e.q[q]
+	if e.paused&bit == 0 {
+		e.paused |= bit
+		qu.since = now
+		qu.deficit = 0
+		if e.cur == q {
+			e.cur, e.last = -1, q
+		}
+	}
+	if until == 0 {
+		e.timed &^= bit
+	} else {
+		e.timed |= bit
+		qu.until = until
+	}
+	e.nextExpiry()
+}
+
+// Resume lifts q's pause at now; it does nothing to a queue that is not
+// paused.
+func (e *Egress) Resume(q int, now int64) {
+	e.setNow(now)
+	if e.paused&(1<<q) != 0 {
+		e.resume(q, now)
+	}
+}
+
+func (e *Egress) resume(q int, now int64) {
+	timed := e.timed&(1<<q) != 0
+	e.lift(q, now)
+	if timed {
+		e.nextExpiry()
+	}
+}
+
+// Paused reports whether q is paused as of the last Dequeue, Eligible,
+// Pause or Resume call: those lift the pauses that have expired.
+func (e *Egress) Paused(q int) bool { return e.paused&(1<<q) != 0 }
+
+// NextExpiry is the earliest pause expiry among paused queues with an
+// expiry; ok is false when there is none.
+func (e *Egress) NextExpiry() (t int64, ok bool) {
+	if e.timed == 0 {
+		return 0, false
+	}
+	return e.expiry, true
+}
+
+// Queues is the number of queues.
+func (e *Egress) Queues() int { return len(e.q) }
+
+// HQ is the index of the strict-priority queue, or -1.
+func (e *Egress) HQ() int { return e.hq }
+
+// Len is the number of packets queued in all queues.
+func (e *Egress) Len() int { return e.packets }
+
+// Bytes is the number of bytes queued in all queues.
+func (e *Egress) Bytes() int { return e.bytes }
+
+// QueueLen is the number of packets in queue q.
+func (e *Egress) QueueLen(q int) int { return e.q[q].fifo.Len() }
+
+// QueueBytes is the number of bytes in queue q.
+func (e *Egress) QueueBytes(q int) int { return e.q[q].fifo.bytes }
+
+// GroupBytes is the number of bytes queued in the queues of Groups[g]
+// (0 for a group not configured), kept incrementally.
+func (e *Egress) GroupBytes(g int) int { return e.groups[g] }
+
+// CountDrop counts a packet meant for q that the caller dropped, for
+// reason in [0, MaxDropReasons).
+func (e *Egress) CountDrop(q int, reason int) { e.q[q].stats.Drops[reason]++ }
+
+// CountMark counts a packet of q that the caller marked CE.
+func (e *Egress) CountMark(q int) { e.q[q].stats.ECNMarks++ }
+
+// SetHooks sets the hooks called on every enqueue and dequeue; nil: none.
+func (e *Egress) SetHooks(h Hooks) { e.hooks = h }
+
+// Stats returns a copy of q's counters.
+func (e *Egress) Stats(q int) QueueStats {
+	qu := &e.q[q]
+	s := qu.stats
+	s.Packets = qu.fifo.Len()
+	s.Bytes = qu.fifo.bytes
+	s.Paused = e.Paused(q)
+	s.PausedNs = qu.pausedNs
+	if s.Paused && e.lastNow > qu.since {
+		s.PausedNs += e.lastNow - qu.since
+	}
+	return s
+}
+
+// Name is q's name for stats.
+func (e *Egress) Name(q int) string { return e.names[q] }
