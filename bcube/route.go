@@ -123,3 +123,12 @@ func fmix(h uint32) uint32 {
 	h ^= h >> 16
 	return h
 }
+
+// FlowOrder is the level order of the flow f under policy p (the hash is
+// computed only when the policy needs it).
+func (t Topology) FlowOrder(p *Policy, f *FiveTuple) Order {
+	if p.Fixed != nil {
+		return *p.Fixed
+	}
+	return t.ParallelPath(int(FlowHash(f) % uint32(t.k+1)))
+}

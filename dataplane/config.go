@@ -25,8 +25,21 @@ type Config struct {
 	// Delay is the propagation delay each egress holds a frame for after
 	// serialising it.
 	Delay Duration `json:"delay"`
-	// BufferBytes caps the bytes queued at one egress port.
+	// BufferBytes is the node's shared buffer: what all its egress queues
+	// may hold together (a switch's buffer is shared by its ports).
 	BufferBytes int `json:"buffer_bytes"`
+	// PortCapBytes, if set, caps what one egress port may hold of it.
+	PortCapBytes int `json:"port_cap_bytes,omitempty"`
+
+	// Queueing is the egress layout and classification of fabric ports:
+	// portfc (DESIGN §4) or priority (8 queues by 802.1Q PCP, for PFC).
+	Queueing string `json:"queueing"`
+	// ECN marking on egress queue length, RED-like: no mark below
+	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
+	// above. ECNKmaxBytes 0 turns marking off.
+	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
+	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
+	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
 
 	// RxCoalesce is the receive moderation window (like a NIC's rx-usecs):
 	// after a wake-up the daemon polls receive again no sooner than this.
@@ -58,7 +71,7 @@ const (
 	// kernel TCP through five daemons (docs/BENCHMARKS.md). The papers run
 	// 100 Gb/s; thresholds scale with the rate, so the ratios hold.
 	DefaultRateBps       = 500_000_000
-	DefaultBufferBytes   = 1 << 20
+	DefaultBufferBytes   = 4 << 20
 	DefaultFramesPerPort = 2048
 	DefaultRingSize      = 512
 	DefaultFrameSize     = 2048
@@ -83,6 +96,9 @@ func (c *Config) SetDefaults() {
 	}
 	if c.XDPMode == "" {
 		c.XDPMode = DefaultXDPMode
+	}
+	if c.Queueing == "" {
+		c.Queueing = QueueingPortFC
 	}
 	if c.RxCoalesce == 0 {
 		c.RxCoalesce = DefaultRxCoalesce
@@ -127,10 +143,14 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	default:
 		errs = append(errs, fmt.Errorf("xdp_mode %q: want native, generic or auto", c.XDPMode))
 	}
-	if !node.Switch {
-		if _, err := t.ParsePolicy(c.LevelOrder); err != nil {
-			errs = append(errs, err)
-		}
+	if _, err := t.ParsePolicy(c.LevelOrder); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := SwitchEgress(t, c.Queueing); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ECNKmaxBytes != 0 && (c.ECNKminBytes < 0 || c.ECNKminBytes > c.ECNKmaxBytes || c.ECNPmax <= 0 || c.ECNPmax > 1) {
+		errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", c.ECNKminBytes, c.ECNKmaxBytes, c.ECNPmax))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)

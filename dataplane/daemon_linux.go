@@ -22,19 +22,26 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/xdp"
 )
 
 // DaemonPort is one interface a daemon drives.
 type DaemonPort struct {
-	Ifname      string
-	RateBps     uint64
-	Delay       time.Duration
-	BufferBytes int
+	Ifname   string
+	RateBps  uint64
+	Delay    time.Duration
+	CapBytes int
+	Queues   queues.EgressConfig
 }
 
 // TapPoll is how often a daemon looks for packet captures on its ports.
 const TapPoll = time.Second
+
+// ECN returns the marking configuration of cfg for an egress.
+func (c *Config) ECN() queues.ECNConfig {
+	return queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
+}
 
 // BoundHandler is a Handler that needs its engine to reach frame bytes.
 type BoundHandler interface {
@@ -103,7 +110,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		}
 		cleanup = append(cleanup, bp.close)
 		bound[i] = bp
-		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, BufferBytes: p.BufferBytes})
+		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues})
 		fds = append(fds, bp.sock.FD())
 		d.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
 	}
@@ -117,7 +124,8 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		return err
 	}
 	cleanup = append(cleanup, w.Close)
-	eng, err := NewEngine(Memory{Bytes: umem.Bytes(), FrameSize: umem.FrameSize(), NumFrames: umem.NumFrames(), RingSize: cfg.RingSize}, specs, d.Handler, w)
+	eng, err := NewEngine(Memory{Bytes: umem.Bytes(), FrameSize: umem.FrameSize(), NumFrames: umem.NumFrames(), RingSize: cfg.RingSize},
+		specs, d.Handler, w, Options{BufferBytes: cfg.BufferBytes})
 	if err != nil {
 		return err
 	}
@@ -223,8 +231,12 @@ func (d *Daemon) serve(eng *Engine, ports []*boundPort) (*http.Server, error) {
 }
 
 func (d *Daemon) stats(eng *Engine, ports []*boundPort) Stats {
+	ps, frames := eng.Snapshot()
 	s := Stats{Node: d.Config.Node, Kind: d.Kind, Pid: os.Getpid(), UptimeNs: int64(eng.Uptime()),
-		XDPMode: ports[0].mode.String(), Frames: eng.FrameStats(), Ports: eng.PortStats()}
+		XDPMode: ports[0].mode.String(), Frames: frames, Ports: ps}
+	if ps == nil {
+		return s
+	}
 	for i, bp := range ports {
 		ps := &s.Ports[i]
 		if x, err := bp.sock.Stats(); err == nil {

@@ -3,22 +3,30 @@ package dataplane
 // The engine's loop, one pass:
 //
 //  1. receive a batch on every port and hand each frame to the Handler,
-//     which rewrites it in place and names its egress port (or a drop reason);
-//  2. admit it to that port's egress (buffer and frame-pool limits) or drop it;
+//     which rewrites it in place and names its egress port and queue (or a
+//     drop reason);
+//  2. admit it to that queue (the node's shared buffer, the port's cap and
+//     the frame pool) or drop it, marking ECN on the way in;
 //  3. reclaim transmitted frames and top up every fill ring;
-//  4. move frames from each egress through its shaper (and delay line) onto
-//     the TX ring, and kick;
+//  4. move frames from each egress — strict HQ, then DRR over the queues
+//     that are not paused — through the shaper (and delay line) onto the TX
+//     ring, and kick;
 //  5. if nothing moved, sleep in ppoll until a port has frames or the next
-//     shaper/delay deadline, so an idle daemon uses no CPU.
+//     shaper, delay or pause-expiry deadline, so an idle daemon uses no CPU.
+//
+// Counters are plain fields of the engine goroutine; readers get copies
+// through Snapshot, which the engine answers between passes.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -35,12 +43,21 @@ type PortIO interface {
 	TxFree() int
 }
 
+// Verdict is a Handler's decision about one frame.
+type Verdict struct {
+	Port  int // egress port; negative: drop for Drop
+	Queue int // queue at that port
+	// L3 is the offset of the frame's IPv4 header, for ECN marking; 0
+	// when the frame has none.
+	L3   int
+	Drop DropReason
+}
+
 // Handler decides what happens to each received frame. It runs on the
 // engine goroutine. It may rewrite the frame in place and move its start or
-// change its length within the frame's chunk by updating d. It returns the
-// egress port, or a negative port and the reason to drop.
+// change its length within the frame's chunk by updating d.
 type Handler interface {
-	Handle(in int, d *xdp.Desc) (out int, why DropReason)
+	Handle(in int, d *xdp.Desc, v *Verdict)
 }
 
 // FrameWriter transmits one frame by copy (PacketTX: the capture path).
@@ -53,10 +70,15 @@ type PortSpec struct {
 	Name string
 	IO   PortIO
 	// Tap, if set, carries the port's transmissions while SetTapped is on.
-	Tap         FrameWriter
-	RateBps     uint64 // 0: unshaped
-	Delay       time.Duration
-	BufferBytes int
+	Tap     FrameWriter
+	RateBps uint64 // 0: unshaped
+	Delay   time.Duration
+	// CapBytes caps the bytes queued at this port (0: only the node's
+	// shared buffer limits it).
+	CapBytes int
+	// Queues configures the egress queues; Queues.Queues == 0 gives a
+	// single queue.
+	Queues queues.EgressConfig
 }
 
 // Memory is the frame memory shared by an engine's ports.
@@ -69,13 +91,19 @@ type Memory struct {
 	RingSize int
 }
 
+// Options of an engine.
+type Options struct {
+	// BufferBytes is the node's shared buffer: the bytes all its egress
+	// queues may hold together, as a switch ASIC's buffer is shared by
+	// its ports.
+	BufferBytes int
+}
+
 const (
 	batch = 64
-	// shaperBurst is how far ahead of real time a shaped port may run, and
-	// how much lost time a late, backlogged port may make up: the time
-	// granularity of the emulated links. It bounds wake-ups to about one
-	// per 3/4 burst per busy port and absorbs the scheduling jitter of many
-	// daemons on few cores, without changing the average rate.
+	// shaperBurst is how far ahead of real time a shaped port may run: the
+	// time granularity of the emulated links. It bounds wake-ups to about
+	// one per 3/4 burst per busy port without changing the average rate.
 	shaperBurst = 100 * time.Microsecond
 	// shaperCatchup bounds the link time a backlogged port that was served
 	// late may make up for: many daemons share few cores, and a daemon
@@ -83,23 +111,24 @@ const (
 	shaperCatchup = time.Millisecond
 	// retryWait is how soon to retry a port whose TX the kernel refused.
 	retryWait = 20 * time.Microsecond
+	// maxQueueCapacity bounds the descriptors one queue may hold.
+	maxQueueCapacity = 4096
 )
 
 type port struct {
 	spec    PortSpec
 	io      PortIO
-	egress  *queues.FIFO
+	egress  *queues.Egress
 	shaper  queues.Shaper
 	wire    *queues.DelayLine // nil without delay
-	limit   int
-	c       portCounters
-	stalled bool // the kernel did not take every TX descriptor
+	stalled bool              // the kernel did not take every TX descriptor
 	tapped  atomic.Bool
 
-	// Per-pass counts, published to c once per pass.
-	rxp, rxb, txp, txb uint64
+	rxPackets, rxBytes uint64
+	txPackets, txBytes uint64
 	drops              [numDropReasons]uint64
-	maxQ               int
+	maxBytes           int
+	kicks, kickErrors  uint64
 }
 
 // Engine runs the datapath of one daemon.
@@ -109,14 +138,17 @@ type Engine struct {
 	ports     []*port
 	h         Handler
 	wait      Waiter
+	opts      Options
 
 	free      []uint64 // frame addresses not in any ring or queue
 	queued    int      // frames held in egress queues and delay lines
 	maxQueued int
+	buffered  int // bytes in all egress queues (the shared buffer)
 
 	rx    [batch]xdp.Desc
 	tx    [batch]xdp.Desc
 	addrs [batch]uint64
+	v     Verdict
 
 	// coalesce is the receive moderation window: after a wake-up the
 	// engine polls its ports again no sooner than this (like a NIC's
@@ -128,33 +160,52 @@ type Engine struct {
 	started time.Time
 	ready   chan struct{}
 	stop    atomic.Bool
-	freeN   atomic.Int64
-	passes  atomic.Uint64
+	running atomic.Bool
+
+	snapMu   sync.Mutex // one Snapshot at a time
+	snapWant atomic.Bool
+	snapDone chan snapshot
+}
+
+type snapshot struct {
+	ports  []PortStats
+	frames FrameStats
 }
 
 // NewEngine builds an engine over mem and ports. All frames start free.
-func NewEngine(mem Memory, ports []PortSpec, h Handler, w Waiter) (*Engine, error) {
+func NewEngine(mem Memory, ports []PortSpec, h Handler, w Waiter, opts Options) (*Engine, error) {
 	if mem.FrameSize <= 0 || mem.FrameSize&(mem.FrameSize-1) != 0 {
 		return nil, fmt.Errorf("dataplane: frame size %d is not a power of two", mem.FrameSize)
 	}
 	if len(mem.Bytes) < mem.FrameSize*mem.NumFrames {
 		return nil, fmt.Errorf("dataplane: memory of %d bytes holds fewer than %d frames", len(mem.Bytes), mem.NumFrames)
 	}
-	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, wait: w, ready: make(chan struct{})}
+	if opts.BufferBytes <= 0 {
+		return nil, fmt.Errorf("dataplane: buffer of %d bytes", opts.BufferBytes)
+	}
+	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, wait: w, opts: opts,
+		ready: make(chan struct{}), snapDone: make(chan snapshot, 1)}
 	e.maxQueued = mem.NumFrames - len(ports)*2*mem.RingSize
 	if e.maxQueued < 64 {
 		return nil, fmt.Errorf("dataplane: %d frames leave %d for queues after %d ports' rings of %d", mem.NumFrames, e.maxQueued, len(ports), mem.RingSize)
 	}
 	qcap := 1
-	for qcap < e.maxQueued {
+	for qcap < e.maxQueued && qcap < maxQueueCapacity {
 		qcap <<= 1
 	}
-	for _, s := range ports {
-		p := &port{spec: s, io: s.IO, shaper: queues.NewShaper(s.RateBps, shaperBurst, shaperCatchup), limit: s.BufferBytes}
-		var err error
-		if p.egress, err = queues.NewFIFO(qcap); err != nil {
-			return nil, err
+	for i, s := range ports {
+		qc := s.Queues
+		if qc.Queues == 0 {
+			qc = queues.EgressConfig{Queues: 1, HQ: -1}
 		}
+		if qc.Capacity == 0 {
+			qc.Capacity = qcap
+		}
+		eg, err := queues.NewEgress(qc)
+		if err != nil {
+			return nil, fmt.Errorf("dataplane: port %d (%s): %w", i, s.Name, err)
+		}
+		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, shaperCatchup)}
 		if s.Delay > 0 {
 			if p.wire, err = queues.NewDelayLine(qcap, s.Delay); err != nil {
 				return nil, err
@@ -181,6 +232,13 @@ func (e *Engine) Chunk(addr uint64) ([]byte, int) {
 	return e.mem.Bytes[base : base+uint64(e.mem.FrameSize)], int(addr - base)
 }
 
+// Egress returns port i's egress, for flow-control logic running on the
+// engine goroutine (handlers and hooks).
+func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
+
+// Now is the engine's clock (ns since Run began).
+func (e *Engine) Now() int64 { return int64(time.Since(e.started)) }
+
 // SetTapped switches port i's transmissions to its Tap (when it has one)
 // so packet captures see them, or back to its TX ring. Safe from any
 // goroutine.
@@ -203,6 +261,9 @@ func (e *Engine) Stop() {
 	e.wait.Wake()
 }
 
+// SetCoalesce sets the receive moderation window (0: off). Call before Run.
+func (e *Engine) SetCoalesce(d time.Duration) { e.coalesce = int64(d) }
+
 // Run drives the datapath until ctx is done or Stop is called. It locks
 // its goroutine to one OS thread.
 func (e *Engine) Run(ctx context.Context) error {
@@ -213,13 +274,16 @@ func (e *Engine) Run(ctx context.Context) error {
 	}
 	stopCtx := context.AfterFunc(ctx, e.Stop)
 	defer stopCtx()
+	e.running.Store(true)
+	defer e.running.Store(false)
 	e.begin()
 	for !e.stop.Load() {
 		moved := e.pass()
+		e.answerSnapshot()
 		if moved > 0 {
 			continue
 		}
-		now := e.now()
+		now := e.Now()
 		timeout := e.timeout(now)
 		if hold := e.lastWake + e.coalesce - now; hold > 0 && (timeout < 0 || timeout > time.Duration(hold)) {
 			e.wait.Sleep(time.Duration(hold))
@@ -228,7 +292,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		if err := e.wait.Wait(timeout); err != nil {
 			return fmt.Errorf("dataplane: wait: %w", err)
 		}
-		e.lastWake = e.now()
+		e.lastWake = e.Now()
 	}
 	return nil
 }
@@ -253,55 +317,77 @@ func (e *Engine) pass() int {
 		e.reclaim(p)
 		e.refill(p)
 	}
-	now := e.now()
+	now := e.Now()
 	for _, p := range e.ports {
 		moved += e.transmit(p, now)
 	}
-	e.publish()
 	return moved
 }
 
-// SetCoalesce sets the receive moderation window (0: off). Call before Run.
-func (e *Engine) SetCoalesce(d time.Duration) { e.coalesce = int64(d) }
-
-func (e *Engine) now() int64 { return int64(time.Since(e.started)) }
-
 func (e *Engine) receive(in int, p *port) int {
 	n := p.io.Receive(e.rx[:])
+	v := &e.v
 	for j := 0; j < n; j++ {
 		d := &e.rx[j]
-		p.rxp++
-		p.rxb += uint64(d.Len)
-		out, why := e.h.Handle(in, d)
-		if out < 0 {
-			p.drops[why]++
+		p.rxPackets++
+		p.rxBytes += uint64(d.Len)
+		*v = Verdict{}
+		e.h.Handle(in, d, v)
+		if v.Port < 0 {
+			p.drops[v.Drop]++
 			e.release(d.Addr)
 			continue
 		}
-		e.admit(e.ports[out], d)
+		e.Send(v.Port, v.Queue, d, v.L3)
 	}
 	return n
 }
 
-// admit queues d at egress q or drops it with the reason.
-func (e *Engine) admit(q *port, d *xdp.Desc) {
+// Send admits the frame d (in this engine's memory) to queue q of port
+// out, or drops and counts it; l3 is the offset of its IPv4 header for
+// ECN marking (0: none). Handlers and flow-control hooks use it to emit
+// frames they build on the engine goroutine.
+func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int) {
+	p := e.ports[out]
+	eg := p.egress
 	switch {
 	case e.queued >= e.maxQueued:
-		q.drops[DropNoFrames]++
-	case q.egress.Bytes()+int(d.Len) > q.limit || q.egress.Full():
-		q.drops[DropBufferFull]++
+		eg.CountDrop(q, int(DropNoFrames))
+	case e.buffered+int(d.Len) > e.opts.BufferBytes,
+		p.spec.CapBytes > 0 && eg.Bytes()+int(d.Len) > p.spec.CapBytes:
+		eg.CountDrop(q, int(DropBufferFull))
 	default:
-		if q.egress.Len() == 0 {
-			q.shaper.Restart(e.now())
+		now := e.Now()
+		if eg.Len() == 0 {
+			p.shaper.Restart(now)
 		}
-		q.egress.Push(queues.Packet{Addr: d.Addr, Len: d.Len})
+		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len}, now)
+		if !ok {
+			eg.CountDrop(q, int(DropBufferFull))
+			break
+		}
+		if mark && l3 > 0 && header.IPv4(e.mem.Bytes[d.Addr+uint64(l3):d.Addr+uint64(d.Len)]).SetCE() {
+			eg.CountMark(q)
+		}
 		e.queued++
-		if b := q.egress.Bytes(); b > q.maxQ {
-			q.maxQ = b
+		e.buffered += int(d.Len)
+		if b := eg.Bytes(); b > p.maxBytes {
+			p.maxBytes = b
 		}
 		return
 	}
 	e.release(d.Addr)
+}
+
+// Alloc takes a free frame for a handler or hook to build a frame in; ok
+// is false when none may be spared.
+func (e *Engine) Alloc() (addr uint64, ok bool) {
+	if e.queued >= e.maxQueued || len(e.free) == 0 {
+		return 0, false
+	}
+	addr = e.free[len(e.free)-1]
+	e.free = e.free[:len(e.free)-1]
+	return addr, true
 }
 
 func (e *Engine) release(addr uint64) { e.free = append(e.free, addr&e.frameMask) }
@@ -348,8 +434,8 @@ func (e *Engine) transmit(p *port, now int64) int {
 				break
 			}
 			e.tx[n] = xdp.Desc{Addr: pk.Addr, Len: pk.Len}
-			p.txp++
-			p.txb += uint64(pk.Len)
+			p.txPackets++
+			p.txBytes += uint64(pk.Len)
 			n++
 		}
 		if n > 0 {
@@ -360,9 +446,9 @@ func (e *Engine) transmit(p *port, now int64) int {
 		}
 		if n > 0 || p.stalled {
 			if err := p.io.Kick(); err != nil {
-				p.c.kickErrors.Add(1)
+				p.kickErrors++
 			}
-			p.c.kicks.Add(1)
+			p.kicks++
 			e.reclaim(p)
 			p.stalled = p.io.TxFree() < e.mem.RingSize
 		}
@@ -385,40 +471,45 @@ func (e *Engine) transmitTapped(p *port, now int64) int {
 		if err := p.spec.Tap.WriteFrame(e.mem.Bytes[pk.Addr : pk.Addr+uint64(pk.Len)]); err != nil {
 			p.drops[DropTxError]++
 		} else {
-			p.txp++
-			p.txb += uint64(pk.Len)
+			p.txPackets++
+			p.txBytes += uint64(pk.Len)
 		}
 		e.release(pk.Addr)
 	}
 	return n
 }
 
-// next returns the frame p may put on the TX ring now, if any.
-func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
-	if p.wire != nil {
-		for !p.wire.Full() && p.shaper.Ready(now) {
-			pk, ok := p.egress.Pop()
-			if !ok {
-				break
-			}
-			p.shaper.Send(now, int(pk.Len))
-			p.wire.Put(now, pk)
-		}
-		return p.wire.Take(now)
-	}
+// dequeue takes the next frame from p's egress if the shaper lets it go.
+func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	if !p.shaper.Ready(now) {
 		return queues.Packet{}, false
 	}
-	pk, ok := p.egress.Pop()
+	pk, _, ok := p.egress.Dequeue(now)
 	if ok {
 		p.shaper.Send(now, int(pk.Len))
+		e.buffered -= int(pk.Len)
 	}
 	return pk, ok
 }
 
-// timeout is how long the loop may sleep: until the earliest shaper or
-// delay deadline of a port with frames waiting, a short retry for a port
-// the kernel refused, or forever.
+// next returns the frame p may put on the TX ring now, if any.
+func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
+	if p.wire != nil {
+		for !p.wire.Full() {
+			pk, ok := e.dequeue(p, now)
+			if !ok {
+				break
+			}
+			p.wire.Put(now, pk)
+		}
+		return p.wire.Take(now)
+	}
+	return e.dequeue(p, now)
+}
+
+// timeout is how long the loop may sleep: until the earliest shaper,
+// delay or pause-expiry deadline of a port with frames waiting, a short
+// retry for a port the kernel refused, or forever.
 func (e *Engine) timeout(now int64) time.Duration {
 	next := int64(-1)
 	consider := func(t int64) {
@@ -431,7 +522,11 @@ func (e *Engine) timeout(now int64) time.Duration {
 			consider(now + int64(retryWait))
 		}
 		if p.egress.Len() > 0 && (p.wire == nil || !p.wire.Full()) {
-			consider(p.shaper.WakeAt())
+			if p.egress.Eligible(now) {
+				consider(p.shaper.WakeAt())
+			} else if t, ok := p.egress.NextExpiry(); ok {
+				consider(t)
+			}
 		}
 		if p.wire != nil {
 			if due, ok := p.wire.NextDue(); ok {
@@ -448,65 +543,73 @@ func (e *Engine) timeout(now int64) time.Duration {
 	return time.Duration(next - now)
 }
 
-func (e *Engine) publish() {
-	for _, p := range e.ports {
-		c := &p.c
-		if p.rxp != 0 {
-			c.rxPackets.Add(p.rxp)
-			c.rxBytes.Add(p.rxb)
-			p.rxp, p.rxb = 0, 0
-		}
-		if p.txp != 0 {
-			c.txPackets.Add(p.txp)
-			c.txBytes.Add(p.txb)
-			p.txp, p.txb = 0, 0
-		}
-		for r, v := range p.drops {
-			if v != 0 {
-				c.drops[r].Add(v)
-				p.drops[r] = 0
-			}
-		}
-		c.queueBytes.Store(uint64(p.egress.Bytes()))
-		c.queuePackets.Store(uint64(p.egress.Len()))
-		if uint64(p.maxQ) > c.maxQueueBytes.Load() {
-			c.maxQueueBytes.Store(uint64(p.maxQ))
-		}
+// Snapshot returns a copy of every port's counters and of the frame pool.
+// While the engine runs it is taken by the engine goroutine between passes;
+// otherwise directly. It returns nil ports if a running engine does not
+// answer within two seconds.
+func (e *Engine) Snapshot() ([]PortStats, FrameStats) {
+	e.snapMu.Lock()
+	defer e.snapMu.Unlock()
+	if !e.running.Load() {
+		s := e.snapshot()
+		return s.ports, s.frames
 	}
-	e.freeN.Store(int64(len(e.free)))
-	e.passes.Add(1)
+	e.snapWant.Store(true)
+	e.wait.Wake()
+	select {
+	case s := <-e.snapDone:
+		return s.ports, s.frames
+	case <-time.After(2 * time.Second):
+		return nil, FrameStats{}
+	}
 }
 
-// PortStats returns the engine's view of every port (the daemon adds the
-// kernel's XSK and XDP counters).
-func (e *Engine) PortStats() []PortStats {
+func (e *Engine) answerSnapshot() {
+	if e.snapWant.Load() {
+		e.snapWant.Store(false)
+		e.snapDone <- e.snapshot()
+	}
+}
+
+func (e *Engine) snapshot() snapshot {
 	out := make([]PortStats, len(e.ports))
 	for i, p := range e.ports {
-		c := &p.c
+		eg := p.egress
 		ps := PortStats{
 			Name:          p.spec.Name,
 			RateBps:       p.spec.RateBps,
-			RxPackets:     c.rxPackets.Load(),
-			RxBytes:       c.rxBytes.Load(),
-			TxPackets:     c.txPackets.Load(),
-			TxBytes:       c.txBytes.Load(),
-			QueueBytes:    c.queueBytes.Load(),
-			QueuePackets:  c.queuePackets.Load(),
-			MaxQueueBytes: c.maxQueueBytes.Load(),
+			RxPackets:     p.rxPackets,
+			RxBytes:       p.rxBytes,
+			TxPackets:     p.txPackets,
+			TxBytes:       p.txBytes,
+			QueueBytes:    uint64(eg.Bytes()),
+			QueuePackets:  uint64(eg.Len()),
+			MaxQueueBytes: uint64(p.maxBytes),
 			Captured:      p.tapped.Load(),
-			Drops:         make(map[string]uint64, numDropReasons-1),
+			Drops:         dropMap(p.drops[:]),
 		}
-		for r := DropReason(1); r < numDropReasons; r++ {
-			ps.Drops[r.String()] = c.drops[r].Load()
+		for q := 0; q < eg.Queues(); q++ {
+			s := eg.Stats(q)
+			qd := s.Drops[:numDropReasons]
+			ps.Queues = append(ps.Queues, QueueStats{Index: q, Name: eg.Name(q),
+				EnqPackets: s.EnqPackets, EnqBytes: s.EnqBytes, DeqPackets: s.DeqPackets, DeqBytes: s.DeqBytes,
+				Packets: s.Packets, Bytes: s.Bytes, MaxBytes: s.MaxBytes,
+				Paused: s.Paused, PausedNs: s.PausedNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd)})
+			for r, v := range qd {
+				ps.Drops[DropReason(r).String()] += v
+			}
 		}
 		out[i] = ps
 	}
-	return out
+	return snapshot{ports: out, frames: FrameStats{Total: e.mem.NumFrames, Free: len(e.free), Size: e.mem.FrameSize}}
 }
 
-// FrameStats describes the frame pool.
-func (e *Engine) FrameStats() FrameStats {
-	return FrameStats{Total: e.mem.NumFrames, Free: int(e.freeN.Load()), Size: e.mem.FrameSize}
+func dropMap(counts []uint64) map[string]uint64 {
+	m := make(map[string]uint64, numDropReasons-1)
+	for r := DropReason(1); r < numDropReasons; r++ {
+		m[r.String()] = counts[r]
+	}
+	return m
 }
 
 // Uptime is the time since Run started.

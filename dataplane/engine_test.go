@@ -10,11 +10,12 @@ import (
 // receives as unsupported.
 type forward struct{}
 
-func (forward) Handle(in int, d *xdp.Desc) (int, DropReason) {
+func (forward) Handle(in int, d *xdp.Desc, v *Verdict) {
 	if in == 0 {
-		return 1, DropNone
+		v.Port = 1
+		return
 	}
-	return -1, DropUnsupported
+	v.Port, v.Drop = -1, DropUnsupported
 }
 
 const (
@@ -40,7 +41,7 @@ func newRig(t testing.TB, rate uint64, buffer int) *rig {
 		r.farMem[i] = make([]byte, 2*tRing*tFrame)
 		near, far := NewPipe(mem, r.farMem[i], tRing)
 		r.far[i] = far
-		specs = append(specs, PortSpec{Name: "p", IO: near, RateBps: rate, BufferBytes: buffer})
+		specs = append(specs, PortSpec{Name: "p", IO: near, RateBps: rate})
 	}
 	for a := 0; a < tRing; a++ {
 		r.free = append(r.free, uint64(a*tFrame))
@@ -51,7 +52,7 @@ func newRig(t testing.TB, rate uint64, buffer int) *rig {
 		fill[a] = uint64((tRing + a) * tFrame)
 	}
 	r.far[1].Fill(fill[:])
-	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, NewChanWaiter())
+	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, NewChanWaiter(), Options{BufferBytes: buffer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,11 +95,11 @@ func TestEngineForwardsAndCounts(t *testing.T) {
 			t.Fatalf("frame %d: %d delivered", i, got)
 		}
 	}
-	ps := r.e.PortStats()
+	ps, fs := r.e.Snapshot()
 	if ps[0].RxPackets != 1000 || ps[1].TxPackets != 1000 || ps[1].TxBytes != ps[0].RxBytes {
 		t.Fatalf("counters %+v", ps)
 	}
-	if fs := r.e.FrameStats(); fs.Free != fs.Total-2*tRing {
+	if fs.Free != fs.Total-2*tRing {
 		t.Fatalf("frames leaked: %+v", fs)
 	}
 }
@@ -112,7 +113,7 @@ func TestEngineAdmission(t *testing.T) {
 		r.e.pass()
 	}
 	r.recv()
-	ps := r.e.PortStats()
+	ps, _ := r.e.Snapshot()
 	sent := ps[1].TxPackets
 	queued := ps[1].QueuePackets
 	dropped := ps[1].Drops["buffer_full"]

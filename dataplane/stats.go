@@ -1,7 +1,5 @@
 package dataplane
 
-import "sync/atomic"
-
 // DropReason says why a frame was dropped. Every drop in the engine is
 // counted under exactly one reason.
 type DropReason uint8
@@ -34,18 +32,6 @@ func (r DropReason) String() string {
 		return dropNames[r]
 	}
 	return "unknown"
-}
-
-// portCounters are written by the engine goroutine only, once per batch,
-// and read atomically by the control server.
-type portCounters struct {
-	rxPackets, rxBytes atomic.Uint64
-	txPackets, txBytes atomic.Uint64
-	drops              [numDropReasons]atomic.Uint64
-	maxQueueBytes      atomic.Uint64
-	queueBytes         atomic.Uint64
-	queuePackets       atomic.Uint64
-	kicks, kickErrors  atomic.Uint64
 }
 
 // Stats is the JSON a daemon serves on GET /stats.
@@ -82,8 +68,26 @@ type PortStats struct {
 	// through the kernel's packet path (slower) where the capture sees it.
 	Captured bool              `json:"captured"`
 	Drops    map[string]uint64 `json:"drops"`
+	Queues   []QueueStats      `json:"queues,omitempty"`
 	XSK      map[string]uint64 `json:"xsk,omitempty"`
 	XDP      map[string]uint64 `json:"xdp,omitempty"`
+}
+
+// QueueStats are one egress queue's counters.
+type QueueStats struct {
+	Index      int               `json:"index"`
+	Name       string            `json:"name"`
+	EnqPackets uint64            `json:"enq_packets"`
+	EnqBytes   uint64            `json:"enq_bytes"`
+	DeqPackets uint64            `json:"deq_packets"`
+	DeqBytes   uint64            `json:"deq_bytes"`
+	Packets    int               `json:"packets"`
+	Bytes      int               `json:"bytes"`
+	MaxBytes   int               `json:"max_bytes"`
+	Paused     bool              `json:"paused"`
+	PausedNs   int64             `json:"paused_ns"`
+	ECNMarks   uint64            `json:"ecn_marks"`
+	Drops      map[string]uint64 `json:"drops"`
 }
 
 // TotalDrops sums every drop counter of the port, the kernel's included

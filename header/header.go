@@ -85,3 +85,32 @@ func (a ARP) MakeReply(mac []byte) {
 	copy(a[14:18], tip[:])
 	binary.BigEndian.PutUint16(a[6:8], ARPReply)
 }
+
+// ECN codepoints (RFC 3168).
+const (
+	ECNNotECT = 0
+	ECNCE     = 3
+)
+
+// SetCE marks the datagram Congestion Experienced and updates the header
+// checksum incrementally (RFC 1624). It reports false, changing nothing,
+// when the datagram is not ECN-capable.
+func (ip IPv4) SetCE() bool {
+	old := ip[1]
+	if old&3 == ECNNotECT {
+		return false
+	}
+	if old&3 == ECNCE {
+		return true
+	}
+	ip[1] = old | ECNCE
+	// HC' = ~(~HC + ~m + m'), on the 16-bit word holding TOS (bytes 0-1).
+	m := uint32(ip[0])<<8 | uint32(old)
+	m2 := uint32(ip[0])<<8 | uint32(ip[1])
+	sum := uint32(^binary.BigEndian.Uint16(ip[10:12])) + (^m & 0xffff) + m2
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
+	return true
+}

@@ -139,3 +139,33 @@ func BenchmarkParse(b *testing.B) {
 		Parse(fr, &f)
 	}
 }
+
+func TestSetCE(t *testing.T) {
+	for _, ecn := range []uint8{0, 1, 2, 3} {
+		b := udpFrame(t, false)
+		ip := IPv4(b[EthLen:])
+		ip[1] = ip[1]&^3 | ecn
+		// Recompute a valid checksum for the starting point.
+		p := gopacket.NewPacket(b, layers.LayerTypeEthernet, gopacket.Default)
+		l := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		buf := gopacket.NewSerializeBuffer()
+		_ = l.SerializeTo(buf, gopacket.SerializeOptions{ComputeChecksums: true})
+		copy(ip, buf.Bytes()[:20])
+		marked := ip.SetCE()
+		if marked != (ecn != 0) {
+			t.Fatalf("ecn %d: SetCE = %v", ecn, marked)
+		}
+		want := ecn
+		if ecn != 0 {
+			want = 3
+		}
+		p = gopacket.NewPacket(b, layers.LayerTypeEthernet, gopacket.Default)
+		l = p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
+		cs := l.Checksum
+		buf = gopacket.NewSerializeBuffer()
+		_ = l.SerializeTo(buf, gopacket.SerializeOptions{ComputeChecksums: true})
+		if got := IPv4(buf.Bytes()).Checksum(); got != cs || ip.ECN() != want {
+			t.Fatalf("ecn %d: checksum %#x, recomputed %#x, ecn now %d", ecn, cs, got, ip.ECN())
+		}
+	}
+}

@@ -11,17 +11,26 @@ import (
 
 // NewDaemon returns server n of t as a runnable daemon: fabric ports
 // eth0..eth<k> shaped to the link rate, and the application port bc0nic,
-// unshaped (it stands for the server's PCIe bus, not a link).
+// unshaped (it stands for the server's PCIe bus, not a link). Fabric ports
+// have the queues of cfg.Queueing.
 func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.Logger) (*dataplane.Daemon, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
 	}
-	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: NewHost(t, n.Index, policy)}
-	for l := 0; l < t.Levels(); l++ {
-		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(), BufferBytes: cfg.BufferBytes})
+	qc, err := dataplane.ServerEgress(t, cfg.Queueing)
+	if err != nil {
+		return nil, err
 	}
-	d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.AppPeerIf, BufferBytes: cfg.BufferBytes})
+	qc.ECN = cfg.ECN()
+	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: NewHost(t, n.Index, policy, cfg.Queueing)}
+	for l := 0; l < t.Levels(); l++ {
+		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
+			CapBytes: cfg.PortCapBytes, Queues: qc})
+	}
+	// The application port is the server's own bus to its kernel: one
+	// queue, unshaped.
+	d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
 	d.Setup = func() error {
 		// The kernel would leave TCP/UDP checksums to an offload that
 		// AF_XDP never performs.

@@ -12,21 +12,26 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
-
-// DataPCP is the 802.1Q priority of data (DESIGN §6: lossless data 3).
-const DataPCP = 3
 
 // Host is the forwarding logic of server h<i>. Ports 0..k are the fabric
 // ports eth0..ethk; port k+1 is the application port. It implements
 // dataplane.Handler.
+//
+// Queues (DESIGN §4): own traffic joins the a queue (more than one hop) or
+// b queue (one hop) of the next switch's egress port; traffic relayed for
+// other servers joins the RQ; control frames (802.1Q priority 6 — hostd
+// gives it to ICMP from the kernel) the strict HQ. In priority mode (PFC)
+// the queue is the frame's priority.
 type Host struct {
-	t      bcube.Topology
-	self   int
-	app    int
-	policy bcube.Policy
-	e      *dataplane.Engine
+	t        bcube.Topology
+	self     int
+	app      int
+	policy   bcube.Policy
+	priority bool
+	e        *dataplane.Engine
 
 	own    []net.HardwareAddr // MAC of eth<l>
 	sw     []net.HardwareAddr // MAC of the switch port eth<l> is cabled to
@@ -36,9 +41,10 @@ type Host struct {
 	tuple  bcube.FiveTuple
 }
 
-// NewHost returns the logic of server self of t routing by policy.
-func NewHost(t bcube.Topology, self int, policy bcube.Policy) *Host {
-	h := &Host{t: t, self: self, app: t.Levels(), policy: policy,
+// NewHost returns the logic of server self of t routing by policy, with
+// queueing a dataplane queueing mode.
+func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *Host {
+	h := &Host{t: t, self: self, app: t.Levels(), policy: policy, priority: queueing == dataplane.QueueingPriority,
 		appMAC: bcube.AppMAC(self), nicMAC: bcube.AppNICMAC(self)}
 	for l := 0; l < t.Levels(); l++ {
 		w, p := t.SwitchOf(self, l)
@@ -55,80 +61,114 @@ func (h *Host) Bind(e *dataplane.Engine) { h.e = e }
 func (h *Host) AppPort() int { return h.app }
 
 // Handle implements dataplane.Handler.
-func (h *Host) Handle(in int, d *xdp.Desc) (int, dataplane.DropReason) {
+func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
 	kind := header.Parse(b, &h.f)
 	if kind == header.KindMalformed {
-		return -1, dataplane.DropMalformed
+		v.Port, v.Drop = -1, dataplane.DropMalformed
+		return
 	}
 	if in == h.app {
-		return h.fromApp(d, b, kind)
+		h.fromApp(d, b, kind, v)
+		return
 	}
 	if kind != header.KindIPv4 {
-		return -1, dataplane.DropUnsupported
+		v.Port, v.Drop = -1, dataplane.DropUnsupported
+		return
 	}
 	dst := h.t.ServerIndex(h.f.Dst)
 	switch {
 	case dst < 0:
-		return -1, dataplane.DropNoRoute
+		v.Port, v.Drop = -1, dataplane.DropNoRoute
+		return
 	case dst == h.self:
-		return h.deliver(d)
+		h.deliver(d, v)
+		return
 	}
 	// Relay: the next level is never the one the frame came in on, since
 	// that digit was just corrected.
 	l := h.route(dst)
 	if l == in {
-		return -1, dataplane.DropHairpin
+		v.Port, v.Drop = -1, dataplane.DropHairpin
+		return
 	}
 	h.setMACs(b, l)
-	return l, dataplane.DropNone
+	v.Port, v.L3 = l, h.f.L3
+	v.Queue = h.queue(l, dst, h.f.PCP, true)
 }
 
-func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind) (int, dataplane.DropReason) {
+func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Verdict) {
 	switch kind {
 	case header.KindARP:
 		a := header.ARP(b[h.f.L3:])
 		if a.Op() != header.ARPRequest {
-			return -1, dataplane.DropUnsupported
+			v.Port, v.Drop = -1, dataplane.DropUnsupported
+			return
 		}
 		target := h.t.ServerIndex(a.TargetIP())
 		if target < 0 || target == h.self {
-			return -1, dataplane.DropNoRoute
+			v.Port, v.Drop = -1, dataplane.DropNoRoute
+			return
 		}
 		// Proxy ARP: every fabric address is reached through this NIC.
 		a.MakeReply(h.nicMAC)
 		eth := header.Ethernet(b)
 		eth.SetDst(h.appMAC)
 		eth.SetSrc(h.nicMAC)
-		return h.app, dataplane.DropNone
+		v.Port = h.app
+		return
 	case header.KindIPv4:
 	default:
-		return -1, dataplane.DropUnsupported
+		v.Port, v.Drop = -1, dataplane.DropUnsupported
+		return
 	}
 	dst := h.t.ServerIndex(h.f.Dst)
 	if dst < 0 {
-		return -1, dataplane.DropNoRoute
+		v.Port, v.Drop = -1, dataplane.DropNoRoute
+		return
 	}
 	if dst == h.self {
-		return -1, dataplane.DropHairpin
+		v.Port, v.Drop = -1, dataplane.DropHairpin
+		return
 	}
-	if !h.f.Tagged {
+	pcp := uint8(signaling.PCPData)
+	if h.f.Proto == header.ProtoICMP {
+		pcp = signaling.PCPControl
+	}
+	l3 := h.f.L3
+	if h.f.Tagged {
+		header.SetPCP(b, pcp)
+	} else {
 		chunk, off := h.e.Chunk(d.Addr)
 		if off < header.VLANLen {
-			return -1, dataplane.DropMalformed
+			v.Port, v.Drop = -1, dataplane.DropMalformed
+			return
 		}
-		header.PushVLAN(chunk[off-header.VLANLen:off+int(d.Len)], DataPCP, 0)
+		header.PushVLAN(chunk[off-header.VLANLen:off+int(d.Len)], pcp, 0)
 		d.Addr -= header.VLANLen
 		d.Len += header.VLANLen
 		b = h.e.Frame(d)
+		l3 += header.VLANLen
 	}
 	l := h.route(dst)
 	h.setMACs(b, l)
-	return l, dataplane.DropNone
+	v.Port, v.L3 = l, l3
+	v.Queue = h.queue(l, dst, pcp, false)
+}
+
+// queue classifies a frame leaving by fabric port l.
+func (h *Host) queue(l, dst int, pcp uint8, relayed bool) int {
+	switch {
+	case h.priority:
+		return int(pcp)
+	case signaling.IsControl(pcp):
+		return h.t.ServerHQ()
+	}
+	return h.t.ServerQueue(h.self, l, dst, relayed)
 }
 
 // deliver hands a frame for this server to the kernel through bc0.
-func (h *Host) deliver(d *xdp.Desc) (int, dataplane.DropReason) {
+func (h *Host) deliver(d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
 	if h.f.Tagged {
 		header.PopVLAN(b)
@@ -139,17 +179,13 @@ func (h *Host) deliver(d *xdp.Desc) (int, dataplane.DropReason) {
 	eth := header.Ethernet(b)
 	eth.SetDst(h.appMAC)
 	eth.SetSrc(h.nicMAC)
-	return h.app, dataplane.DropNone
+	v.Port = h.app
 }
 
 // route returns the level the flow of h.f corrects next on its way to dst.
 func (h *Host) route(dst int) int {
 	h.tuple = bcube.FiveTuple{Src: h.f.Src, Dst: h.f.Dst, Proto: h.f.Proto, SPort: h.f.SPort, DPort: h.f.DPort}
-	var hash uint32
-	if h.policy.Fixed == nil {
-		hash = bcube.FlowHash(&h.tuple)
-	}
-	o := h.t.OrderFor(&h.policy, hash)
+	o := h.t.FlowOrder(&h.policy, &h.tuple)
 	return h.t.NextLevel(h.self, dst, &o)
 }
 

@@ -45,7 +45,8 @@ type Spec struct {
 	RateBps uint64 `json:"rate_bps"`
 	// Delay is the propagation delay of every link.
 	Delay time.Duration `json:"delay"`
-	// BufferBytes caps each egress port's queue (0: dataplane's default).
+	// BufferBytes is each node's shared buffer, shared by all its egress
+	// queues (0: dataplane's default).
 	BufferBytes int `json:"buffer_bytes"`
 	// XDPMode is native, generic or auto (empty: dataplane's default).
 	XDPMode string `json:"xdp_mode"`
@@ -268,9 +269,8 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Con
 		LevelOrder:  s.LevelOrder,
 		Control:     control,
 	}
-	if strings.HasPrefix(node, "s") {
-		c.LevelOrder = "" // a switch forwards by digit; the policy is the servers'
-	}
+	// Switches take the policy too: it tells them which of the next
+	// server's queues a frame will use (the A queue of PortFC).
 	c.SetDefaults()
 	return c
 }

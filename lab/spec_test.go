@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bcfab/bcfab/dataplane"
 )
 
 // asUser makes Validate see the given effective uid for one test.
@@ -94,7 +96,7 @@ func TestDefaults(t *testing.T) {
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
 	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != 160 || s.HealthTimeout != time.Minute ||
-		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != 1<<20 || s.BinDir != filepath.Dir(exe) {
+		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != dataplane.DefaultBufferBytes || s.BinDir != filepath.Dir(exe) {
 		t.Fatalf("defaults: %+v", s)
 	}
 	if p.RunDir != "/run/bcfab/bc" || p.Nodes[0].Config.Control != "/run/bcfab/bc/h0.sock" {

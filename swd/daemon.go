@@ -8,11 +8,21 @@ import (
 )
 
 // NewDaemon returns switch n of t as a runnable daemon: ports p0..p<n-1>,
-// each shaped to the configured link rate.
+// each with the queues of cfg.Queueing and shaped to the link rate.
 func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.Logger) (*dataplane.Daemon, error) {
-	d := &dataplane.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: NewSwitch(t, n.Level, n.Index)}
+	policy, err := t.ParsePolicy(cfg.LevelOrder)
+	if err != nil {
+		return nil, err
+	}
+	qc, err := dataplane.SwitchEgress(t, cfg.Queueing)
+	if err != nil {
+		return nil, err
+	}
+	qc.ECN = cfg.ECN()
+	d := &dataplane.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: NewSwitch(t, n.Level, n.Index, policy, cfg.Queueing)}
 	for p := 0; p < t.N(); p++ {
-		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.SwitchPort(p), RateBps: cfg.RateBps, Delay: cfg.Delay.D(), BufferBytes: cfg.BufferBytes})
+		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.SwitchPort(p), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
+			CapBytes: cfg.PortCapBytes, Queues: qc})
 	}
 	return d, nil
 }

@@ -1,6 +1,7 @@
 // Package swd is the switch daemon: a level-l BCube switch with n ports,
 // each an AF_XDP socket, that forwards every frame out of port
-// dst.digit[l] and shapes each egress to the link rate.
+// dst.digit[l], queues it as PortFC (or PFC) allocates, and shapes each
+// egress to the link rate.
 package swd
 
 import (
@@ -9,23 +10,29 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
 
-// Switch is the forwarding logic of switch s<level>.<index>. It implements
+// Switch is the forwarding logic of switch s<level>.<w>. It implements
 // dataplane.Handler.
 type Switch struct {
-	t     bcube.Topology
-	level int
-	e     *dataplane.Engine
-	own   []net.HardwareAddr // MAC of each port
-	peer  []net.HardwareAddr // MAC of the server port on the other end
-	f     header.Frame
+	t        bcube.Topology
+	level, w int
+	policy   bcube.Policy
+	priority bool // queue by 802.1Q priority (PFC) instead of PortFC's allocation
+	e        *dataplane.Engine
+	own      []net.HardwareAddr // MAC of each port
+	peer     []net.HardwareAddr // MAC of the server port on the other end
+	f        header.Frame
+	tuple    bcube.FiveTuple
 }
 
-// NewSwitch returns the logic of switch (level, w) of t.
-func NewSwitch(t bcube.Topology, level, w int) *Switch {
-	s := &Switch{t: t, level: level}
+// NewSwitch returns the logic of switch (level, w) of t; policy is the
+// servers' level order (it tells which queue of the next server a frame
+// will use) and queueing a dataplane queueing mode.
+func NewSwitch(t bcube.Topology, level, w int, policy bcube.Policy, queueing string) *Switch {
+	s := &Switch{t: t, level: level, w: w, policy: policy, priority: queueing == dataplane.QueueingPriority}
 	for p := 0; p < t.N(); p++ {
 		s.own = append(s.own, bcube.SwitchPortMAC(level, w, p))
 		s.peer = append(s.peer, bcube.HostPortMAC(t.ServerAt(level, w, p), level))
@@ -37,25 +44,43 @@ func NewSwitch(t bcube.Topology, level, w int) *Switch {
 func (s *Switch) Bind(e *dataplane.Engine) { s.e = e }
 
 // Handle implements dataplane.Handler.
-func (s *Switch) Handle(in int, d *xdp.Desc) (int, dataplane.DropReason) {
+func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := s.e.Frame(d)
 	switch header.Parse(b, &s.f) {
 	case header.KindIPv4:
 	case header.KindMalformed:
-		return -1, dataplane.DropMalformed
+		v.Port, v.Drop = -1, dataplane.DropMalformed
+		return
 	default:
-		return -1, dataplane.DropUnsupported
+		v.Port, v.Drop = -1, dataplane.DropUnsupported
+		return
 	}
 	dst := s.t.ServerIndex(s.f.Dst)
 	if dst < 0 {
-		return -1, dataplane.DropNoRoute
+		v.Port, v.Drop = -1, dataplane.DropNoRoute
+		return
 	}
 	out := s.t.Digit(dst, s.level)
 	if out == in {
-		return -1, dataplane.DropHairpin
+		v.Port, v.Drop = -1, dataplane.DropHairpin
+		return
 	}
 	eth := header.Ethernet(b)
 	eth.SetDst(s.peer[out])
 	eth.SetSrc(s.own[out])
-	return out, dataplane.DropNone
+	v.Port, v.L3 = out, s.f.L3
+	v.Queue = s.queue(out, dst)
+}
+
+// queue classifies the parsed frame at egress port out.
+func (s *Switch) queue(out, dst int) int {
+	switch {
+	case s.priority:
+		return int(s.f.PCP)
+	case signaling.IsControl(s.f.PCP):
+		return s.t.SwitchHQ()
+	}
+	s.tuple = bcube.FiveTuple{Src: s.f.Src, Dst: s.f.Dst, Proto: s.f.Proto, SPort: s.f.SPort, DPort: s.f.DPort}
+	o := s.t.FlowOrder(&s.policy, &s.tuple)
+	return s.t.SwitchQueue(s.level, s.w, out, dst, &o)
 }

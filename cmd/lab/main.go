@@ -22,6 +22,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bench"
+	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -186,7 +187,7 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	k := fs.Int("k", -1, "BCube `k`: levels above 0 (servers have k+1 ports)")
 	rate := fs.String("rate", defaultRate, "link `rate` in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
 	delay := fs.Duration("delay", 0, "propagation `delay` of every link")
-	buffer := fs.String("buffer", "1MiB", "egress buffer per port: 1MiB, 512KiB, 1500")
+	buffer := fs.String("buffer", "4MiB", "shared buffer of each node, for all its egress queues: 4MiB, 512KiB, 100000")
 	xdpMode := fs.String("xdp-mode", "native", "XDP attach `mode`: native, generic or auto")
 	levelOrder := fs.String("level-order", "hash", "servers' routing `policy`: hash, ascending, descending or a permutation like 1,0")
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
@@ -247,7 +248,7 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	fmt.Fprintf(w, "lab %s: %v up in %v\n", L, t, took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  namespaces  %d: %s .. %s (servers), %s .. %s (switches)\n", len(p.Nodes),
 		lab.Namespace(L, "h0"), lab.Namespace(L, bcube.HostName(last)), lab.Namespace(L, "s0.0"), lab.Namespace(L, lastSw))
-	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; rate %s, delay %v, buffer %s per port\n",
+	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; rate %s, delay %v, buffer %s per node\n",
 		len(p.Links), len(p.AppLinks), lab.FormatRate(s.RateBps), s.Delay, lab.FormatSize(s.BufferBytes))
 	fmt.Fprintf(w, "  daemons     %d hostd + %d swd, all healthy; xdp mode %s, level order %s\n",
 		t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
@@ -420,6 +421,7 @@ func cmdStats(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	tw.Flush()
+	printQueues(stdout, st)
 	if len(notes) > 0 {
 		fmt.Fprintln(stdout, "nonzero counters:")
 		for _, n := range notes {
@@ -427,6 +429,39 @@ func cmdStats(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// printQueues prints, per port with more than one queue, a line per queue:
+// traffic in and out, depth now and at most, time paused, ECN marks, drops.
+func printQueues(w io.Writer, st *dataplane.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		if len(p.Queues) < 2 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "PORT\tQUEUE\tIN PKTS\tIN BYTES\tOUT PKTS\tOUT BYTES\tDEPTH B\tMAX B\tPAUSED\tPAUSED FOR\tECN MARKS\tDROPS\t")
+			header = true
+		}
+		for _, q := range p.Queues {
+			var drops uint64
+			for _, v := range q.Drops {
+				drops += v
+			}
+			paused := "-"
+			if q.Paused {
+				paused = "yes"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t%d\t\n", p.Name, q.Name, q.EnqPackets, q.EnqBytes,
+				q.DeqPackets, q.DeqBytes, q.Bytes, q.MaxBytes, paused, time.Duration(q.PausedNs).Round(time.Microsecond), q.ECNMarks, drops)
+		}
+	}
+	if header {
+		fmt.Fprintln(w)
+		tw.Flush()
+	}
 }
 
 // nonZero lists a counter map's nonzero entries, sorted: " a=1 b=2".

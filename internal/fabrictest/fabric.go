@@ -55,9 +55,18 @@ func newNode(nports int) *node {
 func (n *node) frames() int { return len(n.mem) / frameSize }
 
 // New builds t with every fabric port shaped to rateBps (0: unshaped) and
-// starts it. policy is the hosts' level order.
-func New(t bcube.Topology, rateBps uint64, policy bcube.Policy) (*Fabric, error) {
+// starts it. policy is the level order, queueing the dataplane queueing
+// mode.
+func New(t bcube.Topology, rateBps uint64, policy bcube.Policy, queueing string) (*Fabric, error) {
 	f := &Fabric{T: t, errs: make(chan error, t.Servers()+t.Switches())}
+	switchQ, err := dataplane.SwitchEgress(t, queueing)
+	if err != nil {
+		return nil, err
+	}
+	serverQ, err := dataplane.ServerEgress(t, queueing)
+	if err != nil {
+		return nil, err
+	}
 	hosts := make([]*node, t.Servers())
 	sws := make([]*node, t.Switches())
 	for i := range hosts {
@@ -73,8 +82,8 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy) (*Fabric, error)
 			he, se := dataplane.NewPipe(hosts[i].mem, s.mem, ring)
 			he.SetWaiter(hosts[i].wait)
 			se.SetWaiter(s.wait)
-			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, BufferBytes: 256 << 10}
-			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rateBps, BufferBytes: 256 << 10}
+			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, Queues: serverQ}
+			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rateBps, Queues: switchQ}
 		}
 		app := &App{mem: make([]byte, 256*frameSize), w: dataplane.NewChanWaiter()}
 		for a := 0; a < 256; a++ {
@@ -86,13 +95,13 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy) (*Fabric, error)
 		app.End = ae
 		app.End.Fill(app.free[len(app.free)-ring:])
 		app.free = app.free[:len(app.free)-ring]
-		hosts[i].ports[t.Levels()] = dataplane.PortSpec{Name: bcube.AppPeerIf, IO: he, BufferBytes: 256 << 10}
+		hosts[i].ports[t.Levels()] = dataplane.PortSpec{Name: bcube.AppPeerIf, IO: he}
 		f.Apps = append(f.Apps, app)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.stop = cancel
 	start := func(n *node, h dataplane.BoundHandler) (*dataplane.Engine, error) {
-		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait)
+		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait, dataplane.Options{BufferBytes: 1 << 20})
 		if err != nil {
 			return nil, err
 		}
@@ -107,7 +116,7 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy) (*Fabric, error)
 		return e, nil
 	}
 	for i, n := range hosts {
-		e, err := start(n, hostd.NewHost(t, i, policy))
+		e, err := start(n, hostd.NewHost(t, i, policy, queueing))
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -116,7 +125,7 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy) (*Fabric, error)
 	}
 	for l := 0; l < t.Levels(); l++ {
 		for w := 0; w < t.SwitchesPerLevel(); w++ {
-			e, err := start(sws[l*t.SwitchesPerLevel()+w], swd.NewSwitch(t, l, w))
+			e, err := start(sws[l*t.SwitchesPerLevel()+w], swd.NewSwitch(t, l, w, policy, queueing))
 			if err != nil {
 				f.Close()
 				return nil, err

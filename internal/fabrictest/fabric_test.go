@@ -56,16 +56,17 @@ func drops(ps []dataplane.PortStats) uint64 {
 // dropped.
 func TestAllPairs(t *testing.T) {
 	for _, c := range []struct {
-		n, k   int
-		policy string
-	}{{2, 1, "hash"}, {4, 1, "hash"}, {4, 1, "1,0"}, {3, 2, "ascending"}} {
+		n, k     int
+		policy   string
+		queueing string
+	}{{2, 1, "hash", "portfc"}, {4, 1, "hash", "portfc"}, {4, 1, "1,0", "priority"}, {3, 2, "ascending", "portfc"}} {
 		tp := bcube.MustNew(c.n, c.k)
 		pol, err := tp.ParsePolicy(c.policy)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Run(tp.String()+"/"+c.policy, func(t *testing.T) {
-			f, err := New(tp, 0, pol)
+		t.Run(tp.String()+"/"+c.policy+"/"+c.queueing, func(t *testing.T) {
+			f, err := New(tp, 0, pol, c.queueing)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,8 +110,8 @@ func TestAllPairs(t *testing.T) {
 				}
 			}
 			for i, e := range append(f.Hosts, f.Sws...) {
-				if n := drops(e.PortStats()); n != 0 {
-					t.Errorf("node %d dropped %d frames: %+v", i, n, e.PortStats())
+				if ps, _ := e.Snapshot(); drops(ps) != 0 {
+					t.Errorf("node %d dropped frames: %+v", i, ps)
 				}
 			}
 		})
@@ -120,7 +121,7 @@ func TestAllPairs(t *testing.T) {
 // Frames the fabric cannot carry are dropped and counted with their reason.
 func TestDropReasons(t *testing.T) {
 	tp := bcube.MustNew(2, 1)
-	f, err := New(tp, 0, bcube.Policy{})
+	f, err := New(tp, 0, bcube.Policy{}, dataplane.QueueingPortFC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,8 @@ func TestDropReasons(t *testing.T) {
 	want := map[string]uint64{"no_route": 1, "malformed": 1, "unsupported": 1, "hairpin": 1}
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		got := f.Hosts[0].PortStats()[tp.Levels()].Drops
+		ps, _ := f.Hosts[0].Snapshot()
+		got := ps[tp.Levels()].Drops
 		ok := true
 		for r, n := range want {
 			ok = ok && got[r] == n
@@ -158,7 +160,7 @@ func TestDropReasons(t *testing.T) {
 func TestShapedThroughput(t *testing.T) {
 	tp := bcube.MustNew(2, 1)
 	const rate = 100e6
-	f, err := New(tp, rate, bcube.Policy{})
+	f, err := New(tp, rate, bcube.Policy{}, dataplane.QueueingPortFC)
 	if err != nil {
 		t.Fatal(err)
 	}
