@@ -3,6 +3,7 @@ package hostd
 import (
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
@@ -36,6 +37,15 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 		// AF_XDP never performs.
 		if err := xdp.SetTxChecksum(bcube.AppIf, false); err != nil {
 			return fmt.Errorf("turn off tx checksum offload on %s: %w", bcube.AppIf, err)
+		}
+		// What hostd delivers is taken up by the kernel in batches (GRO)
+		// on a NAPI thread of its own, not inside hostd's sendto: the
+		// host's network stack must not eat the NIC's time.
+		if err := xdp.SetGRO(bcube.AppIf, true); err != nil {
+			return fmt.Errorf("turn on gro on %s: %w", bcube.AppIf, err)
+		}
+		if err := os.WriteFile("/sys/class/net/"+bcube.AppIf+"/threaded", []byte("1"), 0); err != nil {
+			log.Warn("threaded NAPI on bc0 not available; the kernel's receive runs in hostd's context", "err", err)
 		}
 		return nil
 	}

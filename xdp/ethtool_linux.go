@@ -48,3 +48,28 @@ func ethtoolValue(ifname string, cmd uint32, v *uint32) error {
 	defer unix.Close(fd)
 	return ioctlEthtoolValue(fd, ifname, cmd, v)
 }
+
+// SetGRO turns generic receive offload of ifname on or off (ETHTOOL_SGRO).
+// On a veth it also switches receive to NAPI, so frames an AF_XDP socket
+// transmits into its peer are taken up by the kernel in batches (and, with
+// threaded NAPI, on a kernel thread of their own) instead of inside the
+// transmitting process's sendto.
+func SetGRO(ifname string, on bool) error {
+	var v uint32
+	if on {
+		v = 1
+	}
+	if err := ethtoolValue(ifname, unix.ETHTOOL_SGRO, &v); err != nil {
+		return fmt.Errorf("xdp: set gro of %s to %t: %w", ifname, on, err)
+	}
+	return nil
+}
+
+// GRO reports whether generic receive offload of ifname is on.
+func GRO(ifname string) (bool, error) {
+	var v uint32
+	if err := ethtoolValue(ifname, unix.ETHTOOL_GGRO, &v); err != nil {
+		return false, fmt.Errorf("xdp: get gro of %s: %w", ifname, err)
+	}
+	return v != 0, nil
+}

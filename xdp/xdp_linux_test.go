@@ -596,6 +596,22 @@ func TestSetTxChecksum(t *testing.T) {
 	}
 }
 
+func TestSetGRO(t *testing.T) {
+	quietNetns(t)
+	testns.Veth(t, "xa", "xb")
+	for _, on := range []bool{true, false, true} {
+		if err := xdp.SetGRO("xa", on); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := xdp.GRO("xa"); err != nil || got != on {
+			t.Fatalf("GRO %t (%v) after setting %t", got, err, on)
+		}
+	}
+	if err := xdp.SetGRO("nosuchdev", true); !errors.Is(err, unix.ENODEV) {
+		t.Fatalf("missing device: %v", err)
+	}
+}
+
 // roundTrip sends one test frame from tx to rx and recycles everything.
 type roundTrip struct {
 	u      *xdp.UMEM

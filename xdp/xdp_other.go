@@ -25,3 +25,9 @@ func SetTxChecksum(ifname string, on bool) error { return ErrNotSupported }
 
 // TxChecksum returns ErrNotSupported.
 func TxChecksum(ifname string) (bool, error) { return false, ErrNotSupported }
+
+// SetGRO is not supported off Linux.
+func SetGRO(ifname string, on bool) error { return ErrNotSupported }
+
+// GRO is not supported off Linux.
+func GRO(ifname string) (bool, error) { return false, ErrNotSupported }

@@ -487,6 +487,9 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "fairness" {
+		return cmdBenchFairness(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("lab bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and xdpfwd (default: the directory of lab)")
@@ -507,7 +510,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 || pos[0] != "datapath" || len(rest) > 0 {
-		return errors.New("bench: the only benchmark is datapath (lab bench datapath [flags])")
+		return errors.New("bench: want datapath or fairness (lab bench datapath|fairness [flags])")
 	}
 	o := bench.Options{BinDir: *binDir, Prefix: *prefix, Warmup: *warmup, Measure: *measure, XDPMode: *xdpMode,
 		Devices: strings.Split(*devices, ","), Log: (&common{verbose: *verbose}).logger(stderr)}
@@ -543,5 +546,47 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	for _, line := range bench.Ratios(res) {
 		fmt.Fprintln(stdout, line)
 	}
+	return nil
+}
+
+// cmdBenchFairness runs bench.Fairness: two flows into one egress in two
+// queues, and ping through the HQ meanwhile.
+func cmdBenchFairness(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("bench fairness", "[--rate R] [--duration D]", stderr)
+	rate := fs.String("rate", defaultRate, "link `rate`")
+	dur := fs.Duration("duration", 10*time.Second, "how long the two flows run")
+	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	spec := lab.Spec{Name: c.name, RunRoot: c.runRoot, BinDir: *binDir}
+	if c.name == lab.DefaultName {
+		spec.Name = "fair"
+	}
+	if spec.RateBps, err = lab.ParseRate(*rate); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := bench.Fairness(ctx, bench.FairnessOptions{Lab: spec, Duration: *dur, Log: c.logger(stderr)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, r)
+	}
+	fmt.Fprintf(stdout, "two TCP flows into s0.0 p0 (toward h0) at %s for %v, level order 0,1:\n", lab.FormatRate(r.RateBps), *dur)
+	fmt.Fprintf(stdout, "  h1 -> h0 (queue B)   %7.1f Mbit/s  %5.1f%%\n", r.FlowB/1e6, 100*r.ShareB)
+	fmt.Fprintf(stdout, "  h2 -> h4 (queue A0)  %7.1f Mbit/s  %5.1f%%\n", r.FlowA/1e6, 100*(1-r.ShareB))
+	fmt.Fprintf(stdout, "  deepest data queue   B %d B, A0 %d B (%.1f ms at the link rate)\n", r.MaxQueueB, r.MaxQueueA0, r.DataDelayMs)
+	fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %.3f ms, under load avg %.3f ms max %.3f ms (%d HQ frames)\n",
+		r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, r.HQPackets)
+	fmt.Fprintf(stdout, "drops in the fabric: %d\n", r.FabricDrops)
 	return nil
 }
