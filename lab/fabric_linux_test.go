@@ -130,7 +130,39 @@ func TestFabricPingsAllPairs(t *testing.T) {
 				}
 			}
 			checkNoDrops(t, s)
+			checkPingsInHQ(t, s, tp)
 		})
+	}
+}
+
+// checkPingsInHQ asserts that every fabric port queued the pings (ICMP,
+// priority 6) in its HQ and nothing in a data queue.
+func checkPingsInHQ(t *testing.T, s Spec, tp bcube.Topology) {
+	t.Helper()
+	rep, err := Status(s.RunRoot, s.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hq uint64
+	for _, n := range rep.Nodes {
+		st, err := Stats(s.RunRoot, s.Name, n.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range st.Ports {
+			for _, q := range p.Queues {
+				switch {
+				case q.Name == "HQ":
+					hq += q.EnqPackets
+				case q.EnqPackets != 0 && len(p.Queues) > 1:
+					t.Errorf("%s %s queue %s holds %d frames of ICMP traffic", n.Name, p.Name, q.Name, q.EnqPackets)
+				}
+			}
+		}
+	}
+	// Each echo and reply crosses at least two fabric egresses.
+	if pairs := uint64(tp.Servers() * (tp.Servers() - 1)); hq < 4*pairs {
+		t.Errorf("HQs carried %d frames for %d pings", hq, pairs)
 	}
 }
 

@@ -419,6 +419,11 @@ func cmdStats(args []string, stdout, stderr io.Writer) error {
 		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp."); d != "" {
 			notes = append(notes, fmt.Sprintf("%s:%s", p.Name, d))
 		}
+		for _, q := range p.Queues {
+			if d := nonZero(q.Drops, ""); d != "" {
+				notes = append(notes, fmt.Sprintf("%s queue %s drops:%s", p.Name, q.Name, d))
+			}
+		}
 	}
 	tw.Flush()
 	printQueues(stdout, st)
