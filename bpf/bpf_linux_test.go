@@ -113,6 +113,8 @@ func delta(a, b Counters) Counters {
 
 // TestProgramLossRate runs 20000 frames at 25% loss; the count of losses is
 // binomial with sd ~61, so [4500, 5500] fails by chance about once in 10^15.
+// A test run the kernel interrupts is retried from the start, so the
+// program may run a few more times than asked: the check is on what ran.
 func TestProgramLossRate(t *testing.T) {
 	p := loadT(t)
 	if err := p.SetConfig(Config{LossPPM: 250000}); err != nil {
@@ -126,7 +128,8 @@ func TestProgramLossRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.RX != n || c.Loss+c.Fallback != n || c.Loss < 4500 || c.Loss > 5500 {
+	frac := float64(c.Loss) / float64(c.RX)
+	if c.RX < n || c.Loss+c.Fallback != c.RX || frac < 0.225 || frac > 0.275 {
 		t.Fatalf("counters %+v after %d frames at 25%% loss", c, n)
 	}
 }
