@@ -1,0 +1,174 @@
+-- Wireshark/tshark dissector for bcfab's PortFC and BFC flow-control
+-- signals: EtherType 0x88B5, layout in docs/WIRE.md.
+--
+--   tshark -X lua_script:scripts/bcfab.lua -r capture.pcap
+--   wireshark -X lua_script:scripts/bcfab.lua capture.pcap
+--
+-- or copy it into ~/.local/lib/wireshark/plugins/. Display filters:
+-- bcfab, bcfab.scheme == 1, bcfab.portfc.class == 2, bcfab.flags.relayed,
+-- bcfab.bfc.upstreamq == 4, ...
+
+local ETHERTYPE = 0x88B5
+local HEADER_LEN = 24 -- after the Ethernet header
+
+local SCHEME_PORTFC, SCHEME_BFC = 1, 2
+local TYPE_PAUSE, TYPE_RESUME, TYPE_STATE = 1, 2, 3
+local FLAG_RELAYED = 0x01
+
+local schemes = { [SCHEME_PORTFC] = "PortFC", [SCHEME_BFC] = "BFC" }
+local types = { [TYPE_PAUSE] = "Pause", [TYPE_RESUME] = "Resume", [TYPE_STATE] = "State" }
+local classes = { [1] = "A", [2] = "B" }
+
+local p = Proto("bcfab", "bcfab flow-control signal")
+
+local f = p.fields
+f.version = ProtoField.uint8("bcfab.version", "Version", base.DEC)
+f.scheme = ProtoField.uint8("bcfab.scheme", "Scheme", base.DEC, schemes)
+f.type = ProtoField.uint8("bcfab.type", "Type", base.DEC, types)
+f.flags = ProtoField.uint8("bcfab.flags", "Flags", base.HEX)
+f.relayed = ProtoField.bool("bcfab.flags.relayed", "Relayed", 8, nil, FLAG_RELAYED)
+f.flags_unknown = ProtoField.uint8("bcfab.flags.unknown", "Unknown flags", base.HEX, nil, 0xFE)
+f.seq = ProtoField.uint32("bcfab.seq", "Sequence number", base.DEC)
+f.class = ProtoField.uint8("bcfab.portfc.class", "Class", base.DEC, classes)
+f.port = ProtoField.uint8("bcfab.portfc.port", "Port", base.DEC)
+f.origin_level = ProtoField.uint8("bcfab.portfc.origin_level", "Origin level", base.DEC)
+f.origin_index = ProtoField.uint32("bcfab.portfc.origin_index", "Origin index", base.DEC)
+f.origin = ProtoField.string("bcfab.portfc.origin", "Origin switch")
+f.upstreamq = ProtoField.uint16("bcfab.bfc.upstreamq", "Upstream queue", base.DEC)
+f.bitmap = ProtoField.uint64("bcfab.bfc.bitmap", "Paused bitmap", base.HEX)
+f.queues = ProtoField.uint16("bcfab.bfc.queues", "Queues", base.DEC)
+f.reserved = ProtoField.bytes("bcfab.reserved", "Reserved")
+f.padding = ProtoField.bytes("bcfab.padding", "Padding")
+
+local e_malformed = ProtoExpert.new("bcfab.malformed", "Malformed bcfab signal",
+	expert.group.MALFORMED, expert.severity.ERROR)
+p.experts = { e_malformed }
+
+-- hex without leading zeros, as the Go side prints it (%#x).
+local function hex64(r)
+	local hi, lo = r:range(0, 4):uint(), r:range(4, 4):uint()
+	if hi == 0 then
+		return string.format("0x%x", lo)
+	end
+	return string.format("0x%x%08x", hi, lo)
+end
+
+local function all_zero(r)
+	for i = 0, r:len() - 1 do
+		if r:range(i, 1):uint() ~= 0 then
+			return false
+		end
+	end
+	return true
+end
+
+-- reserved adds a reserved range and flags it when not zero.
+local function reserved(tree, r)
+	local item = tree:add(f.reserved, r)
+	if not all_zero(r) then
+		item:add_proto_expert_info(e_malformed, "reserved bytes are not zero")
+	end
+end
+
+function p.dissector(tvb, pinfo, tree)
+	pinfo.cols.protocol = "bcfab"
+	local t = tree:add(p, tvb:range(0, math.min(tvb:len(), HEADER_LEN)))
+	if tvb:len() < HEADER_LEN then
+		t:add_proto_expert_info(e_malformed, string.format("signal shorter than %d bytes", HEADER_LEN))
+		pinfo.cols.info = "malformed signal: truncated"
+		return tvb:len()
+	end
+
+	local version, scheme, typ, flags = tvb:range(0, 1):uint(), tvb:range(1, 1):uint(),
+		tvb:range(2, 1):uint(), tvb:range(3, 1):uint()
+	local seq = tvb:range(4, 4):uint()
+	local bad = nil
+
+	local vi = t:add(f.version, tvb:range(0, 1))
+	if version ~= 1 then
+		vi:add_proto_expert_info(e_malformed, "version is not 1")
+		bad = "version " .. version
+	end
+	local si = t:add(f.scheme, tvb:range(1, 1))
+	if not schemes[scheme] then
+		si:add_proto_expert_info(e_malformed, "unknown scheme")
+		bad = bad or ("scheme " .. scheme)
+	end
+	local ti = t:add(f.type, tvb:range(2, 1))
+	if not types[typ] then
+		ti:add_proto_expert_info(e_malformed, "unknown type")
+		bad = bad or ("type " .. typ)
+	end
+	local fi = t:add(f.flags, tvb:range(3, 1))
+	fi:add(f.relayed, tvb:range(3, 1))
+	if bit.band(flags, 0xFE) ~= 0 then
+		fi:add(f.flags_unknown, tvb:range(3, 1)):add_proto_expert_info(e_malformed, "unknown flag bits set")
+		bad = bad or string.format("flags 0x%02x", flags)
+	end
+	t:add(f.seq, tvb:range(4, 4))
+
+	local body = tvb:range(8, 16)
+	local desc = (schemes[scheme] or ("scheme(" .. scheme .. ")")) .. " " ..
+		string.lower(types[typ] or ("type(" .. typ .. ")"))
+	if scheme == SCHEME_PORTFC then
+		local class, port, level = body:range(0, 1):uint(), body:range(1, 1):uint(), body:range(2, 1):uint()
+		local index = body:range(4, 4):uint()
+		local ci = t:add(f.class, body:range(0, 1))
+		if not classes[class] then
+			ci:add_proto_expert_info(e_malformed, "class is not A (1) or B (2)")
+			bad = bad or ("class " .. class)
+		end
+		t:add(f.port, body:range(1, 1))
+		t:add(f.origin_level, body:range(2, 1))
+		reserved(t, body:range(3, 1))
+		t:add(f.origin_index, body:range(4, 4))
+		local origin = string.format("s%d.%d", level, index)
+		t:add(f.origin, body:range(2, 6), origin):set_generated()
+		reserved(t, body:range(8, 8))
+		if not all_zero(body:range(3, 1)) or not all_zero(body:range(8, 8)) then
+			bad = bad or "reserved bytes"
+		end
+		desc = desc .. string.format(" class=%s port=%d origin=%s",
+			classes[class] or ("class(" .. class .. ")"), port, origin)
+	elseif scheme == SCHEME_BFC and typ == TYPE_STATE then
+		local queues = body:range(8, 2):uint()
+		t:add(f.bitmap, body:range(0, 8))
+		local qi = t:add(f.queues, body:range(8, 2))
+		if queues > 64 then
+			qi:add_proto_expert_info(e_malformed, "a bitmap covers at most 64 queues")
+			bad = bad or ("queues " .. queues)
+		end
+		reserved(t, body:range(10, 6))
+		if not all_zero(body:range(10, 6)) then
+			bad = bad or "reserved bytes"
+		end
+		desc = desc .. string.format(" bitmap=%s queues=%d", hex64(body:range(0, 8)), queues)
+	elseif scheme == SCHEME_BFC then
+		t:add(f.upstreamq, body:range(0, 2))
+		reserved(t, body:range(2, 14))
+		if not all_zero(body:range(2, 14)) then
+			bad = bad or "reserved bytes"
+		end
+		desc = desc .. string.format(" upstreamQ=%d", body:range(0, 2):uint())
+	else
+		t:add(tvb:range(8, 16), "Body (unknown scheme)")
+	end
+
+	desc = desc .. string.format(" seq=%d", seq)
+	if bit.band(flags, FLAG_RELAYED) ~= 0 then
+		desc = desc .. " relayed"
+	end
+	if bad then
+		desc = "malformed (" .. bad .. "): " .. desc
+	end
+	pinfo.cols.info = desc
+	t:append_text(", " .. desc)
+	-- Up to 60 bytes it is Ethernet's minimum-length padding; the Go
+	-- decoder accepts frames up to 1514 bytes and ignores the rest too.
+	if tvb:len() > HEADER_LEN then
+		t:add(f.padding, tvb:range(HEADER_LEN))
+	end
+	return tvb:len()
+end
+
+DissectorTable.get("ethertype"):add(ETHERTYPE, p)
