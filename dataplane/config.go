@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
 )
 
 // Config is what lab writes for one daemon (swd or hostd) as JSON. Everything
@@ -40,6 +42,24 @@ type Config struct {
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
+
+	// FC is the flow-control scheme: none or portfc.
+	FC string `json:"fc"`
+	// OneHopRTT is the round trip between a NIC and its switch as measured
+	// on the lab; with RateBps it gives the one-hop BDP that thresholds are
+	// counted in.
+	OneHopRTT Duration `json:"one_hop_rtt"`
+	// PortFC thresholds in bytes (0: 6 and 4 one-hop BDPs for X_off and
+	// X_on, for both classes: A compares the sum of a switch port's A
+	// queues, B its B queue).
+	XoffA int `json:"xoff_a,omitempty"`
+	XonA  int `json:"xon_a,omitempty"`
+	XoffB int `json:"xoff_b,omitempty"`
+	XonB  int `json:"xon_b,omitempty"`
+	// FCRefresh is how often a signalled flow-control state is repeated;
+	// a receiver holds a pause for three refreshes unless it hears it
+	// again, so a lost Resume lapses within 3 x FCRefresh.
+	FCRefresh Duration `json:"fc_refresh"`
 
 	// RxCoalesce is the receive moderation window (like a NIC's rx-usecs):
 	// after a wake-up the daemon polls receive again no sooner than this.
@@ -77,6 +97,16 @@ const (
 	DefaultFrameSize     = 2048
 	DefaultXDPMode       = "native"
 	DefaultRxCoalesce    = Duration(20 * time.Microsecond)
+	// DefaultOneHopRTT is the NIC-switch round trip measured on the
+	// reference machine (half the idle 2-hop ping RTT, docs/BENCHMARKS.md).
+	DefaultOneHopRTT = Duration(250 * time.Microsecond)
+	DefaultFCRefresh = Duration(time.Millisecond)
+)
+
+// Flow-control schemes.
+const (
+	FCNone   = "none"
+	FCPortFC = "portfc"
 )
 
 // SetDefaults fills zero fields with the defaults above (RateBps excepted:
@@ -100,9 +130,37 @@ func (c *Config) SetDefaults() {
 	if c.Queueing == "" {
 		c.Queueing = QueueingPortFC
 	}
+	if c.FC == "" {
+		c.FC = FCNone
+	}
+	if c.OneHopRTT == 0 {
+		c.OneHopRTT = DefaultOneHopRTT
+	}
+	if c.FCRefresh == 0 {
+		c.FCRefresh = DefaultFCRefresh
+	}
+	bdp := c.BDP()
+	for _, f := range []struct {
+		v     *int
+		units int
+	}{{&c.XoffA, 6}, {&c.XonA, 4}, {&c.XoffB, 6}, {&c.XonB, 4}} {
+		if *f.v == 0 {
+			*f.v = f.units * bdp
+		}
+	}
 	if c.RxCoalesce == 0 {
 		c.RxCoalesce = DefaultRxCoalesce
 	}
+}
+
+// BDP is the one-hop bandwidth-delay product in bytes (at least one full
+// frame; an unshaped lab counts as 1 Gb/s).
+func (c *Config) BDP() int {
+	rate := c.RateBps
+	if rate == 0 {
+		rate = 1_000_000_000
+	}
+	return max(int(float64(rate)/8*c.OneHopRTT.D().Seconds()), 1518)
 }
 
 // Validate checks the config and resolves its topology and node.
@@ -149,6 +207,21 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	if _, err := SwitchEgress(t, c.Queueing); err != nil {
 		errs = append(errs, err)
 	}
+	switch c.FC {
+	case FCNone:
+	case FCPortFC:
+		if c.Queueing != QueueingPortFC {
+			errs = append(errs, fmt.Errorf("fc portfc needs queueing %s, not %s", QueueingPortFC, c.Queueing))
+		}
+		if c.XonA <= 0 || c.XonA >= c.XoffA || c.XonB <= 0 || c.XonB >= c.XoffB {
+			errs = append(errs, fmt.Errorf("portfc thresholds: want 0 < xon < xoff (A %d/%d, B %d/%d)", c.XonA, c.XoffA, c.XonB, c.XoffB))
+		}
+		if c.FCRefresh.D() < 10*time.Microsecond {
+			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("fc %q: want %s or %s", c.FC, FCNone, FCPortFC))
+	}
 	if c.ECNKmaxBytes != 0 && (c.ECNKminBytes < 0 || c.ECNKminBytes > c.ECNKmaxBytes || c.ECNPmax <= 0 || c.ECNPmax > 1) {
 		errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", c.ECNKminBytes, c.ECNKmaxBytes, c.ECNPmax))
 	}
@@ -194,4 +267,14 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// Thresholds returns cfg's PortFC thresholds.
+func (c *Config) Thresholds() signaling.Thresholds {
+	return signaling.Thresholds{XoffA: c.XoffA, XonA: c.XonA, XoffB: c.XoffB, XonB: c.XonB, Refresh: int64(c.FCRefresh)}
+}
+
+// ECN returns the marking configuration of cfg for an egress.
+func (c *Config) ECN() queues.ECNConfig {
+	return queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
 }

@@ -38,11 +38,6 @@ type DaemonPort struct {
 // TapPoll is how often a daemon looks for packet captures on its ports.
 const TapPoll = time.Second
 
-// ECN returns the marking configuration of cfg for an egress.
-func (c *Config) ECN() queues.ECNConfig {
-	return queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
-}
-
 // BoundHandler is a Handler that needs its engine to reach frame bytes.
 type BoundHandler interface {
 	Handler

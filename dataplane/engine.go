@@ -55,9 +55,24 @@ type Verdict struct {
 
 // Handler decides what happens to each received frame. It runs on the
 // engine goroutine. It may rewrite the frame in place and move its start or
-// change its length within the frame's chunk by updating d.
+// change its length within the frame's chunk by updating d. A negative
+// Port with Drop == DropNone means the handler consumed the frame (a
+// flow-control signal): it is released without being counted as a drop.
 type Handler interface {
 	Handle(in int, d *xdp.Desc, v *Verdict)
+}
+
+// Timer is periodic work of a node (flow-control refresh) run on the
+// engine goroutine between passes.
+type Timer interface {
+	// NextTick is the engine time (ns) Tick wants to run at, or -1.
+	NextTick() int64
+	Tick(now int64)
+}
+
+// PortCounters adds a port's extra counters (signals) to its stats.
+type PortCounters interface {
+	PortCounters(port int) map[string]uint64
 }
 
 // FrameWriter transmits one frame by copy (PacketTX: the capture path).
@@ -162,6 +177,11 @@ type Engine struct {
 	stop    atomic.Bool
 	running atomic.Bool
 
+	timer    Timer
+	counters PortCounters
+	emitted  uint64 // signal frames emitted
+	lost     uint64 // signal frames that found no free frame
+
 	snapMu   sync.Mutex // one Snapshot at a time
 	snapWant atomic.Bool
 	snapDone chan snapshot
@@ -261,6 +281,36 @@ func (e *Engine) Stop() {
 	e.wait.Wake()
 }
 
+// SetTimer installs t (nil: none). Call before Run.
+func (e *Engine) SetTimer(t Timer) { e.timer = t }
+
+// SetPortCounters installs a source of extra per-port counters. Call
+// before Run.
+func (e *Engine) SetPortCounters(c PortCounters) { e.counters = c }
+
+// Emit copies the frame b into a free frame and queues it in port's HQ
+// (its only queue if it has none); it reports false when no frame could be
+// spared. For flow-control signals built on the engine goroutine.
+func (e *Engine) Emit(port int, b []byte) bool {
+	addr, ok := e.Alloc()
+	if !ok || len(b) > e.mem.FrameSize {
+		if ok {
+			e.release(addr)
+		}
+		e.lost++
+		return false
+	}
+	copy(e.mem.Bytes[addr:], b)
+	q := e.ports[port].egress.HQ()
+	if q < 0 {
+		q = 0
+	}
+	d := xdp.Desc{Addr: addr, Len: uint32(len(b))}
+	e.Send(port, q, &d, 0)
+	e.emitted++
+	return true
+}
+
 // SetCoalesce sets the receive moderation window (0: off). Call before Run.
 func (e *Engine) SetCoalesce(d time.Duration) { e.coalesce = int64(d) }
 
@@ -278,6 +328,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer e.running.Store(false)
 	e.begin()
 	for !e.stop.Load() {
+		if e.timer != nil {
+			if t := e.timer.NextTick(); t >= 0 && e.Now() >= t {
+				e.timer.Tick(e.Now())
+			}
+		}
 		moved := e.pass()
 		e.answerSnapshot()
 		if moved > 0 {
@@ -334,7 +389,9 @@ func (e *Engine) receive(in int, p *port) int {
 		*v = Verdict{}
 		e.h.Handle(in, d, v)
 		if v.Port < 0 {
-			p.drops[v.Drop]++
+			if v.Drop != DropNone {
+				p.drops[v.Drop]++
+			}
 			e.release(d.Addr)
 			continue
 		}
@@ -534,6 +591,11 @@ func (e *Engine) timeout(now int64) time.Duration {
 			}
 		}
 	}
+	if e.timer != nil {
+		if t := e.timer.NextTick(); t >= 0 {
+			consider(t)
+		}
+	}
 	if next < 0 {
 		return -1
 	}
@@ -587,6 +649,9 @@ func (e *Engine) snapshot() snapshot {
 			MaxQueueBytes: uint64(p.maxBytes),
 			Captured:      p.tapped.Load(),
 			Drops:         dropMap(p.drops[:]),
+		}
+		if e.counters != nil {
+			ps.Signals = e.counters.PortCounters(i)
 		}
 		for q := 0; q < eg.Queues(); q++ {
 			s := eg.Stats(q)

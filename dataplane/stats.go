@@ -69,8 +69,11 @@ type PortStats struct {
 	Captured bool              `json:"captured"`
 	Drops    map[string]uint64 `json:"drops"`
 	Queues   []QueueStats      `json:"queues,omitempty"`
-	XSK      map[string]uint64 `json:"xsk,omitempty"`
-	XDP      map[string]uint64 `json:"xdp,omitempty"`
+	// Signals counts flow-control frames sent, received and relayed by
+	// class and type ("tx_pause_A", "rx_resume_B", "relayed_state_B", ...).
+	Signals map[string]uint64 `json:"signals,omitempty"`
+	XSK     map[string]uint64 `json:"xsk,omitempty"`
+	XDP     map[string]uint64 `json:"xdp,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.

@@ -24,7 +24,11 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 		return nil, err
 	}
 	qc.ECN = cfg.ECN()
-	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: NewHost(t, n.Index, policy, cfg.Queueing)}
+	host := NewHost(t, n.Index, policy, cfg.Queueing)
+	if cfg.FC == dataplane.FCPortFC {
+		host.EnablePortFC(cfg.Thresholds())
+	}
+	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host}
 	for l := 0; l < t.Levels(); l++ {
 		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})

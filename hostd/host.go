@@ -39,6 +39,9 @@ type Host struct {
 	nicMAC net.HardwareAddr   // bc0nic: the fabric's "gateway" for the kernel
 	f      header.Frame
 	tuple  bcube.FiveTuple
+
+	fc *signaling.HostPortFC // nil without flow control
+	th *signaling.Thresholds
 }
 
 // NewHost returns the logic of server self of t routing by policy, with
@@ -54,8 +57,26 @@ func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *
 	return h
 }
 
-// Bind gives the host the engine whose frames it handles.
-func (h *Host) Bind(e *dataplane.Engine) { h.e = e }
+// EnablePortFC makes the host obey and relay PortFC signals once bound.
+func (h *Host) EnablePortFC(th signaling.Thresholds) { h.th = &th }
+
+// Bind gives the host the engine whose frames it handles, and sets up its
+// flow control on it.
+func (h *Host) Bind(e *dataplane.Engine) {
+	h.e = e
+	if h.th != nil {
+		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
+		e.SetPortCounters(h)
+	}
+}
+
+// PortCounters implements dataplane.PortCounters: the signals of port p.
+func (h *Host) PortCounters(p int) map[string]uint64 {
+	if p >= len(h.fc.C) {
+		return nil // the application port carries no signals
+	}
+	return h.fc.C[p].Map()
+}
 
 // AppPort is the index of the application port.
 func (h *Host) AppPort() int { return h.app }
@@ -63,6 +84,19 @@ func (h *Host) AppPort() int { return h.app }
 // Handle implements dataplane.Handler.
 func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
+	if in != h.app && signaling.IsSignal(b) {
+		v.Port = -1
+		sig, err := signaling.ParseSignal(b)
+		switch {
+		case err != nil:
+			v.Drop = dataplane.DropMalformed
+		case h.fc == nil:
+			v.Drop = dataplane.DropUnsupported
+		default:
+			h.fc.OnSignal(in, sig) // consumed
+		}
+		return
+	}
 	kind := header.Parse(b, &h.f)
 	if kind == header.KindMalformed {
 		v.Port, v.Drop = -1, dataplane.DropMalformed

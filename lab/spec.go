@@ -52,6 +52,17 @@ type Spec struct {
 	XDPMode string `json:"xdp_mode"`
 	// LevelOrder is the servers' routing policy (empty: hash).
 	LevelOrder string `json:"level_order"`
+	// FC is the flow-control scheme of every node: none or portfc
+	// (empty: none).
+	FC string `json:"fc"`
+	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
+	// count BDPs of (0: dataplane's default, measured on the reference
+	// machine).
+	OneHopRTT time.Duration `json:"one_hop_rtt"`
+	// Xoff and Xon override PortFC's thresholds for both classes, in bytes
+	// (0: 6 and 4 one-hop BDPs).
+	Xoff int `json:"xoff"`
+	Xon  int `json:"xon"`
 
 	// BinDir holds the swd and hostd binaries; default: the directory of
 	// the running executable (bin/ when run as bin/lab).
@@ -268,6 +279,12 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Con
 		XDPMode:     s.XDPMode,
 		LevelOrder:  s.LevelOrder,
 		Control:     control,
+		FC:          s.FC,
+		OneHopRTT:   dataplane.Duration(s.OneHopRTT),
+		XoffA:       s.Xoff,
+		XoffB:       s.Xoff,
+		XonA:        s.Xon,
+		XonB:        s.Xon,
 	}
 	// Switches take the policy too: it tells them which of the next
 	// server's queues a frame will use (the A queue of PortFC).

@@ -19,7 +19,11 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 		return nil, err
 	}
 	qc.ECN = cfg.ECN()
-	d := &dataplane.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: NewSwitch(t, n.Level, n.Index, policy, cfg.Queueing)}
+	sw := NewSwitch(t, n.Level, n.Index, policy, cfg.Queueing)
+	if cfg.FC == dataplane.FCPortFC {
+		sw.EnablePortFC(cfg.Thresholds())
+	}
+	d := &dataplane.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
 		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.SwitchPort(p), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})

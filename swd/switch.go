@@ -26,6 +26,9 @@ type Switch struct {
 	peer     []net.HardwareAddr // MAC of the server port on the other end
 	f        header.Frame
 	tuple    bcube.FiveTuple
+
+	fc *signaling.SwitchPortFC // nil without flow control
+	th *signaling.Thresholds
 }
 
 // NewSwitch returns the logic of switch (level, w) of t; policy is the
@@ -40,12 +43,37 @@ func NewSwitch(t bcube.Topology, level, w int, policy bcube.Policy, queueing str
 	return s
 }
 
-// Bind gives the switch the engine whose frames it handles.
-func (s *Switch) Bind(e *dataplane.Engine) { s.e = e }
+// EnablePortFC makes the switch run PortFC with th once bound.
+func (s *Switch) EnablePortFC(th signaling.Thresholds) { s.th = &th }
+
+// Bind gives the switch the engine whose frames it handles, and sets up
+// its flow control on it.
+func (s *Switch) Bind(e *dataplane.Engine) {
+	s.e = e
+	if s.th == nil {
+		return
+	}
+	s.fc = signaling.NewSwitchPortFC(s.t, s.level, s.w, e, *s.th)
+	for p := 0; p < s.t.N(); p++ {
+		e.Egress(p).SetHooks(s.fc.Hooks(p))
+	}
+	e.SetTimer(s.fc)
+	e.SetPortCounters(s)
+}
+
+// PortCounters implements dataplane.PortCounters: the signals of port p.
+func (s *Switch) PortCounters(p int) map[string]uint64 { return s.fc.C[p].Map() }
+
+// PortFC is the switch's flow-control state (nil without PortFC).
+func (s *Switch) PortFC() *signaling.SwitchPortFC { return s.fc }
 
 // Handle implements dataplane.Handler.
 func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := s.e.Frame(d)
+	if signaling.IsSignal(b) {
+		s.signal(in, b, v)
+		return
+	}
 	switch header.Parse(b, &s.f) {
 	case header.KindIPv4:
 	case header.KindMalformed:
@@ -70,6 +98,20 @@ func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	eth.SetSrc(s.own[out])
 	v.Port, v.L3 = out, s.f.L3
 	v.Queue = s.queue(out, dst)
+}
+
+// signal hands a flow-control frame to the switch's state machine.
+func (s *Switch) signal(in int, b []byte, v *dataplane.Verdict) {
+	v.Port = -1
+	sig, err := signaling.ParseSignal(b)
+	switch {
+	case err != nil:
+		v.Drop = dataplane.DropMalformed
+	case s.fc == nil:
+		v.Drop = dataplane.DropUnsupported
+	default:
+		s.fc.OnSignal(in, sig) // consumed
+	}
 }
 
 // queue classifies the parsed frame at egress port out.
