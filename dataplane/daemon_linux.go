@@ -54,6 +54,8 @@ type Daemon struct {
 	// Setup, if set, runs after the ports are bound and before the engine
 	// starts (hostd configures bc0 here).
 	Setup func() error
+	// Routes, if set, adds handlers to the control socket.
+	Routes func(mux *http.ServeMux)
 }
 
 type boundPort struct {
@@ -216,6 +218,9 @@ func (d *Daemon) serve(eng *Engine, ports []*boundPort) (*http.Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(d.stats(eng, ports))
 	})
+	if d.Routes != nil {
+		d.Routes(mux)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

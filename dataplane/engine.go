@@ -70,6 +70,13 @@ type Timer interface {
 	Tick(now int64)
 }
 
+// Source produces frames on the engine goroutine (hostd's traffic
+// generator). Produce runs once per pass, before transmit, and returns how
+// many frames it queued.
+type Source interface {
+	Produce(now int64) int
+}
+
 // PortCounters adds a port's extra counters (signals) to its stats.
 type PortCounters interface {
 	PortCounters(port int) map[string]uint64
@@ -178,9 +185,13 @@ type Engine struct {
 	running atomic.Bool
 
 	timer    Timer
+	source   Source
 	counters PortCounters
-	emitted  uint64 // signal frames emitted
-	lost     uint64 // signal frames that found no free frame
+
+	callMu  sync.Mutex
+	calls   []func()
+	emitted uint64 // signal frames emitted
+	lost    uint64 // signal frames that found no free frame
 
 	snapMu   sync.Mutex // one Snapshot at a time
 	snapWant atomic.Bool
@@ -284,6 +295,36 @@ func (e *Engine) Stop() {
 // SetTimer installs t (nil: none). Call before Run.
 func (e *Engine) SetTimer(t Timer) { e.timer = t }
 
+// SetSource installs s (nil: none). Call before Run.
+func (e *Engine) SetSource(s Source) { e.source = s }
+
+// Call runs fn on the engine goroutine between passes and waits for it
+// (directly when the engine is not running). For control-plane requests
+// that touch datapath state.
+func (e *Engine) Call(fn func()) {
+	e.callMu.Lock()
+	if !e.running.Load() {
+		e.callMu.Unlock()
+		fn()
+		return
+	}
+	done := make(chan struct{})
+	e.calls = append(e.calls, func() { fn(); close(done) })
+	e.callMu.Unlock()
+	e.wait.Wake()
+	<-done
+}
+
+func (e *Engine) runCalls() {
+	e.callMu.Lock()
+	calls := e.calls
+	e.calls = nil
+	e.callMu.Unlock()
+	for _, fn := range calls {
+		fn()
+	}
+}
+
 // SetPortCounters installs a source of extra per-port counters. Call
 // before Run.
 func (e *Engine) SetPortCounters(c PortCounters) { e.counters = c }
@@ -325,7 +366,17 @@ func (e *Engine) Run(ctx context.Context) error {
 	stopCtx := context.AfterFunc(ctx, e.Stop)
 	defer stopCtx()
 	e.running.Store(true)
-	defer e.running.Store(false)
+	defer func() {
+		// Calls queued until now run here; later ones run directly.
+		e.callMu.Lock()
+		e.running.Store(false)
+		calls := e.calls
+		e.calls = nil
+		e.callMu.Unlock()
+		for _, fn := range calls {
+			fn()
+		}
+	}()
 	e.begin()
 	for !e.stop.Load() {
 		if e.timer != nil {
@@ -335,6 +386,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		moved := e.pass()
 		e.answerSnapshot()
+		e.runCalls()
 		if moved > 0 {
 			continue
 		}
@@ -373,6 +425,9 @@ func (e *Engine) pass() int {
 		e.refill(p)
 	}
 	now := e.Now()
+	if e.source != nil {
+		moved += e.source.Produce(now)
+	}
 	for _, p := range e.ports {
 		moved += e.transmit(p, now)
 	}
@@ -542,11 +597,15 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		return queues.Packet{}, false
 	}
 	pk, _, ok := p.egress.Dequeue(now)
-	if ok {
-		p.shaper.Send(now, int(pk.Len))
-		e.buffered -= int(pk.Len)
+	if !ok {
+		// Nothing eligible (empty, or every queue with frames paused): the
+		// link is idle now and earns no catch-up credit for it.
+		p.shaper.Restart(now)
+		return pk, false
 	}
-	return pk, ok
+	p.shaper.Send(now, int(pk.Len))
+	e.buffered -= int(pk.Len)
+	return pk, true
 }
 
 // next returns the frame p may put on the TX ring now, if any.

@@ -1,8 +1,10 @@
 package hostd
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 
 	"github.com/bcfab/bcfab/bcube"
@@ -28,7 +30,7 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 	if cfg.FC == dataplane.FCPortFC {
 		host.EnablePortFC(cfg.Thresholds())
 	}
-	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host}
+	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {
 		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
@@ -54,4 +56,27 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 		return nil
 	}
 	return d, nil
+}
+
+// routes serves the traffic generator: POST /gen starts a flow (a
+// GenRequest), GET /gen reports flows and the sink.
+func (h *Host) routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /gen", func(w http.ResponseWriter, r *http.Request) {
+		var req GenRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "gen: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		f, err := h.StartFlow(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(f)
+	})
+	mux.HandleFunc("GET /gen", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(h.Flows())
+	})
 }

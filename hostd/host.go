@@ -42,6 +42,7 @@ type Host struct {
 
 	fc *signaling.HostPortFC // nil without flow control
 	th *signaling.Thresholds
+	g  gen
 }
 
 // NewHost returns the logic of server self of t routing by policy, with
@@ -64,10 +65,33 @@ func (h *Host) EnablePortFC(th signaling.Thresholds) { h.th = &th }
 // flow control on it.
 func (h *Host) Bind(e *dataplane.Engine) {
 	h.e = e
+	h.g.h = h
+	e.SetSource(&h.g)
+	e.SetTimer(&h.g)
 	if h.th != nil {
 		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
 		e.SetPortCounters(h)
 	}
+}
+
+// StartFlow starts a generated flow (on the engine goroutine).
+func (h *Host) StartFlow(r GenRequest) (GenFlow, error) {
+	var f *GenFlow
+	var err error
+	h.e.Call(func() { f, err = h.g.start(r) })
+	if err != nil {
+		return GenFlow{}, err
+	}
+	var out GenFlow
+	h.e.Call(func() { out = *f })
+	return out, nil
+}
+
+// Flows reports the generator's flows and what its sink counted.
+func (h *Host) Flows() GenReport {
+	var r GenReport
+	h.e.Call(func() { r = h.g.report() })
+	return r
 }
 
 // PortCounters implements dataplane.PortCounters: the signals of port p.
@@ -201,9 +225,15 @@ func (h *Host) queue(l, dst int, pcp uint8, relayed bool) int {
 	return h.t.ServerQueue(h.self, l, dst, relayed)
 }
 
-// deliver hands a frame for this server to the kernel through bc0.
+// deliver hands a frame for this server to the kernel through bc0, or to
+// the generator's sink.
 func (h *Host) deliver(d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
+	if h.f.Proto == header.ProtoUDP && h.f.DPort == GenPort {
+		h.g.count(b, &h.f)
+		v.Port = -1 // consumed
+		return
+	}
 	if h.f.Tagged {
 		header.PopVLAN(b)
 		d.Addr += header.VLANLen

@@ -13,6 +13,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/swd"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -28,9 +29,12 @@ type Fabric struct {
 	Apps  []*App
 	Hosts []*dataplane.Engine
 	Sws   []*dataplane.Engine // indexed level*n^k + w
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
-	errs  chan error
+	// HostLogic and SwitchLogic are the handlers, for inspection.
+	HostLogic   []*hostd.Host
+	SwitchLogic []*swd.Switch
+	stop        context.CancelFunc
+	wg          sync.WaitGroup
+	errs        chan error
 }
 
 // App is the kernel side of a server's bc0 in a Fabric.
@@ -54,10 +58,24 @@ func newNode(nports int) *node {
 
 func (n *node) frames() int { return len(n.mem) / frameSize }
 
-// New builds t with every fabric port shaped to rateBps (0: unshaped) and
-// starts it. policy is the level order, queueing the dataplane queueing
-// mode.
-func New(t bcube.Topology, rateBps uint64, policy bcube.Policy, queueing string) (*Fabric, error) {
+// Options of an in-process fabric.
+type Options struct {
+	RateBps  uint64 // every fabric port's link rate (0: unshaped)
+	Policy   bcube.Policy
+	Queueing string                // default portfc
+	PortFC   *signaling.Thresholds // nil: no flow control
+	Buffer   int                   // each node's shared buffer, default 1 MiB
+}
+
+// New builds t with o and starts it.
+func New(t bcube.Topology, o Options) (*Fabric, error) {
+	rateBps, policy, queueing := o.RateBps, o.Policy, o.Queueing
+	if queueing == "" {
+		queueing = dataplane.QueueingPortFC
+	}
+	if o.Buffer == 0 {
+		o.Buffer = 1 << 20
+	}
 	f := &Fabric{T: t, errs: make(chan error, t.Servers()+t.Switches())}
 	switchQ, err := dataplane.SwitchEgress(t, queueing)
 	if err != nil {
@@ -101,7 +119,7 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy, queueing string)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.stop = cancel
 	start := func(n *node, h dataplane.BoundHandler) (*dataplane.Engine, error) {
-		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait, dataplane.Options{BufferBytes: 1 << 20})
+		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait, dataplane.Options{BufferBytes: o.Buffer})
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +134,12 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy, queueing string)
 		return e, nil
 	}
 	for i, n := range hosts {
-		e, err := start(n, hostd.NewHost(t, i, policy, queueing))
+		hl := hostd.NewHost(t, i, policy, queueing)
+		if o.PortFC != nil {
+			hl.EnablePortFC(*o.PortFC)
+		}
+		f.HostLogic = append(f.HostLogic, hl)
+		e, err := start(n, hl)
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -125,7 +148,12 @@ func New(t bcube.Topology, rateBps uint64, policy bcube.Policy, queueing string)
 	}
 	for l := 0; l < t.Levels(); l++ {
 		for w := 0; w < t.SwitchesPerLevel(); w++ {
-			e, err := start(sws[l*t.SwitchesPerLevel()+w], swd.NewSwitch(t, l, w, policy, queueing))
+			sl := swd.NewSwitch(t, l, w, policy, queueing)
+			if o.PortFC != nil {
+				sl.EnablePortFC(*o.PortFC)
+			}
+			f.SwitchLogic = append(f.SwitchLogic, sl)
+			e, err := start(sws[l*t.SwitchesPerLevel()+w], sl)
 			if err != nil {
 				f.Close()
 				return nil, err

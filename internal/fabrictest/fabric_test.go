@@ -66,7 +66,7 @@ func TestAllPairs(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(tp.String()+"/"+c.policy+"/"+c.queueing, func(t *testing.T) {
-			f, err := New(tp, 0, pol, c.queueing)
+			f, err := New(tp, Options{Policy: pol, Queueing: c.queueing})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestAllPairs(t *testing.T) {
 // Frames the fabric cannot carry are dropped and counted with their reason.
 func TestDropReasons(t *testing.T) {
 	tp := bcube.MustNew(2, 1)
-	f, err := New(tp, 0, bcube.Policy{}, dataplane.QueueingPortFC)
+	f, err := New(tp, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestDropReasons(t *testing.T) {
 func TestShapedThroughput(t *testing.T) {
 	tp := bcube.MustNew(2, 1)
 	const rate = 100e6
-	f, err := New(tp, rate, bcube.Policy{}, dataplane.QueueingPortFC)
+	f, err := New(tp, Options{RateBps: rate})
 	if err != nil {
 		t.Fatal(err)
 	}

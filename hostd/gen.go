@@ -1,0 +1,287 @@
+package hostd
+
+// The traffic generator of the NIC, and its sink.
+//
+// A generated flow sends UDP datagrams to GenPort of another server,
+// through the queue PortFC allocates for it (a or b of the port its route
+// leaves by), and keeps at most Window bytes queued there: a flow whose
+// queue is paused waits, it never overruns its own NIC. The destination's
+// hostd counts what arrives per flow — packets, bytes, sequence gaps,
+// one-way delay — and drops it there: generated traffic never reaches the
+// kernel. Everything runs on the engine goroutine.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// GenPort is the UDP destination port of generated traffic.
+const GenPort = 5999
+
+// Limits and defaults of a generated flow.
+const (
+	DefaultGenFrame  = 1518
+	DefaultGenWindow = 64 << 10
+	minGenFrame      = 64
+	genHeader        = header.EthLen + header.VLANLen + 20 + 8 // Ethernet, 802.1Q, IPv4, UDP
+	genPayloadMin    = 16                                      // sequence, send time
+)
+
+// GenRequest starts a flow.
+type GenRequest struct {
+	Dst      int   `json:"dst"`
+	Bytes    int64 `json:"bytes,omitempty"`       // stop after this many frame bytes (0: by duration)
+	Duration int64 `json:"duration_ns,omitempty"` // stop after this long (0: by bytes)
+	FrameLen int   `json:"frame_len,omitempty"`   // on the wire without FCS, default 1518
+	Window   int   `json:"window,omitempty"`      // bytes the flow may hold in its queue, default 64 KiB
+}
+
+// GenFlow is a generated flow's state at its source.
+type GenFlow struct {
+	ID       int    `json:"id"`
+	Dst      int    `json:"dst"`
+	SPort    uint16 `json:"sport"`
+	Port     int    `json:"port"`  // fabric port it leaves by
+	Queue    string `json:"queue"` // queue it uses there
+	Packets  uint64 `json:"packets"`
+	Bytes    uint64 `json:"bytes"`
+	StartNs  int64  `json:"start_unix_ns"`
+	EndNs    int64  `json:"end_unix_ns,omitempty"`
+	Done     bool   `json:"done"`
+	NoFrame  uint64 `json:"no_frame"` // times it found no free frame
+	req      GenRequest
+	queue    int
+	template []byte
+	seq      uint64
+	deadline int64 // engine time, 0: none
+	startEng int64
+}
+
+// SinkFlow is what a destination counted of one flow.
+type SinkFlow struct {
+	Src        int    `json:"src"`
+	SPort      uint16 `json:"sport"`
+	Packets    uint64 `json:"packets"`
+	Bytes      uint64 `json:"bytes"`
+	Gaps       uint64 `json:"gaps"` // sequence numbers missing (lost or reordered)
+	NextSeq    uint64 `json:"next_seq"`
+	FirstNs    int64  `json:"first_unix_ns"`
+	LastNs     int64  `json:"last_unix_ns"`
+	MaxDelayNs int64  `json:"max_delay_ns"` // one-way, send to arrival
+	sumDelay   int64
+}
+
+// AvgDelayNs is the mean one-way delay.
+func (s *SinkFlow) AvgDelayNs() int64 {
+	if s.Packets == 0 {
+		return 0
+	}
+	return s.sumDelay / int64(s.Packets)
+}
+
+type sinkKey struct {
+	src   [4]byte
+	sport uint16
+}
+
+// GenReport is GET /gen.
+type GenReport struct {
+	Flows []GenFlow    `json:"flows"`
+	Sink  []SinkReport `json:"sink"`
+}
+
+// SinkReport is one sink flow with its mean delay.
+type SinkReport struct {
+	SinkFlow
+	AvgDelayNs int64 `json:"avg_delay_ns"`
+}
+
+type gen struct {
+	h      *Host
+	flows  []*GenFlow
+	nextID int
+	sink   map[sinkKey]*SinkFlow
+}
+
+// Start validates r and starts a flow; it runs on the engine goroutine.
+func (g *gen) start(r GenRequest) (*GenFlow, error) {
+	h := g.h
+	t := h.t
+	if r.Dst < 0 || r.Dst >= t.Servers() || r.Dst == h.self {
+		return nil, fmt.Errorf("gen: destination h%d: want another server of %v", r.Dst, t)
+	}
+	if r.FrameLen == 0 {
+		r.FrameLen = DefaultGenFrame
+	}
+	if r.FrameLen < minGenFrame || r.FrameLen > 1518 {
+		return nil, fmt.Errorf("gen: frame length %d: want %d..1518", r.FrameLen, minGenFrame)
+	}
+	if r.Window == 0 {
+		r.Window = DefaultGenWindow
+	}
+	if r.Window < r.FrameLen {
+		return nil, fmt.Errorf("gen: window %d is smaller than a frame", r.Window)
+	}
+	if r.Bytes <= 0 && r.Duration <= 0 {
+		return nil, errors.New("gen: give bytes or a duration")
+	}
+	g.nextID++
+	f := &GenFlow{ID: g.nextID, Dst: r.Dst, SPort: uint16(20000 + g.nextID), req: r, StartNs: time.Now().UnixNano(), startEng: h.e.Now()}
+	if r.Duration > 0 {
+		f.deadline = f.startEng + r.Duration
+	}
+	f.template = g.template(f)
+	var tuple header.Frame
+	header.Parse(f.template, &tuple)
+	h.f = tuple
+	f.Port = h.route(r.Dst)
+	f.queue = h.queue(f.Port, r.Dst, signaling.PCPData, false)
+	f.Queue = h.e.Egress(f.Port).Name(f.queue)
+	h.setMACs(f.template, f.Port)
+	g.flows = append(g.flows, f)
+	return f, nil
+}
+
+// template builds the flow's frame: Ethernet, 802.1Q (data), IPv4, UDP to
+// GenPort, and a payload whose first 16 bytes the sender stamps.
+func (g *gen) template(f *GenFlow) []byte {
+	b := make([]byte, f.req.FrameLen)
+	binary.BigEndian.PutUint16(b[12:], header.EtherTypeVLAN)
+	binary.BigEndian.PutUint16(b[14:], uint16(signaling.PCPData)<<13)
+	binary.BigEndian.PutUint16(b[16:], header.EtherTypeIPv4)
+	ip := b[18:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], uint16(len(b)-18))
+	ip[6] = 0x40 // don't fragment
+	ip[8] = 64
+	ip[9] = header.ProtoUDP
+	src, dst := bcube.ServerIP(g.h.self).As4(), bcube.ServerIP(f.Dst).As4()
+	copy(ip[12:], src[:])
+	copy(ip[16:], dst[:])
+	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
+	udp := ip[20:]
+	binary.BigEndian.PutUint16(udp[0:], f.SPort)
+	binary.BigEndian.PutUint16(udp[2:], GenPort)
+	binary.BigEndian.PutUint16(udp[4:], uint16(len(b)-18-20))
+	return b
+}
+
+func ipChecksum(h []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(h); i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(h[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}
+
+// Produce implements dataplane.Source: every active flow tops its queue up
+// to its window, unless that queue is paused.
+func (g *gen) Produce(now int64) int {
+	if len(g.flows) == 0 {
+		return 0
+	}
+	e := g.h.e
+	made := 0
+	for _, f := range g.flows {
+		if f.Done {
+			continue
+		}
+		eg := e.Egress(f.Port)
+		for !eg.Paused(f.queue) && eg.QueueBytes(f.queue)+f.req.FrameLen <= f.req.Window {
+			if (f.deadline > 0 && now >= f.deadline) || (f.req.Bytes > 0 && int64(f.Bytes) >= f.req.Bytes) {
+				f.Done = true
+				f.EndNs = time.Now().UnixNano()
+				break
+			}
+			addr, ok := e.Alloc()
+			if !ok {
+				f.NoFrame++
+				break
+			}
+			d := xdp.Desc{Addr: addr, Len: uint32(len(f.template))}
+			b := e.Frame(&d)
+			copy(b, f.template)
+			binary.BigEndian.PutUint64(b[genHeader:], f.seq)
+			binary.BigEndian.PutUint64(b[genHeader+8:], uint64(time.Now().UnixNano()))
+			f.seq++
+			e.Send(f.Port, f.queue, &d, header.EthLen+header.VLANLen)
+			f.Packets++
+			f.Bytes += uint64(len(b))
+			made++
+		}
+	}
+	return made
+}
+
+// NextTick implements dataplane.Timer: the engine wakes at the next
+// flow deadline even if nothing else is due.
+func (g *gen) NextTick() int64 {
+	next := int64(-1)
+	for _, f := range g.flows {
+		if !f.Done && f.deadline > 0 && (next < 0 || f.deadline < next) {
+			next = f.deadline
+		}
+	}
+	return next
+}
+
+// Tick implements dataplane.Timer; Produce, which runs in the same pass,
+// ends the flows whose deadline passed.
+func (g *gen) Tick(int64) {}
+
+// count records a generated frame that reached this server.
+func (g *gen) count(b []byte, fr *header.Frame) {
+	k := sinkKey{src: fr.Src, sport: fr.SPort}
+	s := g.sink[k]
+	if s == nil {
+		s = &SinkFlow{Src: g.h.t.ServerIndex(fr.Src), SPort: fr.SPort}
+		if g.sink == nil {
+			g.sink = map[sinkKey]*SinkFlow{}
+		}
+		g.sink[k] = s
+	}
+	now := time.Now().UnixNano()
+	off := fr.L3 + 28
+	if len(b) >= off+genPayloadMin {
+		seq := binary.BigEndian.Uint64(b[off:])
+		sent := int64(binary.BigEndian.Uint64(b[off+8:]))
+		if seq > s.NextSeq {
+			s.Gaps += seq - s.NextSeq
+		}
+		if seq >= s.NextSeq {
+			s.NextSeq = seq + 1
+		}
+		if delay := now - sent; delay > 0 {
+			s.sumDelay += delay
+			s.MaxDelayNs = max(s.MaxDelayNs, delay)
+		}
+	}
+	if s.Packets == 0 {
+		s.FirstNs = now
+	}
+	s.LastNs = now
+	s.Packets++
+	s.Bytes += uint64(len(b))
+}
+
+// report copies the generator's state.
+func (g *gen) report() GenReport {
+	var r GenReport
+	for _, f := range g.flows {
+		r.Flows = append(r.Flows, *f)
+	}
+	for _, s := range g.sink {
+		r.Sink = append(r.Sink, SinkReport{SinkFlow: *s, AvgDelayNs: s.AvgDelayNs()})
+	}
+	return r
+}

@@ -1,0 +1,222 @@
+package fabrictest
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/signaling"
+)
+
+// Thresholds for 100 Mb/s in-process links.
+var fcTh = signaling.Thresholds{XoffA: 30000, XonA: 20000, XoffB: 30000, XonB: 20000, Refresh: int64(time.Millisecond)}
+
+const fcRate = 100e6
+
+func startFlows(t *testing.T, f *Fabric, flows [][2]int, dur time.Duration) {
+	t.Helper()
+	for _, fl := range flows {
+		if _, err := f.HostLogic[fl[0]].StartFlow(hostd.GenRequest{Dst: fl[1], Duration: int64(dur)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitFlows waits until every source's flows are done and their frames
+// have drained, then returns the sink reports by destination.
+func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map[int][]hostd.SinkReport {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		done := true
+		for _, fl := range flows {
+			for _, g := range f.HostLogic[fl[0]].Flows().Flows {
+				done = done && g.Done
+			}
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("flows did not finish")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // let the last frames drain
+	out := map[int][]hostd.SinkReport{}
+	for _, fl := range flows {
+		if _, ok := out[fl[1]]; !ok {
+			out[fl[1]] = f.HostLogic[fl[1]].Flows().Sink
+		}
+	}
+	return out
+}
+
+// fabricDrops counts every drop of every node, and the in-memory cables'.
+func fabricDrops(f *Fabric) (uint64, []string) {
+	var n uint64
+	var where []string
+	for i, e := range append(append([]*dataplane.Engine{}, f.Hosts...), f.Sws...) {
+		ps, _ := e.Snapshot()
+		for _, p := range ps {
+			if d := p.TotalDrops(); d > 0 {
+				n += d
+				where = append(where, fmt.Sprintf("node %d %s: %v", i, p.Name, p.Drops))
+			}
+		}
+	}
+	return n, where
+}
+
+// Incast 3 -> 1 on BCube(4,1): h1, h2, h3 send to h0 at line rate through
+// s0.0's port 0. PortFC pauses them before the B queue overflows: nothing
+// is dropped, nothing is lost, and the B queue stays near X_off.
+func TestPortFCIncast(t *testing.T) {
+	tp := bcube.MustNew(4, 1)
+	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
+	startFlows(t, f, flows, 400*time.Millisecond)
+	sinks := waitFlows(t, f, flows, 10*time.Second)
+	var bytes uint64
+	for _, s := range sinks[0] {
+		if s.Gaps != 0 {
+			t.Errorf("flow from h%d lost %d frames", s.Src, s.Gaps)
+		}
+		bytes += s.Bytes
+	}
+	if len(sinks[0]) != 3 {
+		t.Fatalf("h0 heard %d flows", len(sinks[0]))
+	}
+	if n, where := fabricDrops(f); n != 0 {
+		t.Errorf("%d drops: %v", n, where)
+	}
+	ps, _ := f.Sws[0].Snapshot() // s0.0
+	b := ps[0].Queues[tp.SwitchB()]
+	sig := ps[1].Signals
+	t.Logf("h0 received %d bytes; s0.0 p0 B queue max %d B (X_off %d); pauses to p1: %d, states %d, resumes %d",
+		bytes, b.MaxBytes, fcTh.XoffB, sig["tx_pause_B"], sig["tx_state_B"], sig["tx_resume_B"])
+	if sig["tx_pause_B"] == 0 {
+		t.Fatal("no B pause was sent")
+	}
+	// Headroom: what arrives between crossing X_off and the sources
+	// stopping — the signal's way out, a wake-up of each source, frames
+	// already on their way. With 24 engines on two cores a reaction takes
+	// up to about 2 ms: three sources at line rate for that long.
+	headroom := int(3 * fcRate / 8 * 0.002)
+	if b.MaxBytes > fcTh.XoffB+headroom {
+		t.Errorf("B queue reached %d bytes, X_off %d plus headroom %d", b.MaxBytes, fcTh.XoffB, headroom)
+	}
+}
+
+// The same incast without flow control overflows s0.0's buffer: what
+// PortFC prevents is real.
+func TestIncastWithoutFlowControlDrops(t *testing.T) {
+	tp := bcube.MustNew(4, 1)
+	f, err := New(tp, Options{RateBps: fcRate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
+	startFlows(t, f, flows, 400*time.Millisecond)
+	sinks := waitFlows(t, f, flows, 10*time.Second)
+	var gaps uint64
+	for _, s := range sinks[0] {
+		gaps += s.Gaps
+	}
+	n, _ := fabricDrops(f)
+	t.Logf("without flow control: %d drops, %d frames missing at h0", n, gaps)
+	if n == 0 || gaps == 0 {
+		t.Fatalf("incast without flow control dropped %d and lost %d frames; want both > 0", n, gaps)
+	}
+}
+
+// The propagation bound of PortFC: B congestion at s0.0 port 0 (toward h0)
+// pauses the b queues of h1..h3 toward h0 (hop 2), their relays pause the
+// A queues of the level-1 switches behind them that lead to h0 (hop 3), and
+// those switches' own A congestion pauses the a queues of their servers
+// (still hop 3 of the A class, which servers never relay). Nothing else is
+// ever paused.
+func TestPortFCPropagationBound(t *testing.T) {
+	tp := bcube.MustNew(4, 1)
+	order, _ := tp.ParsePolicy("1,0") // correct level 1 first: h5 -> h0 relays at h1
+	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, Policy: order})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Incast into h0 from h1..h3 (2-hop), plus h5, h6, h7 -> h0 (4-hop,
+	// relayed by h1, h2, h3 through s1.1, s1.2, s1.3).
+	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}, {5, 0}, {6, 0}, {7, 0}}
+	startFlows(t, f, flows, 400*time.Millisecond)
+	sinks := waitFlows(t, f, flows, 15*time.Second)
+	for _, s := range sinks[0] {
+		if s.Gaps != 0 {
+			t.Errorf("flow from h%d lost %d frames", s.Src, s.Gaps)
+		}
+	}
+	if n, where := fabricDrops(f); n != 0 {
+		t.Errorf("%d drops: %v", n, where)
+	}
+	// Every queue that was ever paused, as "node port queue".
+	paused := map[string]bool{}
+	for i, e := range f.Hosts {
+		ps, _ := e.Snapshot()
+		for _, p := range ps {
+			for _, q := range p.Queues {
+				if q.PausedNs > 0 {
+					paused[fmt.Sprintf("h%d %s %s", i, p.Name, q.Name)] = true
+				}
+			}
+		}
+	}
+	for i, e := range f.Sws {
+		ps, _ := e.Snapshot()
+		l, w := i/tp.SwitchesPerLevel(), i%tp.SwitchesPerLevel()
+		for _, p := range ps {
+			for _, q := range p.Queues {
+				if q.PausedNs > 0 {
+					paused[fmt.Sprintf("%s %s %s", bcube.SwitchName(l, w), p.Name, q.Name)] = true
+				}
+			}
+		}
+	}
+	// Allowed: hop 2, the b queue of h1..h3's port 0 toward h0 (b0: h0's
+	// digit 0 is 0, compressed against theirs); hop 3, the A queue of the
+	// level-1 switch port toward h1..h3 for their relaying to s0.0 port 0
+	// (A0), and the a queue toward that port of the servers on those
+	// level-1 switches (port 1, a0 for h0's digit 1 = 0).
+	allowed := map[string]bool{}
+	for y := 1; y <= 3; y++ {
+		allowed[fmt.Sprintf("h%d eth0 b0", y)] = true
+		w, p := tp.SwitchOf(y, 1)
+		allowed[fmt.Sprintf("%s p%d A%d", bcube.SwitchName(1, w), p, bcube.Compress(0, tp.Digit(y, 0)))] = true
+		for pp := 0; pp < tp.N(); pp++ {
+			if x := tp.ServerAt(1, w, pp); x != y {
+				allowed[fmt.Sprintf("h%d eth1 a%d", x, bcube.Compress(p, tp.Digit(x, 1)))] = true
+			}
+		}
+	}
+	var got []string
+	for k := range paused {
+		got = append(got, k)
+		if !allowed[k] {
+			t.Errorf("paused beyond the bound: %s", k)
+		}
+	}
+	sort.Strings(got)
+	t.Logf("paused: %v", got)
+	for _, must := range []string{"h1 eth0 b0", "s1.1 p0 A0"} {
+		if !paused[must] {
+			t.Errorf("%s was never paused: B congestion did not propagate as PortFC says", must)
+		}
+	}
+}
