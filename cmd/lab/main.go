@@ -72,13 +72,14 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, nil
 	}
 	cmds := map[string]func([]string, io.Writer, io.Writer) error{
-		"up":     cmdUp,
-		"down":   cmdDown,
-		"status": cmdStatus,
-		"list":   cmdList,
-		"exec":   cmdExec,
-		"stats":  cmdStats,
-		"bench":  cmdBench,
+		"up":      cmdUp,
+		"down":    cmdDown,
+		"status":  cmdStatus,
+		"list":    cmdList,
+		"exec":    cmdExec,
+		"stats":   cmdStats,
+		"bench":   cmdBench,
+		"capture": cmdCapture,
 	}
 	f, ok := cmds[args[0]]
 	if !ok {
@@ -594,4 +595,38 @@ func cmdBenchFairness(args []string, stdout, stderr io.Writer) error {
 		r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, r.HQPackets)
 	fmt.Fprintf(stdout, "drops in the fabric: %d\n", r.FabricDrops)
 	return nil
+}
+
+// cmdCapture prints the flow-control frames a node's port transmits, as
+// tcpdump in the node's namespace sees them (lab.Capture).
+func cmdCapture(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("capture", "[--name L] NODE PORT [-w file.pcap] [-c COUNT] [--duration D] [--all]", stderr)
+	file := fs.String("w", "", "also write the capture to this pcap `file`")
+	count := fs.Int("c", 0, "stop after `count` printed frames (0: no limit)")
+	dur := fs.Duration("duration", 0, "stop after this `duration` (0: until Ctrl-C)")
+	all := fs.Bool("all", false, "print every frame, not only PortFC/BFC signals and PFC (the file then holds every frame too)")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	node, port := pos[0], pos[1]
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	what := "PortFC/BFC signals and PFC"
+	if *all {
+		what = "every frame"
+	}
+	opts := lab.CaptureOptions{File: *file, Count: *count, Duration: *dur, All: *all,
+		OnListening: func() {
+			fmt.Fprintf(stderr, "capturing %s transmitted by %s %s (lab %s); Ctrl-C stops\n", what, node, port, c.name)
+		}}
+	err = lab.Capture(ctx, c.name, node, port, opts, stdout)
+	if errors.Is(err, context.Canceled) {
+		return nil // Ctrl-C or SIGTERM: the user's way to stop
+	}
+	return err
 }

@@ -1,0 +1,400 @@
+package lab
+
+// Capture decodes what a lab port transmits:
+//
+//  1. Start tcpdump on the port inside the node's namespace, writing pcap
+//     to a pipe (-U --immediate-mode, so frames arrive as they are seen).
+//     The daemons notice the packet socket and move the port's
+//     transmissions to the kernel's packet path, where tcpdump sees them.
+//  2. Read the pcap stream; copy every record to the -w file if any.
+//  3. Print one line per flow-control frame (PortFC/BFC signal, PFC), and
+//     with All one per other frame too.
+//  4. Stop on Count, Duration, the caller's context or tcpdump's exit, and
+//     kill tcpdump by its pid whatever happened.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/signaling"
+)
+
+// CaptureOptions say what Capture keeps and when it stops.
+type CaptureOptions struct {
+	// File, if set, receives the capture as a pcap file as well.
+	File string
+	// Count stops the capture after this many printed frames (0: no
+	// limit).
+	Count int
+	// Duration stops the capture after this long (0: no limit).
+	Duration time.Duration
+	// All prints a line for every frame. Without it, tcpdump is given a
+	// filter that keeps only flow-control frames (EtherType 0x88B5 and
+	// 0x8808), so neither the lines nor the file hold data frames, and a
+	// busy port costs the capture little.
+	All bool
+	// OnListening, if set, is called once tcpdump is capturing.
+	OnListening func()
+}
+
+// Validate checks the options.
+func (o *CaptureOptions) Validate() error {
+	switch {
+	case o.Count < 0:
+		return fmt.Errorf("capture: count %d < 0", o.Count)
+	case o.Duration < 0:
+		return fmt.Errorf("capture: duration %v < 0", o.Duration)
+	}
+	return nil
+}
+
+// captureFilter keeps the flow-control frames: PortFC/BFC signals and
+// MAC control (802.1Qbb PFC, 802.3x PAUSE).
+const captureFilter = "ether proto 0x88b5 or ether proto 0x8808"
+
+// killGrace is how long tcpdump gets to exit after SIGTERM before SIGKILL.
+const killGrace = 2 * time.Second
+
+var portNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
+
+// Capture runs tcpdump on port of node in lab name and writes to out one
+// line per flow-control frame the port transmits (see CaptureOptions).
+// It returns nil when it stops on Count or Duration, ctx.Err() when ctx
+// ends first, and an error with tcpdump's message when tcpdump fails.
+func Capture(ctx context.Context, name, node, port string, opts CaptureOptions, out io.Writer) error {
+	args, err := tcpdumpArgs(port, &opts)
+	if err != nil {
+		return err
+	}
+	cmd, err := Command(name, node, args...)
+	if err != nil {
+		return err
+	}
+	return runCapture(ctx, cmd, &opts, out)
+}
+
+// captureInterface is Capture on an interface of the calling thread's
+// network namespace. tcpdump is started on the calling goroutine, so a
+// goroutine locked into a namespace captures there.
+func captureInterface(ctx context.Context, ifname string, opts CaptureOptions, out io.Writer) error {
+	args, err := tcpdumpArgs(ifname, &opts)
+	if err != nil {
+		return err
+	}
+	return runCapture(ctx, exec.Command(args[0], args[1:]...), &opts, out)
+}
+
+func tcpdumpArgs(ifname string, opts *CaptureOptions) ([]string, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if !portNameRE.MatchString(ifname) {
+		return nil, fmt.Errorf("capture: bad port name %q (a node's ports are eth<j> or p<p>)", ifname)
+	}
+	tcpdump, err := exec.LookPath("tcpdump")
+	if err != nil {
+		return nil, fmt.Errorf("capture: tcpdump not found (scripts/install-deps.sh installs it): %w", err)
+	}
+	args := []string{tcpdump, "-i", ifname, "-U", "--immediate-mode", "-w", "-"}
+	if !opts.All {
+		args = append(args, captureFilter)
+	}
+	return args, nil
+}
+
+// runCapture starts cmd, a tcpdump writing pcap to its stdout, and reads
+// it until one of the stop conditions.
+func runCapture(ctx context.Context, cmd *exec.Cmd, opts *CaptureOptions, out io.Writer) error {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if opts.Duration > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, opts.Duration)
+		defer cancelT()
+	}
+
+	var file *os.File
+	if opts.File != "" {
+		f, err := os.Create(opts.File)
+		if err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+		file = f
+	}
+	stderr := &tcpdumpStderr{onListening: opts.OnListening}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		if file != nil {
+			file.Close()
+			os.Remove(file.Name())
+		}
+		return fmt.Errorf("capture: start tcpdump: %w", err)
+	}
+
+	readDone := make(chan error, 1)
+	go func() { readDone <- readCapture(stdout, file, opts, out) }()
+	var readErr error
+	finished := false
+	select {
+	case readErr = <-readDone:
+		finished = true
+	case <-ctx.Done():
+	}
+
+	// Whatever ended the capture, tcpdump goes, by its pid: SIGTERM, and
+	// SIGKILL if it lingers. Its exit closes the pipe, which ends the
+	// reader.
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	killer := time.AfterFunc(killGrace, func() { _ = cmd.Process.Kill() })
+	if !finished {
+		readErr = <-readDone
+	}
+	waitErr := cmd.Wait()
+	killer.Stop()
+	var fileErr error
+	if file != nil {
+		fileErr = file.Close()
+	}
+
+	switch {
+	case errors.Is(readErr, errCountReached):
+	case ctx.Err() != nil:
+		// We stopped tcpdump, so the stream's end is ours.
+		if parent.Err() != nil {
+			return parent.Err()
+		}
+	case readErr != nil && !errors.Is(readErr, io.EOF) && !errors.Is(readErr, io.ErrUnexpectedEOF):
+		return fmt.Errorf("capture: %w", readErr)
+	case waitErr != nil:
+		// tcpdump ended on its own: no such interface, no permission.
+		if file != nil {
+			os.Remove(file.Name())
+		}
+		return fmt.Errorf("capture: tcpdump failed (%v): %s", waitErr, stderr.String())
+	}
+	// Otherwise tcpdump exited cleanly by itself: it was interrupted
+	// (a Ctrl-C at the terminal reaches it too), so the capture is over.
+	if fileErr != nil {
+		return fmt.Errorf("capture: %w", fileErr)
+	}
+	return nil
+}
+
+var errCountReached = errors.New("count reached")
+
+// readCapture reads the pcap stream r, copies it to file, and prints
+// lines to out. It returns errCountReached after opts.Count lines, or
+// the stream's end or error.
+func readCapture(r io.Reader, file *os.File, opts *CaptureOptions, out io.Writer) error {
+	pr, err := pcapgo.NewReader(r)
+	if err != nil {
+		return err
+	}
+	if pr.LinkType() != layers.LinkTypeEthernet {
+		return fmt.Errorf("link type %v, want Ethernet", pr.LinkType())
+	}
+	var fw *pcapgo.Writer
+	var fbuf *bufio.Writer
+	if file != nil {
+		fbuf = bufio.NewWriter(file)
+		defer fbuf.Flush()
+		fw = pcapgo.NewWriter(fbuf)
+		if err := fw.WriteFileHeader(pr.Snaplen(), pr.LinkType()); err != nil {
+			return err
+		}
+	}
+	printed := 0
+	for {
+		data, ci, err := pr.ReadPacketData()
+		if err != nil {
+			return err
+		}
+		if fw != nil {
+			if err := fw.WritePacket(ci, data); err != nil {
+				return err
+			}
+		}
+		line, ok := describeFrame(data, opts.All)
+		if !ok {
+			continue
+		}
+		if _, err := fmt.Fprintf(out, "%s %s\n", ci.Timestamp.Local().Format("15:04:05.000000"), line); err != nil {
+			return err
+		}
+		if printed++; opts.Count > 0 && printed >= opts.Count {
+			return errCountReached
+		}
+	}
+}
+
+// describeFrame is the line of one captured frame: "SRC > DST what".
+// ok is false for a frame that is not flow control, unless all.
+func describeFrame(b []byte, all bool) (line string, ok bool) {
+	if len(b) < header.EthLen {
+		if !all {
+			return "", false
+		}
+		return fmt.Sprintf("runt frame, %d bytes", len(b)), true
+	}
+	eth := header.Ethernet(b)
+	prefix := net.HardwareAddr(eth.Src()).String() + " > " + net.HardwareAddr(eth.Dst()).String() + " "
+	switch {
+	case signaling.IsSignal(b):
+		return prefix + signaling.Describe(b), true
+	case eth.Type() == macControlEtherType:
+		return prefix + describeMACControl(b), true
+	case !all:
+		return "", false
+	}
+	return prefix + describeOther(b), true
+}
+
+const (
+	macControlEtherType = 0x8808
+	opcodePAUSE         = 0x0001 // 802.3x
+	opcodePFC           = 0x0101 // 802.1Qbb
+)
+
+// describeMACControl decodes 802.1Qbb PFC (and 802.3x PAUSE) enough to
+// see which priorities are paused for how long:
+// "PFC class-enable=0x08 p3=65535" (quanta in 512-bit times; 0 resumes).
+func describeMACControl(b []byte) string {
+	p := b[header.EthLen:]
+	if len(p) < 2 {
+		return "MAC control, truncated"
+	}
+	switch op := binary.BigEndian.Uint16(p); op {
+	case opcodePFC:
+		if len(p) < 2+2+16 {
+			return "PFC, truncated"
+		}
+		enable := binary.BigEndian.Uint16(p[2:])
+		var s strings.Builder
+		fmt.Fprintf(&s, "PFC class-enable=0x%02x", enable)
+		for i := range 8 {
+			if enable&(1<<i) != 0 {
+				fmt.Fprintf(&s, " p%d=%d", i, binary.BigEndian.Uint16(p[4+2*i:]))
+			}
+		}
+		return s.String()
+	case opcodePAUSE:
+		if len(p) < 4 {
+			return "PAUSE, truncated"
+		}
+		return fmt.Sprintf("PAUSE quanta=%d", binary.BigEndian.Uint16(p[2:]))
+	default:
+		return fmt.Sprintf("MAC control opcode 0x%04x", op)
+	}
+}
+
+// describeOther summarizes a data or other frame in the fabric's terms:
+// "vlan pcp=3 vid=0 IPv4 198.18.0.0 > 198.18.0.15 udp 5000 > 4791, 1514 bytes".
+func describeOther(b []byte) string {
+	var f header.Frame
+	kind := header.Parse(b, &f)
+	var s strings.Builder
+	if f.Tagged {
+		fmt.Fprintf(&s, "vlan pcp=%d vid=%d ", f.PCP, f.VID)
+	}
+	switch kind {
+	case header.KindARP:
+		a := header.ARP(b[f.L3:])
+		sa, ta := a.SenderIP(), a.TargetIP()
+		sip, tip := net.IP(sa[:]), net.IP(ta[:])
+		if a.Op() == header.ARPRequest {
+			fmt.Fprintf(&s, "ARP who-has %v tell %v", tip, sip)
+		} else {
+			fmt.Fprintf(&s, "ARP %v is-at %v", sip, net.HardwareAddr(a.SenderMAC()))
+		}
+	case header.KindIPv4:
+		src, dst := net.IP(f.Src[:]), net.IP(f.Dst[:])
+		switch f.Proto {
+		case header.ProtoTCP, header.ProtoUDP:
+			proto := "tcp"
+			if f.Proto == header.ProtoUDP {
+				proto = "udp"
+			}
+			fmt.Fprintf(&s, "IPv4 %v > %v %s %d > %d", src, dst, proto, f.SPort, f.DPort)
+		case header.ProtoICMP:
+			fmt.Fprintf(&s, "IPv4 %v > %v icmp", src, dst)
+			if ip := header.IPv4(b[f.L3:]); !ip.Fragment() && ip.TotalLen() > ip.HeaderLen() {
+				switch t := ip[ip.HeaderLen()]; t {
+				case 0:
+					s.WriteString(" echo reply")
+				case 8:
+					s.WriteString(" echo request")
+				default:
+					fmt.Fprintf(&s, " type %d", t)
+				}
+			}
+		default:
+			fmt.Fprintf(&s, "IPv4 %v > %v proto %d", src, dst, f.Proto)
+		}
+		if ecn := header.IPv4(b[f.L3:]).ECN(); ecn == header.ECNCE {
+			s.WriteString(" ECN-CE")
+		}
+	case header.KindMalformed:
+		s.WriteString("malformed")
+	default:
+		et := binary.BigEndian.Uint16(b[12:14])
+		if f.Tagged {
+			et = binary.BigEndian.Uint16(b[16:18])
+		}
+		fmt.Fprintf(&s, "EtherType 0x%04x (%v)", et, layers.EthernetType(et))
+	}
+	fmt.Fprintf(&s, ", %d bytes", len(b))
+	return s.String()
+}
+
+// tcpdumpStderr keeps what tcpdump says, for errors, and calls
+// onListening once it reports that it is capturing.
+type tcpdumpStderr struct {
+	mu          sync.Mutex
+	buf         bytes.Buffer
+	onListening func()
+	listening   bool
+}
+
+func (w *tcpdumpStderr) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	if w.buf.Len() < 64<<10 {
+		w.buf.Write(p)
+	}
+	call := !w.listening && bytes.Contains(w.buf.Bytes(), []byte("listening on "))
+	if call {
+		w.listening = true
+	}
+	w.mu.Unlock()
+	if call && w.onListening != nil {
+		w.onListening()
+	}
+	return len(p), nil
+}
+
+func (w *tcpdumpStderr) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.TrimSpace(w.buf.String())
+}
