@@ -48,7 +48,10 @@ func SwitchEgress(t bcube.Topology, mode string) (queues.EgressConfig, error) {
 func ServerEgress(t bcube.Topology, mode string) (queues.EgressConfig, error) {
 	switch mode {
 	case QueueingPortFC:
-		c := queues.EgressConfig{Queues: t.ServerQueues(), HQ: t.ServerHQ()}
+		// The relay queue goes right after the HQ: relayed frames arrive at
+		// most at link rate and must leave as fast, or a relay server
+		// would be a congestion point PortFC does not see.
+		c := queues.EgressConfig{Queues: t.ServerQueues(), HQ: t.ServerHQ(), Strict: []int{t.ServerRQ()}}
 		for q := 0; q < c.Queues; q++ {
 			c.Names = append(c.Names, t.ServerQueueName(q))
 		}

@@ -41,6 +41,11 @@ type GenRequest struct {
 	Duration int64 `json:"duration_ns,omitempty"` // stop after this long (0: by bytes)
 	FrameLen int   `json:"frame_len,omitempty"`   // on the wire without FCS, default 1518
 	Window   int   `json:"window,omitempty"`      // bytes the flow may hold in its queue, default 64 KiB
+	// Order fixes the flow's level order ("0,1", "1,0", ...): under the
+	// hash policy the generator picks a source port whose hash gives it,
+	// so every node routes the flow that way; under a fixed policy it must
+	// be that policy's order.
+	Order string `json:"order,omitempty"`
 }
 
 // GenFlow is a generated flow's state at its source.
@@ -50,6 +55,7 @@ type GenFlow struct {
 	SPort    uint16 `json:"sport"`
 	Port     int    `json:"port"`  // fabric port it leaves by
 	Queue    string `json:"queue"` // queue it uses there
+	Order    string `json:"order"` // its level order
 	Packets  uint64 `json:"packets"`
 	Bytes    uint64 `json:"bytes"`
 	StartNs  int64  `json:"start_unix_ns"`
@@ -133,7 +139,14 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 		return nil, errors.New("gen: give bytes or a duration")
 	}
 	g.nextID++
-	f := &GenFlow{ID: g.nextID, Dst: r.Dst, SPort: uint16(20000 + g.nextID), req: r, StartNs: time.Now().UnixNano(), startEng: h.e.Now()}
+	if g.nextID > (65535-20000)/64 {
+		return nil, errors.New("gen: out of source ports")
+	}
+	sport, err := g.sourcePort(r)
+	if err != nil {
+		return nil, err
+	}
+	f := &GenFlow{ID: g.nextID, Dst: r.Dst, SPort: sport, req: r, StartNs: time.Now().UnixNano(), startEng: h.e.Now()}
 	if r.Duration > 0 {
 		f.deadline = f.startEng + r.Duration
 	}
@@ -142,11 +155,40 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 	header.Parse(f.template, &tuple)
 	h.f = tuple
 	f.Port = h.route(r.Dst)
+	f.Order = h.t.FlowOrder(&h.policy, &h.tuple).String()
 	f.queue = h.queue(f.Port, r.Dst, signaling.PCPData, false)
 	f.Queue = h.e.Egress(f.Port).Name(f.queue)
 	h.setMACs(f.template, f.Port)
 	g.flows = append(g.flows, f)
 	return f, nil
+}
+
+// sourcePort picks the flow's UDP source port: from its own block of 64,
+// the first whose flow hash gives the requested level order.
+func (g *gen) sourcePort(r GenRequest) (uint16, error) {
+	h := g.h
+	base := uint16(20000 + 64*g.nextID)
+	if r.Order == "" {
+		return base, nil
+	}
+	want, err := h.t.ParsePolicy(r.Order)
+	if err != nil || want.Fixed == nil {
+		return 0, fmt.Errorf("gen: order %q: want a permutation such as 0,1", r.Order)
+	}
+	if h.policy.Fixed != nil {
+		if h.policy.Fixed.String() != want.Fixed.String() {
+			return 0, fmt.Errorf("gen: order %s, but the lab routes every flow %s", want.Fixed, h.policy.Fixed)
+		}
+		return base, nil
+	}
+	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(r.Dst).As4()
+	for sp := base; sp < base+64; sp++ {
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: sp, DPort: GenPort}
+		if o := h.t.FlowOrder(&h.policy, &tuple); o.String() == want.Fixed.String() {
+			return sp, nil
+		}
+	}
+	return 0, fmt.Errorf("gen: no source port in %d..%d gives order %s", base, base+63, want.Fixed)
 }
 
 // template builds the flow's frame: Ethernet, 802.1Q (data), IPv4, UDP to

@@ -50,8 +50,12 @@ func (c ECNConfig) Validate() error {
 
 // EgressConfig describes the queues of one egress port.
 type EgressConfig struct {
-	Queues   int      // 1..MaxQueues
-	HQ       int      // index of the strict-priority queue, or -1 for none
+	Queues int // 1..MaxQueues
+	HQ     int // index of the strict-priority queue, or -1 for none
+	// Strict lists queues served by strict priority after the HQ and
+	// before DRR, highest first (a server's relay queue). Unlike the HQ
+	// they can be paused.
+	Strict   []int
 	Quantum  []int    // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all
 	Capacity int      // descriptors per queue, a power of two
 	Groups   []uint64 // up to 4 bitmasks of queues whose byte sums are kept (PortFC: the A queues)
@@ -64,6 +68,13 @@ type EgressConfig struct {
 func (c EgressConfig) Validate() error {
 	if c.Queues < 1 || c.Queues > MaxQueues {
 		return fmt.Errorf("queues: egress: %d queues, want 1..%d", c.Queues, MaxQueues)
+	}
+	var seen uint64
+	for _, q := range c.Strict {
+		if q < 0 || q >= c.Queues || q == c.HQ || seen&(1<<uint(q)) != 0 {
+			return fmt.Errorf("queues: egress: strict queue %d: want distinct queues of 0..%d other than the HQ", q, c.Queues-1)
+		}
+		seen |= 1 << uint(q)
 	}
 	if c.HQ < -1 || c.HQ >= c.Queues {
 		return fmt.Errorf("queues: egress: high-priority queue %d, want -1 or 0..%d", c.HQ, c.Queues-1)
@@ -145,10 +156,12 @@ type queue struct {
 // Times are nanoseconds of a monotonic clock. Not safe for concurrent use:
 // one datapath goroutine owns an egress.
 type Egress struct {
-	q      []queue
-	hq     int
-	hqBit  uint64 // 0 without an HQ
-	groups [maxGroups]int
+	q          []queue
+	hq         int
+	hqBit      uint64 // 0 without an HQ
+	strict     []int  // served in this order after the HQ
+	strictMask uint64 // their bits
+	groups     [maxGroups]int
 
 	// Bitmaps of queues, bit i for queue i.
 	nonEmpty uint64
@@ -194,6 +207,10 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 	}
 	if cfg.HQ >= 0 {
 		e.hqBit = 1 << cfg.HQ
+	}
+	e.strict = append([]int(nil), cfg.Strict...)
+	for _, q := range cfg.Strict {
+		e.strictMask |= 1 << uint(q)
 	}
 	for i := range e.q {
 		f, err := NewFIFO(cfg.Capacity)
@@ -292,7 +309,14 @@ func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 	if e.nonEmpty&e.hqBit != 0 {
 		return e.take(e.hq), e.hq, true
 	}
-	elig := e.nonEmpty &^ e.paused &^ e.hqBit
+	if s := e.nonEmpty &^ e.paused & e.strictMask; s != 0 {
+		for _, q := range e.strict {
+			if s&(1<<uint(q)) != 0 {
+				return e.take(q), q, true
+			}
+		}
+	}
+	elig := e.nonEmpty &^ e.paused &^ e.hqBit &^ e.strictMask
 	if elig == 0 {
 		return Packet{}, -1, false
 	}
