@@ -165,12 +165,14 @@ func runCapture(ctx context.Context, cmd *exec.Cmd, opts *CaptureOptions, out io
 
 	// Whatever ended the capture, tcpdump goes, by its pid: SIGTERM, and
 	// SIGKILL if it lingers. Its exit closes the pipe, which ends the
-	// reader.
+	// reader; a reader that is done closes the pipe itself, so tcpdump is
+	// not left blocked writing to it.
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	killer := time.AfterFunc(killGrace, func() { _ = cmd.Process.Kill() })
 	if !finished {
 		readErr = <-readDone
 	}
+	stdout.Close()
 	waitErr := cmd.Wait()
 	killer.Stop()
 	var fileErr error

@@ -223,6 +223,34 @@ func TestCaptureStops(t *testing.T) {
 			t.Errorf("a 300ms capture took %v", took)
 		}
 	})
+	t.Run("count under load", func(t *testing.T) {
+		// tcpdump still writing when the reader is done must not hold
+		// the capture up until the SIGKILL grace.
+		send := captureNS(t, "bccap5")
+		frames, _ := captureFrames()
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		flood := func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					send(frames)
+				}
+			}
+		}
+		start := time.Now()
+		err := captureInterface(t.Context(), "bccap5", CaptureOptions{All: true, Count: 100,
+			OnListening: func() { go flood() }}, &bytes.Buffer{})
+		took := time.Since(start)
+		close(stop)
+		<-done
+		if err != nil || took >= killGrace {
+			t.Errorf("capture = %v after %v", err, took)
+		}
+	})
 	t.Run("cancel", func(t *testing.T) {
 		captureNS(t, "bccap3")
 		ctx, cancel := context.WithCancel(t.Context())
