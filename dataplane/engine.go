@@ -718,7 +718,7 @@ func (e *Engine) snapshot() snapshot {
 			ps.Queues = append(ps.Queues, QueueStats{Index: q, Name: eg.Name(q),
 				EnqPackets: s.EnqPackets, EnqBytes: s.EnqBytes, DeqPackets: s.DeqPackets, DeqBytes: s.DeqBytes,
 				Packets: s.Packets, Bytes: s.Bytes, MaxBytes: s.MaxBytes,
-				Paused: s.Paused, PausedNs: s.PausedNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd)})
+				Paused: s.Paused, PausedNs: s.PausedNs, MaxPauseNs: s.MaxPauseNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd)})
 			for r, v := range qd {
 				ps.Drops[DropReason(r).String()] += v
 			}

@@ -89,6 +89,7 @@ type QueueStats struct {
 	MaxBytes   int               `json:"max_bytes"`
 	Paused     bool              `json:"paused"`
 	PausedNs   int64             `json:"paused_ns"`
+	MaxPauseNs int64             `json:"max_pause_ns"` // longest single pause
 	ECNMarks   uint64            `json:"ecn_marks"`
 	Drops      map[string]uint64 `json:"drops"`
 }

@@ -19,6 +19,12 @@ import (
 // controlGet performs GET path on the control socket at sock and returns
 // the body of a 200 answer.
 func controlGet(ctx context.Context, sock, path string) ([]byte, error) {
+	return controlDo(ctx, sock, http.MethodGet, path, nil)
+}
+
+// controlDo performs method path with body (nil: none) on the control
+// socket at sock and returns the body of a 200 answer.
+func controlDo(ctx context.Context, sock, method, path string, body io.Reader) ([]byte, error) {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -27,23 +33,23 @@ func controlGet(ctx context.Context, sock, path string) ([]byte, error) {
 		DisableKeepAlives: true,
 	}
 	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://daemon"+path, nil)
+	req, err := http.NewRequestWithContext(ctx, method, "http://daemon"+path, body)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s on %s: %w", path, sock, unwrapURLError(err))
+		return nil, fmt.Errorf("%s %s on %s: %w", method, path, sock, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s on %s: %w", path, sock, err)
+		return nil, fmt.Errorf("%s %s on %s: %w", method, path, sock, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s on %s: %s: %s", path, sock, resp.Status, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("%s %s on %s: %s: %s", method, path, sock, resp.Status, strings.TrimSpace(string(out)))
 	}
-	return body, nil
+	return out, nil
 }
 
 // unwrapURLError drops net/http's "Get "http://daemon/...":" wrapper, which

@@ -124,8 +124,12 @@ type QueueStats struct {
 	Packets, Bytes, MaxBytes                   int // now queued; MaxBytes: the most ever queued
 	Paused                                     bool
 	PausedNs                                   int64 // total time paused, including the current pause up to the last Dequeue/Eligible/Pause/Resume call's now
-	ECNMarks                                   uint64
-	Drops                                      [MaxDropReasons]uint64
+	// MaxPauseNs is the longest single pause, the current one included: a
+	// pause extended again and again (PFC refreshes, PortFC states) counts
+	// as one. A deadlock watchdog looks at this.
+	MaxPauseNs int64
+	ECNMarks   uint64
+	Drops      [MaxDropReasons]uint64
 }
 
 // Hooks let flow control act on queue occupancy. They are called
@@ -146,6 +150,7 @@ type queue struct {
 	until    int64 // pause expiry; meaningful when the queue's bit is set in Egress.timed
 	since    int64 // start of the current pause
 	pausedNs int64 // time paused in finished pauses
+	maxPause int64 // longest finished pause
 	stats    QueueStats
 }
 
@@ -435,6 +440,7 @@ func (e *Egress) lift(q int, t int64) {
 	qu := &e.q[q]
 	if t > qu.since {
 		qu.pausedNs += t - qu.since
+		qu.maxPause = max(qu.maxPause, t-qu.since)
 	}
 	e.paused &^= 1 << q
 	e.timed &^= 1 << q
@@ -555,8 +561,10 @@ func (e *Egress) Stats(q int) QueueStats {
 	s.Bytes = qu.fifo.bytes
 	s.Paused = e.Paused(q)
 	s.PausedNs = qu.pausedNs
+	s.MaxPauseNs = qu.maxPause
 	if s.Paused && e.lastNow > qu.since {
 		s.PausedNs += e.lastNow - qu.since
+		s.MaxPauseNs = max(s.MaxPauseNs, e.lastNow-qu.since)
 	}
 	return s
 }

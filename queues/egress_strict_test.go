@@ -38,3 +38,22 @@ func TestEgressStrict(t *testing.T) {
 		}
 	}
 }
+
+// MaxPauseNs is the longest single pause: a pause renewed before it
+// lapses is one pause, a pause that ended and started again is two.
+func TestEgressMaxPause(t *testing.T) {
+	e, _ := NewEgress(EgressConfig{Queues: 2, HQ: -1, Capacity: 4})
+	e.Pause(0, 0, 100)
+	e.Pause(0, 50, 200) // renewed: one pause
+	e.Resume(0, 150)
+	e.Pause(0, 300, 0)
+	e.Resume(0, 340)
+	if s := e.Stats(0); s.MaxPauseNs != 150 || s.PausedNs != 190 {
+		t.Fatalf("max %d total %d, want 150 and 190", s.MaxPauseNs, s.PausedNs)
+	}
+	e.Pause(0, 400, 0)
+	e.Eligible(700)
+	if s := e.Stats(0); s.MaxPauseNs != 300 {
+		t.Fatalf("ongoing pause: max %d, want 300", s.MaxPauseNs)
+	}
+}

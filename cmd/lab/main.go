@@ -23,6 +23,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bench"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -34,15 +35,18 @@ Commands:
   status                         per node: pid, alive, healthy, rx/tx packets, drops
   list                           the labs on this machine
   exec NODE -- CMD [ARG...]      run CMD inside NODE's namespace (h<i> or s<l>.<w>)
-  stats NODE                     per-port counters of NODE's daemon (--json: raw)
+  stats NODE                     per-port and per-queue counters of NODE's daemon (--json: raw)
+  capture NODE PORT              what PORT of NODE transmits: signal frames decoded, -w pcap
+  gen SRC DST                    a generated flow from server SRC to DST (obeys flow control)
   bench datapath                 forwarding rate of swd vs the Linux bridge and a bare
                                  AF_XDP forwarder, on namespaces of its own
+  bench fairness                 two flows into one egress in two queues; ping via the HQ
 
 Every command takes --name L (default bc), --run-root DIR (default /run/bcfab)
 and -v (debug logs). 'lab COMMAND -h' lists a command's flags.
 
 Example:
-  lab up bcube --n 4 --k 1 --rate 1G
+  lab up bcube --n 4 --k 1 --fc portfc
   ip netns exec bc-h0 ping -c3 198.18.0.15
   lab status
   lab down
@@ -80,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		"stats":   cmdStats,
 		"bench":   cmdBench,
 		"capture": cmdCapture,
+		"gen":     cmdGen,
 	}
 	f, ok := cmds[args[0]]
 	if !ok {
@@ -194,6 +199,10 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
 	maxNodes := fs.Int("max-nodes", lab.DefaultMaxNodes, "refuse fabrics with more than `count` servers + switches")
 	timeout := fs.Duration("health-timeout", lab.DefaultHealthTimeout, "how long to wait for every daemon's /healthz")
+	fc := fs.String("fc", "none", "flow control of every node: none or portfc")
+	oneHop := fs.Duration("one-hop-rtt", 0, "NIC-switch round trip that thresholds count BDPs of (default: measured on the reference machine, 250us)")
+	xoff := fs.String("xoff", "0", "PortFC X_off for both classes in `bytes` (0: 6 one-hop BDPs)")
+	xon := fs.String("xon", "0", "PortFC X_on for both classes in `bytes` (0: 4 one-hop BDPs)")
 	pos, rest, err := parse(fs, args, -1)
 	if err != nil {
 		return err
@@ -212,8 +221,14 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	}
 	spec := lab.Spec{
 		Name: c.name, N: *n, K: *k, Delay: *delay,
-		XDPMode: *xdpMode, LevelOrder: *levelOrder,
+		XDPMode: *xdpMode, LevelOrder: *levelOrder, FC: *fc, OneHopRTT: *oneHop,
 		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
+	}
+	if spec.Xoff, err = lab.ParseSize(*xoff); err != nil {
+		return err
+	}
+	if spec.Xon, err = lab.ParseSize(*xon); err != nil {
+		return err
 	}
 	if spec.RateBps, err = lab.ParseRate(*rate); err != nil {
 		return err
@@ -629,4 +644,85 @@ func cmdCapture(args []string, stdout, stderr io.Writer) error {
 		return nil // Ctrl-C or SIGTERM: the user's way to stop
 	}
 	return err
+}
+
+// cmdGen starts a generated flow and, with --wait, reports what arrived.
+func cmdGen(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("gen", "[--name L] SRC DST [--duration D | --bytes N] [--order 0,1] [--wait]", stderr)
+	dur := fs.Duration("duration", 0, "how long the flow sends")
+	size := fs.String("bytes", "0", "how many bytes the flow sends (with no --duration)")
+	frame := fs.Int("frame", hostd.DefaultGenFrame, "frame length on the wire, without FCS")
+	order := fs.String("order", "", "fix the flow's level order (e.g. 1,0: correct level 1 first)")
+	wait := fs.Bool("wait", false, "wait for the flow to finish and report what arrived")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	var src, dst int
+	if _, err := fmt.Sscanf(pos[0], "h%d", &src); err != nil {
+		return fmt.Errorf("gen: source %q: want a server h<i>", pos[0])
+	}
+	if _, err := fmt.Sscanf(pos[1], "h%d", &dst); err != nil {
+		return fmt.Errorf("gen: destination %q: want a server h<i>", pos[1])
+	}
+	req := hostd.GenRequest{Dst: dst, Duration: int64(*dur), FrameLen: *frame, Order: *order}
+	n, err := lab.ParseSize(*size)
+	if err != nil {
+		return err
+	}
+	req.Bytes = int64(n)
+	f, err := lab.StartFlow(c.runRoot, c.name, pos[0], req)
+	if err != nil {
+		return err
+	}
+	if !*wait {
+		if *asJSON {
+			return writeJSON(stdout, f)
+		}
+		fmt.Fprintf(stdout, "flow %d: %s -> %s, udp %d -> %d, leaves %s queue %s, level order %s\n",
+			f.ID, pos[0], pos[1], f.SPort, hostd.GenPort, bcube.HostPort(f.Port), f.Queue, f.Order)
+		return nil
+	}
+	for !f.Done {
+		time.Sleep(100 * time.Millisecond)
+		r, err := lab.Flows(c.runRoot, c.name, pos[0])
+		if err != nil {
+			return err
+		}
+		for i := range r.Flows {
+			if r.Flows[i].ID == f.ID {
+				f = &r.Flows[i]
+			}
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the last frames' way
+	r, err := lab.Flows(c.runRoot, c.name, pos[1])
+	if err != nil {
+		return err
+	}
+	var sink *hostd.SinkReport
+	for i := range r.Sink {
+		if r.Sink[i].Src == src && r.Sink[i].SPort == f.SPort {
+			sink = &r.Sink[i]
+		}
+	}
+	if *asJSON {
+		return writeJSON(stdout, map[string]any{"flow": f, "sink": sink})
+	}
+	secs := float64(f.EndNs-f.StartNs) / 1e9
+	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %d frames, %d bytes in %.2fs\n",
+		f.ID, pos[0], pos[1], bcube.HostPort(f.Port), f.Queue, f.Order, f.Packets, f.Bytes, secs)
+	if sink == nil {
+		return fmt.Errorf("gen: %s heard nothing of flow %d", pos[1], f.ID)
+	}
+	rx := float64(sink.LastNs-sink.FirstNs) / 1e9
+	fmt.Fprintf(stdout, "  received %d frames, %d bytes, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
+		sink.Packets, sink.Bytes, float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
+		time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
+	return nil
 }

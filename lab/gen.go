@@ -1,0 +1,68 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/bcfab/bcfab/hostd"
+)
+
+// StartFlow starts a generated flow at server node of lab name (hostd's
+// traffic generator: it obeys flow control and never overruns its NIC).
+func StartFlow(runRoot, name, node string, req hostd.GenRequest) (*hostd.GenFlow, error) {
+	sock, err := serverSocket(runRoot, name, node)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := controlDo(ctx, sock, http.MethodPost, "/gen", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", node, err)
+	}
+	var f hostd.GenFlow
+	if err := json.Unmarshal(out, &f); err != nil {
+		return nil, fmt.Errorf("%s: gen answer: %w", node, err)
+	}
+	return &f, nil
+}
+
+// Flows reports the generated flows of server node and what its sink
+// counted.
+func Flows(runRoot, name, node string) (*hostd.GenReport, error) {
+	sock, err := serverSocket(runRoot, name, node)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := controlGet(ctx, sock, "/gen")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", node, err)
+	}
+	var r hostd.GenReport
+	if err := json.Unmarshal(out, &r); err != nil {
+		return nil, fmt.Errorf("%s: gen report: %w", node, err)
+	}
+	return &r, nil
+}
+
+func serverSocket(runRoot, name, node string) (string, error) {
+	st, err := loadDefault(runRoot, name)
+	if err != nil {
+		return "", err
+	}
+	n, ok := st.Node(node)
+	if !ok || n.Kind != KindServer {
+		return "", fmt.Errorf("lab %s has no server %q (servers are h0..h%d)", st.Lab, node, serverCount(st.Spec)-1)
+	}
+	return n.Control, nil
+}
