@@ -41,6 +41,7 @@ Commands:
   bench datapath                 forwarding rate of swd vs the Linux bridge and a bare
                                  AF_XDP forwarder, on namespaces of its own
   bench fairness                 two flows into one egress in two queues; ping via the HQ
+  bench hol                      head-of-line blocking of a victim flow, per flow-control scheme
 
 Every command takes --name L (default bc), --run-root DIR (default /run/bcfab)
 and -v (debug logs). 'lab COMMAND -h' lists a command's flags.
@@ -511,6 +512,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "fairness" {
 		return cmdBenchFairness(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "hol" {
+		return cmdBenchHoL(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("lab bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and xdpfwd (default: the directory of lab)")
@@ -531,7 +535,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 || pos[0] != "datapath" || len(rest) > 0 {
-		return errors.New("bench: want datapath or fairness (lab bench datapath|fairness [flags])")
+		return errors.New("bench: want datapath, fairness or hol (lab bench datapath|fairness|hol [flags])")
 	}
 	o := bench.Options{BinDir: *binDir, Prefix: *prefix, Warmup: *warmup, Measure: *measure, XDPMode: *xdpMode,
 		Devices: strings.Split(*devices, ","), Log: (&common{verbose: *verbose}).logger(stderr)}
@@ -725,4 +729,43 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 		sink.Packets, sink.Bytes, float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
 		time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
 	return nil
+}
+
+// cmdBenchHoL runs bench.HoL and prints one line per scheme.
+func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("bench hol", "[--rate R] [--fc portfc,none] [--phase D]", stderr)
+	rate := fs.String("rate", "100M", "link `rate`")
+	fcs := fs.String("fc", "portfc,none", "flow-control `schemes` to compare")
+	phase := fs.Duration("phase", 5*time.Second, "length of each phase")
+	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 || len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	spec := lab.Spec{Name: "hol", RunRoot: c.runRoot, BinDir: *binDir}
+	if spec.RateBps, err = lab.ParseRate(*rate); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: strings.Split(*fcs, ","), Phase: *phase, Log: c.logger(stderr)})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "victim h1 -> h2 shares h1's eth0 with h1 -> h0; then h2, h3 -> h0 congest s0.0's port to h0 (%s links)\n", lab.FormatRate(spec.RateBps))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "FC\tVICTIM ALONE Mb/s\tVICTIM CONGESTED Mb/s\tRATIO\th1->h0 Mb/s\tVICTIM PAUSED ms\tDROPS\tMISSING\t")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%.0f\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
+			r.CongestedBps/1e6, r.VictimPausedMs, r.Drops, r.Missing)
+	}
+	return tw.Flush()
 }

@@ -1,0 +1,165 @@
+package bench
+
+// The head-of-line blocking experiment (the papers' Fig. 4), on a real lab
+// per flow-control scheme:
+//
+//  1. BCube(4,1); h1 sends two generated flows out of the same port eth0,
+//     through switch s0.0: h1 -> h0 (to become congested) and the victim
+//     h1 -> h2, which shares h1's link but leaves s0.0 by another port;
+//  2. for Phase seconds only those two flows run: the victim's throughput
+//     then is its uncongested throughput;
+//  3. then h2 and h3 also send to h0, congesting s0.0's port toward h0, for
+//     Phase seconds more: the victim's throughput now, against the first,
+//     is how much head-of-line blocking the scheme causes.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/lab"
+)
+
+// HoLOptions of the experiment.
+type HoLOptions struct {
+	Lab   lab.Spec      // N, K and FC are set by the experiment
+	FC    []string      // schemes to compare, default portfc and none
+	Phase time.Duration // each phase, default 5s
+	Log   *slog.Logger
+}
+
+// HoLResult is one scheme's outcome.
+type HoLResult struct {
+	FC             string  `json:"fc"`
+	VictimAloneBps float64 `json:"victim_uncongested_bps"`
+	VictimBps      float64 `json:"victim_congested_bps"`
+	Ratio          float64 `json:"ratio"`
+	CongestedBps   float64 `json:"congested_flow_bps"` // h1 -> h0 during the incast
+	VictimPausedMs float64 `json:"victim_queue_paused_ms"`
+	Drops          uint64  `json:"fabric_drops"`
+	Missing        uint64  `json:"frames_missing"`
+}
+
+// HoL runs the experiment once per scheme.
+func HoL(ctx context.Context, o HoLOptions) ([]HoLResult, error) {
+	if len(o.FC) == 0 {
+		o.FC = []string{"portfc", "none"}
+	}
+	if o.Phase == 0 {
+		o.Phase = 5 * time.Second
+	}
+	var out []HoLResult
+	for _, fc := range o.FC {
+		r, err := holOnce(ctx, o, fc)
+		if err != nil {
+			return out, fmt.Errorf("hol %s: %w", fc, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err error) {
+	spec := o.Lab
+	spec.N, spec.K, spec.FC = 4, 1, fc
+	if spec.Name == "" {
+		spec.Name = "hol"
+	}
+	root := runRoot(spec)
+	if _, err := lab.Up(ctx, spec, o.Log); err != nil {
+		return res, err
+	}
+	defer func() { err = errors.Join(err, lab.Down(root, spec.Name, o.Log)) }()
+	res.FC = fc
+	flow := func(src string, dst int, d time.Duration) (*hostd.GenFlow, error) {
+		return lab.StartFlow(root, spec.Name, src, hostd.GenRequest{Dst: dst, Duration: int64(d)})
+	}
+	sinkBytes := func(node string, src int, sport uint16) (uint64, error) {
+		r, err := lab.Flows(root, spec.Name, node)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range r.Sink {
+			if s.Src == src && s.SPort == sport {
+				return s.Bytes, nil
+			}
+		}
+		return 0, nil
+	}
+	total := 2*o.Phase + time.Second
+	cong, err := flow("h1", 0, total)
+	if err != nil {
+		return res, err
+	}
+	victim, err := flow("h1", 2, total)
+	if err != nil {
+		return res, err
+	}
+	if victim.Port != cong.Port {
+		return res, fmt.Errorf("victim leaves by eth%d, the congested flow by eth%d: no shared link", victim.Port, cong.Port)
+	}
+	measure := func() (victimBps, congBps float64, err error) {
+		v0, err := sinkBytes("h2", 1, victim.SPort)
+		if err != nil {
+			return 0, 0, err
+		}
+		c0, err := sinkBytes("h0", 1, cong.SPort)
+		if err != nil {
+			return 0, 0, err
+		}
+		time.Sleep(o.Phase - time.Second)
+		v1, err := sinkBytes("h2", 1, victim.SPort)
+		if err != nil {
+			return 0, 0, err
+		}
+		c1, err := sinkBytes("h0", 1, cong.SPort)
+		secs := (o.Phase - time.Second).Seconds()
+		return float64(v1-v0) * 8 / secs, float64(c1-c0) * 8 / secs, err
+	}
+	time.Sleep(time.Second) // past the start
+	if res.VictimAloneBps, _, err = measure(); err != nil {
+		return res, err
+	}
+	for _, src := range []string{"h2", "h3"} {
+		if _, err := flow(src, 0, o.Phase+time.Second); err != nil {
+			return res, err
+		}
+	}
+	time.Sleep(time.Second)
+	if res.VictimBps, res.CongestedBps, err = measure(); err != nil {
+		return res, err
+	}
+	res.Ratio = res.VictimBps / res.VictimAloneBps
+	st, err := lab.Stats(root, spec.Name, "h1")
+	if err != nil {
+		return res, err
+	}
+	for _, q := range st.Ports[victim.Port].Queues {
+		if q.Name == victim.Queue {
+			res.VictimPausedMs = float64(q.PausedNs) / 1e6
+		}
+	}
+	time.Sleep(time.Second)
+	rep, err := lab.Status(root, spec.Name)
+	if err != nil {
+		return res, err
+	}
+	for _, n := range rep.Nodes {
+		if n.Stats != nil {
+			res.Drops += n.Stats.Drops
+		}
+	}
+	for _, node := range []string{"h0", "h2"} {
+		r, err := lab.Flows(root, spec.Name, node)
+		if err != nil {
+			return res, err
+		}
+		for _, s := range r.Sink {
+			res.Missing += s.Gaps
+		}
+	}
+	return res, nil
+}
