@@ -60,7 +60,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exec", "h0"}, 1, "no command"},
 		{[]string{"exec"}, 2, ""},
 		{[]string{"stats"}, 2, ""},
-		{[]string{"bench", "other"}, 1, "want datapath or fairness"},
+		{[]string{"bench", "other"}, 1, "want datapath"},
 	} {
 		var out, errOut bytes.Buffer
 		code, err := run(c.args, &out, &errOut)
