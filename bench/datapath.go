@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 // The datapath benchmark, in one run on the same namespaces:
@@ -47,15 +49,6 @@ type Options struct {
 	Devices []string      // default swd, bridge, bare
 	XDPMode string        // for swd and the bare forwarder; default native
 	Log     *slog.Logger
-}
-
-// Result is one device at one frame size.
-type Result struct {
-	Device   string  `json:"device"`
-	FrameLen int     `json:"frame_len"` // on the wire, FCS included
-	SentPps  float64 `json:"sent_pps"`
-	FwdPps   float64 `json:"fwd_pps"`
-	FwdGbps  float64 `json:"fwd_gbps"` // frame bits, FCS included
 }
 
 func (o *Options) defaults() {
@@ -417,36 +410,4 @@ func (e *env) measure(ctx context.Context, dev string, size int) (Result, error)
 	fwd := float64(c1.RX-c0.RX) / secs
 	return Result{Device: dev, FrameLen: size + 4, SentPps: float64(s1-s0) / secs, FwdPps: fwd,
 		FwdGbps: fwd * float64(size+4) * 8 / 1e9}, nil
-}
-
-// Ratios compares swd with the other devices at each frame size, as lines
-// such as "64 B: swd = 1.34 x bridge, 0.98 x bare".
-func Ratios(res []Result) []string {
-	by := map[int]map[string]float64{}
-	var sizes []int
-	for _, r := range res {
-		if by[r.FrameLen] == nil {
-			by[r.FrameLen] = map[string]float64{}
-			sizes = append(sizes, r.FrameLen)
-		}
-		by[r.FrameLen][r.Device] = r.FwdPps
-	}
-	var out []string
-	for _, size := range sizes {
-		m := by[size]
-		swd, ok := m["swd"]
-		if !ok {
-			continue
-		}
-		var parts []string
-		for _, other := range []string{"bridge", "bare"} {
-			if v, ok := m[other]; ok && v > 0 {
-				parts = append(parts, fmt.Sprintf("%.2f x %s", swd/v, other))
-			}
-		}
-		if len(parts) > 0 {
-			out = append(out, fmt.Sprintf("%d B: swd = %s", size, strings.Join(parts, ", ")))
-		}
-	}
-	return out
 }

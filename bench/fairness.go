@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 // The fairness experiment, on a real lab:

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bench measures the datapath: an AF_XDP traffic blaster, a sink
 // that counts in XDP, a bare forwarder built on the xdp package with no
 // logic at all, and the orchestration that runs swd, the Linux bridge and

@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 // The head-of-line blocking experiment (the papers' Fig. 4), on a real lab

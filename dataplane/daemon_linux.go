@@ -38,12 +38,6 @@ type DaemonPort struct {
 // TapPoll is how often a daemon looks for packet captures on its ports.
 const TapPoll = time.Second
 
-// BoundHandler is a Handler that needs its engine to reach frame bytes.
-type BoundHandler interface {
-	Handler
-	Bind(*Engine)
-}
-
 // Daemon is what swd and hostd run.
 type Daemon struct {
 	Kind    string // swd or hostd

@@ -62,6 +62,12 @@ type Handler interface {
 	Handle(in int, d *xdp.Desc, v *Verdict)
 }
 
+// BoundHandler is a Handler that needs its engine to reach frame bytes.
+type BoundHandler interface {
+	Handler
+	Bind(*Engine)
+}
+
 // Timer is periodic work of a node (flow-control refresh) run on the
 // engine goroutine between passes.
 type Timer interface {

@@ -16,13 +16,28 @@ import (
 // command line has arg as one of its words. Down signals a recorded pid
 // only when this holds for the daemon's config path, so a pid reused by
 // an unrelated process is never touched.
+//
+// A live process caught in the middle of execve (ip netns exec becoming
+// the daemon) shows an empty command line for an instant; that is read
+// again, for up to 200 ms, rather than taken for a stranger.
 func cmdlineHas(pid int, arg string) bool {
 	if pid <= 0 || arg == "" {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil || len(b) == 0 { // a zombie has an empty command line
-		return false
+	var b []byte
+	for try := 0; ; try++ {
+		var err error
+		b, err = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			return false
+		}
+		if len(b) > 0 {
+			break
+		}
+		if gone(pid) || try == 100 { // a zombie has an empty command line
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	for _, w := range bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}) {
 		if string(w) == arg {

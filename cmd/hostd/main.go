@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command hostd is the host daemon (the NIC) of one BCube server. lab starts
 // it inside the server's namespace with the config it wrote.
 package main

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command lab brings up, inspects and removes emulated BCube fabrics: one
 // network namespace and one daemon (swd or hostd) per node, veth pairs for
 // the cables. See package lab.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command swd is the switch daemon of one BCube switch. lab starts it inside
 // the switch's namespace with the config it wrote.
 package main

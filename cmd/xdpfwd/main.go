@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command xdpfwd is a bare AF_XDP forwarder between two interfaces: every
 // frame received on one is transmitted on the other, by descriptor, with no
 // look at its contents. It is the baseline of the datapath benchmark: what
