@@ -15,6 +15,9 @@ import (
 type Pipe struct {
 	mu   sync.Mutex
 	ends [2]pipeEnd
+	// Lose, if set, is asked about every frame on the cable; true loses
+	// it (counted as a drop of the receiving end), as a faulty link would.
+	Lose func(frame []byte) bool
 }
 
 type pipeEnd struct {
@@ -27,6 +30,9 @@ type pipeEnd struct {
 	wake  Waiter
 	drops uint64
 }
+
+// Pipe returns the cable this end belongs to.
+func (e *PipeEnd) Pipe() *Pipe { return e.p }
 
 // PipeEnd is one end of a Pipe.
 type PipeEnd struct {
@@ -83,12 +89,13 @@ func (e *PipeEnd) Kick() error {
 	e.p.mu.Lock()
 	m, peer := e.me(), &e.p.ends[1-e.side]
 	for _, d := range m.tx {
-		if len(peer.fill) == 0 || len(peer.rx) >= peer.ring {
+		frame := m.mem[d.Addr : d.Addr+uint64(d.Len)]
+		if len(peer.fill) == 0 || len(peer.rx) >= peer.ring || (e.p.Lose != nil && e.p.Lose(frame)) {
 			peer.drops++
 		} else {
 			a := peer.fill[len(peer.fill)-1]
 			peer.fill = peer.fill[:len(peer.fill)-1]
-			copy(peer.mem[a+pipeHeadroom:], m.mem[d.Addr:d.Addr+uint64(d.Len)])
+			copy(peer.mem[a+pipeHeadroom:], frame)
 			peer.rx = append(peer.rx, xdp.Desc{Addr: a + pipeHeadroom, Len: d.Len})
 		}
 		m.comp = append(m.comp, d.Addr)

@@ -443,6 +443,9 @@ func cmdStats(args []string, stdout, stderr io.Writer) error {
 				notes = append(notes, fmt.Sprintf("%s queue %s drops:%s", p.Name, q.Name, d))
 			}
 		}
+		if d := nonZero(p.Signals, ""); d != "" {
+			notes = append(notes, fmt.Sprintf("%s signals:%s", p.Name, d))
+		}
 	}
 	tw.Flush()
 	printQueues(stdout, st)

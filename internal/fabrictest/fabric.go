@@ -65,6 +65,9 @@ type Options struct {
 	Queueing string                // default portfc
 	PortFC   *signaling.Thresholds // nil: no flow control
 	Buffer   int                   // each node's shared buffer, default 1 MiB
+	// Lose, if set, is asked about every frame on every fabric cable;
+	// true loses it (a faulty link).
+	Lose func(frame []byte) bool
 }
 
 // New builds t with o and starts it.
@@ -98,6 +101,7 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			w, p := t.SwitchOf(i, l)
 			s := sws[l*t.SwitchesPerLevel()+w]
 			he, se := dataplane.NewPipe(hosts[i].mem, s.mem, ring)
+			he.Pipe().Lose = o.Lose
 			he.SetWaiter(hosts[i].wait)
 			se.SetWaiter(s.wait)
 			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, Queues: serverQ}

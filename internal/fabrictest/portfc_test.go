@@ -2,7 +2,9 @@ package fabrictest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,5 +283,73 @@ func TestPortFCLoopKeepsMoving(t *testing.T) {
 	time.Sleep(700 * time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
+	}
+}
+
+// Lost signals never stall a queue: with every Resume and a third of all
+// other signal frames lost on the cables, the incast still completes —
+// sources resume when their pause lapses (Hold = 3 refreshes) and are held
+// back by the repeated states — with nothing else lost.
+func TestPortFCLostSignals(t *testing.T) {
+	tp := bcube.MustNew(4, 1)
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(7, 7))
+	var lostResume, lostOther int
+	lose := func(b []byte) bool {
+		if !signaling.IsSignal(b) {
+			return false
+		}
+		sig, err := signaling.ParseSignal(b)
+		if err != nil {
+			return false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if sig.Type() == signaling.TypeResume {
+			lostResume++
+			return true
+		}
+		if rng.IntN(3) == 0 {
+			lostOther++
+			return true
+		}
+		return false
+	}
+	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, Lose: lose})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
+	startFlows(t, f, flows, 400*time.Millisecond)
+	sinks := waitFlows(t, f, flows, 10*time.Second)
+	var bytes uint64
+	for _, s := range sinks[0] {
+		if s.Gaps != 0 {
+			t.Errorf("flow from h%d lost %d data frames", s.Src, s.Gaps)
+		}
+		bytes += s.Bytes
+	}
+	mu.Lock()
+	t.Logf("lost %d resumes and %d other signals; h0 received %d bytes (%.1f Mb/s)", lostResume, lostOther, bytes, float64(bytes)*8/0.4/1e6)
+	mu.Unlock()
+	if lostResume == 0 {
+		t.Fatal("no Resume was sent, so none was lost: the test proves nothing")
+	}
+	// The link into h0 stays busy: a stalled source would show here.
+	if rate := float64(bytes) * 8 / 0.4; rate < 0.7*fcRate {
+		t.Errorf("h0 received %.1f Mb/s of %.0f: sources stalled", rate/1e6, fcRate/1e6)
+	}
+	// And once the flows end, no queue is left paused beyond its hold.
+	time.Sleep(time.Duration(fcTh.Hold()) + 50*time.Millisecond)
+	for i, e := range f.Hosts {
+		ps, _ := e.Snapshot()
+		for _, p := range ps {
+			for _, q := range p.Queues {
+				if q.Paused && q.Packets > 0 {
+					t.Errorf("h%d %s %s still paused with %d frames", i, p.Name, q.Name, q.Packets)
+				}
+			}
+		}
 	}
 }
