@@ -28,6 +28,7 @@ import (
 
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -760,3 +761,24 @@ type Waiter interface {
 
 // ErrClosed is returned by a Waiter used after Close.
 var ErrClosed = errors.New("dataplane: closed")
+
+// SignalReceiver is a flow-control state machine that takes signal frames.
+type SignalReceiver interface {
+	OnSignal(in int, sig signaling.Signal)
+}
+
+// ConsumeSignal settles v for a flow-control frame b that arrived on port
+// in: parsed and handed to r (consumed), or dropped as malformed, or as
+// unsupported when the node runs no flow control (r == nil).
+func ConsumeSignal(in int, b []byte, r SignalReceiver, v *Verdict) {
+	v.Port = -1
+	sig, err := signaling.ParseSignal(b)
+	switch {
+	case err != nil:
+		v.Drop = DropMalformed
+	case r == nil:
+		v.Drop = DropUnsupported
+	default:
+		r.OnSignal(in, sig)
+	}
+}

@@ -109,16 +109,11 @@ func (h *Host) AppPort() int { return h.app }
 func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
 	if in != h.app && signaling.IsSignal(b) {
-		v.Port = -1
-		sig, err := signaling.ParseSignal(b)
-		switch {
-		case err != nil:
-			v.Drop = dataplane.DropMalformed
-		case h.fc == nil:
-			v.Drop = dataplane.DropUnsupported
-		default:
-			h.fc.OnSignal(in, sig) // consumed
+		var r dataplane.SignalReceiver
+		if h.fc != nil {
+			r = h.fc
 		}
+		dataplane.ConsumeSignal(in, b, r, v)
 		return
 	}
 	kind := header.Parse(b, &h.f)

@@ -102,16 +102,11 @@ func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 
 // signal hands a flow-control frame to the switch's state machine.
 func (s *Switch) signal(in int, b []byte, v *dataplane.Verdict) {
-	v.Port = -1
-	sig, err := signaling.ParseSignal(b)
-	switch {
-	case err != nil:
-		v.Drop = dataplane.DropMalformed
-	case s.fc == nil:
-		v.Drop = dataplane.DropUnsupported
-	default:
-		s.fc.OnSignal(in, sig) // consumed
+	var r dataplane.SignalReceiver
+	if s.fc != nil {
+		r = s.fc
 	}
+	dataplane.ConsumeSignal(in, b, r, v)
 }
 
 // queue classifies the parsed frame at egress port out.
