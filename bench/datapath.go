@@ -21,7 +21,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +32,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/lab"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/vishvananda/netlink"
@@ -331,21 +331,16 @@ func stopper(cmd *exec.Cmd) func() error {
 
 // waitHealthy polls a daemon's control socket until /healthz answers.
 func waitHealthy(ctx context.Context, sock string, limit time.Duration) error {
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}, Timeout: time.Second}
 	deadline := time.Now().Add(limit)
 	for {
-		resp, err := c.Get("http://daemon/healthz")
+		hctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := lab.Healthz(hctx, sock)
+		cancel()
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("daemon on %s not healthy after %v: %v", sock, limit, err)
+			return fmt.Errorf("daemon on %s not healthy after %v: %w", sock, limit, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -583,25 +583,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 // queues, and ping through the HQ meanwhile.
 func cmdBenchFairness(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("bench fairness", "[--rate R] [--duration D]", stderr)
-	rate := fs.String("rate", defaultRate, "link `rate`")
+	ef := experimentFlags(fs, defaultRate)
 	dur := fs.Duration("duration", 10*time.Second, "how long the two flows run")
-	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, rest, err := parse(fs, args, -1)
+	spec, err := ef.spec(fs, c, args, "fair")
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 || len(rest) > 0 {
-		fs.Usage()
-		return errUsage
-	}
-	spec := lab.Spec{Name: c.name, RunRoot: c.runRoot, BinDir: *binDir}
-	if c.name == lab.DefaultName {
-		spec.Name = "fair"
-	}
-	if spec.RateBps, err = lab.ParseRate(*rate); err != nil {
-		return err
-	}
+	asJSON := ef.asJSON
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := bench.Fairness(ctx, bench.FairnessOptions{Lab: spec, Duration: *dur, Log: c.logger(stderr)})
@@ -739,23 +727,14 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 // cmdBenchHoL runs bench.HoL and prints one line per scheme.
 func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("bench hol", "[--rate R] [--fc portfc,none] [--phase D]", stderr)
-	rate := fs.String("rate", "100M", "link `rate`")
+	ef := experimentFlags(fs, "100M")
 	fcs := fs.String("fc", "portfc,none", "flow-control `schemes` to compare")
 	phase := fs.Duration("phase", 5*time.Second, "length of each phase")
-	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, rest, err := parse(fs, args, -1)
+	spec, err := ef.spec(fs, c, args, "hol")
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 || len(rest) > 0 {
-		fs.Usage()
-		return errUsage
-	}
-	spec := lab.Spec{Name: "hol", RunRoot: c.runRoot, BinDir: *binDir}
-	if spec.RateBps, err = lab.ParseRate(*rate); err != nil {
-		return err
-	}
+	asJSON := ef.asJSON
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: strings.Split(*fcs, ","), Phase: *phase, Log: c.logger(stderr)})
@@ -773,4 +752,37 @@ func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 			r.CongestedBps/1e6, r.VictimPausedMs, r.Drops, r.Missing)
 	}
 	return tw.Flush()
+}
+
+// expFlags are the flags every lab experiment takes.
+type expFlags struct {
+	rate, binDir *string
+	asJSON       *bool
+}
+
+func experimentFlags(fs *flag.FlagSet, rate string) expFlags {
+	return expFlags{
+		rate:   fs.String("rate", rate, "link `rate`"),
+		binDir: fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)"),
+		asJSON: fs.Bool("json", false, "print the result as JSON"),
+	}
+}
+
+// spec parses args (no positional ones) and returns the experiment's lab,
+// named name unless --name says otherwise.
+func (ef expFlags) spec(fs *flag.FlagSet, c *common, args []string, name string) (lab.Spec, error) {
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return lab.Spec{}, err
+	}
+	if len(pos) > 0 || len(rest) > 0 {
+		fs.Usage()
+		return lab.Spec{}, errUsage
+	}
+	spec := lab.Spec{Name: c.name, RunRoot: c.runRoot, BinDir: *ef.binDir}
+	if c.name == lab.DefaultName {
+		spec.Name = name
+	}
+	spec.RateBps, err = lab.ParseRate(*ef.rate)
+	return spec, err
 }
