@@ -265,50 +265,12 @@ func describeFrame(b []byte, all bool) (line string, ok bool) {
 	switch {
 	case signaling.IsSignal(b):
 		return prefix + signaling.Describe(b), true
-	case eth.Type() == macControlEtherType:
-		return prefix + describeMACControl(b), true
+	case signaling.IsMACControl(b):
+		return prefix + signaling.DescribeMACControl(b), true
 	case !all:
 		return "", false
 	}
 	return prefix + describeOther(b), true
-}
-
-const (
-	macControlEtherType = 0x8808
-	opcodePAUSE         = 0x0001 // 802.3x
-	opcodePFC           = 0x0101 // 802.1Qbb
-)
-
-// describeMACControl decodes 802.1Qbb PFC (and 802.3x PAUSE) enough to
-// see which priorities are paused for how long:
-// "PFC class-enable=0x08 p3=65535" (quanta in 512-bit times; 0 resumes).
-func describeMACControl(b []byte) string {
-	p := b[header.EthLen:]
-	if len(p) < 2 {
-		return "MAC control, truncated"
-	}
-	switch op := binary.BigEndian.Uint16(p); op {
-	case opcodePFC:
-		if len(p) < 2+2+16 {
-			return "PFC, truncated"
-		}
-		enable := binary.BigEndian.Uint16(p[2:])
-		var s strings.Builder
-		fmt.Fprintf(&s, "PFC class-enable=0x%02x", enable)
-		for i := range 8 {
-			if enable&(1<<i) != 0 {
-				fmt.Fprintf(&s, " p%d=%d", i, binary.BigEndian.Uint16(p[4+2*i:]))
-			}
-		}
-		return s.String()
-	case opcodePAUSE:
-		if len(p) < 4 {
-			return "PAUSE, truncated"
-		}
-		return fmt.Sprintf("PAUSE quanta=%d", binary.BigEndian.Uint16(p[2:]))
-	default:
-		return fmt.Sprintf("MAC control opcode 0x%04x", op)
-	}
 }
 
 // describeOther summarizes a data or other frame in the fabric's terms:

@@ -61,7 +61,7 @@ func captureFrames() (frames [][]byte, lines []string) {
 	binary.BigEndian.PutUint16(b[14:], 0x0101)
 	binary.BigEndian.PutUint16(b[16:], 0x0008)
 	binary.BigEndian.PutUint16(b[18+2*3:], 0xffff)
-	add(b, capSrc.String()+" > 01:80:c2:00:00:01 PFC class-enable=0x08 p3=65535")
+	add(b, capSrc.String()+" > 01:80:c2:00:00:01 PFC enable=0x08 P3=65535")
 
 	// An ARP request, untagged.
 	b = append(append([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, capSrc...), 0x08, 0x06,
