@@ -129,7 +129,11 @@ type QueueStats struct {
 	// as one. A deadlock watchdog looks at this.
 	MaxPauseNs int64
 	ECNMarks   uint64
-	Drops      [MaxDropReasons]uint64
+	// IgnoredPauses counts pauses that arrived while the queue was told
+	// to ignore them (Override).
+	IgnoredPauses uint64
+	Overridden    bool
+	Drops         [MaxDropReasons]uint64
 }
 
 // Hooks let flow control act on queue occupancy. They are called
@@ -172,6 +176,7 @@ type Egress struct {
 	nonEmpty uint64
 	paused   uint64
 	timed    uint64 // paused with an expiry
+	override uint64 // ignore pauses (a watchdog's recovery)
 
 	expiry  int64 // earliest until among timed; math.MaxInt64 when none
 	lastNow int64 // of the last Dequeue, Eligible, Pause or Resume
@@ -387,8 +392,35 @@ func nextAfter(m uint64, i int) int {
 	return bits.TrailingZeros64(m)
 }
 
-// take pops the head of non-empty queue q and accounts for it.
+// take pops the head of non-empty queue q and accounts for it as sent.
 func (e *Egress) take(q int) Packet {
+	qu := &e.q[q]
+	p := e.pop(q)
+	qu.stats.DeqPackets++
+	qu.stats.DeqBytes += uint64(p.Len)
+	if e.hooks != nil {
+		e.hooks.Dequeued(q, p)
+	}
+	return p
+}
+
+// Discard removes the head of queue q without sending it, for a caller
+// that drops it (and counts the drop with CountDrop). The Dequeued hook
+// runs: the packet no longer occupies the buffer. ok is false when q is
+// empty.
+func (e *Egress) Discard(q int) (p Packet, ok bool) {
+	if e.q[q].fifo.Len() == 0 {
+		return Packet{}, false
+	}
+	p = e.pop(q)
+	if e.hooks != nil {
+		e.hooks.Dequeued(q, p)
+	}
+	return p, true
+}
+
+// pop takes the head of non-empty queue q out of every sum.
+func (e *Egress) pop(q int) Packet {
 	qu := &e.q[q]
 	p, _ := qu.fifo.Pop()
 	n := int(p.Len)
@@ -399,11 +431,6 @@ func (e *Egress) take(q int) Packet {
 	e.bytes -= n
 	for m := qu.groups; m != 0; m &= m - 1 {
 		e.groups[bits.TrailingZeros8(m)] -= n
-	}
-	qu.stats.DeqPackets++
-	qu.stats.DeqBytes += uint64(n)
-	if e.hooks != nil {
-		e.hooks.Dequeued(q, p)
 	}
 	return p
 }
@@ -467,6 +494,10 @@ func (e *Egress) Pause(q int, now, until int64) {
 		return
 	}
 	bit := uint64(1) << q
+	if e.override&bit != 0 {
+		e.q[q].stats.IgnoredPauses++
+		return
+	}
 	if until != 0 && until <= now {
 		if e.paused&bit != 0 {
 			e.resume(q, now)
@@ -507,6 +538,21 @@ func (e *Egress) resume(q int, now int64) {
 		e.nextExpiry()
 	}
 }
+
+// Override makes q ignore pauses (on), resuming it at now, or obey them
+// again (off): a watchdog's way to break a pause storm or deadlock.
+func (e *Egress) Override(q int, now int64, on bool) {
+	bit := uint64(1) << q
+	if !on {
+		e.override &^= bit
+		return
+	}
+	e.Resume(q, now)
+	e.override |= bit
+}
+
+// Overridden reports whether q ignores pauses.
+func (e *Egress) Overridden(q int) bool { return e.override&(1<<q) != 0 }
 
 // Paused reports whether q is paused as of the last Dequeue, Eligible,
 // Pause or Resume call: those lift the pauses that have expired.
@@ -560,6 +606,7 @@ func (e *Egress) Stats(q int) QueueStats {
 	s.Packets = qu.fifo.Len()
 	s.Bytes = qu.fifo.bytes
 	s.Paused = e.Paused(q)
+	s.Overridden = e.Overridden(q)
 	s.PausedNs = qu.pausedNs
 	s.MaxPauseNs = qu.maxPause
 	if s.Paused && e.lastNow > qu.since {

@@ -1178,3 +1178,72 @@ func BenchmarkEgressEnqueueDequeueECN(b *testing.B) {
 func BenchmarkEgressEnqueueDequeueHooks(b *testing.B) {
 	benchEgress(b, EgressConfig{Queues: 8, HQ: 7, Capacity: 64, Groups: []uint64{0x3f, 0x40}}, &countHooks{})
 }
+
+// Discard takes frames out of every sum and through the Dequeued hook
+// without counting them as sent.
+func TestEgressDiscard(t *testing.T) {
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 8, Groups: []uint64{0b011}})
+	h := &recorder{e: e}
+	e.SetHooks(h)
+	for i := range 3 {
+		e.Enqueue(1, Packet{Addr: uint64(i), Len: 100}, 0)
+	}
+	e.Pause(1, 0, 0)
+	p, ok := e.Discard(1)
+	if !ok || p.Addr != 0 {
+		t.Fatalf("Discard: %+v %v, want the head", p, ok)
+	}
+	if e.QueueBytes(1) != 200 || e.Bytes() != 200 || e.Len() != 2 || e.GroupBytes(0) != 200 {
+		t.Errorf("after discard: queue %d, egress %d/%d, group %d", e.QueueBytes(1), e.Bytes(), e.Len(), e.GroupBytes(0))
+	}
+	if last := h.events[len(h.events)-1]; !last.deq || last.p.Addr != 0 {
+		t.Errorf("hook saw %+v, want the discarded packet's dequeue", last)
+	}
+	e.Discard(1)
+	e.Discard(1)
+	if _, ok := e.Discard(1); ok || e.Len() != 0 {
+		t.Error("Discard of an empty queue reported a packet")
+	}
+	if s := e.Stats(1); s.DeqPackets != 0 || s.EnqPackets != 3 {
+		t.Errorf("stats %+v: a discard is not a dequeue", s)
+	}
+	e.Resume(1, 1)
+	if _, _, ok := e.Dequeue(2); ok {
+		t.Error("discarded packets dequeued")
+	}
+}
+
+// An overridden queue ignores pauses (and counts them) until the
+// override ends.
+func TestEgressOverride(t *testing.T) {
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 8})
+	e.Enqueue(0, Packet{Len: 100}, 0)
+	e.Enqueue(0, Packet{Len: 100}, 0)
+	e.Pause(0, 0, 1000)
+	if e.Eligible(1) {
+		t.Fatal("paused queue eligible")
+	}
+	e.Override(0, 10, true)
+	if e.Paused(0) || !e.Overridden(0) || !e.Eligible(10) {
+		t.Fatal("override did not resume the queue")
+	}
+	e.Pause(0, 20, 0)
+	e.Pause(0, 21, 5000)
+	if e.Paused(0) {
+		t.Fatal("overridden queue paused")
+	}
+	if s := e.Stats(0); s.IgnoredPauses != 2 || !s.Overridden || s.PausedNs != 10 {
+		t.Errorf("stats %+v: want 2 ignored pauses, overridden, 10 ns paused", s)
+	}
+	if _, q, ok := e.Dequeue(30); !ok || q != 0 {
+		t.Fatal("overridden queue not served")
+	}
+	e.Override(0, 40, false)
+	e.Pause(0, 50, 0)
+	if !e.Paused(0) || e.Overridden(0) {
+		t.Fatal("queue ignores pauses after the override ended")
+	}
+	if _, _, ok := e.Dequeue(60); ok {
+		t.Fatal("paused queue served")
+	}
+}
