@@ -66,9 +66,9 @@ type malformedPFC string
 func (e malformedPFC) Error() string { return ErrMalformedPFC.Error() + ": " + string(e) }
 func (e malformedPFC) Unwrap() error { return ErrMalformedPFC }
 
-// PFC is a byte view of an 802.1Qbb frame, Ethernet header included.
+// PFCFrame is a byte view of an 802.1Qbb frame, Ethernet header included.
 // Obtain one from ParsePFC; the accessors assume it was checked.
-type PFC []byte
+type PFCFrame []byte
 
 // IsMACControl reports whether the untagged frame b is a MAC control
 // frame (PFC or PAUSE), for a datapath's first check.
@@ -80,14 +80,14 @@ func IsMACControl(b []byte) bool {
 // 0x0101, a class-enable vector with reserved bits clear and at least one
 // class enabled, and room for the eight times. The destination address is
 // not checked (802.1Qbb receivers accept any, as 802.3x does).
-func ParsePFC(b []byte) (PFC, error) {
+func ParsePFC(b []byte) (PFCFrame, error) {
 	if !IsMACControl(b) {
 		return nil, errNotPFC
 	}
 	if err := checkPFCBody(b[ethLen:]); err != nil {
 		return nil, err
 	}
-	return PFC(b), nil
+	return PFCFrame(b), nil
 }
 
 // checkPFCBody checks what follows the Ethernet header.
@@ -107,14 +107,14 @@ func checkPFCBody(p []byte) error {
 
 // Enable is the class-enable vector: bit i set when priority i's time is
 // valid.
-func (f PFC) Enable() uint8 { return f[ethLen+3] }
+func (f PFCFrame) Enable() uint8 { return f[ethLen+3] }
 
 // Quanta is priority i's pause time in quanta (meaningful when bit i of
 // Enable is set).
-func (f PFC) Quanta(i int) uint16 { return binary.BigEndian.Uint16(f[ethLen+4+2*i:]) }
+func (f PFCFrame) Quanta(i int) uint16 { return binary.BigEndian.Uint16(f[ethLen+4+2*i:]) }
 
 // Src is the sender's MAC address.
-func (f PFC) Src() net.HardwareAddr { return net.HardwareAddr(f[6:12]) }
+func (f PFCFrame) Src() net.HardwareAddr { return net.HardwareAddr(f[6:12]) }
 
 // PutPFC writes a complete 60-byte 802.1Qbb frame into b (len(b) >=
 // PFCLen) from src, pausing every priority i with bit i of enable set for

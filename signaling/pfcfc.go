@@ -1,0 +1,242 @@
+package signaling
+
+// PFC (802.1Qbb) as a node runs it, switch or server alike (DESIGN §5):
+//
+//   - Ingress accounting: every frame a fabric port receives on a lossless
+//     priority is charged to (that port, that priority) while it is
+//     buffered anywhere in the node, whichever egress queue holds it. The
+//     datapath tags the queued packet with both (IngressMeta); the egress
+//     hooks add on enqueue and subtract on dequeue (or discard).
+//   - X_off: when a counter reaches Xoff, the node sends the upstream
+//     neighbour on that port a PFC frame pausing that priority for
+//     MaxQuanta, and repeats it every half pause time while the counter
+//     stays above Xon, so the pause never lapses while it is needed.
+//   - X_on: at Xon or below, a frame with quanta 0 resumes it.
+//   - A PFC frame received on a port pauses each enabled priority's queue
+//     of that port's egress for quanta x 512 bit times at the port's rate
+//     (quanta 0 resumes it). Control priorities (6, 7) are never paused.
+//
+// Queues are indexed by priority (the "priority" queueing mode). PFC* is
+// the same machine with more than one lossless priority; the relaying
+// server raises a frame's priority by one, which is the datapath's job.
+
+import (
+	"net"
+	"strconv"
+
+	"github.com/bcfab/bcfab/queues"
+)
+
+// Packet meta layout shared with the datapath: bits 0-7 the ingress port
+// plus one (0: made by this node), bits 8-10 the 802.1Q priority it
+// arrived with, bit 11 set when the frame is charged to that pair.
+const (
+	metaPortMask = 0xFF
+	metaPrioShft = 8
+	metaCharged  = 1 << 11
+)
+
+// IngressMeta is the meta of a packet received on port in with priority
+// pcp, which flow control charges to (in, pcp) while it is buffered.
+func IngressMeta(in int, pcp uint8) uint32 {
+	return uint32(in+1)&metaPortMask | uint32(pcp&7)<<metaPrioShft | metaCharged
+}
+
+// MetaIngress decodes IngressMeta; ok is false for a packet not charged
+// to any ingress (made by the node itself).
+func MetaIngress(meta uint32) (in int, pcp uint8, ok bool) {
+	if meta&metaCharged == 0 || meta&metaPortMask == 0 {
+		return 0, 0, false
+	}
+	return int(meta&metaPortMask) - 1, uint8(meta>>metaPrioShft) & 7, true
+}
+
+// PFCThresholds are per (ingress port, priority), in bytes.
+type PFCThresholds struct {
+	Xoff, Xon int
+	// Lossless is the set of priorities PFC protects, bit i for
+	// priority i; frames of other priorities are not charged.
+	Lossless uint8
+}
+
+// PFCPort is a port that runs PFC with its neighbour.
+type PFCPort struct {
+	MAC     net.HardwareAddr // this port's address, the frames' source
+	RateBps uint64           // the link's rate, for pause times
+}
+
+// PFCCounters are one port's PFC frames, per priority.
+type PFCCounters struct {
+	TxXoff, TxXon, TxRefresh [8]uint64
+	RxXoff, RxXon            [8]uint64
+	Lost                     uint64 // could not be emitted (no frame)
+	Ignored                  uint64 // pauses of a control priority (never paused)
+}
+
+// Map flattens c for stats, listing the priorities in mask:
+// "tx_xoff_P3", "tx_xon_P3", "tx_refresh_P3", "rx_xoff_P3", "rx_xon_P3".
+func (c *PFCCounters) Map(mask uint8) map[string]uint64 {
+	m := map[string]uint64{"lost": c.Lost, "ignored": c.Ignored}
+	for i := range 8 {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		p := "_P" + strconv.Itoa(i)
+		m["tx_xoff"+p] = c.TxXoff[i]
+		m["tx_xon"+p] = c.TxXon[i]
+		m["tx_refresh"+p] = c.TxRefresh[i]
+		m["rx_xoff"+p] = c.RxXoff[i]
+		m["rx_xon"+p] = c.RxXon[i]
+	}
+	return m
+}
+
+// PFC is the 802.1Qbb logic of one node.
+type PFC struct {
+	env   Env
+	th    PFCThresholds
+	ports []PFCPort
+	// Per ingress port and priority: bytes charged, whether an X_off is
+	// in force, and when it must be repeated.
+	bytes  [][8]int
+	on     [][8]bool
+	due    [][8]int64
+	active int
+	C      []PFCCounters
+	buf    [PFCLen]byte
+	quanta [8]uint16
+}
+
+// NewPFC returns the PFC logic of a node whose ports 0..len(ports)-1 run
+// PFC with their neighbours (a server's application port does not).
+func NewPFC(env Env, ports []PFCPort, th PFCThresholds) *PFC {
+	n := len(ports)
+	return &PFC{env: env, th: th, ports: ports,
+		bytes: make([][8]int, n), on: make([][8]bool, n), due: make([][8]int64, n), C: make([]PFCCounters, n)}
+}
+
+// Lossless is the set of protected priorities.
+func (f *PFC) Lossless() uint8 { return f.th.Lossless }
+
+// Charged is the bytes charged to (in, pcp) now.
+func (f *PFC) Charged(in int, pcp uint8) int { return f.bytes[in][pcp] }
+
+// Asserted reports whether an X_off for (in, pcp) is in force.
+func (f *PFC) Asserted(in int, pcp uint8) bool { return f.on[in][pcp] }
+
+// Hooks are the queue hooks to install on every egress of the node (the
+// application port's too: what waits for the host's kernel still
+// occupies the NIC's buffer).
+func (f *PFC) Hooks() queues.Hooks { return pfcHooks{f} }
+
+type pfcHooks struct{ f *PFC }
+
+func (h pfcHooks) Enqueued(_ int, p queues.Packet) { h.f.charge(p, int(p.Len)) }
+func (h pfcHooks) Dequeued(_ int, p queues.Packet) { h.f.charge(p, -int(p.Len)) }
+
+// charge adds n bytes (negative: releases) to the packet's ingress pair
+// and signals crossings of the thresholds.
+func (f *PFC) charge(p queues.Packet, n int) {
+	in, pcp, ok := MetaIngress(p.Meta)
+	if !ok || in >= len(f.ports) || f.th.Lossless&(1<<pcp) == 0 {
+		return
+	}
+	b := f.bytes[in][pcp] + n
+	f.bytes[in][pcp] = b
+	switch {
+	case n > 0 && !f.on[in][pcp] && b >= f.th.Xoff:
+		f.on[in][pcp] = true
+		f.active++
+		f.send(in, 1<<pcp, MaxQuanta)
+		f.C[in].TxXoff[pcp]++
+		f.due[in][pcp] = f.env.Now() + f.refresh(in)
+	case n < 0 && f.on[in][pcp] && b <= f.th.Xon:
+		f.on[in][pcp] = false
+		f.active--
+		f.send(in, 1<<pcp, 0)
+		f.C[in].TxXon[pcp]++
+	}
+}
+
+// refresh is how often port in repeats an X_off: half the pause a frame
+// of MaxQuanta asks for, so one lost frame does not let it lapse.
+func (f *PFC) refresh(in int) int64 {
+	return PauseNs(MaxQuanta, f.ports[in].RateBps) / 2
+}
+
+// send emits a PFC frame out of port in giving every priority of enable
+// the same quanta; a frame the node cannot spare is counted lost.
+func (f *PFC) send(in int, enable uint8, quanta uint16) {
+	for i := range 8 {
+		f.quanta[i] = quanta
+	}
+	PutPFC(f.buf[:], f.ports[in].MAC, enable, &f.quanta)
+	if !f.env.Emit(in, f.buf[:]) {
+		f.C[in].Lost++
+	}
+}
+
+// NextTick is when an X_off must be repeated next, or -1.
+func (f *PFC) NextTick() int64 {
+	if f.active == 0 {
+		return -1
+	}
+	next := int64(-1)
+	for in := range f.on {
+		for p := range 8 {
+			if f.on[in][p] && (next < 0 || f.due[in][p] < next) {
+				next = f.due[in][p]
+			}
+		}
+	}
+	return next
+}
+
+// Tick repeats the X_offs that are due, one frame per port for all its
+// due priorities.
+func (f *PFC) Tick(now int64) {
+	if f.active == 0 {
+		return
+	}
+	for in := range f.on {
+		var enable uint8
+		for p := range 8 {
+			if f.on[in][p] && f.due[in][p] <= now {
+				enable |= 1 << p
+				f.due[in][p] = now + f.refresh(in)
+				f.C[in].TxRefresh[p]++
+			}
+		}
+		if enable != 0 {
+			f.send(in, enable, MaxQuanta)
+		}
+	}
+}
+
+// OnPFC applies a PFC frame that arrived on port in to that port's
+// egress queues.
+func (f *PFC) OnPFC(in int, fr PFCFrame) {
+	if in >= len(f.ports) {
+		return
+	}
+	eg := f.env.Egress(in)
+	now := f.env.Now()
+	c := &f.C[in]
+	for p := range 8 {
+		if fr.Enable()&(1<<p) == 0 {
+			continue
+		}
+		if IsControl(uint8(p)) || p >= eg.Queues() {
+			c.Ignored++
+			continue
+		}
+		q := fr.Quanta(p)
+		if q == 0 {
+			c.RxXon[p]++
+			eg.Resume(p, now)
+			continue
+		}
+		c.RxXoff[p]++
+		eg.Pause(p, now, now+PauseNs(q, f.ports[in].RateBps))
+	}
+}

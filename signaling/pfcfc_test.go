@@ -1,0 +1,224 @@
+package signaling
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/bcfab/bcfab/queues"
+)
+
+// pfcEnv is a node of three ports with eight priority queues each (HQ 6).
+func pfcEnv(t *testing.T) *fakeEnv {
+	f := &fakeEnv{}
+	for range 3 {
+		eg, err := queues.NewEgress(queues.EgressConfig{Queues: 8, HQ: 6, Capacity: 1024})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.eg = append(f.eg, eg)
+	}
+	return f
+}
+
+func pfcFrames(t *testing.T, env *fakeEnv) []struct {
+	port int
+	f    PFCFrame
+} {
+	t.Helper()
+	var out []struct {
+		port int
+		f    PFCFrame
+	}
+	for _, s := range env.sent {
+		f, err := ParsePFC(s.frame)
+		if err != nil {
+			t.Fatalf("emitted frame is no PFC frame: %v", err)
+		}
+		if len(s.frame) != PFCLen || !bytes.Equal(s.frame[:6], PFCDst) {
+			t.Fatalf("frame of %d bytes to %x", len(s.frame), s.frame[:6])
+		}
+		out = append(out, struct {
+			port int
+			f    PFCFrame
+		}{s.port, f})
+	}
+	env.sent = nil
+	return out
+}
+
+var pfcPorts = []PFCPort{
+	{MAC: macA, RateBps: 100_000_000},
+	{MAC: macB, RateBps: 100_000_000},
+}
+
+func TestIngressMeta(t *testing.T) {
+	for _, c := range []struct {
+		in  int
+		pcp uint8
+	}{{0, 0}, {0, 3}, {1, 4}, {7, 7}, {254, 5}} {
+		in, pcp, ok := MetaIngress(IngressMeta(c.in, c.pcp))
+		if !ok || in != c.in || pcp != c.pcp {
+			t.Errorf("IngressMeta(%d, %d) decodes to %d, %d, %v", c.in, c.pcp, in, pcp, ok)
+		}
+	}
+	if _, _, ok := MetaIngress(0); ok {
+		t.Error("meta 0 (a node's own frame) decodes as charged")
+	}
+}
+
+// X_off at Xoff bytes charged to one (ingress, priority) — wherever they
+// are queued — X_on at Xon, nothing between, nothing for other priorities
+// or for the node's own frames, and the frames go out of the ingress port.
+func TestPFCThresholds(t *testing.T) {
+	env := pfcEnv(t)
+	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 5000, Xon: 3000, Lossless: 1 << 3})
+	for p := range env.eg {
+		env.eg[p].SetHooks(f.Hooks())
+	}
+	pk := func(in int, pcp uint8) queues.Packet {
+		return queues.Packet{Len: 1000, Meta: IngressMeta(in, pcp)}
+	}
+	// Frames from port 0 at priority 3, spread over the egresses of
+	// ports 1 and 2 (2 is the application port: no PFC of its own).
+	for i := range 4 {
+		env.eg[1+i%2].Enqueue(3, pk(0, 3), 0)
+		env.eg[1].Enqueue(3, queues.Packet{Len: 1000}, 0) // own traffic
+		env.eg[1].Enqueue(2, pk(0, 2), 0)                 // lossy priority
+	}
+	if len(env.sent) != 0 || f.Charged(0, 3) != 4000 || f.Charged(0, 2) != 0 {
+		t.Fatalf("below X_off: %d frames, %d/%d bytes charged", len(env.sent), f.Charged(0, 3), f.Charged(0, 2))
+	}
+	env.now = 10
+	env.eg[2].Enqueue(3, pk(0, 3), 10)
+	fr := pfcFrames(t, env)
+	if len(fr) != 1 || fr[0].port != 0 || fr[0].f.Enable() != 1<<3 || fr[0].f.Quanta(3) != MaxQuanta ||
+		!bytes.Equal(fr[0].f.Src(), macA) || !f.Asserted(0, 3) {
+		t.Fatalf("at X_off: %+v", fr)
+	}
+	// Above X_off and back down to just above X_on: nothing.
+	env.eg[1].Enqueue(3, pk(0, 3), 10)
+	for f.Charged(0, 3) > 4000 {
+		if _, _, ok := env.eg[1].Dequeue(20); !ok {
+			t.Fatal("ran dry")
+		}
+	}
+	if len(env.sent) != 0 {
+		t.Fatalf("between thresholds: %d frames", len(env.sent))
+	}
+	// Discarding counts as leaving, too: down to X_on resumes.
+	if _, ok := env.eg[2].Discard(3); !ok {
+		t.Fatal("nothing to discard")
+	}
+	fr = pfcFrames(t, env)
+	if f.Charged(0, 3) != 3000 || len(fr) != 1 || fr[0].port != 0 || fr[0].f.Quanta(3) != 0 || f.Asserted(0, 3) {
+		t.Fatalf("at X_on (%d charged): %+v", f.Charged(0, 3), fr)
+	}
+	if f.C[0].TxXoff[3] != 1 || f.C[0].TxXon[3] != 1 {
+		t.Errorf("counters %+v", f.C[0])
+	}
+	if m := f.C[0].Map(f.Lossless()); m["tx_xoff_P3"] != 1 || m["tx_xon_P3"] != 1 || len(m) != 7 {
+		t.Errorf("map %v", m)
+	}
+}
+
+// An X_off is repeated every half pause time while it is in force, one
+// frame per port for all its due priorities; none after the X_on.
+func TestPFCRefresh(t *testing.T) {
+	env := pfcEnv(t)
+	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1<<3 | 1<<4})
+	env.eg[2].SetHooks(f.Hooks())
+	if f.NextTick() != -1 {
+		t.Fatal("timer armed with nothing asserted")
+	}
+	env.eg[2].Enqueue(3, queues.Packet{Len: 2000, Meta: IngressMeta(1, 3)}, 0)
+	env.eg[2].Enqueue(4, queues.Packet{Len: 2000, Meta: IngressMeta(1, 4)}, 0)
+	pfcFrames(t, env)
+	half := PauseNs(MaxQuanta, 100_000_000) / 2
+	if got := f.NextTick(); got != half {
+		t.Fatalf("next refresh at %d, want %d (half of 0xFFFF quanta at 100 Mb/s)", got, half)
+	}
+	env.now = half - 1
+	f.Tick(env.now)
+	if len(env.sent) != 0 {
+		t.Fatal("refreshed early")
+	}
+	env.now = half
+	f.Tick(env.now)
+	fr := pfcFrames(t, env)
+	if len(fr) != 1 || fr[0].port != 1 || fr[0].f.Enable() != 1<<3|1<<4 || fr[0].f.Quanta(3) != MaxQuanta || fr[0].f.Quanta(4) != MaxQuanta {
+		t.Fatalf("refresh: %+v", fr)
+	}
+	if f.NextTick() != 2*half || f.C[1].TxRefresh[3] != 1 || f.C[1].TxRefresh[4] != 1 {
+		t.Errorf("next %d, counters %+v", f.NextTick(), f.C[1])
+	}
+	env.eg[2].Discard(3)
+	env.eg[2].Discard(4)
+	pfcFrames(t, env)
+	if f.NextTick() != -1 {
+		t.Error("timer still armed after every X_on")
+	}
+}
+
+// A received frame pauses each enabled priority for quanta x 512 bit
+// times at the port's rate, resumes at quanta 0, and never pauses a
+// control priority.
+func TestPFCReceive(t *testing.T) {
+	env := pfcEnv(t)
+	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1 << 3})
+	eg := env.eg[1]
+	for q := range 8 {
+		eg.Enqueue(q, queues.Packet{Len: 100}, 0)
+	}
+	b := make([]byte, PFCLen)
+	q := [8]uint16{3: 1000, 4: MaxQuanta, 6: MaxQuanta, 7: 5}
+	PutPFC(b, macB, 1<<3|1<<4|1<<6|1<<7, &q)
+	fr, _ := ParsePFC(b)
+	env.now = 1000
+	f.OnPFC(1, fr)
+	if !eg.Paused(3) || !eg.Paused(4) || eg.Paused(6) || eg.Paused(7) || eg.Paused(0) {
+		t.Fatal("wrong queues paused")
+	}
+	// 1000 quanta at 100 Mb/s: 5.12 ms.
+	if exp, _ := eg.NextExpiry(); exp != 1000+5_120_000 {
+		t.Errorf("expiry %d, want %d", exp, 1000+5_120_000)
+	}
+	if f.C[1].RxXoff[3] != 1 || f.C[1].RxXoff[4] != 1 || f.C[1].Ignored != 2 {
+		t.Errorf("counters %+v", f.C[1])
+	}
+	q = [8]uint16{}
+	PutPFC(b, macB, 1<<4, &q)
+	f.OnPFC(1, fr)
+	if eg.Paused(4) || !eg.Paused(3) || f.C[1].RxXon[4] != 1 {
+		t.Error("quanta 0 did not resume priority 4 alone")
+	}
+	if env.eg[0].Paused(3) {
+		t.Error("another port's queue paused")
+	}
+	f.OnPFC(2, fr) // the application port runs no PFC
+	if env.eg[2].Paused(4) {
+		t.Error("application port paused")
+	}
+}
+
+func TestPFCStateZeroAllocs(t *testing.T) {
+	env := pfcEnv(t)
+	env.sent = make([]sent, 0, 1)
+	f := NewPFC(&countEnv{env}, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1 << 3})
+	eg := env.eg[1]
+	eg.SetHooks(f.Hooks())
+	pk := queues.Packet{Len: 1500, Meta: IngressMeta(0, 3)}
+	n := testing.AllocsPerRun(1000, func() {
+		eg.Enqueue(3, pk, 0)
+		eg.Enqueue(3, pk, 0) // X_off
+		eg.Dequeue(0)
+		eg.Dequeue(0) // X_on
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per X_off/X_on cycle, want 0", n)
+	}
+}
+
+// countEnv emits nowhere.
+type countEnv struct{ *fakeEnv }
+
+func (c *countEnv) Emit(int, []byte) bool { return true }
