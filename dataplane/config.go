@@ -43,7 +43,9 @@ type Config struct {
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
 
-	// FC is the flow-control scheme: none or portfc.
+	// FC is the flow-control scheme: none, portfc, pfc or pfcstar (PFC
+	// with the relay raising the priority by one, PFC*). PFC needs
+	// queueing priority, which is the default with it.
 	FC string `json:"fc"`
 	// OneHopRTT is the round trip between a NIC and its switch as measured
 	// on the lab; with RateBps it gives the one-hop BDP that thresholds are
@@ -56,10 +58,23 @@ type Config struct {
 	XonA  int `json:"xon_a,omitempty"`
 	XoffB int `json:"xoff_b,omitempty"`
 	XonB  int `json:"xon_b,omitempty"`
+	// PFC thresholds per (ingress port, priority) in bytes (0: 6 and 4
+	// one-hop BDPs).
+	PFCXoff int `json:"pfc_xoff,omitempty"`
+	PFCXon  int `json:"pfc_xon,omitempty"`
 	// FCRefresh is how often a signalled flow-control state is repeated;
 	// a receiver holds a pause for three refreshes unless it hears it
 	// again, so a lost Resume lapses within 3 x FCRefresh.
 	FCRefresh Duration `json:"fc_refresh"`
+
+	// The watchdog (every scheme): a queue paused, not empty and sending
+	// nothing for WatchdogDetect is reported stalled (0: 200ms; negative:
+	// no watchdog). WatchdogAction none (report only), forward (ignore
+	// pauses) or drop (discard its frames), for WatchdogRestore (0:
+	// 200ms).
+	WatchdogDetect  Duration `json:"watchdog_detect,omitempty"`
+	WatchdogAction  string   `json:"watchdog_action,omitempty"`
+	WatchdogRestore Duration `json:"watchdog_restore,omitempty"`
 
 	// RxCoalesce is the receive moderation window (like a NIC's rx-usecs):
 	// after a wake-up the daemon polls receive again no sooner than this.
@@ -105,9 +120,14 @@ const (
 
 // Flow-control schemes.
 const (
-	FCNone   = "none"
-	FCPortFC = "portfc"
+	FCNone    = "none"
+	FCPortFC  = "portfc"
+	FCPFC     = "pfc"
+	FCPFCStar = "pfcstar"
 )
+
+// IsPFC reports whether scheme is PFC or PFC*.
+func IsPFC(scheme string) bool { return scheme == FCPFC || scheme == FCPFCStar }
 
 // SetDefaults fills zero fields with the defaults above (RateBps excepted:
 // zero means unshaped and is a valid choice).
@@ -127,11 +147,23 @@ func (c *Config) SetDefaults() {
 	if c.XDPMode == "" {
 		c.XDPMode = DefaultXDPMode
 	}
-	if c.Queueing == "" {
-		c.Queueing = QueueingPortFC
-	}
 	if c.FC == "" {
 		c.FC = FCNone
+	}
+	if c.Queueing == "" {
+		c.Queueing = QueueingPortFC
+		if IsPFC(c.FC) {
+			c.Queueing = QueueingPriority
+		}
+	}
+	if c.WatchdogDetect == 0 {
+		c.WatchdogDetect = Duration(DefaultWatchdogDetect)
+	}
+	if c.WatchdogRestore == 0 {
+		c.WatchdogRestore = Duration(DefaultWatchdogRestore)
+	}
+	if c.WatchdogAction == "" {
+		c.WatchdogAction = WatchdogNone
 	}
 	if c.OneHopRTT == 0 {
 		c.OneHopRTT = DefaultOneHopRTT
@@ -143,7 +175,7 @@ func (c *Config) SetDefaults() {
 	for _, f := range []struct {
 		v     *int
 		units int
-	}{{&c.XoffA, 6}, {&c.XonA, 4}, {&c.XoffB, 6}, {&c.XonB, 4}} {
+	}{{&c.XoffA, 6}, {&c.XonA, 4}, {&c.XoffB, 6}, {&c.XonB, 4}, {&c.PFCXoff, 6}, {&c.PFCXon, 4}} {
 		if *f.v == 0 {
 			*f.v = f.units * bdp
 		}
@@ -219,8 +251,22 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 		if c.FCRefresh.D() < 10*time.Microsecond {
 			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
 		}
+	case FCPFC, FCPFCStar:
+		if c.Queueing != QueueingPriority {
+			errs = append(errs, fmt.Errorf("fc %s needs queueing %s, not %s", c.FC, QueueingPriority, c.Queueing))
+		}
+		if c.PFCXon <= 0 || c.PFCXon >= c.PFCXoff {
+			errs = append(errs, fmt.Errorf("pfc thresholds: want 0 < xon < xoff (%d/%d)", c.PFCXon, c.PFCXoff))
+		}
+		if c.FC == FCPFCStar && signaling.PCPData+c.K >= signaling.PCPControl {
+			errs = append(errs, fmt.Errorf("fc pfcstar on BCube(%d,%d): a path crosses %d relays and needs priorities %d..%d, but %d is control: want k <= %d",
+				c.N, c.K, c.K, signaling.PCPData, signaling.PCPData+c.K, signaling.PCPControl, signaling.PCPControl-1-signaling.PCPData))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("fc %q: want %s or %s", c.FC, FCNone, FCPortFC))
+		errs = append(errs, fmt.Errorf("fc %q: want %s, %s, %s or %s", c.FC, FCNone, FCPortFC, FCPFC, FCPFCStar))
+	}
+	if err := c.Watchdog().Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.ECNKmaxBytes != 0 && (c.ECNKminBytes < 0 || c.ECNKminBytes > c.ECNKmaxBytes || c.ECNPmax <= 0 || c.ECNPmax > 1) {
 		errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", c.ECNKminBytes, c.ECNKmaxBytes, c.ECNPmax))
@@ -272,6 +318,30 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // Thresholds returns cfg's PortFC thresholds.
 func (c *Config) Thresholds() signaling.Thresholds {
 	return signaling.Thresholds{XoffA: c.XoffA, XonA: c.XonA, XoffB: c.XoffB, XonB: c.XonB, Refresh: int64(c.FCRefresh)}
+}
+
+// PFCThresholds returns cfg's PFC thresholds and lossless priorities:
+// the data priority under pfc; under pfcstar one more per relay a path
+// may cross (k).
+func (c *Config) PFCThresholds() signaling.PFCThresholds {
+	n := 1
+	if c.FC == FCPFCStar {
+		n += c.K
+	}
+	var mask uint8
+	for i := range n {
+		mask |= 1 << (signaling.PCPData + i)
+	}
+	return signaling.PFCThresholds{Xoff: c.PFCXoff, Xon: c.PFCXon, Lossless: mask}
+}
+
+// Watchdog returns cfg's watchdog configuration (Detect 0: off).
+func (c *Config) Watchdog() WatchdogConfig {
+	w := WatchdogConfig{Detect: c.WatchdogDetect.D(), Restore: c.WatchdogRestore.D(), Action: c.WatchdogAction}
+	if w.Detect < 0 {
+		w.Detect = 0
+	}
+	return w
 }
 
 // ECN returns the marking configuration of cfg for an egress.

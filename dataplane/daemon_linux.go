@@ -116,7 +116,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	}
 	cleanup = append(cleanup, w.Close)
 	eng, err := NewEngine(Memory{Bytes: umem.Bytes(), FrameSize: umem.FrameSize(), NumFrames: umem.NumFrames(), RingSize: cfg.RingSize},
-		specs, d.Handler, w, Options{BufferBytes: cfg.BufferBytes})
+		specs, d.Handler, w, Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: d.Log})
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,9 @@ type Verdict struct {
 	// when the frame has none.
 	L3   int
 	Drop DropReason
+	// Meta travels with the queued packet (queues.Packet.Meta) to the
+	// egress hooks: flow control's ingress charge (signaling.IngressMeta).
+	Meta uint32
 }
 
 // Handler decides what happens to each received frame. It runs on the
@@ -126,6 +130,10 @@ type Options struct {
 	// queues may hold together, as a switch ASIC's buffer is shared by
 	// its ports.
 	BufferBytes int
+	// Watchdog watches for queues stuck paused (zero: off).
+	Watchdog WatchdogConfig
+	// Log receives the watchdog's reports (nil: discarded).
+	Log *slog.Logger
 }
 
 const (
@@ -152,6 +160,9 @@ type port struct {
 	wire    *queues.DelayLine // nil without delay
 	stalled bool              // the kernel did not take every TX descriptor
 	tapped  atomic.Bool
+
+	wd     []wdQueue // per queue, with the watchdog on
+	wdDrop uint64    // queues whose arrivals the watchdog drops
 
 	rxPackets, rxBytes uint64
 	txPackets, txBytes uint64
@@ -191,12 +202,13 @@ type Engine struct {
 	stop    atomic.Bool
 	running atomic.Bool
 
-	timer    Timer
+	timers   []Timer
 	source   Source
 	counters PortCounters
 
 	callMu  sync.Mutex
 	calls   []func()
+	wd      watchdog
 	emitted uint64 // signal frames emitted
 	lost    uint64 // signal frames that found no free frame
 
@@ -251,6 +263,9 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, w Waiter, opts Options) 
 		}
 		e.ports = append(e.ports, p)
 	}
+	if err := e.initWatchdog(); err != nil {
+		return nil, err
+	}
 	e.free = make([]uint64, 0, mem.NumFrames)
 	for i := mem.NumFrames - 1; i >= 0; i-- {
 		e.free = append(e.free, uint64(i*mem.FrameSize))
@@ -299,8 +314,8 @@ func (e *Engine) Stop() {
 	e.wait.Wake()
 }
 
-// SetTimer installs t (nil: none). Call before Run.
-func (e *Engine) SetTimer(t Timer) { e.timer = t }
+// AddTimer installs t. Call before Run.
+func (e *Engine) AddTimer(t Timer) { e.timers = append(e.timers, t) }
 
 // SetSource installs s (nil: none). Call before Run.
 func (e *Engine) SetSource(s Source) { e.source = s }
@@ -354,7 +369,9 @@ func (e *Engine) Emit(port int, b []byte) bool {
 		q = 0
 	}
 	d := xdp.Desc{Addr: addr, Len: uint32(len(b))}
-	e.Send(port, q, &d, 0)
+	if !e.send(port, q, &d, 0, 0) {
+		return false
+	}
 	e.emitted++
 	return true
 }
@@ -386,14 +403,15 @@ func (e *Engine) Run(ctx context.Context) error {
 	}()
 	e.begin()
 	for !e.stop.Load() {
-		if e.timer != nil {
-			if t := e.timer.NextTick(); t >= 0 && e.Now() >= t {
-				e.timer.Tick(e.Now())
+		for _, t := range e.timers {
+			if next := t.NextTick(); next >= 0 && e.Now() >= next {
+				t.Tick(e.Now())
 			}
 		}
 		moved := e.pass()
 		e.answerSnapshot()
 		e.runCalls()
+		e.watchdog(moved > 0)
 		if moved > 0 {
 			continue
 		}
@@ -457,19 +475,26 @@ func (e *Engine) receive(in int, p *port) int {
 			e.release(d.Addr)
 			continue
 		}
-		e.Send(v.Port, v.Queue, d, v.L3)
+		e.send(v.Port, v.Queue, d, v.L3, v.Meta)
 	}
 	return n
 }
 
 // Send admits the frame d (in this engine's memory) to queue q of port
-// out, or drops and counts it; l3 is the offset of its IPv4 header for
-// ECN marking (0: none). Handlers and flow-control hooks use it to emit
-// frames they build on the engine goroutine.
-func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int) {
+// out with meta (queues.Packet.Meta), or drops and counts it, and reports
+// which; l3 is the offset of its IPv4 header for ECN marking (0: none).
+// Sources and flow-control hooks use it for frames they build on the
+// engine goroutine.
+func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint32) bool {
+	return e.send(out, q, d, l3, meta)
+}
+
+func (e *Engine) send(out, q int, d *xdp.Desc, l3 int, meta uint32) bool {
 	p := e.ports[out]
 	eg := p.egress
 	switch {
+	case p.wdDrop&(1<<q) != 0:
+		eg.CountDrop(q, int(DropWatchdog))
 	case e.queued >= e.maxQueued:
 		eg.CountDrop(q, int(DropNoFrames))
 	case e.buffered+int(d.Len) > e.opts.BufferBytes,
@@ -480,7 +505,7 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int) {
 		if eg.Len() == 0 {
 			p.shaper.Restart(now)
 		}
-		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len}, now)
+		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta}, now)
 		if !ok {
 			eg.CountDrop(q, int(DropBufferFull))
 			break
@@ -493,9 +518,10 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int) {
 		if b := eg.Bytes(); b > p.maxBytes {
 			p.maxBytes = b
 		}
-		return
+		return true
 	}
 	e.release(d.Addr)
+	return false
 }
 
 // Alloc takes a free frame for a handler or hook to build a frame in; ok
@@ -657,10 +683,13 @@ func (e *Engine) timeout(now int64) time.Duration {
 			}
 		}
 	}
-	if e.timer != nil {
-		if t := e.timer.NextTick(); t >= 0 {
-			consider(t)
+	for _, t := range e.timers {
+		if next := t.NextTick(); next >= 0 {
+			consider(next)
 		}
+	}
+	if e.wd.next >= 0 {
+		consider(e.wd.next)
 	}
 	if next < 0 {
 		return -1
@@ -700,6 +729,7 @@ func (e *Engine) answerSnapshot() {
 }
 
 func (e *Engine) snapshot() snapshot {
+	now := e.Now()
 	out := make([]PortStats, len(e.ports))
 	for i, p := range e.ports {
 		eg := p.egress
@@ -725,7 +755,9 @@ func (e *Engine) snapshot() snapshot {
 			ps.Queues = append(ps.Queues, QueueStats{Index: q, Name: eg.Name(q),
 				EnqPackets: s.EnqPackets, EnqBytes: s.EnqBytes, DeqPackets: s.DeqPackets, DeqBytes: s.DeqBytes,
 				Packets: s.Packets, Bytes: s.Bytes, MaxBytes: s.MaxBytes,
-				Paused: s.Paused, PausedNs: s.PausedNs, MaxPauseNs: s.MaxPauseNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd)})
+				Paused: s.Paused, PausedNs: s.PausedNs, MaxPauseNs: s.MaxPauseNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd),
+				IgnoredPauses: s.IgnoredPauses})
+			e.stallStats(p, q, now, &ps.Queues[len(ps.Queues)-1])
 			for r, v := range qd {
 				ps.Drops[DropReason(r).String()] += v
 			}
@@ -780,5 +812,26 @@ func ConsumeSignal(in int, b []byte, r SignalReceiver, v *Verdict) {
 		v.Drop = DropUnsupported
 	default:
 		r.OnSignal(in, sig)
+	}
+}
+
+// PFCReceiver is a node's PFC logic that takes 802.1Qbb frames.
+type PFCReceiver interface {
+	OnPFC(in int, f signaling.PFCFrame)
+}
+
+// ConsumePFC settles v for a MAC control frame b that arrived on port in:
+// an 802.1Qbb frame is handed to r (consumed); a malformed one, or any
+// when the node runs no PFC (r == nil), is dropped and counted.
+func ConsumePFC(in int, b []byte, r PFCReceiver, v *Verdict) {
+	v.Port = -1
+	f, err := signaling.ParsePFC(b)
+	switch {
+	case err != nil:
+		v.Drop = DropMalformed
+	case r == nil:
+		v.Drop = DropUnsupported
+	default:
+		r.OnPFC(in, f)
 	}
 }

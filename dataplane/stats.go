@@ -13,6 +13,7 @@ const (
 	DropBufferFull             // egress buffer admission
 	DropNoFrames               // UMEM frames held back so receive never starves
 	DropTxError                // the kernel refused a frame on the capture path
+	DropWatchdog               // discarded by the watchdog's drop action
 	numDropReasons
 )
 
@@ -25,6 +26,7 @@ var dropNames = [numDropReasons]string{
 	DropBufferFull:  "buffer_full",
 	DropNoFrames:    "no_frames",
 	DropTxError:     "tx_error",
+	DropWatchdog:    "watchdog",
 }
 
 func (r DropReason) String() string {
@@ -92,6 +94,17 @@ type QueueStats struct {
 	MaxPauseNs int64             `json:"max_pause_ns"` // longest single pause
 	ECNMarks   uint64            `json:"ecn_marks"`
 	Drops      map[string]uint64 `json:"drops"`
+	// IgnoredPauses counts pauses ignored while a watchdog recovery
+	// overrode them.
+	IgnoredPauses uint64 `json:"ignored_pauses,omitempty"`
+	// The watchdog's view: stalls found (paused, not empty, nothing sent
+	// for the detection time), whether one is going on and for how long,
+	// the time stalled in all, and whether a recovery action is in force.
+	Stalls       uint64 `json:"stalls,omitempty"`
+	Stalled      bool   `json:"stalled,omitempty"`
+	StalledForNs int64  `json:"stalled_for_ns,omitempty"`
+	StalledNs    int64  `json:"stalled_ns,omitempty"`
+	Recovering   bool   `json:"recovering,omitempty"`
 }
 
 // TotalDrops sums every drop counter of the port, the kernel's included

@@ -29,8 +29,11 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 	}
 	qc.ECN = cfg.ECN()
 	host := NewHost(t, n.Index, policy, cfg.Queueing)
-	if cfg.FC == dataplane.FCPortFC {
+	switch {
+	case cfg.FC == dataplane.FCPortFC:
 		host.EnablePortFC(cfg.Thresholds())
+	case dataplane.IsPFC(cfg.FC):
+		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == dataplane.FCPFCStar)
 	}
 	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {

@@ -4,8 +4,11 @@ package hostd
 //
 // A generated flow sends UDP datagrams to GenPort of another server,
 // through the queue PortFC allocates for it (a or b of the port its route
-// leaves by), and keeps at most Window bytes queued there: a flow whose
-// queue is paused waits, it never overruns its own NIC. The destination's
+// leaves by; its priority's queue under PFC), and keeps at most Window
+// bytes of its own queued there, as a NIC's send queue per connection: a
+// flow whose queue is paused waits, it never overruns its own NIC, and
+// frames of other flows or relayed for other servers in the same queue
+// do not hold it back. The destination's
 // hostd counts what arrives per flow — packets, bytes, sequence gaps,
 // one-way delay — and drops it there: generated traffic never reaches the
 // kernel. Everything runs on the engine goroutine.
@@ -68,6 +71,7 @@ type GenFlow struct {
 	seq      uint64
 	deadline int64 // engine time, 0: none
 	startEng int64
+	queued   int // bytes of this flow in its queue
 }
 
 // SinkFlow is what a destination counted of one flow.
@@ -110,10 +114,9 @@ type SinkReport struct {
 }
 
 type gen struct {
-	h      *Host
-	flows  []*GenFlow
-	nextID int
-	sink   map[sinkKey]*SinkFlow
+	h     *Host
+	flows []*GenFlow
+	sink  map[sinkKey]*SinkFlow
 }
 
 // Start validates r and starts a flow; it runs on the engine goroutine.
@@ -138,15 +141,15 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 	if r.Bytes <= 0 && r.Duration <= 0 {
 		return nil, errors.New("gen: give bytes or a duration")
 	}
-	g.nextID++
-	if g.nextID > (65535-20000)/64 {
+	id := len(g.flows) + 1 // flows[id-1]; the owner bits of its frames' meta
+	if id > (65535-20000)/64 {
 		return nil, errors.New("gen: out of source ports")
 	}
-	sport, err := g.sourcePort(r)
+	sport, err := g.sourcePort(r, id)
 	if err != nil {
 		return nil, err
 	}
-	f := &GenFlow{ID: g.nextID, Dst: r.Dst, SPort: sport, req: r, StartNs: time.Now().UnixNano(), startEng: h.e.Now()}
+	f := &GenFlow{ID: id, Dst: r.Dst, SPort: sport, req: r, StartNs: time.Now().UnixNano(), startEng: h.e.Now()}
 	if r.Duration > 0 {
 		f.deadline = f.startEng + r.Duration
 	}
@@ -165,9 +168,9 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 
 // sourcePort picks the flow's UDP source port: from its own block of 64,
 // the first whose flow hash gives the requested level order.
-func (g *gen) sourcePort(r GenRequest) (uint16, error) {
+func (g *gen) sourcePort(r GenRequest, id int) (uint16, error) {
 	h := g.h
-	base := uint16(20000 + 64*g.nextID)
+	base := uint16(20000 + 64*id)
 	if r.Order == "" {
 		return base, nil
 	}
@@ -239,7 +242,7 @@ func (g *gen) Produce(now int64) int {
 			continue
 		}
 		eg := e.Egress(f.Port)
-		for !eg.Paused(f.queue) && eg.QueueBytes(f.queue)+f.req.FrameLen <= f.req.Window {
+		for !eg.Paused(f.queue) && f.queued+f.req.FrameLen <= f.req.Window {
 			if (f.deadline > 0 && now >= f.deadline) || (f.req.Bytes > 0 && int64(f.Bytes) >= f.req.Bytes) {
 				f.Done = true
 				f.EndNs = time.Now().UnixNano()
@@ -256,13 +259,26 @@ func (g *gen) Produce(now int64) int {
 			binary.BigEndian.PutUint64(b[genHeader:], f.seq)
 			binary.BigEndian.PutUint64(b[genHeader+8:], uint64(time.Now().UnixNano()))
 			f.seq++
-			e.Send(f.Port, f.queue, &d, header.EthLen+header.VLANLen)
+			if !e.Send(f.Port, f.queue, &d, header.EthLen+header.VLANLen, uint32(f.ID)<<signaling.MetaOwnerShift) {
+				f.NoFrame++
+				break
+			}
+			f.queued += len(b)
 			f.Packets++
 			f.Bytes += uint64(len(b))
 			made++
 		}
 	}
 	return made
+}
+
+// dequeued returns a frame's bytes to its flow's window (meta: the
+// owner bits of queues.Packet.Meta).
+func (g *gen) dequeued(meta uint32, n int) {
+	id := int(meta >> signaling.MetaOwnerShift)
+	if id > 0 && id <= len(g.flows) {
+		g.flows[id-1].queued -= n
+	}
 }
 
 // NextTick implements dataplane.Timer: the engine wakes at the next

@@ -12,6 +12,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -40,9 +41,16 @@ type Host struct {
 	f      header.Frame
 	tuple  bcube.FiveTuple
 
-	fc *signaling.HostPortFC // nil without flow control
+	fc *signaling.HostPortFC // nil without PortFC
 	th *signaling.Thresholds
-	g  gen
+
+	pfc      *signaling.PFC // nil without PFC
+	pfcTh    *signaling.PFCThresholds
+	pfcHooks queues.Hooks
+	rate     uint64
+	star     bool // PFC*: relaying raises the priority by one
+
+	g gen
 }
 
 // NewHost returns the logic of server self of t routing by policy, with
@@ -61,18 +69,63 @@ func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *
 // EnablePortFC makes the host obey and relay PortFC signals once bound.
 func (h *Host) EnablePortFC(th signaling.Thresholds) { h.th = &th }
 
+// EnablePFC makes the host run PFC with th on links of rateBps once
+// bound, as a NIC (it obeys pauses) and as a relay (it charges what it
+// buffers to the port it came in by and pauses that neighbour). With
+// star (PFC*) a relayed frame leaves one priority higher than it came.
+func (h *Host) EnablePFC(th signaling.PFCThresholds, rateBps uint64, star bool) {
+	h.pfcTh, h.rate, h.star = &th, rateBps, star
+}
+
 // Bind gives the host the engine whose frames it handles, and sets up its
 // flow control on it.
 func (h *Host) Bind(e *dataplane.Engine) {
 	h.e = e
 	h.g.h = h
 	e.SetSource(&h.g)
-	e.SetTimer(&h.g)
+	e.AddTimer(&h.g)
 	if h.th != nil {
 		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
 		e.SetPortCounters(h)
 	}
+	if h.pfcTh != nil {
+		var ports []signaling.PFCPort
+		for l := 0; l < h.t.Levels(); l++ {
+			ports = append(ports, signaling.PFCPort{MAC: h.own[l], RateBps: h.rate})
+		}
+		h.pfc = signaling.NewPFC(e, ports, *h.pfcTh)
+		h.pfcHooks = h.pfc.Hooks()
+		e.AddTimer(h.pfc)
+		e.SetPortCounters(h)
+	}
+	// Every port, the application port too: what waits for the kernel
+	// still occupies the NIC's buffer.
+	for p := 0; p <= h.app; p++ {
+		e.Egress(p).SetHooks(hostHooks{h})
+	}
 }
+
+// hostHooks return generated frames' bytes to their flows' windows and
+// run PFC's charging.
+type hostHooks struct{ h *Host }
+
+func (k hostHooks) Enqueued(q int, p queues.Packet) {
+	if k.h.pfcHooks != nil {
+		k.h.pfcHooks.Enqueued(q, p)
+	}
+}
+
+func (k hostHooks) Dequeued(q int, p queues.Packet) {
+	if p.Meta>>signaling.MetaOwnerShift != 0 {
+		k.h.g.dequeued(p.Meta, int(p.Len))
+	}
+	if k.h.pfcHooks != nil {
+		k.h.pfcHooks.Dequeued(q, p)
+	}
+}
+
+// PFC is the host's PFC state (nil without PFC).
+func (h *Host) PFC() *signaling.PFC { return h.pfc }
 
 // StartFlow starts a generated flow (on the engine goroutine).
 func (h *Host) StartFlow(r GenRequest) (GenFlow, error) {
@@ -96,8 +149,11 @@ func (h *Host) Flows() GenReport {
 
 // PortCounters implements dataplane.PortCounters: the signals of port p.
 func (h *Host) PortCounters(p int) map[string]uint64 {
-	if p >= len(h.fc.C) {
+	if p >= h.app {
 		return nil // the application port carries no signals
+	}
+	if h.pfc != nil {
+		return h.pfc.C[p].Map(h.pfc.Lossless())
 	}
 	return h.fc.C[p].Map()
 }
@@ -114,6 +170,14 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 			r = h.fc
 		}
 		dataplane.ConsumeSignal(in, b, r, v)
+		return
+	}
+	if in != h.app && signaling.IsMACControl(b) {
+		var r dataplane.PFCReceiver
+		if h.pfc != nil {
+			r = h.pfc
+		}
+		dataplane.ConsumePFC(in, b, r, v)
 		return
 	}
 	kind := header.Parse(b, &h.f)
@@ -135,6 +199,7 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 		v.Port, v.Drop = -1, dataplane.DropNoRoute
 		return
 	case dst == h.self:
+		v.Meta = signaling.IngressMeta(in, h.f.PCP)
 		h.deliver(d, v)
 		return
 	}
@@ -147,7 +212,15 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	}
 	h.setMACs(b, l)
 	v.Port, v.L3 = l, h.f.L3
-	v.Queue = h.queue(l, dst, h.f.PCP, true)
+	v.Meta = signaling.IngressMeta(in, h.f.PCP)
+	pcp := h.f.PCP
+	if h.star && h.f.Tagged && pcp < 7 && h.pfcTh.Lossless&(1<<pcp) != 0 && h.pfcTh.Lossless&(1<<(pcp+1)) != 0 {
+		// PFC*: the relayed frame climbs one lossless priority, so no
+		// cycle of buffers waits on itself.
+		pcp++
+		header.SetPCP(b, pcp)
+	}
+	v.Queue = h.queue(l, dst, pcp, true)
 }
 
 func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Verdict) {

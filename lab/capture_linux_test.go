@@ -304,7 +304,7 @@ func TestDescribeFrameRunt(t *testing.T) {
 	pfc := make([]byte, 20)
 	binary.BigEndian.PutUint16(pfc[12:], 0x8808)
 	binary.BigEndian.PutUint16(pfc[14:], 0x0101)
-	if l, _ := describeFrame(pfc, false); !strings.HasSuffix(l, "PFC, truncated") {
+	if l, _ := describeFrame(pfc, false); !strings.HasSuffix(l, "malformed PFC frame: shorter than opcode, class-enable vector and eight times") {
 		t.Errorf("short PFC: %q", l)
 	}
 	binary.BigEndian.PutUint16(pfc[14:], 0x0001)

@@ -83,48 +83,26 @@ func downState(runRoot, name string, st *State, log *slog.Logger) error {
 
 	// 1. Processes: the recorded daemons, any daemon started but not yet
 	// recorded when a lab process died (its command line names its config
-	// file), and anything else running inside the lab's namespaces.
-	var victims []victim
+	// file), and anything else running inside the lab's namespaces. A
+	// child a dying lab process forked an instant before is not yet
+	// either (it still runs the parent's image in the root namespace): it
+	// shows up within milliseconds, so look again until a look finds
+	// nothing new.
 	seen := map[int]bool{}
-	configs := map[string]NodeState{}
-	for _, n := range st.Nodes {
-		if n.Config == "" {
-			continue
+	stopped := 0
+	for round := 0; round < downRounds; round++ {
+		if round > 0 {
+			time.Sleep(downRecheck)
 		}
-		configs[n.Config] = n
-		if n.Pid > 0 && !seen[n.Pid] {
-			seen[n.Pid] = true
-			victims = append(victims, daemonVictim(n.Pid, n))
+		victims := findVictims(st, namespaces, seen)
+		if len(victims) == 0 && round > 0 {
+			break
 		}
-	}
-	for pid, cfg := range processesWithArg(configs) {
-		if !seen[pid] {
-			seen[pid] = true
-			victims = append(victims, daemonVictim(pid, configs[cfg]))
+		n, err := stopAll(victims, StopGrace, log)
+		stopped += n
+		if err != nil {
+			errs = append(errs, err)
 		}
-	}
-	inodes := map[uint64]string{}
-	for _, ns := range namespaces {
-		if ino, ok := namespaceInode(ns); ok {
-			inodes[ino] = ns
-		}
-	}
-	for pid, ns := range residents(inodes) {
-		if seen[pid] {
-			continue
-		}
-		victims = append(victims, victim{
-			pid:  pid,
-			what: "process in " + ns,
-			ours: func() bool {
-				ino, ok := processNetns(pid)
-				return ok && inodes[ino] == ns
-			},
-		})
-	}
-	stopped, err := stopAll(victims, StopGrace, log)
-	if err != nil {
-		errs = append(errs, err)
 	}
 
 	// 2. Namespaces.
@@ -152,6 +130,56 @@ func downState(runRoot, name string, st *State, log *slog.Logger) error {
 			"took", time.Since(start).Round(time.Millisecond))
 	}
 	return errors.Join(errs...)
+}
+
+// Down looks for processes to stop up to downRounds times, downRecheck
+// apart, until a look finds none it has not stopped yet.
+const (
+	downRounds  = 5
+	downRecheck = 100 * time.Millisecond
+)
+
+// findVictims lists the lab's processes not in seen, and adds them to it.
+func findVictims(st *State, namespaces []string, seen map[int]bool) []victim {
+	var victims []victim
+	configs := map[string]NodeState{}
+	for _, n := range st.Nodes {
+		if n.Config == "" {
+			continue
+		}
+		configs[n.Config] = n
+		if n.Pid > 0 && !seen[n.Pid] {
+			seen[n.Pid] = true
+			victims = append(victims, daemonVictim(n.Pid, n))
+		}
+	}
+	for pid, cfg := range processesWithArg(configs) {
+		if !seen[pid] {
+			seen[pid] = true
+			victims = append(victims, daemonVictim(pid, configs[cfg]))
+		}
+	}
+	inodes := map[uint64]string{}
+	for _, ns := range namespaces {
+		if ino, ok := namespaceInode(ns); ok {
+			inodes[ino] = ns
+		}
+	}
+	for pid, ns := range residents(inodes) {
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		victims = append(victims, victim{
+			pid:  pid,
+			what: "process in " + ns,
+			ours: func() bool {
+				ino, ok := processNetns(pid)
+				return ok && inodes[ino] == ns
+			},
+		})
+	}
+	return victims
 }
 
 // daemonVictim is node n's daemon at pid: ours while its command line

@@ -29,11 +29,15 @@ import (
 
 // Packet meta layout shared with the datapath: bits 0-7 the ingress port
 // plus one (0: made by this node), bits 8-10 the 802.1Q priority it
-// arrived with, bit 11 set when the frame is charged to that pair.
+// arrived with, bit 11 set when the frame is charged to that pair; bits
+// MetaOwnerShift and up are the node's own (hostd: the generated flow a
+// frame belongs to).
 const (
 	metaPortMask = 0xFF
 	metaPrioShft = 8
 	metaCharged  = 1 << 11
+	// MetaOwnerShift is the first meta bit flow control leaves alone.
+	MetaOwnerShift = 12
 )
 
 // IngressMeta is the meta of a packet received on port in with priority

@@ -22,8 +22,11 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 	}
 	qc.ECN = cfg.ECN()
 	sw := NewSwitch(t, n.Level, n.Index, policy, cfg.Queueing)
-	if cfg.FC == dataplane.FCPortFC {
+	switch {
+	case cfg.FC == dataplane.FCPortFC:
 		sw.EnablePortFC(cfg.Thresholds())
+	case dataplane.IsPFC(cfg.FC):
+		sw.EnablePFC(cfg.PFCThresholds(), cfg.RateBps)
 	}
 	d := &dataplane.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {

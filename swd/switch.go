@@ -27,8 +27,12 @@ type Switch struct {
 	f        header.Frame
 	tuple    bcube.FiveTuple
 
-	fc *signaling.SwitchPortFC // nil without flow control
+	fc *signaling.SwitchPortFC // nil without PortFC
 	th *signaling.Thresholds
+
+	pfc   *signaling.PFC // nil without PFC
+	pfcTh *signaling.PFCThresholds
+	rate  uint64
 }
 
 // NewSwitch returns the logic of switch (level, w) of t; policy is the
@@ -46,10 +50,28 @@ func NewSwitch(t bcube.Topology, level, w int, policy bcube.Policy, queueing str
 // EnablePortFC makes the switch run PortFC with th once bound.
 func (s *Switch) EnablePortFC(th signaling.Thresholds) { s.th = &th }
 
+// EnablePFC makes the switch run PFC with th on links of rateBps once
+// bound.
+func (s *Switch) EnablePFC(th signaling.PFCThresholds, rateBps uint64) {
+	s.pfcTh, s.rate = &th, rateBps
+}
+
 // Bind gives the switch the engine whose frames it handles, and sets up
 // its flow control on it.
 func (s *Switch) Bind(e *dataplane.Engine) {
 	s.e = e
+	if s.pfcTh != nil {
+		var ports []signaling.PFCPort
+		for p := 0; p < s.t.N(); p++ {
+			ports = append(ports, signaling.PFCPort{MAC: s.own[p], RateBps: s.rate})
+		}
+		s.pfc = signaling.NewPFC(e, ports, *s.pfcTh)
+		for p := 0; p < s.t.N(); p++ {
+			e.Egress(p).SetHooks(s.pfc.Hooks())
+		}
+		e.AddTimer(s.pfc)
+		e.SetPortCounters(s)
+	}
 	if s.th == nil {
 		return
 	}
@@ -57,12 +79,20 @@ func (s *Switch) Bind(e *dataplane.Engine) {
 	for p := 0; p < s.t.N(); p++ {
 		e.Egress(p).SetHooks(s.fc.Hooks(p))
 	}
-	e.SetTimer(s.fc)
+	e.AddTimer(s.fc)
 	e.SetPortCounters(s)
 }
 
 // PortCounters implements dataplane.PortCounters: the signals of port p.
-func (s *Switch) PortCounters(p int) map[string]uint64 { return s.fc.C[p].Map() }
+func (s *Switch) PortCounters(p int) map[string]uint64 {
+	if s.pfc != nil {
+		return s.pfc.C[p].Map(s.pfc.Lossless())
+	}
+	return s.fc.C[p].Map()
+}
+
+// PFC is the switch's PFC state (nil without PFC).
+func (s *Switch) PFC() *signaling.PFC { return s.pfc }
 
 // PortFC is the switch's flow-control state (nil without PortFC).
 func (s *Switch) PortFC() *signaling.SwitchPortFC { return s.fc }
@@ -72,6 +102,14 @@ func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := s.e.Frame(d)
 	if signaling.IsSignal(b) {
 		s.signal(in, b, v)
+		return
+	}
+	if signaling.IsMACControl(b) {
+		var r dataplane.PFCReceiver
+		if s.pfc != nil {
+			r = s.pfc
+		}
+		dataplane.ConsumePFC(in, b, r, v)
 		return
 	}
 	switch header.Parse(b, &s.f) {
@@ -98,6 +136,7 @@ func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	eth.SetSrc(s.own[out])
 	v.Port, v.L3 = out, s.f.L3
 	v.Queue = s.queue(out, dst)
+	v.Meta = signaling.IngressMeta(in, s.f.PCP)
 }
 
 // signal hands a flow-control frame to the switch's state machine.

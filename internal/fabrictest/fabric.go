@@ -7,6 +7,7 @@ package fabrictest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -20,7 +21,13 @@ import (
 
 const (
 	frameSize = 2048
-	ring      = 64
+	// ring is every port's ring size: 256 frames are 31 ms of a 100 Mb/s
+	// link, so a node descheduled for a while on a loaded machine does
+	// not overflow its receive ring.
+	ring = 256
+	// appFrames is the kernel side's memory: its fill ring and frames to
+	// send.
+	appFrames = 2 * ring
 )
 
 // Fabric is a running in-process BCube.
@@ -32,9 +39,11 @@ type Fabric struct {
 	// HostLogic and SwitchLogic are the handlers, for inspection.
 	HostLogic   []*hostd.Host
 	SwitchLogic []*swd.Switch
-	stop        context.CancelFunc
-	wg          sync.WaitGroup
-	errs        chan error
+	// Cables are the fabric ports' pipe ends (receive-ring drops).
+	Cables []*dataplane.PipeEnd
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	errs   chan error
 }
 
 // App is the kernel side of a server's bc0 in a Fabric.
@@ -62,9 +71,15 @@ func (n *node) frames() int { return len(n.mem) / frameSize }
 type Options struct {
 	RateBps  uint64 // every fabric port's link rate (0: unshaped)
 	Policy   bcube.Policy
-	Queueing string                // default portfc
-	PortFC   *signaling.Thresholds // nil: no flow control
-	Buffer   int                   // each node's shared buffer, default 1 MiB
+	Queueing string                // default portfc (priority with PFC)
+	PortFC   *signaling.Thresholds // nil: no PortFC
+	// PFC, if set, runs PFC on every node (PFC* with PFCStar).
+	PFC     *signaling.PFCThresholds
+	PFCStar bool
+	// Watchdog of every node (zero: off); its reports go to Log.
+	Watchdog dataplane.WatchdogConfig
+	Log      *slog.Logger
+	Buffer   int // each node's shared buffer, default 1 MiB
 	// Lose, if set, is asked about every frame on every fabric cable;
 	// true loses it (a faulty link).
 	Lose func(frame []byte) bool
@@ -75,6 +90,9 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	rateBps, policy, queueing := o.RateBps, o.Policy, o.Queueing
 	if queueing == "" {
 		queueing = dataplane.QueueingPortFC
+		if o.PFC != nil {
+			queueing = dataplane.QueueingPriority
+		}
 	}
 	if o.Buffer == 0 {
 		o.Buffer = 1 << 20
@@ -104,11 +122,12 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			he.Pipe().Lose = o.Lose
 			he.SetWaiter(hosts[i].wait)
 			se.SetWaiter(s.wait)
+			f.Cables = append(f.Cables, he, se)
 			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, Queues: serverQ}
 			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rateBps, Queues: switchQ}
 		}
-		app := &App{mem: make([]byte, 256*frameSize), w: dataplane.NewChanWaiter()}
-		for a := 0; a < 256; a++ {
+		app := &App{mem: make([]byte, appFrames*frameSize), w: dataplane.NewChanWaiter()}
+		for a := 0; a < appFrames; a++ {
 			app.free = append(app.free, uint64(a*frameSize))
 		}
 		ae, he := dataplane.NewPipe(app.mem, hosts[i].mem, ring)
@@ -123,7 +142,8 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.stop = cancel
 	start := func(n *node, h dataplane.BoundHandler) (*dataplane.Engine, error) {
-		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait, dataplane.Options{BufferBytes: o.Buffer})
+		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait,
+			dataplane.Options{BufferBytes: o.Buffer, Watchdog: o.Watchdog, Log: o.Log})
 		if err != nil {
 			return nil, err
 		}
@@ -142,6 +162,9 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		if o.PortFC != nil {
 			hl.EnablePortFC(*o.PortFC)
 		}
+		if o.PFC != nil {
+			hl.EnablePFC(*o.PFC, rateBps, o.PFCStar)
+		}
 		f.HostLogic = append(f.HostLogic, hl)
 		e, err := start(n, hl)
 		if err != nil {
@@ -155,6 +178,9 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			sl := swd.NewSwitch(t, l, w, policy, queueing)
 			if o.PortFC != nil {
 				sl.EnablePortFC(*o.PortFC)
+			}
+			if o.PFC != nil {
+				sl.EnablePFC(*o.PFC, rateBps)
 			}
 			f.SwitchLogic = append(f.SwitchLogic, sl)
 			e, err := start(sws[l*t.SwitchesPerLevel()+w], sl)

@@ -71,6 +71,12 @@ func fabricDrops(f *Fabric) (uint64, []string) {
 			}
 		}
 	}
+	for i, c := range f.Cables {
+		if d := c.Drops(); d > 0 {
+			n += d
+			where = append(where, fmt.Sprintf("cable end %d: %d receive-ring drops", i, d))
+		}
+	}
 	return n, where
 }
 
