@@ -1,8 +1,11 @@
 package lab
 
 import (
+	"fmt"
+	"sort"
 	"time"
 
+	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 )
 
@@ -13,6 +16,27 @@ type Report struct {
 	Phase   string       `json:"phase"`
 	Created time.Time    `json:"created"`
 	Nodes   []NodeStatus `json:"nodes"`
+	// Stalls lists every queue the nodes' watchdogs report stalled now;
+	// Cycle, those among them that wait on each other around a loop of
+	// links (a deadlock), in order; empty when there is none.
+	Stalls []Stall `json:"stalls,omitempty"`
+	Cycle  []Stall `json:"cycle,omitempty"`
+}
+
+// Stall is a queue a watchdog reports stalled: paused, not empty and
+// sending nothing for at least the detection time.
+type Stall struct {
+	Node  string `json:"node"`
+	Port  string `json:"port"`
+	Queue string `json:"queue"`
+	ForNs int64  `json:"for_ns"`
+	// Peer is the node at the other end of Port: the one whose pause
+	// holds the queue.
+	Peer string `json:"peer"`
+}
+
+func (s Stall) String() string {
+	return fmt.Sprintf("%s %s %s (paused by %s, %v)", s.Node, s.Port, s.Queue, s.Peer, time.Duration(s.ForNs).Round(time.Millisecond))
 }
 
 // NodeStatus is one node's status.
@@ -45,6 +69,10 @@ type StatsSummary struct {
 	TxBytes   uint64 `json:"tx_bytes"`
 	// Drops is the sum of every port's PortStats.TotalDrops.
 	Drops uint64 `json:"drops"`
+	// Stalled lists the queues the watchdog reports stalled now.
+	Stalled []Stall `json:"stalled,omitempty"`
+	// Stalls counts the stalls the watchdog has found since start.
+	Stalls uint64 `json:"stalls"`
 }
 
 // Summarize adds up the ports of a daemon's stats.
@@ -57,8 +85,109 @@ func Summarize(st *dataplane.Stats) StatsSummary {
 		s.RxBytes += p.RxBytes
 		s.TxBytes += p.TxBytes
 		s.Drops += p.TotalDrops()
+		for _, q := range p.Queues {
+			s.Stalls += q.Stalls
+			if q.Stalled {
+				s.Stalled = append(s.Stalled, Stall{Node: st.Node, Port: p.Name, Queue: q.Name, ForNs: q.StalledForNs})
+			}
+		}
 	}
 	return s
+}
+
+// Peer is the node at the other end of node's port in t, or "" for a
+// port that is not a fabric port (a server's application port).
+func Peer(t bcube.Topology, node, port string) string {
+	n, err := t.ParseNode(node)
+	if err != nil {
+		return ""
+	}
+	var i int
+	if n.Switch {
+		if _, err := fmt.Sscanf(port, "p%d", &i); err != nil || i < 0 || i >= t.N() {
+			return ""
+		}
+		return bcube.HostName(t.ServerAt(n.Level, n.Index, i))
+	}
+	if _, err := fmt.Sscanf(port, "eth%d", &i); err != nil || i < 0 || i >= t.Levels() {
+		return ""
+	}
+	w, _ := t.SwitchOf(n.Index, i)
+	return bcube.SwitchName(i, w)
+}
+
+// FindCycle returns stalled queues that wait on each other around a loop
+// — each held by a pause from the next one's node, the last's peer being
+// the first's node — in order from the lexically first node on it, or
+// nil. Every stall's Peer must be set. A pause holds a queue because the
+// peer's buffer for that link is full; if the peer's own queues are
+// stalled too, and so on around a loop, nothing on the loop can move
+// again: a deadlock.
+func FindCycle(stalls []Stall) []Stall {
+	by := map[string][]Stall{}
+	for _, s := range stalls {
+		if s.Peer != "" {
+			by[s.Node] = append(by[s.Node], s)
+		}
+	}
+	nodes := make([]string, 0, len(by))
+	for n := range by {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for n := range by {
+		sort.Slice(by[n], func(i, j int) bool { return by[n][i].Port+by[n][i].Queue < by[n][j].Port+by[n][j].Queue })
+	}
+	// Depth-first search on nodes, edges along stalled queues.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var path []Stall
+	var found []Stall
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		color[n] = grey
+		for _, s := range by[n] {
+			switch color[s.Peer] {
+			case grey:
+				// The cycle is the path from s.Peer's first edge to s.
+				path = append(path, s)
+				for i := range path {
+					if path[i].Node == s.Peer {
+						found = append([]Stall(nil), path[i:]...)
+						return true
+					}
+				}
+			case white:
+				path = append(path, s)
+				if visit(s.Peer) {
+					return true
+				}
+				path = path[:len(path)-1]
+			}
+		}
+		color[n] = black
+		return false
+	}
+	for _, n := range nodes {
+		if color[n] == white && visit(n) {
+			break
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	// Start at the lexically first node, for a stable report.
+	first := 0
+	for i := range found {
+		if found[i].Node < found[first].Node {
+			first = i
+		}
+	}
+	return append(found[first:], found[:first]...)
 }
 
 // LabInfo is one line of List.

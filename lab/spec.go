@@ -52,17 +52,25 @@ type Spec struct {
 	XDPMode string `json:"xdp_mode"`
 	// LevelOrder is the servers' routing policy (empty: hash).
 	LevelOrder string `json:"level_order"`
-	// FC is the flow-control scheme of every node: none or portfc
-	// (empty: none).
+	// FC is the flow-control scheme of every node: none, portfc, pfc or
+	// pfcstar (empty: none). PFC runs with priority queueing (eight
+	// queues by 802.1Q priority), the others with PortFC's allocation.
 	FC string `json:"fc"`
 	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
 	// count BDPs of (0: dataplane's default, measured on the reference
 	// machine).
 	OneHopRTT time.Duration `json:"one_hop_rtt"`
-	// Xoff and Xon override PortFC's thresholds for both classes, in bytes
-	// (0: 6 and 4 one-hop BDPs).
+	// Xoff and Xon override the thresholds in bytes, PortFC's for both
+	// classes and PFC's per (ingress port, priority) (0: 6 and 4 one-hop
+	// BDPs).
 	Xoff int `json:"xoff"`
 	Xon  int `json:"xon"`
+	// The watchdog of every node: WatchdogDetect 0 means 200ms, negative
+	// turns it off; WatchdogAction none (report only, the default),
+	// forward or drop, for WatchdogRestore (0: 200ms).
+	WatchdogDetect  time.Duration `json:"watchdog_detect"`
+	WatchdogAction  string        `json:"watchdog_action"`
+	WatchdogRestore time.Duration `json:"watchdog_restore"`
 
 	// BinDir holds the swd and hostd binaries; default: the directory of
 	// the running executable (bin/ when run as bin/lab).
@@ -285,6 +293,12 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Con
 		XoffB:       s.Xoff,
 		XonA:        s.Xon,
 		XonB:        s.Xon,
+		PFCXoff:     s.Xoff,
+		PFCXon:      s.Xon,
+
+		WatchdogDetect:  dataplane.Duration(s.WatchdogDetect),
+		WatchdogAction:  s.WatchdogAction,
+		WatchdogRestore: dataplane.Duration(s.WatchdogRestore),
 	}
 	// Switches take the policy too: it tells them which of the next
 	// server's queues a frame will use (the A queue of PortFC).

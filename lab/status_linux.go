@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 )
 
@@ -35,6 +36,19 @@ func Status(runRoot, name string) (*Report, error) {
 		})
 	}
 	wg.Wait()
+	if t, err := bcube.New(st.Spec.N, st.Spec.K); err == nil {
+		for _, n := range r.Nodes {
+			if n.Stats == nil {
+				continue
+			}
+			for i := range n.Stats.Stalled {
+				s := &n.Stats.Stalled[i]
+				s.Peer = Peer(t, s.Node, s.Port)
+				r.Stalls = append(r.Stalls, *s)
+			}
+		}
+		r.Cycle = FindCycle(r.Stalls)
+	}
 	return r, nil
 }
 

@@ -202,10 +202,13 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
 	maxNodes := fs.Int("max-nodes", lab.DefaultMaxNodes, "refuse fabrics with more than `count` servers + switches")
 	timeout := fs.Duration("health-timeout", lab.DefaultHealthTimeout, "how long to wait for every daemon's /healthz")
-	fc := fs.String("fc", "none", "flow control of every node: none or portfc")
+	fc := fs.String("fc", "none", "flow control of every node: none, portfc, pfc or pfcstar (PFC with priority +1 at every relay)")
 	oneHop := fs.Duration("one-hop-rtt", 0, "NIC-switch round trip that thresholds count BDPs of (default: measured on the reference machine, 250us)")
-	xoff := fs.String("xoff", "0", "PortFC X_off for both classes in `bytes` (0: 6 one-hop BDPs)")
-	xon := fs.String("xon", "0", "PortFC X_on for both classes in `bytes` (0: 4 one-hop BDPs)")
+	xoff := fs.String("xoff", "0", "X_off in `bytes`: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
+	xon := fs.String("xon", "0", "X_on in `bytes` (0: 4 one-hop BDPs)")
+	wdDetect := fs.Duration("watchdog-detect", dataplane.DefaultWatchdogDetect, "report a queue paused, not empty and sending nothing for this `long`; 0 turns the watchdog off")
+	wdAction := fs.String("watchdog-action", "none", "what the watchdog does to a stalled queue: none (report), forward (ignore pauses) or drop (discard its frames)")
+	wdRestore := fs.Duration("watchdog-restore", dataplane.DefaultWatchdogRestore, "how `long` a watchdog action lasts before the queue obeys pauses again")
 	pos, rest, err := parse(fs, args, -1)
 	if err != nil {
 		return err
@@ -226,6 +229,10 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 		Name: c.name, N: *n, K: *k, Delay: *delay,
 		XDPMode: *xdpMode, LevelOrder: *levelOrder, FC: *fc, OneHopRTT: *oneHop,
 		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
+		WatchdogDetect: *wdDetect, WatchdogAction: *wdAction, WatchdogRestore: *wdRestore,
+	}
+	if *wdDetect == 0 {
+		spec.WatchdogDetect = -1 // off
 	}
 	if spec.Xoff, err = lab.ParseSize(*xoff); err != nil {
 		return err
@@ -343,6 +350,20 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 			if n.Err != "" {
 				fmt.Fprintf(stdout, "%s: %s\n", n.Name, n.Err)
 			}
+		}
+		if len(r.Stalls) > 0 {
+			fmt.Fprintf(stdout, "watchdog: %d queues stalled (paused, not empty, sending nothing):\n", len(r.Stalls))
+			for _, s := range r.Stalls {
+				fmt.Fprintf(stdout, "  %v\n", s)
+			}
+		}
+		if len(r.Cycle) > 0 {
+			var hops []string
+			for _, s := range r.Cycle {
+				hops = append(hops, s.Node+" "+s.Port+" "+s.Queue)
+			}
+			fmt.Fprintf(stdout, "deadlock: a cycle of %d stalled queues, each paused by the next: %s -> back to %s\n",
+				len(r.Cycle), strings.Join(hops, " -> "), r.Cycle[0].Node)
 		}
 	}
 	if bad > 0 {
@@ -469,7 +490,7 @@ func printQueues(w io.Writer, st *dataplane.Stats) {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(tw, "PORT\tQUEUE\tIN PKTS\tIN BYTES\tOUT PKTS\tOUT BYTES\tDEPTH B\tMAX B\tPAUSED\tPAUSED FOR\tECN MARKS\tDROPS\t")
+			fmt.Fprintln(tw, "PORT\tQUEUE\tIN PKTS\tIN BYTES\tOUT PKTS\tOUT BYTES\tDEPTH B\tMAX B\tPAUSED\tPAUSED FOR\tECN MARKS\tDROPS\tSTALLS\tSTALLED\t")
 			header = true
 		}
 		for _, q := range p.Queues {
@@ -478,11 +499,19 @@ func printQueues(w io.Writer, st *dataplane.Stats) {
 				drops += v
 			}
 			paused := "-"
-			if q.Paused {
+			switch {
+			case q.Paused:
 				paused = "yes"
+			case q.Recovering:
+				paused = "overridden"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t%d\t\n", p.Name, q.Name, q.EnqPackets, q.EnqBytes,
-				q.DeqPackets, q.DeqBytes, q.Bytes, q.MaxBytes, paused, time.Duration(q.PausedNs).Round(time.Microsecond), q.ECNMarks, drops)
+			stalled := "-"
+			if q.Stalled {
+				stalled = "for " + time.Duration(q.StalledForNs).Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t%d\t%d\t%s\t\n", p.Name, q.Name, q.EnqPackets, q.EnqBytes,
+				q.DeqPackets, q.DeqBytes, q.Bytes, q.MaxBytes, paused, time.Duration(q.PausedNs).Round(time.Microsecond), q.ECNMarks, drops,
+				q.Stalls, stalled)
 		}
 	}
 	if header {
@@ -520,6 +549,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "hol" {
 		return cmdBenchHoL(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "loop" {
+		return cmdBenchLoop(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("lab bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and xdpfwd (default: the directory of lab)")
@@ -540,7 +572,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 || pos[0] != "datapath" || len(rest) > 0 {
-		return errors.New("bench: want datapath, fairness or hol (lab bench datapath|fairness|hol [flags])")
+		return errors.New("bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
 	}
 	o := bench.Options{BinDir: *binDir, Prefix: *prefix, Warmup: *warmup, Measure: *measure, XDPMode: *xdpMode,
 		Devices: strings.Split(*devices, ","), Log: (&common{verbose: *verbose}).logger(stderr)}
@@ -752,6 +784,62 @@ func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 			r.CongestedBps/1e6, r.VictimPausedMs, r.Drops, r.Missing)
 	}
 	return tw.Flush()
+}
+
+func cmdBenchLoop(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("bench loop", "[--fc pfc,pfcstar,portfc] [--measure D] [--rate R]", stderr)
+	ef := experimentFlags(fs, "100M")
+	fcs := fs.String("fc", "pfc,pfcstar,portfc", "flow-control `schemes` to compare")
+	warmup := fs.Duration("warmup", time.Second, "background flows alone this `long` before the loop flows start")
+	settle := fs.Duration("settle", time.Second, "wait this `long` after the loop flows start")
+	measure := fs.Duration("measure", 5*time.Second, "measure throughput over this `long`")
+	spec, err := ef.spec(fs, c, args, "loop")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: strings.Split(*fcs, ","), Warmup: *warmup, Settle: *settle,
+		Measure: *measure, Log: c.logger(stderr)})
+	if err != nil {
+		return err
+	}
+	if *ef.asJSON {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "BCube(2,1), %s links: background h0->h1, h1->h3, h3->h2, h2->h0; from %v on, loop flows h0->h3 via h1, h3->h0 via h2, h1->h2 via h3, h2->h1 via h0\n",
+		lab.FormatRate(spec.RateBps), *warmup)
+	fmt.Fprintf(stdout, "throughput over %v, %v after the loop flows started (Mb/s)\n", *measure, *settle)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "FC\t")
+	for _, f := range res[0].Background {
+		fmt.Fprintf(tw, "%s\t", f.Flow)
+	}
+	fmt.Fprintln(tw, "BACKGROUND AVG\tLOOP AVG\tSTALLED QUEUES\tDEADLOCK\tDROPS\tMISSING\t")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t", r.FC)
+		for _, f := range r.Background {
+			fmt.Fprintf(tw, "%.1f\t", f.Bps/1e6)
+		}
+		dl := "no"
+		if r.Deadlocked() {
+			dl = fmt.Sprintf("yes (cycle of %d)", len(r.Cycle))
+		}
+		fmt.Fprintf(tw, "%.1f\t%.1f\t%d\t%s\t%d\t%d\t\n", r.BackgroundBps/1e6, r.LoopBps/1e6, len(r.Stalls), dl, r.Drops, r.Missing)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range res {
+		if len(r.Cycle) > 0 {
+			var hops []string
+			for _, s := range r.Cycle {
+				hops = append(hops, s.Node+" "+s.Port+" "+s.Queue)
+			}
+			fmt.Fprintf(stdout, "%s deadlock cycle: %s\n", r.FC, strings.Join(hops, " -> "))
+		}
+	}
+	return nil
 }
 
 // expFlags are the flags every lab experiment takes.

@@ -1,0 +1,98 @@
+//go:build linux
+
+package bench
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/lab"
+)
+
+// labBins builds swd and hostd into a temporary directory.
+func labBins(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range []string{"swd", "hostd"} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
+		if err != nil {
+			t.Fatalf("build %s: %v\n%s", c, err, out)
+		}
+	}
+	return dir
+}
+
+func logLoop(t *testing.T, res []LoopResult) {
+	for _, r := range res {
+		line := fmt.Sprintf("%-8s background", r.FC)
+		for _, f := range r.Background {
+			line += fmt.Sprintf(" %s %.1f", f.Flow, f.Bps/1e6)
+		}
+		line += fmt.Sprintf(" (avg %.1f Mb/s), loop avg %.1f Mb/s, %d stalled, cycle %d, drops %d", r.BackgroundBps/1e6, r.LoopBps/1e6, len(r.Stalls), len(r.Cycle), r.Drops)
+		t.Log(line)
+	}
+}
+
+// DESIGN §9's loop scenario on real labs (acceptance of the PFC issue):
+// plain PFC deadlocks — every background flow stops within a second of
+// the loop flows starting and the watchdogs report a cycle of stalled
+// queues through all four switches and four servers; PFC* and PortFC
+// keep every flow moving with no stall cycle; and PFC with the
+// watchdog's forward action on keeps breaking the deadlock.
+func TestLoopLab(t *testing.T) {
+	testns.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("short: skipping the loop scenario")
+	}
+	spec := lab.Spec{RateBps: 100e6, BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lp" + time.Now().Format("150405")}
+	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second}
+	res, err := Loop(t.Context(), o)
+	logLoop(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		switch r.FC {
+		case "pfc":
+			for _, f := range r.Background {
+				if f.Bps != 0 {
+					t.Errorf("pfc: %s moved %.1f Mb/s: no deadlock", f.Flow, f.Bps/1e6)
+				}
+			}
+			nodes := map[string]bool{}
+			for _, s := range r.Cycle {
+				nodes[s.Node] = true
+			}
+			if len(nodes) != 8 {
+				t.Errorf("pfc: the watchdogs' cycle spans %d nodes, want all 8: %v (stalls %v)", len(nodes), r.Cycle, r.Stalls)
+			}
+		default:
+			for _, f := range append(r.Background, r.Loop...) {
+				if f.Bps == 0 {
+					t.Errorf("%s: %s stopped", r.FC, f.Flow)
+				}
+			}
+			if len(r.Cycle) > 0 {
+				t.Errorf("%s: a cycle of stalled queues: %v", r.FC, r.Cycle)
+			}
+		}
+	}
+
+	// The watchdog's recovery breaks the PFC deadlock.
+	o.Lab.WatchdogAction = "forward"
+	o.FC = []string{"pfc"}
+	res, err = Loop(t.Context(), o)
+	logLoop(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res[0].Background {
+		if f.Bps == 0 {
+			t.Errorf("pfc with watchdog recovery: %s stopped", f.Flow)
+		}
+	}
+}

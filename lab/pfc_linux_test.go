@@ -1,0 +1,126 @@
+package lab
+
+// PFC on real fabrics: 802.1Qbb frames on veths between AF_XDP daemons.
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/hostd"
+)
+
+// Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the
+// three sources before its buffer overflows. Nothing is dropped anywhere,
+// nothing is missing at h0, and the frames s0.0 sends are 802.1Qbb as
+// tshark decodes them (CBFC, class 3 enabled, quanta 0xFFFF to pause and
+// 0 to resume), captured by tcpdump in s0.0's namespace.
+func TestPFCIncastLab(t *testing.T) {
+	const rate = 100e6
+	s := realSpec(t, 4, 1)
+	s.FC, s.RateBps = "pfc", rate
+	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	pcap := filepath.Join(t.TempDir(), "s0.0-p1.pcap")
+	var capOut bytes.Buffer
+	capDone := make(chan error, 1)
+	listening := make(chan struct{})
+	go func() {
+		capDone <- Capture(t.Context(), s.Name, "s0.0", "p1", CaptureOptions{File: pcap, Count: 20, Duration: 15 * time.Second,
+			OnListening: func() { close(listening) }}, &capOut)
+	}()
+	select {
+	case <-listening:
+	case err := <-capDone:
+		t.Fatalf("capture: %v", err)
+	}
+	for _, src := range []string{"h1", "h2", "h3"} {
+		if _, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-capDone; err != nil {
+		t.Fatalf("capture: %v\n%s", err, capOut.String())
+	}
+	for _, want := range []string{"> 01:80:c2:00:00:01 PFC enable=0x08 P3=65535", "> 01:80:c2:00:00:01 PFC enable=0x08 P3=0"} {
+		if !strings.Contains(capOut.String(), want) {
+			t.Errorf("no %q in the capture of s0.0 p1:\n%s", want, capOut.String())
+		}
+	}
+	tsharkCBFC(t, pcap)
+
+	time.Sleep(3500 * time.Millisecond)
+	sink, err := Flows(s.RunRoot, s.Name, "h0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, f := range sink.Sink {
+		total += f.Bytes
+		if f.Gaps != 0 {
+			t.Errorf("flow from h%d: %d frames missing", f.Src, f.Gaps)
+		}
+	}
+	if len(sink.Sink) != 3 {
+		t.Fatalf("h0 heard %d flows", len(sink.Sink))
+	}
+	checkNoDrops(t, s)
+	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := Stats(s.RunRoot, s.Name, "h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("h0 received %.1f Mb/s of %.0f; s0.0 p1 sent %v; h1 eth0 received %v; s0.0 p0 queue max %d B",
+		float64(total)*8/3/1e6, rate/1e6, sw.Ports[1].Signals, h1.Ports[0].Signals, sw.Ports[0].MaxQueueBytes)
+	if sw.Ports[1].Signals["tx_xoff_P3"] == 0 || sw.Ports[1].Signals["tx_xon_P3"] == 0 || h1.Ports[0].Signals["rx_xoff_P3"] == 0 {
+		t.Error("no X_off/X_on crossed s0.0 p1 -> h1")
+	}
+}
+
+// tsharkCBFC checks that tshark decodes every frame of the capture as an
+// 802.1Qbb (CBFC) frame to 01:80:c2:00:00:01 with only class 3 enabled
+// and quanta 65535 or 0, and flags none.
+func tsharkCBFC(t *testing.T, pcap string) {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Log("tshark not installed: skipping the CBFC check (make deps installs it)")
+		return
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command("tshark", append([]string{"-n", "-r", pcap}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("tshark %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	lines := strings.Split(run("-T", "fields", "-E", "separator=|", "-e", "eth.dst", "-e", "macc.opcode", "-e", "macc.cbfc.enbv",
+		"-e", "macc.cbfc.pause_time.c3"), "\n")
+	pause, resume := 0, 0
+	for _, l := range lines {
+		switch l {
+		case "01:80:c2:00:00:01|0x0101|0x0008|65535":
+			pause++
+		case "01:80:c2:00:00:01|0x0101|0x0008|0":
+			resume++
+		default:
+			t.Errorf("tshark reads a frame as %q", l)
+		}
+	}
+	t.Logf("tshark: %d CBFC pauses (quanta 65535), %d resumes (quanta 0) for class 3", pause, resume)
+	if pause == 0 || resume == 0 {
+		t.Error("the capture holds no CBFC pause or no resume")
+	}
+	if bad := run("-Y", "_ws.malformed || _ws.expert.severity >= warning"); bad != "" {
+		t.Errorf("tshark flags frames:\n%s", bad)
+	}
+}
