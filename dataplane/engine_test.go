@@ -34,6 +34,10 @@ type rig struct {
 }
 
 func newRig(t testing.TB, rate uint64, buffer int) *rig {
+	return newRigOpts(t, rate, Options{BufferBytes: buffer})
+}
+
+func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
 	r := &rig{}
 	mem := make([]byte, (4*tRing+256)*tFrame)
 	var specs []PortSpec
@@ -52,7 +56,7 @@ func newRig(t testing.TB, rate uint64, buffer int) *rig {
 		fill[a] = uint64((tRing + a) * tFrame)
 	}
 	r.far[1].Fill(fill[:])
-	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, NewChanWaiter(), Options{BufferBytes: buffer})
+	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, NewChanWaiter(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

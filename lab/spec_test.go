@@ -49,6 +49,11 @@ func TestValidate(t *testing.T) {
 		{"delay", with(func(s *Spec) { s.Delay = 2 * time.Second }), "delay"},
 		{"buffer", with(func(s *Spec) { s.BufferBytes = 100 }), "buffer_bytes"},
 		{"socket path", with(func(s *Spec) { s.RunRoot = "/" + strings.Repeat("x", 100) }), "too long"},
+		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc or pfcstar`},
+		{"pfcstar k=3", with(func(s *Spec) { s.FC, s.N, s.K = "pfcstar", 2, 3 }), "fc pfcstar on BCube(2,3)"},
+		{"pfc xon above xoff", with(func(s *Spec) { s.FC, s.Xoff, s.Xon = "pfc", 1000, 2000 }), "pfc thresholds"},
+		{"watchdog action", with(func(s *Spec) { s.WatchdogAction = "reboot" }), `watchdog action "reboot"`},
+		{"watchdog detect", with(func(s *Spec) { s.WatchdogDetect = time.Millisecond }), "watchdog detection time"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.spec.Validate()
@@ -59,6 +64,18 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("NewPlan accepted what Validate rejects")
 			}
 		})
+	}
+
+	for _, fc := range []string{"none", "portfc", "pfc", "pfcstar"} {
+		if err := with(func(s *Spec) { s.FC = fc }).Validate(); err != nil {
+			t.Errorf("fc %s: %v", fc, err)
+		}
+	}
+	if err := with(func(s *Spec) { s.FC, s.N, s.K = "pfcstar", 2, 2 }).Validate(); err != nil {
+		t.Errorf("pfcstar on BCube(2,2) (priorities 3..5): %v", err)
+	}
+	if err := with(func(s *Spec) { s.WatchdogDetect, s.WatchdogAction = -1, "drop" }).Validate(); err != nil {
+		t.Errorf("watchdog off: %v", err)
 	}
 
 	t.Run("not root", func(t *testing.T) {

@@ -1,0 +1,45 @@
+package dataplane
+
+import (
+	"testing"
+	"time"
+)
+
+func TestConfigPFCDefaults(t *testing.T) {
+	for _, c := range []struct {
+		fc       string
+		k        int
+		queueing string
+		lossless uint8
+	}{
+		{FCPFC, 1, QueueingPriority, 1 << 3},
+		{FCPFCStar, 1, QueueingPriority, 1<<3 | 1<<4},
+		{FCPFCStar, 2, QueueingPriority, 1<<3 | 1<<4 | 1<<5},
+		{FCPortFC, 1, QueueingPortFC, 1 << 3},
+		{FCNone, 1, QueueingPortFC, 1 << 3},
+	} {
+		cfg := Config{Node: "h0", N: 2, K: c.k, Control: "/x.sock", FC: c.fc, RateBps: 100_000_000}
+		cfg.SetDefaults()
+		if _, _, err := cfg.Validate(); err != nil {
+			t.Fatalf("%s: %v", c.fc, err)
+		}
+		th := cfg.PFCThresholds()
+		bdp := 100_000_000 / 8 * 250 / 1_000_000 // 100 Mb/s x 250 us
+		if cfg.Queueing != c.queueing || th.Lossless != c.lossless || th.Xoff != 6*bdp || th.Xon != 4*bdp {
+			t.Errorf("%s k=%d: queueing %s, thresholds %+v", c.fc, c.k, cfg.Queueing, th)
+		}
+		if w := cfg.Watchdog(); w.Detect != 200*time.Millisecond || w.Action != WatchdogNone {
+			t.Errorf("%s: watchdog %+v", c.fc, w)
+		}
+	}
+	cfg := Config{Node: "h0", N: 2, K: 1, Control: "/x.sock", FC: FCPFC, Queueing: QueueingPortFC}
+	cfg.SetDefaults()
+	if _, _, err := cfg.Validate(); err == nil {
+		t.Error("pfc with portfc queueing accepted")
+	}
+	cfg = Config{Node: "h0", N: 2, K: 1, Control: "/x.sock", WatchdogDetect: -1}
+	cfg.SetDefaults()
+	if cfg.Watchdog().Detect != 0 {
+		t.Error("negative watchdog_detect does not turn the watchdog off")
+	}
+}
