@@ -64,7 +64,7 @@ type GenFlow struct {
 	StartNs  int64  `json:"start_unix_ns"`
 	EndNs    int64  `json:"end_unix_ns,omitempty"`
 	Done     bool   `json:"done"`
-	NoFrame  uint64 `json:"no_frame"` // times it found no free frame
+	NoFrame  uint64 `json:"no_frame"` // times it found no free frame, or the buffer refused one
 	req      GenRequest
 	queue    int
 	template []byte
