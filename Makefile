@@ -21,9 +21,12 @@ demo: deps build
 	./scripts/demo.sh
 
 # Everything: unit tests, fabric-in-process tests, and the privileged tier
-# (namespaces, veth, AF_XDP, eBPF) when run as root.
+# (namespaces, veth, AF_XDP, eBPF) when run as root. One package at a
+# time (-p 1): the real-lab tests of lab and bench each load both cores
+# with dozens of daemons, and running them side by side would measure the
+# machine's overload, not the fabric.
 test: deps build vet check-generate
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -p 1 -count=1 -timeout 20m ./...
 
 test-unit: build
 	$(GO) test -count=1 -short ./...
