@@ -3,15 +3,11 @@ package lab
 // PFC on real fabrics: 802.1Qbb frames on veths between AF_XDP daemons.
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bcfab/bcfab/hostd"
 )
 
 // Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the
@@ -26,30 +22,10 @@ func TestPFCIncastLab(t *testing.T) {
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}
-	pcap := filepath.Join(t.TempDir(), "s0.0-p1.pcap")
-	var capOut bytes.Buffer
-	capDone := make(chan error, 1)
-	listening := make(chan struct{})
-	go func() {
-		capDone <- Capture(t.Context(), s.Name, "s0.0", "p1", CaptureOptions{File: pcap, Count: 20, Duration: 15 * time.Second,
-			OnListening: func() { close(listening) }}, &capOut)
-	}()
-	select {
-	case <-listening:
-	case err := <-capDone:
-		t.Fatalf("capture: %v", err)
-	}
-	for _, src := range []string{"h1", "h2", "h3"} {
-		if _, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := <-capDone; err != nil {
-		t.Fatalf("capture: %v\n%s", err, capOut.String())
-	}
+	pcap, capOut := incastCaptured(t, s)
 	for _, want := range []string{"> 01:80:c2:00:00:01 PFC enable=0x08 P3=65535", "> 01:80:c2:00:00:01 PFC enable=0x08 P3=0"} {
-		if !strings.Contains(capOut.String(), want) {
-			t.Errorf("no %q in the capture of s0.0 p1:\n%s", want, capOut.String())
+		if !strings.Contains(capOut, want) {
+			t.Errorf("no %q in the capture of s0.0 p1:\n%s", want, capOut)
 		}
 	}
 	tsharkCBFC(t, pcap)

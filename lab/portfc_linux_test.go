@@ -37,29 +37,9 @@ func TestPortFCIncastLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pcap := filepath.Join(t.TempDir(), "s0.0-p1.pcap")
-	var capOut bytes.Buffer
-	capDone := make(chan error, 1)
-	listening := make(chan struct{})
-	go func() {
-		capDone <- Capture(t.Context(), s.Name, "s0.0", "p1", CaptureOptions{File: pcap, Count: 20, Duration: 15 * time.Second,
-			OnListening: func() { close(listening) }}, &capOut)
-	}()
-	select {
-	case <-listening:
-	case err := <-capDone:
-		t.Fatalf("capture: %v", err)
-	}
-	for _, src := range []string{"h1", "h2", "h3"} {
-		if _, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := <-capDone; err != nil {
-		t.Fatalf("capture: %v\n%s", err, capOut.String())
-	}
-	if !strings.Contains(capOut.String(), "PortFC pause class=B port=0 origin=s0.0") {
-		t.Errorf("no B pause in the capture of s0.0 p1:\n%s", capOut.String())
+	pcap, capOut := incastCaptured(t, s)
+	if !strings.Contains(capOut, "PortFC pause class=B port=0 origin=s0.0") {
+		t.Errorf("no B pause in the capture of s0.0 p1:\n%s", capOut)
 	}
 	tsharkDecodes(t, pcap)
 
@@ -105,6 +85,35 @@ func TestPortFCIncastLab(t *testing.T) {
 	if bmax > xoff+headroom {
 		t.Errorf("B queue reached %d bytes: X_off %d + headroom %d", bmax, xoff, headroom)
 	}
+}
+
+// incastCaptured starts h1, h2, h3 -> h0 for 3 s on lab s while
+// capturing the first 20 flow-control frames s0.0 sends on p1 (to h1),
+// and returns the pcap file and the capture's lines.
+func incastCaptured(t *testing.T, s Spec) (pcap string, lines string) {
+	t.Helper()
+	pcap = filepath.Join(t.TempDir(), "s0.0-p1.pcap")
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	listening := make(chan struct{})
+	go func() {
+		done <- Capture(t.Context(), s.Name, "s0.0", "p1", CaptureOptions{File: pcap, Count: 20, Duration: 15 * time.Second,
+			OnListening: func() { close(listening) }}, &out)
+	}()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatalf("capture: %v", err)
+	}
+	for _, src := range []string{"h1", "h2", "h3"} {
+		if _, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("capture: %v\n%s", err, out.String())
+	}
+	return pcap, out.String()
 }
 
 // tsharkDecodes checks that tshark, with the project's dissector, decodes

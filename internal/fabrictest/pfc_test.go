@@ -57,16 +57,7 @@ func TestPFCIncast(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
-	startFlows(t, f, flows, 500*time.Millisecond)
-	sinks := waitFlows(t, f, flows, 10*time.Second)
-	var bytes uint64
-	for _, s := range sinks[0] {
-		if s.Gaps != 0 {
-			t.Errorf("flow from h%d lost %d frames", s.Src, s.Gaps)
-		}
-		bytes += s.Bytes
-	}
+	bytes := incast(t, f, 500*time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
 	}

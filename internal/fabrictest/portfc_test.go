@@ -58,6 +58,26 @@ func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map
 	return out
 }
 
+// incast runs h1, h2, h3 -> h0 for d, waits for it to drain, checks that
+// no flow lost a frame, and returns the bytes h0 received.
+func incast(t *testing.T, f *Fabric, d time.Duration) uint64 {
+	t.Helper()
+	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
+	startFlows(t, f, flows, d)
+	sinks := waitFlows(t, f, flows, 10*time.Second)
+	var bytes uint64
+	for _, s := range sinks[0] {
+		if s.Gaps != 0 {
+			t.Errorf("flow from h%d lost %d data frames", s.Src, s.Gaps)
+		}
+		bytes += s.Bytes
+	}
+	if len(sinks[0]) != 3 {
+		t.Fatalf("h0 heard %d flows", len(sinks[0]))
+	}
+	return bytes
+}
+
 // fabricDrops counts every drop of every node, and the in-memory cables'.
 func fabricDrops(f *Fabric) (uint64, []string) {
 	var n uint64
@@ -90,19 +110,7 @@ func TestPortFCIncast(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
-	startFlows(t, f, flows, 400*time.Millisecond)
-	sinks := waitFlows(t, f, flows, 10*time.Second)
-	var bytes uint64
-	for _, s := range sinks[0] {
-		if s.Gaps != 0 {
-			t.Errorf("flow from h%d lost %d frames", s.Src, s.Gaps)
-		}
-		bytes += s.Bytes
-	}
-	if len(sinks[0]) != 3 {
-		t.Fatalf("h0 heard %d flows", len(sinks[0]))
-	}
+	bytes := incast(t, f, 400*time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
 	}
@@ -326,16 +334,7 @@ func TestPortFCLostSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
-	startFlows(t, f, flows, 400*time.Millisecond)
-	sinks := waitFlows(t, f, flows, 10*time.Second)
-	var bytes uint64
-	for _, s := range sinks[0] {
-		if s.Gaps != 0 {
-			t.Errorf("flow from h%d lost %d data frames", s.Src, s.Gaps)
-		}
-		bytes += s.Bytes
-	}
+	bytes := incast(t, f, 400*time.Millisecond)
 	mu.Lock()
 	t.Logf("lost %d resumes and %d other signals; h0 received %d bytes (%.1f Mb/s)", lostResume, lostOther, bytes, float64(bytes)*8/0.4/1e6)
 	mu.Unlock()
