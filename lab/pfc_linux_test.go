@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the
@@ -30,22 +29,7 @@ func TestPFCIncastLab(t *testing.T) {
 	}
 	tsharkCBFC(t, pcap)
 
-	time.Sleep(3500 * time.Millisecond)
-	sink, err := Flows(s.RunRoot, s.Name, "h0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total uint64
-	for _, f := range sink.Sink {
-		total += f.Bytes
-		if f.Gaps != 0 {
-			t.Errorf("flow from h%d: %d frames missing", f.Src, f.Gaps)
-		}
-	}
-	if len(sink.Sink) != 3 {
-		t.Fatalf("h0 heard %d flows", len(sink.Sink))
-	}
-	checkNoDrops(t, s)
+	total := incastDelivered(t, s)
 	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
 	if err != nil {
 		t.Fatal(err)

@@ -43,22 +43,7 @@ func TestPortFCIncastLab(t *testing.T) {
 	}
 	tsharkDecodes(t, pcap)
 
-	time.Sleep(3500 * time.Millisecond)
-	sink, err := Flows(s.RunRoot, s.Name, "h0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total uint64
-	for _, f := range sink.Sink {
-		total += f.Bytes
-		if f.Gaps != 0 {
-			t.Errorf("flow from h%d: %d frames missing", f.Src, f.Gaps)
-		}
-	}
-	if len(sink.Sink) != 3 {
-		t.Fatalf("h0 heard %d flows", len(sink.Sink))
-	}
-	checkNoDrops(t, s)
+	total := incastDelivered(t, s)
 	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -114,6 +99,30 @@ func incastCaptured(t *testing.T, s Spec) (pcap string, lines string) {
 		t.Fatalf("capture: %v\n%s", err, out.String())
 	}
 	return pcap, out.String()
+}
+
+// incastDelivered waits for incastCaptured's flows to end and drain,
+// checks that h0 heard all three with no frame missing and that nothing
+// was dropped anywhere, and returns the bytes h0 received.
+func incastDelivered(t *testing.T, s Spec) uint64 {
+	t.Helper()
+	time.Sleep(3500 * time.Millisecond)
+	sink, err := Flows(s.RunRoot, s.Name, "h0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for _, f := range sink.Sink {
+		total += f.Bytes
+		if f.Gaps != 0 {
+			t.Errorf("flow from h%d: %d frames missing", f.Src, f.Gaps)
+		}
+	}
+	if len(sink.Sink) != 3 {
+		t.Fatalf("h0 heard %d flows", len(sink.Sink))
+	}
+	checkNoDrops(t, s)
+	return total
 }
 
 // tsharkDecodes checks that tshark, with the project's dissector, decodes
