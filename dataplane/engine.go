@@ -210,7 +210,7 @@ type Engine struct {
 	calls   []func()
 	wd      watchdog
 	emitted uint64 // signal frames emitted
-	lost    uint64 // signal frames that found no free frame
+	lost    uint64 // signal frames that found no free frame or no room
 
 	snapMu   sync.Mutex // one Snapshot at a time
 	snapWant atomic.Bool
@@ -369,7 +369,8 @@ func (e *Engine) Emit(port int, b []byte) bool {
 		q = 0
 	}
 	d := xdp.Desc{Addr: addr, Len: uint32(len(b))}
-	if !e.send(port, q, &d, 0, 0) {
+	if !e.Send(port, q, &d, 0, 0) {
+		e.lost++ // refused by the buffer: counted there too, by reason
 		return false
 	}
 	e.emitted++
@@ -475,7 +476,7 @@ func (e *Engine) receive(in int, p *port) int {
 			e.release(d.Addr)
 			continue
 		}
-		e.send(v.Port, v.Queue, d, v.L3, v.Meta)
+		e.Send(v.Port, v.Queue, d, v.L3, v.Meta)
 	}
 	return n
 }
@@ -486,10 +487,6 @@ func (e *Engine) receive(in int, p *port) int {
 // Sources and flow-control hooks use it for frames they build on the
 // engine goroutine.
 func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint32) bool {
-	return e.send(out, q, d, l3, meta)
-}
-
-func (e *Engine) send(out, q int, d *xdp.Desc, l3 int, meta uint32) bool {
 	p := e.ports[out]
 	eg := p.egress
 	switch {
