@@ -106,6 +106,7 @@ type PFC struct {
 	on     [][8]bool
 	due    [][8]int64
 	active int
+	next   int64 // earliest due of an asserted X_off; meaningful when active > 0
 	C      []PFCCounters
 	buf    [PFCLen]byte
 	quanta [8]uint16
@@ -153,7 +154,11 @@ func (f *PFC) charge(p queues.Packet, n int) {
 		f.active++
 		f.send(in, 1<<pcp, MaxQuanta)
 		f.C[in].TxXoff[pcp]++
-		f.due[in][pcp] = f.env.Now() + f.refresh(in)
+		due := f.env.Now() + f.refresh(in)
+		f.due[in][pcp] = due
+		if f.active == 1 || due < f.next {
+			f.next = due
+		}
 	case n < 0 && f.on[in][pcp] && b <= f.th.Xon:
 		f.on[in][pcp] = false
 		f.active--
@@ -180,35 +185,35 @@ func (f *PFC) send(in int, enable uint8, quanta uint16) {
 	}
 }
 
-// NextTick is when an X_off must be repeated next, or -1.
+// NextTick is when an X_off must be repeated next, or -1. (After an X_on
+// it may be early: Tick then finds nothing due and recomputes it.)
 func (f *PFC) NextTick() int64 {
 	if f.active == 0 {
 		return -1
 	}
-	next := int64(-1)
-	for in := range f.on {
-		for p := range 8 {
-			if f.on[in][p] && (next < 0 || f.due[in][p] < next) {
-				next = f.due[in][p]
-			}
-		}
-	}
-	return next
+	return f.next
 }
 
 // Tick repeats the X_offs that are due, one frame per port for all its
 // due priorities.
 func (f *PFC) Tick(now int64) {
-	if f.active == 0 {
+	if f.active == 0 || now < f.next {
 		return
 	}
+	f.next = -1
 	for in := range f.on {
 		var enable uint8
 		for p := range 8 {
-			if f.on[in][p] && f.due[in][p] <= now {
+			if !f.on[in][p] {
+				continue
+			}
+			if f.due[in][p] <= now {
 				enable |= 1 << p
 				f.due[in][p] = now + f.refresh(in)
 				f.C[in].TxRefresh[p]++
+			}
+			if f.next < 0 || f.due[in][p] < f.next {
+				f.next = f.due[in][p]
 			}
 		}
 		if enable != 0 {
