@@ -105,10 +105,14 @@ const (
 	// this class of machine (2 cores) sustains faithfully on a 4-hop path of
 	// kernel TCP through five daemons (docs/BENCHMARKS.md). The papers run
 	// 100 Gb/s; thresholds scale with the rate, so the ratios hold.
-	DefaultRateBps       = 500_000_000
-	DefaultBufferBytes   = 4 << 20
-	DefaultFramesPerPort = 2048
-	DefaultRingSize      = 512
+	DefaultRateBps     = 500_000_000
+	DefaultBufferBytes = 4 << 20
+	// A 1024-entry fill ring lets a daemon go unscheduled for about 120 ms
+	// at 100 Mb/s (25 ms at the default rate) before the kernel has no
+	// frame to receive into: many daemons share two cores. Half of a
+	// port's 4096 frames stay in its fill and TX rings.
+	DefaultFramesPerPort = 4096
+	DefaultRingSize      = 1024
 	DefaultFrameSize     = 2048
 	DefaultXDPMode       = "native"
 	DefaultRxCoalesce    = Duration(20 * time.Microsecond)
