@@ -1,0 +1,422 @@
+package workload
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Kind says which part of a workload a flow belongs to.
+type Kind string
+
+// The kinds of flows. KindPS and KindMoE are also the two Pattern kinds.
+const (
+	KindPoisson Kind = "poisson" // background: Poisson arrivals, random pairs, sizes from the CDF
+	KindIncast  Kind = "incast"  // N-to-1 incast
+	KindPS      Kind = "ps"      // parameter server: push to the server, broadcast back
+	KindMoE     Kind = "moe"     // mixture of experts: dispatch to experts, combine back
+)
+
+// ParseKind accepts the names of the kinds.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(s); k {
+	case KindPoisson, KindIncast, KindPS, KindMoE:
+		return k, nil
+	}
+	return "", fmt.Errorf("flow kind %q: want poisson, incast, ps or moe", s)
+}
+
+// Flow is one flow of a schedule: Size bytes from host Src to host Dst,
+// started Start after the run starts.
+type Flow struct {
+	// ID is the flow's index in the schedule Generate returns; flows are
+	// in order of Start.
+	ID    int           `json:"id"`
+	Src   int           `json:"src"`
+	Dst   int           `json:"dst"`
+	Size  int64         `json:"size"`
+	Start time.Duration `json:"start_ns"`
+	Kind  Kind          `json:"kind"`
+	// Group numbers the incast or pattern event a flow belongs to, from
+	// 1, in order of the events' start; 0 for Poisson flows.
+	Group int `json:"group,omitempty"`
+	// Phase is 0 for an incast and a pattern's first phase (push,
+	// dispatch), 1 for a pattern's second (broadcast, combine); 0 for
+	// Poisson flows.
+	Phase int `json:"phase,omitempty"`
+}
+
+// Basis is the per-host capacity that Config.Load is a fraction of.
+type Basis int
+
+const (
+	// PerLink: a host's capacity is one host link (the default; see the
+	// package documentation for why).
+	PerLink Basis = iota
+	// PerHost: a host's capacity is all its LinksPerHost links together.
+	PerHost
+)
+
+func (b Basis) String() string {
+	switch b {
+	case PerLink:
+		return "link"
+	case PerHost:
+		return "host"
+	}
+	return fmt.Sprintf("Basis(%d)", int(b))
+}
+
+// ParseBasis accepts "link" and "host".
+func ParseBasis(s string) (Basis, error) {
+	switch s {
+	case "link":
+		return PerLink, nil
+	case "host":
+		return PerHost, nil
+	}
+	return 0, fmt.Errorf("load basis %q: want link or host", s)
+}
+
+// DefaultMaxFlows bounds a schedule when Config.MaxFlows is 0; at about
+// 80 bytes a flow it is under a gigabyte of memory.
+const DefaultMaxFlows = 10_000_000
+
+// Config describes a workload. Hosts are numbered 0..Hosts-1 (BCube
+// server indices).
+type Config struct {
+	Hosts int
+	// LinkRate is the rate of one host link in bit/s; LinksPerHost the
+	// number of links of a host (k+1 in BCube(n, k)).
+	LinkRate     uint64
+	LinksPerHost int
+	// Load is the Poisson background's offered load as a fraction of the
+	// hosts' capacity (see Basis), in (0, 1]; 0 means no background,
+	// allowed only with an incast or a pattern. Incasts and patterns come
+	// on top of it.
+	Load  float64
+	Basis Basis
+	// CDF draws the background flows' sizes; needed when Load > 0.
+	CDF *CDF
+	// Duration is the window in which flows start: every flow's Start is
+	// in [0, Duration).
+	Duration time.Duration
+	// Seed fixes every random choice: the same Config gives the same
+	// flows.
+	Seed    uint64
+	Incast  *Incast  // optional
+	Pattern *Pattern // optional
+	// MaxFlows bounds the schedule's length (0: DefaultMaxFlows);
+	// Generate fails rather than exceed it.
+	MaxFlows int
+}
+
+// Incast is a periodic N-to-1 incast: at Start, Start+Period,
+// Start+2·Period, ... (while before the end of the run), one receiver and
+// Senders distinct senders, none of them the receiver, all drawn
+// uniformly; every sender starts a flow of Size bytes to the receiver at
+// that instant.
+type Incast struct {
+	Senders int
+	Size    int64
+	Period  time.Duration
+	Start   time.Duration
+}
+
+// Pattern is a periodic two-phase collective, KindPS or KindMoE. An event
+// starts at Start, Start+Period, ... as long as its second phase starts
+// before the end of the run; each event draws its hosts anew, uniformly,
+// and every flow is Size bytes. The second phase starts Gap after the
+// first, whether or not the first has finished: the schedule is open
+// loop. A runner that wants the second phase to wait for the first can
+// start a group's phase-1 flows when all its phase-0 flows have completed
+// instead of at their Start.
+//
+// KindPS (parameter server): Few servers (default 1) and Many workers
+// (default every other host), disjoint. Phase 0 (push): every worker
+// sends Size to every server. Phase 1 (broadcast): every server sends
+// Size to every worker. 2·Many·Few flows per event.
+//
+// KindMoE (mixture of experts): Few experts (default Hosts/4, at least 1)
+// and Many token senders (default every other host), disjoint. Phase 0
+// (dispatch): every sender picks TopK distinct experts (default 2, at
+// most Few) uniformly and sends Size to each. Phase 1 (combine): every
+// expert sends Size back to each sender that dispatched to it, in the
+// same order. 2·Many·TopK flows per event.
+type Pattern struct {
+	Kind   Kind
+	Period time.Duration
+	Start  time.Duration
+	// Gap is the delay from the first phase to the second; 0 means half
+	// the period.
+	Gap  time.Duration
+	Size int64
+	// Many and Few are the sizes of the two sides (see above); 0 means
+	// the default.
+	Many, Few int
+	// TopK is, for KindMoE, the number of experts each sender uses; 0
+	// means the default.
+	TopK int
+}
+
+// Resolved returns p with its zero fields replaced by their defaults for
+// a fabric of the given number of hosts.
+func (p Pattern) Resolved(hosts int) Pattern {
+	if p.Gap == 0 {
+		p.Gap = p.Period / 2
+	}
+	if p.Few == 0 {
+		p.Few = 1
+		if p.Kind == KindMoE {
+			p.Few = max(1, hosts/4)
+		}
+	}
+	if p.Many == 0 {
+		p.Many = hosts - p.Few
+	}
+	if p.Kind == KindMoE && p.TopK == 0 {
+		p.TopK = min(2, p.Few)
+	}
+	return p
+}
+
+// flowsPerEvent is the number of flows one event of the resolved p makes.
+func (p Pattern) flowsPerEvent() int {
+	if p.Kind == KindMoE {
+		return 2 * p.Many * p.TopK
+	}
+	return 2 * p.Many * p.Few
+}
+
+// Capacity is one host's capacity in bit/s under the load basis.
+func (c *Config) Capacity() float64 {
+	if c.Basis == PerHost {
+		return float64(c.LinkRate) * float64(c.LinksPerHost)
+	}
+	return float64(c.LinkRate)
+}
+
+// Lambda is the background's aggregate arrival rate in flows per second
+// over the whole fabric:
+//
+//	λ = Load × Hosts × Capacity / (8 × CDF.Mean)
+//
+// so that the offered bytes per second, λ × mean size, are Load of the
+// hosts' capacity. 0 without background.
+func (c *Config) Lambda() float64 {
+	if c.Load == 0 || c.CDF == nil {
+		return 0
+	}
+	return c.Load * float64(c.Hosts) * c.Capacity() / (8 * c.CDF.Mean())
+}
+
+// Validate checks c, including its incast and pattern.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Hosts < 2 {
+		bad("hosts %d: need at least 2", c.Hosts)
+	}
+	if c.LinksPerHost < 1 {
+		bad("links per host %d: need at least 1", c.LinksPerHost)
+	}
+	if c.Duration <= 0 {
+		bad("duration %v: must be positive", c.Duration)
+	}
+	if c.Basis != PerLink && c.Basis != PerHost {
+		bad("load basis %v: want link or host", c.Basis)
+	}
+	if c.MaxFlows < 0 {
+		bad("max flows %d: must not be negative", c.MaxFlows)
+	}
+	switch {
+	case math.IsNaN(c.Load) || c.Load < 0 || c.Load > 1:
+		bad("load %g: want a fraction in (0, 1]", c.Load)
+	case c.Load > 0 && c.CDF == nil:
+		bad("load %g: needs a flow-size distribution", c.Load)
+	case c.Load > 0 && c.LinkRate == 0:
+		bad("load %g: needs the host link rate", c.Load)
+	case c.Load == 0 && c.Incast == nil && c.Pattern == nil:
+		bad("no traffic: load 0 and neither an incast nor a pattern")
+	}
+	if in := c.Incast; in != nil {
+		if in.Senders < 1 || in.Senders > c.Hosts-1 {
+			bad("incast senders %d: want 1..%d (hosts less the receiver)", in.Senders, c.Hosts-1)
+		}
+		if in.Size < 1 {
+			bad("incast size %d: must be positive", in.Size)
+		}
+		if in.Period <= 0 {
+			bad("incast period %v: must be positive", in.Period)
+		}
+		if in.Start < 0 {
+			bad("incast start %v: must not be negative", in.Start)
+		} else if in.Period > 0 && in.Start >= c.Duration {
+			bad("incast start %v: not within the run's %v", in.Start, c.Duration)
+		}
+	}
+	if c.Pattern != nil {
+		p := c.Pattern.Resolved(c.Hosts)
+		if p.Kind != KindPS && p.Kind != KindMoE {
+			bad("pattern %q: want ps or moe", p.Kind)
+		}
+		if p.Period <= 0 {
+			bad("pattern period %v: must be positive", p.Period)
+		}
+		if p.Start < 0 || p.Gap < 0 {
+			bad("pattern start %v, gap %v: must not be negative", p.Start, p.Gap)
+		} else if p.Period > 0 && p.Start+p.Gap >= c.Duration {
+			bad("pattern start %v + gap %v: no event fits in the run's %v", p.Start, p.Gap, c.Duration)
+		}
+		if p.Size < 1 {
+			bad("pattern size %d: must be positive", p.Size)
+		}
+		if p.Few < 1 || p.Many < 1 || p.Few+p.Many > c.Hosts {
+			bad("pattern %s: %d and %d hosts on its two sides, want at least 1 each and %d in all", p.Kind, p.Many, p.Few, c.Hosts)
+		}
+		if p.Kind == KindMoE && (p.TopK < 1 || p.TopK > p.Few) {
+			bad("pattern moe: top-k %d, want 1..%d (the experts)", p.TopK, p.Few)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("workload: %w", err)
+	}
+	return nil
+}
+
+// events counts the instants start, start+period, ... before end.
+func events(start, period, end time.Duration) int {
+	if start >= end {
+		return 0
+	}
+	return int((end-start-1)/period) + 1
+}
+
+// Expected is the expected length of the schedule of a valid c: the mean
+// number of background flows plus the incast and pattern flows.
+func (c *Config) Expected() float64 {
+	n := c.Lambda() * c.Duration.Seconds()
+	if in := c.Incast; in != nil {
+		n += float64(events(in.Start, in.Period, c.Duration) * in.Senders)
+	}
+	if c.Pattern != nil {
+		p := c.Pattern.Resolved(c.Hosts)
+		n += float64(events(p.Start, p.Period, c.Duration-p.Gap) * p.flowsPerEvent())
+	}
+	return n
+}
+
+// Generate builds the schedule of c. Its stages:
+//
+//  1. Validate c and check the expected schedule fits in MaxFlows.
+//  2. Background: arrivals of a Poisson process of rate Lambda over
+//     [0, Duration) (exponential inter-arrival times), each with a source
+//     drawn uniformly, a destination drawn uniformly from the other hosts
+//     and a size drawn from the CDF.
+//  3. Incast events, then pattern events, as their types describe.
+//  4. Sort by Start (stable: at equal times background before incast
+//     before pattern, each in the order generated), number the flows
+//     0.. and the events 1.. in that order.
+//
+// Each of stages 2 and 3 draws from its own stream seeded from Seed, so
+// adding an incast or a pattern leaves the background unchanged.
+func Generate(c Config) ([]Flow, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	limit := c.MaxFlows
+	if limit == 0 {
+		limit = DefaultMaxFlows
+	}
+	if e := c.Expected(); e > float64(limit) {
+		return nil, fmt.Errorf("workload: about %.0f flows expected, more than the limit of %d", e, limit)
+	}
+	flows := make([]Flow, 0, int(c.Expected()*1.01)+16)
+
+	if lam := c.Lambda(); lam > 0 {
+		s := newStream(c.Seed, streamPoisson)
+		end := c.Duration.Seconds()
+		for t := s.exp() / lam; t < end; t += s.exp() / lam {
+			if len(flows) >= limit {
+				return nil, fmt.Errorf("workload: more than the limit of %d flows", limit)
+			}
+			src := s.intN(c.Hosts)
+			dst := s.intN(c.Hosts - 1)
+			if dst >= src {
+				dst++
+			}
+			start := min(time.Duration(t*1e9), c.Duration-1)
+			flows = append(flows, Flow{Src: src, Dst: dst, Size: c.CDF.Size(s.float64()), Start: start, Kind: KindPoisson})
+		}
+	}
+
+	pool := make([]int, c.Hosts)
+	reset := func() []int {
+		for i := range pool {
+			pool[i] = i
+		}
+		return pool
+	}
+	group := 0
+	if in := c.Incast; in != nil {
+		s := newStream(c.Seed, streamIncast)
+		for t := in.Start; t < c.Duration; t += in.Period {
+			group++
+			hosts := reset()
+			recv := s.choose(hosts, 1)[0]
+			for _, src := range s.choose(hosts[1:], in.Senders) {
+				flows = append(flows, Flow{Src: src, Dst: recv, Size: in.Size, Start: t, Kind: KindIncast, Group: group})
+			}
+		}
+	}
+	if c.Pattern != nil {
+		p := c.Pattern.Resolved(c.Hosts)
+		s := newStream(c.Seed, streamPattern)
+		var pairs [][2]int // phase 0 (src, dst) of one event
+		for t := p.Start; t+p.Gap < c.Duration; t += p.Period {
+			group++
+			hosts := reset()
+			few := s.choose(hosts, p.Few)
+			many := s.choose(hosts[p.Few:], p.Many)
+			pairs = pairs[:0]
+			for _, m := range many {
+				targets := few
+				if p.Kind == KindMoE {
+					// few is only reordered: it stays the set of experts.
+					targets = s.choose(few, p.TopK)
+				}
+				for _, f := range targets {
+					pairs = append(pairs, [2]int{m, f})
+				}
+			}
+			for _, pr := range pairs {
+				flows = append(flows, Flow{Src: pr[0], Dst: pr[1], Size: p.Size, Start: t, Kind: p.Kind, Group: group})
+			}
+			for _, pr := range pairs {
+				flows = append(flows, Flow{Src: pr[1], Dst: pr[0], Size: p.Size, Start: t + p.Gap, Kind: p.Kind, Group: group, Phase: 1})
+			}
+		}
+	}
+	if len(flows) > limit {
+		return nil, fmt.Errorf("workload: %d flows, more than the limit of %d", len(flows), limit)
+	}
+
+	slices.SortStableFunc(flows, func(a, b Flow) int { return cmp.Compare(a.Start, b.Start) })
+	renumber := make(map[int]int, group)
+	for i := range flows {
+		f := &flows[i]
+		f.ID = i
+		if f.Group != 0 {
+			g, ok := renumber[f.Group]
+			if !ok {
+				g = len(renumber) + 1
+				renumber[f.Group] = g
+			}
+			f.Group = g
+		}
+	}
+	return flows, nil
+}
