@@ -254,7 +254,7 @@ func (c *Config) Validate() error {
 		}
 		if in.Start < 0 {
 			bad("incast start %v: must not be negative", in.Start)
-		} else if in.Period > 0 && in.Start >= c.Duration {
+		} else if in.Start >= c.Duration {
 			bad("incast start %v: not within the run's %v", in.Start, c.Duration)
 		}
 	}
@@ -268,7 +268,7 @@ func (c *Config) Validate() error {
 		}
 		if p.Start < 0 || p.Gap < 0 {
 			bad("pattern start %v, gap %v: must not be negative", p.Start, p.Gap)
-		} else if p.Period > 0 && p.Start+p.Gap >= c.Duration {
+		} else if p.Start+p.Gap >= c.Duration {
 			bad("pattern start %v + gap %v: no event fits in the run's %v", p.Start, p.Gap, c.Duration)
 		}
 		if p.Size < 1 {

@@ -1,0 +1,279 @@
+package workload
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"time"
+)
+
+// FlowRecord is what a run measured of one flow.
+type FlowRecord struct {
+	ID   int   `json:"id"`
+	Src  int   `json:"src"`
+	Dst  int   `json:"dst"`
+	Size int64 `json:"size"`
+	// Start is when the flow started, from the start of the run: the
+	// scheduled Start of its Flow until a runner records the actual one.
+	Start time.Duration `json:"start_ns"`
+	// FCT is the flow completion time, from its first byte sent to its
+	// last byte acknowledged; valid when Completed.
+	FCT time.Duration `json:"fct_ns"`
+	// IdealFCT is the FCT of the flow alone in the fabric at line rate
+	// (see Ideal); 0 when unknown.
+	IdealFCT time.Duration `json:"ideal_fct_ns"`
+	// Slowdown is FCT / IdealFCT; 0 when either is unknown. It is not
+	// clamped: below 1 means the ideal's assumptions (rate, overheads)
+	// are slower than the fabric.
+	Slowdown float64 `json:"slowdown"`
+	// Retransmissions counts the packets the sender sent again.
+	Retransmissions uint64 `json:"retransmissions"`
+	Kind            Kind   `json:"kind"`
+	Group           int    `json:"group"`
+	// Completed: every byte was acknowledged. Failed: the transport gave
+	// up on the flow (a lossless run's sequence gap, a connection
+	// error). Neither: the flow was still running when the run ended.
+	Completed bool `json:"completed"`
+	Failed    bool `json:"failed"`
+}
+
+// NewRecord starts the record of f: identity, size, scheduled start and
+// kind; nothing measured yet.
+func NewRecord(f Flow) FlowRecord {
+	return FlowRecord{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, Kind: f.Kind, Group: f.Group}
+}
+
+// Records starts the records of a schedule, one per flow, in order.
+func Records(flows []Flow) []FlowRecord {
+	recs := make([]FlowRecord, len(flows))
+	for i, f := range flows {
+		recs[i] = NewRecord(f)
+	}
+	return recs
+}
+
+// Complete marks r completed after fct, with the given ideal FCT (0 if
+// unknown), and computes its slowdown.
+func (r *FlowRecord) Complete(fct, ideal time.Duration) {
+	r.Completed, r.FCT, r.IdealFCT = true, fct, ideal
+	r.Slowdown = Slowdown(fct, ideal)
+}
+
+// Slowdown is fct / ideal, or 0 when either is not positive.
+func Slowdown(fct, ideal time.Duration) float64 {
+	if fct <= 0 || ideal <= 0 {
+		return 0
+	}
+	return float64(fct) / float64(ideal)
+}
+
+// Wire describes the links of a path for Ideal. Every link is assumed to
+// run at Rate; for paths with links of different rates (the Rail-only
+// fabric) the caller provides its own IdealFunc. The sizes are those the
+// egress shapers count, since they set the line rate: Overhead is what
+// the transport says a data packet adds to its payload on the link
+// (headers, trailers and whatever framing the shaper charges), Ack the
+// size of an acknowledgement as the shaper counts it. This package keeps
+// no copy of those numbers; the caller takes them from the transport's
+// parameters.
+type Wire struct {
+	Rate     uint64        // bit/s
+	Payload  int           // largest payload of one packet, bytes
+	Overhead int           // bytes a packet adds to its payload on the link
+	Prop     time.Duration // propagation delay of one link
+	// Ack, when positive, makes the ideal include the last
+	// acknowledgement's way back (FCT ends when the last byte is
+	// acknowledged); 0 leaves it out.
+	Ack int
+}
+
+// Ideal is the completion time of a flow of size bytes alone on a path of
+// hops links (bcube.Topology.Hops: NIC traversals), store and forward at
+// every hop:
+//
+//	packets = ceil(size / Payload)
+//	ideal   = (size + packets·Overhead)·8/Rate        the whole flow serialized on the first link
+//	        + (hops-1)·(min(size, Payload)+Overhead)·8/Rate
+//	                                                   each further hop stores and forwards one packet
+//	        + hops·Prop                                propagation of the last byte
+//	        + [Ack > 0] hops·(Ack·8/Rate + Prop)       the last acknowledgement's way back
+//
+// rounded to the nanosecond. The packets of a flow pipeline over the hops,
+// so only the first link carries all of them in the ideal's critical
+// path; each later hop adds the serialization of one full packet (a
+// shorter last packet waits for the full one ahead of it). It is 0 when
+// w, hops or size is not usable (no rate, no payload, hops or size < 1).
+func Ideal(size int64, hops int, w Wire) time.Duration {
+	if w.Rate == 0 || w.Payload < 1 || w.Overhead < 0 || w.Ack < 0 || hops < 1 || size < 1 {
+		return 0
+	}
+	packets := (size + int64(w.Payload) - 1) / int64(w.Payload)
+	first := min(size, int64(w.Payload)) + int64(w.Overhead)
+	bits := 8 * (float64(size+packets*int64(w.Overhead)) + float64(hops-1)*float64(first))
+	sec := bits/float64(w.Rate) + float64(hops)*w.Prop.Seconds()
+	if w.Ack > 0 {
+		sec += float64(hops) * (8*float64(w.Ack)/float64(w.Rate) + w.Prop.Seconds())
+	}
+	return time.Duration(math.Round(sec * 1e9))
+}
+
+// IdealFunc gives the ideal FCT of a flow of size bytes from src to dst.
+type IdealFunc func(src, dst int, size int64) time.Duration
+
+// IdealByHops is the IdealFunc of Ideal over w, with the number of hops
+// between two hosts given by hops (bcube.Topology.Hops).
+func IdealByHops(w Wire, hops func(src, dst int) int) IdealFunc {
+	return func(src, dst int, size int64) time.Duration { return Ideal(size, hops(src, dst), w) }
+}
+
+// csvHeader is the first line of WriteCSV; its names are the JSON keys.
+var csvHeader = []string{"id", "src", "dst", "size", "start_ns", "fct_ns", "ideal_fct_ns", "slowdown", "retransmissions", "kind", "group", "completed", "failed"}
+
+// WriteCSV writes records as CSV with a header line; times are integer
+// nanoseconds, booleans true/false.
+func WriteCSV(w io.Writer, recs []FlowRecord) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	row := make([]string, len(csvHeader))
+	for i := range recs {
+		r := &recs[i]
+		row[0] = strconv.Itoa(r.ID)
+		row[1] = strconv.Itoa(r.Src)
+		row[2] = strconv.Itoa(r.Dst)
+		row[3] = strconv.FormatInt(r.Size, 10)
+		row[4] = strconv.FormatInt(int64(r.Start), 10)
+		row[5] = strconv.FormatInt(int64(r.FCT), 10)
+		row[6] = strconv.FormatInt(int64(r.IdealFCT), 10)
+		row[7] = strconv.FormatFloat(r.Slowdown, 'g', -1, 64)
+		row[8] = strconv.FormatUint(r.Retransmissions, 10)
+		row[9] = string(r.Kind)
+		row[10] = strconv.Itoa(r.Group)
+		row[11] = strconv.FormatBool(r.Completed)
+		row[12] = strconv.FormatBool(r.Failed)
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write csv: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	return nil
+}
+
+// ReadCSV reads what WriteCSV wrote.
+func ReadCSV(r io.Reader) ([]FlowRecord, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(csvHeader)
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("read csv header: %w", err)
+	}
+	for i, name := range csvHeader {
+		if head[i] != name {
+			return nil, fmt.Errorf("read csv header: column %d is %q, want %q", i+1, head[i], name)
+		}
+	}
+	var recs []FlowRecord
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			return recs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read csv: %w", err)
+		}
+		line, _ := cr.FieldPos(0)
+		rec, err := parseRow(row)
+		if err != nil {
+			return nil, fmt.Errorf("read csv line %d: %w", line, err)
+		}
+		recs = append(recs, rec)
+	}
+}
+
+func parseRow(row []string) (FlowRecord, error) {
+	var (
+		r    FlowRecord
+		errs []error
+	)
+	integer := func(i int) int64 {
+		v, err := strconv.ParseInt(row[i], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", csvHeader[i], err))
+		}
+		return v
+	}
+	boolean := func(i int) bool {
+		v, err := strconv.ParseBool(row[i])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", csvHeader[i], err))
+		}
+		return v
+	}
+	r.ID = int(integer(0))
+	r.Src = int(integer(1))
+	r.Dst = int(integer(2))
+	r.Size = integer(3)
+	r.Start = time.Duration(integer(4))
+	r.FCT = time.Duration(integer(5))
+	r.IdealFCT = time.Duration(integer(6))
+	var err error
+	if r.Slowdown, err = strconv.ParseFloat(row[7], 64); err != nil {
+		errs = append(errs, fmt.Errorf("slowdown: %w", err))
+	}
+	if r.Retransmissions, err = strconv.ParseUint(row[8], 10, 64); err != nil {
+		errs = append(errs, fmt.Errorf("retransmissions: %w", err))
+	}
+	if r.Kind, err = ParseKind(row[9]); err != nil {
+		errs = append(errs, err)
+	}
+	r.Group = int(integer(10))
+	r.Completed = boolean(11)
+	r.Failed = boolean(12)
+	return r, errors.Join(errs...)
+}
+
+// WriteJSONL writes records as JSON lines, one object per record.
+func WriteJSONL(w io.Writer, recs []FlowRecord) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for i := range recs {
+		if err := enc.Encode(&recs[i]); err != nil {
+			return fmt.Errorf("write json lines: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write json lines: %w", err)
+	}
+	return nil
+}
+
+// ReadJSONL reads what WriteJSONL wrote. Keys it does not know are
+// ignored (a newer writer may add some); every record must name a kind.
+func ReadJSONL(r io.Reader) ([]FlowRecord, error) {
+	dec := json.NewDecoder(r)
+	var recs []FlowRecord
+	for {
+		var rec FlowRecord
+		err := dec.Decode(&rec)
+		if err == io.EOF {
+			return recs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read json lines, record %d: %w", len(recs)+1, err)
+		}
+		if _, err := ParseKind(string(rec.Kind)); err != nil {
+			return nil, fmt.Errorf("read json lines, record %d: %w", len(recs)+1, err)
+		}
+		recs = append(recs, rec)
+	}
+}
