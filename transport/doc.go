@@ -1,0 +1,142 @@
+// Package transport is the reliable-connected RDMA transport that hostd,
+// each server's "RDMA NIC", runs per flow (one QP), and DCQCN, its
+// congestion control (DESIGN §7). Everything here is a state machine on
+// an explicit clock: nanoseconds passed in by the caller, no goroutines,
+// no timers of its own, no I/O. The hot paths (Sender.Next, OnAck, OnNak,
+// OnCNP, Receiver.OnData, the DCQCN updates) do not allocate.
+//
+// # Driving it
+//
+// A Sender and a Receiver are created with the same mode, Params and
+// start PSN. On every pass of its engine the caller
+//
+//  1. loops seg, ok := s.Next(now) until !ok, building a RoCEv2 data
+//     packet per Segment (PSN, payload length, SEND First/Middle/Last/
+//     Only from Pos, BTH AckReq) and marking it ECN-capable;
+//  2. on a data packet received, calls r.OnData(psn, len, last, ackReq,
+//     ce, now) and sends back what the RxAction says: an ACK of PSN
+//     (everything up to it), a NAK expecting PSN (IRN: carrying SackPSN
+//     too), and/or a CNP;
+//  3. on an ACK, NAK or CNP received, calls s.OnAck, s.OnNak or s.OnCNP;
+//  4. arms one timer for the earliest of s.NextTimer(), r.NextTimer() and
+//     s.NextSendTime() (each -1 when there is none), and at it calls
+//     s.OnTimer, r.OnTimer (sending the ACK it may return) and step 1.
+//
+// s.Done (every byte acknowledged) and s.Failed (lossless: a gap or no
+// progress) end a flow; s.S and r.S count what happened, s.S.FCT() is
+// first byte sent to last byte acknowledged.
+//
+// # Sequence numbers
+//
+// PSNs on the wire are 24 bits and wrap; a Sender and Receiver number
+// packets from 0 in 64 bits and unwrap what they read (Unwrap) against
+// the oldest unacknowledged or next expected packet. Outstanding packets
+// are capped at MaxWindow (2^22), well inside the 2^23 that keeps
+// unwrapping unambiguous. The start PSN is the caller's (random or fixed).
+//
+// # Loss recovery
+//
+//   - Lossless: no retransmission. A gap at the receiver is counted (Gaps,
+//     Lost), NAK'd and skipped; the sender fails the flow on the NAK. A
+//     lost tail leaves no gap, so a sender with data outstanding and no
+//     acknowledgement for LosslessTimeout fails too (0 turns that off: a
+//     PFC deadlock then stalls a flow rather than failing it).
+//   - GBN: the receiver drops out-of-order packets and NAKs each gap once
+//     (the expected PSN); the sender rewinds to it, or on RTO to the oldest
+//     unacknowledged packet. No backoff: every timeout is RTO.
+//   - IRN: the receiver keeps out-of-order packets in a bitmap as large as
+//     the sender's window and answers each with a NAK carrying the
+//     cumulative PSN and its own (a SACK). The sender records SACKs in its
+//     own bitmap; on the first NAK it enters loss recovery and retransmits,
+//     once each, the packets not SACKed below the highest SACKed one
+//     (in-order paths make those lost); recovery ends when everything sent
+//     before it is acknowledged. On a timeout every packet not SACKed is
+//     resent. The timeout is RTO_low while fewer than N = 3 packets are in
+//     flight (sent, neither acknowledged nor SACKed), else RTO_high, and new
+//     packets stay within ceil(BDP/MTU) of the oldest unacknowledged one
+//     (IRN's BDP flow control).
+//
+// ACKs are coalesced: one per AckEvery packets taken (duplicates count, so
+// a sender whose ACK was lost hears again), at once for a packet with
+// AckReq (the sender sets it on the flow's last packet and on one that
+// fills its window), the flow's last packet and a filled IRN gap, and
+// otherwise when the coalescing timer AckDelay after the oldest
+// unacknowledged packet fires. A NAK acknowledges too.
+//
+// # DCQCN
+//
+// The notification point (Receiver) answers a CE-marked packet with a CNP
+// unless it sent one within CNPInterval. The reaction point (DCQCN, one
+// per Sender) is described on its type: cut on CNP (Rt = Rc, Rc =
+// Rc(1-alpha/2), alpha = (1-g)alpha + g), alpha decay every K, increase
+// events from the timer T and the byte counter B: fast recovery for F
+// events, then additive (R_AI), then hyper (R_HAI). The sender paces every
+// packet, headers included (WireOverhead), at Rc: the gap after a packet
+// is its wire bytes at the current rate, so a cut or an increase applies
+// to the gap in progress. A sender late by less than a packet time keeps
+// its schedule; later, the time is lost (no bursts after idle).
+//
+// # Parameters and scaling
+//
+// The papers run 100 Gb/s links with 1 µs delay (one-hop RTT 2 µs, one-hop
+// BDP 25 KB). The emulated fabric is slower and its RTT is what the lab
+// measures, so DefaultParams(rate, oneHopRTT) scales (Scale):
+//
+//   - times by oneHopRTT / 2 µs, so a timer spans as many RTTs;
+//   - amounts of data by the ratio of one-hop BDPs (rate x RTT) / 25 KB,
+//     so thresholds hold as many BDPs (DESIGN §3: PortFC's X_off of 6 BDP
+//     and DCQCN's K_min of 4 BDP keep their relation);
+//   - rates by rate / 100 Gb/s, so a step is the same fraction of the
+//     link.
+//
+// With oneHopRTT 0 the RTT is taken to slow down with the rate (2 µs x
+// 100 Gb/s / rate): times scale by 100 Gb/s / rate and data not at all,
+// which keeps every behaviour in packets and packet times. Packets do not
+// shrink with the fabric, so at the lab's rates a BDP is fewer packets
+// than in the papers (about 3 of 1 KB at 100 Mb/s and 250 µs, against 25).
+//
+// The values, at the papers' point and at 100 Mb/s with the lab's default
+// one-hop RTT of 250 µs (time x125, data x0.125, rate x0.001):
+//
+//	parameter                 paper, 100 Gb/s        scaling   100 Mb/s, 250 µs
+//	GBN RTO                   10 ms                  time      1.25 s
+//	IRN RTO_low               100 µs                 time      12.5 ms
+//	IRN RTO_high              320 µs                 time      40 ms
+//	IRN threshold N           3 packets              -         3
+//	IRN in-flight cap (BDP)   100 KB (4 hops x 2 µs) data      12.5 KB
+//	lossless timeout          10 ms (as GBN's RTO)   time      1.25 s
+//	ACK coalescing            4 packets              -         4
+//	ACK delay                 1 µs (half an RTT)     time      125 µs
+//	CNP interval (NP)         50 µs                  time      6.25 ms
+//	g                         1/256                  -         1/256
+//	alpha, initial            1                      -         1
+//	alpha period K            55 µs                  time      6.875 ms
+//	rate-increase timer T     55 µs                  time      6.875 ms
+//	byte counter B            10 MB                  data      1.25 MB
+//	fast recovery F           5                      -         5
+//	R_AI                      100 Mb/s (0.1%)        rate      100 kb/s
+//	R_HAI                     1 Gb/s (10 R_AI)       rate      1 Mb/s
+//	minimum rate              100 Mb/s (0.1%)        rate      100 kb/s
+//	ECN K_min                 100 KB                 data      12.5 KB
+//	ECN K_max                 400 KB                 data      50 KB
+//	ECN P_max                 0.2                    -         0.2
+//	wire overhead             86 B per packet        -         86 B
+//
+// Where they come from: RTO_low, RTO_high, N and the BDP cap are IRN's
+// (SIGCOMM 2018) as the PortFC evaluation uses them, with the BDP of the
+// longest BCube(n,1) path (four links); GBN's 10 ms RTO and K_min, K_max,
+// P_max are the PortFC evaluation's; g, K, T, B, F, the 50 µs CNP interval
+// and the alpha and timer rules are the DCQCN paper's (SIGCOMM 2015),
+// whose R_AI of 40 Mb/s at 40 Gb/s gives the 0.1%; R_HAI = 10 R_AI is
+// QCN's ratio (5 and 50 Mb/s), and the hyper step is a constant R_HAI per
+// event as in common implementations (ns-3's rdma-hw); the minimum rate
+// is that implementation's 100 Mb/s at 100 Gb/s. The ACK coalescing and
+// delay are this project's: each ACK frees at most 4 packets of the IRN
+// window (13 packets of 1 KB at 12.5 KB), and no ACK waits longer than
+// half a one-hop RTT. The wire overhead is Ethernet, 802.1Q, IPv4, UDP,
+// BTH and ICRC (62 B) plus the preamble, FCS and inter-frame gap the
+// lab's shaper counts (24 B).
+//
+// ECNParams are the switch side's numbers; they convert to
+// queues.ECNConfig as they are.
+package transport

@@ -1,0 +1,336 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Mode is a run's loss-recovery mode (DESIGN §7).
+type Mode uint8
+
+const (
+	// Lossless expects a fabric that drops nothing: the receiver counts a
+	// PSN gap as a failure and tells the sender, which fails the flow;
+	// nothing is ever retransmitted.
+	Lossless Mode = iota
+	// GBN is Go-Back-N, RoCE's loss recovery: the receiver drops packets
+	// that arrive out of order and NAKs the first gap once; the sender
+	// rewinds to the NAK'd PSN, or to the oldest unacknowledged packet
+	// when its retransmission timer fires.
+	GBN
+	// IRN is selective repeat with IRN's refinements: the receiver keeps
+	// out-of-order packets and answers each with a selective NAK; the
+	// sender retransmits only what is lost, uses a short timeout when few
+	// packets are in flight, and keeps at most one BDP in flight.
+	IRN
+)
+
+// ParseMode accepts "lossless", "gbn" and "irn".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "lossless":
+		return Lossless, nil
+	case "gbn":
+		return GBN, nil
+	case "irn":
+		return IRN, nil
+	}
+	return 0, fmt.Errorf("transport: unknown mode %q (want lossless, gbn or irn)", s)
+}
+
+func (m Mode) String() string {
+	switch m {
+	case Lossless:
+		return "lossless"
+	case GBN:
+		return "gbn"
+	case IRN:
+		return "irn"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// MarshalText makes a Mode its name in JSON and flags.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m > IRN {
+		return nil, fmt.Errorf("transport: invalid mode %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText parses a Mode's name.
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// The reference point of the papers every default is scaled from.
+const (
+	// PaperRateBps is the papers' link rate, 100 Gb/s.
+	PaperRateBps = 100_000_000_000
+	// PaperOneHopRTT is the papers' one-hop round trip: twice their 1 µs
+	// link delay.
+	PaperOneHopRTT = 2 * time.Microsecond
+	// PaperHops is the number of links of the longest BCube(n,1) path
+	// (server, switch, relay server, switch, server), over which IRN's
+	// in-flight cap is one BDP.
+	PaperHops = 4
+)
+
+// Scale maps the papers' constants to an emulated fabric whose links run
+// at another rate and whose one-hop round trip is another time, keeping
+// what the control loops see: a time is the same number of one-hop round
+// trips, an amount of data the same number of one-hop BDPs, a rate the
+// same fraction of the link rate.
+type Scale struct {
+	Time  float64 // emulated one-hop RTT / PaperOneHopRTT
+	Rate  float64 // emulated link rate / PaperRateBps
+	Bytes float64 // Time x Rate: emulated one-hop BDP / the papers' (25 KB)
+}
+
+// NewScale is the scale of a fabric of linkRateBps links (<= 0: the
+// papers' 100 Gb/s) and the given one-hop RTT. An RTT of 0 stands for the
+// papers' RTT slowed down with the rate (2 µs x 100 Gb/s / rate): then
+// times scale by 100 Gb/s / rate and data amounts stay as they are, so
+// every behaviour is the papers' in packets and packet times.
+func NewScale(linkRateBps int64, oneHopRTT time.Duration) Scale {
+	if linkRateBps <= 0 {
+		linkRateBps = PaperRateBps
+	}
+	r := float64(linkRateBps) / PaperRateBps
+	t := 1 / r
+	if oneHopRTT > 0 {
+		t = float64(oneHopRTT) / float64(PaperOneHopRTT)
+	}
+	return Scale{Time: t, Rate: r, Bytes: t * r}
+}
+
+// Duration scales a time of the papers.
+func (s Scale) Duration(paper time.Duration) time.Duration {
+	return time.Duration(math.Round(float64(paper) * s.Time))
+}
+
+// Size scales an amount of data of the papers, in bytes; at least 1.
+func (s Scale) Size(paper int64) int64 {
+	return max(1, int64(math.Round(float64(paper)*s.Bytes)))
+}
+
+// RateBps scales a rate of the papers, in bit/s; at least 1.
+func (s Scale) RateBps(paper int64) int64 {
+	return max(1, int64(math.Round(float64(paper)*s.Rate)))
+}
+
+// DCQCNParams are the reaction point's (the sender's) constants.
+type DCQCNParams struct {
+	// Enabled turns rate control on; off, a sender paces at the line rate.
+	Enabled bool
+	// G is the gain of alpha's moving average.
+	G float64
+	// AlphaPeriod (K) is how often alpha decays by (1-G) with no CNP.
+	AlphaPeriod time.Duration
+	// IncreasePeriod (T) is the rate-increase timer.
+	IncreasePeriod time.Duration
+	// ByteCounter (B) is the bytes sent between byte-counter increase
+	// events.
+	ByteCounter int64
+	// F is the number of timer or byte-counter events in fast recovery;
+	// beyond it the increase is additive, beyond it on both hyper.
+	F int
+	// AIRateBps (R_AI) and HAIRateBps (R_HAI) are the additive and hyper
+	// increase steps of the target rate; MinRateBps the lowest rate a cut
+	// goes to.
+	AIRateBps, HAIRateBps, MinRateBps int64
+}
+
+// ECNParams are the RED-like marking thresholds of the switch side:
+// nothing is marked below KminBytes of queue, the probability rises
+// linearly to Pmax at KmaxBytes and everything is marked above. The field
+// names and types are those of queues.ECNConfig, so one converts to the
+// other.
+type ECNParams struct {
+	KminBytes, KmaxBytes int
+	Pmax                 float64
+}
+
+// Params are the constants of a run's transport, shared by its senders
+// and receivers. DefaultParams fills them in; the package documentation
+// lists each with its origin.
+type Params struct {
+	// LineRateBps is the rate of the sender's link: the pacing rate
+	// without DCQCN and DCQCN's ceiling. 0 turns pacing off (and is
+	// invalid with DCQCN).
+	LineRateBps int64
+	// WireOverhead is what a data packet adds to its payload on the link
+	// as the shaper counts it, for pacing and DCQCN's byte counter.
+	WireOverhead int
+
+	// RTO is Go-Back-N's retransmission timeout.
+	RTO time.Duration
+	// RTOLow and RTOHigh are IRN's timeouts: RTOLow while fewer than
+	// RTOThreshold packets are in flight (unacknowledged, not SACKed),
+	// RTOHigh otherwise.
+	RTOLow, RTOHigh time.Duration
+	RTOThreshold    int
+	// BDPBytes is IRN's in-flight cap: at most ceil(BDPBytes / MTU)
+	// packets between the oldest unacknowledged and the next new one.
+	BDPBytes int64
+	// Window caps the outstanding packets in every mode (0: MaxWindow).
+	Window int
+	// LosslessTimeout fails a lossless flow that has data outstanding and
+	// no acknowledgement for this long (a lost tail leaves no gap for the
+	// receiver to see); 0 never.
+	LosslessTimeout time.Duration
+
+	// AckEvery is how many packets a receiver acknowledges at once; a
+	// packet asking for an ACK, the flow's last and a filled gap are
+	// acknowledged at once, and AckDelay after the oldest packet not yet
+	// acknowledged the coalescing timer does.
+	AckEvery int
+	AckDelay time.Duration
+	// CNPInterval is the least time between two CNPs of one flow (DCQCN's
+	// notification point).
+	CNPInterval time.Duration
+
+	DCQCN DCQCNParams
+	ECN   ECNParams
+}
+
+// The papers' constants at 100 Gb/s (see the package documentation).
+const (
+	paperRTO          = 10 * time.Millisecond
+	paperRTOLow       = 100 * time.Microsecond
+	paperRTOHigh      = 320 * time.Microsecond
+	paperRTOThreshold = 3
+	paperCNPInterval  = 50 * time.Microsecond
+	paperAlphaPeriod  = 55 * time.Microsecond
+	paperIncrease     = 55 * time.Microsecond
+	paperByteCounter  = 10_000_000
+	paperF            = 5
+	paperAIRate       = 100_000_000   // 0.1% of the link rate
+	paperHAIRate      = 1_000_000_000 // 10 R_AI
+	paperMinRate      = 100_000_000   // 0.1% of the link rate
+	paperKmin         = 100_000
+	paperKmax         = 400_000
+	paperPmax         = 0.2
+	paperAckDelay     = 1 * time.Microsecond // half a one-hop RTT
+	// DefaultAckEvery is the receivers' ACK coalescing.
+	DefaultAckEvery = 4
+	// DefaultWireOverhead is Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 +
+	// BTH 12 + ICRC 4 bytes, plus the 24 bytes of preamble, FCS and
+	// inter-frame gap the shaper counts.
+	DefaultWireOverhead = 86
+)
+
+// DefaultParams are the papers' constants scaled to links of linkRateBps
+// (<= 0: 100 Gb/s) with the given one-hop RTT (0: see NewScale): times by
+// Scale.Duration, amounts of data by Scale.Size, rates by Scale.RateBps.
+// DCQCN is enabled.
+func DefaultParams(linkRateBps int64, oneHopRTT time.Duration) Params {
+	if linkRateBps <= 0 {
+		linkRateBps = PaperRateBps
+	}
+	s := NewScale(linkRateBps, oneHopRTT)
+	return Params{
+		LineRateBps:     linkRateBps,
+		WireOverhead:    DefaultWireOverhead,
+		RTO:             s.Duration(paperRTO),
+		RTOLow:          s.Duration(paperRTOLow),
+		RTOHigh:         s.Duration(paperRTOHigh),
+		RTOThreshold:    paperRTOThreshold,
+		BDPBytes:        s.Size(PaperRateBps / 8 * PaperHops * int64(PaperOneHopRTT) / int64(time.Second)),
+		LosslessTimeout: s.Duration(paperRTO),
+		AckEvery:        DefaultAckEvery,
+		AckDelay:        s.Duration(paperAckDelay),
+		CNPInterval:     s.Duration(paperCNPInterval),
+		DCQCN: DCQCNParams{
+			Enabled:        true,
+			G:              1.0 / 256,
+			AlphaPeriod:    s.Duration(paperAlphaPeriod),
+			IncreasePeriod: s.Duration(paperIncrease),
+			ByteCounter:    s.Size(paperByteCounter),
+			F:              paperF,
+			AIRateBps:      s.RateBps(paperAIRate),
+			HAIRateBps:     s.RateBps(paperHAIRate),
+			MinRateBps:     s.RateBps(paperMinRate),
+		},
+		ECN: ECNParams{
+			KminBytes: int(s.Size(paperKmin)),
+			KmaxBytes: int(s.Size(paperKmax)),
+			Pmax:      paperPmax,
+		},
+	}
+}
+
+// Validate reports parameters a Sender or Receiver cannot run with.
+func (p *Params) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("transport: "+format, a...)) }
+	if p.LineRateBps < 0 {
+		bad("negative line rate %d", p.LineRateBps)
+	}
+	if p.WireOverhead < 0 {
+		bad("negative wire overhead %d", p.WireOverhead)
+	}
+	if p.RTO <= 0 || p.RTOLow <= 0 || p.RTOHigh <= 0 {
+		bad("timeouts must be positive (rto %v, low %v, high %v)", p.RTO, p.RTOLow, p.RTOHigh)
+	}
+	if p.RTOThreshold < 0 {
+		bad("negative RTO threshold %d", p.RTOThreshold)
+	}
+	if p.BDPBytes <= 0 {
+		bad("BDP cap %d bytes, want > 0", p.BDPBytes)
+	}
+	if p.Window < 0 || p.Window > MaxWindow {
+		bad("window %d outside [0, %d]", p.Window, MaxWindow)
+	}
+	if p.LosslessTimeout < 0 {
+		bad("negative lossless timeout %v", p.LosslessTimeout)
+	}
+	if p.AckEvery < 1 {
+		bad("ack every %d packets, want >= 1", p.AckEvery)
+	}
+	if p.AckDelay <= 0 {
+		bad("ack delay %v, want > 0", p.AckDelay)
+	}
+	if p.CNPInterval < 0 {
+		bad("negative CNP interval %v", p.CNPInterval)
+	}
+	if d := &p.DCQCN; d.Enabled {
+		switch {
+		case p.LineRateBps <= 0:
+			bad("DCQCN needs a line rate")
+		case !(d.G > 0 && d.G < 1):
+			bad("DCQCN g %v outside (0, 1)", d.G)
+		case d.AlphaPeriod <= 0 || d.IncreasePeriod <= 0:
+			bad("DCQCN periods must be positive (alpha %v, increase %v)", d.AlphaPeriod, d.IncreasePeriod)
+		case d.ByteCounter <= 0 || d.F < 0:
+			bad("DCQCN byte counter %d and F %d", d.ByteCounter, d.F)
+		case d.AIRateBps < 0 || d.HAIRateBps < 0 || d.MinRateBps <= 0 || d.MinRateBps > p.LineRateBps:
+			bad("DCQCN rates: ai %d, hai %d, min %d (line %d)", d.AIRateBps, d.HAIRateBps, d.MinRateBps, p.LineRateBps)
+		}
+	}
+	if e := p.ECN; e.KminBytes < 0 || e.KminBytes > e.KmaxBytes || (e.KmaxBytes > 0 && !(e.Pmax > 0 && e.Pmax <= 1)) {
+		bad("ECN: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", e.KminBytes, e.KmaxBytes, e.Pmax)
+	}
+	return errors.Join(errs...)
+}
+
+// window is the most packets a sender of mode with packets of mtu bytes
+// may have outstanding: Window (or MaxWindow), and for IRN at most the
+// BDP cap.
+func (p *Params) window(mode Mode, mtu int) int64 {
+	w := int64(MaxWindow)
+	if p.Window > 0 {
+		w = int64(p.Window)
+	}
+	if mode == IRN {
+		w = min(w, max(1, (p.BDPBytes+int64(mtu)-1)/int64(mtu)))
+	}
+	return w
+}
