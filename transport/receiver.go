@@ -19,7 +19,8 @@ import (
 //  4. After a gap: lossless counts the gap, NAKs it (so the sender fails)
 //     and goes on from the packet; Go-Back-N drops the packet and NAKs the
 //     gap once; IRN keeps the packet and answers with a selective NAK
-//     (expected PSN, this PSN).
+//     (expected PSN, this PSN), again for a copy of a packet it holds (the
+//     first NAK may have been lost).
 
 // Reply is the acknowledgement a receiver sends back.
 type Reply uint8

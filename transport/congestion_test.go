@@ -1,0 +1,131 @@
+package transport
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// A sender's pacing follows its DCQCN rate.
+func TestSenderPacing(t *testing.T) {
+	p := testParams()
+	s, err := NewSender(GBN, p, 0, 0, simMTU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wire := float64(simMTU + p.WireOverhead)
+	now := int64(0)
+	for range 10 {
+		if _, ok := s.Next(now); !ok {
+			t.Fatal("no packet at its time")
+		}
+		if _, ok := s.Next(now); ok {
+			t.Fatal("two packets at once")
+		}
+		next := s.NextSendTime()
+		if gap := float64(next - now); math.Abs(gap-wire*8e9/simRate) > 1 {
+			t.Fatalf("gap %v at line rate", gap)
+		}
+		now = next
+	}
+	// A cut stretches the gap after the last packet too.
+	last := now - int64(math.Round(wire*8e9/simRate))
+	s.OnCNP(now)
+	if _, ok := s.Next(now); ok {
+		t.Fatal("a packet at the old rate after a cut")
+	}
+	now = s.NextSendTime()
+	if gap := float64(now - last); math.Abs(gap-2*wire*8e9/simRate) > 1 {
+		t.Fatalf("gap %v after the cut", gap)
+	}
+	if _, ok := s.Next(now); !ok {
+		t.Fatal("no packet at its time")
+	}
+	if gap := float64(s.NextSendTime() - now); math.Abs(gap-2*wire*8e9/simRate) > 1 {
+		t.Fatalf("gap %v at half rate", gap)
+	}
+	if s.S.CNPs != 1 || s.DCQCN().C.Cuts != 1 {
+		t.Fatal("CNP not counted")
+	}
+	// Late by less than a packet time keeps the schedule; after an idle
+	// spell the next packet is a full gap later, not a burst.
+	g := s.NextSendTime() - now
+	due := s.NextSendTime()
+	s.Next(due + g/2)
+	if got := s.NextSendTime(); got != due+g {
+		t.Fatalf("late by half a gap: next at %d, want %d", got, due+g)
+	}
+	idle := s.NextSendTime() + 10*g
+	s.Next(idle)
+	if got := s.NextSendTime(); got != idle+g {
+		t.Fatalf("after idling: next at %d, want %d", got, idle+g)
+	}
+}
+
+// bottleneck builds n flows from senders on their own links into one
+// shared link with RED marking (ecn, zero: none), starting at the given
+// times.
+func bottleneck(t *testing.T, mode Mode, p Params, ecn ECNParams, starts ...int64) *world {
+	w := &world{t: t}
+	shared := w.addLink(&link{rate: simRate, delay: simDelay, ecn: ecn, rng: rand.New(rand.NewPCG(1, 2))})
+	for i, at := range starts {
+		access := w.addLink(&link{rate: simRate, delay: simDelay, next: shared})
+		rev := w.addLink(&link{rate: simRate, delay: 2 * simDelay})
+		w.newFlow(mode, p, uint32(i*1000), 0, access, rev, at)
+	}
+	return w
+}
+
+// rates are each flow's goodput, bit/s, between from and to.
+func rates(w *world, from, to int64) []float64 {
+	w.run(from)
+	start := make([]uint64, len(w.flows))
+	for i, f := range w.flows {
+		start[i] = f.r.S.Bytes
+	}
+	w.run(to)
+	out := make([]float64, len(w.flows))
+	for i, f := range w.flows {
+		out[i] = float64(f.r.S.Bytes-start[i]) * 8e9 / float64(to-from)
+	}
+	return out
+}
+
+// Two DCQCN senders through one RED-marking bottleneck converge to
+// within 20% of their fair share, the second starting long after the
+// first had the link to itself; the queue stays near the thresholds.
+func TestDCQCNFairness(t *testing.T) {
+	p := testParams()
+	for _, mode := range []Mode{Lossless, GBN, IRN} {
+		w := bottleneck(t, mode, p, p.ECN, 0, sec/2)
+		r := rates(w, 4*sec, 8*sec)
+		fair := float64(simRate) / 2
+		shared := w.links[0]
+		t.Logf("%v: rates %.1f, %.1f Mb/s; CNPs %d, %d; marks %d; max queue %d B (kmax %d)", mode, r[0]/1e6, r[1]/1e6,
+			w.flows[0].s.S.CNPs, w.flows[1].s.S.CNPs, shared.marks, shared.maxQueue, p.ECN.KmaxBytes)
+		for i, x := range r {
+			// Goodput lacks the headers the link carries.
+			x *= float64(simMTU+DefaultWireOverhead) / simMTU
+			if math.Abs(x-fair) > 0.2*fair {
+				t.Errorf("%v: flow %d at %.1f Mb/s, fair share %.1f", mode, i, x/1e6, fair/1e6)
+			}
+		}
+		for i, f := range w.flows {
+			if f.s.S.CNPs == 0 || f.r.S.CNPs != f.s.S.CNPs {
+				t.Errorf("%v: flow %d: %d CNPs sent, %d received", mode, i, f.r.S.CNPs, f.s.S.CNPs)
+			}
+		}
+	}
+}
+
+// Without marking there is no CNP, and the senders run at the line rate.
+func TestNoMarkingNoCNP(t *testing.T) {
+	p := testParams()
+	w := bottleneck(t, GBN, p, ECNParams{}, 0, 0)
+	rates(w, sec/10, sec/2)
+	for i, f := range w.flows {
+		if f.s.S.CNPs != 0 || f.r.S.CNPs != 0 || f.r.S.CE != 0 || f.s.Rate() != simRate {
+			t.Errorf("flow %d: %d CNPs, %d CE, rate %v", i, f.s.S.CNPs, f.r.S.CE, f.s.Rate())
+		}
+	}
+}
