@@ -1,9 +1,11 @@
 package transport
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // A sender's pacing follows its DCQCN rate.
@@ -126,6 +128,39 @@ func TestNoMarkingNoCNP(t *testing.T) {
 	for i, f := range w.flows {
 		if f.s.S.CNPs != 0 || f.r.S.CNPs != 0 || f.r.S.CE != 0 || f.s.Rate() != simRate {
 			t.Errorf("flow %d: %d CNPs, %d CE, rate %v", i, f.s.S.CNPs, f.r.S.CE, f.s.Rate())
+		}
+	}
+}
+
+// An 8-to-1 incast of 1 MB flows into a shallow drop-tail buffer: the
+// lossy modes complete every flow, with and without DCQCN.
+func TestIncastDropTail(t *testing.T) {
+	const (
+		n    = 8
+		size = 1_000_000
+	)
+	for _, cc := range []bool{true, false} {
+		for _, mode := range []Mode{GBN, IRN} {
+			p := testParams()
+			p.DCQCN.Enabled = cc
+			starts := make([]int64, n)
+			w := bottleneck(t, mode, p, p.ECN, starts...)
+			shared := w.links[0]
+			shared.limit = 2 * p.ECN.KmaxBytes
+			for _, f := range w.flows {
+				f.s, _ = NewSender(mode, p, f.s.StartPSN(), size, simMTU)
+			}
+			w.run(600 * sec)
+			var worst int64
+			var retx uint64
+			for i, f := range w.flows {
+				checkComplete(t, fmt.Sprintf("%v dcqcn=%v flow %d", mode, cc, i), f, size)
+				worst = max(worst, f.s.S.FCT())
+				retx += f.s.S.RetxPackets
+			}
+			ideal := n * size * (simMTU + DefaultWireOverhead) / simMTU * 8e9 / simRate
+			t.Logf("%v dcqcn=%v: last FCT %v (ideal %v), drops %d, retransmitted %d packets", mode, cc,
+				time.Duration(worst), time.Duration(ideal), shared.drops, retx)
 		}
 	}
 }

@@ -43,6 +43,7 @@ type link struct {
 	q     []pkt
 	drop  func(p *pkt) bool
 	ecn   ECNParams // marks when KmaxBytes > 0
+	limit int       // bytes queued at most (0: no limit); more is dropped
 	rng   *rand.Rand
 	// observed
 	drops, marks, maxQueue int
@@ -61,6 +62,10 @@ func (l *link) send(p pkt, now int64) {
 		return
 	}
 	qb := l.backlog(now)
+	if l.limit > 0 && qb+p.wire > l.limit {
+		l.drops++
+		return
+	}
 	l.maxQueue = max(l.maxQueue, qb)
 	if p.kind == pData && l.ecn.KmaxBytes > 0 && l.red(qb) {
 		if !p.ce {
