@@ -13,6 +13,13 @@ package bench
 //  3. then h2 and h3 also send to h0, congesting s0.0's port toward h0, for
 //     Phase seconds more: the victim's throughput now, against the first,
 //     is how much head-of-line blocking the scheme causes.
+//
+// In each phase, after the throughput window, a group of FCTFlows finite
+// flows of FCTBytes each (h1 -> h2 and h1 -> h3, alternately, all started
+// at once) shares h1's link with the congested flow but not s0.0's
+// congested egress: their mean flow completion time (first frame sent to
+// last frame received), congested against uncongested, is the same
+// question asked as BFC's evaluation asks it (its Fig. 8).
 
 import (
 	"context"
@@ -21,6 +28,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
@@ -30,7 +38,11 @@ type HoLOptions struct {
 	Lab   lab.Spec      // N, K and FC are set by the experiment
 	FC    []string      // schemes to compare, default portfc and none
 	Phase time.Duration // each phase, default 5s
-	Log   *slog.Logger
+	// The victim group of each phase: FCTFlows flows (default 4) of
+	// FCTBytes (default 256 KiB).
+	FCTFlows int
+	FCTBytes int64
+	Log      *slog.Logger
 }
 
 // HoLResult is one scheme's outcome.
@@ -39,10 +51,15 @@ type HoLResult struct {
 	VictimAloneBps float64 `json:"victim_uncongested_bps"`
 	VictimBps      float64 `json:"victim_congested_bps"`
 	Ratio          float64 `json:"ratio"`
-	CongestedBps   float64 `json:"congested_flow_bps"` // h1 -> h0 during the incast
-	VictimPausedMs float64 `json:"victim_queue_paused_ms"`
-	Drops          uint64  `json:"fabric_drops"`
-	Missing        uint64  `json:"frames_missing"`
+	CongestedBps   float64 `json:"congested_flow_bps"`     // h1 -> h0 during the incast
+	VictimPausedMs float64 `json:"victim_queue_paused_ms"` // -1: the victim has no fixed queue (BFC)
+	// Mean FCT of the victim group, uncongested and congested, and their
+	// ratio (1: unaffected).
+	FCTAloneMs float64 `json:"victim_group_fct_uncongested_ms"`
+	FCTMs      float64 `json:"victim_group_fct_congested_ms"`
+	FCTRatio   float64 `json:"victim_group_fct_ratio"`
+	Drops      uint64  `json:"fabric_drops"`
+	Missing    uint64  `json:"frames_missing"`
 }
 
 // HoL runs the experiment once per scheme.
@@ -52,6 +69,12 @@ func HoL(ctx context.Context, o HoLOptions) ([]HoLResult, error) {
 	}
 	if o.Phase == 0 {
 		o.Phase = 5 * time.Second
+	}
+	if o.FCTFlows == 0 {
+		o.FCTFlows = 4
+	}
+	if o.FCTBytes == 0 {
+		o.FCTBytes = 256 << 10
 	}
 	var out []HoLResult
 	for _, fc := range o.FC {
@@ -66,7 +89,10 @@ func HoL(ctx context.Context, o HoLOptions) ([]HoLResult, error) {
 
 func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err error) {
 	spec := o.Lab
-	spec.N, spec.K, spec.FC = 4, 1, fc
+	spec.N, spec.K = 4, 1
+	if err := SetScheme(&spec, fc); err != nil {
+		return res, err
+	}
 	if spec.Name == "" {
 		spec.Name = "hol"
 	}
@@ -91,7 +117,11 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 		}
 		return 0, nil
 	}
-	total := 2*o.Phase + time.Second
+	// Each phase: the throughput window, then the victim group.
+	group := func() (float64, error) {
+		return groupFCT(root, spec.Name, o.FCTFlows, o.FCTBytes, o.Phase)
+	}
+	total := 2*o.Phase + 2*(o.Phase+time.Second) + time.Second
 	cong, err := flow("h1", 0, total)
 	if err != nil {
 		return res, err
@@ -125,8 +155,11 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 	if res.VictimAloneBps, _, err = measure(); err != nil {
 		return res, err
 	}
+	if res.FCTAloneMs, err = group(); err != nil {
+		return res, err
+	}
 	for _, src := range []string{"h2", "h3"} {
-		if _, err := flow(src, 0, o.Phase+time.Second); err != nil {
+		if _, err := flow(src, 0, total-o.Phase); err != nil {
 			return res, err
 		}
 	}
@@ -134,11 +167,16 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 	if res.VictimBps, res.CongestedBps, err = measure(); err != nil {
 		return res, err
 	}
+	if res.FCTMs, err = group(); err != nil {
+		return res, err
+	}
 	res.Ratio = res.VictimBps / res.VictimAloneBps
+	res.FCTRatio = res.FCTMs / res.FCTAloneMs
 	st, err := lab.Stats(root, spec.Name, "h1")
 	if err != nil {
 		return res, err
 	}
+	res.VictimPausedMs = -1 // BFC assigns queues per packet: no one queue is the victim's
 	for _, q := range st.Ports[victim.Port].Queues {
 		if q.Name == victim.Queue {
 			res.VictimPausedMs = float64(q.PausedNs) / 1e6
@@ -164,4 +202,47 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 		}
 	}
 	return res, nil
+}
+
+// groupFCT starts n flows of size bytes from h1, to h2 and h3 alternately,
+// waits (at most limit) until each has been received whole, and returns
+// their mean completion time in ms: first frame sent to last received.
+func groupFCT(root, name string, n int, size int64, limit time.Duration) (float64, error) {
+	var flows []*hostd.GenFlow
+	for i := range n {
+		f, err := lab.StartFlow(root, name, "h1", hostd.GenRequest{Dst: 2 + i%2, Bytes: size})
+		if err != nil {
+			return 0, err
+		}
+		flows = append(flows, f)
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		src, err := lab.Flows(root, name, "h1")
+		if err != nil {
+			return 0, err
+		}
+		var sum float64
+		done := 0
+		for _, f := range flows {
+			sent := src.Flows[f.ID-1]
+			r, err := lab.Flows(root, name, bcube.HostName(f.Dst))
+			if err != nil {
+				return 0, err
+			}
+			for _, s := range r.Sink {
+				if s.Src == 1 && s.SPort == f.SPort && sent.Done && s.Bytes >= sent.Bytes {
+					done++
+					sum += float64(s.LastNs-sent.StartNs) / 1e6
+				}
+			}
+		}
+		if done == n {
+			return sum / float64(n), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("victim group: %d of %d flows complete after %v", done, n, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -109,7 +109,10 @@ func Loop(ctx context.Context, o LoopOptions) ([]LoopResult, error) {
 
 func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, err error) {
 	spec := o.Lab
-	spec.N, spec.K, spec.FC = 2, 1, fc
+	spec.N, spec.K = 2, 1
+	if err := SetScheme(&spec, fc); err != nil {
+		return res, err
+	}
 	if spec.Name == "" {
 		spec.Name = "loop"
 	}

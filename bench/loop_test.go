@@ -96,3 +96,41 @@ func TestLoopLab(t *testing.T) {
 		}
 	}
 }
+
+// The loop scenario under BFC (acceptance of the BFC issue), reported as
+// it comes out: with 32 queues per port every flow has a queue of its own
+// at every hop, pauses stop single flows, and nothing waits on itself:
+// every flow keeps moving and no cycle of stalled queues forms. With a
+// single data queue per port (bfc:2) BFC's pauses act on a whole link, as
+// PFC's do, and the loop all but stops: the background moves at under a
+// tenth of its rate with 32 queues, and the watchdogs report stalled
+// queues.
+func TestLoopBFCLab(t *testing.T) {
+	testns.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("short: skipping the loop scenario")
+	}
+	spec := lab.Spec{RateBps: 100e6, BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lb" + time.Now().Format("150405")}
+	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{"bfc", "bfc:2"}}
+	res, err := Loop(t.Context(), o)
+	logLoop(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, one := res[0], res[1]
+	for _, f := range append(many.Background, many.Loop...) {
+		if f.Bps == 0 {
+			t.Errorf("bfc: %s stopped", f.Flow)
+		}
+	}
+	if len(many.Cycle) > 0 {
+		t.Errorf("bfc: a cycle of stalled queues: %v", many.Cycle)
+	}
+	if one.BackgroundBps > many.BackgroundBps/10 {
+		t.Errorf("bfc:2 background %.1f Mb/s against %.1f with 32 queues: the single queue did not block the loop",
+			one.BackgroundBps/1e6, many.BackgroundBps/1e6)
+	}
+	if len(one.Stalls) == 0 {
+		t.Error("bfc:2: the watchdogs report no stalled queue")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"time"
 
@@ -34,8 +35,14 @@ type Config struct {
 	PortCapBytes int `json:"port_cap_bytes,omitempty"`
 
 	// Queueing is the egress layout and classification of fabric ports:
-	// portfc (DESIGN §4) or priority (8 queues by 802.1Q PCP, for PFC).
+	// portfc (DESIGN §4), priority (8 queues by 802.1Q PCP, for PFC) or
+	// bfc (BFCQueues queues assigned to flows dynamically).
 	Queueing string `json:"queueing"`
+	// BFCQueues is the number of queues per fabric port under queueing
+	// bfc, the HQ included (0: 32); BFCTable the flow-table entries per
+	// egress port (0: 100 x BFCQueues).
+	BFCQueues int `json:"bfc_queues,omitempty"`
+	BFCTable  int `json:"bfc_table,omitempty"`
 	// ECN marking on egress queue length, RED-like: no mark below
 	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
 	// above. ECNKmaxBytes 0 turns marking off.
@@ -43,9 +50,9 @@ type Config struct {
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
 
-	// FC is the flow-control scheme: none, portfc, pfc or pfcstar (PFC
-	// with the relay raising the priority by one, PFC*). PFC needs
-	// queueing priority, which is the default with it.
+	// FC is the flow-control scheme: none, portfc, pfc, pfcstar (PFC
+	// with the relay raising the priority by one, PFC*) or bfc. PFC needs
+	// queueing priority and BFC queueing bfc, each the default with it.
 	FC string `json:"fc"`
 	// OneHopRTT is the round trip between a NIC and its switch as measured
 	// on the lab; with RateBps it gives the one-hop BDP that thresholds are
@@ -128,6 +135,7 @@ const (
 	FCPortFC  = "portfc"
 	FCPFC     = "pfc"
 	FCPFCStar = "pfcstar"
+	FCBFC     = "bfc"
 )
 
 // IsPFC reports whether scheme is PFC or PFC*.
@@ -158,6 +166,17 @@ func (c *Config) SetDefaults() {
 		c.Queueing = QueueingPortFC
 		if IsPFC(c.FC) {
 			c.Queueing = QueueingPriority
+		}
+		if c.FC == FCBFC {
+			c.Queueing = QueueingBFC
+		}
+	}
+	if c.Queueing == QueueingBFC {
+		if c.BFCQueues == 0 {
+			c.BFCQueues = DefaultBFCQueues
+		}
+		if c.BFCTable == 0 {
+			c.BFCTable = 100 * c.BFCQueues
 		}
 	}
 	if c.WatchdogDetect == 0 {
@@ -240,8 +259,11 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	if _, err := t.ParsePolicy(c.LevelOrder); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := SwitchEgress(t, c.Queueing); err != nil {
+	if _, err := SwitchEgress(t, c.Queueing, c.BFCQueues); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Queueing == QueueingBFC && c.FC != FCBFC {
+		errs = append(errs, fmt.Errorf("queueing bfc needs fc bfc, not %s", c.FC))
 	}
 	switch c.FC {
 	case FCNone:
@@ -266,8 +288,17 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 			errs = append(errs, fmt.Errorf("fc pfcstar on BCube(%d,%d): a path crosses %d relays and needs priorities %d..%d, but %d is control: want k <= %d",
 				c.N, c.K, c.K, signaling.PCPData, signaling.PCPData+c.K, signaling.PCPControl, signaling.PCPControl-1-signaling.PCPData))
 		}
+	case FCBFC:
+		if c.Queueing != QueueingBFC {
+			errs = append(errs, fmt.Errorf("fc bfc needs queueing %s, not %s", QueueingBFC, c.Queueing))
+		} else if err := c.BFC().Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if c.FCRefresh.D() < 10*time.Microsecond {
+			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("fc %q: want %s, %s, %s or %s", c.FC, FCNone, FCPortFC, FCPFC, FCPFCStar))
+		errs = append(errs, fmt.Errorf("fc %q: want %s, %s, %s, %s or %s", c.FC, FCNone, FCPortFC, FCPFC, FCPFCStar, FCBFC))
 	}
 	if err := c.Watchdog().Validate(); err != nil {
 		errs = append(errs, err)
@@ -337,6 +368,17 @@ func (c *Config) PFCThresholds() signaling.PFCThresholds {
 		mask |= 1 << (signaling.PCPData + i)
 	}
 	return signaling.PFCThresholds{Xoff: c.PFCXoff, Xon: c.PFCXon, Lossless: mask}
+}
+
+// BFC returns cfg's BFC configuration. The sticky time is two one-hop
+// RTTs, Th's BDP the one-hop BDP at the link rate, and the random queue
+// choices are seeded by the node's name, so each node differs and every
+// run is the same.
+func (c *Config) BFC() signaling.BFCConfig {
+	h := fnv.New64a()
+	h.Write([]byte(c.Node))
+	return signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
+		Refresh: int64(c.FCRefresh), BDP: c.BDP(), Seed: h.Sum64()}
 }
 
 // Watchdog returns cfg's watchdog configuration (Detect 0: off).

@@ -55,7 +55,7 @@ type Verdict struct {
 	Drop DropReason
 	// Meta travels with the queued packet (queues.Packet.Meta) to the
 	// egress hooks: flow control's ingress charge (signaling.IngressMeta).
-	Meta uint32
+	Meta uint64
 }
 
 // Handler decides what happens to each received frame. It runs on the
@@ -486,7 +486,7 @@ func (e *Engine) receive(in int, p *port) int {
 // which; l3 is the offset of its IPv4 header for ECN marking (0: none).
 // Sources and flow-control hooks use it for frames they build on the
 // engine goroutine.
-func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint32) bool {
+func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 	p := e.ports[out]
 	eg := p.egress
 	switch {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
 )
 
 // Queueing modes: which queues every fabric egress has and how frames are
@@ -17,7 +18,14 @@ const (
 	// QueueingPriority has one queue per 802.1Q priority (PFC); priority 6
 	// (control) is the strict HQ.
 	QueueingPriority = "priority"
+	// QueueingBFC has a chosen number of queues (DefaultBFCQueues), the
+	// last the strict HQ, the others served by DRR and assigned to flows
+	// dynamically (BFC).
+	QueueingBFC = "bfc"
 )
+
+// DefaultBFCQueues is BFC's physical queues per port, the HQ included.
+const DefaultBFCQueues = 32
 
 // PriorityHQ is the strict queue of the priority mode.
 const PriorityHQ = 6
@@ -28,8 +36,9 @@ const (
 	GroupB = 1
 )
 
-// SwitchEgress is the queue layout of a switch's fabric ports.
-func SwitchEgress(t bcube.Topology, mode string) (queues.EgressConfig, error) {
+// SwitchEgress is the queue layout of a switch's fabric ports; n is the
+// number of queues of modes where it is a choice (bfc; 0: the default).
+func SwitchEgress(t bcube.Topology, mode string, n int) (queues.EgressConfig, error) {
 	switch mode {
 	case QueueingPortFC:
 		c := queues.EgressConfig{Queues: t.SwitchQueues(), HQ: t.SwitchHQ(),
@@ -40,12 +49,15 @@ func SwitchEgress(t bcube.Topology, mode string) (queues.EgressConfig, error) {
 		return c, nil
 	case QueueingPriority:
 		return priorityEgress(), nil
+	case QueueingBFC:
+		return bfcEgress(n)
 	}
-	return queues.EgressConfig{}, fmt.Errorf("queueing %q: want %s or %s", mode, QueueingPortFC, QueueingPriority)
+	return queues.EgressConfig{}, fmt.Errorf("queueing %q: want %s, %s or %s", mode, QueueingPortFC, QueueingPriority, QueueingBFC)
 }
 
-// ServerEgress is the queue layout of a server's fabric ports.
-func ServerEgress(t bcube.Topology, mode string) (queues.EgressConfig, error) {
+// ServerEgress is the queue layout of a server's fabric ports; n as for
+// SwitchEgress.
+func ServerEgress(t bcube.Topology, mode string, n int) (queues.EgressConfig, error) {
 	switch mode {
 	case QueueingPortFC:
 		// The relay queue goes right after the HQ: relayed frames arrive at
@@ -58,8 +70,10 @@ func ServerEgress(t bcube.Topology, mode string) (queues.EgressConfig, error) {
 		return c, nil
 	case QueueingPriority:
 		return priorityEgress(), nil
+	case QueueingBFC:
+		return bfcEgress(n)
 	}
-	return queues.EgressConfig{}, fmt.Errorf("queueing %q: want %s or %s", mode, QueueingPortFC, QueueingPriority)
+	return queues.EgressConfig{}, fmt.Errorf("queueing %q: want %s, %s or %s", mode, QueueingPortFC, QueueingPriority, QueueingBFC)
 }
 
 func priorityEgress() queues.EgressConfig {
@@ -68,4 +82,19 @@ func priorityEgress() queues.EgressConfig {
 		c.Names = append(c.Names, "P"+strconv.Itoa(q))
 	}
 	return c
+}
+
+func bfcEgress(n int) (queues.EgressConfig, error) {
+	if n == 0 {
+		n = DefaultBFCQueues
+	}
+	if n < 2 || n > signaling.MaxBFCQueues {
+		return queues.EgressConfig{}, fmt.Errorf("queueing bfc: %d queues: want 2..%d (the HQ included)", n, signaling.MaxBFCQueues)
+	}
+	c := queues.EgressConfig{Queues: n, HQ: n - 1}
+	for q := 0; q < n-1; q++ {
+		c.Names = append(c.Names, "Q"+strconv.Itoa(q))
+	}
+	c.Names = append(c.Names, "HQ")
+	return c, nil
 }

@@ -100,3 +100,10 @@ func PopVLAN(b []byte) []byte {
 func SetPCP(b []byte, pcp uint8) {
 	b[14] = b[14]&0x1f | pcp<<5
 }
+
+// SetVID rewrites the VLAN ID of a tagged frame, keeping its priority and
+// DEI bit.
+func SetVID(b []byte, vid uint16) {
+	tci := binary.BigEndian.Uint16(b[14:16])
+	binary.BigEndian.PutUint16(b[14:16], tci&0xf000|vid&0x0fff)
+}

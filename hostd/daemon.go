@@ -23,7 +23,7 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	qc, err := dataplane.ServerEgress(t, cfg.Queueing)
+	qc, err := dataplane.ServerEgress(t, cfg.Queueing, cfg.BFCQueues)
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +34,8 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 		host.EnablePortFC(cfg.Thresholds())
 	case dataplane.IsPFC(cfg.FC):
 		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == dataplane.FCPFCStar)
+	case cfg.FC == dataplane.FCBFC:
+		host.EnableBFC(cfg.BFC())
 	}
 	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {

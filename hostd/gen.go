@@ -71,7 +71,8 @@ type GenFlow struct {
 	seq      uint64
 	deadline int64 // engine time, 0: none
 	startEng int64
-	queued   int // bytes of this flow in its queue
+	queued   int    // bytes of this flow in its queue
+	hash     uint32 // bcube.FlowHash of its 5-tuple
 }
 
 // SinkFlow is what a destination counted of one flow.
@@ -159,8 +160,13 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 	h.f = tuple
 	f.Port = h.route(r.Dst)
 	f.Order = h.t.FlowOrder(&h.policy, &h.tuple).String()
-	f.queue = h.queue(f.Port, r.Dst, signaling.PCPData, false)
-	f.Queue = h.e.Egress(f.Port).Name(f.queue)
+	f.hash = bcube.FlowHash(&h.tuple)
+	if h.bfc != nil {
+		f.Queue = "bfc" // assigned per packet
+	} else {
+		f.queue = h.queue(f.Port, r.Dst, signaling.PCPData, false)
+		f.Queue = h.e.Egress(f.Port).Name(f.queue)
+	}
 	h.setMACs(f.template, f.Port)
 	g.flows = append(g.flows, f)
 	return f, nil
@@ -242,7 +248,16 @@ func (g *gen) Produce(now int64) int {
 			continue
 		}
 		eg := e.Egress(f.Port)
-		for !eg.Paused(f.queue) && f.queued+f.req.FrameLen <= f.req.Window {
+		for {
+			q, meta := f.queue, uint64(f.ID)<<signaling.MetaOwnerShift
+			if bfc := g.h.bfc; bfc != nil {
+				var m uint64
+				q, m = bfc.Classify(f.Port, f.hash, -1, 0, now)
+				meta |= m
+			}
+			if eg.Paused(q) || f.queued+f.req.FrameLen > f.req.Window {
+				break
+			}
 			if (f.deadline > 0 && now >= f.deadline) || (f.req.Bytes > 0 && int64(f.Bytes) >= f.req.Bytes) {
 				f.Done = true
 				f.EndNs = time.Now().UnixNano()
@@ -258,8 +273,11 @@ func (g *gen) Produce(now int64) int {
 			copy(b, f.template)
 			binary.BigEndian.PutUint64(b[genHeader:], f.seq)
 			binary.BigEndian.PutUint64(b[genHeader+8:], uint64(time.Now().UnixNano()))
+			if g.h.bfc != nil {
+				header.SetVID(b, signaling.VID(q))
+			}
 			f.seq++
-			if !e.Send(f.Port, f.queue, &d, header.EthLen+header.VLANLen, uint32(f.ID)<<signaling.MetaOwnerShift) {
+			if !e.Send(f.Port, q, &d, header.EthLen+header.VLANLen, meta) {
 				f.NoFrame++
 				break
 			}
@@ -274,7 +292,7 @@ func (g *gen) Produce(now int64) int {
 
 // dequeued returns a frame's bytes to its flow's window (meta: the
 // owner bits of queues.Packet.Meta).
-func (g *gen) dequeued(meta uint32, n int) {
+func (g *gen) dequeued(meta uint64, n int) {
 	id := int(meta >> signaling.MetaOwnerShift)
 	if id > 0 && id <= len(g.flows) {
 		g.flows[id-1].queued -= n

@@ -50,6 +50,9 @@ type Host struct {
 	rate     uint64
 	star     bool // PFC*: relaying raises the priority by one
 
+	bfc    *signaling.BFC // nil without BFC
+	bfcCfg *signaling.BFCConfig
+
 	g gen
 }
 
@@ -77,6 +80,11 @@ func (h *Host) EnablePFC(th signaling.PFCThresholds, rateBps uint64, star bool) 
 	h.pfcTh, h.rate, h.star = &th, rateBps, star
 }
 
+// EnableBFC makes the host run BFC with cfg once bound: as a NIC it
+// assigns its own flows to queues and obeys pauses, as a relay it also
+// pauses the upstream queues that overfill its egress.
+func (h *Host) EnableBFC(cfg signaling.BFCConfig) { h.bfcCfg = &cfg }
+
 // Bind gives the host the engine whose frames it handles, and sets up its
 // flow control on it.
 func (h *Host) Bind(e *dataplane.Engine) {
@@ -98,20 +106,39 @@ func (h *Host) Bind(e *dataplane.Engine) {
 		e.AddTimer(h.pfc)
 		e.SetPortCounters(h)
 	}
+	if h.bfcCfg != nil {
+		var ports []signaling.BFCPort
+		for l := 0; l < h.t.Levels(); l++ {
+			ports = append(ports, signaling.BFCPort{Own: h.own[l], Peer: h.sw[l]})
+		}
+		h.bfc = signaling.NewBFC(e, ports, *h.bfcCfg)
+		e.AddTimer(h.bfc)
+		e.SetPortCounters(h)
+	}
 	// Every port, the application port too: what waits for the kernel
 	// still occupies the NIC's buffer.
 	for p := 0; p <= h.app; p++ {
-		e.Egress(p).SetHooks(hostHooks{h})
+		k := hostHooks{h: h}
+		if h.bfc != nil && p < h.app {
+			k.bfc = h.bfc.Hooks(p)
+		}
+		e.Egress(p).SetHooks(k)
 	}
 }
 
 // hostHooks return generated frames' bytes to their flows' windows and
-// run PFC's charging.
-type hostHooks struct{ h *Host }
+// run PFC's charging or BFC's accounting.
+type hostHooks struct {
+	h   *Host
+	bfc queues.Hooks // this port's, under BFC
+}
 
 func (k hostHooks) Enqueued(q int, p queues.Packet) {
 	if k.h.pfcHooks != nil {
 		k.h.pfcHooks.Enqueued(q, p)
+	}
+	if k.bfc != nil {
+		k.bfc.Enqueued(q, p)
 	}
 }
 
@@ -122,7 +149,13 @@ func (k hostHooks) Dequeued(q int, p queues.Packet) {
 	if k.h.pfcHooks != nil {
 		k.h.pfcHooks.Dequeued(q, p)
 	}
+	if k.bfc != nil {
+		k.bfc.Dequeued(q, p)
+	}
 }
+
+// BFC is the host's BFC state (nil without BFC).
+func (h *Host) BFC() *signaling.BFC { return h.bfc }
 
 // PFC is the host's PFC state (nil without PFC).
 func (h *Host) PFC() *signaling.PFC { return h.pfc }
@@ -152,6 +185,9 @@ func (h *Host) PortCounters(p int) map[string]uint64 {
 	if p >= h.app {
 		return nil // the application port carries no signals
 	}
+	if h.bfc != nil {
+		return h.bfc.B.C[p].Map()
+	}
 	if h.pfc != nil {
 		return h.pfc.C[p].Map(h.pfc.Lossless())
 	}
@@ -166,8 +202,11 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
 	if in != h.app && signaling.IsSignal(b) {
 		var r dataplane.SignalReceiver
-		if h.fc != nil {
+		switch {
+		case h.fc != nil:
 			r = h.fc
+		case h.bfc != nil:
+			r = h.bfc
 		}
 		dataplane.ConsumeSignal(in, b, r, v)
 		return
@@ -219,6 +258,10 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 		// cycle of buffers waits on itself.
 		pcp++
 		header.SetPCP(b, pcp)
+	}
+	if h.bfc != nil {
+		v.Queue, v.Meta = h.bfcQueue(b, in, l, pcp)
+		return
 	}
 	v.Queue = h.queue(l, dst, pcp, true)
 }
@@ -279,7 +322,23 @@ func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Ver
 	l := h.route(dst)
 	h.setMACs(b, l)
 	v.Port, v.L3 = l, l3
+	if h.bfc != nil {
+		v.Queue, v.Meta = h.bfcQueue(b, -1, l, pcp)
+		return
+	}
 	v.Queue = h.queue(l, dst, pcp, false)
+}
+
+// bfcQueue is BFC's queue at fabric port l for the parsed, tagged frame b
+// that came in by fabric port in (-1: the server's own); the frame leaves
+// with it as its upstream queue.
+func (h *Host) bfcQueue(b []byte, in, l int, pcp uint8) (int, uint64) {
+	if signaling.IsControl(pcp) {
+		return h.bfc.HQ(), 0
+	}
+	q, meta := h.bfc.Classify(l, bcube.FlowHash(&h.tuple), in, h.f.VID, h.e.Now())
+	header.SetVID(b, signaling.VID(q))
+	return q, meta
 }
 
 // queue classifies a frame leaving by fabric port l.

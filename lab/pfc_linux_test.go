@@ -21,7 +21,7 @@ func TestPFCIncastLab(t *testing.T) {
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}
-	pcap, capOut := incastCaptured(t, s)
+	pcap, capOut := incastCaptured(t, s, incastSources, 20)
 	for _, want := range []string{"> 01:80:c2:00:00:01 PFC enable=0x08 P3=65535", "> 01:80:c2:00:00:01 PFC enable=0x08 P3=0"} {
 		if !strings.Contains(capOut, want) {
 			t.Errorf("no %q in the capture of s0.0 p1:\n%s", want, capOut)
@@ -29,7 +29,7 @@ func TestPFCIncastLab(t *testing.T) {
 	}
 	tsharkCBFC(t, pcap)
 
-	total := incastDelivered(t, s)
+	total := incastDelivered(t, s, len(incastSources))
 	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
 	if err != nil {
 		t.Fatal(err)

@@ -37,13 +37,13 @@ func TestPortFCIncastLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pcap, capOut := incastCaptured(t, s)
+	pcap, capOut := incastCaptured(t, s, incastSources, 20)
 	if !strings.Contains(capOut, "PortFC pause class=B port=0 origin=s0.0") {
 		t.Errorf("no B pause in the capture of s0.0 p1:\n%s", capOut)
 	}
 	tsharkDecodes(t, pcap)
 
-	total := incastDelivered(t, s)
+	total := incastDelivered(t, s, len(incastSources))
 	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -72,17 +72,20 @@ func TestPortFCIncastLab(t *testing.T) {
 	}
 }
 
-// incastCaptured starts h1, h2, h3 -> h0 for 3 s on lab s while
-// capturing the first 20 flow-control frames s0.0 sends on p1 (to h1),
-// and returns the pcap file and the capture's lines.
-func incastCaptured(t *testing.T, s Spec) (pcap string, lines string) {
+// incastSources are the senders of the 3 -> 1 incast.
+var incastSources = []string{"h1", "h2", "h3"}
+
+// incastCaptured starts srcs -> h0 for 3 s on lab s while capturing the
+// first count flow-control frames s0.0 sends on p1 (to h1), and returns
+// the pcap file and the capture's lines.
+func incastCaptured(t *testing.T, s Spec, srcs []string, count int) (pcap string, lines string) {
 	t.Helper()
 	pcap = filepath.Join(t.TempDir(), "s0.0-p1.pcap")
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	listening := make(chan struct{})
 	go func() {
-		done <- Capture(t.Context(), s.Name, "s0.0", "p1", CaptureOptions{File: pcap, Count: 20, Duration: 15 * time.Second,
+		done <- Capture(t.Context(), s.Name, "s0.0", "p1", CaptureOptions{File: pcap, Count: count, Duration: 15 * time.Second,
 			OnListening: func() { close(listening) }}, &out)
 	}()
 	select {
@@ -90,7 +93,7 @@ func incastCaptured(t *testing.T, s Spec) (pcap string, lines string) {
 	case err := <-done:
 		t.Fatalf("capture: %v", err)
 	}
-	for _, src := range []string{"h1", "h2", "h3"} {
+	for _, src := range srcs {
 		if _, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
 			t.Fatal(err)
 		}
@@ -102,9 +105,9 @@ func incastCaptured(t *testing.T, s Spec) (pcap string, lines string) {
 }
 
 // incastDelivered waits for incastCaptured's flows to end and drain,
-// checks that h0 heard all three with no frame missing and that nothing
-// was dropped anywhere, and returns the bytes h0 received.
-func incastDelivered(t *testing.T, s Spec) uint64 {
+// checks that h0 heard all n with no frame missing and that nothing was
+// dropped anywhere, and returns the bytes h0 received.
+func incastDelivered(t *testing.T, s Spec, n int) uint64 {
 	t.Helper()
 	time.Sleep(3500 * time.Millisecond)
 	sink, err := Flows(s.RunRoot, s.Name, "h0")
@@ -118,8 +121,8 @@ func incastDelivered(t *testing.T, s Spec) uint64 {
 			t.Errorf("flow from h%d: %d frames missing", f.Src, f.Gaps)
 		}
 	}
-	if len(sink.Sink) != 3 {
-		t.Fatalf("h0 heard %d flows", len(sink.Sink))
+	if len(sink.Sink) != n {
+		t.Fatalf("h0 heard %d flows, want %d", len(sink.Sink), n)
 	}
 	checkNoDrops(t, s)
 	return total

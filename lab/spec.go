@@ -52,10 +52,16 @@ type Spec struct {
 	XDPMode string `json:"xdp_mode"`
 	// LevelOrder is the servers' routing policy (empty: hash).
 	LevelOrder string `json:"level_order"`
-	// FC is the flow-control scheme of every node: none, portfc, pfc or
-	// pfcstar (empty: none). PFC runs with priority queueing (eight
-	// queues by 802.1Q priority), the others with PortFC's allocation.
+	// FC is the flow-control scheme of every node: none, portfc, pfc,
+	// pfcstar or bfc (empty: none). PFC runs with priority queueing (eight
+	// queues by 802.1Q priority), BFC with BFCQueues queues assigned to
+	// flows, the others with PortFC's allocation.
 	FC string `json:"fc"`
+	// BFCQueues is BFC's queues per fabric port, the HQ included (0: 32;
+	// 2 is a single data queue); BFCTable its flow-table entries per
+	// egress port (0: 100 x BFCQueues).
+	BFCQueues int `json:"bfc_queues,omitempty"`
+	BFCTable  int `json:"bfc_table,omitempty"`
 	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
 	// count BDPs of (0: dataplane's default, measured on the reference
 	// machine).
@@ -295,6 +301,8 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Con
 		XonB:        s.Xon,
 		PFCXoff:     s.Xoff,
 		PFCXon:      s.Xon,
+		BFCQueues:   s.BFCQueues,
+		BFCTable:    s.BFCTable,
 
 		WatchdogDetect:  dataplane.Duration(s.WatchdogDetect),
 		WatchdogAction:  s.WatchdogAction,

@@ -49,7 +49,9 @@ func TestValidate(t *testing.T) {
 		{"delay", with(func(s *Spec) { s.Delay = 2 * time.Second }), "delay"},
 		{"buffer", with(func(s *Spec) { s.BufferBytes = 100 }), "buffer_bytes"},
 		{"socket path", with(func(s *Spec) { s.RunRoot = "/" + strings.Repeat("x", 100) }), "too long"},
-		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc or pfcstar`},
+		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc, pfcstar or bfc`},
+		{"bfc queues", with(func(s *Spec) { s.FC, s.BFCQueues = "bfc", 65 }), "queueing bfc: 65 queues: want 2..64"},
+		{"bfc table", with(func(s *Spec) { s.FC, s.BFCTable = "bfc", 1<<20 }), "bfc: flow table of 1048576 entries"},
 		{"pfcstar k=3", with(func(s *Spec) { s.FC, s.N, s.K = "pfcstar", 2, 3 }), "fc pfcstar on BCube(2,3)"},
 		{"pfc xon above xoff", with(func(s *Spec) { s.FC, s.Xoff, s.Xon = "pfc", 1000, 2000 }), "pfc thresholds"},
 		{"watchdog action", with(func(s *Spec) { s.WatchdogAction = "reboot" }), `watchdog action "reboot"`},
@@ -66,7 +68,7 @@ func TestValidate(t *testing.T) {
 		})
 	}
 
-	for _, fc := range []string{"none", "portfc", "pfc", "pfcstar"} {
+	for _, fc := range []string{"none", "portfc", "pfc", "pfcstar", "bfc"} {
 		if err := with(func(s *Spec) { s.FC = fc }).Validate(); err != nil {
 			t.Errorf("fc %s: %v", fc, err)
 		}

@@ -10,7 +10,7 @@ func TestEgressStrict(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []int{0, 1, 2, 3, 4, 2, 3, 0} {
-		e.Enqueue(q, Packet{Len: 100, Meta: uint32(q)}, 0)
+		e.Enqueue(q, Packet{Len: 100, Meta: uint64(q)}, 0)
 	}
 	var got []int
 	for {

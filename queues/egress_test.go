@@ -781,13 +781,13 @@ func TestEgressHooks(t *testing.T) {
 	for i := range 2000 {
 		if r.IntN(2) == 0 {
 			q := r.IntN(4)
-			p := Packet{Addr: uint64(i), Len: mixedSize(r), Meta: uint32(q)}
+			p := Packet{Addr: uint64(i), Len: mixedSize(r), Meta: uint64(q)}
 			if ok, _ := e.Enqueue(q, p, int64(i)); ok {
 				want = append(want, event{false, q, p, e.QueueBytes(q)})
 			}
 		} else if p, q, ok := e.Dequeue(int64(i)); ok {
 			want = append(want, event{true, q, p, e.QueueBytes(q)})
-			if p.Meta != uint32(q) {
+			if p.Meta != uint64(q) {
 				t.Fatalf("packet of queue %d dequeued from %d", p.Meta, q)
 			}
 		}
@@ -841,7 +841,7 @@ func TestEgressHooksPause(t *testing.T) {
 	for i := range 100_000 {
 		now = int64(i)
 		if r.IntN(3) != 0 {
-			e.Enqueue(r.IntN(4), Packet{Len: mixedSize(r), Meta: uint32(r.IntN(20))}, now)
+			e.Enqueue(r.IntN(4), Packet{Len: mixedSize(r), Meta: uint64(r.IntN(20))}, now)
 			continue
 		}
 		e.setNow(now) // lift the pauses Dequeue would lift
@@ -914,7 +914,7 @@ func runOps(t *testing.T, cfg EgressConfig, ops []byte) {
 		switch op := next() % 8; op {
 		case 0, 1: // enqueue
 			q := next() % n
-			p := Packet{Addr: seq, Len: uint32(next() * 7), Meta: uint32(q)}
+			p := Packet{Addr: seq, Len: uint32(next() * 7), Meta: uint64(q)}
 			seq++
 			ok, mark := e.Enqueue(q, p, now)
 			if want := len(m.pk[q]) < m.capacity; ok != want {

@@ -11,7 +11,7 @@ import "fmt"
 type Packet struct {
 	Addr uint64 // UMEM address of the first byte
 	Len  uint32
-	Meta uint32 // owner-defined (the engine keeps the ingress port here)
+	Meta uint64 // owner-defined (the engine keeps the ingress port here)
 }
 
 // FIFO is a bounded ring of packets with byte accounting.

@@ -188,6 +188,12 @@ func (b *Backpressure) Arrived(in, up, qbytes, th int) (counted bool) {
 	if in >= len(b.ports) || up >= b.queues || qbytes <= th {
 		return false
 	}
+	b.hold(in, up)
+	return true
+}
+
+// hold counts a frame of (in, up) and pauses up at 0 -> 1.
+func (b *Backpressure) hold(in, up int) {
 	if b.count[in][up]++; b.count[in][up] == 1 {
 		b.held[in] |= 1 << up
 		b.wasHeld[in] |= 1 << up
@@ -197,7 +203,6 @@ func (b *Backpressure) Arrived(in, up, qbytes, th int) (counted bool) {
 			b.next = b.env.Now() + b.refresh
 		}
 	}
-	return true
 }
 
 // Left runs when a frame Arrived counted leaves the node (sent or dropped).

@@ -219,3 +219,105 @@ func TestBFCZeroAllocs(t *testing.T) {
 		t.Errorf("%v allocations per frame, want 0", n)
 	}
 }
+
+// The node glue: Classify marks a frame to count only when its queue is
+// over Th and it came from a neighbour's data queue; the egress hooks then
+// pause that upstream queue on enqueue and resume it when the last
+// counted frame leaves. Owner bits of the meta are left alone.
+func TestBFCNodeClassify(t *testing.T) {
+	env := bfcEnv(t)
+	cfg := BFCConfig{Queues: 8, TableSize: 800, Sticky: sticky, Refresh: 1_000_000, BDP: 3000}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBFC(env, bfcPorts, cfg)
+	for p := range env.eg {
+		env.eg[p].SetHooks(b.Hooks(p))
+	}
+	const owner = uint64(7) << MetaOwnerShift
+	enqueue := func(in int, vid uint16) (int, uint64) {
+		q, meta := b.Classify(1, 42, in, vid, env.now)
+		if ok, _ := env.eg[1].Enqueue(q, queues.Packet{Len: 1000, Meta: meta | owner}, env.now); !ok {
+			t.Fatal("enqueue refused")
+		}
+		return q, meta
+	}
+	var q0 int
+	for i := range 4 { // 0, 1000, 2000, 3000 bytes queued before: none over Th = 3000
+		q, meta := enqueue(0, VID(2))
+		if i == 0 {
+			q0 = q
+		}
+		if q != q0 || meta&bfcCounted != 0 {
+			t.Fatalf("frame %d: queue %d (first %d), counted %v", i, q, q0, meta&bfcCounted != 0)
+		}
+	}
+	if len(env.sent) != 0 {
+		t.Fatal("a signal before the queue passed Th")
+	}
+	for _, c := range []struct {
+		in  int
+		vid uint16
+	}{{-1, 0}, {0, 0}, {0, VID(b.HQ())}} {
+		if _, meta := enqueue(c.in, c.vid); meta&bfcCounted != 0 {
+			t.Errorf("in %d vid %d counted: own, untagged and HQ frames are never paused", c.in, c.vid)
+		}
+	}
+	if _, meta := enqueue(0, VID(2)); meta&bfcCounted == 0 {
+		t.Fatal("a frame joining a queue over Th did not count")
+	}
+	enqueue(0, VID(2))
+	s := bfcSent(t, env)
+	if len(s) != 1 || s[0].Type() != TypePause || s[0].UpstreamQ() != 2 || b.B.Held(0) != 1<<2 {
+		t.Fatalf("after two counted frames: %d signals, held %b", len(s), b.B.Held(0))
+	}
+	for env.eg[1].Len() > 0 {
+		env.now += 1000
+		if _, _, ok := env.eg[1].Dequeue(env.now); !ok {
+			t.Fatal("dequeue failed")
+		}
+	}
+	s = bfcSent(t, env)
+	if len(s) != 1 || s[0].Type() != TypeResume || s[0].UpstreamQ() != 2 || b.B.Held(0) != 0 {
+		t.Fatalf("after draining: %d signals, held %b", len(s), b.B.Held(0))
+	}
+	if b.T.Active(1) != 0 {
+		t.Errorf("%d queues still active in the flow table", b.T.Active(1))
+	}
+	for _, bad := range []BFCConfig{{Queues: 1, TableSize: 1, Refresh: 1, BDP: 1}, {Queues: 65, TableSize: 1, Refresh: 1, BDP: 1},
+		{Queues: 8, TableSize: MaxBFCTable + 1, Refresh: 1, BDP: 1}, {Queues: 8, TableSize: 8, BDP: 1}} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}
+
+// Classifying, queueing and dequeueing a frame under BFC allocates
+// nothing, pauses and resumes included.
+func TestBFCNodeAllocs(t *testing.T) {
+	env := bfcEnv(t)
+	env.quiet = true
+	b := NewBFC(env, bfcPorts, BFCConfig{Queues: 8, TableSize: 800, Sticky: sticky, Refresh: 1_000_000, BDP: 1})
+	for p := range env.eg {
+		env.eg[p].SetHooks(b.Hooks(p))
+	}
+	h := uint32(0)
+	allocs := testing.AllocsPerRun(1000, func() {
+		h++
+		for range 3 {
+			q, meta := b.Classify(1, h%5, 0, VID(int(h%7)), env.now)
+			env.eg[1].Enqueue(q, queues.Packet{Len: 1000, Meta: meta}, env.now)
+		}
+		for env.eg[1].Len() > 0 {
+			env.now += 1000
+			env.eg[1].Dequeue(env.now)
+		}
+		b.Tick(env.now)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per run", allocs)
+	}
+	if b.B.C[0].TxPause == 0 {
+		t.Error("the run never paused: it did not exercise the signal path")
+	}
+}

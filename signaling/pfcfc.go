@@ -29,26 +29,26 @@ import (
 
 // Packet meta layout shared with the datapath: bits 0-7 the ingress port
 // plus one (0: made by this node), bits 8-10 the 802.1Q priority it
-// arrived with, bit 11 set when the frame is charged to that pair; bits
-// MetaOwnerShift and up are the node's own (hostd: the generated flow a
-// frame belongs to).
+// arrived with, bit 11 set when the frame is charged to that pair (PFC);
+// bits 12-31 BFC's (bfcnode.go); bits MetaOwnerShift and up are the
+// node's own (hostd: the generated flow a frame belongs to).
 const (
 	metaPortMask = 0xFF
 	metaPrioShft = 8
 	metaCharged  = 1 << 11
 	// MetaOwnerShift is the first meta bit flow control leaves alone.
-	MetaOwnerShift = 12
+	MetaOwnerShift = 32
 )
 
 // IngressMeta is the meta of a packet received on port in with priority
 // pcp, which flow control charges to (in, pcp) while it is buffered.
-func IngressMeta(in int, pcp uint8) uint32 {
-	return uint32(in+1)&metaPortMask | uint32(pcp&7)<<metaPrioShft | metaCharged
+func IngressMeta(in int, pcp uint8) uint64 {
+	return uint64(in+1)&metaPortMask | uint64(pcp&7)<<metaPrioShft | metaCharged
 }
 
 // MetaIngress decodes IngressMeta; ok is false for a packet not charged
 // to any ingress (made by the node itself).
-func MetaIngress(meta uint32) (in int, pcp uint8, ok bool) {
+func MetaIngress(meta uint64) (in int, pcp uint8, ok bool) {
 	if meta&metaCharged == 0 || meta&metaPortMask == 0 {
 		return 0, 0, false
 	}

@@ -16,7 +16,7 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	qc, err := dataplane.SwitchEgress(t, cfg.Queueing)
+	qc, err := dataplane.SwitchEgress(t, cfg.Queueing, cfg.BFCQueues)
 	if err != nil {
 		return nil, err
 	}
@@ -27,6 +27,8 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 		sw.EnablePortFC(cfg.Thresholds())
 	case dataplane.IsPFC(cfg.FC):
 		sw.EnablePFC(cfg.PFCThresholds(), cfg.RateBps)
+	case cfg.FC == dataplane.FCBFC:
+		sw.EnableBFC(cfg.BFC())
 	}
 	d := &dataplane.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {

@@ -33,6 +33,9 @@ type Switch struct {
 	pfc   *signaling.PFC // nil without PFC
 	pfcTh *signaling.PFCThresholds
 	rate  uint64
+
+	bfc    *signaling.BFC // nil without BFC
+	bfcCfg *signaling.BFCConfig
 }
 
 // NewSwitch returns the logic of switch (level, w) of t; policy is the
@@ -56,10 +59,26 @@ func (s *Switch) EnablePFC(th signaling.PFCThresholds, rateBps uint64) {
 	s.pfcTh, s.rate = &th, rateBps
 }
 
+// EnableBFC makes the switch run BFC with cfg once bound (queueing bfc
+// with cfg.Queues queues).
+func (s *Switch) EnableBFC(cfg signaling.BFCConfig) { s.bfcCfg = &cfg }
+
 // Bind gives the switch the engine whose frames it handles, and sets up
 // its flow control on it.
 func (s *Switch) Bind(e *dataplane.Engine) {
 	s.e = e
+	if s.bfcCfg != nil {
+		var ports []signaling.BFCPort
+		for p := 0; p < s.t.N(); p++ {
+			ports = append(ports, signaling.BFCPort{Own: s.own[p], Peer: s.peer[p]})
+		}
+		s.bfc = signaling.NewBFC(e, ports, *s.bfcCfg)
+		for p := 0; p < s.t.N(); p++ {
+			e.Egress(p).SetHooks(s.bfc.Hooks(p))
+		}
+		e.AddTimer(s.bfc)
+		e.SetPortCounters(s)
+	}
 	if s.pfcTh != nil {
 		var ports []signaling.PFCPort
 		for p := 0; p < s.t.N(); p++ {
@@ -85,6 +104,9 @@ func (s *Switch) Bind(e *dataplane.Engine) {
 
 // PortCounters implements dataplane.PortCounters: the signals of port p.
 func (s *Switch) PortCounters(p int) map[string]uint64 {
+	if s.bfc != nil {
+		return s.bfc.B.C[p].Map()
+	}
 	if s.pfc != nil {
 		return s.pfc.C[p].Map(s.pfc.Lossless())
 	}
@@ -93,6 +115,9 @@ func (s *Switch) PortCounters(p int) map[string]uint64 {
 
 // PFC is the switch's PFC state (nil without PFC).
 func (s *Switch) PFC() *signaling.PFC { return s.pfc }
+
+// BFC is the switch's BFC state (nil without BFC).
+func (s *Switch) BFC() *signaling.BFC { return s.bfc }
 
 // PortFC is the switch's flow-control state (nil without PortFC).
 func (s *Switch) PortFC() *signaling.SwitchPortFC { return s.fc }
@@ -135,15 +160,34 @@ func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	eth.SetDst(s.peer[out])
 	eth.SetSrc(s.own[out])
 	v.Port, v.L3 = out, s.f.L3
+	if s.bfc != nil {
+		v.Queue, v.Meta = s.bfcQueue(b, in, out)
+		return
+	}
 	v.Queue = s.queue(out, dst)
 	v.Meta = signaling.IngressMeta(in, s.f.PCP)
+}
+
+// bfcQueue is BFC's queue for the parsed frame b at egress port out; the
+// frame leaves tagged with it as its upstream queue.
+func (s *Switch) bfcQueue(b []byte, in, out int) (int, uint64) {
+	if signaling.IsControl(s.f.PCP) || !s.f.Tagged {
+		return s.bfc.HQ(), 0
+	}
+	s.tuple = bcube.FiveTuple{Src: s.f.Src, Dst: s.f.Dst, Proto: s.f.Proto, SPort: s.f.SPort, DPort: s.f.DPort}
+	q, meta := s.bfc.Classify(out, bcube.FlowHash(&s.tuple), in, s.f.VID, s.e.Now())
+	header.SetVID(b, signaling.VID(q))
+	return q, meta
 }
 
 // signal hands a flow-control frame to the switch's state machine.
 func (s *Switch) signal(in int, b []byte, v *dataplane.Verdict) {
 	var r dataplane.SignalReceiver
-	if s.fc != nil {
+	switch {
+	case s.fc != nil:
 		r = s.fc
+	case s.bfc != nil:
+		r = s.bfc
 	}
 	dataplane.ConsumeSignal(in, b, r, v)
 }

@@ -202,7 +202,9 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
 	maxNodes := fs.Int("max-nodes", lab.DefaultMaxNodes, "refuse fabrics with more than `count` servers + switches")
 	timeout := fs.Duration("health-timeout", lab.DefaultHealthTimeout, "how long to wait for every daemon's /healthz")
-	fc := fs.String("fc", "none", "flow control of every node: none, portfc, pfc or pfcstar (PFC with priority +1 at every relay)")
+	fc := fs.String("fc", "none", "flow control of every node: none, portfc, pfc, pfcstar (PFC with priority +1 at every relay) or bfc")
+	bfcQueues := fs.Int("bfc-queues", 0, "BFC: queues per fabric port, the HQ included (0: 32; 2: a single data queue)")
+	bfcTable := fs.Int("bfc-table", 0, "BFC: flow-table `entries` per egress port (0: 100 x queues)")
 	oneHop := fs.Duration("one-hop-rtt", 0, "NIC-switch round trip that thresholds count BDPs of (default: measured on the reference machine, 250us)")
 	xoff := fs.String("xoff", "0", "X_off in `bytes`: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
 	xon := fs.String("xon", "0", "X_on in `bytes` (0: 4 one-hop BDPs)")
@@ -227,7 +229,7 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	}
 	spec := lab.Spec{
 		Name: c.name, N: *n, K: *k, Delay: *delay,
-		XDPMode: *xdpMode, LevelOrder: *levelOrder, FC: *fc, OneHopRTT: *oneHop,
+		XDPMode: *xdpMode, LevelOrder: *levelOrder, FC: *fc, OneHopRTT: *oneHop, BFCQueues: *bfcQueues, BFCTable: *bfcTable,
 		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
 		WatchdogDetect: *wdDetect, WatchdogAction: *wdAction, WatchdogRestore: *wdRestore,
 	}
@@ -760,16 +762,23 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("bench hol", "[--rate R] [--fc portfc,none] [--phase D]", stderr)
 	ef := experimentFlags(fs, "100M")
-	fcs := fs.String("fc", "portfc,none", "flow-control `schemes` to compare")
+	fcs := fs.String("fc", "portfc,none", "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port, bfc:2 a single data queue)")
 	phase := fs.Duration("phase", 5*time.Second, "length of each phase")
+	groupFlows := fs.Int("group-flows", 4, "flows of the victim group whose FCT is measured in each phase")
+	groupSize := fs.String("group-size", "256KiB", "`bytes` of each flow of the victim group")
 	spec, err := ef.spec(fs, c, args, "hol")
+	if err != nil {
+		return err
+	}
+	size, err := lab.ParseSize(*groupSize)
 	if err != nil {
 		return err
 	}
 	asJSON := ef.asJSON
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: strings.Split(*fcs, ","), Phase: *phase, Log: c.logger(stderr)})
+	res, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: strings.Split(*fcs, ","), Phase: *phase,
+		FCTFlows: *groupFlows, FCTBytes: int64(size), Log: c.logger(stderr)})
 	if err != nil {
 		return err
 	}
@@ -777,11 +786,16 @@ func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, res)
 	}
 	fmt.Fprintf(stdout, "victim h1 -> h2 shares h1's eth0 with h1 -> h0; then h2, h3 -> h0 congest s0.0's port to h0 (%s links)\n", lab.FormatRate(spec.RateBps))
+	fmt.Fprintf(stdout, "victim group: %d flows of %s from h1 to h2 and h3, mean FCT in each phase\n", *groupFlows, lab.FormatSize(int(size)))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "FC\tVICTIM ALONE Mb/s\tVICTIM CONGESTED Mb/s\tRATIO\th1->h0 Mb/s\tVICTIM PAUSED ms\tDROPS\tMISSING\t")
+	fmt.Fprintln(tw, "FC\tVICTIM ALONE Mb/s\tVICTIM CONGESTED Mb/s\tRATIO\th1->h0 Mb/s\tVICTIM PAUSED ms\tGROUP FCT ALONE ms\tGROUP FCT CONGESTED ms\tFCT RATIO\tDROPS\tMISSING\t")
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%.0f\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
-			r.CongestedBps/1e6, r.VictimPausedMs, r.Drops, r.Missing)
+		paused := "-"
+		if r.VictimPausedMs >= 0 {
+			paused = fmt.Sprintf("%.0f", r.VictimPausedMs)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%.1f\t%.1f\t%.2f\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
+			r.CongestedBps/1e6, paused, r.FCTAloneMs, r.FCTMs, r.FCTRatio, r.Drops, r.Missing)
 	}
 	return tw.Flush()
 }
@@ -789,7 +803,7 @@ func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 func cmdBenchLoop(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("bench loop", "[--fc pfc,pfcstar,portfc] [--measure D] [--rate R]", stderr)
 	ef := experimentFlags(fs, "100M")
-	fcs := fs.String("fc", "pfc,pfcstar,portfc", "flow-control `schemes` to compare")
+	fcs := fs.String("fc", "pfc,pfcstar,portfc", "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port)")
 	warmup := fs.Duration("warmup", time.Second, "background flows alone this `long` before the loop flows start")
 	settle := fs.Duration("settle", time.Second, "wait this `long` after the loop flows start")
 	measure := fs.Duration("measure", 5*time.Second, "measure throughput over this `long`")

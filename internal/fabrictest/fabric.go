@@ -76,6 +76,8 @@ type Options struct {
 	// PFC, if set, runs PFC on every node (PFC* with PFCStar).
 	PFC     *signaling.PFCThresholds
 	PFCStar bool
+	// BFC, if set, runs BFC on every node (queueing bfc with its queues).
+	BFC *signaling.BFCConfig
 	// Watchdog of every node (zero: off); its reports go to Log.
 	Watchdog dataplane.WatchdogConfig
 	Log      *slog.Logger
@@ -93,16 +95,23 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		if o.PFC != nil {
 			queueing = dataplane.QueueingPriority
 		}
+		if o.BFC != nil {
+			queueing = dataplane.QueueingBFC
+		}
+	}
+	bfcQueues := 0
+	if o.BFC != nil {
+		bfcQueues = o.BFC.Queues
 	}
 	if o.Buffer == 0 {
 		o.Buffer = 1 << 20
 	}
 	f := &Fabric{T: t, errs: make(chan error, t.Servers()+t.Switches())}
-	switchQ, err := dataplane.SwitchEgress(t, queueing)
+	switchQ, err := dataplane.SwitchEgress(t, queueing, bfcQueues)
 	if err != nil {
 		return nil, err
 	}
-	serverQ, err := dataplane.ServerEgress(t, queueing)
+	serverQ, err := dataplane.ServerEgress(t, queueing, bfcQueues)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +174,11 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		if o.PFC != nil {
 			hl.EnablePFC(*o.PFC, rateBps, o.PFCStar)
 		}
+		if o.BFC != nil {
+			c := *o.BFC
+			c.Seed += uint64(i)
+			hl.EnableBFC(c)
+		}
 		f.HostLogic = append(f.HostLogic, hl)
 		e, err := start(n, hl)
 		if err != nil {
@@ -181,6 +195,11 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			}
 			if o.PFC != nil {
 				sl.EnablePFC(*o.PFC, rateBps)
+			}
+			if o.BFC != nil {
+				c := *o.BFC
+				c.Seed += uint64(1000 + len(f.SwitchLogic))
+				sl.EnableBFC(c)
 			}
 			f.SwitchLogic = append(f.SwitchLogic, sl)
 			e, err := start(sws[l*t.SwitchesPerLevel()+w], sl)
