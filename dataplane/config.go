@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 )
@@ -49,6 +50,12 @@ type Config struct {
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
+	// LossPPM is injected loss: the XDP program of every fabric port
+	// drops that many of each million frames it receives, at random, and
+	// counts them apart from the emulator's own drops (XDP "loss"). The
+	// application port never loses a frame. POST /link changes one
+	// port's loss at run time. 0: none.
+	LossPPM int `json:"loss_ppm,omitempty"`
 
 	// FC is the flow-control scheme: none, portfc, pfc, pfcstar (PFC
 	// with the relay raising the priority by one, PFC*) or bfc. PFC needs
@@ -95,7 +102,7 @@ type Config struct {
 	LevelOrder string `json:"level_order,omitempty"`
 
 	// Control is the path of the daemon's control socket (HTTP over a unix
-	// socket: GET /healthz, GET /stats).
+	// socket: GET /healthz, GET /stats, GET and POST /link).
 	Control string `json:"control"`
 
 	// FramesPerPort sizes the UMEM: NumFrames = FramesPerPort x ports,
@@ -305,6 +312,9 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if c.ECNKmaxBytes != 0 && (c.ECNKminBytes < 0 || c.ECNKminBytes > c.ECNKmaxBytes || c.ECNPmax <= 0 || c.ECNPmax > 1) {
 		errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", c.ECNKminBytes, c.ECNKmaxBytes, c.ECNPmax))
+	}
+	if c.LossPPM < 0 || c.LossPPM > bpf.MaxLossPPM {
+		errs = append(errs, fmt.Errorf("loss_ppm %d: want 0..%d (frames dropped per million received)", c.LossPPM, bpf.MaxLossPPM))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)

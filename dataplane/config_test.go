@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +42,38 @@ func TestConfigPFCDefaults(t *testing.T) {
 	cfg.SetDefaults()
 	if cfg.Watchdog().Detect != 0 {
 		t.Error("negative watchdog_detect does not turn the watchdog off")
+	}
+}
+
+func TestConfigLoss(t *testing.T) {
+	for _, c := range []struct {
+		ppm int
+		ok  bool
+	}{{0, true}, {1, true}, {10_000, true}, {1_000_000, true}, {-1, false}, {1_000_001, false}} {
+		cfg := Config{Node: "s0.1", N: 2, K: 1, Control: "/x.sock", LossPPM: c.ppm}
+		cfg.SetDefaults()
+		_, _, err := cfg.Validate()
+		if (err == nil) != c.ok {
+			t.Errorf("loss_ppm %d: %v", c.ppm, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "loss_ppm") {
+			t.Errorf("loss_ppm %d: error does not name the field: %v", c.ppm, err)
+		}
+	}
+}
+
+// Injected drops (the XDP program's loss and link down) are counted apart
+// from the emulator's own.
+func TestPortStatsDrops(t *testing.T) {
+	p := PortStats{
+		Drops: map[string]uint64{"buffer_full": 2, "no_frames": 1},
+		XSK:   map[string]uint64{"rx_dropped": 4, "rx_fill_ring_empty": 4, "rx_ring_full": 8},
+		XDP:   map[string]uint64{"rx": 1000, "redirect": 900, "loss": 16, "down": 32},
+	}
+	if got := p.TotalDrops(); got != 2+1+4+8 {
+		t.Errorf("TotalDrops = %d, want 15", got)
+	}
+	if got := p.InjectedDrops(); got != 16+32 {
+		t.Errorf("InjectedDrops = %d, want 48", got)
 	}
 }

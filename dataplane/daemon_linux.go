@@ -3,11 +3,13 @@ package dataplane
 // Daemon bring-up, in order; each step is undone on failure and on exit:
 //
 //  1. one UMEM for the daemon (frames shared by all its ports);
-//  2. per port: load the XDP program, attach it to the interface, bind an
-//     AF_XDP socket sharing the UMEM, register the socket in the program's
-//     XSK map;
+//  2. per port: load the XDP program, configure its injected loss (fabric
+//     ports: Config.LossPPM), attach it to the interface, bind an AF_XDP
+//     socket sharing the UMEM, register the socket in the program's XSK
+//     map;
 //  3. the engine, with a ppoll waiter on all the sockets;
-//  4. the control socket (HTTP on a unix socket): /healthz and /stats;
+//  4. the control socket (HTTP on a unix socket): /healthz, /stats and
+//     /link;
 //  5. run until the context ends (SIGTERM), then close everything.
 
 import (
@@ -19,8 +21,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
+	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/xdp"
@@ -92,15 +96,21 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	}()
 
 	bound := make([]*boundPort, len(d.Ports))
+	links := &impairments{}
 	var specs []PortSpec
 	var fds []int
 	for i, p := range d.Ports {
-		bp, err := bindPort(umem, p, mode, cfg.RingSize)
+		xc := bpf.Config{}
+		if fabricPort(p.Ifname) {
+			xc.LossPPM = uint32(cfg.LossPPM)
+		}
+		bp, err := bindPort(umem, p, mode, cfg.RingSize, xc)
 		if err != nil {
 			return fmt.Errorf("%s: port %s: %w", d.Kind, p.Ifname, err)
 		}
 		cleanup = append(cleanup, bp.close)
 		bound[i] = bp
+		links.add(p.Ifname, xc, bp.prog.SetConfig)
 		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues})
 		fds = append(fds, bp.sock.FD())
 		d.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
@@ -125,7 +135,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		eng.SetCoalesce(cfg.RxCoalesce.D())
 	}
 
-	srv, err := d.serve(eng, bound)
+	srv, err := d.serve(eng, bound, links)
 	if err != nil {
 		return err
 	}
@@ -143,13 +153,15 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	tctx, stopTaps := context.WithCancel(ctx)
 	defer stopTaps()
 	go watchTaps(tctx, eng, ifindexes, TapPoll)
-	d.Log.Info("up", "node", cfg.Node, "ports", len(bound), "frames", frames, "xdp", bound[0].mode.String(), "control", cfg.Control)
+	d.Log.Info("up", "node", cfg.Node, "ports", len(bound), "frames", frames, "xdp", bound[0].mode.String(), "control", cfg.Control, "loss_ppm", cfg.LossPPM)
 	err = eng.Run(ctx)
 	d.Log.Info("down", "node", cfg.Node, "err", err)
 	return err
 }
 
-func bindPort(umem *xdp.UMEM, p DaemonPort, mode bpf.Mode, ring int) (bp *boundPort, err error) {
+// bindPort brings up port p with its XDP program configured xc before it
+// is attached, so no frame passes unimpaired.
+func bindPort(umem *xdp.UMEM, p DaemonPort, mode bpf.Mode, ring int, xc bpf.Config) (bp *boundPort, err error) {
 	ifi, err := net.InterfaceByName(p.Ifname)
 	if err != nil {
 		return nil, fmt.Errorf("interface: %w", err)
@@ -161,6 +173,9 @@ func bindPort(umem *xdp.UMEM, p DaemonPort, mode bpf.Mode, ring int) (bp *boundP
 		}
 	}()
 	if bp.prog, err = bpf.Load(); err != nil {
+		return bp, err
+	}
+	if err = bp.prog.SetConfig(xc); err != nil {
 		return bp, err
 	}
 	if bp.mode, err = bp.prog.Attach(ifi.Index, mode); err != nil {
@@ -192,7 +207,7 @@ func (bp *boundPort) close() error {
 	return errors.Join(errs...)
 }
 
-func (d *Daemon) serve(eng *Engine, ports []*boundPort) (*http.Server, error) {
+func (d *Daemon) serve(eng *Engine, ports []*boundPort, links *impairments) (*http.Server, error) {
 	path := d.Config.Control
 	_ = os.Remove(path) // a stale socket of a killed predecessor
 	ln, err := net.Listen("unix", path)
@@ -210,7 +225,32 @@ func (d *Daemon) serve(eng *Engine, ports []*boundPort) (*http.Server, error) {
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(d.stats(eng, ports))
+		_ = json.NewEncoder(w).Encode(d.stats(eng, ports, links))
+	})
+	mux.HandleFunc("GET /link", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(links.states())
+	})
+	mux.HandleFunc("POST /link", func(w http.ResponseWriter, r *http.Request) {
+		var req LinkRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			http.Error(w, "link: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		st, err := links.apply(req)
+		switch {
+		case errors.Is(err, errNoPort):
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		d.Log.Info("link", "port", st.Port, "loss_ppm", st.LossPPM, "down", st.Down)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
 	})
 	if d.Routes != nil {
 		d.Routes(mux)
@@ -224,15 +264,17 @@ func (d *Daemon) serve(eng *Engine, ports []*boundPort) (*http.Server, error) {
 	return srv, nil
 }
 
-func (d *Daemon) stats(eng *Engine, ports []*boundPort) Stats {
+func (d *Daemon) stats(eng *Engine, ports []*boundPort, links *impairments) Stats {
 	ps, frames := eng.Snapshot()
 	s := Stats{Node: d.Config.Node, Kind: d.Kind, Pid: os.Getpid(), UptimeNs: int64(eng.Uptime()),
 		XDPMode: ports[0].mode.String(), Frames: frames, Ports: ps}
 	if ps == nil {
 		return s
 	}
+	ls := links.states()
 	for i, bp := range ports {
 		ps := &s.Ports[i]
+		ps.LossPPM, ps.LinkDown = ls[i].LossPPM, ls[i].Down
 		if x, err := bp.sock.Stats(); err == nil {
 			ps.XSK = map[string]uint64{
 				"rx_dropped": x.RxDropped, "rx_invalid_descs": x.RxInvalidDescs, "tx_invalid_descs": x.TxInvalidDescs,
@@ -244,4 +286,79 @@ func (d *Daemon) stats(eng *Engine, ports []*boundPort) Stats {
 		}
 	}
 	return s
+}
+
+// fabricPort reports whether ifname is a fabric port: every port but a
+// server's application port (bc0nic), which stands for the server's own
+// bus to its kernel and never loses a frame.
+func fabricPort(ifname string) bool { return ifname != bcube.AppPeerIf }
+
+// errNoPort is returned for a port the daemon does not have.
+var errNoPort = errors.New("no such port")
+
+// impairments is what every port's XDP program does to the frames it
+// receives (loss, link down), as last applied. Safe for concurrent use.
+type impairments struct {
+	mu    sync.Mutex
+	ports []impairedPort
+}
+
+type impairedPort struct {
+	name string
+	cfg  bpf.Config
+	set  func(bpf.Config) error // applies cfg to the port's program
+}
+
+// add records port name, whose program is configured cfg and set by set.
+func (im *impairments) add(name string, cfg bpf.Config, set func(bpf.Config) error) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.ports = append(im.ports, impairedPort{name: name, cfg: cfg, set: set})
+}
+
+// states returns every port's state, in port order.
+func (im *impairments) states() []LinkState {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	out := make([]LinkState, len(im.ports))
+	for i, p := range im.ports {
+		out[i] = LinkState{Port: p.name, LossPPM: int(p.cfg.LossPPM), Down: p.cfg.Down, App: !fabricPort(p.name)}
+	}
+	return out
+}
+
+// apply changes the port r names as r says and returns its new state.
+// Nothing changes when r is invalid or the program refuses the change.
+func (im *impairments) apply(r LinkRequest) (LinkState, error) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	var p *impairedPort
+	var names []string
+	for i := range im.ports {
+		names = append(names, im.ports[i].name)
+		if im.ports[i].name == r.Port {
+			p = &im.ports[i]
+		}
+	}
+	if p == nil {
+		return LinkState{}, fmt.Errorf("link: port %q: %w (ports: %v)", r.Port, errNoPort, names)
+	}
+	if !fabricPort(p.name) {
+		return LinkState{}, fmt.Errorf("link: port %s is the application port: it stands for the server's own bus and is never impaired", p.name)
+	}
+	c := p.cfg
+	if r.LossPPM != nil {
+		if *r.LossPPM < 0 || *r.LossPPM > bpf.MaxLossPPM {
+			return LinkState{}, fmt.Errorf("link: port %s: loss_ppm %d: want 0..%d (frames dropped per million received)", p.name, *r.LossPPM, bpf.MaxLossPPM)
+		}
+		c.LossPPM = uint32(*r.LossPPM)
+	}
+	if r.Down != nil {
+		c.Down = *r.Down
+	}
+	if err := p.set(c); err != nil {
+		return LinkState{}, fmt.Errorf("link: port %s: %w", p.name, err)
+	}
+	p.cfg = c
+	return LinkState{Port: p.name, LossPPM: int(c.LossPPM), Down: c.Down}, nil
 }

@@ -76,6 +76,11 @@ type PortStats struct {
 	Signals map[string]uint64 `json:"signals,omitempty"`
 	XSK     map[string]uint64 `json:"xsk,omitempty"`
 	XDP     map[string]uint64 `json:"xdp,omitempty"`
+	// LossPPM and LinkDown are the injected impairment of the port's
+	// receive side now (POST /link, Config.LossPPM); what they dropped is
+	// XDP "loss" and "down".
+	LossPPM  int  `json:"loss_ppm,omitempty"`
+	LinkDown bool `json:"link_down,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.
@@ -107,8 +112,10 @@ type QueueStats struct {
 	Recovering   bool   `json:"recovering,omitempty"`
 }
 
-// TotalDrops sums every drop counter of the port, the kernel's included
-// (XSK ring drops, XDP program loss and link-down drops).
+// TotalDrops sums the frames the emulator lost: every drop counter of the
+// port, the kernel's XSK ring drops included, but not the frames the XDP
+// program dropped on purpose (InjectedDrops). A run with no drops is one
+// whose every port's TotalDrops is zero, injected loss or not.
 func (p *PortStats) TotalDrops() uint64 {
 	var n uint64
 	for _, v := range p.Drops {
@@ -118,8 +125,39 @@ func (p *PortStats) TotalDrops() uint64 {
 	for _, k := range []string{"rx_dropped", "rx_ring_full", "tx_invalid_descs", "rx_invalid_descs"} {
 		n += p.XSK[k]
 	}
-	for _, k := range []string{"loss", "down"} {
-		n += p.XDP[k]
-	}
 	return n
 }
+
+// InjectedDrops counts the frames the port's XDP program dropped because
+// it was told to: injected loss (XDP "loss") and a link set down (XDP
+// "down"). See LossPPM and LinkDown.
+func (p *PortStats) InjectedDrops() uint64 {
+	return p.XDP["loss"] + p.XDP["down"]
+}
+
+// LinkRequest is the body of POST /link: a change to what one port's XDP
+// program does to the frames it receives. A field left out keeps its
+// value.
+type LinkRequest struct {
+	Port string `json:"port"`
+	// LossPPM drops that many of each million frames received, at random
+	// (0..1000000).
+	LossPPM *int `json:"loss_ppm,omitempty"`
+	// Down drops every frame received, as if the cable were cut in that
+	// direction.
+	Down *bool `json:"down,omitempty"`
+}
+
+// LinkState is the receive impairment of one port, as GET /link (every
+// port) and POST /link (the port changed) answer it.
+type LinkState struct {
+	Port    string `json:"port"`
+	LossPPM int    `json:"loss_ppm"`
+	Down    bool   `json:"down"`
+	// App: the port is a server's application port, which is never
+	// impaired.
+	App bool `json:"app,omitempty"`
+}
+
+// Impaired reports whether the port drops received frames on purpose.
+func (l LinkState) Impaired() bool { return l.LossPPM > 0 || l.Down }
