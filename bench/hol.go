@@ -54,7 +54,8 @@ type HoLResult struct {
 	CongestedBps   float64 `json:"congested_flow_bps"`     // h1 -> h0 during the incast
 	VictimPausedMs float64 `json:"victim_queue_paused_ms"` // -1: the victim has no fixed queue (BFC)
 	// Mean FCT of the victim group, uncongested and congested, and their
-	// ratio (1: unaffected).
+	// ratio (1: unaffected); -1 when the group lost frames (a scheme that
+	// drops: generated flows do not retransmit).
 	FCTAloneMs float64 `json:"victim_group_fct_uncongested_ms"`
 	FCTMs      float64 `json:"victim_group_fct_congested_ms"`
 	FCTRatio   float64 `json:"victim_group_fct_ratio"`
@@ -171,7 +172,10 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 		return res, err
 	}
 	res.Ratio = res.VictimBps / res.VictimAloneBps
-	res.FCTRatio = res.FCTMs / res.FCTAloneMs
+	res.FCTRatio = -1
+	if res.FCTMs > 0 && res.FCTAloneMs > 0 {
+		res.FCTRatio = res.FCTMs / res.FCTAloneMs
+	}
 	st, err := lab.Stats(root, spec.Name, "h1")
 	if err != nil {
 		return res, err
@@ -207,6 +211,9 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 // groupFCT starts n flows of size bytes from h1, to h2 and h3 alternately,
 // waits (at most limit) until each has been received whole, and returns
 // their mean completion time in ms: first frame sent to last received.
+// Generated flows do not retransmit: when a flow lost frames (a scheme
+// that drops), it returns -1 once everything sent has arrived or been
+// lost.
 func groupFCT(root, name string, n int, size int64, limit time.Duration) (float64, error) {
 	var flows []*hostd.GenFlow
 	for i := range n {
@@ -223,7 +230,7 @@ func groupFCT(root, name string, n int, size int64, limit time.Duration) (float6
 			return 0, err
 		}
 		var sum float64
-		done := 0
+		done, lossy := 0, 0
 		for _, f := range flows {
 			sent := src.Flows[f.ID-1]
 			r, err := lab.Flows(root, name, bcube.HostName(f.Dst))
@@ -231,16 +238,24 @@ func groupFCT(root, name string, n int, size int64, limit time.Duration) (float6
 				return 0, err
 			}
 			for _, s := range r.Sink {
-				if s.Src == 1 && s.SPort == f.SPort && sent.Done && s.Bytes >= sent.Bytes {
+				if s.Src != 1 || s.SPort != f.SPort || !sent.Done {
+					continue
+				}
+				switch {
+				case s.Bytes >= sent.Bytes:
 					done++
 					sum += float64(s.LastNs-sent.StartNs) / 1e6
+				case s.Gaps > 0 && time.Since(time.Unix(0, s.LastNs)) > 500*time.Millisecond:
+					lossy++ // the rest was dropped
 				}
 			}
 		}
-		if done == n {
+		switch {
+		case done+lossy == n && lossy > 0:
+			return -1, nil
+		case done == n:
 			return sum / float64(n), nil
-		}
-		if time.Now().After(deadline) {
+		case time.Now().After(deadline):
 			return 0, fmt.Errorf("victim group: %d of %d flows complete after %v", done, n, limit)
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -40,6 +40,7 @@ Commands:
   stats NODE                     per-port and per-queue counters of NODE's daemon (--json: raw)
   capture NODE PORT              what PORT of NODE transmits: signal frames decoded, -w pcap
   gen SRC DST                    a generated flow from server SRC to DST (obeys flow control)
+  link NODE PORT                 injected loss and link down on the cable at NODE's PORT
   bench datapath                 forwarding rate of swd vs the Linux bridge and a bare
                                  AF_XDP forwarder, on namespaces of its own
   bench fairness                 two flows into one egress in two queues; ping via the HQ
@@ -88,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		"bench":   cmdBench,
 		"capture": cmdCapture,
 		"gen":     cmdGen,
+		"link":    cmdLink,
 	}
 	f, ok := cmds[args[0]]
 	if !ok {
@@ -211,6 +213,11 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	wdDetect := fs.Duration("watchdog-detect", dataplane.DefaultWatchdogDetect, "report a queue paused, not empty and sending nothing for this `long`; 0 turns the watchdog off")
 	wdAction := fs.String("watchdog-action", "none", "what the watchdog does to a stalled queue: none (report), forward (ignore pauses) or drop (discard its frames)")
 	wdRestore := fs.Duration("watchdog-restore", dataplane.DefaultWatchdogRestore, "how `long` a watchdog action lasts before the queue obeys pauses again")
+	loss := fs.String("loss", "0", "injected loss on every fabric link, each direction dropped on receive: a `probability` like 0.01, 1% or 100ppm")
+	ecn := fs.Bool("ecn", false, "ECN marking at every egress, K_min/K_max/P_max scaled from 100 KB/400 KB/0.2 at 100 Gb/s to the rate and one-hop RTT")
+	ecnKmin := fs.String("ecn-kmin", "0", "ECN K_min in `bytes` (implies --ecn; 0: scaled default)")
+	ecnKmax := fs.String("ecn-kmax", "0", "ECN K_max in `bytes` (implies --ecn; 0: scaled default)")
+	ecnPmax := fs.Float64("ecn-pmax", 0, "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)")
 	pos, rest, err := parse(fs, args, -1)
 	if err != nil {
 		return err
@@ -232,6 +239,16 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 		XDPMode: *xdpMode, LevelOrder: *levelOrder, FC: *fc, OneHopRTT: *oneHop, BFCQueues: *bfcQueues, BFCTable: *bfcTable,
 		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
 		WatchdogDetect: *wdDetect, WatchdogAction: *wdAction, WatchdogRestore: *wdRestore,
+		ECN: *ecn, ECNPmax: *ecnPmax,
+	}
+	if spec.LossPPM, err = lab.ParseLoss(*loss); err != nil {
+		return err
+	}
+	if spec.ECNKminBytes, err = lab.ParseSize(*ecnKmin); err != nil {
+		return fmt.Errorf("--ecn-kmin: %w", err)
+	}
+	if spec.ECNKmaxBytes, err = lab.ParseSize(*ecnKmax); err != nil {
+		return fmt.Errorf("--ecn-kmax: %w", err)
 	}
 	if *wdDetect == 0 {
 		spec.WatchdogDetect = -1 // off
@@ -278,6 +295,12 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 		lab.Namespace(L, "h0"), lab.Namespace(L, bcube.HostName(last)), lab.Namespace(L, "s0.0"), lab.Namespace(L, lastSw))
 	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; rate %s, delay %v, buffer %s per node\n",
 		len(p.Links), len(p.AppLinks), lab.FormatRate(s.RateBps), s.Delay, lab.FormatSize(s.BufferBytes))
+	if s.LossPPM > 0 {
+		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
+	}
+	if s.ECN {
+		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
+	}
 	fmt.Fprintf(w, "  daemons     %d hostd + %d swd, all healthy; xdp mode %s, level order %s\n",
 		t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
 	fmt.Fprintf(w, "  addresses   h<i> is %s + i on its bc0 (%v .. %v)\n", bcube.Base, bcube.ServerIP(0), bcube.ServerIP(last))
@@ -339,15 +362,25 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "lab %s: BCube(%d,%d), %s, created %s\n", r.Lab, r.Spec.N, r.Spec.K, r.Phase, r.Created.Local().Format(time.DateTime))
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "NODE\tKIND\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\t")
+		fmt.Fprintln(tw, "NODE\tKIND\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
+		var drops, injected uint64
 		for _, n := range r.Nodes {
-			rx, tx, drops := "-", "-", "-"
+			rx, tx, d, inj := "-", "-", "-", "-"
 			if n.Stats != nil {
-				rx, tx, drops = fmt.Sprint(n.Stats.RxPackets), fmt.Sprint(n.Stats.TxPackets), fmt.Sprint(n.Stats.Drops)
+				rx, tx, d, inj = fmt.Sprint(n.Stats.RxPackets), fmt.Sprint(n.Stats.TxPackets), fmt.Sprint(n.Stats.Drops), fmt.Sprint(n.Stats.Injected)
+				drops += n.Stats.Drops
+				injected += n.Stats.Injected
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, drops)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, d, inj)
 		}
 		tw.Flush()
+		fmt.Fprintf(stdout, "drops: %d lost by the emulator (DROPS), %d dropped on purpose (INJECTED: injected loss, links down)\n", drops, injected)
+		if len(r.Impaired) > 0 {
+			fmt.Fprintf(stdout, "impaired: %d ports drop what they receive on purpose:\n", len(r.Impaired))
+			for _, im := range r.Impaired {
+				fmt.Fprintf(stdout, "  %v\n", im)
+			}
+		}
 		for _, n := range r.Nodes {
 			if n.Err != "" {
 				fmt.Fprintf(stdout, "%s: %s\n", n.Name, n.Err)
@@ -452,12 +485,19 @@ func cmdStats(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s (%s, pid %d): up %v, xdp mode %s, frames %d free of %d (%d B)\n", st.Node, st.Kind, st.Pid,
 		time.Duration(st.UptimeNs).Round(time.Millisecond), st.XDPMode, st.Frames.Free, st.Frames.Total, st.Frames.Size)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PORT\tRATE\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tQUEUE B\tMAX QUEUE B\tDROPS\t")
+	fmt.Fprintln(tw, "PORT\tRATE\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tQUEUE B\tMAX QUEUE B\tDROPS\tRX LOSS\tINJECTED\t")
 	var notes []string
 	for i := range st.Ports {
 		p := &st.Ports[i]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Name, lab.FormatRate(p.RateBps), p.RxPackets, p.RxBytes,
-			p.TxPackets, p.TxBytes, p.QueueBytes, p.MaxQueueBytes, p.TotalDrops())
+		loss := "-"
+		switch {
+		case p.LinkDown:
+			loss = "down"
+		case p.LossPPM > 0:
+			loss = lab.FormatLoss(p.LossPPM)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", p.Name, lab.FormatRate(p.RateBps), p.RxPackets, p.RxBytes,
+			p.TxPackets, p.TxBytes, p.QueueBytes, p.MaxQueueBytes, p.TotalDrops(), loss, p.InjectedDrops())
 		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp."); d != "" {
 			notes = append(notes, fmt.Sprintf("%s:%s", p.Name, d))
 		}
@@ -758,6 +798,57 @@ func cmdGen(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// cmdLink changes, or with no change flag reports, the injected loss and
+// link state of the cable at a node's port (lab.SetLink).
+func cmdLink(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("link", "[--name L] NODE PORT [--loss P] [--down | --up] [--dir both|rx|tx]", stderr)
+	loss := fs.String("loss", "", "injected loss: a `probability` like 0.01, 1% or 100ppm; 0 stops it")
+	down := fs.Bool("down", false, "drop every frame, as if the cable were cut")
+	up := fs.Bool("up", false, "undo --down")
+	dir := fs.String("dir", "both", "`direction`s to change: both, rx (what NODE receives on PORT) or tx (what it sends)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 || len(rest) > 0 {
+		fs.Usage()
+		return errUsage
+	}
+	var lc lab.LinkConfig
+	if lc.Dir, err = lab.ParseLinkDir(*dir); err != nil {
+		return err
+	}
+	if *loss != "" {
+		ppm, err := lab.ParseLoss(*loss)
+		if err != nil {
+			return err
+		}
+		lc.LossPPM = &ppm
+	}
+	switch {
+	case *down && *up:
+		return errors.New("link: --down and --up together")
+	case *down, *up:
+		lc.Down = down
+	}
+	ends, err := lab.SetLink(c.runRoot, c.name, pos[0], pos[1], lc)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, ends)
+	}
+	for _, e := range ends {
+		mark := ""
+		if e.Changed {
+			mark = "  (changed)"
+		}
+		fmt.Fprintf(stdout, "%v%s\n", e, mark)
+	}
+	return nil
+}
+
 // cmdBenchHoL runs bench.HoL and prints one line per scheme.
 func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("bench hol", "[--rate R] [--fc portfc,none] [--phase D]", stderr)
@@ -794,8 +885,14 @@ func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 		if r.VictimPausedMs >= 0 {
 			paused = fmt.Sprintf("%.0f", r.VictimPausedMs)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%.1f\t%.1f\t%.2f\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
-			r.CongestedBps/1e6, paused, r.FCTAloneMs, r.FCTMs, r.FCTRatio, r.Drops, r.Missing)
+		ms := func(v float64, format string) string {
+			if v < 0 {
+				return "lost"
+			}
+			return fmt.Sprintf(format, v)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
+			r.CongestedBps/1e6, paused, ms(r.FCTAloneMs, "%.1f"), ms(r.FCTMs, "%.1f"), ms(r.FCTRatio, "%.2f"), r.Drops, r.Missing)
 	}
 	return tw.Flush()
 }
