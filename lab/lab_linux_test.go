@@ -448,6 +448,8 @@ func TestBadInputsCreateNothing(t *testing.T) {
 		{"too large", func(s *Spec) { s.N, s.K = 13, 1 }, "too large"},
 		{"bin dir", func(s *Spec) { s.BinDir = "/nonexistent/bin" }, "no usable hostd binary"},
 		{"xdp mode", func(s *Spec) { s.XDPMode = "turbo" }, "xdp_mode"},
+		{"loss", func(s *Spec) { s.LossPPM = 2_000_000 }, "loss_ppm 2000000"},
+		{"ecn", func(s *Spec) { s.ECNPmax = 2 }, "ecn: want"},
 	} {
 		s := good
 		c.mod(&s)

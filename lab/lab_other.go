@@ -21,3 +21,6 @@ func Stats(string, string, string) (*dataplane.Stats, error) { return nil, errNo
 func List(string) ([]LabInfo, error)                         { return nil, errNotLinux }
 func Command(string, string, ...string) (*exec.Cmd, error)   { return nil, errNotLinux }
 func Exec(string, string, []string) error                    { return errNotLinux }
+func SetLink(string, string, string, string, LinkConfig) ([]LinkEnd, error) {
+	return nil, errNotLinux
+}

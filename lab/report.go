@@ -21,6 +21,27 @@ type Report struct {
 	// links (a deadlock), in order; empty when there is none.
 	Stalls []Stall `json:"stalls,omitempty"`
 	Cycle  []Stall `json:"cycle,omitempty"`
+	// Impaired lists every port that drops received frames on purpose
+	// now (injected loss or link down), with what it dropped so far.
+	Impaired []Impairment `json:"impaired,omitempty"`
+}
+
+// Impairment is a port whose XDP program drops received frames on
+// purpose: injected loss (Spec.LossPPM, SetLink) or a link set down.
+type Impairment struct {
+	Node string `json:"node"`
+	dataplane.LinkState
+	// Dropped counts the frames the port dropped on purpose since its
+	// daemon started (PortStats.InjectedDrops).
+	Dropped uint64 `json:"dropped"`
+}
+
+func (im Impairment) String() string {
+	s := fmt.Sprintf("%s %s: loss %s", im.Node, im.Port, FormatLoss(im.LossPPM))
+	if im.Down {
+		s += ", down"
+	}
+	return s + fmt.Sprintf(", %d dropped", im.Dropped)
 }
 
 // Stall is a queue a watchdog reports stalled: paused, not empty and
@@ -67,8 +88,16 @@ type StatsSummary struct {
 	TxPackets uint64 `json:"tx_packets"`
 	RxBytes   uint64 `json:"rx_bytes"`
 	TxBytes   uint64 `json:"tx_bytes"`
-	// Drops is the sum of every port's PortStats.TotalDrops.
+	// Drops is the sum of every port's PortStats.TotalDrops: the frames
+	// the emulator lost. Frames dropped on purpose are not in it.
 	Drops uint64 `json:"drops"`
+	// Injected is the sum of every port's PortStats.InjectedDrops: frames
+	// dropped on purpose, by injected loss or a link set down.
+	Injected uint64 `json:"injected"`
+	// Links is every fabric port's impairment now and what it dropped;
+	// Impaired those of them that drop frames on purpose now.
+	Links    []Impairment `json:"links,omitempty"`
+	Impaired []Impairment `json:"impaired,omitempty"`
 	// Stalled lists the queues the watchdog reports stalled now.
 	Stalled []Stall `json:"stalled,omitempty"`
 	// Stalls counts the stalls the watchdog has found since start.
@@ -85,6 +114,14 @@ func Summarize(st *dataplane.Stats) StatsSummary {
 		s.RxBytes += p.RxBytes
 		s.TxBytes += p.TxBytes
 		s.Drops += p.TotalDrops()
+		s.Injected += p.InjectedDrops()
+		if p.Name != bcube.AppPeerIf {
+			im := Impairment{Node: st.Node, LinkState: dataplane.LinkState{Port: p.Name, LossPPM: p.LossPPM, Down: p.LinkDown}, Dropped: p.InjectedDrops()}
+			s.Links = append(s.Links, im)
+			if im.Impaired() {
+				s.Impaired = append(s.Impaired, im)
+			}
+		}
 		for _, q := range p.Queues {
 			s.Stalls += q.Stalls
 			if q.Stalled {
@@ -98,22 +135,30 @@ func Summarize(st *dataplane.Stats) StatsSummary {
 // Peer is the node at the other end of node's port in t, or "" for a
 // port that is not a fabric port (a server's application port).
 func Peer(t bcube.Topology, node, port string) string {
+	peer, _, _ := PeerPort(t, node, port)
+	return peer
+}
+
+// PeerPort returns the other end of the cable at node's port in t: the
+// peer node and its port. ok is false when node is not a node of t or
+// port not one of its fabric ports.
+func PeerPort(t bcube.Topology, node, port string) (peer, peerPort string, ok bool) {
 	n, err := t.ParseNode(node)
 	if err != nil {
-		return ""
+		return "", "", false
 	}
 	var i int
 	if n.Switch {
-		if _, err := fmt.Sscanf(port, "p%d", &i); err != nil || i < 0 || i >= t.N() {
-			return ""
+		if _, err := fmt.Sscanf(port, "p%d", &i); err != nil || port != bcube.SwitchPort(i) || i < 0 || i >= t.N() {
+			return "", "", false
 		}
-		return bcube.HostName(t.ServerAt(n.Level, n.Index, i))
+		return bcube.HostName(t.ServerAt(n.Level, n.Index, i)), bcube.HostPort(n.Level), true
 	}
-	if _, err := fmt.Sscanf(port, "eth%d", &i); err != nil || i < 0 || i >= t.Levels() {
-		return ""
+	if _, err := fmt.Sscanf(port, "eth%d", &i); err != nil || port != bcube.HostPort(i) || i < 0 || i >= t.Levels() {
+		return "", "", false
 	}
-	w, _ := t.SwitchOf(n.Index, i)
-	return bcube.SwitchName(i, w)
+	w, p := t.SwitchOf(n.Index, i)
+	return bcube.SwitchName(i, w), bcube.SwitchPort(p), true
 }
 
 // FindCycle returns stalled queues that wait on each other around a loop

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
 )
 
 func TestPeer(t *testing.T) {
@@ -63,5 +64,47 @@ func TestFindCycle(t *testing.T) {
 	}
 	if FindCycle(nil) != nil || FindCycle(stallsOf(tp, "h0 eth0 P3")) != nil {
 		t.Error("cycle out of one stall")
+	}
+}
+
+// Every cable's two ends name each other.
+func TestPeerPort(t *testing.T) {
+	for _, tp := range []bcube.Topology{bcube.MustNew(2, 1), bcube.MustNew(4, 1), bcube.MustNew(3, 2)} {
+		p, err := NewPlan(Spec{N: tp.N(), K: tp.K(), BinDir: "/x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range p.Links {
+			peer, port, ok := PeerPort(tp, l.A.Node, l.A.Ifname)
+			if !ok || peer != l.B.Node || port != l.B.Ifname {
+				t.Errorf("%v: PeerPort(A) = %s %s %v", l, peer, port, ok)
+			}
+			peer, port, ok = PeerPort(tp, l.B.Node, l.B.Ifname)
+			if !ok || peer != l.A.Node || port != l.A.Ifname {
+				t.Errorf("%v: PeerPort(B) = %s %s %v", l, peer, port, ok)
+			}
+		}
+	}
+	for _, c := range [][2]string{{"h0", "bc0nic"}, {"h0", "eth01"}, {"h0", "eth+0"}, {"s0.0", "p"}, {"s0.0", "eth0"}, {"h0", "p0"}} {
+		if peer, port, ok := PeerPort(bcube.MustNew(2, 1), c[0], c[1]); ok {
+			t.Errorf("PeerPort(%s, %s) = %s %s", c[0], c[1], peer, port)
+		}
+	}
+}
+
+// Frames dropped on purpose are summed apart from the emulator's drops.
+func TestSummarizeInjected(t *testing.T) {
+	st := &dataplane.Stats{Node: "h1", Ports: []dataplane.PortStats{
+		{Name: "eth0", LossPPM: 10_000, Drops: map[string]uint64{"buffer_full": 1}, XDP: map[string]uint64{"loss": 40}},
+		{Name: "eth1", LinkDown: true, XDP: map[string]uint64{"down": 7, "loss": 3}, XSK: map[string]uint64{"rx_dropped": 2}},
+		{Name: "bc0nic"},
+	}}
+	s := Summarize(st)
+	if s.Drops != 3 || s.Injected != 50 {
+		t.Errorf("drops %d injected %d, want 3 and 50", s.Drops, s.Injected)
+	}
+	want := []string{"h1 eth0: loss 1%, 40 dropped", "h1 eth1: loss none, down, 10 dropped"}
+	if len(s.Impaired) != 2 || s.Impaired[0].String() != want[0] || s.Impaired[1].String() != want[1] {
+		t.Errorf("impaired %v, want %q", s.Impaired, want)
 	}
 }

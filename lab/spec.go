@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/transport"
 )
 
 // Defaults of the Spec fields a caller may leave zero.
@@ -78,6 +79,24 @@ type Spec struct {
 	WatchdogAction  string        `json:"watchdog_action"`
 	WatchdogRestore time.Duration `json:"watchdog_restore"`
 
+	// LossPPM is injected loss on every fabric link, in frames per million
+	// (ParseLoss reads "1%" or "0.01"): the XDP program at each end of a
+	// cable drops that share of the frames it receives, so each direction
+	// of every cable loses it once, and a path of h hops 1-(1-p)^h. It is
+	// counted apart from the emulator's own drops. SetLink changes one
+	// cable at run time. 0: none.
+	LossPPM int `json:"loss_ppm,omitempty"`
+
+	// ECN turns on RED-like ECN marking at every egress (DCQCN's switch
+	// side), with thresholds scaled from the papers (K_min 100 KB, K_max
+	// 400 KB, P_max 0.2 at 100 Gb/s and a 2 us one-hop RTT) to RateBps and
+	// OneHopRTT by DefaultECN. A nonzero ECNKminBytes, ECNKmaxBytes or
+	// ECNPmax overrides that value and turns marking on by itself.
+	ECN          bool    `json:"ecn,omitempty"`
+	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
+	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
+	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
+
 	// BinDir holds the swd and hostd binaries; default: the directory of
 	// the running executable (bin/ when run as bin/lab).
 	BinDir string `json:"bin_dir"`
@@ -124,6 +143,19 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.BufferBytes == 0 {
 		s.BufferBytes = dataplane.DefaultBufferBytes
+	}
+	if s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0 {
+		s.ECN = true
+		e := DefaultECN(s.RateBps, s.OneHopRTT)
+		if s.ECNKminBytes == 0 {
+			s.ECNKminBytes = e.KminBytes
+		}
+		if s.ECNKmaxBytes == 0 {
+			s.ECNKmaxBytes = e.KmaxBytes
+		}
+		if s.ECNPmax == 0 {
+			s.ECNPmax = e.Pmax
+		}
 	}
 	if s.BinDir == "" {
 		dir, err := DefaultBinDir()
@@ -277,6 +309,22 @@ func labNamespaces(name string) ([]string, error) {
 	return out, nil
 }
 
+// DefaultECN is the ECN marking of links of rateBps (0, unshaped: counted
+// as 1 Gb/s, as dataplane counts BDPs) whose one-hop RTT is oneHopRTT (0:
+// dataplane.DefaultOneHopRTT): the papers' K_min and K_max in one-hop
+// BDPs and their P_max, as transport.DefaultParams scales them. At 250 us
+// that is K_min 12.5 KB and K_max 50 KB at 100 Mb/s, 62.5 KB and 250 KB
+// at 500 Mb/s.
+func DefaultECN(rateBps uint64, oneHopRTT time.Duration) transport.ECNParams {
+	if rateBps == 0 {
+		rateBps = 1_000_000_000
+	}
+	if oneHopRTT == 0 {
+		oneHopRTT = dataplane.DefaultOneHopRTT.D()
+	}
+	return transport.DefaultParams(int64(rateBps), oneHopRTT).ECN
+}
+
 // Namespace is the network namespace of a lab's node: <lab>-<node>.
 func Namespace(lab, node string) string { return lab + "-" + node }
 
@@ -303,6 +351,11 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Con
 		PFCXon:      s.Xon,
 		BFCQueues:   s.BFCQueues,
 		BFCTable:    s.BFCTable,
+		LossPPM:     s.LossPPM,
+
+		ECNKminBytes: s.ECNKminBytes,
+		ECNKmaxBytes: s.ECNKmaxBytes,
+		ECNPmax:      s.ECNPmax,
 
 		WatchdogDetect:  dataplane.Duration(s.WatchdogDetect),
 		WatchdogAction:  s.WatchdogAction,

@@ -56,6 +56,11 @@ func TestValidate(t *testing.T) {
 		{"pfc xon above xoff", with(func(s *Spec) { s.FC, s.Xoff, s.Xon = "pfc", 1000, 2000 }), "pfc thresholds"},
 		{"watchdog action", with(func(s *Spec) { s.WatchdogAction = "reboot" }), `watchdog action "reboot"`},
 		{"watchdog detect", with(func(s *Spec) { s.WatchdogDetect = time.Millisecond }), "watchdog detection time"},
+		{"loss above 1", with(func(s *Spec) { s.LossPPM = 1_000_001 }), "loss_ppm 1000001: want 0..1000000"},
+		{"negative loss", with(func(s *Spec) { s.LossPPM = -1 }), "loss_ppm -1"},
+		{"ecn pmax", with(func(s *Spec) { s.ECNPmax = 1.5 }), "ecn: want 0 <= kmin (125000) <= kmax (500000) and 0 < pmax (1.5) <= 1"},
+		{"ecn kmin above kmax", with(func(s *Spec) { s.ECN, s.ECNKminBytes = true, 1<<20 }), "ecn: want 0 <= kmin (1048576) <= kmax (500000)"},
+		{"ecn negative kmax", with(func(s *Spec) { s.ECNKmaxBytes = -1 }), "ecn: want"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.spec.Validate()
@@ -120,5 +125,54 @@ func TestDefaults(t *testing.T) {
 	}
 	if p.RunDir != "/run/bcfab/bc" || p.Nodes[0].Config.Control != "/run/bcfab/bc/h0.sock" {
 		t.Fatalf("paths: %s %s", p.RunDir, p.Nodes[0].Config.Control)
+	}
+}
+
+// ECN marking: off unless asked; on, the papers' thresholds scaled to the
+// lab's rate and one-hop RTT, each overridable, and every daemon gets them.
+func TestECN(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		spec       Spec
+		kmin, kmax int
+		pmax       float64
+	}{
+		{"off", Spec{}, 0, 0, 0},
+		{"100M", Spec{ECN: true, RateBps: 100e6}, 12_500, 50_000, 0.2},
+		{"500M", Spec{ECN: true, RateBps: 500e6}, 62_500, 250_000, 0.2},
+		{"unshaped counts as 1G", Spec{ECN: true}, 125_000, 500_000, 0.2},
+		{"100M, 500us", Spec{ECN: true, RateBps: 100e6, OneHopRTT: 500 * time.Microsecond}, 25_000, 100_000, 0.2},
+		{"kmin override", Spec{ECN: true, RateBps: 500e6, ECNKminBytes: 30_000}, 30_000, 250_000, 0.2},
+		{"overrides imply ecn", Spec{RateBps: 100e6, ECNKmaxBytes: 80_000, ECNPmax: 0.5}, 12_500, 80_000, 0.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.spec
+			s.N, s.K, s.BinDir = 2, 1, "/x"
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if on := c.kmax != 0; p.Spec.ECN != on {
+				t.Errorf("spec ECN %v, want %v", p.Spec.ECN, on)
+			}
+			for _, n := range p.Nodes {
+				if e := n.Config.ECN(); e.KminBytes != c.kmin || e.KmaxBytes != c.kmax || e.Pmax != c.pmax {
+					t.Fatalf("%s: ECN %+v, want %d/%d/%g", n.Name, e, c.kmin, c.kmax, c.pmax)
+				}
+			}
+		})
+	}
+}
+
+// Injected loss reaches every daemon's config.
+func TestLossConfig(t *testing.T) {
+	p, err := NewPlan(Spec{N: 2, K: 1, BinDir: "/x", LossPPM: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range p.Nodes {
+		if n.Config.LossPPM != 10_000 {
+			t.Errorf("%s: loss_ppm %d", n.Name, n.Config.LossPPM)
+		}
 	}
 }

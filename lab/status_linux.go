@@ -36,6 +36,11 @@ func Status(runRoot, name string) (*Report, error) {
 		})
 	}
 	wg.Wait()
+	for _, n := range r.Nodes {
+		if n.Stats != nil {
+			r.Impaired = append(r.Impaired, n.Stats.Impaired...)
+		}
+	}
 	if t, err := bcube.New(st.Spec.N, st.Spec.K); err == nil {
 		for _, n := range r.Nodes {
 			if n.Stats == nil {

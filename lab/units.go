@@ -116,3 +116,45 @@ func FormatSize(n int) string {
 	}
 	return fmt.Sprintf("%d B", n)
 }
+
+// ParseLoss parses a loss probability into frames per million: a fraction
+// ("0.01"), a percentage ("1%", "0.5%") or parts per million ("100ppm"),
+// from 0 to 1 (100%). The XDP program draws per million frames, so a
+// probability finer than 1 ppm (0.0001%) is refused rather than rounded.
+func ParseLoss(s string) (int, error) {
+	in := s
+	s = strings.TrimSpace(s)
+	mult := uint64(1_000_000)
+	switch {
+	case strings.HasSuffix(s, "%"):
+		s, mult = strings.TrimSuffix(s, "%"), 10_000
+	case strings.HasSuffix(s, "ppm"):
+		s, mult = strings.TrimSuffix(s, "ppm"), 1
+	}
+	bad := fmt.Errorf("loss %q: want a probability from 0 to 1 like 0.01, 1%% or 100ppm", in)
+	s = strings.TrimSpace(s)
+	if s == "" || s == "." || strings.Count(s, ".") > 1 || strings.Trim(s, "0123456789.") != "" {
+		return 0, bad
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, bad
+	}
+	r.Mul(r, new(big.Rat).SetInt64(int64(mult)))
+	if r.Cmp(big.NewRat(1_000_000, 1)) > 0 {
+		return 0, bad
+	}
+	if !r.IsInt() {
+		return 0, fmt.Errorf("loss %q: finer than 1 ppm (0.0001%%), the resolution of the XDP program's draw", in)
+	}
+	return int(r.Num().Int64()), nil
+}
+
+// FormatLoss prints frames per million as a percentage: 1%, 0.01%; 0 is
+// "none".
+func FormatLoss(ppm int) string {
+	if ppm == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(float64(ppm)/1e4, 'f', -1, 64) + "%"
+}

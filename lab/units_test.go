@@ -1,6 +1,9 @@
 package lab
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseRate(t *testing.T) {
 	for in, want := range map[string]uint64{
@@ -45,6 +48,37 @@ func TestFormat(t *testing.T) {
 	for n, want := range map[int]string{1 << 20: "1 MiB", 512 << 10: "512 KiB", 1500: "1500 B"} {
 		if got := FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestParseLoss(t *testing.T) {
+	for in, want := range map[string]int{
+		"0": 0, "0.01": 10_000, "1%": 10_000, " 1 % ": 10_000, "0.5%": 5_000, "100%": 1_000_000, "1": 1_000_000,
+		"100ppm": 100, "0.000001": 1, "0.0001%": 1, "0%": 0, ".5": 500_000, "1000000ppm": 1_000_000,
+	} {
+		got, err := ParseLoss(in)
+		if err != nil || got != want {
+			t.Errorf("ParseLoss(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for in, msg := range map[string]string{
+		"": "want a probability", "%": "want a probability", "1.5": "want a probability", "101%": "want a probability",
+		"-0.01": "want a probability", "1e-3": "want a probability", "x": "want a probability", "0.01.1": "want a probability",
+		"1000001ppm": "want a probability", "0.5ppm": "finer than 1 ppm", "0.0000001": "finer than 1 ppm", "0.00001%": "finer than 1 ppm",
+	} {
+		if got, err := ParseLoss(in); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("ParseLoss(%q) = %d, %v; want an error with %q", in, got, err, msg)
+		}
+	}
+	for ppm, want := range map[int]string{0: "none", 10_000: "1%", 100: "0.01%", 1: "0.0001%", 1_000_000: "100%", 12_345: "1.2345%"} {
+		if got := FormatLoss(ppm); got != want {
+			t.Errorf("FormatLoss(%d) = %q, want %q", ppm, got, want)
+		}
+		if ppm != 0 {
+			if back, err := ParseLoss(FormatLoss(ppm)); err != nil || back != ppm {
+				t.Errorf("ParseLoss(FormatLoss(%d)) = %d, %v", ppm, back, err)
+			}
 		}
 	}
 }

@@ -375,12 +375,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "drops: %d lost by the emulator (DROPS), %d dropped on purpose (INJECTED: injected loss, links down)\n", drops, injected)
-		if len(r.Impaired) > 0 {
-			fmt.Fprintf(stdout, "impaired: %d ports drop what they receive on purpose:\n", len(r.Impaired))
-			for _, im := range r.Impaired {
-				fmt.Fprintf(stdout, "  %v\n", im)
-			}
-		}
+		printImpaired(stdout, r)
 		for _, n := range r.Nodes {
 			if n.Err != "" {
 				fmt.Fprintf(stdout, "%s: %s\n", n.Name, n.Err)
@@ -408,6 +403,41 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "all %d nodes up\n", len(r.Nodes))
 	}
 	return nil
+}
+
+// printImpaired lists the ports that drop what they receive on purpose;
+// when the lab was brought up with loss on every port, only those that
+// differ from it.
+func printImpaired(w io.Writer, r *lab.Report) {
+	if r.Spec.LossPPM == 0 {
+		if len(r.Impaired) > 0 {
+			fmt.Fprintf(w, "impaired: %d ports drop what they receive on purpose:\n", len(r.Impaired))
+			for _, im := range r.Impaired {
+				fmt.Fprintf(w, "  %v\n", im)
+			}
+		}
+		return
+	}
+	var differ []lab.Impairment
+	for _, n := range r.Nodes {
+		if n.Stats == nil {
+			continue
+		}
+		for _, im := range n.Stats.Links {
+			if im.Down || im.LossPPM != r.Spec.LossPPM {
+				differ = append(differ, im)
+			}
+		}
+	}
+	fmt.Fprintf(w, "impaired: every fabric port loses %s of what it receives (lab up --loss)", lab.FormatLoss(r.Spec.LossPPM))
+	if len(differ) == 0 {
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, ", but %d ports now:\n", len(differ))
+	for _, im := range differ {
+		fmt.Fprintf(w, "  %v\n", im)
+	}
 }
 
 func yesNo(b bool) string {

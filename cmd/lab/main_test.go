@@ -63,6 +63,15 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"exec"}, 2, ""},
 		{[]string{"stats"}, 2, ""},
 		{[]string{"bench", "other"}, 1, "want datapath"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "2"}, 1, `loss "2": want a probability from 0 to 1`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "0.5ppm"}, 1, "finer than 1 ppm"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-kmin", "1M"}, 1, `--ecn-kmin: size "1M"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-pmax", "2"}, 1, "ecn: want"},
+		{[]string{"link"}, 2, ""},
+		{[]string{"link", "h0"}, 2, ""},
+		{[]string{"link", "h0", "eth0", "--loss", "x"}, 1, `loss "x"`},
+		{[]string{"link", "h0", "eth0", "--down", "--up"}, 1, "--down and --up together"},
+		{[]string{"link", "h0", "eth0", "--dir", "sideways", "--down"}, 1, `link direction "sideways"`},
 	} {
 		var out, errOut bytes.Buffer
 		code, err := run(c.args, &out, &errOut)
@@ -94,11 +103,12 @@ func TestCLI(t *testing.T) {
 	}
 	t.Cleanup(func() { lab("down") })
 
-	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB")
+	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn")
 	if code != 0 {
 		t.Fatalf("up: %d %v", code, err)
 	}
 	for _, want := range []string{"BCube(2,1) up in", "8: " + name + "-h0", "4 hostd + 4 swd", "rate 2.5 Gbit/s", "buffer 512 KiB",
+		"loss        1% injected on every fabric link", "ecn         marking at every egress: K_min 312500 B, K_max 1250000 B, P_max 0.2",
 		"ip netns exec " + name + "-h0 ping -c3 198.18.0.3", "lab down --name " + name} {
 		if !strings.Contains(out, want) {
 			t.Errorf("up output lacks %q:\n%s", want, out)
@@ -106,6 +116,21 @@ func TestCLI(t *testing.T) {
 	}
 	if code, out, err = lab("status"); code != 0 || !strings.Contains(out, "all 8 nodes up") {
 		t.Errorf("status: %d %v\n%s", code, err, out)
+	}
+	if code, out, err = lab("link", "h1", "eth0", "--loss", "0"); code != 0 ||
+		!strings.Contains(out, "h1 eth0 (from s0.0 p1): loss none, up  (changed)\ns0.0 p1 (from h1 eth0): loss none, up  (changed)") {
+		t.Errorf("link: %d %v\n%s", code, err, out)
+	}
+	if code, out, err = lab("link", "s1.1", "p0", "--down", "--dir", "rx"); code != 0 ||
+		!strings.Contains(out, "s1.1 p0 (from h1 eth1): loss 1%, down  (changed)\nh1 eth1 (from s1.1 p0): loss 1%, up\n") {
+		t.Errorf("link --down: %d %v\n%s", code, err, out)
+	}
+	if code, out, err = lab("status"); code != 0 || !strings.Contains(out, "INJECTED") || !strings.Contains(out, "impaired: every fabric port loses 1% of what it receives (lab up --loss), but 3 ports now:") ||
+		!strings.Contains(out, "s1.1 p0: loss 1%, down, 0 dropped") {
+		t.Errorf("status with loss: %d %v\n%s", code, err, out)
+	}
+	if code, out, err = lab("stats", "s1.1"); code != 0 || !strings.Contains(out, "RX LOSS") || !strings.Contains(out, "down") {
+		t.Errorf("stats with loss: %d %v\n%s", code, err, out)
 	}
 	if code, out, err = lab("stats", "s1.1"); code != 0 || !strings.Contains(out, "s1.1 (swd") || !strings.Contains(out, "p1") {
 		t.Errorf("stats: %d %v\n%s", code, err, out)

@@ -7,13 +7,15 @@
 //   - it runs as the right binary for its node (swd for s<l>.<w>, hostd for
 //     h<i>) and in the right namespace: every port the node should have
 //     exists with its bcube MAC, MTU 1500 and up;
-//   - it serves GET /healthz and GET /stats (ports' kernel counters) on the
-//     control socket, and exits 0 on SIGTERM, removing the socket.
+//   - it serves GET /healthz, GET /stats (ports' kernel counters) and
+//     GET and POST /link (each port's loss and link-down, kept in memory,
+//     starting at the config's loss on fabric ports, and shown in /stats)
+//     on the control socket, and exits 0 on SIGTERM, removing the socket.
 //
 // Tests steer it through the environment, which ip netns exec passes on:
-// FAKED_EXIT, FAKED_HANG and FAKED_NOTERM each list nodes (comma
-// separated, or "all") that exit 3 at once, never answer /healthz, or
-// ignore SIGTERM.
+// FAKED_EXIT, FAKED_HANG, FAKED_NOTERM and FAKED_LINKFAIL each list nodes
+// (comma separated, or "all") that exit 3 at once, never answer /healthz,
+// ignore SIGTERM, or refuse every POST /link.
 package main
 
 import (
@@ -29,6 +31,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -108,7 +111,56 @@ func run() error {
 		return err
 	}
 	start := time.Now()
+	var mu sync.Mutex
+	links := map[string]*dataplane.LinkState{}
+	for _, p := range ports {
+		ls := &dataplane.LinkState{Port: p.name, App: p.name == bcube.AppPeerIf}
+		if !ls.App {
+			ls.LossPPM = c.LossPPM
+		}
+		links[p.name] = ls
+	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /link", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []dataplane.LinkState
+		for _, p := range ports {
+			out = append(out, *links[p.name])
+		}
+		json.NewEncoder(w).Encode(out)
+	})
+	mux.HandleFunc("POST /link", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		var req dataplane.LinkRequest
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ls, ok := links[req.Port]
+		switch {
+		case !ok:
+			http.Error(w, "no such port "+req.Port, http.StatusNotFound)
+			return
+		case ls.App:
+			http.Error(w, "application port", http.StatusBadRequest)
+			return
+		case req.LossPPM != nil && (*req.LossPPM < 0 || *req.LossPPM > 1_000_000):
+			http.Error(w, "loss_ppm out of range", http.StatusBadRequest)
+			return
+		case steered("FAKED_LINKFAIL", c.Node):
+			http.Error(w, "refusing as told by FAKED_LINKFAIL", http.StatusInternalServerError)
+			return
+		}
+		if req.LossPPM != nil {
+			ls.LossPPM = *req.LossPPM
+		}
+		if req.Down != nil {
+			ls.Down = *req.Down
+		}
+		json.NewEncoder(w).Encode(ls)
+	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
@@ -124,6 +176,10 @@ func run() error {
 				TxBytes:   counter(p.name, "tx_bytes"),
 				Drops:     map[string]uint64{"buffer_full": counter(p.name, "rx_dropped")},
 			})
+			mu.Lock()
+			ps := &st.Ports[len(st.Ports)-1]
+			ps.LossPPM, ps.LinkDown = links[p.name].LossPPM, links[p.name].Down
+			mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(&st)
