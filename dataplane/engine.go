@@ -743,6 +743,8 @@ func (e *Engine) snapshot() snapshot {
 			Captured:      p.tapped.Load(),
 			Drops:         dropMap(p.drops[:]),
 		}
+		lag := p.shaper.Lag()
+		ps.LateFrames, ps.MaxLateNs, ps.LostLinkNs = lag.LateFrames, lag.MaxNs, lag.LostNs
 		if e.counters != nil {
 			ps.Signals = e.counters.PortCounters(i)
 		}

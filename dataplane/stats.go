@@ -81,6 +81,13 @@ type PortStats struct {
 	// XDP "loss" and "down".
 	LossPPM  int  `json:"loss_ppm,omitempty"`
 	LinkDown bool `json:"link_down,omitempty"`
+	// Shaper lag of a shaped port (emulation health): frames that
+	// started later than their link was free, the largest lateness, and
+	// link time lost beyond the shaper's catch-up (the daemon did not keep
+	// up with its link).
+	LateFrames uint64 `json:"shaper_late_frames,omitempty"`
+	MaxLateNs  int64  `json:"shaper_max_late_ns,omitempty"`
+	LostLinkNs int64  `json:"shaper_lost_ns,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.

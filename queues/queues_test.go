@@ -130,3 +130,42 @@ func BenchmarkFIFOPushPop(b *testing.B) {
 		q.Pop()
 	}
 }
+
+// A backlogged port served late reports it: the frame that starts after a
+// 500 us stall is late by about the stall less the burst it may run
+// ahead, and the link time beyond the catch-up bound is lost. A port
+// served on time, or idle, reports nothing.
+func TestShaperLag(t *testing.T) {
+	const burst = 100 * time.Microsecond
+	s := NewShaper(1e9, burst, burst)
+	var now int64
+	for s.Ready(now) {
+		s.Send(now, 1476)
+	}
+	for range 1000 { // served on time (WakeAt)
+		now = s.WakeAt()
+		for s.Ready(now) {
+			s.Send(now, 1476)
+		}
+	}
+	if l := s.Lag(); l != (Lag{}) {
+		t.Fatalf("served on time: %+v", l)
+	}
+	free := s.freePs / 1000
+	now = free + int64(500*time.Microsecond)
+	s.Send(now, 1476)
+	l := s.Lag()
+	late := now - int64(burst/time.Nanosecond) - free
+	if l.LateFrames != 1 || l.MaxNs != late {
+		t.Errorf("after a stall: %+v, want 1 late frame, %d ns late", l, late)
+	}
+	if lost := now - int64(burst/time.Nanosecond) - free; l.LostNs != lost {
+		t.Errorf("lost %d ns of link time, want %d", l.LostNs, lost)
+	}
+	idle := NewShaper(1e9, burst, burst)
+	idle.Restart(int64(time.Second))
+	idle.Send(int64(time.Second), 1476)
+	if l := idle.Lag(); l != (Lag{}) {
+		t.Errorf("a frame on an idle port: %+v", l)
+	}
+}

@@ -22,6 +22,18 @@ type Shaper struct {
 	catchupPs int64
 	overhead  int64
 	freePs    int64
+	lag       Lag
+}
+
+// Lag is how well a backlogged shaped port kept up with its link: a frame
+// that starts later than the link became free (beyond one burst) was
+// late by the difference; lateness beyond the catch-up bound is link time
+// lost for good, capacity the emulated link had and the daemon did not
+// use. Idle time is neither.
+type Lag struct {
+	LateFrames uint64 // frames that started late
+	MaxNs      int64  // the largest lateness
+	LostNs     int64  // link time lost beyond the catch-up bound
 }
 
 // NewShaper returns a shaper for rateBps (0 = unshaped) that lets the port
@@ -74,11 +86,20 @@ func (s *Shaper) Send(nowNs int64, n int) {
 	if s.psPerByte == 0 {
 		return
 	}
-	if floor := nowNs*1000 - s.catchupPs; s.freePs < floor {
+	now := nowNs * 1000
+	if late := now - s.burstPs - s.freePs; late > 0 {
+		s.lag.LateFrames++
+		s.lag.MaxNs = max(s.lag.MaxNs, late/1000)
+	}
+	if floor := now - s.catchupPs; s.freePs < floor {
+		s.lag.LostNs += (floor - s.freePs) / 1000
 		s.freePs = floor
 	}
 	s.freePs += (int64(n) + s.overhead) * s.psPerByte
 }
+
+// Lag reports how late the port's frames started.
+func (s *Shaper) Lag() Lag { return s.lag }
 
 // TxTime is the serialisation time of an n-byte frame.
 func (s *Shaper) TxTime(n int) time.Duration {
