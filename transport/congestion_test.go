@@ -64,6 +64,61 @@ func TestSenderPacing(t *testing.T) {
 	}
 }
 
+// With PacingCatchup a sender served late makes up for up to that much
+// of its schedule, back to back, and loses the rest; on average it keeps
+// its rate when every pass comes several packet times late.
+func TestPacingCatchup(t *testing.T) {
+	p := testParams()
+	p.DCQCN.Enabled = false
+	gap := int64(math.Round(float64(simMTU+p.WireOverhead) * 8e9 / simRate))
+	p.PacingCatchup = time.Duration(5 * gap)
+	s, err := NewSender(GBN, p, 0, 0, simMTU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Next(0)
+	// Late by three gaps: four packets go at once, then the schedule
+	// goes on from where it was.
+	now := 4 * gap
+	n := 0
+	for {
+		if _, ok := s.Next(now); !ok {
+			break
+		}
+		n++
+	}
+	if n != 4 || s.NextSendTime() != 5*gap {
+		t.Fatalf("late by 3 gaps: %d packets, next at %d (want 4, %d)", n, s.NextSendTime(), 5*gap)
+	}
+	// Late by twenty: five gaps' worth are made up for, the rest lost.
+	now = 25 * gap
+	n = 0
+	for {
+		if _, ok := s.Next(now); !ok {
+			break
+		}
+		n++
+	}
+	if n != 6 || s.NextSendTime() != now+gap {
+		t.Fatalf("late by 20 gaps: %d packets, next at %d (want 6, %d)", n, s.NextSendTime(), now+gap)
+	}
+	// Served only every 3.5 gaps, it still sends one packet per gap.
+	sent := 0
+	start := now
+	for now < start+1000*gap {
+		now += 7 * gap / 2
+		for {
+			if _, ok := s.Next(now); !ok {
+				break
+			}
+			sent++
+		}
+	}
+	if want := int((now - start) / gap); sent < want-1 || sent > want+1 {
+		t.Fatalf("served every 3.5 gaps: %d packets in %d gaps", sent, want)
+	}
+}
+
 // bottleneck builds n flows from senders on their own links into one
 // shared link with RED marking (ecn, zero: none), starting at the given
 // times.

@@ -74,7 +74,9 @@
 // packet, headers included (WireOverhead), at Rc: the gap after a packet
 // is its wire bytes at the current rate, so a cut or an increase applies
 // to the gap in progress. A sender late by less than a packet time keeps
-// its schedule; later, the time is lost (no bursts after idle).
+// its schedule; later, the time is lost (no bursts after idle), unless
+// PacingCatchup lets it make up for that much of it (a caller woken
+// coarsely, like an emulated NIC on a loaded machine).
 //
 // # Parameters and scaling
 //

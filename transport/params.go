@@ -169,6 +169,13 @@ type Params struct {
 	// WireOverhead is what a data packet adds to its payload on the link
 	// as the shaper counts it, for pacing and DCQCN's byte counter.
 	WireOverhead int
+	// PacingCatchup is how much of its schedule a sender served late may
+	// make up for by sending back to back; time lost beyond it is lost.
+	// 0 keeps the schedule only when late by less than a packet time. A
+	// caller whose clock ticks coarsely compared with a packet time (an
+	// emulated NIC woken by a loaded scheduler) needs it to reach the
+	// pacing rate on average.
+	PacingCatchup time.Duration
 
 	// RTO is Go-Back-N's retransmission timeout.
 	RTO time.Duration
@@ -276,6 +283,9 @@ func (p *Params) Validate() error {
 	}
 	if p.WireOverhead < 0 {
 		bad("negative wire overhead %d", p.WireOverhead)
+	}
+	if p.PacingCatchup < 0 {
+		bad("negative pacing catch-up %v", p.PacingCatchup)
 	}
 	if p.RTO <= 0 || p.RTOLow <= 0 || p.RTOHigh <= 0 {
 		bad("timeouts must be positive (rto %v, low %v, high %v)", p.RTO, p.RTOLow, p.RTOHigh)

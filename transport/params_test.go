@@ -139,6 +139,7 @@ func TestValidate(t *testing.T) {
 		{"min rate", func(p *Params) { p.DCQCN.MinRateBps = p.LineRateBps + 1 }, "rates"},
 		{"ecn", func(p *Params) { p.ECN.KminBytes = p.ECN.KmaxBytes + 1 }, "ECN"},
 		{"bdp", func(p *Params) { p.BDPBytes = 0 }, "BDP"},
+		{"catch-up", func(p *Params) { p.PacingCatchup = -1 }, "catch-up"},
 	} {
 		p := testParams()
 		c.edit(&p)

@@ -124,6 +124,7 @@ type Sender struct {
 	// Pacing: the gap after a packet is its wire bytes at the rate.
 	line     float64 // bit/s; 0: no pacing
 	overhead int64
+	catchup  int64 // ns of lateness made up for; 0: less than a packet time
 	slot     int64 // when the last packet was nominally sent
 	lastWire int64 // its bytes on the wire; 0 before the first
 
@@ -150,7 +151,7 @@ func NewSender(mode Mode, p Params, startPSN uint32, size int64, mtu int) (*Send
 		window:  p.window(mode, mtu),
 		rtoBase: -1, rto: int64(p.RTO), rtoLow: int64(p.RTOLow), rtoHigh: int64(p.RTOHigh),
 		lossTimeout: int64(p.LosslessTimeout), rtoN: int64(p.RTOThreshold),
-		line: float64(p.LineRateBps), overhead: int64(p.WireOverhead), ccOn: p.DCQCN.Enabled,
+		line: float64(p.LineRateBps), overhead: int64(p.WireOverhead), catchup: int64(p.PacingCatchup), ccOn: p.DCQCN.Enabled,
 		S: SenderStats{Start: -1, End: -1},
 	}
 	if size > 0 {
@@ -295,8 +296,11 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 		}
 		// Late by less than a packet time keeps the schedule; later
 		// than that (idle, blocked), the time is lost rather than made
-		// up in a burst.
-		if now-due < s.gap(wire) {
+		// up in a burst, except for up to PacingCatchup of it.
+		switch {
+		case s.catchup > 0:
+			slot = max(due, now-s.catchup)
+		case now-due < s.gap(wire):
 			slot = due
 		}
 	}
