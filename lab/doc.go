@@ -35,7 +35,9 @@
 //   - It serves HTTP on the unix socket Config.Control: GET /healthz
 //     answers 200 once it forwards (Up waits for every daemon, up to
 //     Spec.HealthTimeout, and fails at once if one exits), GET /stats
-//     answers dataplane.Stats.
+//     answers dataplane.Stats, GET /link every port's injected impairment
+//     ([]dataplane.LinkState) and POST /link (a dataplane.LinkRequest)
+//     changes one fabric port's and answers its new state (SetLink).
 //   - Down sends SIGTERM, waits up to StopGrace (3 s), then sends SIGKILL;
 //     it then deletes the namespaces, so anything attached to an
 //     interface must go with the process (bpf_links do).
