@@ -4,6 +4,7 @@ package hostd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,6 +38,9 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 	case cfg.FC == dataplane.FCBFC:
 		host.EnableBFC(cfg.BFC())
 	}
+	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
+		return nil, err
+	}
 	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {
 		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
@@ -66,8 +70,45 @@ func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.
 }
 
 // routes serves the traffic generator: POST /gen starts a flow (a
-// GenRequest), GET /gen reports flows and the sink.
+// GenRequest), GET /gen reports flows and the sink; and RDMA: POST /rdma
+// starts flows (an RDMARequest; the answer lists them), GET /rdma[?id=1,2]
+// reports them (all, with the receivers, without ids), DELETE
+// /rdma?id=1,2 stops them.
 func (h *Host) routes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
+		var req RDMARequest
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			http.Error(w, "rdma: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		fs, err := h.StartRDMA(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, fs)
+	})
+	mux.HandleFunc("GET /rdma", func(w http.ResponseWriter, r *http.Request) {
+		ids, err := parseIDs(r.URL.Query().Get("id"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, h.RDMA(ids))
+	})
+	mux.HandleFunc("DELETE /rdma", func(w http.ResponseWriter, r *http.Request) {
+		ids, err := parseIDs(r.URL.Query().Get("id"))
+		if err == nil && len(ids) == 0 {
+			err = errors.New("rdma: name the flows to stop: ?id=1,2")
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, map[string]int{"stopped": h.AbortRDMA(ids)})
+	})
 	mux.HandleFunc("POST /gen", func(w http.ResponseWriter, r *http.Request) {
 		var req GenRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -86,4 +127,9 @@ func (h *Host) routes(mux *http.ServeMux) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(h.Flows())
 	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
 }

@@ -3,7 +3,9 @@
 // delivers frames addressed to its server to bc0, relays frames of other
 // servers towards their next level, answers ARP for the fabric on bc0 so
 // kernel programs (ping, iperf3) can use the fabric, and tags what it sends
-// into the fabric with 802.1Q.
+// into the fabric with 802.1Q. It is also the server's RDMA NIC:
+// reliable-connected flows over RoCEv2 (rdma.go), and a UDP traffic
+// generator (gen.go).
 package hostd
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -54,6 +57,7 @@ type Host struct {
 	bfcCfg *signaling.BFCConfig
 
 	g gen
+	r rdma
 }
 
 // NewHost returns the logic of server self of t routing by policy, with
@@ -90,8 +94,10 @@ func (h *Host) EnableBFC(cfg signaling.BFCConfig) { h.bfcCfg = &cfg }
 func (h *Host) Bind(e *dataplane.Engine) {
 	h.e = e
 	h.g.h = h
-	e.SetSource(&h.g)
+	h.r.init(h)
+	e.SetSource(hostSource{h})
 	e.AddTimer(&h.g)
+	e.AddTimer(&h.r)
 	if h.th != nil {
 		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
 		e.SetPortCounters(h)
@@ -126,8 +132,13 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	}
 }
 
-// hostHooks return generated frames' bytes to their flows' windows and
-// run PFC's charging or BFC's accounting.
+// hostSource is the NIC's own traffic: generated flows and RDMA flows.
+type hostSource struct{ h *Host }
+
+func (s hostSource) Produce(now int64) int { return s.h.g.Produce(now) + s.h.r.Produce(now) }
+
+// hostHooks return generated and RDMA frames' bytes to their flows'
+// windows and run PFC's charging or BFC's accounting.
 type hostHooks struct {
 	h   *Host
 	bfc queues.Hooks // this port's, under BFC
@@ -143,7 +154,10 @@ func (k hostHooks) Enqueued(q int, p queues.Packet) {
 }
 
 func (k hostHooks) Dequeued(q int, p queues.Packet) {
-	if p.Meta>>signaling.MetaOwnerShift != 0 {
+	switch {
+	case p.Meta&rdmaOwner != 0:
+		k.h.r.dequeued(p.Meta, int(p.Len))
+	case p.Meta>>signaling.MetaOwnerShift != 0:
 		k.h.g.dequeued(p.Meta, int(p.Len))
 	}
 	if k.h.pfcHooks != nil {
@@ -238,6 +252,10 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 		v.Port, v.Drop = -1, dataplane.DropNoRoute
 		return
 	case dst == h.self:
+		if h.f.Proto == header.ProtoUDP && h.f.DPort == roce.UDPPort {
+			h.r.receive(b, h.e.Now(), v)
+			return
+		}
 		v.Meta = signaling.IngressMeta(in, h.f.PCP)
 		h.deliver(d, v)
 		return

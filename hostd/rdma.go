@@ -1,0 +1,934 @@
+package hostd
+
+// The NIC's RDMA: reliable-connected flows (one QP each) over RoCEv2
+// (DESIGN §6-7), driven by the transport package's state machines. All of
+// it runs on the engine goroutine.
+//
+//  1. StartRDMA (POST /rdma) creates flows: each gets a QP, a UDP source
+//     port whose flow hash gives the level order asked for, its route and
+//     queue, and a transport.Sender.
+//  2. Produce, on every engine pass, asks each sender for the packets due
+//     now while its egress queue is not paused and holds less than
+//     RDMAQueueBytes of the flow, and builds each as a RoCEv2 SEND frame
+//     (PCP 3, ECT(0), so switches can mark CE) straight into a frame of
+//     the engine's memory. A paused queue means wait: the NIC never drops
+//     its own traffic.
+//  3. Handle passes every RoCE frame addressed to this server to receive:
+//     data goes to the flow's transport.Receiver, created on the first
+//     packet of an unknown (source IP, QP), and what it answers leaves as
+//     ACK, NAK, selective NAK or CNP on the port's HQ (PCP 6); ACKs, NAKs
+//     and CNPs go to the sender of their QP. A frame that is not a valid
+//     RoCEv2 frame is dropped as malformed and counted.
+//  4. NextTick and Tick run the senders' pacing, retransmission and DCQCN
+//     timers and the receivers' ACK coalescing.
+//
+// A QP number names a flow at both ends: bits 23-22 hold the
+// loss-recovery mode plus one (so no QP is 0 or 1, which InfiniBand
+// reserves), bits 21-0 the sender's flow id. The receiver reads the mode
+// off the QP and both ends derive the start PSN from it (rdmaStartPSN), so
+// a receiver needs nothing but the frame to join a flow, even when the
+// flow's first packet was lost. The receiver sizes IRN's reorder buffer
+// for the smallest MTU, which covers every sender's window.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// Limits and defaults of RDMA flows.
+const (
+	// DefaultRDMAMTU is a flow's payload per packet unless told otherwise:
+	// InfiniBand's 1024-byte MTU, the largest that fits a 1500-byte
+	// Ethernet MTU.
+	DefaultRDMAMTU = 1024
+	// MinRDMAMTU and MaxRDMAMTU bound a flow's payload per packet; the
+	// largest fills a 1518-byte tagged frame.
+	MinRDMAMTU = 256
+	MaxRDMAMTU = 1456
+	// RDMAQueueBytes is how much of one flow its NIC egress queue may
+	// hold, as a NIC's send queue per QP: the pacer normally keeps it to
+	// a packet or two; it bounds what a late engine pass may release at
+	// once and what waits behind a pause.
+	RDMAQueueBytes = 32 << 10
+	// MaxRDMAParallel is the most flows one request starts.
+	MaxRDMAParallel = 128
+	// maxRDMAFlows is the number of flow ids a QP can carry.
+	maxRDMAFlows = 1<<22 - 1
+	// maxRDMAReceivers bounds the receivers a NIC keeps; data for a new
+	// QP beyond it is dropped and counted.
+	maxRDMAReceivers = 1 << 16
+	// rdmaOwner marks queue meta of RDMA frames (the generator's owner
+	// bits hold small flow ids and never reach it).
+	rdmaOwner = 1 << 63
+	// rdmaSPortBase is the first UDP source port flows take their
+	// entropy from: the dynamic range, 64 ports per flow id.
+	rdmaSPortBase = 49152
+	// rdmaAllocRetry is how soon a flow that found no free frame tries
+	// again.
+	rdmaAllocRetry = 50 * time.Microsecond
+	// ecnECT0 is the ECN codepoint of data frames: ECN-capable, so
+	// switches mark CE rather than drop (RFC 3168's ECT(0)).
+	ecnECT0 = 2
+)
+
+// Flow states.
+const (
+	RDMARunning = "running"
+	RDMADone    = "done"    // every byte acknowledged
+	RDMAFailed  = "failed"  // the transport gave up (lossless: a gap, or no progress)
+	RDMAAborted = "aborted" // stopped by DELETE /rdma
+)
+
+// RDMARequest starts one or more flows to the same destination (POST
+// /rdma).
+type RDMARequest struct {
+	Dst int `json:"dst"`
+	// Bytes is each flow's size; Duration makes flows that send until it
+	// has passed (their last packet is then the next one). Give one.
+	Bytes    int64 `json:"bytes,omitempty"`
+	Duration int64 `json:"duration_ns,omitempty"`
+	// Mode is the loss recovery: lossless (default), gbn or irn.
+	Mode string `json:"mode,omitempty"`
+	// DCQCN turns rate control on or off (default on; with switches
+	// marking no ECN no CNP is ever sent, so it stays at the line rate).
+	DCQCN *bool `json:"dcqcn,omitempty"`
+	// Order fixes the level order ("0,1", ...) as GenRequest.Order does.
+	Order string `json:"order,omitempty"`
+	// MTU is the payload bytes per packet (default DefaultRDMAMTU).
+	MTU int `json:"mtu,omitempty"`
+	// Flows is the number of parallel flows (QPs), default 1.
+	Flows int `json:"flows,omitempty"`
+}
+
+// RDMAFlow is a flow's state at its sender (GET /rdma). Times are Unix
+// nanoseconds; bytes are payload bytes.
+type RDMAFlow struct {
+	ID         int            `json:"id"`
+	QP         uint32         `json:"qp"`
+	Dst        int            `json:"dst"`
+	Mode       transport.Mode `json:"mode"`
+	DCQCN      bool           `json:"dcqcn"`
+	MTU        int            `json:"mtu"`
+	Size       int64          `json:"size"` // 0 while a timed flow runs
+	DurationNs int64          `json:"duration_ns,omitempty"`
+	SPort      uint16         `json:"sport"`
+	Port       int            `json:"port"`  // fabric port it leaves by
+	Queue      string         `json:"queue"` // its queue there
+	Order      string         `json:"order"` // its level order
+	StartPSN   uint32         `json:"start_psn"`
+	State      string         `json:"state"`
+	Failure    string         `json:"failure,omitempty"`
+
+	StartNs int64 `json:"start_unix_ns"`           // started by the request
+	FirstNs int64 `json:"first_unix_ns,omitempty"` // first packet sent
+	EndNs   int64 `json:"end_unix_ns,omitempty"`   // last byte acknowledged, failed or aborted
+	FCTNs   int64 `json:"fct_ns,omitempty"`        // first byte sent to last byte acknowledged
+
+	Packets     uint64  `json:"packets"` // sent, retransmissions included
+	Bytes       uint64  `json:"bytes"`
+	RetxPackets uint64  `json:"retx_packets"`
+	RetxBytes   uint64  `json:"retx_bytes"`
+	Timeouts    uint64  `json:"timeouts"`
+	ACKs        uint64  `json:"acks"` // received
+	NAKs        uint64  `json:"naks"`
+	CNPs        uint64  `json:"cnps"`
+	AckedBytes  int64   `json:"acked_bytes"` // acknowledged cumulatively
+	RateBps     float64 `json:"rate_bps"`    // pacing rate now (DCQCN's Rc)
+	NoFrame     uint64  `json:"no_frame"`    // found no free frame, or the buffer refused one
+}
+
+// RDMAReceiver is what a destination counted of one flow.
+type RDMAReceiver struct {
+	Src  int            `json:"src"`
+	QP   uint32         `json:"qp"`
+	Mode transport.Mode `json:"mode"`
+	Done bool           `json:"done"`
+	Gap  bool           `json:"gap"` // lossless: a PSN gap was seen (the flow failed)
+	// Stats are transport.ReceiverStats.Map: packets, bytes, duplicates,
+	// out_of_order, dropped, gaps, lost, acks, naks, cnps (sent), ce.
+	Stats map[string]uint64 `json:"stats"`
+	// Times of the first packet and of the flow's last byte in order,
+	// Unix ns (0: not yet).
+	FirstNs    int64 `json:"first_unix_ns"`
+	CompleteNs int64 `json:"complete_unix_ns,omitempty"`
+}
+
+// RDMACounters are the NIC's RDMA events that belong to no flow.
+type RDMACounters struct {
+	// Malformed counts frames to UDP port 4791 that are not RoCEv2
+	// frames the NIC parses, BadICRC those whose ICRC is wrong; both are
+	// dropped as malformed.
+	Malformed uint64 `json:"malformed"`
+	BadICRC   uint64 `json:"bad_icrc"`
+	// UnknownQP counts ACKs, NAKs and CNPs for no flow of this NIC and
+	// data whose QP names no mode; Unsupported RNR NAKs and NAK codes
+	// other than a PSN sequence error; ReceiverLimit data for a new QP
+	// beyond the receivers a NIC keeps. All are dropped.
+	UnknownQP     uint64 `json:"unknown_qp"`
+	Unsupported   uint64 `json:"unsupported"`
+	ReceiverLimit uint64 `json:"receiver_limit"`
+	// NoFrame counts ACKs, NAKs and CNPs not sent for want of a frame or
+	// buffer room.
+	NoFrame uint64 `json:"no_frame"`
+}
+
+// RDMAReport is GET /rdma.
+type RDMAReport struct {
+	NowNs     int64            `json:"now_unix_ns"`
+	Params    transport.Params `json:"params"`
+	Flows     []RDMAFlow       `json:"flows"`
+	Receivers []RDMAReceiver   `json:"receivers,omitempty"`
+	Counters  RDMACounters     `json:"counters"`
+}
+
+type blockReason uint8
+
+const (
+	blockNone   blockReason = iota
+	blockPaused             // its queue is paused
+	blockQueue              // it holds RDMAQueueBytes in its queue
+	blockFrame              // no free frame
+)
+
+type rdmaFlow struct {
+	RDMAFlow
+	s        *transport.Sender
+	tmpl     roce.Flow // the data frames' addresses, class and QP
+	queue    int       // -1 under BFC (assigned per packet)
+	hash     uint32
+	maxFrame int
+	deadline int64 // engine ns; 0: none
+	stopped  bool  // a timed flow was told to end
+	queued   int   // bytes of it in its queue
+	blocked  blockReason
+	blockQ   int
+	blockAt  int64
+	startEng int64
+	endEng   int64
+}
+
+type recvKey struct {
+	src [4]byte
+	qp  uint32
+}
+
+type rdmaRecv struct {
+	key   recvKey
+	src   int
+	mode  transport.Mode
+	r     *transport.Receiver
+	reply roce.Flow // ACK, NAK and CNP frames to the sender
+	port  int
+	hq    int
+	armed bool // in rdma.armed
+}
+
+type rdma struct {
+	h      *Host
+	params transport.Params
+	flows  []*rdmaFlow // by id - 1
+	active []*rdmaFlow // running
+	recvs  map[recvKey]*rdmaRecv
+	rlist  []*rdmaRecv // in arrival order, for reports
+	armed  []*rdmaRecv // with an ACK coalescing timer pending
+	pkt    roce.Packet
+	spare  uint64 // a frame taken and not used
+	hasSp  bool
+	c      RDMACounters
+}
+
+// rdmaQP is the QP of flow id in mode.
+func rdmaQP(mode transport.Mode, id int) uint32 { return uint32(mode+1)<<22 | uint32(id) }
+
+// rdmaQPMode is the mode a QP carries; ok is false when it names none.
+func rdmaQPMode(qp uint32) (transport.Mode, bool) {
+	m := qp >> 22 & 3
+	if m == 0 {
+		return 0, false
+	}
+	return transport.Mode(m - 1), true
+}
+
+// rdmaStartPSN is the first PSN of the flow of qp: a hash of it, so that
+// PSNs start anywhere in their 24 bits (and wrap in long flows) yet both
+// ends know them.
+func rdmaStartPSN(qp uint32) uint32 {
+	h := qp*0x9E3779B1 ^ 0x5bd1e995
+	h ^= h >> 15
+	h *= 0x2c1b3c6d
+	h ^= h >> 12
+	return h & roce.PSNMask
+}
+
+// PacingCatchup is how much of its pacing schedule a flow that the engine
+// served late makes up for: as long as the shaper's catch-up, since a
+// daemon sharing few cores with many others is often woken later than a
+// packet time (89 µs for 1 KB at 100 Mb/s).
+const PacingCatchup = time.Millisecond
+
+// TransportParams are the NIC's transport parameters on links of rateBps
+// with the given one-hop RTT: transport.DefaultParams, paced with
+// PacingCatchup.
+func TransportParams(rateBps int64, oneHopRTT time.Duration) transport.Params {
+	p := transport.DefaultParams(rateBps, oneHopRTT)
+	p.PacingCatchup = PacingCatchup
+	return p
+}
+
+// SetTransport sets the parameters of the flows started from now on and
+// of the receivers created from now on (DESIGN §7: scaled with the link
+// rate and one-hop RTT).
+func (h *Host) SetTransport(p transport.Params) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if h.e == nil {
+		h.r.params = p
+		return nil
+	}
+	h.e.Call(func() { h.r.params = p })
+	return nil
+}
+
+// StartRDMA starts the flows of req (on the engine goroutine).
+func (h *Host) StartRDMA(req RDMARequest) ([]RDMAFlow, error) {
+	var out []RDMAFlow
+	var err error
+	h.e.Call(func() {
+		var fs []*rdmaFlow
+		fs, err = h.r.start(req)
+		off := h.unixOffset()
+		for _, f := range fs {
+			out = append(out, f.report(off))
+		}
+	})
+	return out, err
+}
+
+// RDMA reports the NIC's flows (those of ids, or all with the receivers
+// when ids is empty).
+func (h *Host) RDMA(ids []int) RDMAReport {
+	var r RDMAReport
+	h.e.Call(func() { r = h.r.report(ids) })
+	return r
+}
+
+// AbortRDMA stops the flows of ids that still run; it reports how many it
+// stopped.
+func (h *Host) AbortRDMA(ids []int) int {
+	n := 0
+	h.e.Call(func() {
+		now := h.e.Now()
+		for _, id := range ids {
+			if id >= 1 && id <= len(h.r.flows) {
+				if f := h.r.flows[id-1]; f.State == RDMARunning {
+					f.State, f.endEng = RDMAAborted, now
+					n++
+				}
+			}
+		}
+	})
+	return n
+}
+
+// unixOffset converts engine time to Unix time: unix = engine + offset.
+func (h *Host) unixOffset() int64 { return time.Now().UnixNano() - h.e.Now() }
+
+func (r *rdma) init(h *Host) {
+	r.h = h
+	if r.params.AckEvery == 0 {
+		r.params = TransportParams(0, 0)
+	}
+}
+
+// start validates req and creates its flows.
+func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
+	h := r.h
+	t := h.t
+	if req.Dst < 0 || req.Dst >= t.Servers() || req.Dst == h.self {
+		return nil, fmt.Errorf("rdma: destination h%d: want another server of %v", req.Dst, t)
+	}
+	if (req.Bytes > 0) == (req.Duration > 0) || req.Bytes < 0 || req.Duration < 0 {
+		return nil, errors.New("rdma: give bytes or a duration (one of them)")
+	}
+	mode := transport.Lossless
+	if req.Mode != "" {
+		m, err := transport.ParseMode(req.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("rdma: %w", err)
+		}
+		mode = m
+	}
+	if req.MTU == 0 {
+		req.MTU = DefaultRDMAMTU
+	}
+	if req.MTU < MinRDMAMTU || req.MTU > MaxRDMAMTU {
+		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, MinRDMAMTU, MaxRDMAMTU)
+	}
+	if req.Flows == 0 {
+		req.Flows = 1
+	}
+	if req.Flows < 1 || req.Flows > MaxRDMAParallel {
+		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, MaxRDMAParallel)
+	}
+	if len(r.flows)+req.Flows > maxRDMAFlows {
+		return nil, errors.New("rdma: out of QP numbers")
+	}
+	p := r.params
+	p.DCQCN.Enabled = req.DCQCN == nil || *req.DCQCN
+	if p.DCQCN.Enabled && p.LineRateBps <= 0 {
+		return nil, errors.New("rdma: DCQCN needs a line rate")
+	}
+	var want string
+	if req.Order != "" {
+		pol, err := t.ParsePolicy(req.Order)
+		if err != nil || pol.Fixed == nil {
+			return nil, fmt.Errorf("rdma: order %q: want a permutation such as 0,1", req.Order)
+		}
+		want = pol.Fixed.String()
+		if h.policy.Fixed != nil && h.policy.Fixed.String() != want {
+			return nil, fmt.Errorf("rdma: order %s, but the lab routes every flow %s", want, h.policy.Fixed)
+		}
+	}
+	// Check everything before creating anything: a request starts all
+	// its flows or none.
+	type plan struct {
+		id    int
+		sport uint16
+		s     *transport.Sender
+	}
+	plans := make([]plan, req.Flows)
+	for i := range plans {
+		id := len(r.flows) + 1 + i
+		sport, err := r.sourcePort(req.Dst, id, want)
+		if err != nil {
+			return nil, err
+		}
+		qp := rdmaQP(mode, id)
+		s, err := transport.NewSender(mode, p, rdmaStartPSN(qp), req.Bytes, req.MTU)
+		if err != nil {
+			return nil, fmt.Errorf("rdma: %w", err)
+		}
+		plans[i] = plan{id, sport, s}
+	}
+	now := h.e.Now()
+	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
+	var out []*rdmaFlow
+	for _, pl := range plans {
+		qp := rdmaQP(mode, pl.id)
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: pl.sport, DPort: roce.UDPPort}
+		o := t.FlowOrder(&h.policy, &tuple)
+		port := t.NextLevel(h.self, req.Dst, &o)
+		f := &rdmaFlow{
+			RDMAFlow: RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
+				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
+				StartPSN: pl.s.StartPSN(), State: RDMARunning},
+			s:        pl.s,
+			hash:     bcube.FlowHash(&tuple),
+			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU),
+			startEng: now,
+			queue:    -1,
+			tmpl: roce.Flow{SrcMAC: [6]byte(h.own[port]), DstMAC: [6]byte(h.sw[port]), PCP: signaling.PCPData,
+				SrcIP: src, DstIP: dst, ECN: ecnECT0, SrcPort: pl.sport, DestQP: qp},
+		}
+		if req.Duration > 0 {
+			f.deadline = now + req.Duration
+		}
+		if h.bfc != nil {
+			f.Queue = "bfc" // assigned per packet
+		} else {
+			f.queue = h.queue(port, req.Dst, signaling.PCPData, false)
+			f.Queue = h.e.Egress(port).Name(f.queue)
+		}
+		r.flows = append(r.flows, f)
+		r.active = append(r.active, f)
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// sourcePort picks flow id's UDP source port, its entropy: from the
+// flow's block of 64, the first whose flow hash gives the level order
+// want ("" : any).
+func (r *rdma) sourcePort(dst, id int, want string) (uint16, error) {
+	h := r.h
+	base := rdmaSPortBase + (id*64)%(65536-rdmaSPortBase)
+	if want == "" || h.policy.Fixed != nil {
+		return uint16(base), nil
+	}
+	src, d := bcube.ServerIP(h.self).As4(), bcube.ServerIP(dst).As4()
+	for sp := base; sp < base+64; sp++ {
+		tuple := bcube.FiveTuple{Src: src, Dst: d, Proto: header.ProtoUDP, SPort: uint16(sp), DPort: roce.UDPPort}
+		if o := h.t.FlowOrder(&h.policy, &tuple); o.String() == want {
+			return uint16(sp), nil
+		}
+	}
+	return 0, fmt.Errorf("rdma: no source port in %d..%d gives order %s", base, base+63, want)
+}
+
+// alloc takes a frame of the engine's memory, the spare first.
+func (r *rdma) alloc() (uint64, bool) {
+	if r.hasSp {
+		r.hasSp = false
+		return r.spare, true
+	}
+	return r.h.e.Alloc()
+}
+
+// Produce queues the data packets every running flow may send now.
+func (r *rdma) Produce(now int64) int {
+	made := 0
+	for i := 0; i < len(r.active); {
+		f := r.active[i]
+		if f.State == RDMARunning {
+			made += r.produce(f, now)
+		}
+		if f.State != RDMARunning {
+			r.active = slices.Delete(r.active, i, i+1)
+			continue
+		}
+		i++
+	}
+	return made
+}
+
+func (r *rdma) produce(f *rdmaFlow, now int64) int {
+	e := r.h.e
+	bfc := r.h.bfc
+	eg := e.Egress(f.Port)
+	r.deadline(f, now)
+	f.blocked = blockNone
+	made := 0
+	for {
+		if t := f.s.NextSendTime(); t < 0 || t > now {
+			break
+		}
+		q, meta := f.queue, rdmaOwner|uint64(f.ID)<<signaling.MetaOwnerShift
+		if bfc != nil {
+			var m uint64
+			q, m = bfc.Classify(f.Port, f.hash, -1, 0, now)
+			meta |= m
+		}
+		if eg.Paused(q) {
+			f.blocked, f.blockQ = blockPaused, q
+			break
+		}
+		if f.queued+f.maxFrame > RDMAQueueBytes {
+			f.blocked = blockQueue
+			break
+		}
+		addr, ok := r.alloc()
+		if !ok {
+			f.NoFrame++
+			f.blocked, f.blockAt = blockFrame, now
+			break
+		}
+		seg, ok := f.s.Next(now)
+		if !ok {
+			r.spare, r.hasSp = addr, true
+			break
+		}
+		op := sendOpcode(seg.Pos)
+		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len))}
+		b := e.Frame(&d)
+		off := roce.PayloadOffset(op)
+		clear(b[off : off+seg.Len])
+		if bfc != nil {
+			f.tmpl.VID = signaling.VID(q)
+		}
+		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len})
+		if !e.Send(f.Port, q, &d, roce.EthLen+roce.VLANLen, meta) {
+			// Refused by the shared buffer (counted there): the packet
+			// is lost, and the transport deals with it as with any loss.
+			f.NoFrame++
+			f.blocked, f.blockAt = blockFrame, now
+			break
+		}
+		f.queued += int(d.Len)
+		made++
+	}
+	return made
+}
+
+func sendOpcode(p transport.Position) roce.Opcode {
+	switch p {
+	case transport.First:
+		return roce.OpSendFirst
+	case transport.Last:
+		return roce.OpSendLast
+	case transport.Only:
+		return roce.OpSendOnly
+	}
+	return roce.OpSendMiddle
+}
+
+// deadline tells a timed flow whose time is up that its next packet is
+// its last.
+func (r *rdma) deadline(f *rdmaFlow, now int64) {
+	if f.deadline > 0 && !f.stopped && now >= f.deadline {
+		f.s.Stop()
+		f.stopped = true
+	}
+}
+
+// settle records the end of a flow the transport finished or gave up.
+func (r *rdma) settle(f *rdmaFlow, now int64) {
+	if f.State != RDMARunning {
+		return
+	}
+	switch {
+	case f.s.Done():
+		f.State, f.endEng = RDMADone, f.s.S.End
+	case f.s.Failed():
+		f.State, f.endEng = RDMAFailed, now
+		if f.s.S.Timeouts > 0 {
+			f.Failure = fmt.Sprintf("lossless: nothing acknowledged for %v with data outstanding", time.Duration(r.params.LosslessTimeout))
+		} else {
+			f.Failure = "lossless: the receiver saw a PSN gap (packets lost)"
+		}
+	}
+}
+
+// dequeued returns a frame's bytes to its flow's queue allowance.
+func (r *rdma) dequeued(meta uint64, n int) {
+	id := int(meta >> signaling.MetaOwnerShift & (1<<31 - 1))
+	if id > 0 && id <= len(r.flows) {
+		r.flows[id-1].queued -= n
+	}
+}
+
+// NextTick implements dataplane.Timer: the earliest of the senders'
+// timers and pacing (of the flows not waiting on their queue) and the
+// receivers' ACK coalescing.
+func (r *rdma) NextTick() int64 {
+	next := int64(-1)
+	consider := func(t int64) {
+		if t >= 0 && (next < 0 || t < next) {
+			next = t
+		}
+	}
+	for _, f := range r.active {
+		if f.State != RDMARunning {
+			continue
+		}
+		consider(f.s.NextTimer())
+		if f.deadline > 0 && !f.stopped {
+			consider(f.deadline)
+		}
+		st := f.s.NextSendTime()
+		if st < 0 {
+			continue
+		}
+		switch f.blocked {
+		case blockNone:
+			consider(st)
+		case blockPaused:
+			// A resume arrives as a frame, which wakes the engine; a
+			// pause that lapses does not.
+			eg := r.h.e.Egress(f.Port)
+			if !eg.Paused(f.blockQ) {
+				consider(st)
+			} else if x, ok := eg.NextExpiry(); ok {
+				consider(x)
+			}
+		case blockQueue:
+			// Its frames leaving wake the engine.
+			if f.queued+f.maxFrame <= RDMAQueueBytes {
+				consider(st)
+			}
+		case blockFrame:
+			consider(max(st, f.blockAt+int64(rdmaAllocRetry)))
+		}
+	}
+	for _, rc := range r.armed {
+		consider(rc.r.NextTimer())
+	}
+	return next
+}
+
+// Tick implements dataplane.Timer: the senders' and receivers' timers
+// due at now. Produce, which runs in the same pass, sends what pacing
+// allows.
+func (r *rdma) Tick(now int64) {
+	for _, f := range r.active {
+		if f.State != RDMARunning {
+			continue
+		}
+		r.deadline(f, now)
+		if t := f.s.NextTimer(); t >= 0 && t <= now {
+			f.s.OnTimer(now)
+			r.settle(f, now)
+		}
+	}
+	for i := 0; i < len(r.armed); {
+		rc := r.armed[i]
+		if t := rc.r.NextTimer(); t >= 0 && t <= now {
+			r.reply(rc, rc.r.OnTimer(now))
+		}
+		if rc.r.NextTimer() < 0 {
+			rc.armed = false
+			r.armed = slices.Delete(r.armed, i, i+1)
+			continue
+		}
+		i++
+	}
+}
+
+// receive takes a RoCE frame b addressed to this server and settles v: it
+// is consumed, or dropped as malformed.
+func (r *rdma) receive(b []byte, now int64, v *dataplane.Verdict) {
+	v.Port = -1
+	p := &r.pkt
+	if err := roce.Parse(b, p); err != nil {
+		if err == roce.ErrBadICRC {
+			r.c.BadICRC++
+		} else {
+			r.c.Malformed++
+		}
+		v.Drop = dataplane.DropMalformed
+		return
+	}
+	switch op := p.Opcode(); {
+	case op == roce.OpAck:
+		r.onAck(p, now, v)
+	case op == roce.OpCNP:
+		f, ok := r.sender(p)
+		switch {
+		case !ok:
+			v.Drop = dataplane.DropUnsupported
+		case f != nil:
+			f.s.OnCNP(now)
+		}
+	case op.IsData():
+		r.onData(p, now, v)
+	default:
+		r.c.Unsupported++
+		v.Drop = dataplane.DropUnsupported
+	}
+}
+
+// sender is the running flow an ACK, NAK or CNP is for; nil with ok
+// for a flow that has ended (the frame is late and simply consumed);
+// ok false, counted, when the QP names no flow of this NIC.
+func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
+	qp := p.DestQP()
+	id := int(qp & (1<<22 - 1))
+	if id < 1 || id > len(r.flows) {
+		r.c.UnknownQP++
+		return nil, false
+	}
+	f = r.flows[id-1]
+	if f.QP != qp || f.tmpl.DstIP != p.SrcIP {
+		r.c.UnknownQP++
+		return nil, false
+	}
+	if f.State != RDMARunning {
+		return nil, true
+	}
+	return f, true
+}
+
+func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
+	s := p.AETH.Syndrome()
+	if s.Kind() != roce.KindACK && s != roce.SyndromePSNSeq {
+		r.c.Unsupported++
+		v.Drop = dataplane.DropUnsupported
+		return
+	}
+	f, ok := r.sender(p)
+	if !ok {
+		v.Drop = dataplane.DropUnsupported
+		return
+	}
+	if f == nil {
+		return
+	}
+	if expected, got, ok := p.SelectiveNAK(); ok {
+		f.s.OnNak(expected, got, now)
+	} else {
+		f.s.OnAck(p.PSN(), now)
+	}
+	r.settle(f, now)
+}
+
+func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
+	key := recvKey{src: p.SrcIP, qp: p.DestQP()}
+	rc := r.recvs[key]
+	if rc == nil {
+		rc = r.newReceiver(key, p.SrcPort)
+		if rc == nil {
+			v.Drop = dataplane.DropUnsupported
+			return
+		}
+	}
+	op := p.Opcode()
+	a := rc.r.OnData(p.PSN(), len(p.Payload), op.Last(), p.BTH.AckReq(), p.ECN == header.ECNCE, now)
+	r.reply(rc, a)
+	if !rc.armed && rc.r.NextTimer() >= 0 {
+		rc.armed = true
+		r.armed = append(r.armed, rc)
+	}
+}
+
+// newReceiver creates the receiver of a flow whose first packet (to
+// arrive) came from key.src with UDP source port sport; nil, counted,
+// when it cannot.
+func (r *rdma) newReceiver(key recvKey, sport uint16) *rdmaRecv {
+	h := r.h
+	mode, ok := rdmaQPMode(key.qp)
+	src := h.t.ServerIndex(key.src)
+	switch {
+	case !ok || src < 0:
+		r.c.UnknownQP++
+		return nil
+	case len(r.recvs) >= maxRDMAReceivers:
+		r.c.ReceiverLimit++
+		return nil
+	}
+	tr, err := transport.NewReceiver(mode, r.params, rdmaStartPSN(key.qp), MinRDMAMTU)
+	if err != nil {
+		r.c.Unsupported++
+		return nil
+	}
+	self := bcube.ServerIP(h.self).As4()
+	// Replies take the data's entropy: one flow hash for both directions
+	// is as good as any, and they ride the HQ anyway.
+	tuple := bcube.FiveTuple{Src: self, Dst: key.src, Proto: header.ProtoUDP, SPort: sport, DPort: roce.UDPPort}
+	o := h.t.FlowOrder(&h.policy, &tuple)
+	port := h.t.NextLevel(h.self, src, &o)
+	rc := &rdmaRecv{key: key, src: src, mode: mode, r: tr, port: port, hq: h.controlQueue(port),
+		reply: roce.Flow{SrcMAC: [6]byte(h.own[port]), DstMAC: [6]byte(h.sw[port]), PCP: signaling.PCPControl,
+			SrcIP: self, DstIP: key.src, SrcPort: sport, DestQP: key.qp}}
+	if r.recvs == nil {
+		r.recvs = map[recvKey]*rdmaRecv{}
+	}
+	r.recvs[key] = rc
+	r.rlist = append(r.rlist, rc)
+	return rc
+}
+
+// controlQueue is the queue of control frames at fabric port l.
+func (h *Host) controlQueue(l int) int {
+	if h.bfc != nil {
+		return h.bfc.HQ()
+	}
+	return h.queue(l, -1, signaling.PCPControl, false)
+}
+
+// reply sends what a receiver answered: a CNP, then the ACK or NAK.
+func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
+	if a.CNP {
+		if b, d, ok := r.ctlFrame(roce.CNPLen); ok {
+			roce.PutCNP(b, &rc.reply)
+			r.sendCtl(rc, d)
+		}
+	}
+	switch a.Reply {
+	case transport.ReplyAck:
+		if b, d, ok := r.ctlFrame(roce.AckLen); ok {
+			roce.PutAck(b, &rc.reply, roce.SyndromeACK, a.PSN, 0)
+			r.sendCtl(rc, d)
+		}
+	case transport.ReplyNak:
+		if b, d, ok := r.ctlFrame(roce.AckLen); ok {
+			roce.PutSelectiveNAK(b, &rc.reply, a.PSN, a.SackPSN)
+			r.sendCtl(rc, d)
+		}
+	}
+}
+
+func (r *rdma) ctlFrame(n int) ([]byte, xdp.Desc, bool) {
+	addr, ok := r.alloc()
+	if !ok {
+		r.c.NoFrame++
+		return nil, xdp.Desc{}, false
+	}
+	d := xdp.Desc{Addr: addr, Len: uint32(n)}
+	return r.h.e.Frame(&d), d, true
+}
+
+func (r *rdma) sendCtl(rc *rdmaRecv, d xdp.Desc) {
+	if !r.h.e.Send(rc.port, rc.hq, &d, 0, 0) {
+		r.c.NoFrame++
+	}
+}
+
+// report copies the flows of ids (all, with the receivers, when empty).
+func (r *rdma) report(ids []int) RDMAReport {
+	off := r.h.unixOffset()
+	rep := RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []RDMAFlow{}}
+	if len(ids) > 0 {
+		for _, id := range ids {
+			if id >= 1 && id <= len(r.flows) {
+				rep.Flows = append(rep.Flows, r.flows[id-1].report(off))
+			}
+		}
+		return rep
+	}
+	for _, f := range r.flows {
+		rep.Flows = append(rep.Flows, f.report(off))
+	}
+	for _, rc := range r.rlist {
+		st := rc.r.S
+		x := RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
+		if st.First >= 0 {
+			x.FirstNs = st.First + off
+		}
+		if st.Complete >= 0 {
+			x.CompleteNs = st.Complete + off
+		}
+		rep.Receivers = append(rep.Receivers, x)
+	}
+	return rep
+}
+
+// report is the flow's state with engine times made Unix times by off.
+func (f *rdmaFlow) report(off int64) RDMAFlow {
+	out := f.RDMAFlow
+	st := &f.s.S
+	out.StartNs = f.startEng + off
+	if st.Start >= 0 {
+		out.FirstNs = st.Start + off
+	}
+	if f.State != RDMARunning {
+		out.EndNs = f.endEng + off
+	}
+	if fct := st.FCT(); fct >= 0 {
+		out.FCTNs = fct
+	}
+	out.Size = f.s.Size()
+	out.Packets, out.Bytes = st.Packets, st.Bytes
+	out.RetxPackets, out.RetxBytes = st.RetxPackets, st.RetxBytes
+	out.Timeouts, out.ACKs, out.NAKs, out.CNPs = st.Timeouts, st.ACKs, st.NAKs, st.CNPs
+	out.AckedBytes = f.s.Acked()
+	out.RateBps = f.s.Rate()
+	return out
+}
+
+// parseIDs reads a list of flow ids, "1,2,3" ("" : none).
+func parseIDs(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		id, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || id < 1 {
+			return nil, fmt.Errorf("rdma: flow id %q: want a positive number", f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}

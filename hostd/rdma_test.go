@@ -1,0 +1,434 @@
+package hostd
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+const (
+	hFrame  = 2048
+	hRing   = 64
+	hFrames = 16384
+)
+
+// nic is one Host on an engine whose clock runs but whose loop does not:
+// the test moves frames between NICs itself, so every step is on the
+// test goroutine. Frames it takes out of an egress are not returned to
+// the engine; the memory is sized for the tests' traffic.
+type nic struct {
+	h       *Host
+	e       *dataplane.Engine
+	scratch xdp.Desc // where frames from the other NIC are received
+	v       dataplane.Verdict
+}
+
+func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic {
+	t.Helper()
+	mem := make([]byte, hFrames*hFrame)
+	var specs []dataplane.PortSpec
+	qc, err := dataplane.ServerEgress(tp, dataplane.QueueingPortFC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for l := 0; l <= tp.Levels(); l++ {
+		near, _ := dataplane.NewPipe(mem, make([]byte, hRing*hFrame), hRing)
+		s := dataplane.PortSpec{Name: "p", IO: near}
+		if l < tp.Levels() {
+			s.Queues = qc
+		}
+		specs = append(specs, s)
+	}
+	h := NewHost(tp, self, bcube.Policy{}, dataplane.QueueingPortFC)
+	if err := h.SetTransport(p); err != nil {
+		t.Fatal(err)
+	}
+	e, err := dataplane.NewEngine(dataplane.Memory{Bytes: mem, FrameSize: hFrame, NumFrames: hFrames, RingSize: hRing},
+		specs, h, dataplane.NewChanWaiter(), dataplane.Options{BufferBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Bind(e)
+	// Start the clock, then stop the loop: Call then runs directly.
+	done := make(chan error)
+	go func() { done <- e.Run(context.Background()) }()
+	<-e.Ready()
+	e.Stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	n := &nic{h: h, e: e}
+	addr, ok := e.Alloc()
+	if !ok {
+		t.Fatal("no frame")
+	}
+	n.scratch = xdp.Desc{Addr: addr}
+	return n
+}
+
+// deliver hands frame b to n as if it arrived on fabric port in and
+// reports the verdict.
+func (n *nic) deliver(in int, b []byte) *dataplane.Verdict {
+	n.scratch.Len = uint32(len(b))
+	copy(n.e.Frame(&n.scratch), b)
+	d := n.scratch
+	n.v = dataplane.Verdict{}
+	n.h.Handle(in, &d, &n.v)
+	return &n.v
+}
+
+// drain takes every frame out of port's egress (running the hooks, as a
+// transmission does) and passes each to fn.
+func (n *nic) drain(port int, fn func(q int, b []byte)) {
+	eg := n.e.Egress(port)
+	for {
+		pk, q, ok := eg.Dequeue(n.e.Now())
+		if !ok {
+			return
+		}
+		d := xdp.Desc{Addr: pk.Addr, Len: pk.Len}
+		fn(q, n.e.Frame(&d))
+	}
+}
+
+// pair is h0 -> h1 of BCube(2,1): one switch apart, port 0 at both ends.
+type pair struct {
+	a, b *nic
+	seq  int
+	// lose and mark pick data frames (by their order) to lose on the
+	// way and to mark CE.
+	lose, mark func(i int) bool
+	data, ctl  int
+	last       int64
+}
+
+// stepTime is the least time between steps: about two packet times at
+// 1 Gb/s.
+const stepTime = int64(20 * time.Microsecond)
+
+func newPair(t testing.TB, p transport.Params) *pair {
+	tp := bcube.MustNew(2, 1)
+	return &pair{a: newNIC(t, tp, 0, p), b: newNIC(t, tp, 1, p)}
+}
+
+// step runs one round, at least stepTime after the last: timers, the
+// sender's packets to the receiver, the receiver's answers back.
+func (pr *pair) step() {
+	now := pr.a.e.Now()
+	for now < pr.last+stepTime {
+		now = pr.a.e.Now()
+	}
+	pr.last = now
+	pr.a.h.r.Tick(now)
+	pr.b.h.r.Tick(now)
+	pr.a.h.r.Produce(now)
+	pr.a.drain(0, pr.toB)
+	pr.b.drain(0, pr.toA)
+}
+
+func (pr *pair) toB(q int, b []byte) {
+	i := pr.seq
+	pr.seq++
+	pr.data++
+	if pr.lose != nil && pr.lose(i) {
+		return
+	}
+	if pr.mark != nil && pr.mark(i) {
+		header.IPv4(b[roce.EthLen+roce.VLANLen:]).SetCE()
+	}
+	pr.b.deliver(0, b)
+}
+
+func (pr *pair) toA(q int, b []byte) {
+	pr.ctl++
+	pr.a.deliver(0, b)
+}
+
+func fastParams() transport.Params { return TransportParams(1e9, 20*time.Microsecond) }
+
+// The frames on the wire: data as RoCEv2 SEND with PCP 3, ECT(0), the
+// flow's source port and QP, in its a/b queue; ACKs back with PCP 6 in
+// the HQ; a flow of 10 KB completes with everything acknowledged.
+func TestRDMAFrames(t *testing.T) {
+	pr := newPair(t, fastParams())
+	fs, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 10_000, MTU: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fs[0]
+	if f.Port != 0 || f.Queue != pr.a.e.Egress(0).Name(f.queueIndex(pr.a.h)) {
+		t.Fatalf("flow: %+v", f)
+	}
+	var pkt roce.Packet
+	var psns []uint32
+	var ops []roce.Opcode
+	acks := 0
+	for range 1000 {
+		now := pr.a.e.Now()
+		pr.a.h.r.Tick(now)
+		pr.b.h.r.Tick(now)
+		pr.a.h.r.Produce(now)
+		pr.a.drain(0, func(q int, b []byte) {
+			if err := roce.Parse(b, &pkt); err != nil {
+				t.Fatal(err)
+			}
+			if pkt.PCP != signaling.PCPData || pkt.ECN != ecnECT0 || pkt.SrcPort != f.SPort || pkt.DestQP() != f.QP ||
+				pkt.DstIP != bcube.ServerIP(1).As4() || q != f.queueIndex(pr.a.h) {
+				t.Errorf("data frame: %+v in queue %d", pkt, q)
+			}
+			psns = append(psns, pkt.PSN())
+			ops = append(ops, pkt.Opcode())
+			pr.b.deliver(0, b)
+		})
+		pr.b.drain(0, func(q int, b []byte) {
+			if err := roce.Parse(b, &pkt); err != nil {
+				t.Fatal(err)
+			}
+			if pkt.Opcode() != roce.OpAck || pkt.PCP != signaling.PCPControl || q != pr.b.h.t.ServerHQ() || pkt.DestQP() != f.QP ||
+				pkt.AETH.Syndrome() != roce.SyndromeACK || pkt.SrcPort != f.SPort || pkt.ECN != 0 {
+				t.Errorf("ack: %+v syndrome %v in queue %d", pkt, pkt.AETH.Syndrome(), q)
+			}
+			acks++
+			pr.a.deliver(0, b)
+		})
+		if pr.a.h.RDMA([]int{1}).Flows[0].State != RDMARunning {
+			break
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
+	if len(ops) != 10 || ops[0] != roce.OpSendFirst || ops[1] != roce.OpSendMiddle || ops[9] != roce.OpSendLast ||
+		psns[0] != f.StartPSN || psns[9] != roce.NextPSN(f.StartPSN, 9) {
+		t.Fatalf("opcodes %v, PSNs %v", ops, psns)
+	}
+	rep := pr.a.h.RDMA(nil)
+	got := rep.Flows[0]
+	if acks == 0 || got.State != RDMADone || got.AckedBytes != 10_000 || got.FCTNs <= 0 || got.Packets != 10 {
+		t.Fatalf("%d acks; flow %+v", acks, got)
+	}
+	r := pr.b.h.RDMA(nil).Receivers
+	if len(r) != 1 || !r[0].Done || r[0].Stats["bytes"] != 10_000 || r[0].Src != 0 || r[0].Mode != transport.Lossless {
+		t.Fatalf("receivers: %+v", r)
+	}
+}
+
+// queueIndex is the flow's queue at its port (test helper).
+func (f RDMAFlow) queueIndex(h *Host) int { return h.t.ServerQueue(h.self, f.Port, f.Dst, false) }
+
+// A paused queue stops a flow without dropping anything, and it goes on
+// when the queue resumes; the flow never holds more than RDMAQueueBytes
+// in its queue.
+func TestRDMAPauseAndQueueCap(t *testing.T) {
+	pr := newPair(t, fastParams())
+	fs, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := fs[0].queueIndex(pr.a.h)
+	eg := pr.a.e.Egress(0)
+	for range 5 {
+		pr.step()
+		time.Sleep(20 * time.Microsecond)
+	}
+	now := pr.a.e.Now()
+	eg.Pause(q, now, now+int64(time.Hour))
+	time.Sleep(time.Millisecond)
+	if n := pr.a.h.r.Produce(pr.a.e.Now()); n != 0 {
+		t.Fatalf("%d packets while paused", n)
+	}
+	if next := pr.a.h.r.NextTick(); next >= 0 && next <= pr.a.e.Now() {
+		t.Fatalf("a paused flow wants to run at %d (now %d)", next, pr.a.e.Now())
+	}
+	eg.Resume(q, pr.a.e.Now())
+	if next := pr.a.h.r.NextTick(); next < 0 || next > pr.a.e.Now() {
+		t.Fatalf("resumed, next tick %d (now %d)", next, pr.a.e.Now())
+	}
+	time.Sleep(2 * time.Millisecond)
+	n := pr.a.h.r.Produce(pr.a.e.Now())
+	if n == 0 || eg.QueueBytes(q) > RDMAQueueBytes {
+		t.Fatalf("%d packets, %d bytes queued", n, eg.QueueBytes(q))
+	}
+	if pr.a.h.r.flows[0].blocked != blockQueue {
+		t.Fatalf("not held by its queue allowance: %d bytes queued", eg.QueueBytes(q))
+	}
+	for range 2000 {
+		pr.step()
+		if fl := pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != RDMARunning {
+			if fl.State != RDMADone || fl.RetxPackets != 0 {
+				t.Fatalf("flow: %+v", fl)
+			}
+			return
+		}
+	}
+	t.Fatal("flow did not complete")
+}
+
+// Lossless: a lost packet fails the flow (the receiver NAKs the gap);
+// Go-Back-N and IRN recover from the same loss; CE marks draw CNPs that
+// the sender counts.
+func TestRDMAModes(t *testing.T) {
+	for _, mode := range []string{"lossless", "gbn", "irn"} {
+		t.Run(mode, func(t *testing.T) {
+			pr := newPair(t, fastParams())
+			pr.lose = func(i int) bool { return i == 20 }
+			pr.mark = func(i int) bool { return i%50 == 0 }
+			if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 200 << 10, Mode: mode}); err != nil {
+				t.Fatal(err)
+			}
+			var fl RDMAFlow
+			for range 20000 {
+				pr.step()
+				if fl = pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != RDMARunning {
+					break
+				}
+			}
+			rx := pr.b.h.RDMA(nil).Receivers[0]
+			t.Logf("%s: %+v; receiver %v", mode, fl, rx.Stats)
+			if fl.CNPs == 0 || rx.Stats["cnps"] != fl.CNPs || rx.Stats["ce"] == 0 {
+				t.Errorf("CNPs: sender %d, receiver sent %d for %d CE", fl.CNPs, rx.Stats["cnps"], rx.Stats["ce"])
+			}
+			if mode == "lossless" {
+				if fl.State != RDMAFailed || fl.NAKs == 0 || !rx.Gap || rx.Stats["lost"] != 1 {
+					t.Errorf("lossless: %+v, receiver gap %v", fl, rx.Gap)
+				}
+				return
+			}
+			if fl.State != RDMADone || fl.AckedBytes != 200<<10 || fl.RetxPackets == 0 || fl.NAKs == 0 {
+				t.Errorf("%s: %+v", mode, fl)
+			}
+			if mode == "irn" && fl.Timeouts == 0 && fl.RetxPackets != 1 {
+				t.Errorf("IRN retransmitted %d packets for one loss (%d timeouts)", fl.RetxPackets, fl.Timeouts)
+			}
+		})
+	}
+}
+
+// Malformed RoCE frames for this server — truncated, a bad ICRC, an
+// unknown opcode, an ACK for no flow — are dropped and counted, never
+// taken.
+func TestRDMAMalformed(t *testing.T) {
+	pr := newPair(t, fastParams())
+	b := make([]byte, 2048)
+	fl := roce.Flow{SrcIP: bcube.ServerIP(0).As4(), DstIP: bcube.ServerIP(1).As4(), SrcPort: 50000, DestQP: rdmaQP(transport.IRN, 7), PCP: 3}
+	n := roce.PutData(b, &fl, &roce.Data{Opcode: roce.OpSendFirst, Payload: 256})
+	good := b[:n]
+	cases := []struct {
+		name  string
+		frame func() []byte
+		drop  dataplane.DropReason
+		count func(c RDMACounters) uint64
+	}{
+		{"truncated", func() []byte {
+			// A datagram whose BTH is cut short, with IPv4 and UDP
+			// lengths that agree.
+			c := clone(good)[:roce.HeadersLen-4]
+			ip := c[roce.EthLen+roce.VLANLen:]
+			binary.BigEndian.PutUint16(ip[2:], uint16(len(ip)))
+			binary.BigEndian.PutUint16(ip[10:], 0)
+			binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
+			binary.BigEndian.PutUint16(ip[24:], uint16(len(ip)-20))
+			return c
+		}, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.Malformed }},
+		{"bad icrc", func() []byte { c := clone(good); c[len(c)-1] ^= 1; return c }, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.BadICRC }},
+		{"bad opcode", func() []byte {
+			c := clone(good)
+			roce.BTH(c[roce.HeadersLen-roce.BTHLen:]).SetOpcode(0x1d)
+			return c
+		}, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.Malformed }},
+		{"no mode in QP", func() []byte {
+			f := fl
+			f.DestQP = 5
+			c := make([]byte, 2048)
+			return c[:roce.PutData(c, &f, &roce.Data{Opcode: roce.OpSendOnly, Payload: 8})]
+		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.UnknownQP }},
+		{"ack for no flow", func() []byte {
+			f := fl
+			c := make([]byte, 2048)
+			return c[:roce.PutAck(c, &f, roce.SyndromeACK, 1, 0)]
+		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.UnknownQP }},
+		{"rnr nak", func() []byte {
+			f := fl
+			c := make([]byte, 2048)
+			return c[:roce.PutAck(c, &f, roce.RNRSyndrome(3), 1, 0)]
+		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.Unsupported }},
+	}
+	for _, c := range cases {
+		before := c.count(pr.b.h.RDMA(nil).Counters)
+		v := pr.b.deliver(0, c.frame())
+		if v.Port >= 0 || v.Drop != c.drop {
+			t.Errorf("%s: verdict %+v", c.name, *v)
+		}
+		if after := c.count(pr.b.h.RDMA(nil).Counters); after != before+1 {
+			t.Errorf("%s: counter %d -> %d", c.name, before, after)
+		}
+	}
+	if v := pr.b.deliver(0, good); v.Port >= 0 || v.Drop != dataplane.DropNone {
+		t.Errorf("good frame: %+v", *v)
+	}
+	if r := pr.b.h.RDMA(nil).Receivers; len(r) != 1 || r[0].Mode != transport.IRN {
+		t.Errorf("receivers %+v", r)
+	}
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// The per-packet paths allocate nothing: producing data, receiving it
+// (with CE marks and losses: ACKs, selective NAKs, CNPs), receiving the
+// answers, the timers, and dropping malformed frames.
+func TestRDMAAllocs(t *testing.T) {
+	for _, mode := range []string{"gbn", "irn"} {
+		t.Run(mode, func(t *testing.T) {
+			pr := newPair(t, fastParams())
+			pr.lose = func(i int) bool { return i%50 == 7 }
+			pr.mark = func(i int) bool { return i%100 == 0 }
+			if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: mode}); err != nil {
+				t.Fatal(err)
+			}
+			for range 200 {
+				pr.step()
+			}
+			data, ctl := pr.data, pr.ctl
+			if n := testing.AllocsPerRun(500, pr.step); n != 0 {
+				t.Errorf("%v allocations per step", n)
+			}
+			if pr.data-data < 200 || pr.ctl-ctl < 20 {
+				t.Errorf("the loop moved %d data and %d control frames", pr.data-data, pr.ctl-ctl)
+			}
+			fl := pr.a.h.RDMA([]int{1}).Flows[0]
+			if fl.RetxPackets == 0 || fl.CNPs == 0 || fl.NAKs == 0 {
+				t.Errorf("the loop did not exercise it: %+v", fl)
+			}
+			bad := make([]byte, 200)
+			fr := roce.Flow{SrcIP: bcube.ServerIP(0).As4(), DstIP: bcube.ServerIP(1).As4(), DestQP: 1}
+			bad = bad[:roce.PutAck(bad, &fr, roce.SyndromeACK, 0, 0)]
+			bad[len(bad)-1] ^= 0xff
+			if n := testing.AllocsPerRun(100, func() { pr.b.deliver(0, bad) }); n != 0 {
+				t.Errorf("%v allocations per malformed frame", n)
+			}
+		})
+	}
+}
+
+func BenchmarkRDMA(b *testing.B) {
+	pr := newPair(b, fastParams())
+	if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: "irn"}); err != nil {
+		b.Fatal(err)
+	}
+	for range 100 {
+		pr.step()
+	}
+	b.ReportAllocs()
+	start := pr.data
+	for b.Loop() {
+		pr.step()
+	}
+	b.ReportMetric(float64(pr.data-start)/float64(b.N), "packets/op")
+}
