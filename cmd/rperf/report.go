@@ -12,7 +12,9 @@ package main
 // 802.1Q, IPv4, UDP, BTH and ICRC, preamble, FCS and inter-frame gap),
 // and link utilisation is the wire rate over the link rate: the share of
 // the link the flow's useful packets occupied from its first byte sent to
-// its last byte acknowledged.
+// its last byte acknowledged. Flows that leave by different ports take
+// disjoint first links, so the sum's utilisation is over the link rate
+// times the number of ports the flows leave by.
 
 import (
 	"fmt"
@@ -183,8 +185,9 @@ func bps(bytes int64, secs float64) float64 {
 func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
 	var e End
 	rel := func(ns int64) float64 { return float64(ns-t0) / 1e9 }
-	first, last, lastAck := int64(math.MaxInt64), int64(0), int64(0)
+	first, last := int64(math.MaxInt64), int64(0)
 	var wire float64
+	ports := map[int]bool{}
 	for _, f := range flows {
 		fs, fe := f.FirstNs, f.EndNs
 		if fs == 0 {
@@ -209,7 +212,7 @@ func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
 		}
 		e.Streams = append(e.Streams, es)
 		first, last = min(first, fs), max(last, fe)
-		lastAck = max(lastAck, fe)
+		ports[f.Port] = true
 		wire += w
 		e.SumSent.Bytes += es.Sender.Bytes
 		e.SumSent.Packets += f.Packets
@@ -235,7 +238,7 @@ func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
 	if e.SumReceived.Seconds > 0 {
 		e.SumReceived.WireBitsPerSecond = wire * 8 / e.SumReceived.Seconds
 		if linkBps > 0 {
-			e.SumReceived.LinkUtilization = e.SumReceived.WireBitsPerSecond / float64(linkBps)
+			e.SumReceived.LinkUtilization = e.SumReceived.WireBitsPerSecond / float64(linkBps*int64(len(ports)))
 		}
 	}
 	return e
@@ -343,10 +346,15 @@ func printSummary(w io.Writer, d *Document) {
 		fmt.Fprintln(w, line)
 	}
 	r := &e.SumReceived
-	if d.Start.LinkRateBps > 0 && r.Seconds > 0 {
-		fmt.Fprintf(w, "Link %s: goodput %s (%.1f%%), on the wire with headers %s (%.1f%% of the link)\n",
+	if d.Start.LinkRateBps > 0 && r.Seconds > 0 && r.LinkUtilization > 0 {
+		links := r.WireBitsPerSecond / r.LinkUtilization / float64(d.Start.LinkRateBps)
+		what := "the link"
+		if links > 1.5 {
+			what = fmt.Sprintf("%.0f links", links)
+		}
+		fmt.Fprintf(w, "Link %s: goodput %s, on the wire with headers %s, %.1f%% of %s\n",
 			strings.TrimSpace(formatBits(float64(d.Start.LinkRateBps))), strings.TrimSpace(formatBits(r.BitsPerSecond)),
-			100*r.BitsPerSecond/float64(d.Start.LinkRateBps), strings.TrimSpace(formatBits(r.WireBitsPerSecond)), 100*r.LinkUtilization)
+			strings.TrimSpace(formatBits(r.WireBitsPerSecond)), 100*r.LinkUtilization, what)
 	}
 	fmt.Fprintf(w, "Retransmits %d (%s), timeouts %d, NAKs %d, CNPs %d, failures %d\n",
 		e.Retransmits, strings.TrimSpace(formatBytes(float64(e.RetxBytes))), e.Timeouts, e.NAKs, e.CNPs, e.Failures)
