@@ -19,11 +19,13 @@ import (
 
 func TestParseFlags(t *testing.T) {
 	for _, c := range []struct {
-		args []string
-		ok   bool
+		args  []string
+		ok    bool
 		check func(o *options) bool
 	}{
-		{[]string{"-c", "h3"}, true, func(o *options) bool { return o.duration == 10*time.Second && o.interval == time.Second && o.mode == "lossless" }},
+		{[]string{"-c", "h3"}, true, func(o *options) bool {
+			return o.duration == 10*time.Second && o.interval == time.Second && o.mode == "lossless"
+		}},
 		{[]string{"-c", "h3", "-n", "10M", "-P", "4", "--mode", "irn", "--no-dcqcn", "-J", "-i", "0.5"}, true, func(o *options) bool {
 			return o.bytes == 10<<20 && o.duration == 0 && o.parallel == 4 && o.mode == "irn" && o.noDCQCN && o.json && o.interval == 500*time.Millisecond
 		}},
