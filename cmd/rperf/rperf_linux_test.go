@@ -172,7 +172,8 @@ func TestRperfLinkRate(t *testing.T) {
 	if sum != e.SumReceived.Bytes {
 		t.Errorf("intervals add up to %d bytes, the end says %d", sum, e.SumReceived.Bytes)
 	}
-	if e.Failures != 0 || e.Retransmits != 0 || len(e.Streams) != 1 || e.Streams[0].State != "done" || e.Streams[0].FCTNs < int64(3*time.Second) {
+	// No ECN marking in this lab: DCQCN is on, but no CNP is ever sent.
+	if e.Failures != 0 || e.Retransmits != 0 || e.CNPs != 0 || len(e.Streams) != 1 || e.Streams[0].State != "done" || e.Streams[0].FCTNs < int64(3*time.Second) {
 		t.Errorf("end: %+v", e)
 	}
 	if u := e.SumReceived.LinkUtilization; u < 0.90 {
@@ -370,4 +371,56 @@ func TestRperfLoss(t *testing.T) {
 		t.Errorf("lossless under loss: exit %d\nstdout:\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("lossless: %s", strings.TrimSpace(r.stderr))
+}
+
+// Acceptance 4: two flows into one switch egress (h1 -> h0 and h2 -> h0
+// through s0.0 of BCube(4,1), ECN marking on) under DCQCN converge to
+// within 20% of their fair share, and CNPs are counted; the lab of
+// TestRperfLinkRate, without marking, sees none.
+func TestRperfDCQCN(t *testing.T) {
+	spec := upLab(t, "rd", lab.Spec{N: 4, K: 1, ECN: true})
+	type done struct {
+		r   result
+		err error
+	}
+	ch := make(chan done, 2)
+	for _, src := range []string{"h1", "h2"} {
+		go func() {
+			r, err := runRperf(spec, src, "-c", "h0", "-t", "5", "-J")
+			ch <- done{r, err}
+		}()
+	}
+	var rates []float64
+	for range 2 {
+		x := <-ch
+		if x.err != nil {
+			t.Fatal(x.err)
+		}
+		d := parseDoc(t, x.r)
+		if x.r.code != 0 || d.End.Failures != 0 {
+			t.Fatalf("exit %d: %s", x.r.code, x.r.stderr)
+		}
+		// The rate after the first two seconds, when DCQCN has settled.
+		var bytes int64
+		var secs float64
+		for _, iv := range d.Intervals {
+			if iv.Sum.Start >= 2 {
+				bytes += iv.Sum.Bytes
+				secs += iv.Sum.Seconds
+			}
+		}
+		rates = append(rates, float64(bytes)*8/secs)
+		t.Logf("%s: %.1f Mb/s after 2 s, %.1f Mb/s overall, %d CNPs", d.Start.Node, rates[len(rates)-1]/1e6,
+			d.End.SumReceived.BitsPerSecond/1e6, d.End.CNPs)
+		if d.End.CNPs == 0 {
+			t.Errorf("%s: no CNP", d.Start.Node)
+		}
+	}
+	fair := (rates[0] + rates[1]) / 2
+	for _, r := range rates {
+		if r < 0.8*fair || r > 1.2*fair {
+			t.Errorf("rates %.1f and %.1f Mb/s: not within 20%% of the fair share %.1f", rates[0]/1e6, rates[1]/1e6, fair/1e6)
+			break
+		}
+	}
 }
