@@ -17,11 +17,15 @@ const rdmaRate = 100e6
 // the lab's default parameters, losing each frame on a cable with
 // probability loss (data and control alike).
 func rdmaFabric(t *testing.T, loss float64) *Fabric {
+	return rdmaFabricOpts(t, bcube.MustNew(2, 1), loss, Options{})
+}
+
+// rdmaFabricOpts is rdmaFabric on tp with the flow control of o.
+func rdmaFabricOpts(t *testing.T, tp bcube.Topology, loss float64, o Options) *Fabric {
 	t.Helper()
-	tp := bcube.MustNew(2, 1)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
-	o := Options{RateBps: rdmaRate}
+	o.RateBps = rdmaRate
 	if loss > 0 {
 		o.Lose = func(b []byte) bool {
 			mu.Lock()
@@ -177,5 +181,64 @@ func TestRDMABadRequests(t *testing.T) {
 	}
 	if n := len(h.RDMA(nil).Flows); n != 0 {
 		t.Errorf("%d flows started", n)
+	}
+}
+
+// A 3-to-1 incast of lossless RDMA flows (h1, h2, h3 -> h0 of BCube(4,1),
+// all through s0.0) completes without a gap under every flow-control
+// scheme (paused senders wait, they do not drop), and fails without flow
+// control, where the switch port toward h0 drops.
+func TestRDMAIncastFlowControl(t *testing.T) {
+	bfc := bfcCfg
+	for _, c := range []struct {
+		name string
+		o    Options
+		ok   bool
+	}{
+		{"portfc", Options{PortFC: &fcTh}, true},
+		{"pfc", Options{PFC: &pfcTh}, true},
+		{"bfc", Options{BFC: &bfc}, true},
+		{"none", Options{Buffer: 64 << 10}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := rdmaFabricOpts(t, bcube.MustNew(4, 1), 0, c.o)
+			var ids [4][]int
+			for src := 1; src <= 3; src++ {
+				fs, err := f.HostLogic[src].StartRDMA(hostd.RDMARequest{Dst: 0, Bytes: 1 << 20, DCQCN: new(bool)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[src] = append(ids[src], fs[0].ID)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			failed := 0
+			for src := 1; src <= 3; src++ {
+				for {
+					fl := f.HostLogic[src].RDMA(ids[src]).Flows[0]
+					if fl.State != hostd.RDMARunning {
+						t.Logf("h%d: %s, FCT %v %s", src, fl.State, time.Duration(fl.FCTNs), fl.Failure)
+						if fl.State != hostd.RDMADone {
+							failed++
+						}
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("h%d: still running: %+v", src, fl)
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			var dropped uint64
+			for _, e := range append(f.Hosts, f.Sws...) {
+				ps, _ := e.Snapshot()
+				dropped += drops(ps)
+			}
+			switch {
+			case c.ok && (failed != 0 || dropped != 0):
+				t.Errorf("%d flows failed, %d frames dropped", failed, dropped)
+			case !c.ok && (failed == 0 || dropped == 0):
+				t.Errorf("without flow control: %d flows failed, %d frames dropped", failed, dropped)
+			}
+		})
 	}
 }
