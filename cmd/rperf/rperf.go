@@ -153,6 +153,9 @@ func (t *test) snapshot(ctx context.Context, ids string) (snapshot, *hostd.RDMAR
 	if err := t.call(ctx, http.MethodGet, "/rdma?id="+ids, nil, &rep); err != nil {
 		return snapshot{}, nil, err
 	}
+	if want := strings.Count(ids, ",") + 1; len(rep.Flows) != want {
+		return snapshot{}, nil, fmt.Errorf("hostd reports %d of the %d flows it started (restarted?)", len(rep.Flows), want)
+	}
 	return snapshot{at: rep.NowNs, flows: rep.Flows}, &rep, nil
 }
 
