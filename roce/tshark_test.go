@@ -5,40 +5,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/bits"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
+	"github.com/bcfab/bcfab/internal/pcaptest"
 )
-
-func writePcap(t *testing.T, path string, frames [][]byte) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := pcapgo.NewWriter(f)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
-	ts := time.Unix(1700000000, 0)
-	for i, b := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Millisecond), CaptureLength: len(b), Length: len(b)}
-		if err := w.WritePacket(ci, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // tsharkRun runs tshark on path with a private profile (no user
 // preferences) and returns its standard output.
@@ -105,7 +78,7 @@ func TestTshark(t *testing.T) {
 		frames = append(frames, s.frame)
 	}
 	path := filepath.Join(t.TempDir(), "roce.pcap")
-	writePcap(t, path, frames)
+	pcaptest.Write(t, path, frames)
 
 	fields := []string{
 		"frame.protocols", "vlan.priority", "vlan.id", "ip.dsfield.dscp", "ip.dsfield.ecn", "ip.ttl", "ip.flags.df",

@@ -10,11 +10,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/bcfab/bcfab/internal/pcaptest"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // sample is a signal three ways: the layer, what Put* writes, and its
@@ -279,7 +279,7 @@ func TestTsharkDissector(t *testing.T) {
 		c.put(b)
 		frames = append(frames, b)
 	}
-	writePcap(t, good, frames)
+	pcaptest.Write(t, good, frames)
 
 	run := func(args ...string) string {
 		t.Helper()
@@ -362,32 +362,9 @@ func TestTsharkDissector(t *testing.T) {
 			badFrames = append(badFrames, b)
 		}
 	}
-	writePcap(t, bad, append(badFrames, frames[0]))
+	pcaptest.Write(t, bad, append(badFrames, frames[0]))
 	out := strings.Fields(run("-r", bad, "-Y", "_ws.malformed", "-T", "fields", "-e", "frame.number"))
 	if len(out) != len(badFrames) || (len(out) > 0 && out[len(out)-1] != fmt.Sprint(len(badFrames))) {
 		t.Errorf("tshark flags frames %v as malformed, want 1..%d", out, len(badFrames))
-	}
-}
-
-func writePcap(t *testing.T, path string, frames [][]byte) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := pcapgo.NewWriter(f)
-	if err := w.WriteFileHeader(65535, layers.LinkTypeEthernet); err != nil {
-		t.Fatal(err)
-	}
-	ts := time.Unix(1700000000, 0)
-	for i, b := range frames {
-		ci := gopacket.CaptureInfo{Timestamp: ts.Add(time.Duration(i) * time.Millisecond), CaptureLength: len(b), Length: len(b)}
-		if err := w.WritePacket(ci, b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

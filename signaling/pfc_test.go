@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcfab/bcfab/internal/pcaptest"
+
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
@@ -241,7 +243,7 @@ func TestTsharkPFC(t *testing.T) {
 	for _, s := range pfcSamples {
 		frames = append(frames, s.frame())
 	}
-	writePcap(t, path, frames)
+	pcaptest.Write(t, path, frames)
 	fields := []string{"eth.dst", "macc.opcode", "macc.cbfc.enbv"}
 	for i := range 8 {
 		fields = append(fields, fmt.Sprintf("macc.cbfc.pause_time.c%d", i))
