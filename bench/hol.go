@@ -89,16 +89,8 @@ func HoL(ctx context.Context, o HoLOptions) ([]HoLResult, error) {
 }
 
 func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err error) {
-	spec := o.Lab
-	spec.N, spec.K = 4, 1
-	if err := SetScheme(&spec, fc); err != nil {
-		return res, err
-	}
-	if spec.Name == "" {
-		spec.Name = "hol"
-	}
-	root := runRoot(spec)
-	if _, err := lab.Up(ctx, spec, o.Log); err != nil {
+	spec, root, err := upScheme(ctx, o.Lab, 4, 1, fc, "hol", o.Log)
+	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, lab.Down(root, spec.Name, o.Log)) }()

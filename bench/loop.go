@@ -108,16 +108,8 @@ func Loop(ctx context.Context, o LoopOptions) ([]LoopResult, error) {
 }
 
 func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, err error) {
-	spec := o.Lab
-	spec.N, spec.K = 2, 1
-	if err := SetScheme(&spec, fc); err != nil {
-		return res, err
-	}
-	if spec.Name == "" {
-		spec.Name = "loop"
-	}
-	root := runRoot(spec)
-	if _, err := lab.Up(ctx, spec, o.Log); err != nil {
+	spec, root, err := upScheme(ctx, o.Lab, 2, 1, fc, "loop", o.Log)
+	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, lab.Down(root, spec.Name, o.Log)) }()

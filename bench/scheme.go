@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -23,4 +25,21 @@ func SetScheme(s *lab.Spec, scheme string) error {
 	}
 	s.BFCQueues = n
 	return nil
+}
+
+// upScheme brings up BCube(n, k) from base under scheme, named name unless
+// base has a name, and returns the spec it used and its run root; the
+// caller takes it down with lab.Down(root, spec.Name, log).
+func upScheme(ctx context.Context, base lab.Spec, n, k int, scheme, name string, log *slog.Logger) (spec lab.Spec, root string, err error) {
+	spec = base
+	spec.N, spec.K = n, k
+	if err := SetScheme(&spec, scheme); err != nil {
+		return spec, "", err
+	}
+	if spec.Name == "" {
+		spec.Name = name
+	}
+	root = runRoot(spec)
+	_, err = lab.Up(ctx, spec, log)
+	return spec, root, err
 }
