@@ -160,6 +160,10 @@ type port struct {
 	wire    *queues.DelayLine // nil without delay
 	stalled bool              // the kernel did not take every TX descriptor
 	tapped  atomic.Bool
+	// idle: the last dequeue found nothing eligible (empty, or every
+	// queue with frames paused), so the link has been idle since; the
+	// next frame that becomes eligible restarts the shaper.
+	idle bool
 
 	wd     []wdQueue // per queue, with the watchdog on
 	wdDrop uint64    // queues whose arrivals the watchdog drops
@@ -499,7 +503,7 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 		eg.CountDrop(q, int(DropBufferFull))
 	default:
 		now := e.Now()
-		if eg.Len() == 0 {
+		if eg.Len() == 0 || p.idle {
 			p.shaper.Restart(now)
 		}
 		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta}, now)
@@ -631,7 +635,15 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		// Nothing eligible (empty, or every queue with frames paused): the
 		// link is idle now and earns no catch-up credit for it.
 		p.shaper.Restart(now)
+		p.idle = true
 		return pk, false
+	}
+	if p.idle {
+		// The link was idle until a frame arrived (Send restarted the
+		// shaper then) or a pause was lifted: time before that is not
+		// lost to the daemon's lateness.
+		p.shaper.Restart(p.egress.LastLift())
+		p.idle = false
 	}
 	p.shaper.Send(now, int(pk.Len))
 	e.buffered -= int(pk.Len)

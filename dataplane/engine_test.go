@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"testing"
+	"time"
 
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -152,5 +153,46 @@ func BenchmarkEnginePass(b *testing.B) {
 		r.send(64)
 		r.e.pass()
 		r.recv()
+	}
+}
+
+// A pause is idle link time, not link time the daemon lost: frames held
+// by a pause and sent as soon as it is lifted count no lost time, while
+// frames the engine serves long after the lift do.
+func TestEngineShaperLagIgnoresPauses(t *testing.T) {
+	r := newRig(t, 100_000_000, 1<<20)
+	eg := r.e.Egress(1)
+	lost := func() time.Duration {
+		ps, _ := r.e.Snapshot()
+		return time.Duration(ps[1].LostLinkNs)
+	}
+	for _, served := range []struct {
+		late     time.Duration // from the lift to the pass that sends
+		min, max time.Duration // lost link time it adds
+	}{
+		{0, 0, 100 * time.Millisecond},
+		{50 * time.Millisecond, 40 * time.Millisecond, time.Hour},
+	} {
+		before := lost()
+		eg.Pause(0, r.e.Now(), 0)
+		for range 3 {
+			r.send(1000)
+		}
+		r.e.pass()
+		r.recv()
+		time.Sleep(200 * time.Millisecond) // paused with frames: idle, not late
+		eg.Resume(0, r.e.Now())
+		time.Sleep(served.late)
+		got := 0
+		for end := time.Now().Add(time.Second); got < 3 && time.Now().Before(end); {
+			r.e.pass()
+			got += r.recv()
+		}
+		if got != 3 {
+			t.Fatalf("%d of 3 frames sent after the resume", got)
+		}
+		if d := lost() - before; d < served.min || d > served.max {
+			t.Errorf("served %v after the lift: lost %v of link time, want %v..%v", served.late, d, served.min, served.max)
+		}
 	}
 }

@@ -178,8 +178,9 @@ type Egress struct {
 	timed    uint64 // paused with an expiry
 	override uint64 // ignore pauses (a watchdog's recovery)
 
-	expiry  int64 // earliest until among timed; math.MaxInt64 when none
-	lastNow int64 // of the last Dequeue, Eligible, Pause or Resume
+	expiry   int64 // earliest until among timed; math.MaxInt64 when none
+	lastNow  int64 // of the last Dequeue, Eligible, Pause or Resume
+	lastLift int64 // when a pause was last lifted
 
 	// DRR: cur is the queue being visited (its quantum already added), or
 	// -1 between visits; the next visit goes to the first eligible queue
@@ -471,7 +472,12 @@ func (e *Egress) lift(q int, t int64) {
 	}
 	e.paused &^= 1 << q
 	e.timed &^= 1 << q
+	e.lastLift = max(e.lastLift, t)
 }
+
+// LastLift is when a pause was last lifted (resumed or expired), in ns; 0
+// if never.
+func (e *Egress) LastLift() int64 { return e.lastLift }
 
 // nextExpiry recomputes the cached earliest expiry.
 func (e *Egress) nextExpiry() {
