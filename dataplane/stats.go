@@ -128,7 +128,15 @@ func (p *PortStats) TotalDrops() uint64 {
 	for _, v := range p.Drops {
 		n += v
 	}
-	// rx_fill_ring_empty counts the same losses as rx_dropped, not more.
+	return n + p.RingDrops()
+}
+
+// RingDrops counts the frames the kernel's XSK rings of the port dropped:
+// received frames no fill-ring frame or receive-ring slot was there for,
+// and descriptors the kernel refused. (rx_fill_ring_empty counts the same
+// losses as rx_dropped, not more.)
+func (p *PortStats) RingDrops() uint64 {
+	var n uint64
 	for _, k := range []string{"rx_dropped", "rx_ring_full", "tx_invalid_descs", "rx_invalid_descs"} {
 		n += p.XSK[k]
 	}

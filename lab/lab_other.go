@@ -24,3 +24,7 @@ func Exec(string, string, []string) error                    { return errNotLinu
 func SetLink(string, string, string, string, LinkConfig) ([]LinkEnd, error) {
 	return nil, errNotLinux
 }
+func SampleHealth(string, string) (*HealthSample, error) { return nil, errNotLinux }
+func RunWorkload(context.Context, string, string, WorkloadOptions) (*WorkloadReport, error) {
+	return nil, errNotLinux
+}

@@ -138,3 +138,11 @@ func newState(p *Plan) *State {
 	}
 	return s
 }
+
+// loadDefault loads the state of lab name ("": DefaultName).
+func loadDefault(runRoot, name string) (*State, error) {
+	if name == "" {
+		name = DefaultName
+	}
+	return LoadState(runRoot, name)
+}

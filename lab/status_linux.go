@@ -123,13 +123,6 @@ func serverCount(s Spec) int {
 	return v
 }
 
-func loadDefault(runRoot, name string) (*State, error) {
-	if name == "" {
-		name = DefaultName
-	}
-	return LoadState(runRoot, name)
-}
-
 // nodeNameRE matches the node part of a lab namespace name.
 var nodeNameRE = regexp.MustCompile(`^(h[0-9]+|s[0-9]+\.[0-9]+)$`)
 

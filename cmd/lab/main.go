@@ -41,6 +41,9 @@ Commands:
   capture NODE PORT              what PORT of NODE transmits: signal frames decoded, -w pcap
   gen SRC DST                    a generated flow from server SRC to DST (obeys flow control)
   link NODE PORT                 injected loss and link down on the cable at NODE's PORT
+  workload                       RDMA flows from a workload (flow-size CDF, load, incast,
+                                 patterns): per-flow FCTs, summary, emulation health
+  health                         emulation health: daemon CPU, XSK ring drops, shaper lag
   bench datapath                 forwarding rate of swd vs the Linux bridge and a bare
                                  AF_XDP forwarder, on namespaces of its own
   bench fairness                 two flows into one egress in two queues; ping via the HQ
@@ -80,16 +83,18 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, nil
 	}
 	cmds := map[string]func([]string, io.Writer, io.Writer) error{
-		"up":      cmdUp,
-		"down":    cmdDown,
-		"status":  cmdStatus,
-		"list":    cmdList,
-		"exec":    cmdExec,
-		"stats":   cmdStats,
-		"bench":   cmdBench,
-		"capture": cmdCapture,
-		"gen":     cmdGen,
-		"link":    cmdLink,
+		"up":       cmdUp,
+		"down":     cmdDown,
+		"status":   cmdStatus,
+		"list":     cmdList,
+		"exec":     cmdExec,
+		"stats":    cmdStats,
+		"bench":    cmdBench,
+		"capture":  cmdCapture,
+		"gen":      cmdGen,
+		"link":     cmdLink,
+		"workload": cmdWorkload,
+		"health":   cmdHealth,
 	}
 	f, ok := cmds[args[0]]
 	if !ok {
@@ -105,6 +110,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, nil
 	case errors.Is(err, errUsage):
 		return 2, nil // the flag package has printed why
+	case errors.Is(err, errInvalidRun):
+		return 3, err // the report was printed, flagged invalid
 	case errors.As(err, &exit):
 		// exec: the command's own status, with no word of ours.
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

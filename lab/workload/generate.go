@@ -126,6 +126,24 @@ type Incast struct {
 	Start   time.Duration
 }
 
+// DefaultIncastShare is the share of one host link of the receiver that
+// an incast takes on average with DefaultIncastPeriod.
+const DefaultIncastShare = 0.25
+
+// DefaultIncastPeriod is the period that makes a periodic incast of
+// senders × size bytes take DefaultIncastShare of one host link of
+// linkRate bit/s on average: four times the time that link needs to
+// carry the incast's bytes, rounded up to the millisecond. The same
+// command then means the same on links of any rate (2.56 s for 8 × 1 MB
+// at 100 Mb/s, 25.6 s at 10 Mb/s). 0 if linkRate is 0.
+func DefaultIncastPeriod(linkRate uint64, senders int, size int64) time.Duration {
+	if linkRate == 0 || senders < 1 || size < 1 {
+		return 0
+	}
+	sec := 8 * float64(senders) * float64(size) / float64(linkRate) / DefaultIncastShare
+	return time.Duration(math.Ceil(sec*1e3)) * time.Millisecond
+}
+
 // Pattern is a periodic two-phase collective, KindPS or KindMoE. An event
 // starts at Start, Start+Period, ... as long as its second phase starts
 // before the end of the run; each event draws its hosts anew, uniformly,

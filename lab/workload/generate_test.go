@@ -498,3 +498,21 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+func TestDefaultIncastPeriod(t *testing.T) {
+	for _, c := range []struct {
+		rate    uint64
+		senders int
+		size    int64
+		want    time.Duration
+	}{
+		{100_000_000, 8, 1_000_000, 2560 * time.Millisecond},
+		{10_000_000, 8, 1_000_000, 25600 * time.Millisecond},
+		{1_000_000_000, 1, 1000, time.Millisecond}, // 32 us, rounded up
+		{0, 8, 1_000_000, 0},
+	} {
+		if got := DefaultIncastPeriod(c.rate, c.senders, c.size); got != c.want {
+			t.Errorf("DefaultIncastPeriod(%d, %d, %d) = %v, want %v", c.rate, c.senders, c.size, got, c.want)
+		}
+	}
+}

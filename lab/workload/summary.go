@@ -81,6 +81,12 @@ type Dist[T time.Duration | float64] struct {
 	Max  T   `json:"max"`
 }
 
+// DurationDist summarises a sample of durations (left unchanged): its
+// mean, nearest-rank percentiles and maximum.
+func DurationDist(xs []time.Duration) Dist[time.Duration] {
+	return distOf(slices.Clone(xs), func(f float64) time.Duration { return time.Duration(math.Round(f)) })
+}
+
 // distOf sorts xs in place and summarises it; round makes the mean, a
 // float64, a T.
 func distOf[T time.Duration | float64](xs []T, round func(float64) T) Dist[T] {

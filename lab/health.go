@@ -1,0 +1,394 @@
+package lab
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+// Emulation health: whether the daemons kept up with the fabric they
+// emulate during a run. A lab shares the machine's few cores among all
+// its daemons and the kernel's veth work; when they fall behind, links
+// run slower than their rate and rings overflow, and the run measures the
+// machine, not the fabric. Every report of a run carries a Health, and a
+// run whose Health is not Valid is flagged invalid rather than reported
+// as a result.
+//
+// A run is invalid when, between its two samples:
+//
+//   - a daemon did not answer, died or was replaced;
+//   - a kernel XSK ring dropped frames (a daemon did not drain its
+//     receive ring, or the kernel refused descriptors): frames the
+//     emulator lost without any switch deciding to;
+//   - a shaped port lost more than MaxLostShare of the run's time: link
+//     time the emulated link had, with frames waiting and not paused,
+//     that the daemon did not use because it was not scheduled (the
+//     shaper makes up for lateness up to its catch-up bound, so only
+//     longer gaps count; see queues.Lag).
+//
+// Late frames, the largest lateness and CPU time are reported for
+// context: a daemon that is often late but within the catch-up bound
+// still gives its link its full rate.
+
+// DefaultMaxLostShare is the largest share of a run's time a port may
+// lose before the run is invalid: 1% of a link's capacity.
+const DefaultMaxLostShare = 0.01
+
+// HealthLimits are the thresholds of a valid run.
+type HealthLimits struct {
+	// MaxLostShare bounds the link time lost on any one port, as a share
+	// of the run's duration (0: DefaultMaxLostShare; negative: no bound).
+	MaxLostShare float64 `json:"max_lost_share"`
+	// MaxRingDrops bounds the frames the kernel's XSK rings dropped, all
+	// ports together (0: none allowed; negative: no bound).
+	MaxRingDrops int64 `json:"max_ring_drops"`
+}
+
+func (l HealthLimits) withDefaults() HealthLimits {
+	if l.MaxLostShare == 0 {
+		l.MaxLostShare = DefaultMaxLostShare
+	}
+	return l
+}
+
+// HealthSample is what a lab's daemons and the machine said at one
+// instant. SampleHealth takes one.
+type HealthSample struct {
+	At time.Time `json:"at"`
+	// CPUs is the number of CPUs the machine offers; Busy and Total its
+	// CPU time spent busy and in all since boot (/proc/stat, in clock
+	// ticks).
+	CPUs  int          `json:"cpus"`
+	Busy  uint64       `json:"busy_ticks"`
+	Total uint64       `json:"total_ticks"`
+	Nodes []NodeSample `json:"nodes"`
+}
+
+// NodeSample is one daemon in a HealthSample.
+type NodeSample struct {
+	Node string `json:"node"`
+	Pid  int    `json:"pid"`
+	// CPU is the daemon's user and system time since it started.
+	CPU   time.Duration `json:"cpu_ns"`
+	Ports []PortSample  `json:"ports,omitempty"`
+	// Err says why the daemon could not be sampled.
+	Err string `json:"error,omitempty"`
+}
+
+// PortSample is one port of a NodeSample.
+type PortSample struct {
+	Name      string `json:"name"`
+	RingDrops uint64 `json:"ring_drops"`
+	Late      uint64 `json:"late_frames"`
+	MaxLateNs int64  `json:"max_late_ns"`
+	LostNs    int64  `json:"lost_ns"`
+}
+
+// nodeSample is the part of a NodeSample that a daemon's stats give.
+func nodeSample(st *dataplane.Stats) NodeSample {
+	n := NodeSample{Node: st.Node, Pid: st.Pid}
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		n.Ports = append(n.Ports, PortSample{Name: p.Name, RingDrops: p.RingDrops(), Late: p.LateFrames, MaxLateNs: p.MaxLateNs, LostNs: p.LostLinkNs})
+	}
+	return n
+}
+
+// Health is a run's emulation health: what changed between two samples.
+type Health struct {
+	Valid bool `json:"valid"`
+	// Problems says why a run is not Valid, one line each.
+	Problems []string `json:"problems,omitempty"`
+	// Warnings are worth knowing but do not invalidate the run.
+	Warnings []string     `json:"warnings,omitempty"`
+	Limits   HealthLimits `json:"limits"`
+
+	Wall time.Duration `json:"wall_ns"`
+	CPUs int           `json:"cpus"`
+	// MachineBusy is the share of all CPUs' time that was busy (every
+	// process and the kernel, veth forwarding included); 0 when unknown.
+	MachineBusy float64 `json:"machine_busy"`
+	// DaemonCPU is the CPU time of all the lab's daemons; DaemonShare
+	// that as a share of all CPUs' time.
+	DaemonCPU   time.Duration `json:"daemon_cpu_ns"`
+	DaemonShare float64       `json:"daemon_share"`
+	// Busiest are the daemons that used the most CPU, at most five.
+	Busiest []DaemonCPU `json:"busiest,omitempty"`
+
+	RingDrops uint64 `json:"ring_drops"`
+	// LateFrames counts frames that started later than their link was
+	// free; MaxLate is the largest lateness in the run, of the ports
+	// whose largest lateness since their daemon started grew during it
+	// (the daemons keep only that maximum; a port whose frames were late
+	// by less than before does not show).
+	LateFrames uint64        `json:"late_frames"`
+	MaxLate    time.Duration `json:"max_late_ns"`
+	// Lost is the link time lost on the worst port (WorstPort, as
+	// node/port), LostShare that as a share of Wall; LostTotal over every
+	// port.
+	Lost      time.Duration `json:"lost_ns"`
+	LostShare float64       `json:"lost_share"`
+	WorstPort string        `json:"worst_port,omitempty"`
+	LostTotal time.Duration `json:"lost_total_ns"`
+	// Ports lists the ports with ring drops or lost link time.
+	Ports []PortHealth `json:"ports,omitempty"`
+}
+
+// DaemonCPU is one daemon's CPU time in a run; Share is of one CPU.
+type DaemonCPU struct {
+	Node  string        `json:"node"`
+	CPU   time.Duration `json:"cpu_ns"`
+	Share float64       `json:"share"`
+}
+
+// PortHealth is what went wrong on one port in a run.
+type PortHealth struct {
+	Port      string        `json:"port"` // node/port
+	RingDrops uint64        `json:"ring_drops,omitempty"`
+	Late      uint64        `json:"late_frames,omitempty"`
+	Lost      time.Duration `json:"lost_ns,omitempty"`
+}
+
+// machineBusyWarn is the machine's busy share above which a report warns
+// that the run was CPU-bound.
+const machineBusyWarn = 0.95
+
+// Since is the health of the run from before to s, judged by limits.
+// A nil before means since the daemons started (every counter from zero;
+// the wall time is then the oldest daemon's uptime, which the caller
+// passes as uptime).
+func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits HealthLimits) Health {
+	limits = limits.withDefaults()
+	h := Health{Limits: limits, CPUs: s.CPUs}
+	if before != nil {
+		h.Wall = s.At.Sub(before.At)
+		if dt := s.Total - before.Total; before.Total > 0 && s.Total > before.Total {
+			h.MachineBusy = float64(s.Busy-before.Busy) / float64(dt)
+		}
+	} else {
+		h.Wall = uptime
+	}
+	var prev map[string]*NodeSample
+	if before != nil {
+		prev = make(map[string]*NodeSample, len(before.Nodes))
+		for i := range before.Nodes {
+			prev[before.Nodes[i].Node] = &before.Nodes[i]
+		}
+	}
+	problem := func(format string, args ...any) { h.Problems = append(h.Problems, fmt.Sprintf(format, args...)) }
+	var cpus []DaemonCPU
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Err != "" {
+			problem("%s: %s", n.Node, n.Err)
+			continue
+		}
+		var b *NodeSample
+		if prev != nil {
+			b = prev[n.Node]
+			switch {
+			case b == nil:
+				problem("%s: not in the first sample", n.Node)
+				continue
+			case b.Err != "":
+				problem("%s: %s at the start", n.Node, b.Err)
+				continue
+			case b.Pid != n.Pid:
+				problem("%s: daemon restarted (pid %d, then %d)", n.Node, b.Pid, n.Pid)
+				continue
+			}
+		}
+		cpu := n.CPU
+		if b != nil {
+			cpu -= b.CPU
+		}
+		h.DaemonCPU += cpu
+		cpus = append(cpus, DaemonCPU{Node: n.Node, CPU: cpu, Share: share(cpu, h.Wall)})
+		for j := range n.Ports {
+			p := n.Ports[j]
+			newMax := p.Late > 0 // the port's largest lateness is this run's
+			if b != nil {
+				if k := slices.IndexFunc(b.Ports, func(q PortSample) bool { return q.Name == p.Name }); k >= 0 {
+					q := b.Ports[k]
+					p.RingDrops -= q.RingDrops
+					p.Late -= q.Late
+					p.LostNs -= q.LostNs
+					newMax = p.MaxLateNs > q.MaxLateNs
+				}
+			}
+			h.RingDrops += p.RingDrops
+			h.LateFrames += p.Late
+			if newMax {
+				h.MaxLate = max(h.MaxLate, time.Duration(p.MaxLateNs))
+			}
+			lost := time.Duration(p.LostNs)
+			h.LostTotal += lost
+			name := n.Node + "/" + p.Name
+			if lost > h.Lost {
+				h.Lost, h.WorstPort = lost, name
+			}
+			if p.RingDrops > 0 || lost > 0 {
+				h.Ports = append(h.Ports, PortHealth{Port: name, RingDrops: p.RingDrops, Late: p.Late, Lost: lost})
+			}
+		}
+	}
+	if prev != nil {
+		for _, b := range before.Nodes {
+			if !slices.ContainsFunc(s.Nodes, func(n NodeSample) bool { return n.Node == b.Node }) {
+				problem("%s: gone by the end", b.Node)
+			}
+		}
+	}
+	slices.SortFunc(cpus, func(a, b DaemonCPU) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), strings.Compare(a.Node, b.Node)) })
+	h.Busiest = cpus[:min(5, len(cpus))]
+	if h.CPUs > 0 {
+		h.DaemonShare = share(h.DaemonCPU, h.Wall*time.Duration(h.CPUs))
+	}
+	h.LostShare = share(h.Lost, h.Wall)
+	slices.SortFunc(h.Ports, func(a, b PortHealth) int {
+		return cmp.Or(cmp.Compare(b.RingDrops, a.RingDrops), cmp.Compare(b.Lost, a.Lost), strings.Compare(a.Port, b.Port))
+	})
+	if limits.MaxRingDrops >= 0 && h.RingDrops > uint64(limits.MaxRingDrops) {
+		worst := h.Ports[0]
+		problem("XSK rings dropped %d frames (most at %s: %d): a daemon did not drain its rings", h.RingDrops, worst.Port, worst.RingDrops)
+	}
+	if limits.MaxLostShare >= 0 && h.LostShare > limits.MaxLostShare {
+		problem("%s lost %v of link time, %s of the run (limit %s): its daemon was not scheduled in time",
+			h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare), percent(limits.MaxLostShare))
+	}
+	if h.MachineBusy > machineBusyWarn {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("the machine was %s busy: the run was CPU-bound", percent(h.MachineBusy)))
+	}
+	h.Valid = len(h.Problems) == 0
+	return h
+}
+
+func share(part, whole time.Duration) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part) / float64(whole)
+}
+
+func percent(f float64) string {
+	switch {
+	case f == 0:
+		return "0%"
+	case f < 0.001:
+		return fmt.Sprintf("%.3f%%", 100*f)
+	case f < 0.1:
+		return fmt.Sprintf("%.2f%%", 100*f)
+	}
+	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// Verdict is "valid" or "INVALID".
+func (h *Health) Verdict() string {
+	if h.Valid {
+		return "valid"
+	}
+	return "INVALID"
+}
+
+// WriteText writes h for people: the verdict and its reasons, then CPU,
+// rings and shapers, one line each.
+func (h *Health) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "emulation health: %s", h.Verdict())
+	if !h.Valid {
+		b.WriteString(" (the daemons did not keep up; the results are not the fabric's)")
+	}
+	b.WriteString("\n")
+	for _, p := range h.Problems {
+		fmt.Fprintf(&b, "  problem: %s\n", p)
+	}
+	for _, p := range h.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", p)
+	}
+	fmt.Fprintf(&b, "  cpu: %v wall, %d CPUs", h.Wall.Round(time.Millisecond), h.CPUs)
+	if h.MachineBusy > 0 {
+		fmt.Fprintf(&b, ", machine %s busy", percent(h.MachineBusy))
+	}
+	fmt.Fprintf(&b, "; daemons %v (%s of all CPUs)", h.DaemonCPU.Round(time.Millisecond), percent(h.DaemonShare))
+	if len(h.Busiest) > 0 {
+		var top []string
+		for _, d := range h.Busiest {
+			top = append(top, fmt.Sprintf("%s %s", d.Node, percent(d.Share)))
+		}
+		fmt.Fprintf(&b, "; busiest %s of a CPU", strings.Join(top, ", "))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "  rings: %d frames dropped\n", h.RingDrops)
+	fmt.Fprintf(&b, "  shapers: %d late frames", h.LateFrames)
+	if h.MaxLate > 0 {
+		fmt.Fprintf(&b, " (largest lateness %v)", h.MaxLate.Round(time.Microsecond))
+	}
+	fmt.Fprintf(&b, "; link time lost %v in all", h.LostTotal.Round(time.Microsecond))
+	if h.Lost > 0 {
+		fmt.Fprintf(&b, ", worst %s %v = %s of the run", h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare))
+	}
+	if h.Limits.MaxLostShare >= 0 {
+		fmt.Fprintf(&b, " (limit %s)", percent(h.Limits.MaxLostShare))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// userHZ is the unit of the CPU times in /proc: USER_HZ, 100 on every
+// Linux ABI this runs on.
+const userHZ = 100
+
+// parseProcCPU reads a process's user and system time from the contents
+// of /proc/<pid>/stat (fields 14 and 15, counted after the command name,
+// which may hold spaces and parentheses).
+func parseProcCPU(stat []byte) (time.Duration, error) {
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("proc stat: no command name")
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("proc stat: %d fields after the command name, want at least 13", len(f))
+	}
+	var ticks uint64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("proc stat: cpu time %q: %w", v, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// parseMachineCPU reads the busy and total CPU time of all CPUs, in
+// ticks, from the contents of /proc/stat: its first line is "cpu user
+// nice system idle iowait irq softirq steal guest guest_nice"; idle and
+// iowait are not busy, and guest time is already in user time.
+func parseMachineCPU(stat []byte) (busy, total uint64, err error) {
+	line, _, _ := strings.Cut(string(stat), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: first line %q is not the cpu totals", line)
+	}
+	for i, v := range f[1:min(len(f), 9)] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: %q: %w", v, err)
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total, nil
+}

@@ -1,0 +1,124 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func sample(at time.Duration, busy, total uint64, nodes ...NodeSample) *HealthSample {
+	return &HealthSample{At: time.Unix(1000, 0).Add(at), CPUs: 2, Busy: busy, Total: total, Nodes: nodes}
+}
+
+func node(name string, pid int, cpu time.Duration, ports ...PortSample) NodeSample {
+	return NodeSample{Node: name, Pid: pid, CPU: cpu, Ports: ports}
+}
+
+func TestHealthValid(t *testing.T) {
+	before := sample(0, 1000, 4000,
+		node("h0", 10, time.Second, PortSample{Name: "eth0", Late: 5, MaxLateNs: 300_000, LostNs: 7_000_000}),
+		node("s0.0", 11, 2*time.Second, PortSample{Name: "p0", RingDrops: 3}))
+	after := sample(10*time.Second, 2600, 6000,
+		node("h0", 10, 3*time.Second, PortSample{Name: "eth0", Late: 105, MaxLateNs: 900_000, LostNs: 57_000_000}),
+		node("s0.0", 11, 2500*time.Millisecond, PortSample{Name: "p0", RingDrops: 3}))
+	h := after.Since(before, 0, HealthLimits{})
+	if !h.Valid || len(h.Problems) != 0 {
+		t.Fatalf("problems: %v", h.Problems)
+	}
+	if h.Wall != 10*time.Second || h.MachineBusy != 0.8 || h.DaemonCPU != 2500*time.Millisecond || h.DaemonShare != 0.125 {
+		t.Errorf("wall %v busy %v daemons %v share %v", h.Wall, h.MachineBusy, h.DaemonCPU, h.DaemonShare)
+	}
+	if h.Busiest[0].Node != "h0" || h.Busiest[0].Share != 0.2 || h.Busiest[1].Node != "s0.0" {
+		t.Errorf("busiest %+v", h.Busiest)
+	}
+	// Counters are differences; drops before the run are not the run's.
+	if h.RingDrops != 0 || h.LateFrames != 100 || h.MaxLate != 900*time.Microsecond || h.Lost != 50*time.Millisecond ||
+		h.WorstPort != "h0/eth0" || h.LostShare != 0.005 {
+		t.Errorf("health %+v", h)
+	}
+	var b strings.Builder
+	if err := h.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"emulation health: valid", "machine 80% busy", "h0 20%", "rings: 0 frames dropped",
+		"100 late frames (largest lateness 900µs)", "worst h0/eth0 50ms = 0.50% of the run (limit 1.00%)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestHealthInvalid(t *testing.T) {
+	before := sample(0, 0, 0,
+		node("h0", 10, 0, PortSample{Name: "eth0"}),
+		node("h1", 12, 0),
+		node("h2", 13, 0),
+		node("s0.0", 11, 0, PortSample{Name: "p0"}))
+	after := sample(time.Second, 0, 0,
+		node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}),
+		node("h1", 14, 0),
+		NodeSample{Node: "h2", Pid: 13, Err: "daemon not running"},
+		node("s0.0", 11, 0, PortSample{Name: "p0", RingDrops: 7}))
+	h := after.Since(before, 0, HealthLimits{})
+	if h.Valid {
+		t.Fatal("valid")
+	}
+	want := []string{
+		"h1: daemon restarted (pid 12, then 14)",
+		"h2: daemon not running",
+		"XSK rings dropped 7 frames (most at s0.0/p0: 7)",
+		"h0/eth0 lost 20ms of link time, 2.00% of the run (limit 1.00%)",
+	}
+	got := strings.Join(h.Problems, "\n")
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("problems lack %q:\n%s", w, got)
+		}
+	}
+	if len(h.Problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(h.Problems), len(want), got)
+	}
+	// Looser limits accept the same run's drops and lost time.
+	after.Nodes = append(after.Nodes[:1], after.Nodes[3])
+	before.Nodes = append(before.Nodes[:1], before.Nodes[3])
+	if h := after.Since(before, 0, HealthLimits{MaxLostShare: 0.05, MaxRingDrops: 10}); !h.Valid {
+		t.Errorf("looser limits: %v", h.Problems)
+	}
+	if h := after.Since(before, 0, HealthLimits{MaxLostShare: -1, MaxRingDrops: -1}); !h.Valid {
+		t.Errorf("no limits: %v", h.Problems)
+	}
+	// A node that vanished is a problem too.
+	after.Nodes = after.Nodes[:1]
+	if h := after.Since(before, 0, HealthLimits{MaxLostShare: -1}); h.Valid || !strings.Contains(strings.Join(h.Problems, ";"), "s0.0: gone") {
+		t.Errorf("vanished node: %v", h.Problems)
+	}
+}
+
+// Since(nil) judges everything since the daemons started.
+func TestHealthSinceStart(t *testing.T) {
+	s := sample(0, 0, 0, node("h0", 10, 4*time.Second, PortSample{Name: "eth0", LostNs: 1_000_000}))
+	h := s.Since(nil, 8*time.Second, HealthLimits{})
+	if !h.Valid || h.Wall != 8*time.Second || h.Busiest[0].Share != 0.5 || h.Lost != time.Millisecond {
+		t.Errorf("%+v", h)
+	}
+}
+
+func TestParseProcCPU(t *testing.T) {
+	stat := "4242 (ho) (st d) S 1 4242 4242 0 -1 4194560 1270 0 0 0 250 130 0 0 20 0 9 0 1234 0 0\n"
+	d, err := parseProcCPU([]byte(stat))
+	if err != nil || d != 3800*time.Millisecond {
+		t.Errorf("cpu %v, %v; want 3.8s", d, err)
+	}
+	for _, bad := range []string{"", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 x 0"} {
+		if _, err := parseProcCPU([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	busy, total, err := parseMachineCPU([]byte("cpu  100 5 50 800 20 3 7 0 0 0\ncpu0 1 2 3 4\n"))
+	if err != nil || busy != 165 || total != 985 {
+		t.Errorf("busy %d total %d %v; want 165 985", busy, total, err)
+	}
+	if _, _, err := parseMachineCPU([]byte("intr 1 2 3\n")); err == nil {
+		t.Error("no cpu line: no error")
+	}
+}

@@ -1,0 +1,440 @@
+package lab
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/transport"
+)
+
+// A workload run (RunWorkload) drives the RDMA NICs of an up lab with the
+// flows of a workload.Config: each flow is started at its scheduled time
+// by its source's hostd (POST /rdma), the NICs are polled for the flows'
+// outcomes, and the run ends when every flow has ended or the drain time
+// after the last start has passed; flows still running then are stopped
+// and counted incomplete. The report holds a record per flow (FCT from
+// the NIC, ideal FCT from the lab's link rate, MTU and path length), their
+// summary, what the fabric did meanwhile (drops, pauses, ECN marks, CNPs)
+// and the run's emulation health.
+
+// Defaults of WorkloadOptions.
+const (
+	// DefaultWorkloadDrain is the least time a run waits, after its last
+	// flow started, for the flows still running.
+	DefaultWorkloadDrain = 10 * time.Second
+	// DefaultWorkloadInterval is the time between two polls of the NICs
+	// (and progress reports).
+	DefaultWorkloadInterval = time.Second
+	// workloadLead is the time between starting the run and its first
+	// possible flow start, for the starters to be ready.
+	workloadLead = 100 * time.Millisecond
+)
+
+// WorkloadOptions describe a workload run on an up lab.
+type WorkloadOptions struct {
+	// Config is the workload. Its Hosts, LinkRate and LinksPerHost are
+	// the lab's (servers, link rate, k+1 links) when zero.
+	Config workload.Config
+	// Mode is the flows' loss recovery: lossless (default), gbn or irn.
+	Mode string
+	// NoDCQCN turns DCQCN off (on by default; it only acts on a lab
+	// that marks ECN, lab up --ecn).
+	NoDCQCN bool
+	// MTU is the flows' payload per packet (0: hostd.DefaultRDMAMTU).
+	MTU int
+	// Drain is how long the run waits for flows after the last start
+	// (0: the largest of DefaultWorkloadDrain, Config.Duration and twice
+	// the ideal FCT of the schedule's slowest flow).
+	Drain time.Duration
+	// Interval is the time between polls and progress reports (0:
+	// DefaultWorkloadInterval).
+	Interval time.Duration
+	// Limits judge the run's emulation health.
+	Limits HealthLimits
+	// Progress, when not nil, is called after every poll.
+	Progress func(WorkloadProgress)
+}
+
+// defaultDrain is the drain time of a run of the given duration and
+// flows: long enough for its slowest flow to finish at half its ideal
+// rate after the last start.
+func defaultDrain(duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
+	d := max(DefaultWorkloadDrain, duration)
+	for _, f := range flows {
+		d = max(d, 2*ideal(f.Src, f.Dst, f.Size))
+	}
+	return d
+}
+
+// WorkloadProgress is the state of a run at one poll.
+type WorkloadProgress struct {
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Flows     int           `json:"flows"`
+	Started   int           `json:"started"`
+	Running   int           `json:"running"`
+	Completed int           `json:"completed"`
+	Failed    int           `json:"failed"`
+	// AckedBytes counts the bytes acknowledged so far, all flows
+	// together; Goodput is its rate since the previous poll.
+	AckedBytes int64   `json:"acked_bytes"`
+	Goodput    float64 `json:"goodput_bps"`
+}
+
+// String is a progress line such as
+// "3.0s: 190/687 started, 12 running, 176 done, 0 failed, 41.2 Mb/s".
+func (p WorkloadProgress) String() string {
+	return fmt.Sprintf("%5.1fs: %d/%d started, %d running, %d done, %d failed, %s",
+		p.Elapsed.Seconds(), p.Started, p.Flows, p.Running, p.Completed, p.Failed, goodput(p.Goodput))
+}
+
+// goodput prints a measured rate; unlike a link rate, 0 is just 0.
+func goodput(bps float64) string {
+	if bps < 1 {
+		return "0 bit/s"
+	}
+	return FormatRate(uint64(bps))
+}
+
+// sizeText prints a byte count with the unit it was most likely given in:
+// binary when a whole number of KiB or MiB, else decimal (1 MB, 64 kB).
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return FormatSize(int(n))
+	case n >= 1e6 && n%1e6 == 0:
+		return fmt.Sprintf("%d MB", n/1e6)
+	case n >= 1e3 && n%1e3 == 0:
+		return fmt.Sprintf("%d kB", n/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// WorkloadReport is the outcome of a workload run.
+type WorkloadReport struct {
+	Lab      string `json:"lab"`
+	Topology string `json:"topology"`
+	RateBps  uint64 `json:"rate_bps"`
+	FC       string `json:"fc"`
+	ECN      bool   `json:"ecn"`
+	// The workload: CDF name, load and its basis, duration, seed,
+	// incast and pattern, as run.
+	CDF      string            `json:"cdf,omitempty"`
+	Load     float64           `json:"load"`
+	Basis    string            `json:"basis"`
+	Duration time.Duration     `json:"duration_ns"`
+	Seed     uint64            `json:"seed"`
+	Incast   *workload.Incast  `json:"incast,omitempty"`
+	Pattern  *workload.Pattern `json:"pattern,omitempty"`
+	Mode     transport.Mode    `json:"mode"`
+	DCQCN    bool              `json:"dcqcn"`
+	MTU      int               `json:"mtu"`
+
+	Started time.Time `json:"started"`
+	// Elapsed runs from the run's start to its end: every flow ended, or
+	// the drain time passed.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// StartLag is how late the flows started against their schedule (the
+	// starters' and NICs' scheduling on a busy machine); it does not
+	// enter FCTs, which the NICs measure from the first byte sent.
+	StartLag workload.Dist[time.Duration] `json:"start_lag_ns"`
+	// StartErrors counts flows their NIC refused to start, FirstError
+	// says why the first was; those flows count as failed.
+	StartErrors int    `json:"start_errors,omitempty"`
+	FirstError  string `json:"first_error,omitempty"`
+	// Aborted counts the flows stopped at the end of the drain time.
+	Aborted int `json:"aborted,omitempty"`
+
+	// QueueNodes names the columns of Queues: every node of the lab.
+	// Queues is a time series, one row per progress interval, of the
+	// bytes each node held in its egress queues (all ports).
+	QueueNodes []string   `json:"queue_nodes"`
+	Queues     []QueueRow `json:"queues"`
+
+	Records []workload.FlowRecord `json:"records"`
+	Summary workload.Summary      `json:"summary"`
+	Fabric  FabricCounters        `json:"fabric"`
+	Health  Health                `json:"health"`
+}
+
+// Valid reports whether the run's results stand: its emulation health is
+// valid.
+func (r *WorkloadReport) Valid() bool { return r.Health.Valid }
+
+// QueueRow is one sample of the queue series of a run.
+type QueueRow struct {
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Bytes   []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
+}
+
+// QueuePeakSample is the largest queue of a series.
+type QueuePeakSample struct {
+	Node    string
+	Elapsed time.Duration
+	Bytes   uint64
+}
+
+// QueuePeak is the largest node queue in r's series.
+func (r *WorkloadReport) QueuePeak() QueuePeakSample {
+	var p QueuePeakSample
+	for _, row := range r.Queues {
+		for i, b := range row.Bytes {
+			if b > p.Bytes && i < len(r.QueueNodes) {
+				p = QueuePeakSample{Node: r.QueueNodes[i], Elapsed: row.Elapsed, Bytes: b}
+			}
+		}
+	}
+	return p
+}
+
+// WriteQueuesCSV writes r's queue series as CSV: elapsed seconds, then
+// the bytes queued at every node.
+func (r *WorkloadReport) WriteQueuesCSV(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("elapsed_s," + strings.Join(r.QueueNodes, ",") + "\n")
+	for _, row := range r.Queues {
+		fmt.Fprintf(&b, "%.3f", row.Elapsed.Seconds())
+		for _, v := range row.Bytes {
+			fmt.Fprintf(&b, ",%d", v)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// FabricCounters is what the fabric's nodes did during a run.
+type FabricCounters struct {
+	// Drops are the frames the emulator lost (PortStats.TotalDrops),
+	// Injected those dropped on purpose (injected loss, links down).
+	Drops    uint64 `json:"drops"`
+	Injected uint64 `json:"injected"`
+	// Pauses counts the pause signals sent (PortFC, PFC and BFC pauses,
+	// every class), PausesRx those received, ECNMarks the frames marked
+	// CE, CNPs those the senders received.
+	Pauses   uint64 `json:"pauses"`
+	PausesRx uint64 `json:"pauses_rx"`
+	ECNMarks uint64 `json:"ecn_marks"`
+	CNPs     uint64 `json:"cnps"`
+	// Nodes lists the nodes with drops, pauses or marks.
+	Nodes []NodeCounters `json:"nodes,omitempty"`
+}
+
+// NodeCounters is one node's share of FabricCounters.
+type NodeCounters struct {
+	Node     string `json:"node"`
+	Drops    uint64 `json:"drops,omitempty"`
+	Injected uint64 `json:"injected,omitempty"`
+	Pauses   uint64 `json:"pauses,omitempty"`
+	PausesRx uint64 `json:"pauses_rx,omitempty"`
+	ECNMarks uint64 `json:"ecn_marks,omitempty"`
+}
+
+// nodeCounters adds up a daemon's drop, pause and mark counters.
+func nodeCounters(st *dataplane.Stats) NodeCounters {
+	n := NodeCounters{Node: st.Node}
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		n.Drops += p.TotalDrops()
+		n.Injected += p.InjectedDrops()
+		for k, v := range p.Signals {
+			switch {
+			case strings.HasPrefix(k, "tx_pause"):
+				n.Pauses += v
+			case strings.HasPrefix(k, "rx_pause"):
+				n.PausesRx += v
+			}
+		}
+		for _, q := range p.Queues {
+			n.ECNMarks += q.ECNMarks
+		}
+	}
+	return n
+}
+
+// fabricDelta is what the nodes counted between two sets of stats (by
+// node); a node missing from either is left out.
+func fabricDelta(before, after map[string]*dataplane.Stats) FabricCounters {
+	var f FabricCounters
+	for node, a := range after {
+		b, ok := before[node]
+		if !ok {
+			continue
+		}
+		x, y := nodeCounters(b), nodeCounters(a)
+		d := NodeCounters{Node: node, Drops: y.Drops - x.Drops, Injected: y.Injected - x.Injected,
+			Pauses: y.Pauses - x.Pauses, PausesRx: y.PausesRx - x.PausesRx, ECNMarks: y.ECNMarks - x.ECNMarks}
+		f.Drops += d.Drops
+		f.Injected += d.Injected
+		f.Pauses += d.Pauses
+		f.PausesRx += d.PausesRx
+		f.ECNMarks += d.ECNMarks
+		if d.Drops+d.Injected+d.Pauses+d.PausesRx+d.ECNMarks > 0 {
+			f.Nodes = append(f.Nodes, d)
+		}
+	}
+	slices.SortFunc(f.Nodes, func(a, b NodeCounters) int { return compareNodes(a.Node, b.Node) })
+	return f
+}
+
+// compareNodes orders node names as a lab lists them: servers by index,
+// then switches by level and index.
+func compareNodes(a, b string) int {
+	key := func(s string) (kind, x, y int) {
+		if _, err := fmt.Sscanf(s, "h%d", &x); err == nil {
+			return 0, x, 0
+		}
+		if _, err := fmt.Sscanf(s, "s%d.%d", &x, &y); err == nil {
+			return 1, x, y
+		}
+		return 2, 0, 0
+	}
+	ka, xa, ya := key(a)
+	kb, xb, yb := key(b)
+	switch {
+	case ka != kb:
+		return ka - kb
+	case xa != xb:
+		return xa - xb
+	case ya != yb:
+		return ya - yb
+	}
+	return strings.Compare(a, b)
+}
+
+// resolveWorkload fills in what c leaves to the lab of st: hosts, link
+// rate, links per host, the incast's default period; it returns the
+// lab's topology too.
+func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Config, error) {
+	t, err := bcube.New(st.Spec.N, st.Spec.K)
+	if err != nil {
+		return t, c, err
+	}
+	switch {
+	case st.Spec.RateBps == 0:
+		return t, c, fmt.Errorf("lab %s has unshaped links: a workload needs a link rate (lab up --rate)", st.Lab)
+	case c.Hosts == 0:
+		c.Hosts = t.Servers()
+	case c.Hosts != t.Servers():
+		return t, c, fmt.Errorf("workload for %d hosts, lab %s has %d servers", c.Hosts, st.Lab, t.Servers())
+	}
+	if c.LinkRate == 0 {
+		c.LinkRate = st.Spec.RateBps
+	}
+	if c.LinksPerHost == 0 {
+		c.LinksPerHost = t.Levels()
+	}
+	if in := c.Incast; in != nil && in.Period == 0 {
+		x := *in
+		x.Period = workload.DefaultIncastPeriod(c.LinkRate, x.Senders, x.Size)
+		c.Incast = &x
+	}
+	if p := c.Pattern; p != nil {
+		x := p.Resolved(c.Hosts)
+		c.Pattern = &x
+	}
+	return t, c, nil
+}
+
+// WorkloadSchedule is the schedule RunWorkload would run on lab name for
+// c: the flows, and c as the lab completes it.
+func WorkloadSchedule(runRoot, name string, c workload.Config) (workload.Config, []workload.Flow, error) {
+	st, err := loadDefault(runRoot, name)
+	if err != nil {
+		return c, nil, err
+	}
+	_, c, err = resolveWorkload(st, c)
+	if err != nil {
+		return c, nil, err
+	}
+	flows, err := workload.Generate(c)
+	return c, flows, err
+}
+
+// WorkloadWire is the Wire of the ideal FCTs on a lab's links: the link
+// rate and delay, the flows' MTU and RoCEv2's per-packet overhead as the
+// shapers count it, and the last ACK's way back.
+func WorkloadWire(spec Spec, mtu int) workload.Wire {
+	return workload.Wire{
+		Rate:     spec.RateBps,
+		Payload:  mtu,
+		Overhead: transport.DefaultWireOverhead,
+		Prop:     spec.Delay,
+		Ack:      transport.DefaultWireOverhead + roce.AETHLen,
+	}
+}
+
+// WriteText writes r for people: the run, the summary table, the fabric's
+// counters and the emulation health; an invalid run says so first.
+func (r *WorkloadReport) WriteText(w io.Writer) error {
+	var b strings.Builder
+	if !r.Valid() {
+		b.WriteString("INVALID RUN: the emulation did not keep up (see the health below); these numbers are not the fabric's.\n\n")
+	}
+	wl := fmt.Sprintf("load %g", r.Load)
+	if r.CDF != "" {
+		wl = fmt.Sprintf("%s at load %g (per %s)", r.CDF, r.Load, r.Basis)
+	}
+	if in := r.Incast; in != nil {
+		wl += fmt.Sprintf(", incast %d x %s every %v", in.Senders, sizeText(in.Size), in.Period)
+	}
+	if p := r.Pattern; p != nil {
+		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)
+	}
+	fc := r.FC
+	if fc == "" {
+		fc = "none"
+	}
+	dcqcn := "off"
+	if r.DCQCN {
+		dcqcn = "on"
+		if !r.ECN {
+			dcqcn = "on (no ECN marking in this lab)"
+		}
+	}
+	fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %v, seed %d\n", r.Lab, r.Topology, FormatRate(r.RateBps), fc, wl, r.Duration, r.Seed)
+	fmt.Fprintf(&b, "transport %s, MTU %d, DCQCN %s; ran %v", r.Mode, r.MTU, dcqcn, r.Elapsed.Round(time.Millisecond))
+	if r.StartLag.N > 0 {
+		fmt.Fprintf(&b, "; flows started late by %v on average, %v at p99, %v at most",
+			r.StartLag.Mean.Round(time.Microsecond), r.StartLag.P99.Round(time.Microsecond), r.StartLag.Max.Round(time.Microsecond))
+	}
+	b.WriteString("\n")
+	if r.StartErrors > 0 {
+		fmt.Fprintf(&b, "%d flows could not start (first: %s)\n", r.StartErrors, r.FirstError)
+	}
+	if r.Aborted > 0 {
+		fmt.Fprintf(&b, "%d flows were still running at the end and were stopped\n", r.Aborted)
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if err := r.Summary.WriteText(w); err != nil {
+		return err
+	}
+	b.Reset()
+	f := r.Fabric
+	fmt.Fprintf(&b, "\nfabric: %d drops, %d injected drops, %d pauses sent, %d received, %d ECN marks, %d CNPs\n",
+		f.Drops, f.Injected, f.Pauses, f.PausesRx, f.ECNMarks, f.CNPs)
+	if len(f.Nodes) > 0 {
+		fmt.Fprintf(&b, "  %-6s %8s %8s %8s %8s %8s\n", "node", "drops", "injected", "pauses", "paused", "marks")
+	}
+	for _, n := range f.Nodes {
+		fmt.Fprintf(&b, "  %-6s %8d %8d %8d %8d %8d\n", n.Node, n.Drops, n.Injected, n.Pauses, n.PausesRx, n.ECNMarks)
+	}
+	if q := r.QueuePeak(); q.Bytes > 0 {
+		fmt.Fprintf(&b, "queues: largest %s at %s, %.1fs into the run (series of %d samples: --queues)\n",
+			sizeText(int64(q.Bytes)), q.Node, q.Elapsed.Seconds(), len(r.Queues))
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	return r.Health.WriteText(w)
+}
