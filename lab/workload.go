@@ -50,8 +50,8 @@ type WorkloadOptions struct {
 	// MTU is the flows' payload per packet (0: hostd.DefaultRDMAMTU).
 	MTU int
 	// Drain is how long the run waits for flows after the last start
-	// (0: the largest of DefaultWorkloadDrain, Config.Duration and twice
-	// the ideal FCT of the schedule's slowest flow).
+	// (0: the largest of DefaultWorkloadDrain, Config.Duration and four
+	// times the ideal FCT of the schedule's slowest flow).
 	Drain time.Duration
 	// Interval is the time between polls and progress reports (0:
 	// DefaultWorkloadInterval).
@@ -63,12 +63,12 @@ type WorkloadOptions struct {
 }
 
 // defaultDrain is the drain time of a run of the given duration and
-// flows: long enough for its slowest flow to finish at half its ideal
-// rate after the last start.
+// flows: long enough for its slowest flow to finish at a quarter of its
+// ideal rate after the last start.
 func defaultDrain(duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
 	d := max(DefaultWorkloadDrain, duration)
 	for _, f := range flows {
-		d = max(d, 2*ideal(f.Src, f.Dst, f.Size))
+		d = max(d, 4*ideal(f.Src, f.Dst, f.Size))
 	}
 	return d
 }
@@ -244,10 +244,11 @@ func nodeCounters(st *dataplane.Stats) NodeCounters {
 		n.Drops += p.TotalDrops()
 		n.Injected += p.InjectedDrops()
 		for k, v := range p.Signals {
+			// PortFC and BFC count "pause" signals, PFC "xoff" frames.
 			switch {
-			case strings.HasPrefix(k, "tx_pause"):
+			case strings.HasPrefix(k, "tx_pause"), strings.HasPrefix(k, "tx_xoff"):
 				n.Pauses += v
-			case strings.HasPrefix(k, "rx_pause"):
+			case strings.HasPrefix(k, "rx_pause"), strings.HasPrefix(k, "rx_xoff"):
 				n.PausesRx += v
 			}
 		}

@@ -80,7 +80,7 @@ func cmdWorkload(args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
 	noDCQCN := fs.Bool("no-dcqcn", false, "no DCQCN rate control")
 	mtu := fs.Int("mtu", 0, "payload per packet (0: 1024)")
-	drain := fs.Duration("drain", 0, "how long to wait for flows after the last start (0: the largest of 10s, --duration and twice the slowest flow's ideal FCT)")
+	drain := fs.Duration("drain", 0, "how long to wait for flows after the last start (0: the largest of 10s, --duration and 4 x the slowest flow's ideal FCT)")
 	interval := fs.Duration("i", time.Second, "time between progress lines (on stderr)")
 	records := fs.String("records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	queues := fs.String("queues", "", "write the queue-length time series (bytes queued at every node, every -i) to `file` as CSV")
