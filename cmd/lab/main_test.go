@@ -72,6 +72,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"link", "h0", "eth0", "--loss", "x"}, 1, `loss "x"`},
 		{[]string{"link", "h0", "eth0", "--down", "--up"}, 1, "--down and --up together"},
 		{[]string{"link", "h0", "eth0", "--dir", "sideways", "--down"}, 1, `link direction "sideways"`},
+		{[]string{"workload", "--basis", "node"}, 1, `load basis "node"`},
+		{[]string{"workload", "--cdf", "nosuchcdf"}, 1, "nosuchcdf"},
+		{[]string{"workload", "--pattern", "ring"}, 1, `--pattern "ring": want ps or moe`},
+		{[]string{"workload", "--incast", "8", "--incast-size", "1M"}, 1, `--incast-size: size "1M"`},
+		{[]string{"workload", "--max-lost", "5"}, 1, `--max-lost "5"`},
+		{[]string{"workload", "extra"}, 1, "unexpected arguments"},
+		{[]string{"health", "extra"}, 1, "unexpected arguments"},
 	} {
 		var out, errOut bytes.Buffer
 		code, err := run(c.args, &out, &errOut)
@@ -140,6 +147,20 @@ func TestCLI(t *testing.T) {
 	}
 	if code, _, err = lab("exec", "h1", "--", "sh", "-c", "exit 3"); code != 3 || err != nil {
 		t.Errorf("exec exit 3: %d %v", code, err)
+	}
+	// The same seed gives the same schedule, another seed another one.
+	dry := func(seed string) string {
+		code, out, err := lab("workload", "--dry-run", "--cdf", "hadoop", "--load", "0.4", "--incast", "2", "--duration", "200ms", "--seed", seed)
+		if code != 0 || strings.Count(out, "\n") < 10 || !strings.HasPrefix(out, "id,src,dst,size,start_ns,kind,group\n") {
+			t.Fatalf("workload --dry-run: %d %v\n%s", code, err, out)
+		}
+		return out
+	}
+	if a, b, c := dry("3"), dry("3"), dry("4"); a != b || a == c {
+		t.Errorf("schedules of seeds 3, 3, 4: same %v, %v (want true, false)", a == b, a == c)
+	}
+	if code, out, err = lab("health"); code != 0 || !strings.Contains(out, "emulation health: valid") || !strings.Contains(out, "rings: 0 frames dropped") {
+		t.Errorf("health: %d %v\n%s", code, err, out)
 	}
 	if code, out, err = lab("list"); code != 0 || !strings.Contains(out, name+"  BCube(2,1)  up") {
 		t.Errorf("list: %d %v\n%s", code, err, out)

@@ -1,0 +1,109 @@
+package lab
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+func stats(node string, drops, ring, injected, marks uint64, signals map[string]uint64) *dataplane.Stats {
+	return &dataplane.Stats{Node: node, Ports: []dataplane.PortStats{{
+		Name:    "p0",
+		Drops:   map[string]uint64{"buffer_full": drops},
+		XSK:     map[string]uint64{"rx_dropped": ring},
+		XDP:     map[string]uint64{"loss": injected},
+		Signals: signals,
+		Queues:  []dataplane.QueueStats{{ECNMarks: marks}},
+	}}}
+}
+
+// The fabric's counters are differences over the run; PortFC and BFC
+// pauses and PFC XOFFs all count as pauses.
+func TestFabricDelta(t *testing.T) {
+	before := map[string]*dataplane.Stats{
+		"s1.0": stats("s1.0", 5, 1, 0, 10, map[string]uint64{"tx_pause_A": 2}),
+		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 1, "rx_xoff_P3": 4}),
+		"h2":   stats("h2", 0, 0, 0, 0, nil),
+		"s0.1": stats("s0.1", 0, 0, 0, 0, nil),
+	}
+	after := map[string]*dataplane.Stats{
+		"s1.0": stats("s1.0", 7, 2, 3, 15, map[string]uint64{"tx_pause_A": 4, "tx_state_A": 100, "rx_pause": 1}),
+		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 4, "rx_xoff_P3": 4, "tx_xon_P3": 9}),
+		"h2":   stats("h2", 0, 0, 0, 0, nil),
+		"s0.1": stats("s0.1", 0, 0, 0, 1, nil),
+		"h3":   stats("h3", 9, 9, 9, 9, nil), // not in the first sample
+	}
+	f := fabricDelta(before, after)
+	if f.Drops != 3 || f.Injected != 3 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 {
+		t.Errorf("fabric %+v", f)
+	}
+	var nodes []string
+	for _, n := range f.Nodes {
+		nodes = append(nodes, n.Node)
+	}
+	if want := []string{"h10", "s0.1", "s1.0"}; !slices.Equal(nodes, want) {
+		t.Errorf("nodes %q, want %q", nodes, want)
+	}
+}
+
+func TestCompareNodes(t *testing.T) {
+	names := []string{"s1.0", "h10", "s0.3", "h2", "x", "s0.10", "h0"}
+	slices.SortFunc(names, compareNodes)
+	if want := []string{"h0", "h2", "h10", "s0.3", "s0.10", "s1.0", "x"}; !slices.Equal(names, want) {
+		t.Errorf("%q, want %q", names, want)
+	}
+}
+
+func TestDefaultDrain(t *testing.T) {
+	w := workload.Wire{Rate: 10e6, Payload: 1000, Overhead: 0}
+	ideal := workload.IdealByHops(w, func(int, int) int { return 1 })
+	short := []workload.Flow{{Size: 1000}}
+	if d := defaultDrain(3*time.Second, short, ideal); d != DefaultWorkloadDrain {
+		t.Errorf("short flows: %v", d)
+	}
+	if d := defaultDrain(time.Minute, short, ideal); d != time.Minute {
+		t.Errorf("long run: %v", d)
+	}
+	// 25 MB at 10 Mb/s is 20 s alone: 80 s.
+	if d := defaultDrain(time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 80*time.Second {
+		t.Errorf("a 25 MB flow: %v", d)
+	}
+}
+
+// An invalid run says so before anything else; the queue series has its
+// peak and its CSV.
+func TestWorkloadReportText(t *testing.T) {
+	recs := []workload.FlowRecord{{ID: 0, Src: 0, Dst: 1, Size: 5000}}
+	recs[0].Complete(2*time.Millisecond, time.Millisecond)
+	sum, err := workload.Summarize(recs, time.Second, workload.DefaultBins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &WorkloadReport{Lab: "x", Topology: "BCube(2,1)", RateBps: 10e6, FC: "portfc", CDF: "storage", Load: 0.3, Basis: "link",
+		Duration: time.Second, Seed: 7, Incast: &workload.Incast{Senders: 3, Size: 1e6, Period: time.Second}, MTU: 1024,
+		Records: recs, Summary: sum, QueueNodes: []string{"h0", "s0.0"},
+		Queues: []QueueRow{{Elapsed: time.Second, Bytes: []uint64{10, 20}}, {Elapsed: 2 * time.Second, Bytes: []uint64{3000, 5}}},
+		Health: Health{Problems: []string{"XSK rings dropped 7 frames"}}}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"INVALID RUN", "storage at load 0.3 (per link), incast 3 x 1 MB every 1s", "DCQCN off",
+		"queues: largest 3 kB at h0, 2.0s into the run", "emulation health: INVALID", "problem: XSK rings dropped 7 frames"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.HasPrefix(out, "INVALID RUN") {
+		t.Error("an invalid run does not say so first")
+	}
+	b.Reset()
+	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_s,h0,s0.0\n1.000,10,20\n2.000,3000,5\n" {
+		t.Errorf("queues CSV %v:\n%s", err, b.String())
+	}
+}
