@@ -48,6 +48,8 @@ type FairnessResult struct {
 	DataDelayMs float64 `json:"data_queue_delay_ms"` // the deeper data queue's depth at the link rate
 	HQPackets   uint64  `json:"hq_packets"`
 	FabricDrops uint64  `json:"fabric_drops"`
+	// Health is the emulation's over the whole experiment.
+	Health lab.Health `json:"health"`
 }
 
 // Fairness runs the experiment on a fresh lab, removed at the end.
@@ -69,6 +71,8 @@ func Fairness(ctx context.Context, o FairnessOptions) (res FairnessResult, err e
 	}
 	defer func() { err = errors.Join(err, lab.Down(runRoot(spec), spec.Name, o.Log)) }()
 	res.RateBps = st.Spec.RateBps
+	health := healthSince(runRoot(spec), spec.Name)
+	defer func() { res.Health = health() }()
 
 	run := func(node string, args ...string) ([]byte, error) {
 		cmd, err := lab.Command(spec.Name, node, args...)

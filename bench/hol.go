@@ -61,6 +61,8 @@ type HoLResult struct {
 	FCTRatio   float64 `json:"victim_group_fct_ratio"`
 	Drops      uint64  `json:"fabric_drops"`
 	Missing    uint64  `json:"frames_missing"`
+	// Health is the emulation's over the whole run of the scheme.
+	Health lab.Health `json:"health"`
 }
 
 // HoL runs the experiment once per scheme.
@@ -95,6 +97,8 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 	}
 	defer func() { err = errors.Join(err, lab.Down(root, spec.Name, o.Log)) }()
 	res.FC = fc
+	health := healthSince(root, spec.Name)
+	defer func() { res.Health = health() }()
 	flow := func(src string, dst int, d time.Duration) (*hostd.GenFlow, error) {
 		return lab.StartFlow(root, spec.Name, src, hostd.GenRequest{Dst: dst, Duration: int64(d)})
 	}

@@ -58,6 +58,8 @@ type LoopResult struct {
 	Cycle   []lab.Stall `json:"cycle"`
 	Drops   uint64      `json:"fabric_drops"`
 	Missing uint64      `json:"frames_missing"`
+	// Health is the emulation's over the whole run of the scheme.
+	Health lab.Health `json:"health"`
 }
 
 // Deadlocked reports whether every background flow stopped and the
@@ -114,6 +116,8 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 	}
 	defer func() { err = errors.Join(err, lab.Down(root, spec.Name, o.Log)) }()
 	res.FC = fc
+	health := healthSince(root, spec.Name)
+	defer func() { res.Health = health() }()
 	total := o.Warmup + o.Settle + o.Measure + time.Second
 	start := func(src, dst int, order string, d time.Duration) error {
 		f, err := lab.StartFlow(root, spec.Name, bcube.HostName(src), hostd.GenRequest{Dst: dst, Duration: int64(d), Order: order})

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"log/slog"
@@ -25,6 +26,20 @@ func SetScheme(s *lab.Spec, scheme string) error {
 	}
 	s.BFCQueues = n
 	return nil
+}
+
+// healthSince samples the emulation health of lab name now and returns
+// the health of the run from now to the call of the function it returns
+// (a failed sample is a problem of that health).
+func healthSince(root, name string) func() lab.Health {
+	before, err := lab.SampleHealth(root, name)
+	return func() lab.Health {
+		after, err2 := lab.SampleHealth(root, name)
+		if err = errors.Join(err, err2); err != nil {
+			return lab.Health{Problems: []string{"health not sampled: " + err.Error()}}
+		}
+		return after.Since(before, 0, lab.HealthLimits{})
+	}
 }
 
 // upScheme brings up BCube(n, k) from base under scheme, named name unless

@@ -288,6 +288,23 @@ func percent(f float64) string {
 	return fmt.Sprintf("%.0f%%", 100*f)
 }
 
+// Short is h on one line: the verdict, the daemons' CPU, ring drops and
+// the worst port's lost link time, and the first problem.
+func (h *Health) Short() string {
+	s := fmt.Sprintf("emulation health %s: daemons %s of %d CPUs, %d ring drops, link time lost %s at most",
+		h.Verdict(), percent(h.DaemonShare), h.CPUs, h.RingDrops, percent(h.LostShare))
+	if h.WorstPort != "" {
+		s += " (" + h.WorstPort + ")"
+	}
+	if len(h.Problems) > 0 {
+		s += "; " + h.Problems[0]
+		if len(h.Problems) > 1 {
+			s += fmt.Sprintf(" (and %d more)", len(h.Problems)-1)
+		}
+	}
+	return s
+}
+
 // Verdict is "valid" or "INVALID".
 func (h *Health) Verdict() string {
 	if h.Valid {

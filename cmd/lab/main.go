@@ -717,7 +717,7 @@ func cmdBenchFairness(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %.3f ms, under load avg %.3f ms max %.3f ms (%d HQ frames)\n",
 		r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, r.HQPackets)
 	fmt.Fprintf(stdout, "drops in the fabric: %d\n", r.FabricDrops)
-	return nil
+	return healthLines(stdout, []bench.FairnessResult{r}, func(int) (string, lab.Health) { return "fairness", r.Health })
 }
 
 // cmdCapture prints the flow-control frames a node's port transmits, as
@@ -931,7 +931,27 @@ func cmdBenchHoL(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
 			r.CongestedBps/1e6, paused, ms(r.FCTAloneMs, "%.1f"), ms(r.FCTMs, "%.1f"), ms(r.FCTRatio, "%.2f"), r.Drops, r.Missing)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return healthLines(stdout, res, func(i int) (string, lab.Health) { return res[i].FC, res[i].Health })
+}
+
+// healthLines prints each scheme's emulation health on a line, and an
+// error (exit 3) when one is invalid: its numbers are not the fabric's.
+func healthLines[R any](w io.Writer, res []R, get func(int) (string, lab.Health)) error {
+	var bad []string
+	for i := range res {
+		fc, h := get(i)
+		fmt.Fprintf(w, "%s: %s\n", fc, h.Short())
+		if !h.Valid {
+			bad = append(bad, fc)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: the emulation did not keep up under %s; those rows are not results", errInvalidRun, strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 func cmdBenchLoop(args []string, stdout, stderr io.Writer) error {
@@ -987,7 +1007,7 @@ func cmdBenchLoop(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s deadlock cycle: %s\n", r.FC, strings.Join(hops, " -> "))
 		}
 	}
-	return nil
+	return healthLines(stdout, res, func(i int) (string, lab.Health) { return res[i].FC, res[i].Health })
 }
 
 // expFlags are the flags every lab experiment takes.
