@@ -8,9 +8,13 @@
 //	ip netns exec t1-h0 bin/rperf -c h3 -n 100M -P 2 --mode irn -J
 //
 // The lab and node come from the namespace (<lab>-h<i>), or from --lab
-// and --node; --socket names a control socket directly. It exits 1 when
-// a flow fails (a lossless flow that met a gap, a flow stopped for
-// making no progress) or the NIC cannot be reached, 2 on bad usage.
+// and --node; --socket names a control socket directly. With the lab
+// known, the summary ends with the emulation health of the test (every
+// daemon's CPU time, XSK ring drops and lost link time; lab.Health). It
+// exits 1 when a flow fails (a lossless flow that met a gap, a flow
+// stopped for making no progress) or the NIC cannot be reached, 2 on bad
+// usage, 3 when the emulation health is invalid: the daemons did not
+// keep up, and the numbers are not the fabric's.
 package main
 
 import (
@@ -48,6 +52,10 @@ Runs RDMA (RoCEv2, reliable connected) flows from this server's NIC
   --node h<i>     this server (default: from the network namespace)
   --run-root DIR  where labs keep their run directories (default /run/bcfab)
   --socket PATH   the NIC's control socket, instead of --lab/--node
+                  (then without the emulation health)
+
+Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
+emulation health is invalid (the daemons did not keep up).
 `
 
 type options struct {
@@ -107,6 +115,9 @@ func run(args []string, out, errw io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: error - %v\n", err)
+		if errors.Is(err, errInvalidRun) {
+			return 3
+		}
 		return 1
 	}
 	if !o.json {

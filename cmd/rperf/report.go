@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/transport"
 )
 
@@ -113,6 +114,9 @@ type End struct {
 	NAKs        uint64      `json:"naks"`
 	CNPs        uint64      `json:"cnps"`
 	Failures    int         `json:"failures"`
+	// Health is the emulation's over the test: every daemon of the lab,
+	// not only this path's (absent when rperf was given --socket alone).
+	Health *lab.Health `json:"emulation_health,omitempty"`
 }
 
 // EndStream is one flow's summary.
@@ -358,6 +362,9 @@ func printSummary(w io.Writer, d *Document) {
 	}
 	fmt.Fprintf(w, "Retransmits %d (%s), timeouts %d, NAKs %d, CNPs %d, failures %d\n",
 		e.Retransmits, strings.TrimSpace(formatBytes(float64(e.RetxBytes))), e.Timeouts, e.NAKs, e.CNPs, e.Failures)
+	if h := e.Health; h != nil {
+		fmt.Fprintln(w, strings.ToUpper(h.Short()[:1])+h.Short()[1:])
+	}
 }
 
 // formatBytes is iperf3's adaptive byte count: 1024-based, three

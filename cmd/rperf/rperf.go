@@ -31,6 +31,10 @@ import (
 	"github.com/bcfab/bcfab/lab"
 )
 
+// errInvalidRun: the test ran, but the emulation's health says its
+// numbers are not the fabric's (exit status 3).
+var errInvalidRun = errors.New("invalid run: the emulation did not keep up")
+
 // pollEvery is how often rperf looks for the end of the test between
 // interval reports.
 const pollEvery = 50 * time.Millisecond
@@ -167,6 +171,12 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 	dcqcn := !o.noDCQCN
 	req := hostd.RDMARequest{Dst: t.dst, Bytes: o.bytes, Duration: int64(o.duration), Mode: o.mode, DCQCN: &dcqcn,
 		Order: o.order, MTU: o.mtu, Flows: o.parallel}
+	// The emulation's health over the test, when the lab is known (not
+	// with --socket alone).
+	var before *lab.HealthSample
+	if o.lab != "" {
+		before, _ = lab.SampleHealth(o.runRoot, o.lab)
+	}
 	var flows []hostd.RDMAFlow
 	if err := t.call(ctx, http.MethodPost, "/rdma", req, &flows); err != nil {
 		return doc, err
@@ -280,6 +290,12 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 		}
 	}
 	doc.End = endOf(last.flows, t0, doc.Start.LinkRateBps)
+	if before != nil {
+		if after, err := lab.SampleHealth(o.runRoot, o.lab); err == nil {
+			h := after.Since(before, 0, lab.HealthLimits{})
+			doc.End.Health = &h
+		}
+	}
 	printSummary(w, doc)
 	if runErr != nil {
 		return doc, runErr
@@ -292,6 +308,9 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 			}
 		}
 		return doc, fmt.Errorf("%d of %d flows failed: %s", doc.End.Failures, len(last.flows), strings.Join(why, "; "))
+	}
+	if h := doc.End.Health; h != nil && !h.Valid {
+		return doc, fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
 	}
 	return doc, nil
 }

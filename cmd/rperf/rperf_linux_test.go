@@ -155,6 +155,11 @@ func TestRperfLinkRate(t *testing.T) {
 	}
 	d := parseDoc(t, r)
 	s, e := &d.Start, &d.End
+	if h := e.Health; h == nil || h.Wall <= 0 || h.DaemonCPU <= 0 || len(h.Busiest) == 0 {
+		t.Errorf("no emulation health in the report: %+v", h)
+	} else {
+		t.Log(h.Short())
+	}
 	t.Logf("h0 -> h3 (order %s): goodput %.1f Mb/s, wire %.1f Mb/s, %.1f%% of %d Mb/s; %d intervals",
 		s.Streams[0].Order, e.SumReceived.BitsPerSecond/1e6, e.SumReceived.WireBitsPerSecond/1e6,
 		100*e.SumReceived.LinkUtilization, s.LinkRateBps/1e6, len(d.Intervals))
