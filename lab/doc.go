@@ -21,6 +21,12 @@
 // A failure at any step removes everything created so far. Down removes a
 // lab from its state file alone; Status, Stats and List read a running lab.
 //
+// On a running lab, RunWorkload drives the servers' RDMA NICs with the
+// flows of a workload.Config and reports their FCTs (WorkloadReport), and
+// SampleHealth samples the emulation's health: every report of a run
+// carries a Health, and a run whose daemons did not keep up is flagged
+// invalid (see health.go for the rules).
+//
 // What a daemon can rely on, and what the lab expects of it:
 //
 //   - It is started as ip netns exec <ns> <BinDir>/swd|hostd --config <file>

@@ -52,6 +52,9 @@ Commands:
 Every command takes --name L (default bc), --run-root DIR (default /run/bcfab)
 and -v (debug logs). 'lab COMMAND -h' lists a command's flags.
 
+Exit status: 0 done, 1 an error, 2 bad usage, 3 a run whose emulation
+health is invalid (the daemons did not keep up; its report says so).
+
 Example:
   lab up bcube --n 4 --k 1 --fc portfc
   ip netns exec bc-h0 ping -c3 198.18.0.15
