@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/bcfab/bcfab/dataplane"
@@ -33,16 +32,7 @@ func snapshot(st *State) (*HealthSample, map[string]*dataplane.Stats) {
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		s.Busy, s.Total, _ = parseMachineCPU(b)
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, n := range st.Nodes {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			s.Nodes[i], stats[i] = sampleNode(n)
-		})
-	}
-	wg.Wait()
+	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(n) })
 	m := make(map[string]*dataplane.Stats, len(stats))
 	for i, x := range stats {
 		if x != nil {

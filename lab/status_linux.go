@@ -26,16 +26,7 @@ func Status(runRoot, name string) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Lab: st.Lab, Spec: st.Spec, Phase: st.Phase, Created: st.Created, Nodes: make([]NodeStatus, len(st.Nodes))}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, n := range st.Nodes {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r.Nodes[i] = nodeStatus(n)
-		})
-	}
-	wg.Wait()
+	eachNode(st.Nodes, func(i int, n NodeState) { r.Nodes[i] = nodeStatus(n) })
 	for _, n := range r.Nodes {
 		if n.Stats != nil {
 			r.Impaired = append(r.Impaired, n.Stats.Impaired...)
@@ -114,6 +105,24 @@ func Stats(runRoot, name, node string) (*dataplane.Stats, error) {
 		return nil, fmt.Errorf("%s: %w", node, err)
 	}
 	return s, nil
+}
+
+// nodeFanout is how many daemons eachNode asks at once.
+const nodeFanout = 8
+
+// eachNode calls f for every node, nodeFanout at a time, and returns
+// when every call has.
+func eachNode(nodes []NodeState, f func(i int, n NodeState)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, nodeFanout)
+	for i, n := range nodes {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f(i, n)
+		})
+	}
+	wg.Wait()
 }
 
 func topoString(s Spec) string { return fmt.Sprintf("BCube(%d,%d)", s.N, s.K) }

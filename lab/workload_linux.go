@@ -100,7 +100,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		r.recs[i].Start = -1 // not started
 	}
 	rep := &WorkloadReport{
-		Lab: st.Lab, Topology: t.String(), RateBps: st.Spec.RateBps, FC: st.Spec.FC, ECN: st.Spec.ECN || st.Spec.ECNKminBytes > 0 || st.Spec.ECNKmaxBytes > 0 || st.Spec.ECNPmax > 0,
+		Lab: st.Lab, Topology: t.String(), RateBps: st.Spec.RateBps, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
 		Load: c.Load, Basis: c.Basis.String(), Duration: c.Duration, Seed: c.Seed, Incast: c.Incast,
 		Mode: mode, DCQCN: dcqcn, MTU: mtu,
 	}
@@ -151,7 +151,6 @@ type workloadRun struct {
 	recs        []workload.FlowRecord
 	rid         []int  // the flow's id at its source's NIC; 0: not started
 	ended       []bool // done, failed, aborted, or never started
-	started     int
 	lag         []time.Duration
 	startErrors int
 	firstError  string
@@ -206,9 +205,12 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		}
 		r.poll()
 		r.mu.Lock()
-		p := WorkloadProgress{Elapsed: time.Since(r.t0), Flows: len(r.flows), Started: r.started}
+		p := WorkloadProgress{Elapsed: time.Since(r.t0), Flows: len(r.flows)}
 		pending := 0
 		for i := range r.flows {
+			if r.rid[i] > 0 {
+				p.Started++
+			}
 			switch {
 			case !r.ended[i]:
 				pending++
@@ -281,7 +283,6 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 			}
 		} else {
 			r.rid[i] = got.ID
-			r.started++
 			at := time.Unix(0, got.StartNs).Sub(r.t0)
 			r.recs[i].Start = at
 			r.lag = append(r.lag, max(0, at-f.Start))
@@ -373,24 +374,17 @@ func (r *workloadRun) abort() {
 // in its egress queues now.
 func (r *workloadRun) sampleQueues() {
 	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes))}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, n := range r.st.Nodes {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			st, err := FetchStats(ctx, n.Control)
-			if err != nil {
-				return
-			}
-			for _, p := range st.Ports {
-				row.Bytes[i] += p.QueueBytes
-			}
-		})
-	}
-	wg.Wait()
+	eachNode(r.st.Nodes, func(i int, n NodeState) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		st, err := FetchStats(ctx, n.Control)
+		if err != nil {
+			return
+		}
+		for _, p := range st.Ports {
+			row.Bytes[i] += p.QueueBytes
+		}
+	})
 	r.queues = append(r.queues, row)
 }
 
