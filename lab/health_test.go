@@ -122,3 +122,19 @@ func TestParseProcCPU(t *testing.T) {
 		t.Error("no cpu line: no error")
 	}
 }
+
+// In a short run, a few milliseconds lost once are a warning; more than
+// MinLost is a problem.
+func TestHealthShortRun(t *testing.T) {
+	before := sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	for _, c := range []struct {
+		lostNs int64
+		valid  bool
+	}{{2_000_000, true}, {15_000_000, false}} {
+		after := sample(160*time.Millisecond, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: c.lostNs}))
+		h := after.Since(before, 0, HealthLimits{})
+		if h.Valid != c.valid || (c.valid && len(h.Warnings) != 1) {
+			t.Errorf("lost %v of 160ms: valid %v (want %v), problems %v, warnings %v", time.Duration(c.lostNs), h.Valid, c.valid, h.Problems, h.Warnings)
+		}
+	}
+}
