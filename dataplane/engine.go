@@ -503,8 +503,10 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 		eg.CountDrop(q, int(DropBufferFull))
 	default:
 		now := e.Now()
-		if eg.Len() == 0 || p.idle {
+		if eg.Len() == 0 {
 			p.shaper.Restart(now)
+		} else if p.idle {
+			p.shaper.Quiet(now)
 		}
 		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta}, now)
 		if !ok {
@@ -639,10 +641,11 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		return pk, false
 	}
 	if p.idle {
-		// The link was idle until a frame arrived (Send restarted the
-		// shaper then) or a pause was lifted: time before that is not
-		// lost to the daemon's lateness.
-		p.shaper.Restart(p.egress.LastLift())
+		// The link had nothing to send until a frame arrived (Send marks
+		// that) or a pause was lifted: time before that is not lost to
+		// the daemon's lateness. Only the accounting changes: the shaper
+		// lets the port catch up as before.
+		p.shaper.Quiet(p.egress.LastLift())
 		p.idle = false
 	}
 	p.shaper.Send(now, int(pk.Len))

@@ -22,6 +22,7 @@ type Shaper struct {
 	catchupPs int64
 	overhead  int64
 	freePs    int64
+	quietPs   int64 // the link was idle until then (lag accounting only)
 	lag       Lag
 }
 
@@ -81,18 +82,28 @@ func (s *Shaper) Restart(nowNs int64) {
 	}
 }
 
+// Quiet tells the lag accounting that the link had nothing it could
+// send until t (ns): a frame held by a pause until t is not late before
+// t. It does not change what the shaper lets through.
+func (s *Shaper) Quiet(t int64) {
+	s.quietPs = max(s.quietPs, t*1000)
+}
+
 // Send accounts for a frame of n bytes starting at now.
 func (s *Shaper) Send(nowNs int64, n int) {
 	if s.psPerByte == 0 {
 		return
 	}
 	now := nowNs * 1000
-	if late := now - s.burstPs - s.freePs; late > 0 {
+	due := max(s.freePs, s.quietPs) // when the frame could have started
+	if late := now - s.burstPs - due; late > 0 {
 		s.lag.LateFrames++
 		s.lag.MaxNs = max(s.lag.MaxNs, late/1000)
 	}
 	if floor := now - s.catchupPs; s.freePs < floor {
-		s.lag.LostNs += (floor - s.freePs) / 1000
+		if due < floor {
+			s.lag.LostNs += (floor - due) / 1000
+		}
 		s.freePs = floor
 	}
 	s.freePs += (int64(n) + s.overhead) * s.psPerByte
