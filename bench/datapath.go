@@ -31,7 +31,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -292,7 +292,7 @@ func (e *env) startDevice(ctx context.Context, dev string) (func() error, error)
 		return stopper(cmd), nil
 	default: // swd
 		t := bcube.MustNew(2, 1)
-		cfg := dataplane.Config{Lab: e.o.Prefix, Node: bcube.SwitchName(0, 0), N: t.N(), K: t.K(), XDPMode: e.o.XDPMode,
+		cfg := config.Node{Lab: e.o.Prefix, Node: bcube.SwitchName(0, 0), N: t.N(), K: t.K(), XDPMode: e.o.XDPMode,
 			Control: filepath.Join(e.tmp, "swd.sock")}
 		cfg.SetDefaults()
 		b, _ := json.Marshal(cfg)

@@ -27,6 +27,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
@@ -131,7 +133,7 @@ type Options struct {
 	// its ports.
 	BufferBytes int
 	// Watchdog watches for queues stuck paused (zero: off).
-	Watchdog WatchdogConfig
+	Watchdog config.Watchdog
 	// Log receives the watchdog's reports (nil: discarded).
 	Log *slog.Logger
 }
@@ -222,8 +224,8 @@ type Engine struct {
 }
 
 type snapshot struct {
-	ports  []PortStats
-	frames FrameStats
+	ports  []api.PortStats
+	frames api.FrameStats
 }
 
 // NewEngine builds an engine over mem and ports. All frames start free.
@@ -716,7 +718,7 @@ func (e *Engine) timeout(now int64) time.Duration {
 // While the engine runs it is taken by the engine goroutine between passes;
 // otherwise directly. It returns nil ports if a running engine does not
 // answer within two seconds.
-func (e *Engine) Snapshot() ([]PortStats, FrameStats) {
+func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	if !e.running.Load() {
@@ -729,7 +731,7 @@ func (e *Engine) Snapshot() ([]PortStats, FrameStats) {
 	case s := <-e.snapDone:
 		return s.ports, s.frames
 	case <-time.After(2 * time.Second):
-		return nil, FrameStats{}
+		return nil, api.FrameStats{}
 	}
 }
 
@@ -742,10 +744,10 @@ func (e *Engine) answerSnapshot() {
 
 func (e *Engine) snapshot() snapshot {
 	now := e.Now()
-	out := make([]PortStats, len(e.ports))
+	out := make([]api.PortStats, len(e.ports))
 	for i, p := range e.ports {
 		eg := p.egress
-		ps := PortStats{
+		ps := api.PortStats{
 			Name:          p.spec.Name,
 			RateBps:       p.spec.RateBps,
 			RxPackets:     p.rxPackets,
@@ -766,7 +768,7 @@ func (e *Engine) snapshot() snapshot {
 		for q := 0; q < eg.Queues(); q++ {
 			s := eg.Stats(q)
 			qd := s.Drops[:numDropReasons]
-			ps.Queues = append(ps.Queues, QueueStats{Index: q, Name: eg.Name(q),
+			ps.Queues = append(ps.Queues, api.QueueStats{Index: q, Name: eg.Name(q),
 				EnqPackets: s.EnqPackets, EnqBytes: s.EnqBytes, DeqPackets: s.DeqPackets, DeqBytes: s.DeqBytes,
 				Packets: s.Packets, Bytes: s.Bytes, MaxBytes: s.MaxBytes,
 				Paused: s.Paused, PausedNs: s.PausedNs, MaxPauseNs: s.MaxPauseNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd),
@@ -778,7 +780,7 @@ func (e *Engine) snapshot() snapshot {
 		}
 		out[i] = ps
 	}
-	return snapshot{ports: out, frames: FrameStats{Total: e.mem.NumFrames, Free: len(e.free), Size: e.mem.FrameSize}}
+	return snapshot{ports: out, frames: api.FrameStats{Total: e.mem.NumFrames, Free: len(e.free), Size: e.mem.FrameSize}}
 }
 
 func dropMap(counts []uint64) map[string]uint64 {

@@ -18,46 +18,13 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/config"
 )
-
-// Watchdog actions.
-const (
-	WatchdogNone    = "none"
-	WatchdogForward = "forward"
-	WatchdogDrop    = "drop"
-)
-
-// Watchdog defaults, as SONiC's.
-const (
-	DefaultWatchdogDetect  = 200 * time.Millisecond
-	DefaultWatchdogRestore = 200 * time.Millisecond
-)
-
-// WatchdogConfig configures the watchdog; a zero Detect turns it off.
-type WatchdogConfig struct {
-	Detect  time.Duration
-	Restore time.Duration
-	Action  string // none, forward or drop ("" is none)
-}
-
-// Validate checks c.
-func (c WatchdogConfig) Validate() error {
-	switch c.Action {
-	case "", WatchdogNone, WatchdogForward, WatchdogDrop:
-	default:
-		return fmt.Errorf("watchdog action %q: want %s, %s or %s", c.Action, WatchdogNone, WatchdogForward, WatchdogDrop)
-	}
-	if c.Detect < 0 || (c.Detect > 0 && c.Detect < 4*time.Millisecond) {
-		return fmt.Errorf("watchdog detection time %v: want 0 (off) or at least 4ms", c.Detect)
-	}
-	if c.Detect > 0 && c.Action != "" && c.Action != WatchdogNone && c.Restore <= 0 {
-		return fmt.Errorf("watchdog restoration time %v: want more than 0 with action %s", c.Restore, c.Action)
-	}
-	return nil
-}
 
 type watchdog struct {
-	cfg    WatchdogConfig
+	cfg    config.Watchdog
 	period int64
 	next   int64 // next check, -1: none due
 	log    *slog.Logger
@@ -170,7 +137,7 @@ func (e *Engine) checkStalls(now int64) (watch bool) {
 
 func (w *watchdog) action() string {
 	if w.cfg.Action == "" {
-		return WatchdogNone
+		return config.WatchdogNone
 	}
 	return w.cfg.Action
 }
@@ -180,9 +147,9 @@ func (e *Engine) recover(pi, q int, now int64) {
 	p := e.ports[pi]
 	st := &p.wd[q]
 	switch e.wd.cfg.Action {
-	case WatchdogForward:
+	case config.WatchdogForward:
 		p.egress.Override(q, now, true)
-	case WatchdogDrop:
+	case config.WatchdogDrop:
 		p.wdDrop |= 1 << q
 		for {
 			pk, ok := p.egress.Discard(q)
@@ -201,7 +168,7 @@ func (e *Engine) recover(pi, q int, now int64) {
 }
 
 // stallStats fills the watchdog's fields of a queue's stats.
-func (e *Engine) stallStats(p *port, q int, now int64, s *QueueStats) {
+func (e *Engine) stallStats(p *port, q int, now int64, s *api.QueueStats) {
 	if p.wd == nil {
 		return
 	}

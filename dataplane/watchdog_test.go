@@ -3,6 +3,9 @@ package dataplane
 import (
 	"testing"
 	"time"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/config"
 )
 
 const wdDetect = 8 * time.Millisecond
@@ -18,7 +21,7 @@ func (r *rig) run(d time.Duration) {
 	}
 }
 
-func (r *rig) queue0() QueueStats {
+func (r *rig) queue0() api.QueueStats {
 	ps, _ := r.e.Snapshot()
 	return ps[1].Queues[0]
 }
@@ -26,7 +29,7 @@ func (r *rig) queue0() QueueStats {
 // A queue paused with frames and sending nothing is reported once the
 // detection time has passed, and the report ends when it sends again.
 func TestWatchdogReports(t *testing.T) {
-	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: WatchdogConfig{Detect: wdDetect}})
+	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: config.Watchdog{Detect: wdDetect}})
 	eg := r.e.Egress(1)
 	eg.Pause(0, r.e.Now(), 0)
 	r.run(wdDetect / 2) // paused but empty: nothing to report
@@ -58,7 +61,7 @@ func TestWatchdogReports(t *testing.T) {
 // Forward: a stalled queue ignores pauses for the restoration time, then
 // obeys them again.
 func TestWatchdogForward(t *testing.T) {
-	wd := WatchdogConfig{Detect: wdDetect, Restore: 4 * wdDetect, Action: WatchdogForward}
+	wd := config.Watchdog{Detect: wdDetect, Restore: 4 * wdDetect, Action: config.WatchdogForward}
 	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: wd})
 	eg := r.e.Egress(1)
 	eg.Pause(0, r.e.Now(), 0)
@@ -91,7 +94,7 @@ func TestWatchdogForward(t *testing.T) {
 // Drop: a stalled queue's frames and those arriving for it during the
 // restoration time are dropped and counted; no frame leaks.
 func TestWatchdogDrop(t *testing.T) {
-	wd := WatchdogConfig{Detect: wdDetect, Restore: 4 * wdDetect, Action: WatchdogDrop}
+	wd := config.Watchdog{Detect: wdDetect, Restore: 4 * wdDetect, Action: config.WatchdogDrop}
 	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: wd})
 	eg := r.e.Egress(1)
 	eg.Pause(0, r.e.Now(), 0)
@@ -119,17 +122,17 @@ func TestWatchdogDrop(t *testing.T) {
 }
 
 func TestWatchdogConfigValidate(t *testing.T) {
-	for _, c := range []WatchdogConfig{
+	for _, c := range []config.Watchdog{
 		{Detect: time.Millisecond},
 		{Detect: -time.Second},
 		{Detect: time.Second, Action: "reboot"},
-		{Detect: time.Second, Action: WatchdogDrop},
+		{Detect: time.Second, Action: config.WatchdogDrop},
 	} {
 		if c.Validate() == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	for _, c := range []WatchdogConfig{{}, {Detect: 200 * time.Millisecond}, {Detect: time.Second, Action: WatchdogForward, Restore: time.Second}} {
+	for _, c := range []config.Watchdog{{}, {Detect: 200 * time.Millisecond}, {Detect: time.Second, Action: config.WatchdogForward, Restore: time.Second}} {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%+v: %v", c, err)
 		}

@@ -11,7 +11,8 @@ import (
 	"os"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/daemon"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -19,36 +20,36 @@ import (
 // eth0..eth<k> shaped to the link rate, and the application port bc0nic,
 // unshaped (it stands for the server's PCIe bus, not a link). Fabric ports
 // have the queues of cfg.Queueing.
-func NewDaemon(cfg *dataplane.Config, t bcube.Topology, n bcube.Node, log *slog.Logger) (*dataplane.Daemon, error) {
+func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Daemon, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
 	}
-	qc, err := dataplane.ServerEgress(t, cfg.Queueing, cfg.BFCQueues)
+	qc, err := config.ServerEgress(t, cfg.Queueing, cfg.BFCQueues)
 	if err != nil {
 		return nil, err
 	}
 	qc.ECN = cfg.ECN()
 	host := NewHost(t, n.Index, policy, cfg.Queueing)
 	switch {
-	case cfg.FC == dataplane.FCPortFC:
+	case cfg.FC == config.FCPortFC:
 		host.EnablePortFC(cfg.Thresholds())
-	case dataplane.IsPFC(cfg.FC):
-		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == dataplane.FCPFCStar)
-	case cfg.FC == dataplane.FCBFC:
+	case config.IsPFC(cfg.FC):
+		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == config.FCPFCStar)
+	case cfg.FC == config.FCBFC:
 		host.EnableBFC(cfg.BFC())
 	}
 	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
 		return nil, err
 	}
-	d := &dataplane.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
+	d := &daemon.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {
-		d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
+		d.Ports = append(d.Ports, daemon.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.
-	d.Ports = append(d.Ports, dataplane.DaemonPort{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
+	d.Ports = append(d.Ports, daemon.DaemonPort{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
 	d.Setup = func() error {
 		// The kernel would leave TCP/UDP checksums to an offload that
 		// AF_XDP never performs.

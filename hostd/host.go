@@ -12,6 +12,7 @@ import (
 	"net"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
@@ -63,7 +64,7 @@ type Host struct {
 // NewHost returns the logic of server self of t routing by policy, with
 // queueing a dataplane queueing mode.
 func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *Host {
-	h := &Host{t: t, self: self, app: t.Levels(), policy: policy, priority: queueing == dataplane.QueueingPriority,
+	h := &Host{t: t, self: self, app: t.Levels(), policy: policy, priority: queueing == config.QueueingPriority,
 		appMAC: bcube.AppMAC(self), nicMAC: bcube.AppNICMAC(self)}
 	for l := 0; l < t.Levels(); l++ {
 		w, p := t.SwitchOf(self, l)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/roce"
@@ -36,7 +37,7 @@ func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic 
 	t.Helper()
 	mem := make([]byte, hFrames*hFrame)
 	var specs []dataplane.PortSpec
-	qc, err := dataplane.ServerEgress(tp, dataplane.QueueingPortFC, 0)
+	qc, err := config.ServerEgress(tp, config.QueueingPortFC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic 
 		}
 		specs = append(specs, s)
 	}
-	h := NewHost(tp, self, bcube.Policy{}, dataplane.QueueingPortFC)
+	h := NewHost(tp, self, bcube.Policy{}, config.QueueingPortFC)
 	if err := h.SetTransport(p); err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/api"
 )
 
 // Every daemon serves HTTP on the unix socket named by its config's
 // Control: GET /healthz answers 200 once the daemon is ready to forward,
-// GET /stats answers dataplane.Stats as JSON.
+// GET /stats answers api.Stats as JSON.
 
 // controlGet performs GET path on the control socket at sock and returns
 // the body of a 200 answer.
@@ -71,12 +71,12 @@ func Healthz(ctx context.Context, sock string) error {
 }
 
 // FetchStats reads GET /stats from the daemon at control socket sock.
-func FetchStats(ctx context.Context, sock string) (*dataplane.Stats, error) {
+func FetchStats(ctx context.Context, sock string) (*api.Stats, error) {
 	b, err := controlGet(ctx, sock, "/stats")
 	if err != nil {
 		return nil, err
 	}
-	var st dataplane.Stats
+	var st api.Stats
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("stats from %s: %w", sock, err)
 	}

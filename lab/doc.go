@@ -14,7 +14,7 @@
 //     and bc0 <-> bc0nic with the server's address in every server).
 //  4. Create the fabric veth pairs straight into their namespaces and bring
 //     them up; nothing of a lab is ever configured in the root namespace.
-//  5. Write each daemon's dataplane.Config and start the daemons with
+//  5. Write each daemon's config.Node and start the daemons with
 //     ip netns exec, recording their pids in state.json as they start.
 //  6. Wait until every daemon answers GET /healthz on its control socket.
 //
@@ -34,15 +34,15 @@
 //     in a session of its own, cwd the run directory, stdin /dev/null,
 //     stdout and stderr appended to <run>/logs/<node>.log, and the lab
 //     process's environment.
-//   - The config is a dataplane.Config in JSON with SetDefaults applied;
+//   - The config is a config.Node in JSON with SetDefaults applied;
 //     every port it names exists, up, MTU 1500, with its bcube MAC, IPv6
 //     off; bc0 has the server's address, and TX offloads are left as the
 //     kernel sets them.
 //   - It serves HTTP on the unix socket Config.Control: GET /healthz
 //     answers 200 once it forwards (Up waits for every daemon, up to
 //     Spec.HealthTimeout, and fails at once if one exits), GET /stats
-//     answers dataplane.Stats, GET /link every port's injected impairment
-//     ([]dataplane.LinkState) and POST /link (a dataplane.LinkRequest)
+//     answers api.Stats, GET /link every port's injected impairment
+//     ([]api.LinkState) and POST /link (a api.LinkRequest)
 //     changes one fabric port's and answers its new state (SetLink).
 //   - Down sends SIGTERM, waits up to StopGrace (3 s), then sends SIGKILL;
 //     it then deletes the namespaces, so anything attached to an

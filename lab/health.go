@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/api"
 )
 
 // Emulation health: whether the daemons kept up with the fabric they
@@ -105,7 +105,7 @@ type PortSample struct {
 }
 
 // nodeSample is the part of a NodeSample that a daemon's stats give.
-func nodeSample(st *dataplane.Stats) NodeSample {
+func nodeSample(st *api.Stats) NodeSample {
 	n := NodeSample{Node: st.Node, Pid: st.Pid}
 	for i := range st.Ports {
 		p := &st.Ports[i]

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/api"
 )
 
 // SampleHealth samples the emulation health of lab name: every daemon's
@@ -26,14 +26,14 @@ func SampleHealth(runRoot, name string) (*HealthSample, error) {
 
 // snapshot samples the health of the lab of st and returns the stats of
 // the daemons that answered, by node.
-func snapshot(st *State) (*HealthSample, map[string]*dataplane.Stats) {
+func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
 	s := &HealthSample{At: time.Now(), CPUs: runtime.NumCPU(), Nodes: make([]NodeSample, len(st.Nodes))}
-	stats := make([]*dataplane.Stats, len(st.Nodes))
+	stats := make([]*api.Stats, len(st.Nodes))
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		s.Busy, s.Total, _ = parseMachineCPU(b)
 	}
 	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(n) })
-	m := make(map[string]*dataplane.Stats, len(stats))
+	m := make(map[string]*api.Stats, len(stats))
 	for i, x := range stats {
 		if x != nil {
 			m[st.Nodes[i].Name] = x
@@ -42,8 +42,8 @@ func snapshot(st *State) (*HealthSample, map[string]*dataplane.Stats) {
 	return s, m
 }
 
-func sampleNode(n NodeState) (NodeSample, *dataplane.Stats) {
-	fail := func(format string, args ...any) (NodeSample, *dataplane.Stats) {
+func sampleNode(n NodeState) (NodeSample, *api.Stats) {
+	fail := func(format string, args ...any) (NodeSample, *api.Stats) {
 		return NodeSample{Node: n.Name, Pid: n.Pid, Err: fmt.Sprintf(format, args...)}, nil
 	}
 	if !cmdlineHas(n.Pid, n.Config) {

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os/exec"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/api"
 )
 
 // A lab needs Linux network namespaces; elsewhere only planning works.
@@ -17,7 +17,7 @@ var errNotLinux = errors.New("a lab needs Linux (network namespaces, veth, AF_XD
 func Up(context.Context, Spec, *slog.Logger) (*State, error) { return nil, errNotLinux }
 func Down(string, string, *slog.Logger) error                { return errNotLinux }
 func Status(string, string) (*Report, error)                 { return nil, errNotLinux }
-func Stats(string, string, string) (*dataplane.Stats, error) { return nil, errNotLinux }
+func Stats(string, string, string) (*api.Stats, error)       { return nil, errNotLinux }
 func List(string) ([]LabInfo, error)                         { return nil, errNotLinux }
 func Command(string, string, ...string) (*exec.Cmd, error)   { return nil, errNotLinux }
 func Exec(string, string, []string) error                    { return errNotLinux }

@@ -3,14 +3,14 @@ package lab
 import (
 	"fmt"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/api"
 )
 
 // Every fabric port's XDP program can drop what the port receives, on
 // purpose: at random (loss, in frames per million) or all of it (link
 // down). A cable has a program at each end, each impairing one direction.
 // A daemon serves its ports' state on GET /link and changes one port on
-// POST /link (dataplane.LinkRequest); SetLink drives both ends of a cable.
+// POST /link (api.LinkRequest); SetLink drives both ends of a cable.
 
 // LinkDir selects the directions of a cable SetLink changes, as seen from
 // the node it names.
@@ -54,7 +54,7 @@ type LinkConfig struct {
 // frames it receives from the other end.
 type LinkEnd struct {
 	Node string `json:"node"`
-	dataplane.LinkState
+	api.LinkState
 	// From is the other end, "<node> <port>": who sends the frames.
 	From string `json:"from"`
 	// Changed: SetLink changed this end.

@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/dataplane"
 )
 
 // SetLink changes the impairment of the cable at node's port in lab name
@@ -57,7 +57,7 @@ func SetLink(runRoot, name, node, port string, c LinkConfig) ([]LinkEnd, error) 
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var states [2]dataplane.LinkState
+	var states [2]api.LinkState
 	for i, e := range ends {
 		if states[i], err = getLink(ctx, e.sock, e.port); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.node, err)
@@ -78,13 +78,13 @@ func SetLink(runRoot, name, node, port string, c LinkConfig) ([]LinkEnd, error) 
 	var changed [2]bool
 	for _, i := range change {
 		e := ends[i]
-		ls, err := postLink(ctx, e.sock, dataplane.LinkRequest{Port: e.port, LossPPM: c.LossPPM, Down: c.Down})
+		ls, err := postLink(ctx, e.sock, api.LinkRequest{Port: e.port, LossPPM: c.LossPPM, Down: c.Down})
 		if err != nil {
 			err = fmt.Errorf("%s: %w", e.node, err)
 			for j := range changed {
 				if changed[j] {
 					o := old[j]
-					if _, rerr := postLink(ctx, ends[j].sock, dataplane.LinkRequest{Port: o.Port, LossPPM: &o.LossPPM, Down: &o.Down}); rerr != nil {
+					if _, rerr := postLink(ctx, ends[j].sock, api.LinkRequest{Port: o.Port, LossPPM: &o.LossPPM, Down: &o.Down}); rerr != nil {
 						err = errors.Join(err, fmt.Errorf("put %s %s back: %w", ends[j].node, ends[j].port, rerr))
 					}
 				}
@@ -112,37 +112,37 @@ func fabricPorts(t bcube.Topology, node string) string {
 }
 
 // getLink reads the state of port from GET /link on the daemon at sock.
-func getLink(ctx context.Context, sock, port string) (dataplane.LinkState, error) {
+func getLink(ctx context.Context, sock, port string) (api.LinkState, error) {
 	b, err := controlGet(ctx, sock, "/link")
 	if err != nil {
-		return dataplane.LinkState{}, err
+		return api.LinkState{}, err
 	}
-	var all []dataplane.LinkState
+	var all []api.LinkState
 	if err := json.Unmarshal(b, &all); err != nil {
-		return dataplane.LinkState{}, fmt.Errorf("link state from %s: %w", sock, err)
+		return api.LinkState{}, fmt.Errorf("link state from %s: %w", sock, err)
 	}
 	for _, ls := range all {
 		if ls.Port == port {
 			return ls, nil
 		}
 	}
-	return dataplane.LinkState{}, fmt.Errorf("daemon at %s reports no port %s", sock, port)
+	return api.LinkState{}, fmt.Errorf("daemon at %s reports no port %s", sock, port)
 }
 
 // postLink applies r with POST /link on the daemon at sock and returns the
 // port's new state.
-func postLink(ctx context.Context, sock string, r dataplane.LinkRequest) (dataplane.LinkState, error) {
+func postLink(ctx context.Context, sock string, r api.LinkRequest) (api.LinkState, error) {
 	body, err := json.Marshal(r)
 	if err != nil {
-		return dataplane.LinkState{}, err
+		return api.LinkState{}, err
 	}
 	b, err := controlDo(ctx, sock, http.MethodPost, "/link", bytes.NewReader(body))
 	if err != nil {
-		return dataplane.LinkState{}, err
+		return api.LinkState{}, err
 	}
-	var ls dataplane.LinkState
+	var ls api.LinkState
 	if err := json.Unmarshal(b, &ls); err != nil {
-		return dataplane.LinkState{}, fmt.Errorf("link state from %s: %w", sock, err)
+		return api.LinkState{}, fmt.Errorf("link state from %s: %w", sock, err)
 	}
 	return ls, nil
 }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 )
 
 // Daemon kinds, also the names of their binaries in Spec.BinDir.
@@ -45,7 +45,7 @@ type NodePlan struct {
 	Binary     string // <BinDir>/<Kind>
 	ConfigPath string // <RunDir>/<Name>.json
 	LogPath    string // <LogDir>/<Name>.log
-	Config     dataplane.Config
+	Config     config.Node
 }
 
 // Endpoint is one end of a veth pair.

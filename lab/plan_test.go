@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 )
 
 func TestPlan(t *testing.T) {
@@ -56,7 +56,7 @@ func TestPlan(t *testing.T) {
 				}
 				c := n.Config
 				if c.Lab != "bt" || c.N != tp.N() || c.K != tp.K() || c.RateBps != 2_500_000_000 || c.Delay.D() != 10*time.Microsecond ||
-					c.XDPMode != "native" || c.BufferBytes != dataplane.DefaultBufferBytes || c.RingSize == 0 || c.LevelOrder != "ascending" {
+					c.XDPMode != "native" || c.BufferBytes != config.DefaultBufferBytes || c.RingSize == 0 || c.LevelOrder != "ascending" {
 					t.Fatalf("%s config %+v", n.Name, c)
 				}
 				if i < tp.Servers() {

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
 )
 
 // Report is the status of a lab, node by node.
@@ -30,7 +30,7 @@ type Report struct {
 // purpose: injected loss (Spec.LossPPM, SetLink) or a link set down.
 type Impairment struct {
 	Node string `json:"node"`
-	dataplane.LinkState
+	api.LinkState
 	// Dropped counts the frames the port dropped on purpose since its
 	// daemon started (PortStats.InjectedDrops).
 	Dropped uint64 `json:"dropped"`
@@ -105,7 +105,7 @@ type StatsSummary struct {
 }
 
 // Summarize adds up the ports of a daemon's stats.
-func Summarize(st *dataplane.Stats) StatsSummary {
+func Summarize(st *api.Stats) StatsSummary {
 	s := StatsSummary{Ports: len(st.Ports)}
 	for i := range st.Ports {
 		p := &st.Ports[i]
@@ -116,7 +116,7 @@ func Summarize(st *dataplane.Stats) StatsSummary {
 		s.Drops += p.TotalDrops()
 		s.Injected += p.InjectedDrops()
 		if p.Name != bcube.AppPeerIf {
-			im := Impairment{Node: st.Node, LinkState: dataplane.LinkState{Port: p.Name, LossPPM: p.LossPPM, Down: p.LinkDown}, Dropped: p.InjectedDrops()}
+			im := Impairment{Node: st.Node, LinkState: api.LinkState{Port: p.Name, LossPPM: p.LossPPM, Down: p.LinkDown}, Dropped: p.InjectedDrops()}
 			s.Links = append(s.Links, im)
 			if im.Impaired() {
 				s.Impaired = append(s.Impaired, im)

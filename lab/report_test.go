@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
 )
 
 func TestPeer(t *testing.T) {
@@ -94,7 +94,7 @@ func TestPeerPort(t *testing.T) {
 
 // Frames dropped on purpose are summed apart from the emulator's drops.
 func TestSummarizeInjected(t *testing.T) {
-	st := &dataplane.Stats{Node: "h1", Ports: []dataplane.PortStats{
+	st := &api.Stats{Node: "h1", Ports: []api.PortStats{
 		{Name: "eth0", LossPPM: 10_000, Drops: map[string]uint64{"buffer_full": 1}, XDP: map[string]uint64{"loss": 40}},
 		{Name: "eth1", LinkDown: true, XDP: map[string]uint64{"down": 7, "loss": 3}, XSK: map[string]uint64{"rx_dropped": 2}},
 		{Name: "bc0nic"},

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/transport"
 )
 
@@ -139,10 +139,10 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.LevelOrder = "hash"
 	}
 	if s.XDPMode == "" {
-		s.XDPMode = dataplane.DefaultXDPMode
+		s.XDPMode = config.DefaultXDPMode
 	}
 	if s.BufferBytes == 0 {
-		s.BufferBytes = dataplane.DefaultBufferBytes
+		s.BufferBytes = config.DefaultBufferBytes
 	}
 	if s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0 {
 		s.ECN = true
@@ -224,7 +224,7 @@ func (s Spec) check() (bcube.Topology, error) {
 		return t, fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
 	}
 	// The daemons' own rules (delay, buffer, XDP mode, level order) live in
-	// dataplane.Config.Validate; check a server's config against them.
+	// config.Node.Validate; check a server's config against them.
 	c := s.daemonConfig(t, bcube.HostName(0), "/x.sock")
 	if _, _, err := c.Validate(); err != nil {
 		return t, err
@@ -311,7 +311,7 @@ func labNamespaces(name string) ([]string, error) {
 
 // DefaultECN is the ECN marking of links of rateBps (0, unshaped: counted
 // as 1 Gb/s, as dataplane counts BDPs) whose one-hop RTT is oneHopRTT (0:
-// dataplane.DefaultOneHopRTT): the papers' K_min and K_max in one-hop
+// config.DefaultOneHopRTT): the papers' K_min and K_max in one-hop
 // BDPs and their P_max, as transport.DefaultParams scales them. At 250 us
 // that is K_min 12.5 KB and K_max 50 KB at 100 Mb/s, 62.5 KB and 250 KB
 // at 500 Mb/s.
@@ -320,7 +320,7 @@ func DefaultECN(rateBps uint64, oneHopRTT time.Duration) transport.ECNParams {
 		rateBps = 1_000_000_000
 	}
 	if oneHopRTT == 0 {
-		oneHopRTT = dataplane.DefaultOneHopRTT.D()
+		oneHopRTT = config.DefaultOneHopRTT.D()
 	}
 	return transport.DefaultParams(int64(rateBps), oneHopRTT).ECN
 }
@@ -329,20 +329,20 @@ func DefaultECN(rateBps uint64, oneHopRTT time.Duration) transport.ECNParams {
 func Namespace(lab, node string) string { return lab + "-" + node }
 
 // daemonConfig is the config of one daemon of the lab, defaults applied.
-func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Config {
-	c := dataplane.Config{
+func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
+	c := config.Node{
 		Lab:         s.Name,
 		Node:        node,
 		N:           t.N(),
 		K:           t.K(),
 		RateBps:     s.RateBps,
-		Delay:       dataplane.Duration(s.Delay),
+		Delay:       config.Duration(s.Delay),
 		BufferBytes: s.BufferBytes,
 		XDPMode:     s.XDPMode,
 		LevelOrder:  s.LevelOrder,
 		Control:     control,
 		FC:          s.FC,
-		OneHopRTT:   dataplane.Duration(s.OneHopRTT),
+		OneHopRTT:   config.Duration(s.OneHopRTT),
 		XoffA:       s.Xoff,
 		XoffB:       s.Xoff,
 		XonA:        s.Xon,
@@ -357,9 +357,9 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) dataplane.Con
 		ECNKmaxBytes: s.ECNKmaxBytes,
 		ECNPmax:      s.ECNPmax,
 
-		WatchdogDetect:  dataplane.Duration(s.WatchdogDetect),
+		WatchdogDetect:  config.Duration(s.WatchdogDetect),
 		WatchdogAction:  s.WatchdogAction,
-		WatchdogRestore: dataplane.Duration(s.WatchdogRestore),
+		WatchdogRestore: config.Duration(s.WatchdogRestore),
 	}
 	// Switches take the policy too: it tells them which of the next
 	// server's queues a frame will use (the A queue of PortFC).

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 )
 
 // asUser makes Validate see the given effective uid for one test.
@@ -120,7 +120,7 @@ func TestDefaults(t *testing.T) {
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
 	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != 160 || s.HealthTimeout != time.Minute ||
-		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != dataplane.DefaultBufferBytes || s.BinDir != filepath.Dir(exe) {
+		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != config.DefaultBufferBytes || s.BinDir != filepath.Dir(exe) {
 		t.Fatalf("defaults: %+v", s)
 	}
 	if p.RunDir != "/run/bcfab/bc" || p.Nodes[0].Config.Control != "/run/bcfab/bc/h0.sock" {

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
 )
 
 // Status reports every node of lab name: namespace present, daemon alive,
@@ -88,7 +88,7 @@ func nodeStatus(n NodeState) NodeStatus {
 }
 
 // Stats fetches GET /stats from the daemon of node in lab name.
-func Stats(runRoot, name, node string) (*dataplane.Stats, error) {
+func Stats(runRoot, name, node string) (*api.Stats, error) {
 	st, err := loadDefault(runRoot, name)
 	if err != nil {
 		return nil, err

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/transport"
@@ -237,7 +237,7 @@ type NodeCounters struct {
 }
 
 // nodeCounters adds up a daemon's drop, pause and mark counters.
-func nodeCounters(st *dataplane.Stats) NodeCounters {
+func nodeCounters(st *api.Stats) NodeCounters {
 	n := NodeCounters{Node: st.Node}
 	for i := range st.Ports {
 		p := &st.Ports[i]
@@ -261,7 +261,7 @@ func nodeCounters(st *dataplane.Stats) NodeCounters {
 
 // fabricDelta is what the nodes counted between two sets of stats (by
 // node); a node missing from either is left out.
-func fabricDelta(before, after map[string]*dataplane.Stats) FabricCounters {
+func fabricDelta(before, after map[string]*api.Stats) FabricCounters {
 	var f FabricCounters
 	for node, a := range after {
 		b, ok := before[node]

@@ -6,31 +6,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab/workload"
 )
 
-func stats(node string, drops, ring, injected, marks uint64, signals map[string]uint64) *dataplane.Stats {
-	return &dataplane.Stats{Node: node, Ports: []dataplane.PortStats{{
+func stats(node string, drops, ring, injected, marks uint64, signals map[string]uint64) *api.Stats {
+	return &api.Stats{Node: node, Ports: []api.PortStats{{
 		Name:    "p0",
 		Drops:   map[string]uint64{"buffer_full": drops},
 		XSK:     map[string]uint64{"rx_dropped": ring},
 		XDP:     map[string]uint64{"loss": injected},
 		Signals: signals,
-		Queues:  []dataplane.QueueStats{{ECNMarks: marks}},
+		Queues:  []api.QueueStats{{ECNMarks: marks}},
 	}}}
 }
 
 // The fabric's counters are differences over the run; PortFC and BFC
 // pauses and PFC XOFFs all count as pauses.
 func TestFabricDelta(t *testing.T) {
-	before := map[string]*dataplane.Stats{
+	before := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 5, 1, 0, 10, map[string]uint64{"tx_pause_A": 2}),
 		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 1, "rx_xoff_P3": 4}),
 		"h2":   stats("h2", 0, 0, 0, 0, nil),
 		"s0.1": stats("s0.1", 0, 0, 0, 0, nil),
 	}
-	after := map[string]*dataplane.Stats{
+	after := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 7, 2, 3, 15, map[string]uint64{"tx_pause_A": 4, "tx_state_A": 100, "rx_pause": 1}),
 		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 4, "rx_xoff_P3": 4, "tx_xon_P3": 9}),
 		"h2":   stats("h2", 0, 0, 0, 0, nil),

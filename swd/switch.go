@@ -8,6 +8,7 @@ import (
 	"net"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/signaling"
@@ -42,7 +43,7 @@ type Switch struct {
 // servers' level order (it tells which queue of the next server a frame
 // will use) and queueing a dataplane queueing mode.
 func NewSwitch(t bcube.Topology, level, w int, policy bcube.Policy, queueing string) *Switch {
-	s := &Switch{t: t, level: level, w: w, policy: policy, priority: queueing == dataplane.QueueingPriority}
+	s := &Switch{t: t, level: level, w: w, policy: policy, priority: queueing == config.QueueingPriority}
 	for p := 0; p < t.N(); p++ {
 		s.own = append(s.own, bcube.SwitchPortMAC(level, w, p))
 		s.peer = append(s.peer, bcube.HostPortMAC(t.ServerAt(level, w, p), level))

@@ -5,8 +5,8 @@
 package main
 
 import (
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/daemon"
 	"github.com/bcfab/bcfab/hostd"
 )
 
-func main() { dataplane.Main("hostd", hostd.NewDaemon) }
+func main() { daemon.Main("hostd", hostd.NewDaemon) }

@@ -22,9 +22,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bench"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
@@ -62,7 +63,7 @@ Example:
   lab down
 `
 
-// defaultRate is dataplane.DefaultRateBps as the flag reads it (a test
+// defaultRate is config.DefaultRateBps as the flag reads it (a test
 // keeps the two equal).
 const defaultRate = "500M"
 
@@ -220,9 +221,9 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	oneHop := fs.Duration("one-hop-rtt", 0, "NIC-switch round trip that thresholds count BDPs of (default: measured on the reference machine, 250us)")
 	xoff := fs.String("xoff", "0", "X_off in `bytes`: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
 	xon := fs.String("xon", "0", "X_on in `bytes` (0: 4 one-hop BDPs)")
-	wdDetect := fs.Duration("watchdog-detect", dataplane.DefaultWatchdogDetect, "report a queue paused, not empty and sending nothing for this `long`; 0 turns the watchdog off")
+	wdDetect := fs.Duration("watchdog-detect", config.DefaultWatchdogDetect, "report a queue paused, not empty and sending nothing for this `long`; 0 turns the watchdog off")
 	wdAction := fs.String("watchdog-action", "none", "what the watchdog does to a stalled queue: none (report), forward (ignore pauses) or drop (discard its frames)")
-	wdRestore := fs.Duration("watchdog-restore", dataplane.DefaultWatchdogRestore, "how `long` a watchdog action lasts before the queue obeys pauses again")
+	wdRestore := fs.Duration("watchdog-restore", config.DefaultWatchdogRestore, "how `long` a watchdog action lasts before the queue obeys pauses again")
 	loss := fs.String("loss", "0", "injected loss on every fabric link, each direction dropped on receive: a `probability` like 0.01, 1% or 100ppm")
 	ecn := fs.Bool("ecn", false, "ECN marking at every egress, K_min/K_max/P_max scaled from 100 KB/400 KB/0.2 at 100 Gb/s to the rate and one-hop RTT")
 	ecnKmin := fs.String("ecn-kmin", "0", "ECN K_min in `bytes` (implies --ecn; 0: scaled default)")
@@ -563,7 +564,7 @@ func cmdStats(args []string, stdout, stderr io.Writer) error {
 
 // printQueues prints, per port with more than one queue, a line per queue:
 // traffic in and out, depth now and at most, time paused, ECN marks, drops.
-func printQueues(w io.Writer, st *dataplane.Stats) {
+func printQueues(w io.Writer, st *api.Stats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := false
 	for i := range st.Ports {

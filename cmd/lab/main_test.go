@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -174,7 +174,7 @@ func TestCLI(t *testing.T) {
 }
 
 func TestDefaultRate(t *testing.T) {
-	if r, err := lab.ParseRate(defaultRate); err != nil || r != dataplane.DefaultRateBps {
-		t.Fatalf("--rate default %q = %d, dataplane.DefaultRateBps = %d", defaultRate, r, dataplane.DefaultRateBps)
+	if r, err := lab.ParseRate(defaultRate); err != nil || r != config.DefaultRateBps {
+		t.Fatalf("--rate default %q = %d, config.DefaultRateBps = %d", defaultRate, r, config.DefaultRateBps)
 	}
 }

@@ -5,8 +5,8 @@
 package main
 
 import (
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/daemon"
 	"github.com/bcfab/bcfab/swd"
 )
 
-func main() { dataplane.Main("swd", swd.NewDaemon) }
+func main() { daemon.Main("swd", swd.NewDaemon) }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/signaling"
@@ -79,7 +80,7 @@ type Options struct {
 	// BFC, if set, runs BFC on every node (queueing bfc with its queues).
 	BFC *signaling.BFCConfig
 	// Watchdog of every node (zero: off); its reports go to Log.
-	Watchdog dataplane.WatchdogConfig
+	Watchdog config.Watchdog
 	Log      *slog.Logger
 	Buffer   int // each node's shared buffer, default 1 MiB
 	// Lose, if set, is asked about every frame on every fabric cable;
@@ -91,12 +92,12 @@ type Options struct {
 func New(t bcube.Topology, o Options) (*Fabric, error) {
 	rateBps, policy, queueing := o.RateBps, o.Policy, o.Queueing
 	if queueing == "" {
-		queueing = dataplane.QueueingPortFC
+		queueing = config.QueueingPortFC
 		if o.PFC != nil {
-			queueing = dataplane.QueueingPriority
+			queueing = config.QueueingPriority
 		}
 		if o.BFC != nil {
-			queueing = dataplane.QueueingBFC
+			queueing = config.QueueingBFC
 		}
 	}
 	bfcQueues := 0
@@ -107,11 +108,11 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		o.Buffer = 1 << 20
 	}
 	f := &Fabric{T: t, errs: make(chan error, t.Servers()+t.Switches())}
-	switchQ, err := dataplane.SwitchEgress(t, queueing, bfcQueues)
+	switchQ, err := config.SwitchEgress(t, queueing, bfcQueues)
 	if err != nil {
 		return nil, err
 	}
-	serverQ, err := dataplane.ServerEgress(t, queueing, bfcQueues)
+	serverQ, err := config.ServerEgress(t, queueing, bfcQueues)
 	if err != nil {
 		return nil, err
 	}

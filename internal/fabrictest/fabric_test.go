@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 )
@@ -42,7 +42,7 @@ func arpRequest(t *testing.T, src, target int) []byte {
 	return buf.Bytes()
 }
 
-func drops(ps []dataplane.PortStats) uint64 {
+func drops(ps []api.PortStats) uint64 {
 	var n uint64
 	for i := range ps {
 		n += ps[i].TotalDrops()

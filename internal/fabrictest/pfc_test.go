@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/signaling"
@@ -19,7 +20,7 @@ var pfcTh = signaling.PFCThresholds{Xoff: 30000, Xon: 20000, Lossless: 1 << sign
 // PFC*'s on BCube(n,1): priorities 3 and 4.
 var pfcStarTh = signaling.PFCThresholds{Xoff: 30000, Xon: 20000, Lossless: 1<<signaling.PCPData | 1<<(signaling.PCPData+1)}
 
-var watchdog = dataplane.WatchdogConfig{Detect: 200 * time.Millisecond}
+var watchdog = config.Watchdog{Detect: 200 * time.Millisecond}
 
 // nodeName names node i of fabricDrops' order: hosts, then switches.
 func nodeName(f *Fabric, i int) string {
@@ -195,7 +196,7 @@ func TestPFCStarLoopKeepsMoving(t *testing.T) {
 // stalled queues ignore pauses for the restoration time, the cycle
 // drains, and the background flows move again.
 func TestWatchdogRecoveryBreaksDeadlock(t *testing.T) {
-	wd := dataplane.WatchdogConfig{Detect: 100 * time.Millisecond, Restore: 200 * time.Millisecond, Action: dataplane.WatchdogForward}
+	wd := config.Watchdog{Detect: 100 * time.Millisecond, Restore: 200 * time.Millisecond, Action: config.WatchdogForward}
 	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: wd})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@
 // as <dir>/swd and <dir>/hostd, it does what the lab expects of a daemon,
 // and checks what a daemon may expect of the lab:
 //
-//   - it loads --config with dataplane.LoadConfig (the config validates);
+//   - it loads --config with config.Load (the config validates);
 //   - it runs as the right binary for its node (swd for s<l>.<w>, hostd for
 //     h<i>) and in the right namespace: every port the node should have
 //     exists with its bcube MAC, MTU 1500 and up;
@@ -35,8 +35,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/config"
 )
 
 func main() {
@@ -57,9 +58,9 @@ type port struct {
 }
 
 func run() error {
-	config := flag.String("config", "", "daemon config file")
+	path := flag.String("config", "", "daemon config file")
 	flag.Parse()
-	c, t, node, err := dataplane.LoadConfig(*config)
+	c, t, node, err := config.Load(*path)
 	if err != nil {
 		return err
 	}
@@ -112,9 +113,9 @@ func run() error {
 	}
 	start := time.Now()
 	var mu sync.Mutex
-	links := map[string]*dataplane.LinkState{}
+	links := map[string]*api.LinkState{}
 	for _, p := range ports {
-		ls := &dataplane.LinkState{Port: p.name, App: p.name == bcube.AppPeerIf}
+		ls := &api.LinkState{Port: p.name, App: p.name == bcube.AppPeerIf}
 		if !ls.App {
 			ls.LossPPM = c.LossPPM
 		}
@@ -124,7 +125,7 @@ func run() error {
 	mux.HandleFunc("GET /link", func(w http.ResponseWriter, _ *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		var out []dataplane.LinkState
+		var out []api.LinkState
 		for _, p := range ports {
 			out = append(out, *links[p.name])
 		}
@@ -133,7 +134,7 @@ func run() error {
 	mux.HandleFunc("POST /link", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
-		var req dataplane.LinkRequest
+		var req api.LinkRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -165,9 +166,9 @@ func run() error {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
-		st := dataplane.Stats{Node: c.Node, Kind: kind, Pid: os.Getpid(), UptimeNs: int64(time.Since(start)), XDPMode: c.XDPMode}
+		st := api.Stats{Node: c.Node, Kind: kind, Pid: os.Getpid(), UptimeNs: int64(time.Since(start)), XDPMode: c.XDPMode}
 		for _, p := range ports {
-			st.Ports = append(st.Ports, dataplane.PortStats{
+			st.Ports = append(st.Ports, api.PortStats{
 				Name:      p.name,
 				RateBps:   c.RateBps,
 				RxPackets: counter(p.name, "rx_packets"),

@@ -1,6 +1,6 @@
 //go:build linux
 
-package dataplane
+package daemon
 
 import (
 	"context"
@@ -12,11 +12,12 @@ import (
 	"syscall"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 )
 
 // Main is the whole of a daemon's main: flags, config, logging, signals.
 // build turns the validated config into the daemon to run.
-func Main(kind string, build func(cfg *Config, t bcube.Topology, n bcube.Node, log *slog.Logger) (*Daemon, error)) {
+func Main(kind string, build func(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*Daemon, error)) {
 	fs := flag.NewFlagSet(kind, flag.ExitOnError)
 	path := fs.String("config", "", "daemon config `file` (JSON, written by lab)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -31,7 +32,7 @@ func Main(kind string, build func(cfg *Config, t bcube.Topology, n bcube.Node, l
 		fmt.Fprintf(os.Stderr, "%s: --config is required\n", kind)
 		os.Exit(2)
 	}
-	cfg, t, n, err := LoadConfig(*path)
+	cfg, t, n, err := config.Load(*path)
 	if err == nil && n.Switch != (kind == "swd") {
 		err = fmt.Errorf("node %s is not a %s node", n, kind)
 	}

@@ -1,4 +1,10 @@
-package dataplane
+// Package config is what lab writes for every node it starts, and the
+// fabric layouts derived from it: the node config (Node) with its defaults
+// and validation, the queue layouts of switch and server ports per
+// queueing mode, and the thresholds and watchdog settings the daemons
+// build their flow control from. It has no privileged or Linux-only
+// dependency, so tools that only read or write configs link none.
+package config
 
 import (
 	"encoding/json"
@@ -9,15 +15,14 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 )
 
-// Config is what lab writes for one daemon (swd or hostd) as JSON. Everything
-// a daemon derives from the topology (interface names, MACs, neighbours) is
-// not in it: bcube computes those from N, K and Node.
-type Config struct {
+// Node is what lab writes for one node (a switch or a server) as JSON.
+// Everything a node derives from the topology (interface names, MACs,
+// neighbours) is not in it: bcube computes those from N, K and Node.
+type Node struct {
 	Lab  string `json:"lab"`
 	Node string `json:"node"` // h<i> or s<l>.<w>
 	N    int    `json:"n"`
@@ -113,6 +118,10 @@ type Config struct {
 	FrameSize int `json:"frame_size"`
 }
 
+// MaxLossPPM is the largest injected loss: every frame (a million per
+// million).
+const MaxLossPPM = 1_000_000
+
 // Defaults for the fields a lab may leave zero.
 const (
 	// DefaultRateBps is the link rate a lab gets unless told otherwise: what
@@ -150,7 +159,7 @@ func IsPFC(scheme string) bool { return scheme == FCPFC || scheme == FCPFCStar }
 
 // SetDefaults fills zero fields with the defaults above (RateBps excepted:
 // zero means unshaped and is a valid choice).
-func (c *Config) SetDefaults() {
+func (c *Node) SetDefaults() {
 	if c.BufferBytes == 0 {
 		c.BufferBytes = DefaultBufferBytes
 	}
@@ -217,7 +226,7 @@ func (c *Config) SetDefaults() {
 
 // BDP is the one-hop bandwidth-delay product in bytes (at least one full
 // frame; an unshaped lab counts as 1 Gb/s).
-func (c *Config) BDP() int {
+func (c *Node) BDP() int {
 	rate := c.RateBps
 	if rate == 0 {
 		rate = 1_000_000_000
@@ -226,7 +235,7 @@ func (c *Config) BDP() int {
 }
 
 // Validate checks the config and resolves its topology and node.
-func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
+func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	t, err := bcube.New(c.N, c.K)
 	if err != nil {
 		return t, bcube.Node{}, err
@@ -313,8 +322,8 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	if c.ECNKmaxBytes != 0 && (c.ECNKminBytes < 0 || c.ECNKminBytes > c.ECNKmaxBytes || c.ECNPmax <= 0 || c.ECNPmax > 1) {
 		errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", c.ECNKminBytes, c.ECNKmaxBytes, c.ECNPmax))
 	}
-	if c.LossPPM < 0 || c.LossPPM > bpf.MaxLossPPM {
-		errs = append(errs, fmt.Errorf("loss_ppm %d: want 0..%d (frames dropped per million received)", c.LossPPM, bpf.MaxLossPPM))
+	if c.LossPPM < 0 || c.LossPPM > MaxLossPPM {
+		errs = append(errs, fmt.Errorf("loss_ppm %d: want 0..%d (frames dropped per million received)", c.LossPPM, MaxLossPPM))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)
@@ -322,13 +331,13 @@ func (c *Config) Validate() (bcube.Topology, bcube.Node, error) {
 	return t, node, nil
 }
 
-// LoadConfig reads and validates a daemon config file.
-func LoadConfig(path string) (*Config, bcube.Topology, bcube.Node, error) {
+// Load reads and validates a node config file.
+func Load(path string) (*Node, bcube.Topology, bcube.Node, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, bcube.Topology{}, bcube.Node{}, fmt.Errorf("read config: %w", err)
 	}
-	var c Config
+	var c Node
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, bcube.Topology{}, bcube.Node{}, fmt.Errorf("parse config %s: %w", path, err)
 	}
@@ -361,14 +370,14 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Thresholds returns cfg's PortFC thresholds.
-func (c *Config) Thresholds() signaling.Thresholds {
+func (c *Node) Thresholds() signaling.Thresholds {
 	return signaling.Thresholds{XoffA: c.XoffA, XonA: c.XonA, XoffB: c.XoffB, XonB: c.XonB, Refresh: int64(c.FCRefresh)}
 }
 
 // PFCThresholds returns cfg's PFC thresholds and lossless priorities:
 // the data priority under pfc; under pfcstar one more per relay a path
 // may cross (k).
-func (c *Config) PFCThresholds() signaling.PFCThresholds {
+func (c *Node) PFCThresholds() signaling.PFCThresholds {
 	n := 1
 	if c.FC == FCPFCStar {
 		n += c.K
@@ -384,7 +393,7 @@ func (c *Config) PFCThresholds() signaling.PFCThresholds {
 // RTTs, Th's BDP the one-hop BDP at the link rate, and the random queue
 // choices are seeded by the node's name, so each node differs and every
 // run is the same.
-func (c *Config) BFC() signaling.BFCConfig {
+func (c *Node) BFC() signaling.BFCConfig {
 	h := fnv.New64a()
 	h.Write([]byte(c.Node))
 	return signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
@@ -392,8 +401,8 @@ func (c *Config) BFC() signaling.BFCConfig {
 }
 
 // Watchdog returns cfg's watchdog configuration (Detect 0: off).
-func (c *Config) Watchdog() WatchdogConfig {
-	w := WatchdogConfig{Detect: c.WatchdogDetect.D(), Restore: c.WatchdogRestore.D(), Action: c.WatchdogAction}
+func (c *Node) Watchdog() Watchdog {
+	w := Watchdog{Detect: c.WatchdogDetect.D(), Restore: c.WatchdogRestore.D(), Action: c.WatchdogAction}
 	if w.Detect < 0 {
 		w.Detect = 0
 	}
@@ -401,6 +410,6 @@ func (c *Config) Watchdog() WatchdogConfig {
 }
 
 // ECN returns the marking configuration of cfg for an egress.
-func (c *Config) ECN() queues.ECNConfig {
+func (c *Node) ECN() queues.ECNConfig {
 	return queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
 }

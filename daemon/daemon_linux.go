@@ -1,4 +1,4 @@
-package dataplane
+package daemon
 
 // Daemon bring-up, in order; each step is undone on failure and on exit:
 //
@@ -24,8 +24,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -45,9 +48,9 @@ const TapPoll = time.Second
 // Daemon is what swd and hostd run.
 type Daemon struct {
 	Kind    string // swd or hostd
-	Config  *Config
+	Config  *config.Node
 	Ports   []DaemonPort
-	Handler BoundHandler
+	Handler dataplane.BoundHandler
 	Log     *slog.Logger
 	// Setup, if set, runs after the ports are bound and before the engine
 	// starts (hostd configures bc0 here).
@@ -97,7 +100,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 
 	bound := make([]*boundPort, len(d.Ports))
 	links := &impairments{}
-	var specs []PortSpec
+	var specs []dataplane.PortSpec
 	var fds []int
 	for i, p := range d.Ports {
 		xc := bpf.Config{}
@@ -111,7 +114,7 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 		cleanup = append(cleanup, bp.close)
 		bound[i] = bp
 		links.add(p.Ifname, xc, bp.prog.SetConfig)
-		specs = append(specs, PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues})
+		specs = append(specs, dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues})
 		fds = append(fds, bp.sock.FD())
 		d.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
 	}
@@ -120,13 +123,13 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 			return fmt.Errorf("%s: setup: %w", d.Kind, err)
 		}
 	}
-	w, err := NewPollWaiter(fds, DefaultTimerSlack)
+	w, err := dataplane.NewPollWaiter(fds, dataplane.DefaultTimerSlack)
 	if err != nil {
 		return err
 	}
 	cleanup = append(cleanup, w.Close)
-	eng, err := NewEngine(Memory{Bytes: umem.Bytes(), FrameSize: umem.FrameSize(), NumFrames: umem.NumFrames(), RingSize: cfg.RingSize},
-		specs, d.Handler, w, Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: d.Log})
+	eng, err := dataplane.NewEngine(dataplane.Memory{Bytes: umem.Bytes(), FrameSize: umem.FrameSize(), NumFrames: umem.NumFrames(), RingSize: cfg.RingSize},
+		specs, d.Handler, w, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: d.Log})
 	if err != nil {
 		return err
 	}
@@ -207,7 +210,7 @@ func (bp *boundPort) close() error {
 	return errors.Join(errs...)
 }
 
-func (d *Daemon) serve(eng *Engine, ports []*boundPort, links *impairments) (*http.Server, error) {
+func (d *Daemon) serve(eng *dataplane.Engine, ports []*boundPort, links *impairments) (*http.Server, error) {
 	path := d.Config.Control
 	_ = os.Remove(path) // a stale socket of a killed predecessor
 	ln, err := net.Listen("unix", path)
@@ -232,7 +235,7 @@ func (d *Daemon) serve(eng *Engine, ports []*boundPort, links *impairments) (*ht
 		_ = json.NewEncoder(w).Encode(links.states())
 	})
 	mux.HandleFunc("POST /link", func(w http.ResponseWriter, r *http.Request) {
-		var req LinkRequest
+		var req api.LinkRequest
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
@@ -264,9 +267,9 @@ func (d *Daemon) serve(eng *Engine, ports []*boundPort, links *impairments) (*ht
 	return srv, nil
 }
 
-func (d *Daemon) stats(eng *Engine, ports []*boundPort, links *impairments) Stats {
+func (d *Daemon) stats(eng *dataplane.Engine, ports []*boundPort, links *impairments) api.Stats {
 	ps, frames := eng.Snapshot()
-	s := Stats{Node: d.Config.Node, Kind: d.Kind, Pid: os.Getpid(), UptimeNs: int64(eng.Uptime()),
+	s := api.Stats{Node: d.Config.Node, Kind: d.Kind, Pid: os.Getpid(), UptimeNs: int64(eng.Uptime()),
 		XDPMode: ports[0].mode.String(), Frames: frames, Ports: ps}
 	if ps == nil {
 		return s
@@ -317,19 +320,19 @@ func (im *impairments) add(name string, cfg bpf.Config, set func(bpf.Config) err
 }
 
 // states returns every port's state, in port order.
-func (im *impairments) states() []LinkState {
+func (im *impairments) states() []api.LinkState {
 	im.mu.Lock()
 	defer im.mu.Unlock()
-	out := make([]LinkState, len(im.ports))
+	out := make([]api.LinkState, len(im.ports))
 	for i, p := range im.ports {
-		out[i] = LinkState{Port: p.name, LossPPM: int(p.cfg.LossPPM), Down: p.cfg.Down, App: !fabricPort(p.name)}
+		out[i] = api.LinkState{Port: p.name, LossPPM: int(p.cfg.LossPPM), Down: p.cfg.Down, App: !fabricPort(p.name)}
 	}
 	return out
 }
 
 // apply changes the port r names as r says and returns its new state.
 // Nothing changes when r is invalid or the program refuses the change.
-func (im *impairments) apply(r LinkRequest) (LinkState, error) {
+func (im *impairments) apply(r api.LinkRequest) (api.LinkState, error) {
 	im.mu.Lock()
 	defer im.mu.Unlock()
 	var p *impairedPort
@@ -341,15 +344,15 @@ func (im *impairments) apply(r LinkRequest) (LinkState, error) {
 		}
 	}
 	if p == nil {
-		return LinkState{}, fmt.Errorf("link: port %q: %w (ports: %v)", r.Port, errNoPort, names)
+		return api.LinkState{}, fmt.Errorf("link: port %q: %w (ports: %v)", r.Port, errNoPort, names)
 	}
 	if !fabricPort(p.name) {
-		return LinkState{}, fmt.Errorf("link: port %s is the application port: it stands for the server's own bus and is never impaired", p.name)
+		return api.LinkState{}, fmt.Errorf("link: port %s is the application port: it stands for the server's own bus and is never impaired", p.name)
 	}
 	c := p.cfg
 	if r.LossPPM != nil {
 		if *r.LossPPM < 0 || *r.LossPPM > bpf.MaxLossPPM {
-			return LinkState{}, fmt.Errorf("link: port %s: loss_ppm %d: want 0..%d (frames dropped per million received)", p.name, *r.LossPPM, bpf.MaxLossPPM)
+			return api.LinkState{}, fmt.Errorf("link: port %s: loss_ppm %d: want 0..%d (frames dropped per million received)", p.name, *r.LossPPM, bpf.MaxLossPPM)
 		}
 		c.LossPPM = uint32(*r.LossPPM)
 	}
@@ -357,8 +360,8 @@ func (im *impairments) apply(r LinkRequest) (LinkState, error) {
 		c.Down = *r.Down
 	}
 	if err := p.set(c); err != nil {
-		return LinkState{}, fmt.Errorf("link: port %s: %w", p.name, err)
+		return api.LinkState{}, fmt.Errorf("link: port %s: %w", p.name, err)
 	}
 	p.cfg = c
-	return LinkState{Port: p.name, LossPPM: int(c.LossPPM), Down: c.Down}, nil
+	return api.LinkState{Port: p.name, LossPPM: int(c.LossPPM), Down: c.Down}, nil
 }

@@ -1,4 +1,4 @@
-package dataplane
+package daemon
 
 // Captures. AF_XDP transmit bypasses the kernel's packet taps, so tcpdump
 // on a port would see nothing of what the daemon sends. While a packet
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/dataplane"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,7 +79,7 @@ func tappedIfindexes() (set map[int]bool, all bool, err error) {
 }
 
 // watchTaps switches ports into and out of capture mode until ctx ends.
-func watchTaps(ctx context.Context, e *Engine, ifindexes []int, every time.Duration) {
+func watchTaps(ctx context.Context, e *dataplane.Engine, ifindexes []int, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

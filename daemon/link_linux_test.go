@@ -1,4 +1,4 @@
-package dataplane
+package daemon
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bpf"
 )
 
@@ -26,7 +27,7 @@ func TestImpairments(t *testing.T) {
 			return nil
 		})
 	}
-	want := []LinkState{{"eth0", 10_000, false, false}, {"eth1", 10_000, false, false}, {"bc0nic", 0, false, true}}
+	want := []api.LinkState{{Port: "eth0", LossPPM: 10_000}, {Port: "eth1", LossPPM: 10_000}, {Port: "bc0nic", App: true}}
 	if got := im.states(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("states = %+v, want %+v", got, want)
 	}
@@ -34,42 +35,42 @@ func TestImpairments(t *testing.T) {
 	yes, no := true, false
 
 	// Only the fields given change.
-	st, err := im.apply(LinkRequest{Port: "eth1", LossPPM: ppm(0)})
-	if err != nil || st != (LinkState{Port: "eth1"}) || applied["eth1"] != (bpf.Config{}) {
+	st, err := im.apply(api.LinkRequest{Port: "eth1", LossPPM: ppm(0)})
+	if err != nil || st != (api.LinkState{Port: "eth1"}) || applied["eth1"] != (bpf.Config{}) {
 		t.Fatalf("loss 0: %+v %v, applied %+v", st, err, applied["eth1"])
 	}
-	st, err = im.apply(LinkRequest{Port: "eth0", Down: &yes})
-	if err != nil || st != (LinkState{Port: "eth0", LossPPM: 10_000, Down: true}) || applied["eth0"] != (bpf.Config{LossPPM: 10_000, Down: true}) {
+	st, err = im.apply(api.LinkRequest{Port: "eth0", Down: &yes})
+	if err != nil || st != (api.LinkState{Port: "eth0", LossPPM: 10_000, Down: true}) || applied["eth0"] != (bpf.Config{LossPPM: 10_000, Down: true}) {
 		t.Fatalf("down: %+v %v, applied %+v", st, err, applied["eth0"])
 	}
-	st, err = im.apply(LinkRequest{Port: "eth0", Down: &no, LossPPM: ppm(bpf.MaxLossPPM)})
-	if err != nil || st != (LinkState{Port: "eth0", LossPPM: bpf.MaxLossPPM}) {
+	st, err = im.apply(api.LinkRequest{Port: "eth0", Down: &no, LossPPM: ppm(bpf.MaxLossPPM)})
+	if err != nil || st != (api.LinkState{Port: "eth0", LossPPM: bpf.MaxLossPPM}) {
 		t.Fatalf("up, full loss: %+v %v", st, err)
 	}
 
 	// Refusals change nothing.
 	before := im.states()
 	for _, c := range []struct {
-		req  LinkRequest
+		req  api.LinkRequest
 		want string
 	}{
-		{LinkRequest{Port: "eth9", LossPPM: ppm(1)}, `port "eth9": no such port (ports: [eth0 eth1 bc0nic])`},
-		{LinkRequest{Port: "bc0nic", LossPPM: ppm(1)}, "application port"},
-		{LinkRequest{Port: "eth1", LossPPM: ppm(-1)}, "loss_ppm -1: want 0..1000000"},
-		{LinkRequest{Port: "eth1", LossPPM: ppm(bpf.MaxLossPPM + 1)}, "loss_ppm 1000001"},
+		{api.LinkRequest{Port: "eth9", LossPPM: ppm(1)}, `port "eth9": no such port (ports: [eth0 eth1 bc0nic])`},
+		{api.LinkRequest{Port: "bc0nic", LossPPM: ppm(1)}, "application port"},
+		{api.LinkRequest{Port: "eth1", LossPPM: ppm(-1)}, "loss_ppm -1: want 0..1000000"},
+		{api.LinkRequest{Port: "eth1", LossPPM: ppm(bpf.MaxLossPPM + 1)}, "loss_ppm 1000001"},
 	} {
 		if _, err := im.apply(c.req); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.req, err, c.want)
 		}
 	}
 	fail = errors.New("map update failed")
-	if _, err := im.apply(LinkRequest{Port: "eth1", Down: &yes}); err == nil || !strings.Contains(err.Error(), "map update failed") {
+	if _, err := im.apply(api.LinkRequest{Port: "eth1", Down: &yes}); err == nil || !strings.Contains(err.Error(), "map update failed") {
 		t.Errorf("failed update: %v", err)
 	}
 	if got := im.states(); !reflect.DeepEqual(got, before) {
 		t.Errorf("refused requests changed the state: %+v, was %+v", got, before)
 	}
-	if _, err := im.apply(LinkRequest{Port: "eth9"}); !errors.Is(err, errNoPort) {
+	if _, err := im.apply(api.LinkRequest{Port: "eth9"}); !errors.Is(err, errNoPort) {
 		t.Errorf("unknown port: %v is not errNoPort", err)
 	}
 }

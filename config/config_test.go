@@ -1,4 +1,4 @@
-package dataplane
+package config
 
 import (
 	"strings"
@@ -19,7 +19,7 @@ func TestConfigPFCDefaults(t *testing.T) {
 		{FCPortFC, 1, QueueingPortFC, 1 << 3},
 		{FCNone, 1, QueueingPortFC, 1 << 3},
 	} {
-		cfg := Config{Node: "h0", N: 2, K: c.k, Control: "/x.sock", FC: c.fc, RateBps: 100_000_000}
+		cfg := Node{Node: "h0", N: 2, K: c.k, Control: "/x.sock", FC: c.fc, RateBps: 100_000_000}
 		cfg.SetDefaults()
 		if _, _, err := cfg.Validate(); err != nil {
 			t.Fatalf("%s: %v", c.fc, err)
@@ -33,12 +33,12 @@ func TestConfigPFCDefaults(t *testing.T) {
 			t.Errorf("%s: watchdog %+v", c.fc, w)
 		}
 	}
-	cfg := Config{Node: "h0", N: 2, K: 1, Control: "/x.sock", FC: FCPFC, Queueing: QueueingPortFC}
+	cfg := Node{Node: "h0", N: 2, K: 1, Control: "/x.sock", FC: FCPFC, Queueing: QueueingPortFC}
 	cfg.SetDefaults()
 	if _, _, err := cfg.Validate(); err == nil {
 		t.Error("pfc with portfc queueing accepted")
 	}
-	cfg = Config{Node: "h0", N: 2, K: 1, Control: "/x.sock", WatchdogDetect: -1}
+	cfg = Node{Node: "h0", N: 2, K: 1, Control: "/x.sock", WatchdogDetect: -1}
 	cfg.SetDefaults()
 	if cfg.Watchdog().Detect != 0 {
 		t.Error("negative watchdog_detect does not turn the watchdog off")
@@ -50,7 +50,7 @@ func TestConfigLoss(t *testing.T) {
 		ppm int
 		ok  bool
 	}{{0, true}, {1, true}, {10_000, true}, {1_000_000, true}, {-1, false}, {1_000_001, false}} {
-		cfg := Config{Node: "s0.1", N: 2, K: 1, Control: "/x.sock", LossPPM: c.ppm}
+		cfg := Node{Node: "s0.1", N: 2, K: 1, Control: "/x.sock", LossPPM: c.ppm}
 		cfg.SetDefaults()
 		_, _, err := cfg.Validate()
 		if (err == nil) != c.ok {
@@ -59,21 +59,5 @@ func TestConfigLoss(t *testing.T) {
 		if err != nil && !strings.Contains(err.Error(), "loss_ppm") {
 			t.Errorf("loss_ppm %d: error does not name the field: %v", c.ppm, err)
 		}
-	}
-}
-
-// Injected drops (the XDP program's loss and link down) are counted apart
-// from the emulator's own.
-func TestPortStatsDrops(t *testing.T) {
-	p := PortStats{
-		Drops: map[string]uint64{"buffer_full": 2, "no_frames": 1},
-		XSK:   map[string]uint64{"rx_dropped": 4, "rx_fill_ring_empty": 4, "rx_ring_full": 8},
-		XDP:   map[string]uint64{"rx": 1000, "redirect": 900, "loss": 16, "down": 32},
-	}
-	if got := p.TotalDrops(); got != 2+1+4+8 {
-		t.Errorf("TotalDrops = %d, want 15", got)
-	}
-	if got := p.InjectedDrops(); got != 16+32 {
-		t.Errorf("InjectedDrops = %d, want 48", got)
 	}
 }

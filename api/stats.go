@@ -1,0 +1,146 @@
+// Package api holds the types that cross a node's control socket as JSON:
+// what GET /stats and GET/POST /link answer and take. Daemons fill them in;
+// lab, rperf and other tools read them without linking any of the
+// datapath.
+package api
+
+// Stats is the JSON a daemon serves on GET /stats.
+type Stats struct {
+	Node     string      `json:"node"`
+	Kind     string      `json:"kind"` // swd or hostd
+	Pid      int         `json:"pid"`
+	UptimeNs int64       `json:"uptime_ns"`
+	XDPMode  string      `json:"xdp_mode"`
+	Frames   FrameStats  `json:"frames"`
+	Ports    []PortStats `json:"ports"`
+}
+
+// FrameStats describes the UMEM frame pool.
+type FrameStats struct {
+	Total int `json:"total"`
+	Free  int `json:"free"`
+	Size  int `json:"size"`
+}
+
+// PortStats are one port's counters. Drops maps a reason to a count and
+// lists every reason, zero or not; XSK and XDP are the kernel's view.
+type PortStats struct {
+	Name          string `json:"name"`
+	RateBps       uint64 `json:"rate_bps"`
+	RxPackets     uint64 `json:"rx_packets"`
+	RxBytes       uint64 `json:"rx_bytes"`
+	TxPackets     uint64 `json:"tx_packets"`
+	TxBytes       uint64 `json:"tx_bytes"`
+	QueueBytes    uint64 `json:"queue_bytes"`
+	QueuePackets  uint64 `json:"queue_packets"`
+	MaxQueueBytes uint64 `json:"max_queue_bytes"`
+	// Captured: a packet capture listens on the port, so it transmits
+	// through the kernel's packet path (slower) where the capture sees it.
+	Captured bool              `json:"captured"`
+	Drops    map[string]uint64 `json:"drops"`
+	Queues   []QueueStats      `json:"queues,omitempty"`
+	// Signals counts flow-control frames sent, received and relayed by
+	// class and type ("tx_pause_A", "rx_resume_B", "relayed_state_B", ...).
+	Signals map[string]uint64 `json:"signals,omitempty"`
+	XSK     map[string]uint64 `json:"xsk,omitempty"`
+	XDP     map[string]uint64 `json:"xdp,omitempty"`
+	// LossPPM and LinkDown are the injected impairment of the port's
+	// receive side now (POST /link, Config.LossPPM); what they dropped is
+	// XDP "loss" and "down".
+	LossPPM  int  `json:"loss_ppm,omitempty"`
+	LinkDown bool `json:"link_down,omitempty"`
+	// Shaper lag of a shaped port (emulation health): frames that
+	// started later than their link was free, the largest lateness, and
+	// link time lost beyond the shaper's catch-up (the daemon did not keep
+	// up with its link).
+	LateFrames uint64 `json:"shaper_late_frames,omitempty"`
+	MaxLateNs  int64  `json:"shaper_max_late_ns,omitempty"`
+	LostLinkNs int64  `json:"shaper_lost_ns,omitempty"`
+}
+
+// QueueStats are one egress queue's counters.
+type QueueStats struct {
+	Index      int               `json:"index"`
+	Name       string            `json:"name"`
+	EnqPackets uint64            `json:"enq_packets"`
+	EnqBytes   uint64            `json:"enq_bytes"`
+	DeqPackets uint64            `json:"deq_packets"`
+	DeqBytes   uint64            `json:"deq_bytes"`
+	Packets    int               `json:"packets"`
+	Bytes      int               `json:"bytes"`
+	MaxBytes   int               `json:"max_bytes"`
+	Paused     bool              `json:"paused"`
+	PausedNs   int64             `json:"paused_ns"`
+	MaxPauseNs int64             `json:"max_pause_ns"` // longest single pause
+	ECNMarks   uint64            `json:"ecn_marks"`
+	Drops      map[string]uint64 `json:"drops"`
+	// IgnoredPauses counts pauses ignored while a watchdog recovery
+	// overrode them.
+	IgnoredPauses uint64 `json:"ignored_pauses,omitempty"`
+	// The watchdog's view: stalls found (paused, not empty, nothing sent
+	// for the detection time), whether one is going on and for how long,
+	// the time stalled in all, and whether a recovery action is in force.
+	Stalls       uint64 `json:"stalls,omitempty"`
+	Stalled      bool   `json:"stalled,omitempty"`
+	StalledForNs int64  `json:"stalled_for_ns,omitempty"`
+	StalledNs    int64  `json:"stalled_ns,omitempty"`
+	Recovering   bool   `json:"recovering,omitempty"`
+}
+
+// TotalDrops sums the frames the emulator lost: every drop counter of the
+// port, the kernel's XSK ring drops included, but not the frames the XDP
+// program dropped on purpose (InjectedDrops). A run with no drops is one
+// whose every port's TotalDrops is zero, injected loss or not.
+func (p *PortStats) TotalDrops() uint64 {
+	var n uint64
+	for _, v := range p.Drops {
+		n += v
+	}
+	return n + p.RingDrops()
+}
+
+// RingDrops counts the frames the kernel's XSK rings of the port dropped:
+// received frames no fill-ring frame or receive-ring slot was there for,
+// and descriptors the kernel refused. (rx_fill_ring_empty counts the same
+// losses as rx_dropped, not more.)
+func (p *PortStats) RingDrops() uint64 {
+	var n uint64
+	for _, k := range []string{"rx_dropped", "rx_ring_full", "tx_invalid_descs", "rx_invalid_descs"} {
+		n += p.XSK[k]
+	}
+	return n
+}
+
+// InjectedDrops counts the frames the port's XDP program dropped because
+// it was told to: injected loss (XDP "loss") and a link set down (XDP
+// "down"). See LossPPM and LinkDown.
+func (p *PortStats) InjectedDrops() uint64 {
+	return p.XDP["loss"] + p.XDP["down"]
+}
+
+// LinkRequest is the body of POST /link: a change to what one port's XDP
+// program does to the frames it receives. A field left out keeps its
+// value.
+type LinkRequest struct {
+	Port string `json:"port"`
+	// LossPPM drops that many of each million frames received, at random
+	// (0..1000000).
+	LossPPM *int `json:"loss_ppm,omitempty"`
+	// Down drops every frame received, as if the cable were cut in that
+	// direction.
+	Down *bool `json:"down,omitempty"`
+}
+
+// LinkState is the receive impairment of one port, as GET /link (every
+// port) and POST /link (the port changed) answer it.
+type LinkState struct {
+	Port    string `json:"port"`
+	LossPPM int    `json:"loss_ppm"`
+	Down    bool   `json:"down"`
+	// App: the port is a server's application port, which is never
+	// impaired.
+	App bool `json:"app,omitempty"`
+}
+
+// Impaired reports whether the port drops received frames on purpose.
+func (l LinkState) Impaired() bool { return l.LossPPM > 0 || l.Down }
