@@ -32,6 +32,16 @@ const (
 	// DefaultHealthTimeout bounds how long Up waits for every daemon to
 	// answer /healthz.
 	DefaultHealthTimeout = 60 * time.Second
+
+	// DefaultWorkers is how many worker processes host a lab's nodes
+	// unless told otherwise (docs/BENCHMARKS.md, "Workers", measures the
+	// choice).
+	DefaultWorkers = 1
+	// PerNode as Spec.Workers runs every node in a process of its own
+	// (swd and hostd), for fault isolation.
+	PerNode = -1
+	// MaxWorkers bounds Spec.Workers.
+	MaxWorkers = 64
 )
 
 // Spec describes a lab to bring up. The zero value of every field but N and
@@ -97,8 +107,19 @@ type Spec struct {
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
 
-	// BinDir holds the swd and hostd binaries; default: the directory of
-	// the running executable (bin/ when run as bin/lab).
+	// Workers is how many worker processes (bcfabd) host the nodes, each
+	// on one engine thread that serves all its nodes (0: DefaultWorkers;
+	// at most one per node); PerNode runs each node in a daemon process of
+	// its own (swd, hostd). A node is the same in both: its namespace,
+	// veths, sockets, XDP programs, control socket and counters.
+	Workers int `json:"workers"`
+	// WorkerSlack and WorkerPollBudget tune the workers' scheduling (see
+	// dataplane.WorkerOptions; 0: its defaults, negative: none).
+	WorkerSlack      time.Duration `json:"worker_slack,omitempty"`
+	WorkerPollBudget time.Duration `json:"worker_poll_budget,omitempty"`
+
+	// BinDir holds the bcfabd, swd and hostd binaries; default: the
+	// directory of the running executable (bin/ when run as bin/lab).
 	BinDir string `json:"bin_dir"`
 	// RunRoot holds one directory per lab: state, configs, sockets, logs.
 	RunRoot string `json:"run_root"`
@@ -134,6 +155,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.HealthTimeout == 0 {
 		s.HealthTimeout = DefaultHealthTimeout
+	}
+	if s.Workers == 0 {
+		s.Workers = DefaultWorkers
 	}
 	if s.LevelOrder == "" {
 		s.LevelOrder = "hash"
@@ -222,6 +246,13 @@ func (s Spec) check() (bcube.Topology, error) {
 	}
 	if s.HealthTimeout < 0 {
 		return t, fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
+	}
+	if s.Workers != PerNode && (s.Workers < 1 || s.Workers > MaxWorkers) {
+		return t, fmt.Errorf("workers %d: want 1..%d worker processes, or one process per node", s.Workers, MaxWorkers)
+	}
+	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)}
+	if err := wc.Validate(); err != nil {
+		return t, err
 	}
 	// The daemons' own rules (delay, buffer, XDP mode, level order) live in
 	// config.Node.Validate; check a server's config against them.

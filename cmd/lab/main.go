@@ -45,6 +45,7 @@ Commands:
   workload                       RDMA flows from a workload (flow-size CDF, load, incast,
                                  patterns): per-flow FCTs, summary, emulation health
   health                         emulation health: daemon CPU, XSK ring drops, shaper lag
+  node stop|start NODE           take one node down and up again while the fabric runs
   bench datapath                 forwarding rate of swd vs the Linux bridge and a bare
                                  AF_XDP forwarder, on namespaces of its own
   bench fairness                 two flows into one egress in two queues; ping via the HQ
@@ -99,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		"link":     cmdLink,
 		"workload": cmdWorkload,
 		"health":   cmdHealth,
+		"node":     cmdNode,
 	}
 	f, ok := cmds[args[0]]
 	if !ok {
@@ -203,6 +205,28 @@ func noMore(cmd string, pos, rest []string) error {
 	return nil
 }
 
+func cmdNode(args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("node", "stop|start [--name L] NODE", stderr)
+	pos, rest, err := parse(fs, args, -1)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 || len(pos) != 2 || (pos[0] != "stop" && pos[0] != "start") {
+		return errors.New("node: want stop or start and a node: lab node stop|start NODE")
+	}
+	switch pos[0] {
+	case "stop":
+		err = lab.StopNode(c.runRoot, c.name, pos[1], c.logger(stderr))
+	default:
+		err = lab.StartNode(context.Background(), c.runRoot, c.name, pos[1], c.logger(stderr))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s %s\n", pos[1], map[string]string{"stop": "stopped", "start": "started"}[pos[0]])
+	return nil
+}
+
 func cmdUp(args []string, stdout, stderr io.Writer) error {
 	fs, c := newFlags("up", "bcube --n N --k K [flags]", stderr)
 	n := fs.Int("n", -1, "BCube `n`: ports per switch (servers per level-0 group)")
@@ -229,6 +253,9 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	ecnKmin := fs.String("ecn-kmin", "0", "ECN K_min in `bytes` (implies --ecn; 0: scaled default)")
 	ecnKmax := fs.String("ecn-kmax", "0", "ECN K_max in `bytes` (implies --ecn; 0: scaled default)")
 	ecnPmax := fs.Float64("ecn-pmax", 0, "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)")
+	workers := fs.Int("workers", lab.DefaultWorkers, "worker processes that host the nodes, one engine thread each; 0: a daemon process per node (swd, hostd)")
+	wSlack := fs.Duration("worker-slack", 0, "how late a worker may serve a deadline so that close ones share a wake-up (0: 20us)")
+	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 50us; negative: never)")
 	pos, rest, err := parse(fs, args, -1)
 	if err != nil {
 		return err
@@ -250,7 +277,10 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 		XDPMode: *xdpMode, LevelOrder: *levelOrder, FC: *fc, OneHopRTT: *oneHop, BFCQueues: *bfcQueues, BFCTable: *bfcTable,
 		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
 		WatchdogDetect: *wdDetect, WatchdogAction: *wdAction, WatchdogRestore: *wdRestore,
-		ECN: *ecn, ECNPmax: *ecnPmax,
+		ECN: *ecn, ECNPmax: *ecnPmax, Workers: *workers, WorkerSlack: *wSlack, WorkerPollBudget: *wPoll,
+	}
+	if *workers == 0 {
+		spec.Workers = lab.PerNode
 	}
 	if spec.LossPPM, err = lab.ParseLoss(*loss); err != nil {
 		return err
@@ -312,8 +342,13 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if s.ECN {
 		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
 	}
-	fmt.Fprintf(w, "  daemons     %d hostd + %d swd, all healthy; xdp mode %s, level order %s\n",
-		t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
+	if len(st.Workers) > 0 {
+		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %d worker processes (bcfabd), all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), len(st.Workers), s.XDPMode, s.LevelOrder)
+	} else {
+		fmt.Fprintf(w, "  daemons     %d hostd + %d swd, a process each, all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
+	}
 	fmt.Fprintf(w, "  addresses   h<i> is %s + i on its bc0 (%v .. %v)\n", bcube.Base, bcube.ServerIP(0), bcube.ServerIP(last))
 	fmt.Fprintf(w, "  run dir     %s (state.json, configs, sockets, logs/)\n", st.RunDir)
 	nameFlag := ""
@@ -373,7 +408,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "lab %s: BCube(%d,%d), %s, created %s\n", r.Lab, r.Spec.N, r.Spec.K, r.Phase, r.Created.Local().Format(time.DateTime))
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "NODE\tKIND\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
+		fmt.Fprintln(tw, "NODE\tKIND\tWORKER\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
 		var drops, injected uint64
 		for _, n := range r.Nodes {
 			rx, tx, d, inj := "-", "-", "-", "-"
@@ -382,7 +417,11 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 				drops += n.Stats.Drops
 				injected += n.Stats.Injected
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, d, inj)
+			worker := n.Worker
+			if worker == "" {
+				worker = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, worker, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, d, inj)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "drops: %d lost by the emulator (DROPS), %d dropped on purpose (INJECTED: injected loss, links down)\n", drops, injected)
