@@ -110,7 +110,7 @@ func TestCLI(t *testing.T) {
 	}
 	t.Cleanup(func() { lab("down") })
 
-	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn")
+	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--workers", "0")
 	if code != 0 {
 		t.Fatalf("up: %d %v", code, err)
 	}
