@@ -112,8 +112,8 @@ type Node struct {
 	// with other nodes (empty: the process's standard error).
 	Log string `json:"log,omitempty"`
 
-	// FramesPerPort sizes the UMEM: NumFrames = FramesPerPort x ports,
-	// rounded up to a power of two. RingSize is every ring's size.
+	// FramesPerPort sizes the UMEM: NumFrames = FramesPerPort x ports.
+	// RingSize is every ring's size.
 	FramesPerPort int `json:"frames_per_port"`
 	RingSize      int `json:"ring_size"`
 	// FrameSize is the UMEM chunk size (2048 or 4096).

@@ -76,10 +76,7 @@ func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) 
 	if err != nil {
 		return nil, err
 	}
-	frames := 1
-	for frames < cfg.FramesPerPort*len(n.Ports) {
-		frames <<= 1
-	}
+	frames := cfg.FramesPerPort * len(n.Ports)
 	r = &Running{n: n, w: w, worker: worker, links: &impairments{}, started: time.Now()}
 	defer func() {
 		if err != nil {

@@ -38,10 +38,10 @@ const (
 	// deadlines close together cost one wake-up. A shaped port may run a
 	// burst ahead and catch up on lateness (see Options), so the link
 	// keeps its rate.
-	DefaultSlack = 20 * time.Microsecond
+	DefaultSlack = 50 * time.Microsecond
 	// DefaultPollBudget is how long a worker keeps polling after it last
 	// found work before it sleeps.
-	DefaultPollBudget = 50 * time.Microsecond
+	DefaultPollBudget = 10 * time.Microsecond
 )
 
 // WorkerOptions configure a worker.

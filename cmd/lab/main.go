@@ -254,8 +254,10 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 	ecnKmax := fs.String("ecn-kmax", "0", "ECN K_max in `bytes` (implies --ecn; 0: scaled default)")
 	ecnPmax := fs.Float64("ecn-pmax", 0, "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)")
 	workers := fs.Int("workers", lab.DefaultWorkers, "worker processes that host the nodes, one engine thread each; 0: a daemon process per node (swd, hostd)")
-	wSlack := fs.Duration("worker-slack", 0, "how late a worker may serve a deadline so that close ones share a wake-up (0: 20us)")
-	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 50us; negative: never)")
+	wSlack := fs.Duration("worker-slack", 0, "how late a worker may serve a deadline so that close ones share a wake-up (0: 50us)")
+	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)")
+	framesPerPort := fs.Int("frames-per-port", 0, "UMEM `frames` per port of every node (0: 4096, 1024 above 100 nodes)")
+	ringSize := fs.Int("ring-size", 0, "`entries` of every AF_XDP ring (0: 256 on workers, 1024 with a process per node)")
 	pos, rest, err := parse(fs, args, -1)
 	if err != nil {
 		return err
@@ -278,6 +280,7 @@ func cmdUp(args []string, stdout, stderr io.Writer) error {
 		BinDir: *binDir, RunRoot: c.runRoot, MaxNodes: *maxNodes, HealthTimeout: *timeout,
 		WatchdogDetect: *wdDetect, WatchdogAction: *wdAction, WatchdogRestore: *wdRestore,
 		ECN: *ecn, ECNPmax: *ecnPmax, Workers: *workers, WorkerSlack: *wSlack, WorkerPollBudget: *wPoll,
+		FramesPerPort: *framesPerPort, RingSize: *ringSize,
 	}
 	if *workers == 0 {
 		spec.Workers = lab.PerNode

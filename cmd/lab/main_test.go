@@ -57,7 +57,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 1, `rate "fast"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1M"}, 1, `size "1M"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
-		{[]string{"up", "bcube", "--n", "16", "--k", "1"}, 1, "too large"},
+		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
 		{[]string{"down", "extra"}, 1, "unexpected arguments"},
 		{[]string{"exec", "h0"}, 1, "no command"},
 		{[]string{"exec"}, 2, ""},
