@@ -16,6 +16,13 @@ type WorkerReport struct {
 	Polls  uint64 `json:"polls"`
 	Sleeps uint64 `json:"sleeps"`
 	BusyNs int64  `json:"busy_ns"`
+	// The longest step of one node, the longest round of all, and the
+	// time spent answering control requests (snapshots, calls) and its
+	// longest: every node of the worker waits while one is answered.
+	MaxStepNs    int64 `json:"max_step_ns"`
+	MaxRoundNs   int64 `json:"max_round_ns"`
+	ControlNs    int64 `json:"control_ns"`
+	MaxControlNs int64 `json:"max_control_ns"`
 }
 
 // Node states in a WorkerReport.

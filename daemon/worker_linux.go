@@ -219,7 +219,9 @@ func (p *workerProc) node(name string) *hosted {
 func (p *workerProc) report() api.WorkerReport {
 	st := p.w.Stats()
 	r := api.WorkerReport{Name: p.cfg.Name, Lab: p.cfg.Lab, Pid: os.Getpid(), Tid: st.Tid,
-		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs, Nodes: []api.WorkerNode{}}
+		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs,
+		MaxStepNs: st.MaxStepNs, MaxRoundNs: st.MaxRoundNs, ControlNs: st.ControlNs, MaxControlNs: st.MaxControlNs,
+		Nodes: []api.WorkerNode{}}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, h := range p.nodes {

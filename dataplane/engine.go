@@ -27,6 +27,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,9 +95,11 @@ type Source interface {
 	Produce(now int64) int
 }
 
-// PortCounters adds a port's extra counters (signals) to its stats.
+// PortCounters adds a port's extra counters (signals) to its stats. It
+// runs on the engine's goroutine, and once m holds its names it must not
+// allocate.
 type PortCounters interface {
-	PortCounters(port int) map[string]uint64
+	PortCounters(port int, m map[string]uint64)
 }
 
 // FrameWriter transmits one frame by copy (PacketTX: the capture path).
@@ -154,7 +157,7 @@ const (
 	shaperCatchup = time.Millisecond
 	// retryWait is how soon to retry a port whose TX the kernel refused.
 	retryWait = 20 * time.Microsecond
-	// maxQueueCapacity bounds the descriptors one queue may hold.
+	// maxQueueCapacity bounds the frames a port's delay line holds.
 	maxQueueCapacity = 4096
 )
 
@@ -173,6 +176,15 @@ type port struct {
 
 	wd     []wdQueue // per queue, with the watchdog on
 	wdDrop uint64    // queues whose arrivals the watchdog drops
+
+	// What a step must look at, so that a node with many ports and little
+	// traffic costs little: rxReady, the port may have received frames
+	// (its worker's poller said so, or its last receive filled a batch);
+	// needFill, its fill ring has room the free frames did not fill yet;
+	// inflight, frames on its TX ring not completed yet.
+	rxReady  bool
+	needFill bool
+	inflight int
 
 	rxPackets, rxBytes uint64
 	txPackets, txBytes uint64
@@ -224,12 +236,8 @@ type Engine struct {
 
 	snapMu   sync.Mutex // one Snapshot at a time
 	snapWant atomic.Bool
-	snapDone chan snapshot
-}
-
-type snapshot struct {
-	ports  []api.PortStats
-	frames api.FrameStats
+	snapDone chan struct{}
+	snap     rawSnapshot // written by the worker, read under snapMu
 }
 
 // NewEngine builds an engine over mem and ports. All frames start free. A
@@ -245,10 +253,16 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		return nil, fmt.Errorf("dataplane: buffer of %d bytes", opts.BufferBytes)
 	}
 	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, opts: opts,
-		ready: make(chan struct{}), snapDone: make(chan snapshot, 1)}
+		ready: make(chan struct{}), snapDone: make(chan struct{}, 1)}
 	e.maxQueued = mem.NumFrames - len(ports)*2*mem.RingSize
 	if e.maxQueued < 64 {
 		return nil, fmt.Errorf("dataplane: %d frames leave %d for queues after %d ports' rings of %d", mem.NumFrames, e.maxQueued, len(ports), mem.RingSize)
+	}
+	// Every queue of the node takes its packets' slots from one pool, as
+	// many as frames may be queued.
+	pool, err := queues.NewPool(e.maxQueued)
+	if err != nil {
+		return nil, fmt.Errorf("dataplane: %w", err)
 	}
 	qcap := 1
 	for qcap < e.maxQueued && qcap < maxQueueCapacity {
@@ -259,9 +273,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		if qc.Queues == 0 {
 			qc = queues.EgressConfig{Queues: 1, HQ: -1}
 		}
-		if qc.Capacity == 0 {
-			qc.Capacity = qcap
-		}
+		qc.Pool = pool
 		eg, err := queues.NewEgress(qc)
 		if err != nil {
 			return nil, fmt.Errorf("dataplane: port %d (%s): %w", i, s.Name, err)
@@ -478,8 +490,16 @@ func (e *Engine) step(now int64) int {
 	moved := e.pass()
 	if e.poked.Load() {
 		e.poked.Store(false)
+		t := e.Now()
 		e.answerSnapshot()
 		e.runCalls()
+		if e.w != nil {
+			d := e.Now() - t
+			e.w.st.controlNs.Add(d)
+			if d > e.w.st.maxControlNs.Load() {
+				e.w.st.maxControlNs.Store(d)
+			}
+		}
 	}
 	e.watchdog(moved > 0)
 	return moved
@@ -494,29 +514,64 @@ func (e *Engine) begin() {
 	e.started = time.Now()
 	for _, p := range e.ports {
 		e.refill(p)
+		p.rxReady = true
 	}
 	close(e.ready)
 }
 
 // pass is one round of the loop's stages 1-4; it returns how many frames
 // it received or transmitted.
+//
+// It looks only at the ports that may have work: those the worker's
+// poller reported readable (every port when the engine has no worker),
+// those with TX frames to complete or fill-ring room to top up, and those
+// with frames queued or in the delay line.
 func (e *Engine) pass() int {
 	moved := 0
+	all := e.w == nil
 	for i, p := range e.ports {
-		moved += e.receive(i, p)
+		if all || p.rxReady {
+			n := e.receive(i, p)
+			p.rxReady = n == batch // more may wait
+			if n > 0 {
+				p.needFill = true
+			}
+			moved += n
+		}
 	}
 	for _, p := range e.ports {
-		e.reclaim(p)
-		e.refill(p)
+		if p.inflight > 0 {
+			e.reclaim(p)
+		}
+		if p.needFill {
+			e.refill(p)
+		}
 	}
 	now := e.Now()
 	if e.source != nil {
 		moved += e.source.Produce(now)
 	}
 	for _, p := range e.ports {
-		moved += e.transmit(p, now)
+		if p.egress.Len() > 0 || p.stalled || (p.wire != nil && p.wire.Len() > 0) {
+			moved += e.transmit(p, now)
+		}
 	}
 	return moved
+}
+
+// readable marks port i as maybe holding received frames (its worker's
+// poller said so).
+func (e *Engine) readable(i int) {
+	if i >= 0 && i < len(e.ports) {
+		e.ports[i].rxReady = true
+	}
+}
+
+// readableAll marks every port as maybe holding received frames.
+func (e *Engine) readableAll() {
+	for _, p := range e.ports {
+		p.rxReady = true
+	}
 }
 
 func (e *Engine) receive(in int, p *port) int {
@@ -601,17 +656,22 @@ func (e *Engine) reclaim(p *port) {
 		for _, a := range e.addrs[:n] {
 			e.release(a)
 		}
+		p.inflight -= n
 		if n < batch {
+			if p.inflight < 0 {
+				p.inflight = 0
+			}
 			return
 		}
 	}
 }
 
+// refill tops up p's fill ring from the free frames; the port still needs
+// filling when there were too few.
 func (e *Engine) refill(p *port) {
-	want := p.io.FillFree()
-	if want > len(e.free) {
-		want = len(e.free)
-	}
+	room := p.io.FillFree()
+	want := min(room, len(e.free))
+	p.needFill = want < room
 	if want == 0 {
 		return
 	}
@@ -644,6 +704,7 @@ func (e *Engine) transmit(p *port, now int64) int {
 		if n > 0 {
 			// TxFree was checked: the ring takes all n.
 			p.io.Transmit(e.tx[:n])
+			p.inflight += n
 			e.queued -= n
 			total += n
 		}
@@ -763,9 +824,11 @@ func (e *Engine) deadline(now int64) int64 {
 }
 
 // Snapshot returns a copy of every port's counters and of the frame pool.
-// While the engine runs it is taken by the engine goroutine between passes;
-// otherwise directly. It returns nil ports if a running engine does not
-// answer within two seconds.
+// While the engine runs, its worker copies the raw counters between steps
+// into a buffer the engine keeps (allocating nothing on the worker's
+// thread, whose every node would wait for it) and this goroutine builds
+// the stats from it; otherwise it reads them directly. It returns nil
+// ports if a running engine does not answer within two seconds.
 func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
@@ -777,16 +840,18 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 	// runs is answered, by the worker or by halt.
 	e.callMu.Lock()
 	if !e.running.Load() {
+		e.takeSnapshot()
 		e.callMu.Unlock()
-		s := e.snapshot()
-		return s.ports, s.frames
+		return e.buildStats()
 	}
 	e.snapWant.Store(true)
 	e.callMu.Unlock()
 	e.poke()
 	select {
-	case s := <-e.snapDone:
-		return s.ports, s.frames
+	case <-e.snapDone:
+		// The worker wrote e.snap and will not again until the next
+		// request, which needs snapMu.
+		return e.buildStats()
 	case <-time.After(2 * time.Second):
 		return nil, api.FrameStats{}
 	}
@@ -795,49 +860,106 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 func (e *Engine) answerSnapshot() {
 	if e.snapWant.Load() {
 		e.snapWant.Store(false)
-		e.snapDone <- e.snapshot()
+		e.takeSnapshot()
+		e.snapDone <- struct{}{}
 	}
 }
 
-func (e *Engine) snapshot() snapshot {
-	now := e.Now()
+// rawSnapshot is a copy of an engine's counters, taken on its worker's
+// thread without allocating.
+type rawSnapshot struct {
+	now   int64
+	free  int
+	ports []rawPort
+}
+
+type rawPort struct {
+	rxPackets, rxBytes, txPackets, txBytes uint64
+	queueBytes, queuePackets, maxBytes     int
+	captured                               bool
+	drops                                  [numDropReasons]uint64
+	lag                                    queues.Lag
+	queues                                 []queues.QueueStats
+	stalls                                 []api.QueueStats // the watchdog's fields only
+	signals                                map[string]uint64
+}
+
+// takeSnapshot copies the counters into e.snap (the engine's goroutine,
+// or while the engine does not run). After the first it allocates
+// nothing.
+func (e *Engine) takeSnapshot() {
+	sn := &e.snap
+	sn.now, sn.free = e.Now(), len(e.free)
+	if sn.ports == nil {
+		sn.ports = make([]rawPort, len(e.ports))
+		for i, p := range e.ports {
+			n := p.egress.Queues()
+			sn.ports[i] = rawPort{queues: make([]queues.QueueStats, n), stalls: make([]api.QueueStats, n),
+				signals: map[string]uint64{}}
+		}
+	}
+	for i, p := range e.ports {
+		r := &sn.ports[i]
+		eg := p.egress
+		r.rxPackets, r.rxBytes, r.txPackets, r.txBytes = p.rxPackets, p.rxBytes, p.txPackets, p.txBytes
+		r.queueBytes, r.queuePackets, r.maxBytes = eg.Bytes(), eg.Len(), p.maxBytes
+		r.captured = p.tapped.Load()
+		r.drops = p.drops
+		r.lag = p.shaper.Lag()
+		for q := range r.queues {
+			r.queues[q] = eg.Stats(q)
+			r.stalls[q] = api.QueueStats{}
+			e.stallStats(p, q, sn.now, &r.stalls[q])
+		}
+		if e.counters != nil {
+			e.counters.PortCounters(i, r.signals)
+		}
+	}
+}
+
+// buildStats turns e.snap into stats (the caller's goroutine).
+func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
+	sn := &e.snap
 	out := make([]api.PortStats, len(e.ports))
 	for i, p := range e.ports {
+		r := &sn.ports[i]
 		eg := p.egress
 		ps := api.PortStats{
 			Name:          p.spec.Name,
 			RateBps:       p.spec.RateBps,
-			RxPackets:     p.rxPackets,
-			RxBytes:       p.rxBytes,
-			TxPackets:     p.txPackets,
-			TxBytes:       p.txBytes,
-			QueueBytes:    uint64(eg.Bytes()),
-			QueuePackets:  uint64(eg.Len()),
-			MaxQueueBytes: uint64(p.maxBytes),
-			Captured:      p.tapped.Load(),
-			Drops:         dropMap(p.drops[:]),
+			RxPackets:     r.rxPackets,
+			RxBytes:       r.rxBytes,
+			TxPackets:     r.txPackets,
+			TxBytes:       r.txBytes,
+			QueueBytes:    uint64(r.queueBytes),
+			QueuePackets:  uint64(r.queuePackets),
+			MaxQueueBytes: uint64(r.maxBytes),
+			Captured:      r.captured,
+			Drops:         dropMap(r.drops[:]),
+			LateFrames:    r.lag.LateFrames,
+			MaxLateNs:     r.lag.MaxNs,
+			LostLinkNs:    r.lag.LostNs,
 		}
-		lag := p.shaper.Lag()
-		ps.LateFrames, ps.MaxLateNs, ps.LostLinkNs = lag.LateFrames, lag.MaxNs, lag.LostNs
-		if e.counters != nil {
-			ps.Signals = e.counters.PortCounters(i)
+		if len(r.signals) > 0 {
+			ps.Signals = maps.Clone(r.signals)
 		}
-		for q := 0; q < eg.Queues(); q++ {
-			s := eg.Stats(q)
+		for q := range r.queues {
+			s := &r.queues[q]
 			qd := s.Drops[:numDropReasons]
-			ps.Queues = append(ps.Queues, api.QueueStats{Index: q, Name: eg.Name(q),
-				EnqPackets: s.EnqPackets, EnqBytes: s.EnqBytes, DeqPackets: s.DeqPackets, DeqBytes: s.DeqBytes,
-				Packets: s.Packets, Bytes: s.Bytes, MaxBytes: s.MaxBytes,
-				Paused: s.Paused, PausedNs: s.PausedNs, MaxPauseNs: s.MaxPauseNs, ECNMarks: s.ECNMarks, Drops: dropMap(qd),
-				IgnoredPauses: s.IgnoredPauses})
-			e.stallStats(p, q, now, &ps.Queues[len(ps.Queues)-1])
+			st := r.stalls[q]
+			st.Index, st.Name = q, eg.Name(q)
+			st.EnqPackets, st.EnqBytes, st.DeqPackets, st.DeqBytes = s.EnqPackets, s.EnqBytes, s.DeqPackets, s.DeqBytes
+			st.Packets, st.Bytes, st.MaxBytes = s.Packets, s.Bytes, s.MaxBytes
+			st.Paused, st.PausedNs, st.MaxPauseNs, st.ECNMarks = s.Paused, s.PausedNs, s.MaxPauseNs, s.ECNMarks
+			st.Drops, st.IgnoredPauses = dropMap(qd), s.IgnoredPauses
+			ps.Queues = append(ps.Queues, st)
 			for r, v := range qd {
 				ps.Drops[DropReason(r).String()] += v
 			}
 		}
 		out[i] = ps
 	}
-	return snapshot{ports: out, frames: api.FrameStats{Total: e.mem.NumFrames, Free: len(e.free), Size: e.mem.FrameSize}}
+	return out, api.FrameStats{Total: e.mem.NumFrames, Free: sn.free, Size: e.mem.FrameSize}
 }
 
 func dropMap(counts []uint64) map[string]uint64 {

@@ -96,6 +96,9 @@ type workerOp struct {
 type workerCounters struct {
 	rounds, steps, polls, sleeps atomic.Uint64
 	busyNs                       atomic.Int64 // in engines' steps
+	maxStepNs                    atomic.Int64
+	controlNs, maxControlNs      atomic.Int64 // answering snapshots and calls
+	maxRoundNs                   atomic.Int64
 }
 
 // WorkerStats are a worker's counters.
@@ -110,8 +113,15 @@ type WorkerStats struct {
 	Polls  uint64 `json:"polls"`
 	Sleeps uint64 `json:"sleeps"`
 	// BusyNs is the time spent in engines' steps (their frames' work),
-	// measured around each step.
-	BusyNs int64 `json:"busy_ns"`
+	// measured around each step; MaxStepNs the longest step, MaxRoundNs
+	// the longest round (every node waits for it).
+	BusyNs     int64 `json:"busy_ns"`
+	MaxStepNs  int64 `json:"max_step_ns"`
+	MaxRoundNs int64 `json:"max_round_ns"`
+	// ControlNs is the part of BusyNs spent answering control requests
+	// (snapshots, calls) on the worker's thread, MaxControlNs the longest.
+	ControlNs    int64 `json:"control_ns"`
+	MaxControlNs int64 `json:"max_control_ns"`
 }
 
 // NewWorker returns a worker with no engines.
@@ -195,6 +205,9 @@ func (w *Worker) apply(op workerOp) error {
 	if e.w != nil {
 		return fmt.Errorf("dataplane: add: the engine is on a worker already")
 	}
+	if len(e.ports) > MaxPorts {
+		return fmt.Errorf("dataplane: add: %d ports, a worker serves engines of at most %d", len(e.ports), MaxPorts)
+	}
 	if e.begun && e.epoch != w.epoch {
 		return fmt.Errorf("dataplane: add: the engine ran on another worker (its clock is that worker's)")
 	}
@@ -206,7 +219,7 @@ func (w *Worker) apply(op workerOp) error {
 		w.slots = append(w.slots, nil)
 	}
 	for j, p := range e.ports {
-		if err := w.poll.watch(p.io, int32(i)); err != nil {
+		if err := w.poll.watch(p.io, token(i, j)); err != nil {
 			for _, q := range e.ports[:j] {
 				_ = w.poll.unwatch(q.io)
 			}
@@ -215,9 +228,20 @@ func (w *Worker) apply(op workerOp) error {
 	}
 	e.attach(w)
 	// Frames may have arrived before the ports were watched.
+	e.readableAll()
 	w.slots[i] = &slot{e: e, deadline: -1, hot: true}
 	return nil
 }
+
+// A poller token names an engine's slot and one of its ports.
+const portBits = 10
+
+// MaxPorts is the most ports an engine on a worker may have.
+const MaxPorts = 1 << portBits
+
+func token(slot, port int) int32 { return int32(slot<<portBits | port) }
+
+func fromToken(t int32) (slot, port int) { return int(t) >> portBits, int(t) & (MaxPorts - 1) }
 
 // Stop asks Run to return; safe from any goroutine.
 func (w *Worker) Stop() {
@@ -243,7 +267,8 @@ func (w *Worker) Stats() WorkerStats {
 	w.mu.Unlock()
 	return WorkerStats{Name: w.opts.Name, Tid: int(w.tid.Load()), Engines: n,
 		Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
-		BusyNs: w.st.busyNs.Load()}
+		BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
+		ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load()}
 }
 
 // Run serves the engines until ctx is done or Stop is called. It locks
@@ -296,8 +321,10 @@ func (w *Worker) loop() error {
 		}
 		w.st.rounds.Add(1)
 		for _, tok := range w.ready {
-			if int(tok) < len(w.slots) && w.slots[tok] != nil {
-				w.slots[tok].hot = true
+			i, port := fromToken(tok)
+			if i < len(w.slots) && w.slots[i] != nil {
+				w.slots[i].hot = true
+				w.slots[i].e.readable(port)
 			}
 		}
 		w.ready = w.ready[:0]
@@ -317,6 +344,9 @@ func (w *Worker) loop() error {
 				e.busyNs += end - t
 				w.st.busyNs.Add(end - t)
 				w.st.steps.Add(1)
+				if end-t > w.st.maxStepNs.Load() {
+					w.st.maxStepNs.Store(end - t)
+				}
 				t = end
 				s.hot = m > 0
 				s.deadline = e.deadline(t)
@@ -327,6 +357,9 @@ func (w *Worker) loop() error {
 			}
 		}
 		w.engines.Store(int64(engines))
+		if t-now > w.st.maxRoundNs.Load() {
+			w.st.maxRoundNs.Store(t - now)
+		}
 		var err error
 		switch {
 		case moved > 0:

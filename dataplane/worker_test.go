@@ -269,13 +269,34 @@ func TestWorkerStepAllocs(t *testing.T) {
 	defer w.Close()
 	r := newRig(t, 0, 1<<20)
 	r.e.w = w
+	delivered := 0
 	allocs := testing.AllocsPerRun(1000, func() {
 		r.send(200)
+		r.e.readable(0)
 		r.e.step(r.e.Now())
 		r.e.deadline(r.e.Now())
-		r.recv()
+		delivered += r.recv()
 	})
+	if delivered != 1001 {
+		t.Errorf("%d of 1001 frames forwarded", delivered)
+	}
 	if allocs != 0 {
 		t.Errorf("%v allocations per forwarded frame", allocs)
+	}
+}
+
+// Taking a snapshot on the worker's thread allocates nothing once its
+// buffer exists: every node of the worker waits while it is taken.
+func TestTakeSnapshotAllocs(t *testing.T) {
+	r := newRig(t, 0, 1<<20)
+	r.send(200)
+	r.e.pass()
+	r.e.takeSnapshot()
+	if allocs := testing.AllocsPerRun(100, r.e.takeSnapshot); allocs != 0 {
+		t.Errorf("%v allocations per snapshot", allocs)
+	}
+	ps, _ := r.e.buildStats()
+	if ps[0].RxPackets != 1 || ps[1].TxPackets != 1 {
+		t.Errorf("stats %+v", ps)
 	}
 }

@@ -196,17 +196,16 @@ func (h *Host) Flows() GenReport {
 }
 
 // PortCounters implements dataplane.PortCounters: the signals of port p.
-func (h *Host) PortCounters(p int) map[string]uint64 {
-	if p >= h.app {
-		return nil // the application port carries no signals
+func (h *Host) PortCounters(p int, m map[string]uint64) {
+	switch {
+	case p >= h.app: // the application port carries no signals
+	case h.bfc != nil:
+		h.bfc.B.C[p].Fill(m)
+	case h.pfc != nil:
+		h.pfc.C[p].Fill(h.pfc.Lossless(), m)
+	default:
+		h.fc.C[p].Fill(m)
 	}
-	if h.bfc != nil {
-		return h.bfc.B.C[p].Map()
-	}
-	if h.pfc != nil {
-		return h.pfc.C[p].Map(h.pfc.Lossless())
-	}
-	return h.fc.C[p].Map()
 }
 
 // AppPort is the index of the application port.

@@ -57,7 +57,11 @@ type EgressConfig struct {
 	// they can be paused.
 	Strict   []int
 	Quantum  []int    // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all
-	Capacity int      // descriptors per queue, a power of two
+	// Pool, if set, holds the packets of every queue (shared with other
+	// egresses of the node); otherwise each queue holds up to Capacity
+	// packets of its own (a power of two).
+	Pool     *Pool
+	Capacity int
 	Groups   []uint64 // up to 4 bitmasks of queues whose byte sums are kept (PortFC: the A queues)
 	ECN      ECNConfig
 	Names    []string // optional per-queue names for stats (len Queues); "" or nil: "q<i>"
@@ -79,9 +83,8 @@ func (c EgressConfig) Validate() error {
 	if c.HQ < -1 || c.HQ >= c.Queues {
 		return fmt.Errorf("queues: egress: high-priority queue %d, want -1 or 0..%d", c.HQ, c.Queues-1)
 	}
-	// The FIFO indexes its ring with uint32s.
-	if c.Capacity <= 0 || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > 1<<31 {
-		return fmt.Errorf("queues: egress: capacity %d is not a power of two up to 2^31", c.Capacity)
+	if c.Pool == nil && (c.Capacity <= 0 || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > MaxPool) {
+		return fmt.Errorf("queues: egress: capacity %d is not a power of two up to 2^30", c.Capacity)
 	}
 	if c.Quantum != nil {
 		if len(c.Quantum) != c.Queues {
@@ -147,7 +150,7 @@ type Hooks interface {
 
 // queue is the state of one queue of an egress.
 type queue struct {
-	fifo     FIFO
+	fifo     list
 	quantum  int
 	deficit  int
 	groups   uint8 // bit g: the queue belongs to Groups[g]
@@ -224,12 +227,15 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 		e.strictMask |= 1 << uint(q)
 	}
 	for i := range e.q {
-		f, err := NewFIFO(cfg.Capacity)
-		if err != nil {
-			return nil, err
+		pool := cfg.Pool
+		if pool == nil {
+			var err error
+			if pool, err = NewPool(cfg.Capacity); err != nil {
+				return nil, err
+			}
 		}
 		qu := &e.q[i]
-		qu.fifo = *f
+		qu.fifo = newList(pool)
 		qu.quantum = DefaultQuantum
 		if cfg.Quantum != nil {
 			qu.quantum = cfg.Quantum[i]
@@ -254,8 +260,8 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 	return e, nil
 }
 
-// Enqueue appends p to queue q at time now (ns). ok is false when q's ring
-// is full: then nothing is queued or counted (the caller counts the drop
+// Enqueue appends p to queue q at time now (ns). ok is false when q is
+// full (no free slot in its pool): then nothing is queued or counted (the caller counts the drop
 // with CountDrop). mark is the ECN decision for this packet from the length
 // of queue q before it joins (never for the HQ, never when marking is off);
 // the caller sets CE if the packet is ECN-capable and then calls
@@ -263,7 +269,7 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	qu := &e.q[q]
 	before := qu.fifo.bytes
-	if !qu.fifo.Push(p) {
+	if !qu.fifo.push(p) {
 		return false, false
 	}
 	if e.ecn && q != e.hq {
@@ -336,7 +342,7 @@ func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 		if c := e.cur; c >= 0 {
 			qu := &e.q[c]
 			f := &qu.fifo
-			if l := int(f.ring[f.head&f.mask].Len); l <= qu.deficit {
+			if l := int(f.pool.slots[f.head].p.Len); l <= qu.deficit {
 				qu.deficit -= l
 				if f.Len() == 1 {
 					qu.deficit = 0
@@ -370,7 +376,7 @@ func (e *Egress) skipRounds(elig uint64) {
 	for m := elig; m != 0; m &= m - 1 {
 		qu := &e.q[bits.TrailingZeros64(m)]
 		f := &qu.fifo
-		need := int(f.ring[f.head&f.mask].Len) - qu.deficit
+		need := int(f.pool.slots[f.head].p.Len) - qu.deficit
 		if k := (need + qu.quantum - 1) / qu.quantum; k < r {
 			r = k
 		}
@@ -423,7 +429,7 @@ func (e *Egress) Discard(q int) (p Packet, ok bool) {
 // pop takes the head of non-empty queue q out of every sum.
 func (e *Egress) pop(q int) Packet {
 	qu := &e.q[q]
-	p, _ := qu.fifo.Pop()
+	p, _ := qu.fifo.pop()
 	n := int(p.Len)
 	if qu.fifo.Len() == 0 {
 		e.nonEmpty &^= 1 << q

@@ -169,3 +169,67 @@ func TestShaperLag(t *testing.T) {
 		t.Errorf("a frame on an idle port: %+v", l)
 	}
 }
+
+// The queues of two egresses share one pool: any queue may take every
+// slot, each keeps its own order, and slots freed by one are taken by
+// another.
+func TestPoolShared(t *testing.T) {
+	pool, err := NewPool(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewPool(0); err == nil {
+		t.Fatal("empty pool accepted")
+	}
+	a, _ := NewEgress(EgressConfig{Queues: 2, HQ: -1, Pool: pool})
+	b, _ := NewEgress(EgressConfig{Queues: 1, HQ: -1, Pool: pool})
+	for i := 0; i < 6; i++ {
+		if ok, _ := a.Enqueue(i%2, Packet{Addr: uint64(i), Len: 10}, 0); !ok {
+			t.Fatalf("enqueue %d refused", i)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if ok, _ := b.Enqueue(0, Packet{Addr: uint64(100 + i), Len: 10}, 0); !ok {
+			t.Fatalf("b enqueue %d refused", i)
+		}
+	}
+	if ok, _ := b.Enqueue(0, Packet{Addr: 102, Len: 10}, 0); ok || pool.Len() != 8 {
+		t.Fatalf("full pool took a packet (%d of %d used)", pool.Len(), pool.Cap())
+	}
+	var got []uint64
+	for {
+		p, _, ok := a.Dequeue(0)
+		if !ok {
+			break
+		}
+		got = append(got, p.Addr)
+	}
+	if len(got) != 6 || a.QueueLen(0) != 0 || pool.Len() != 2 {
+		t.Fatalf("dequeued %v, pool %d used", got, pool.Len())
+	}
+	for i := 0; i < 6; i++ {
+		if ok, _ := b.Enqueue(0, Packet{Addr: uint64(102 + i), Len: 10}, 0); !ok {
+			t.Fatalf("b took only %d freed slots", i)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		if p, _, ok := b.Dequeue(0); !ok || p.Addr != uint64(100+i) {
+			t.Fatalf("b dequeue %d = %v %v", i, p.Addr, ok)
+		}
+	}
+	if pool.Len() != 0 {
+		t.Fatalf("%d slots still used", pool.Len())
+	}
+}
+
+func BenchmarkPoolEnqueueDequeue(b *testing.B) {
+	pool, _ := NewPool(4096)
+	e, _ := NewEgress(EgressConfig{Queues: 8, HQ: 7, Pool: pool})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		e.Enqueue(i&3, Packet{Len: 1000}, 0)
+		e.Dequeue(0)
+		i++
+	}
+}

@@ -141,11 +141,16 @@ type BFCCounters struct {
 
 // Map flattens c for stats.
 func (c *BFCCounters) Map() map[string]uint64 {
-	return map[string]uint64{
-		"tx_pause": c.TxPause, "tx_resume": c.TxResume, "tx_state": c.TxState,
-		"rx_pause": c.RxPause, "rx_resume": c.RxResume, "rx_state": c.RxState,
-		"lost": c.Lost, "ignored": c.Ignored,
-	}
+	m := make(map[string]uint64, 8)
+	c.Fill(m)
+	return m
+}
+
+// Fill sets Map's names in m. Once m holds them it allocates nothing.
+func (c *BFCCounters) Fill(m map[string]uint64) {
+	m["tx_pause"], m["tx_resume"], m["tx_state"] = c.TxPause, c.TxResume, c.TxState
+	m["rx_pause"], m["rx_resume"], m["rx_state"] = c.RxPause, c.RxResume, c.RxState
+	m["lost"], m["ignored"] = c.Lost, c.Ignored
 }
 
 // Backpressure is BFC's per-upstream-queue pausing for one node.

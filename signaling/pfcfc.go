@@ -80,19 +80,33 @@ type PFCCounters struct {
 // Map flattens c for stats, listing the priorities in mask:
 // "tx_xoff_P3", "tx_xon_P3", "tx_refresh_P3", "rx_xoff_P3", "rx_xon_P3".
 func (c *PFCCounters) Map(mask uint8) map[string]uint64 {
-	m := map[string]uint64{"lost": c.Lost, "ignored": c.Ignored}
+	m := map[string]uint64{}
+	c.Fill(mask, m)
+	return m
+}
+
+// pfcKeys are Fill's names per priority: tx_xoff, tx_xon, tx_refresh,
+// rx_xoff and rx_xon, each with _P<priority>.
+var pfcKeys = func() (k [8][5]string) {
+	for i := range 8 {
+		for j, n := range [5]string{"tx_xoff", "tx_xon", "tx_refresh", "rx_xoff", "rx_xon"} {
+			k[i][j] = n + "_P" + strconv.Itoa(i)
+		}
+	}
+	return k
+}()
+
+// Fill sets Map's names in m. Once m holds them it allocates nothing.
+func (c *PFCCounters) Fill(mask uint8, m map[string]uint64) {
+	m["lost"], m["ignored"] = c.Lost, c.Ignored
 	for i := range 8 {
 		if mask&(1<<i) == 0 {
 			continue
 		}
-		p := "_P" + strconv.Itoa(i)
-		m["tx_xoff"+p] = c.TxXoff[i]
-		m["tx_xon"+p] = c.TxXon[i]
-		m["tx_refresh"+p] = c.TxRefresh[i]
-		m["rx_xoff"+p] = c.RxXoff[i]
-		m["rx_xon"+p] = c.RxXon[i]
+		k := &pfcKeys[i]
+		m[k[0]], m[k[1]], m[k[2]] = c.TxXoff[i], c.TxXon[i], c.TxRefresh[i]
+		m[k[3]], m[k[4]] = c.RxXoff[i], c.RxXon[i]
 	}
-	return m
 }
 
 // PFC is the 802.1Qbb logic of one node.

@@ -64,17 +64,33 @@ type Counters struct {
 
 // Map flattens c for stats: "tx_pause_A", "rx_resume_B", "relayed_state_B", ...
 func (c *Counters) Map() map[string]uint64 {
-	m := map[string]uint64{"lost": c.Lost, "ignored": c.Ignored}
-	cls := [2]string{"A", "B"}
-	typ := [3]string{"pause", "resume", "state"}
-	for i := range cls {
-		for j := range typ {
-			m["tx_"+typ[j]+"_"+cls[i]] = c.Sent[i][j]
-			m["rx_"+typ[j]+"_"+cls[i]] = c.Received[i][j]
-			m["relayed_"+typ[j]+"_"+cls[i]] = c.Relayed[i][j]
+	m := make(map[string]uint64, 20)
+	c.Fill(m)
+	return m
+}
+
+// counterKeys are Fill's names: [direction][class][type].
+var counterKeys = func() (k [3][2][3]string) {
+	for d, dir := range [3]string{"tx_", "rx_", "relayed_"} {
+		for i, cls := range [2]string{"A", "B"} {
+			for j, typ := range [3]string{"pause", "resume", "state"} {
+				k[d][i][j] = dir + typ + "_" + cls
+			}
 		}
 	}
-	return m
+	return k
+}()
+
+// Fill sets Map's names in m. Once m holds them it allocates nothing.
+func (c *Counters) Fill(m map[string]uint64) {
+	m["lost"], m["ignored"] = c.Lost, c.Ignored
+	for i := range 2 {
+		for j := range 3 {
+			m[counterKeys[0][i][j]] = c.Sent[i][j]
+			m[counterKeys[1][i][j]] = c.Received[i][j]
+			m[counterKeys[2][i][j]] = c.Relayed[i][j]
+		}
+	}
 }
 
 // SwitchPortFC is the switch side of PortFC for switch (Level, Index).

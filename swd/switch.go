@@ -104,14 +104,15 @@ func (s *Switch) Bind(e *dataplane.Engine) {
 }
 
 // PortCounters implements dataplane.PortCounters: the signals of port p.
-func (s *Switch) PortCounters(p int) map[string]uint64 {
-	if s.bfc != nil {
-		return s.bfc.B.C[p].Map()
+func (s *Switch) PortCounters(p int, m map[string]uint64) {
+	switch {
+	case s.bfc != nil:
+		s.bfc.B.C[p].Fill(m)
+	case s.pfc != nil:
+		s.pfc.C[p].Fill(s.pfc.Lossless(), m)
+	default:
+		s.fc.C[p].Fill(m)
 	}
-	if s.pfc != nil {
-		return s.pfc.C[p].Map(s.pfc.Lossless())
-	}
-	return s.fc.C[p].Map()
 }
 
 // PFC is the switch's PFC state (nil without PFC).
