@@ -55,8 +55,8 @@ type EgressConfig struct {
 	// Strict lists queues served by strict priority after the HQ and
 	// before DRR, highest first (a server's relay queue). Unlike the HQ
 	// they can be paused.
-	Strict   []int
-	Quantum  []int    // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all
+	Strict  []int
+	Quantum []int // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all
 	// Pool, if set, holds the packets of every queue (shared with other
 	// egresses of the node); otherwise each queue holds up to Capacity
 	// packets of its own (a power of two).
