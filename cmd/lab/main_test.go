@@ -9,35 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 )
-
-func TestParse(t *testing.T) {
-	for _, c := range []struct {
-		args      []string
-		max       int
-		pos, rest []string
-		name      string
-	}{
-		{[]string{"bcube", "--name", "x"}, -1, []string{"bcube"}, nil, "x"},
-		{[]string{"--name", "x", "bcube"}, -1, []string{"bcube"}, nil, "x"},
-		{[]string{"--name", "x", "h0", "--", "ping", "-c1", "198.18.0.1"}, 1, []string{"h0"}, []string{"ping", "-c1", "198.18.0.1"}, "x"},
-		{[]string{"h0", "ping", "-c1"}, 1, []string{"h0"}, []string{"ping", "-c1"}, "bc"},
-		{[]string{"h0", "--", "sh", "--", "-c"}, 1, []string{"h0"}, []string{"sh", "--", "-c"}, "bc"},
-		{[]string{"--", "--name"}, -1, nil, []string{"--name"}, "bc"},
-	} {
-		fs, cm := newFlags("test", "", &bytes.Buffer{})
-		pos, rest, err := parse(fs, c.args, c.max)
-		if err != nil || !slices.Equal(pos, c.pos) || !slices.Equal(rest, c.rest) || cm.name != c.name {
-			t.Errorf("parse(%q) = %q %q %v name %s; want %q %q %s", c.args, pos, rest, err, cm.name, c.pos, c.rest, c.name)
-		}
-	}
-}
 
 func TestUsageErrors(t *testing.T) {
 	for _, c := range []struct {
@@ -47,36 +27,43 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, 2, ""},
 		{[]string{"help"}, 0, ""},
-		{[]string{"frobnicate"}, 2, "unknown command"},
-		{[]string{"up", "--bogus"}, 2, ""},
+		{[]string{"-h"}, 0, ""},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"up", "--bogus"}, 2, "unknown flag: --bogus (see lab up -h)"},
 		{[]string{"up", "bcube", "-h"}, 0, ""},
 		{[]string{"up"}, 1, "name the topology"},
 		{[]string{"up", "mesh", "--n", "4", "--k", "1"}, 1, `unknown topology "mesh"`},
 		{[]string{"up", "bcube", "--k", "1"}, 1, "--n and --k are required"},
 		{[]string{"up", "bcube", "--n", "1", "--k", "1"}, 1, "n = 1"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 1, `rate "fast"`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1M"}, 1, `size "1M"`},
+		{[]string{"up", "bcube", "-n", "1", "-k", "1"}, 1, "n = 1"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 2, `invalid argument "fast" for "--rate" flag: rate "fast"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1X"}, 2, `invalid argument "1X" for "--buffer" flag: size "1X"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "0"}, 1, "--buffer 0"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 1, "--buffer 4G: at most 2 GiB"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
 		{[]string{"up", "bcube", "--n", "16", "--k", "1"}, 1, "too large"},
 		{[]string{"down", "extra"}, 1, "unexpected arguments"},
 		{[]string{"exec", "h0"}, 1, "no command"},
-		{[]string{"exec"}, 2, ""},
-		{[]string{"stats"}, 2, ""},
+		{[]string{"exec", "h0", "--"}, 1, "no command"},
+		{[]string{"exec"}, 2, "exec: want NODE -- CMD"},
+		{[]string{"stats"}, 2, "stats: want NODE"},
 		{[]string{"bench", "other"}, 1, "want datapath"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "2"}, 1, `loss "2": want a probability from 0 to 1`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "0.5ppm"}, 1, "finer than 1 ppm"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-kmin", "1M"}, 1, `--ecn-kmin: size "1M"`},
+		{[]string{"bench", "datapath", "--sizes", "60,x"}, 2, `--sizes: size "x"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "2"}, 2, `loss "2": want a probability from 0 to 1`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "0.5ppm"}, 2, "finer than 1 ppm"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-kmin", "1Q"}, 2, `"--ecn-kmin" flag: size "1Q"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-pmax", "2"}, 1, "ecn: want"},
-		{[]string{"link"}, 2, ""},
-		{[]string{"link", "h0"}, 2, ""},
-		{[]string{"link", "h0", "eth0", "--loss", "x"}, 1, `loss "x"`},
+		{[]string{"link"}, 2, "link: want NODE PORT"},
+		{[]string{"link", "h0"}, 2, "link: want NODE PORT"},
+		{[]string{"link", "h0", "eth0", "--loss", "x"}, 2, `loss "x"`},
 		{[]string{"link", "h0", "eth0", "--down", "--up"}, 1, "--down and --up together"},
 		{[]string{"link", "h0", "eth0", "--dir", "sideways", "--down"}, 1, `link direction "sideways"`},
 		{[]string{"workload", "--basis", "node"}, 1, `load basis "node"`},
 		{[]string{"workload", "--cdf", "nosuchcdf"}, 1, "nosuchcdf"},
 		{[]string{"workload", "--pattern", "ring"}, 1, `--pattern "ring": want ps or moe`},
-		{[]string{"workload", "--incast", "8", "--incast-size", "1M"}, 1, `--incast-size: size "1M"`},
+		{[]string{"workload", "--incast", "8", "--incast-size", "1Q"}, 2, `"--incast-size" flag: size "1Q"`},
 		{[]string{"workload", "--max-lost", "5"}, 1, `--max-lost "5"`},
+		{[]string{"workload", "--duration", "-1s"}, 2, `duration "-1s"`},
 		{[]string{"workload", "extra"}, 1, "unexpected arguments"},
 		{[]string{"health", "extra"}, 1, "unexpected arguments"},
 	} {
@@ -85,6 +72,88 @@ func TestUsageErrors(t *testing.T) {
 		if code != c.code || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("lab %q: exit %d, %v; want %d, %q", c.args, code, err, c.code, c.err)
 		}
+	}
+}
+
+// Every command's help is generated, and the root's lists every command
+// that runs, nested ones (bench loop) included.
+func TestHelp(t *testing.T) {
+	var root bytes.Buffer
+	if code, err := run([]string{"-h"}, &root, &bytes.Buffer{}); code != 0 || err != nil {
+		t.Fatalf("lab -h: exit %d, %v", code, err)
+	}
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		if c.Hidden {
+			return
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		if len(path) > 0 {
+			n++
+			var out bytes.Buffer
+			code, err := run(append(path, "-h"), &out, &bytes.Buffer{})
+			if code != 0 || err != nil {
+				t.Errorf("lab %s -h: exit %d, %v", strings.Join(path, " "), code, err)
+			}
+			help := out.String()
+			if !strings.Contains(help, "Usage:") || !strings.Contains(help, c.CommandPath()) {
+				t.Errorf("lab %s -h lacks its usage:\n%s", strings.Join(path, " "), help)
+			}
+			c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+				if !strings.Contains(help, "--"+f.Name+" ") {
+					t.Errorf("lab %s -h lacks --%s", strings.Join(path, " "), f.Name)
+				}
+			})
+			if c.Runnable() && !c.HasAvailableSubCommands() && path[0] != "help" && path[0] != "completion" &&
+				!strings.Contains(root.String(), "\n  "+strings.Join(path, " ")) {
+				t.Errorf("lab -h does not list %q", strings.Join(path, " "))
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(&bytes.Buffer{}, &bytes.Buffer{}))
+	if n < 16 {
+		t.Errorf("walked %d commands", n)
+	}
+	for _, want := range []string{"bench loop", "bench hol", "completion bash|zsh|fish", "Exit status: 0 done, 1 an error, 2 bad usage, 3"} {
+		if !strings.Contains(root.String(), want) {
+			t.Errorf("lab -h lacks %q", want)
+		}
+	}
+}
+
+// lab completion SHELL writes a script the shell reads.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		var out bytes.Buffer
+		if code, err := run([]string{"completion", shell}, &out, &bytes.Buffer{}); code != 0 || err != nil || !strings.Contains(out.String(), "lab") {
+			t.Errorf("lab completion %s: exit %d, %v, %d bytes", shell, code, err, out.Len())
+		}
+		if shell == "bash" {
+			if _, err := exec.LookPath("bash"); err == nil {
+				cmd := exec.Command("bash", "-n")
+				cmd.Stdin = &out
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("bash -n of the completion script: %v\n%s", err, b)
+				}
+			}
+		}
+	}
+	// Flags and their values complete from the commands themselves.
+	var out bytes.Buffer
+	run([]string{"__complete", "up", "bcube", "--fc", ""}, &out, &bytes.Buffer{})
+	for _, want := range []string{"portfc", "pfcstar", "bfc"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("completion of --fc lacks %s:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	run([]string{"__complete", "bench", ""}, &out, &bytes.Buffer{})
+	if !strings.Contains(out.String(), "loop") {
+		t.Errorf("completion of bench lacks loop:\n%s", out.String())
 	}
 }
 
