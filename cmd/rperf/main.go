@@ -21,43 +21,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/units"
 )
 
-const usage = `usage: rperf -c DST [-n BYTES | -t SECONDS] [flags]
-
-Runs RDMA (RoCEv2, reliable connected) flows from this server's NIC
-(hostd) to DST and reports them as iperf3 does.
-
-  -c DST          destination server: h<i> or its address (198.18.0.<i>...)
-  -n BYTES        bytes per flow (K, M, G suffixes are 1024-based)
-  -t SECONDS      send for this long instead (default 10)
-  -i SECONDS      interval between reports (default 1; 0: none)
-  -P FLOWS        parallel flows, one QP each (default 1)
-  --mode MODE     loss recovery: lossless (default), gbn or irn
-  --no-dcqcn      no DCQCN rate control
-  --mtu BYTES     payload per packet (default 1024)
-  --order L,L     fix the flows' level order (e.g. 0,1)
-  -J              one JSON document (start, intervals, end) instead of text
-  --timeout DUR   give up when no flow makes progress for this long (default 10s)
-  --lab NAME      the lab (default: from the network namespace <lab>-h<i>)
-  --node h<i>     this server (default: from the network namespace)
-  --run-root DIR  where labs keep their run directories (default /run/bcfab)
-  --socket PATH   the NIC's control socket, instead of --lab/--node
-                  (then without the emulation health)
-
-Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
-emulation health is invalid (the daemons did not keep up).
-`
-
+// options are rperf's flags, validated.
 type options struct {
 	dst      string
 	bytes    int64
@@ -83,14 +59,18 @@ func main() {
 // run is rperf with args, writing its report to out and errors to errw;
 // it returns the exit status.
 func run(args []string, out, errw io.Writer) int {
-	o, err := parseFlags(args, errw)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(errw, "rperf: %v\n", err)
+	code := 0
+	cmd := newCommand(out, errw, func(o *options) { code = runTest(o, out, errw) })
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintf(errw, "rperf: %v (see rperf -h)\n", err)
 		return 2
 	}
+	return code
+}
+
+// runTest runs the test o describes and returns the exit status.
+func runTest(o *options, out, errw io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	t, err := newTest(o)
@@ -126,81 +106,106 @@ func run(args []string, out, errw io.Writer) int {
 	return 0
 }
 
-func parseFlags(args []string, errw io.Writer) (*options, error) {
+// newCommand is rperf's command line; do runs with the validated
+// options (not on -h or a usage error).
+func newCommand(stdout, stderr io.Writer, do func(*options)) *cobra.Command {
 	o := &options{}
-	fs := flag.NewFlagSet("rperf", flag.ContinueOnError)
-	fs.SetOutput(errw)
-	fs.Usage = func() { fmt.Fprint(errw, usage) }
-	var bytes string
-	var secs, interval float64
-	fs.StringVar(&o.dst, "c", "", "")
-	fs.StringVar(&bytes, "n", "", "")
-	fs.Float64Var(&secs, "t", 0, "")
-	fs.Float64Var(&interval, "i", 1, "")
-	fs.IntVar(&o.parallel, "P", 1, "")
-	fs.StringVar(&o.mode, "mode", "lossless", "")
-	fs.BoolVar(&o.noDCQCN, "no-dcqcn", false, "")
-	fs.IntVar(&o.mtu, "mtu", 1024, "")
-	fs.StringVar(&o.order, "order", "", "")
-	fs.BoolVar(&o.json, "J", false, "")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "")
-	fs.StringVar(&o.lab, "lab", "", "")
-	fs.StringVar(&o.node, "node", "", "")
-	fs.StringVar(&o.runRoot, "run-root", "/run/bcfab", "")
-	fs.StringVar(&o.socket, "socket", "", "")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	var (
+		size           units.Size
+		secs, interval = units.Duration(0), units.Duration(time.Second)
+		timeout        = units.Duration(10 * time.Second)
+	)
+	cmd := &cobra.Command{
+		Use:   "rperf -c DST [-n BYTES | -t SECONDS] [flags]",
+		Short: "measure RDMA flows between servers of a bcfab lab, as iperf3 does TCP",
+		Long: `Runs RDMA (RoCEv2, reliable connected) flows from this server's NIC (hostd)
+to DST and reports them as iperf3 does. Run it inside a server's namespace:
+the lab and node come from the namespace (<lab>-h<i>), or from --lab and
+--node; --socket names the NIC's control socket directly (then without the
+emulation health).
+
+Sizes are iperf3's (K, M, G: 1024-based); durations are seconds (2.5) or
+Go's syntax (2500ms).
+
+Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
+emulation health is invalid (the daemons did not keep up).`,
+		Example: `  ip netns exec t1-h0 rperf -c 198.18.0.15 -t 5
+  ip netns exec t1-h0 rperf -c h3 -n 100M -P 2 --mode irn -J`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.finish(cmd, size, secs, interval, timeout); err != nil {
+				return err
+			}
+			do(o)
+			return nil
+		},
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (see rperf -h)", fs.Arg(0))
-	}
-	switch {
-	case o.dst == "":
-		return nil, errors.New("give the destination with -c (see rperf -h)")
-	case bytes != "" && secs != 0:
-		return nil, errors.New("give -n or -t, not both")
-	case secs < 0 || interval < 0:
-		return nil, errors.New("-t and -i must not be negative")
-	case o.parallel < 1:
-		return nil, fmt.Errorf("-P %d: want at least 1", o.parallel)
-	case o.timeout <= 0:
-		return nil, fmt.Errorf("--timeout %v: want > 0", o.timeout)
-	}
-	if bytes != "" {
-		n, err := parseBytes(bytes)
-		if err != nil {
-			return nil, err
-		}
-		o.bytes = n
-	} else {
-		if secs == 0 {
-			secs = 10
-		}
-		o.duration = time.Duration(secs * float64(time.Second))
-	}
-	o.interval = time.Duration(interval * float64(time.Second))
-	return o, nil
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringVarP(&o.dst, "client", "c", "", "destination server: h<i> or its address (198.18.0.<i>...)")
+	fs.VarP(&size, "bytes", "n", "bytes per flow (K, M, G: 1024-based)")
+	fs.VarP(&secs, "time", "t", "send for this long instead (default 10)")
+	fs.VarP(&interval, "interval", "i", "time between reports (0: none)")
+	fs.IntVarP(&o.parallel, "parallel", "P", 1, "parallel flows, one QP each")
+	fs.StringVar(&o.mode, "mode", "lossless", "loss recovery: lossless, gbn or irn")
+	fs.BoolVar(&o.noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
+	fs.IntVar(&o.mtu, "mtu", 1024, "payload per packet in `bytes`")
+	fs.StringVar(&o.order, "order", "", "fix the flows' level `order` (e.g. 0,1)")
+	fs.BoolVarP(&o.json, "json", "J", false, "one JSON document (start, intervals, end) instead of text")
+	fs.Var(&timeout, "timeout", "give up when no flow makes progress for this long")
+	fs.StringVar(&o.lab, "lab", "", "the lab (default: from the network namespace <lab>-h<i>)")
+	fs.StringVar(&o.node, "node", "", "this server, h<i> (default: from the network namespace)")
+	fs.StringVar(&o.runRoot, "run-root", "/run/bcfab", "where labs keep their run directories")
+	fs.StringVar(&o.socket, "socket", "", "the NIC's control socket, instead of --lab/--node")
+	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"lossless", "gbn", "irn"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	return cmd
 }
 
-// parseBytes reads "1000", "64K", "10M", "1G" (1024-based, as iperf3).
-func parseBytes(s string) (int64, error) {
-	mult := int64(1)
-	num := s
-	if n := len(s); n > 0 {
-		switch strings.ToUpper(s[n-1:]) {
-		case "K":
-			mult, num = 1<<10, s[:n-1]
-		case "M":
-			mult, num = 1<<20, s[:n-1]
-		case "G":
-			mult, num = 1<<30, s[:n-1]
-		case "T":
-			mult, num = 1<<40, s[:n-1]
+// finish validates the flags and fills in o.
+func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, timeout units.Duration) error {
+	fs := cmd.Flags()
+	switch {
+	case o.dst == "":
+		return errors.New("give the destination with -c")
+	case fs.Changed("bytes") && fs.Changed("time"):
+		return errors.New("give -n or -t, not both")
+	case fs.Changed("bytes") && size <= 0:
+		return fmt.Errorf("-n %v: want a positive number of bytes", size)
+	case o.parallel < 1:
+		return fmt.Errorf("-P %d: want at least 1", o.parallel)
+	case timeout <= 0:
+		return fmt.Errorf("--timeout %v: want > 0", timeout)
+	}
+	if fs.Changed("bytes") {
+		o.bytes = int64(size)
+	} else {
+		o.duration = secs.D()
+		if o.duration == 0 {
+			o.duration = 10 * time.Second
 		}
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v <= 0 || v*float64(mult) >= 1<<53 {
-		return 0, fmt.Errorf("-n %q: want a positive number of bytes, such as 1000, 64K, 10M or 1G", s)
-	}
-	return int64(v * float64(mult)), nil
+	o.interval, o.timeout = interval.D(), timeout.D()
+	return nil
 }
+
+// parseFlags parses args as run does, without running anything (tests).
+func parseFlags(args []string, errw io.Writer) (*options, error) {
+	var got *options
+	cmd := newCommand(io.Discard, errw, func(o *options) { got = o })
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		return nil, err
+	}
+	if got == nil {
+		return nil, errHelp
+	}
+	return got, nil
+}
+
+// errHelp: -h was given.
+var errHelp = errors.New("help")

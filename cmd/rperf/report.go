@@ -26,6 +26,7 @@ import (
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/units"
 )
 
 // Document is rperf's JSON output (-J), shaped like iperf3's.
@@ -367,28 +368,8 @@ func printSummary(w io.Writer, d *Document) {
 	}
 }
 
-// formatBytes is iperf3's adaptive byte count: 1024-based, three
-// significant digits ("11.9 MBytes").
-func formatBytes(v float64) string {
-	return adaptive(v, 1024, []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"})
-}
+// formatBytes is iperf3's adaptive byte count ("11.9 MBytes").
+func formatBytes(v float64) string { return units.IperfBytes(v) }
 
-// formatBits is iperf3's adaptive bit rate: 1000-based ("99.8 Mbits/sec").
-func formatBits(v float64) string {
-	return adaptive(v, 1000, []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"})
-}
-
-func adaptive(v, base float64, units []string) string {
-	i := 0
-	for v >= base && i < len(units)-1 {
-		v /= base
-		i++
-	}
-	switch {
-	case v < 9.995:
-		return fmt.Sprintf("%4.2f %s", v, units[i])
-	case v < 99.95:
-		return fmt.Sprintf("%4.1f %s", v, units[i])
-	}
-	return fmt.Sprintf("%4.0f %s", v, units[i])
-}
+// formatBits is iperf3's adaptive bit rate ("99.8 Mbits/sec").
+func formatBits(v float64) string { return units.IperfBits(v) }

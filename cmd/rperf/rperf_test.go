@@ -36,6 +36,14 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-c", "h3", "-n", "lots"}, false, nil},
 		{[]string{"-c", "h3", "extra"}, false, nil},
 		{[]string{"-c", "h3", "--bogus"}, false, nil},
+		{[]string{"-c", "h3", "-n", "0"}, false, nil},
+		{[]string{"-c", "h3", "-n", "1.5g"}, true, func(o *options) bool { return o.bytes == 3<<29 }},
+		{[]string{"-c", "h3", "-t", "1500ms", "--timeout", "2"}, true, func(o *options) bool {
+			return o.duration == 1500*time.Millisecond && o.timeout == 2*time.Second
+		}},
+		{[]string{"--client", "h3", "--bytes", "64K", "--parallel", "2", "--json"}, true, func(o *options) bool {
+			return o.bytes == 64<<10 && o.parallel == 2 && o.json
+		}},
 	} {
 		var errb bytes.Buffer
 		o, err := parseFlags(c.args, &errb)
@@ -45,17 +53,7 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-func TestParseBytesAndDst(t *testing.T) {
-	for s, want := range map[string]int64{"1000": 1000, "64K": 64 << 10, "10M": 10 << 20, "1.5g": 3 << 29} {
-		if got, err := parseBytes(s); err != nil || got != want {
-			t.Errorf("parseBytes(%q) = %d, %v; want %d", s, got, err, want)
-		}
-	}
-	for _, s := range []string{"", "0", "-5", "M", "1X"} {
-		if _, err := parseBytes(s); err == nil {
-			t.Errorf("parseBytes(%q) accepted", s)
-		}
-	}
+func TestParseDst(t *testing.T) {
 	for s, want := range map[string]int{"h0": 0, "h15": 15, "198.18.0.15": 15, "198.18.1.2": 258, "198.19.0.0": 65536} {
 		if got, err := parseDst(s); err != nil || got != want {
 			t.Errorf("parseDst(%q) = %d, %v; want %d", s, got, err, want)
