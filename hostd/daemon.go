@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bcfab/bcfab/api"
 	"log/slog"
 	"net/http"
 	"os"
@@ -72,12 +73,12 @@ func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logge
 
 // routes serves the traffic generator: POST /gen starts a flow (a
 // GenRequest), GET /gen reports flows and the sink; and RDMA: POST /rdma
-// starts flows (an RDMARequest; the answer lists them), GET /rdma[?id=1,2]
+// starts flows (an api.RDMARequest; the answer lists them), GET /rdma[?id=1,2]
 // reports them (all, with the receivers, without ids), DELETE
 // /rdma?id=1,2 stops them.
 func (h *Host) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
-		var req RDMARequest
+		var req api.RDMARequest
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
@@ -111,7 +112,7 @@ func (h *Host) routes(mux *http.ServeMux) {
 		writeJSON(w, map[string]int{"stopped": h.AbortRDMA(ids)})
 	})
 	mux.HandleFunc("POST /gen", func(w http.ResponseWriter, r *http.Request) {
-		var req GenRequest
+		var req api.GenRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, "gen: "+err.Error(), http.StatusBadRequest)
 			return

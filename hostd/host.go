@@ -9,6 +9,7 @@
 package hostd
 
 import (
+	"github.com/bcfab/bcfab/api"
 	"net"
 
 	"github.com/bcfab/bcfab/bcube"
@@ -176,21 +177,21 @@ func (h *Host) BFC() *signaling.BFC { return h.bfc }
 func (h *Host) PFC() *signaling.PFC { return h.pfc }
 
 // StartFlow starts a generated flow (on the engine goroutine).
-func (h *Host) StartFlow(r GenRequest) (GenFlow, error) {
-	var f *GenFlow
+func (h *Host) StartFlow(r api.GenRequest) (api.GenFlow, error) {
+	var f *genFlow
 	var err error
 	h.e.Call(func() { f, err = h.g.start(r) })
 	if err != nil {
-		return GenFlow{}, err
+		return api.GenFlow{}, err
 	}
-	var out GenFlow
-	h.e.Call(func() { out = *f })
+	var out api.GenFlow
+	h.e.Call(func() { out = f.GenFlow })
 	return out, nil
 }
 
 // Flows reports the generator's flows and what its sink counted.
-func (h *Host) Flows() GenReport {
-	var r GenReport
+func (h *Host) Flows() api.GenReport {
+	var r api.GenReport
 	h.e.Call(func() { r = h.g.report() })
 	return r
 }
@@ -375,7 +376,7 @@ func (h *Host) queue(l, dst int, pcp uint8, relayed bool) int {
 // the generator's sink.
 func (h *Host) deliver(d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
-	if h.f.Proto == header.ProtoUDP && h.f.DPort == GenPort {
+	if h.f.Proto == header.ProtoUDP && h.f.DPort == api.GenPort {
 		h.g.count(b, &h.f)
 		v.Port = -1 // consumed
 		return

@@ -33,6 +33,7 @@ package hostd
 import (
 	"errors"
 	"fmt"
+	"github.com/bcfab/bcfab/api"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,21 +50,11 @@ import (
 
 // Limits and defaults of RDMA flows.
 const (
-	// DefaultRDMAMTU is a flow's payload per packet unless told otherwise:
-	// InfiniBand's 1024-byte MTU, the largest that fits a 1500-byte
-	// Ethernet MTU.
-	DefaultRDMAMTU = 1024
-	// MinRDMAMTU and MaxRDMAMTU bound a flow's payload per packet; the
-	// largest fills a 1518-byte tagged frame.
-	MinRDMAMTU = 256
-	MaxRDMAMTU = 1456
 	// RDMAQueueBytes is how much of one flow its NIC egress queue may
 	// hold, as a NIC's send queue per QP: the pacer normally keeps it to
 	// a packet or two; it bounds what a late engine pass may release at
 	// once and what waits behind a pause.
 	RDMAQueueBytes = 32 << 10
-	// MaxRDMAParallel is the most flows one request starts.
-	MaxRDMAParallel = 128
 	// maxRDMAFlows is the number of flow ids a QP can carry.
 	maxRDMAFlows = 1<<22 - 1
 	// maxRDMAReceivers bounds the receivers a NIC keeps; data for a new
@@ -83,116 +74,6 @@ const (
 	ecnECT0 = 2
 )
 
-// Flow states.
-const (
-	RDMARunning = "running"
-	RDMADone    = "done"    // every byte acknowledged
-	RDMAFailed  = "failed"  // the transport gave up (lossless: a gap, or no progress)
-	RDMAAborted = "aborted" // stopped by DELETE /rdma
-)
-
-// RDMARequest starts one or more flows to the same destination (POST
-// /rdma).
-type RDMARequest struct {
-	Dst int `json:"dst"`
-	// Bytes is each flow's size; Duration makes flows that send until it
-	// has passed (their last packet is then the next one). Give one.
-	Bytes    int64 `json:"bytes,omitempty"`
-	Duration int64 `json:"duration_ns,omitempty"`
-	// Mode is the loss recovery: lossless (default), gbn or irn.
-	Mode string `json:"mode,omitempty"`
-	// DCQCN turns rate control on or off (default on; with switches
-	// marking no ECN no CNP is ever sent, so it stays at the line rate).
-	DCQCN *bool `json:"dcqcn,omitempty"`
-	// Order fixes the level order ("0,1", ...) as GenRequest.Order does.
-	Order string `json:"order,omitempty"`
-	// MTU is the payload bytes per packet (default DefaultRDMAMTU).
-	MTU int `json:"mtu,omitempty"`
-	// Flows is the number of parallel flows (QPs), default 1.
-	Flows int `json:"flows,omitempty"`
-}
-
-// RDMAFlow is a flow's state at its sender (GET /rdma). Times are Unix
-// nanoseconds; bytes are payload bytes.
-type RDMAFlow struct {
-	ID         int            `json:"id"`
-	QP         uint32         `json:"qp"`
-	Dst        int            `json:"dst"`
-	Mode       transport.Mode `json:"mode"`
-	DCQCN      bool           `json:"dcqcn"`
-	MTU        int            `json:"mtu"`
-	Size       int64          `json:"size"` // 0 while a timed flow runs
-	DurationNs int64          `json:"duration_ns,omitempty"`
-	SPort      uint16         `json:"sport"`
-	Port       int            `json:"port"`  // fabric port it leaves by
-	Queue      string         `json:"queue"` // its queue there
-	Order      string         `json:"order"` // its level order
-	StartPSN   uint32         `json:"start_psn"`
-	State      string         `json:"state"`
-	Failure    string         `json:"failure,omitempty"`
-
-	StartNs int64 `json:"start_unix_ns"`           // started by the request
-	FirstNs int64 `json:"first_unix_ns,omitempty"` // first packet sent
-	EndNs   int64 `json:"end_unix_ns,omitempty"`   // last byte acknowledged, failed or aborted
-	FCTNs   int64 `json:"fct_ns,omitempty"`        // first byte sent to last byte acknowledged
-
-	Packets     uint64  `json:"packets"` // sent, retransmissions included
-	Bytes       uint64  `json:"bytes"`
-	RetxPackets uint64  `json:"retx_packets"`
-	RetxBytes   uint64  `json:"retx_bytes"`
-	Timeouts    uint64  `json:"timeouts"`
-	ACKs        uint64  `json:"acks"` // received
-	NAKs        uint64  `json:"naks"`
-	CNPs        uint64  `json:"cnps"`
-	AckedBytes  int64   `json:"acked_bytes"` // acknowledged cumulatively
-	RateBps     float64 `json:"rate_bps"`    // pacing rate now (DCQCN's Rc)
-	NoFrame     uint64  `json:"no_frame"`    // found no free frame, or the buffer refused one
-}
-
-// RDMAReceiver is what a destination counted of one flow.
-type RDMAReceiver struct {
-	Src  int            `json:"src"`
-	QP   uint32         `json:"qp"`
-	Mode transport.Mode `json:"mode"`
-	Done bool           `json:"done"`
-	Gap  bool           `json:"gap"` // lossless: a PSN gap was seen (the flow failed)
-	// Stats are transport.ReceiverStats.Map: packets, bytes, duplicates,
-	// out_of_order, dropped, gaps, lost, acks, naks, cnps (sent), ce.
-	Stats map[string]uint64 `json:"stats"`
-	// Times of the first packet and of the flow's last byte in order,
-	// Unix ns (0: not yet).
-	FirstNs    int64 `json:"first_unix_ns"`
-	CompleteNs int64 `json:"complete_unix_ns,omitempty"`
-}
-
-// RDMACounters are the NIC's RDMA events that belong to no flow.
-type RDMACounters struct {
-	// Malformed counts frames to UDP port 4791 that are not RoCEv2
-	// frames the NIC parses, BadICRC those whose ICRC is wrong; both are
-	// dropped as malformed.
-	Malformed uint64 `json:"malformed"`
-	BadICRC   uint64 `json:"bad_icrc"`
-	// UnknownQP counts ACKs, NAKs and CNPs for no flow of this NIC and
-	// data whose QP names no mode; Unsupported RNR NAKs and NAK codes
-	// other than a PSN sequence error; ReceiverLimit data for a new QP
-	// beyond the receivers a NIC keeps. All are dropped.
-	UnknownQP     uint64 `json:"unknown_qp"`
-	Unsupported   uint64 `json:"unsupported"`
-	ReceiverLimit uint64 `json:"receiver_limit"`
-	// NoFrame counts ACKs, NAKs and CNPs not sent for want of a frame or
-	// buffer room.
-	NoFrame uint64 `json:"no_frame"`
-}
-
-// RDMAReport is GET /rdma.
-type RDMAReport struct {
-	NowNs     int64            `json:"now_unix_ns"`
-	Params    transport.Params `json:"params"`
-	Flows     []RDMAFlow       `json:"flows"`
-	Receivers []RDMAReceiver   `json:"receivers,omitempty"`
-	Counters  RDMACounters     `json:"counters"`
-}
-
 type blockReason uint8
 
 const (
@@ -203,7 +84,7 @@ const (
 )
 
 type rdmaFlow struct {
-	RDMAFlow
+	api.RDMAFlow
 	s        *transport.Sender
 	tmpl     roce.Flow // the data frames' addresses, class and QP
 	queue    int       // -1 under BFC (assigned per packet)
@@ -246,7 +127,7 @@ type rdma struct {
 	pkt    roce.Packet
 	spare  uint64 // a frame taken and not used
 	hasSp  bool
-	c      RDMACounters
+	c      api.RDMACounters
 }
 
 // rdmaQP is the QP of flow id in mode.
@@ -303,8 +184,8 @@ func (h *Host) SetTransport(p transport.Params) error {
 }
 
 // StartRDMA starts the flows of req (on the engine goroutine).
-func (h *Host) StartRDMA(req RDMARequest) ([]RDMAFlow, error) {
-	var out []RDMAFlow
+func (h *Host) StartRDMA(req api.RDMARequest) ([]api.RDMAFlow, error) {
+	var out []api.RDMAFlow
 	var err error
 	h.e.Call(func() {
 		var fs []*rdmaFlow
@@ -319,8 +200,8 @@ func (h *Host) StartRDMA(req RDMARequest) ([]RDMAFlow, error) {
 
 // RDMA reports the NIC's flows (those of ids, or all with the receivers
 // when ids is empty).
-func (h *Host) RDMA(ids []int) RDMAReport {
-	var r RDMAReport
+func (h *Host) RDMA(ids []int) api.RDMAReport {
+	var r api.RDMAReport
 	h.e.Call(func() { r = h.r.report(ids) })
 	return r
 }
@@ -333,8 +214,8 @@ func (h *Host) AbortRDMA(ids []int) int {
 		now := h.e.Now()
 		for _, id := range ids {
 			if id >= 1 && id <= len(h.r.flows) {
-				if f := h.r.flows[id-1]; f.State == RDMARunning {
-					f.State, f.endEng = RDMAAborted, now
+				if f := h.r.flows[id-1]; f.State == api.RDMARunning {
+					f.State, f.endEng = api.RDMAAborted, now
 					n++
 				}
 			}
@@ -354,7 +235,7 @@ func (r *rdma) init(h *Host) {
 }
 
 // start validates req and creates its flows.
-func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
+func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	h := r.h
 	t := h.t
 	if req.Dst < 0 || req.Dst >= t.Servers() || req.Dst == h.self {
@@ -372,16 +253,16 @@ func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
 		mode = m
 	}
 	if req.MTU == 0 {
-		req.MTU = DefaultRDMAMTU
+		req.MTU = api.DefaultRDMAMTU
 	}
-	if req.MTU < MinRDMAMTU || req.MTU > MaxRDMAMTU {
-		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, MinRDMAMTU, MaxRDMAMTU)
+	if req.MTU < api.MinRDMAMTU || req.MTU > api.MaxRDMAMTU {
+		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, api.MinRDMAMTU, api.MaxRDMAMTU)
 	}
 	if req.Flows == 0 {
 		req.Flows = 1
 	}
-	if req.Flows < 1 || req.Flows > MaxRDMAParallel {
-		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, MaxRDMAParallel)
+	if req.Flows < 1 || req.Flows > api.MaxRDMAParallel {
+		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, api.MaxRDMAParallel)
 	}
 	if len(r.flows)+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
@@ -432,9 +313,9 @@ func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
 		o := t.FlowOrder(&h.policy, &tuple)
 		port := t.NextLevel(h.self, req.Dst, &o)
 		f := &rdmaFlow{
-			RDMAFlow: RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
+			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
-				StartPSN: pl.s.StartPSN(), State: RDMARunning},
+				StartPSN: pl.s.StartPSN(), State: api.RDMARunning},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),
 			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU),
@@ -492,10 +373,10 @@ func (r *rdma) Produce(now int64) int {
 	made := 0
 	for i := 0; i < len(r.active); {
 		f := r.active[i]
-		if f.State == RDMARunning {
+		if f.State == api.RDMARunning {
 			made += r.produce(f, now)
 		}
-		if f.State != RDMARunning {
+		if f.State != api.RDMARunning {
 			r.active = slices.Delete(r.active, i, i+1)
 			continue
 		}
@@ -585,14 +466,14 @@ func (r *rdma) deadline(f *rdmaFlow, now int64) {
 
 // settle records the end of a flow the transport finished or gave up.
 func (r *rdma) settle(f *rdmaFlow, now int64) {
-	if f.State != RDMARunning {
+	if f.State != api.RDMARunning {
 		return
 	}
 	switch {
 	case f.s.Done():
-		f.State, f.endEng = RDMADone, f.s.S.End
+		f.State, f.endEng = api.RDMADone, f.s.S.End
 	case f.s.Failed():
-		f.State, f.endEng = RDMAFailed, now
+		f.State, f.endEng = api.RDMAFailed, now
 		if f.s.S.Timeouts > 0 {
 			f.Failure = fmt.Sprintf("lossless: nothing acknowledged for %v with data outstanding", time.Duration(r.params.LosslessTimeout))
 		} else {
@@ -620,7 +501,7 @@ func (r *rdma) NextTick() int64 {
 		}
 	}
 	for _, f := range r.active {
-		if f.State != RDMARunning {
+		if f.State != api.RDMARunning {
 			continue
 		}
 		consider(f.s.NextTimer())
@@ -663,7 +544,7 @@ func (r *rdma) NextTick() int64 {
 // allows.
 func (r *rdma) Tick(now int64) {
 	for _, f := range r.active {
-		if f.State != RDMARunning {
+		if f.State != api.RDMARunning {
 			continue
 		}
 		r.deadline(f, now)
@@ -734,7 +615,7 @@ func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
 		r.c.UnknownQP++
 		return nil, false
 	}
-	if f.State != RDMARunning {
+	if f.State != api.RDMARunning {
 		return nil, true
 	}
 	return f, true
@@ -797,7 +678,7 @@ func (r *rdma) newReceiver(key recvKey, sport uint16) *rdmaRecv {
 		r.c.ReceiverLimit++
 		return nil
 	}
-	tr, err := transport.NewReceiver(mode, r.params, rdmaStartPSN(key.qp), MinRDMAMTU)
+	tr, err := transport.NewReceiver(mode, r.params, rdmaStartPSN(key.qp), api.MinRDMAMTU)
 	if err != nil {
 		r.c.Unsupported++
 		return nil
@@ -866,9 +747,9 @@ func (r *rdma) sendCtl(rc *rdmaRecv, d xdp.Desc) {
 }
 
 // report copies the flows of ids (all, with the receivers, when empty).
-func (r *rdma) report(ids []int) RDMAReport {
+func (r *rdma) report(ids []int) api.RDMAReport {
 	off := r.h.unixOffset()
-	rep := RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []RDMAFlow{}}
+	rep := api.RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []api.RDMAFlow{}}
 	if len(ids) > 0 {
 		for _, id := range ids {
 			if id >= 1 && id <= len(r.flows) {
@@ -882,7 +763,7 @@ func (r *rdma) report(ids []int) RDMAReport {
 	}
 	for _, rc := range r.rlist {
 		st := rc.r.S
-		x := RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
+		x := api.RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
 		if st.First >= 0 {
 			x.FirstNs = st.First + off
 		}
@@ -895,14 +776,14 @@ func (r *rdma) report(ids []int) RDMAReport {
 }
 
 // report is the flow's state with engine times made Unix times by off.
-func (f *rdmaFlow) report(off int64) RDMAFlow {
+func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 	out := f.RDMAFlow
 	st := &f.s.S
 	out.StartNs = f.startEng + off
 	if st.Start >= 0 {
 		out.FirstNs = st.Start + off
 	}
-	if f.State != RDMARunning {
+	if f.State != api.RDMARunning {
 		out.EndNs = f.endEng + off
 	}
 	if fct := st.FCT(); fct >= 0 {

@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"encoding/binary"
+	"github.com/bcfab/bcfab/api"
 	"testing"
 	"time"
 
@@ -171,12 +172,12 @@ func fastParams() transport.Params { return TransportParams(1e9, 20*time.Microse
 // the HQ; a flow of 10 KB completes with everything acknowledged.
 func TestRDMAFrames(t *testing.T) {
 	pr := newPair(t, fastParams())
-	fs, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 10_000, MTU: 1024})
+	fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 10_000, MTU: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := fs[0]
-	if f.Port != 0 || f.Queue != pr.a.e.Egress(0).Name(f.queueIndex(pr.a.h)) {
+	if f.Port != 0 || f.Queue != pr.a.e.Egress(0).Name(queueIndex(f, pr.a.h)) {
 		t.Fatalf("flow: %+v", f)
 	}
 	var pkt roce.Packet
@@ -193,7 +194,7 @@ func TestRDMAFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			if pkt.PCP != signaling.PCPData || pkt.ECN != ecnECT0 || pkt.SrcPort != f.SPort || pkt.DestQP() != f.QP ||
-				pkt.DstIP != bcube.ServerIP(1).As4() || q != f.queueIndex(pr.a.h) {
+				pkt.DstIP != bcube.ServerIP(1).As4() || q != queueIndex(f, pr.a.h) {
 				t.Errorf("data frame: %+v in queue %d", pkt, q)
 			}
 			psns = append(psns, pkt.PSN())
@@ -211,7 +212,7 @@ func TestRDMAFrames(t *testing.T) {
 			acks++
 			pr.a.deliver(0, b)
 		})
-		if pr.a.h.RDMA([]int{1}).Flows[0].State != RDMARunning {
+		if pr.a.h.RDMA([]int{1}).Flows[0].State != api.RDMARunning {
 			break
 		}
 		time.Sleep(10 * time.Microsecond)
@@ -222,7 +223,7 @@ func TestRDMAFrames(t *testing.T) {
 	}
 	rep := pr.a.h.RDMA(nil)
 	got := rep.Flows[0]
-	if acks == 0 || got.State != RDMADone || got.AckedBytes != 10_000 || got.FCTNs <= 0 || got.Packets != 10 {
+	if acks == 0 || got.State != api.RDMADone || got.AckedBytes != 10_000 || got.FCTNs <= 0 || got.Packets != 10 {
 		t.Fatalf("%d acks; flow %+v", acks, got)
 	}
 	r := pr.b.h.RDMA(nil).Receivers
@@ -232,18 +233,18 @@ func TestRDMAFrames(t *testing.T) {
 }
 
 // queueIndex is the flow's queue at its port (test helper).
-func (f RDMAFlow) queueIndex(h *Host) int { return h.t.ServerQueue(h.self, f.Port, f.Dst, false) }
+func queueIndex(f api.RDMAFlow, h *Host) int { return h.t.ServerQueue(h.self, f.Port, f.Dst, false) }
 
 // A paused queue stops a flow without dropping anything, and it goes on
 // when the queue resumes; the flow never holds more than RDMAQueueBytes
 // in its queue.
 func TestRDMAPauseAndQueueCap(t *testing.T) {
 	pr := newPair(t, fastParams())
-	fs, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 1 << 20})
+	fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := fs[0].queueIndex(pr.a.h)
+	q := queueIndex(fs[0], pr.a.h)
 	eg := pr.a.e.Egress(0)
 	for range 5 {
 		pr.step()
@@ -272,8 +273,8 @@ func TestRDMAPauseAndQueueCap(t *testing.T) {
 	}
 	for range 2000 {
 		pr.step()
-		if fl := pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != RDMARunning {
-			if fl.State != RDMADone || fl.RetxPackets != 0 {
+		if fl := pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != api.RDMARunning {
+			if fl.State != api.RDMADone || fl.RetxPackets != 0 {
 				t.Fatalf("flow: %+v", fl)
 			}
 			return
@@ -291,13 +292,13 @@ func TestRDMAModes(t *testing.T) {
 			pr := newPair(t, fastParams())
 			pr.lose = func(i int) bool { return i == 20 }
 			pr.mark = func(i int) bool { return i%50 == 0 }
-			if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 200 << 10, Mode: mode}); err != nil {
+			if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 200 << 10, Mode: mode}); err != nil {
 				t.Fatal(err)
 			}
-			var fl RDMAFlow
+			var fl api.RDMAFlow
 			for range 20000 {
 				pr.step()
-				if fl = pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != RDMARunning {
+				if fl = pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != api.RDMARunning {
 					break
 				}
 			}
@@ -307,12 +308,12 @@ func TestRDMAModes(t *testing.T) {
 				t.Errorf("CNPs: sender %d, receiver sent %d for %d CE", fl.CNPs, rx.Stats["cnps"], rx.Stats["ce"])
 			}
 			if mode == "lossless" {
-				if fl.State != RDMAFailed || fl.NAKs == 0 || !rx.Gap || rx.Stats["lost"] != 1 {
+				if fl.State != api.RDMAFailed || fl.NAKs == 0 || !rx.Gap || rx.Stats["lost"] != 1 {
 					t.Errorf("lossless: %+v, receiver gap %v", fl, rx.Gap)
 				}
 				return
 			}
-			if fl.State != RDMADone || fl.AckedBytes != 200<<10 || fl.RetxPackets == 0 || fl.NAKs == 0 {
+			if fl.State != api.RDMADone || fl.AckedBytes != 200<<10 || fl.RetxPackets == 0 || fl.NAKs == 0 {
 				t.Errorf("%s: %+v", mode, fl)
 			}
 			if mode == "irn" && fl.Timeouts == 0 && fl.RetxPackets != 1 {
@@ -335,7 +336,7 @@ func TestRDMAMalformed(t *testing.T) {
 		name  string
 		frame func() []byte
 		drop  dataplane.DropReason
-		count func(c RDMACounters) uint64
+		count func(c api.RDMACounters) uint64
 	}{
 		{"truncated", func() []byte {
 			// A datagram whose BTH is cut short, with IPv4 and UDP
@@ -347,29 +348,29 @@ func TestRDMAMalformed(t *testing.T) {
 			binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
 			binary.BigEndian.PutUint16(ip[24:], uint16(len(ip)-20))
 			return c
-		}, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.Malformed }},
-		{"bad icrc", func() []byte { c := clone(good); c[len(c)-1] ^= 1; return c }, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.BadICRC }},
+		}, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.Malformed }},
+		{"bad icrc", func() []byte { c := clone(good); c[len(c)-1] ^= 1; return c }, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.BadICRC }},
 		{"bad opcode", func() []byte {
 			c := clone(good)
 			roce.BTH(c[roce.HeadersLen-roce.BTHLen:]).SetOpcode(0x1d)
 			return c
-		}, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.Malformed }},
+		}, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.Malformed }},
 		{"no mode in QP", func() []byte {
 			f := fl
 			f.DestQP = 5
 			c := make([]byte, 2048)
 			return c[:roce.PutData(c, &f, &roce.Data{Opcode: roce.OpSendOnly, Payload: 8})]
-		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.UnknownQP }},
+		}, dataplane.DropUnsupported, func(c api.RDMACounters) uint64 { return c.UnknownQP }},
 		{"ack for no flow", func() []byte {
 			f := fl
 			c := make([]byte, 2048)
 			return c[:roce.PutAck(c, &f, roce.SyndromeACK, 1, 0)]
-		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.UnknownQP }},
+		}, dataplane.DropUnsupported, func(c api.RDMACounters) uint64 { return c.UnknownQP }},
 		{"rnr nak", func() []byte {
 			f := fl
 			c := make([]byte, 2048)
 			return c[:roce.PutAck(c, &f, roce.RNRSyndrome(3), 1, 0)]
-		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.Unsupported }},
+		}, dataplane.DropUnsupported, func(c api.RDMACounters) uint64 { return c.Unsupported }},
 	}
 	for _, c := range cases {
 		before := c.count(pr.b.h.RDMA(nil).Counters)
@@ -400,7 +401,7 @@ func TestRDMAAllocs(t *testing.T) {
 			pr := newPair(t, fastParams())
 			pr.lose = func(i int) bool { return i%50 == 7 }
 			pr.mark = func(i int) bool { return i%100 == 0 }
-			if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: mode}); err != nil {
+			if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: mode}); err != nil {
 				t.Fatal(err)
 			}
 			for range 200 {
@@ -432,7 +433,7 @@ func TestRDMAAllocs(t *testing.T) {
 // Gb/s, and their answers) on both NICs, not the wait between rounds.
 func BenchmarkRDMA(b *testing.B) {
 	pr := newPair(b, fastParams())
-	if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: "irn"}); err != nil {
+	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: "irn"}); err != nil {
 		b.Fatal(err)
 	}
 	for range 100 {

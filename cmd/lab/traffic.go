@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -41,7 +41,7 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 	fs := cmd.Flags()
 	dur := durationFlag(fs, "duration", "", "0s", "how long the flow sends")
 	size := sizeFlag(fs, "bytes", "0", "how many bytes the flow sends (with no --duration)")
-	fs.IntVar(&frame, "frame", hostd.DefaultGenFrame, "frame length on the wire, without FCS")
+	fs.IntVar(&frame, "frame", api.DefaultGenFrame, "frame length on the wire, without FCS")
 	fs.StringVar(&order, "order", "", "fix the flow's level order (e.g. 1,0: correct level 1 first)")
 	fs.BoolVar(&wait, "wait", false, "wait for the flow to finish and report what arrived")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
@@ -54,7 +54,7 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 		if _, err := fmt.Sscanf(args[1], "h%d", &dst); err != nil {
 			return fmt.Errorf("gen: destination %q: want a server h<i>", args[1])
 		}
-		req := hostd.GenRequest{Dst: dst, Duration: int64(*dur), FrameLen: frame, Order: order, Bytes: int64(*size)}
+		req := api.GenRequest{Dst: dst, Duration: int64(*dur), FrameLen: frame, Order: order, Bytes: int64(*size)}
 		f, err := lab.StartFlow(c.runRoot, c.name, args[0], req)
 		if err != nil {
 			return err
@@ -64,7 +64,7 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 				return writeJSON(stdout, f)
 			}
 			fmt.Fprintf(stdout, "flow %d: %s -> %s, udp %d -> %d, leaves %s queue %s, level order %s\n",
-				f.ID, args[0], args[1], f.SPort, hostd.GenPort, bcube.HostPort(f.Port), f.Queue, f.Order)
+				f.ID, args[0], args[1], f.SPort, api.GenPort, bcube.HostPort(f.Port), f.Queue, f.Order)
 			return nil
 		}
 		for !f.Done {
@@ -84,7 +84,7 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 		if err != nil {
 			return err
 		}
-		var sink *hostd.SinkReport
+		var sink *api.SinkReport
 		for i := range r.Sink {
 			if r.Sink[i].Src == src && r.Sink[i].SPort == f.SPort {
 				sink = &r.Sink[i]

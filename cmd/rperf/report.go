@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/units"
@@ -153,7 +153,7 @@ type Sum struct {
 // snapshot is the flows at one moment (Unix ns).
 type snapshot struct {
 	at    int64
-	flows []hostd.RDMAFlow
+	flows []api.RDMAFlow
 }
 
 // intervalOf is what happened between snapshots a and b, labelled from
@@ -187,7 +187,7 @@ func bps(bytes int64, secs float64) float64 {
 
 // endOf summarises the final state of flows, with times from t0 (Unix
 // ns) and the link's rate.
-func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
+func endOf(flows []api.RDMAFlow, t0, linkBps int64) End {
 	var e End
 	rel := func(ns int64) float64 { return float64(ns-t0) / 1e9 }
 	first, last := int64(math.MaxInt64), int64(0)
@@ -229,7 +229,7 @@ func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
 		e.Timeouts += f.Timeouts
 		e.NAKs += f.NAKs
 		e.CNPs += f.CNPs
-		if f.State != hostd.RDMADone {
+		if f.State != api.RDMADone {
 			e.Failures++
 		}
 	}

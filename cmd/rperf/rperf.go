@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -152,8 +152,8 @@ func (t *test) call(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(b, out)
 }
 
-func (t *test) snapshot(ctx context.Context, ids string) (snapshot, *hostd.RDMAReport, error) {
-	var rep hostd.RDMAReport
+func (t *test) snapshot(ctx context.Context, ids string) (snapshot, *api.RDMAReport, error) {
+	var rep api.RDMAReport
 	if err := t.call(ctx, http.MethodGet, "/rdma?id="+ids, nil, &rep); err != nil {
 		return snapshot{}, nil, err
 	}
@@ -169,7 +169,7 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 	o := t.o
 	doc := &Document{Intervals: []Interval{}}
 	dcqcn := !o.noDCQCN
-	req := hostd.RDMARequest{Dst: t.dst, Bytes: o.bytes, Duration: int64(o.duration), Mode: o.mode, DCQCN: &dcqcn,
+	req := api.RDMARequest{Dst: t.dst, Bytes: o.bytes, Duration: int64(o.duration), Mode: o.mode, DCQCN: &dcqcn,
 		Order: o.order, MTU: o.mtu, Flows: o.parallel}
 	// The emulation's health over the test, when the lab is known (not
 	// with --socket alone).
@@ -177,7 +177,7 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 	if o.lab != "" {
 		before, _ = lab.SampleHealth(o.runRoot, o.lab)
 	}
-	var flows []hostd.RDMAFlow
+	var flows []api.RDMAFlow
 	if err := t.call(ctx, http.MethodPost, "/rdma", req, &flows); err != nil {
 		return doc, err
 	}
@@ -197,7 +197,7 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 	}
 	first.at = t0
 	for i := range first.flows {
-		first.flows[i] = hostd.RDMAFlow{ID: flows[i].ID}
+		first.flows[i] = api.RDMAFlow{ID: flows[i].ID}
 	}
 	doc.Start = Start{
 		Version:      "rperf (bcfab)",
@@ -303,7 +303,7 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 	if doc.End.Failures > 0 {
 		var why []string
 		for _, f := range last.flows {
-			if f.State != hostd.RDMADone {
+			if f.State != api.RDMADone {
 				why = append(why, fmt.Sprintf("flow %d %s: %s", f.ID, f.State, f.Failure))
 			}
 		}
@@ -328,7 +328,7 @@ func moved(a, b snapshot) bool {
 
 func allEnded(s snapshot) bool {
 	for _, f := range s.flows {
-		if f.State == hostd.RDMARunning {
+		if f.State == api.RDMARunning {
 			return false
 		}
 	}

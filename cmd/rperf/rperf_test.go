@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/transport"
 )
@@ -89,7 +90,7 @@ func TestFormat(t *testing.T) {
 // way, and stuck makes nothing progress.
 type fakeNIC struct {
 	mu      sync.Mutex
-	flows   []hostd.RDMAFlow
+	flows   []api.RDMAFlow
 	rate    float64
 	fail    bool
 	stuck   bool
@@ -99,7 +100,7 @@ type fakeNIC struct {
 func (n *fakeNIC) advance(now int64) {
 	for i := range n.flows {
 		f := &n.flows[i]
-		if f.State != hostd.RDMARunning || n.stuck {
+		if f.State != api.RDMARunning || n.stuck {
 			continue
 		}
 		el := float64(now-f.StartNs) / 1e9
@@ -114,9 +115,9 @@ func (n *fakeNIC) advance(now int64) {
 		f.RetxBytes = f.RetxPackets * uint64(f.MTU)
 		switch {
 		case n.fail && i == len(n.flows)-1 && acked >= size/2:
-			f.State, f.Failure, f.EndNs = hostd.RDMAFailed, "lossless: the receiver saw a PSN gap (packets lost)", now
+			f.State, f.Failure, f.EndNs = api.RDMAFailed, "lossless: the receiver saw a PSN gap (packets lost)", now
 		case acked >= size:
-			f.State, f.EndNs = hostd.RDMADone, f.StartNs+int64(float64(size)/n.rate*1e9)
+			f.State, f.EndNs = api.RDMADone, f.StartNs+int64(float64(size)/n.rate*1e9)
 			f.Size, f.FCTNs = size, f.EndNs-f.FirstNs
 		}
 	}
@@ -130,7 +131,7 @@ func (n *fakeNIC) serve(t *testing.T) string {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
-		var req hostd.RDMARequest
+		var req api.RDMARequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -142,13 +143,13 @@ func (n *fakeNIC) serve(t *testing.T) string {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		now := time.Now().UnixNano()
-		var out []hostd.RDMAFlow
+		var out []api.RDMAFlow
 		for range req.Flows {
 			id := len(n.flows) + 1
 			mode, _ := transport.ParseMode(req.Mode)
-			f := hostd.RDMAFlow{ID: id, QP: uint32(mode+1)<<22 | uint32(id), Dst: req.Dst, Mode: mode, DCQCN: *req.DCQCN, MTU: req.MTU,
+			f := api.RDMAFlow{ID: id, QP: uint32(mode+1)<<22 | uint32(id), Dst: req.Dst, Mode: mode, DCQCN: *req.DCQCN, MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: uint16(49152 + id), Port: id % 2, Queue: "a0", Order: "0,1",
-				State: hostd.RDMARunning, StartNs: now, RateBps: 100e6}
+				State: api.RDMARunning, StartNs: now, RateBps: 100e6}
 			n.flows = append(n.flows, f)
 			out = append(out, f)
 		}
@@ -159,7 +160,7 @@ func (n *fakeNIC) serve(t *testing.T) string {
 		defer n.mu.Unlock()
 		now := time.Now().UnixNano()
 		n.advance(now)
-		rep := hostd.RDMAReport{NowNs: now, Params: hostd.TransportParams(100e6, 250*time.Microsecond)}
+		rep := api.RDMAReport{NowNs: now, Params: hostd.TransportParams(100e6, 250*time.Microsecond)}
 		for _, s := range strings.Split(r.URL.Query().Get("id"), ",") {
 			id, _ := strconv.Atoi(s)
 			rep.Flows = append(rep.Flows, n.flows[id-1])
@@ -171,8 +172,8 @@ func (n *fakeNIC) serve(t *testing.T) string {
 		defer n.mu.Unlock()
 		n.deleted = append(n.deleted, r.URL.Query().Get("id"))
 		for i := range n.flows {
-			if n.flows[i].State == hostd.RDMARunning {
-				n.flows[i].State, n.flows[i].EndNs = hostd.RDMAAborted, time.Now().UnixNano()
+			if n.flows[i].State == api.RDMARunning {
+				n.flows[i].State, n.flows[i].EndNs = api.RDMAAborted, time.Now().UnixNano()
 			}
 		}
 		_ = json.NewEncoder(w).Encode(map[string]int{"stopped": 1})
@@ -273,7 +274,7 @@ func TestFailures(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
 		t.Fatal(err)
 	}
-	if code != 1 || !strings.Contains(d.Error, "no flow made progress for 300ms") || len(n.deleted) != 1 || d.End.Streams[0].State != hostd.RDMAAborted {
+	if code != 1 || !strings.Contains(d.Error, "no flow made progress for 300ms") || len(n.deleted) != 1 || d.End.Streams[0].State != api.RDMAAborted {
 		t.Errorf("stuck: exit %d, deleted %v, doc %+v", code, n.deleted, d)
 	}
 
