@@ -255,7 +255,7 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 		return
 	case dst == h.self:
 		if h.f.Proto == header.ProtoUDP && h.f.DPort == roce.UDPPort {
-			h.r.receive(b, h.e.Now(), v)
+			h.r.receive(b, &h.f, h.e.Now(), v) // its headers parsed once, above
 			return
 		}
 		v.Meta = signaling.IngressMeta(in, h.f.PCP)

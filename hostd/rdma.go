@@ -567,12 +567,13 @@ func (r *rdma) Tick(now int64) {
 	}
 }
 
-// receive takes a RoCE frame b addressed to this server and settles v: it
+// receive takes a RoCE frame b addressed to this server, whose Ethernet,
+// 802.1Q and IPv4 headers Handle parsed into f, and settles v: it
 // is consumed, or dropped as malformed.
-func (r *rdma) receive(b []byte, now int64, v *dataplane.Verdict) {
+func (r *rdma) receive(b []byte, f *header.Frame, now int64, v *dataplane.Verdict) {
 	v.Port = -1
 	p := &r.pkt
-	if err := roce.Parse(b, p); err != nil {
+	if err := roce.ParseFrame(b, f, p); err != nil {
 		if err == roce.ErrBadICRC {
 			r.c.BadICRC++
 		} else {
