@@ -105,7 +105,8 @@ func (d *Daemon) Run(ctx context.Context) (err error) {
 	for i, p := range d.Ports {
 		xc := bpf.Config{}
 		if fabricPort(p.Ifname) {
-			xc.LossPPM = uint32(cfg.LossPPM)
+			loss, down := cfg.PortImpairment(p.Ifname)
+			xc.LossPPM, xc.Down = uint32(loss), down
 		}
 		bp, err := bindPort(umem, p, mode, cfg.RingSize, xc)
 		if err != nil {

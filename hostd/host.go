@@ -107,7 +107,7 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	if h.pfcTh != nil {
 		var ports []signaling.PFCPort
 		for l := 0; l < h.t.Levels(); l++ {
-			ports = append(ports, signaling.PFCPort{MAC: h.own[l], RateBps: h.rate})
+			ports = append(ports, signaling.PFCPort{MAC: h.own[l], RateBps: portRate(e, l, h.rate)})
 		}
 		h.pfc = signaling.NewPFC(e, ports, *h.pfcTh)
 		h.pfcHooks = h.pfc.Hooks()
@@ -132,6 +132,15 @@ func (h *Host) Bind(e *dataplane.Engine) {
 		}
 		e.Egress(p).SetHooks(k)
 	}
+}
+
+// portRate is the rate of engine port p, which PFC counts pause times
+// at, or def when the engine has none (unshaped).
+func portRate(e *dataplane.Engine, p int, def uint64) uint64 {
+	if r := e.PortRate(p); r != 0 {
+		return r
+	}
+	return def
 }
 
 // hostSource is the NIC's own traffic: generated flows and RDMA flows.

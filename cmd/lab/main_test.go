@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -179,7 +180,7 @@ func TestCLI(t *testing.T) {
 	}
 	t.Cleanup(func() { lab("down") })
 
-	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn")
+	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--dscp-map", "26=3,46=5")
 	if code != 0 {
 		t.Fatalf("up: %d %v", code, err)
 	}
@@ -234,6 +235,21 @@ func TestCLI(t *testing.T) {
 	if code, out, err = lab("list"); code != 0 || !strings.Contains(out, name+"  BCube(2,1)  up") {
 		t.Errorf("list: %d %v\n%s", code, err, out)
 	}
+	if code, out, err = lab("list", "--json"); code != 0 || !strings.Contains(out, `"name": "`+name+`"`) {
+		t.Errorf("list --json: %d %v\n%s", code, err, out)
+	}
+	// lab inspect prints the file that brings the same lab up again.
+	if code, out, err = lab("inspect"); code != 0 {
+		t.Errorf("inspect: %d %v\n%s", code, err, out)
+	} else {
+		checkInspect(t, root, name, out)
+	}
+	svg := filepath.Join(t.TempDir(), "fabric.svg")
+	if code, out, err = lab("graph", "--svg", svg); code != 0 {
+		t.Errorf("graph: %d %v\n%s", code, err, out)
+	} else if b, _ := os.ReadFile(svg); !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("loss 1%")) {
+		t.Errorf("graph --svg wrote %d bytes", len(b))
+	}
 	if code, out, err = lab("down"); code != 0 || !strings.Contains(out, "lab "+name+" is down") {
 		t.Errorf("down: %d %v\n%s", code, err, out)
 	}
@@ -242,8 +258,100 @@ func TestCLI(t *testing.T) {
 	}
 }
 
+// checkInspect checks that file, lab inspect's output, brings up the lab
+// name under root is.
+func checkInspect(t *testing.T, root, name, file string) {
+	t.Helper()
+	f, err := lab.ParseFile([]byte(file))
+	if err != nil {
+		t.Fatalf("inspect's file: %v\n%s", err, file)
+	}
+	got, err := f.Check()
+	if err != nil {
+		t.Fatalf("inspect's file: %v\n%s", err, file)
+	}
+	st, err := lab.LoadState(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.RunRoot = root // run-root is where the file is used, not what it is
+	p1, err1 := lab.NewPlan(got)
+	p2, err2 := lab.NewPlan(st.Spec)
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(p1.Spec, p2.Spec) {
+		t.Errorf("inspect's file\n%s\ngives %+v (%v)\nthe lab is %+v (%v)", file, p1, err1, p2, err2)
+	}
+}
+
 func TestDefaultRate(t *testing.T) {
 	if r, err := lab.ParseRate(defaultRate); err != nil || r != config.DefaultRateBps {
 		t.Fatalf("--rate default %q = %d, config.DefaultRateBps = %d", defaultRate, r, config.DefaultRateBps)
+	}
+}
+
+// upSpec is the spec lab up would bring up for args (after "up"), without
+// bringing anything up; defaults applied as NewPlan applies them.
+func upSpec(t *testing.T, args ...string) lab.Spec {
+	t.Helper()
+	cmd := upCmd()
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := upFlagsOf[cmd].spec(cmd, cmd.Flags().Args())
+	if err != nil {
+		t.Fatalf("up %q: %v", args, err)
+	}
+	p, err := lab.NewPlan(spec)
+	if err != nil {
+		t.Fatalf("up %q: %v", args, err)
+	}
+	return p.Spec
+}
+
+// A lab file and the flags it spells out are the same lab; flags given
+// with a file override it.
+func TestUpFile(t *testing.T) {
+	file := upSpec(t, "-f", "../../examples/bcube41-portfc.yaml")
+	flags := upSpec(t, "bcube", "--n", "4", "--k", "1", "--name", "pf", "--rate", "100M", "--fc", "portfc", "--ecn")
+	if !reflect.DeepEqual(file, flags) {
+		t.Errorf("lab up -f examples/bcube41-portfc.yaml:\n%+v\nthe same flags:\n%+v", file, flags)
+	}
+	over := upSpec(t, "-f", "../../examples/bcube41-portfc.yaml", "--name", "pf2", "--rate", "200M", "--dscp-map", "26=3,46=5")
+	want := flags
+	want.Name, want.RateBps, want.DSCPMap = "pf2", 200e6, config.DSCPMap{26: 3, 46: 5}
+	want.ECNKminBytes, want.ECNKmaxBytes = over.ECNKminBytes, over.ECNKmaxBytes // scaled to the rate
+	if !reflect.DeepEqual(over, want) {
+		t.Errorf("file with flags:\n%+v\nwant\n%+v", over, want)
+	}
+	// Every example is a valid lab.
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	if len(examples) < 3 {
+		t.Errorf("%d examples", len(examples))
+	}
+	for _, e := range examples {
+		upSpec(t, "-f", e)
+	}
+}
+
+// A malformed lab file gets one error naming its line, and nothing is
+// created.
+func TestUpBadFile(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: cbad\ntopology:\n  kind: bcube\n  n: 2\n  k: 1\nrate: 100M\nfc: portfc\nbuffer: lots\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, err := run([]string{"up", "-f", bad, "--run-root", root}, &bytes.Buffer{}, &bytes.Buffer{})
+	if code != 1 || err == nil || err.Error() != bad+`:8: buffer: size "lots": want bytes like 1500, 64K, 1M (1024-based), 4MiB or 1MB (1000-based)` {
+		t.Errorf("up -f bad.yaml: exit %d, %v", code, err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("run root holds %d entries after a bad file", len(ents))
+	}
+	if ns, _ := filepath.Glob("/run/netns/cbad-*"); len(ns) != 0 {
+		t.Errorf("namespaces %v after a bad file", ns)
+	}
+	code, err = run([]string{"up", "-f", bad, "bcube"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "the topology is the file's") {
+		t.Errorf("up -f with a topology: exit %d, %v", code, err)
 	}
 }
