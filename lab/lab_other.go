@@ -28,3 +28,4 @@ func SampleHealth(string, string) (*HealthSample, error) { return nil, errNotLin
 func RunWorkload(context.Context, string, string, WorkloadOptions) (*WorkloadReport, error) {
 	return nil, errNotLinux
 }
+func Snapshot(context.Context, string, string) ([]NodeSnapshot, error) { return nil, errNotLinux }

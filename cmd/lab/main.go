@@ -132,7 +132,7 @@ namespace and one daemon (swd or hostd) per node, veth pairs for the cables.`,
 	)
 	root.AddCommand(
 		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(),
-		statusCmd(), statsCmd(), healthCmd(), captureCmd(), execCmd(),
+		statusCmd(), statsCmd(), healthCmd(), metricsCmd(), captureCmd(), execCmd(),
 		genCmd(), linkCmd(), workloadCmd(),
 		benchCmd(),
 	)

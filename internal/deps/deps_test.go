@@ -19,6 +19,7 @@ func TestDeps(t *testing.T) {
 	}{
 		{"./cmd/rperf", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
 		{"./lab", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
+		{"./metrics", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
 		{"./cmd/xdpfwd", []string{"bench", "lab", "hostd", "swd"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+strings.TrimPrefix(c.pkg, "./")).CombinedOutput()
