@@ -66,17 +66,18 @@ func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logge
 		if err := os.WriteFile("/sys/class/net/"+bcube.AppIf+"/threaded", []byte("1"), 0); err != nil {
 			log.Warn("threaded NAPI on bc0 not available; the kernel's receive runs in hostd's context", "err", err)
 		}
-		return nil
+		return host.AttachClassifier(cfg.DSCPMap)
 	}
 	return d, nil
 }
 
 // routes serves the traffic generator: POST /gen starts a flow (a
 // GenRequest), GET /gen reports flows and the sink; and RDMA: POST /rdma
-// starts flows (an api.RDMARequest; the answer lists them), GET /rdma[?id=1,2]
+// starts flows (an RDMARequest; the answer lists them), GET /rdma[?id=1,2]
 // reports them (all, with the receivers, without ids), DELETE
-// /rdma?id=1,2 stops them.
+// /rdma?id=1,2 stops them; GET /classifier reports the bc0 classifier.
 func (h *Host) routes(mux *http.ServeMux) {
+	h.classifierRoutes(mux)
 	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
 		var req api.RDMARequest
 		dec := json.NewDecoder(r.Body)

@@ -13,6 +13,7 @@ import (
 	"net"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
@@ -60,6 +61,9 @@ type Host struct {
 
 	g gen
 	r rdma
+
+	cls    *bpf.Classifier // on bc0's egress, nil until attached
+	clsMap config.DSCPMap
 }
 
 // NewHost returns the logic of server self of t routing by policy, with
@@ -329,14 +333,18 @@ func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Ver
 		v.Port, v.Drop = -1, dataplane.DropHairpin
 		return
 	}
-	pcp := uint8(signaling.PCPData)
-	if h.f.Proto == header.ProtoICMP {
-		pcp = signaling.PCPControl
+	// The classifier on bc0 (AttachClassifier) has tagged the frame with
+	// the class its DSCP names: keep it. Untagged (no classifier), it
+	// rides the data class, ICMP the control class.
+	pcp := h.f.PCP
+	if !h.f.Tagged {
+		pcp = signaling.PCPData
+		if h.f.Proto == header.ProtoICMP {
+			pcp = signaling.PCPControl
+		}
 	}
 	l3 := h.f.L3
-	if h.f.Tagged {
-		header.SetPCP(b, pcp)
-	} else {
+	if !h.f.Tagged {
 		chunk, off := h.e.Chunk(d.Addr)
 		if off < header.VLANLen {
 			v.Port, v.Drop = -1, dataplane.DropMalformed

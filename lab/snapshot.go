@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/bcfab/bcfab/api"
 )
@@ -31,4 +32,23 @@ func FetchClassifier(ctx context.Context, sock string) (*api.ClassifierStats, er
 		return nil, fmt.Errorf("classifier from %s: %w", sock, err)
 	}
 	return &c, nil
+}
+
+// Classifier fetches GET /classifier from server node of lab name.
+func Classifier(runRoot, name, node string) (*api.ClassifierStats, error) {
+	st, err := loadDefault(runRoot, name)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := st.Node(node)
+	if !ok || n.Kind != KindServer {
+		return nil, fmt.Errorf("lab %s has no server %q", st.Lab, node)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := FetchClassifier(ctx, n.Control)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", node, err)
+	}
+	return c, nil
 }

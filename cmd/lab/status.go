@@ -149,6 +149,11 @@ func statsCmd() *cobra.Command {
 			return writeJSON(cmd.OutOrStdout(), st)
 		}
 		printStats(cmd.OutOrStdout(), st)
+		if st.Kind == "hostd" {
+			if cl, err := lab.Classifier(c.runRoot, c.name, args[0]); err == nil {
+				printClassifier(cmd.OutOrStdout(), cl)
+			}
+		}
 		return nil
 	}
 	return cmd
@@ -191,6 +196,24 @@ func printStats(stdout io.Writer, st *api.Stats) {
 			fmt.Fprintln(stdout, " ", n)
 		}
 	}
+}
+
+// printClassifier prints what the bc0 classifier counted, per class.
+func printClassifier(w io.Writer, cl *api.ClassifierStats) {
+	if !cl.Attached {
+		fmt.Fprintln(w, "bc0 classifier: not attached (kernel traffic rides priority 3, ICMP 6)")
+		return
+	}
+	fmt.Fprintf(w, "bc0 classifier: kernel traffic by DSCP %s; unmapped: priority 0, ICMP 6\n", cl.DSCPMap)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PRIORITY\tPKTS\tBYTES\t")
+	for p, c := range cl.Classes {
+		if c.Packets > 0 {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t\n", p, c.Packets, c.Bytes)
+		}
+	}
+	fmt.Fprintf(tw, "untagged\t%d\t%d\t\n", cl.Untagged.Packets, cl.Untagged.Bytes)
+	tw.Flush()
 }
 
 // printQueues prints, per port with more than one queue, a line per queue:

@@ -226,6 +226,7 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if s.ECN {
 		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
 	}
+	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
 	fmt.Fprintf(w, "  daemons     %d hostd + %d swd, all healthy; xdp mode %s, level order %s\n",
 		t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
 	fmt.Fprintf(w, "  addresses   h<i> is %s + i on its bc0 (%v .. %v)\n", bcube.Base, bcube.ServerIP(0), bcube.ServerIP(last))
