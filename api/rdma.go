@@ -46,6 +46,36 @@ type RDMARequest struct {
 	MTU int `json:"mtu,omitempty"`
 	// Flows is the number of parallel flows (QPs), default 1.
 	Flows int `json:"flows,omitempty"`
+	// UntilStopped makes flows that send until POST /rdma/stop ends
+	// them, instead of Bytes or Duration.
+	UntilStopped bool `json:"until_stopped,omitempty"`
+	// RateBps caps each flow's rate in bit/s, as iperf3's -b (0: the
+	// link's; DCQCN stays at or below it).
+	RateBps int64 `json:"rate_bps,omitempty"`
+	// MsgBytes splits each flow into messages (RDMA SENDs) of that many
+	// bytes; Bytes must be a multiple of it, at most MaxRDMAMessages
+	// times. 0: a flow is one message.
+	MsgBytes int64 `json:"msg_bytes,omitempty"`
+	// Latency sends one message at a time, each once the one before is
+	// acknowledged, and measures every message's round trip (posted to
+	// acknowledged): a latency test. It needs MsgBytes.
+	Latency bool `json:"latency,omitempty"`
+}
+
+// MaxRDMAMessages is the most messages a flow of MsgBytes splits into.
+const MaxRDMAMessages = 1 << 20
+
+// LatencyStats are the round trips of a latency flow's messages, posted
+// to acknowledged.
+type LatencyStats struct {
+	Samples int   `json:"samples"`
+	MinNs   int64 `json:"min_ns"`
+	MaxNs   int64 `json:"max_ns"`
+	AvgNs   int64 `json:"avg_ns"`
+	StdevNs int64 `json:"stdev_ns"`
+	P50Ns   int64 `json:"p50_ns"`
+	P99Ns   int64 `json:"p99_ns"`
+	P999Ns  int64 `json:"p999_ns"`
 }
 
 // RDMAFlow is a flow's state at its sender (GET /rdma). Times are Unix
@@ -83,6 +113,18 @@ type RDMAFlow struct {
 	AckedBytes  int64   `json:"acked_bytes"` // acknowledged cumulatively
 	RateBps     float64 `json:"rate_bps"`    // pacing rate now (DCQCN's Rc)
 	NoFrame     uint64  `json:"no_frame"`    // found no free frame, or the buffer refused one
+
+	// RateLimitBps is the cap the request set (0: none).
+	RateLimitBps int64 `json:"rate_limit_bps,omitempty"`
+	// Flows of messages (RDMARequest.MsgBytes): the message size, the
+	// messages acknowledged whole, and, once the flow ends, its peak
+	// rate: payload over the quickest tenth of its messages, counted
+	// from one completion to the last in the window.
+	MsgBytes int64   `json:"msg_bytes,omitempty"`
+	Messages int64   `json:"messages,omitempty"`
+	PeakBps  float64 `json:"peak_bps,omitempty"`
+	// Latency is a latency flow's round trips, once it has ended.
+	Latency *LatencyStats `json:"latency,omitempty"`
 }
 
 // RDMAReceiver is what a destination counted of one flow.

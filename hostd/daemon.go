@@ -75,7 +75,9 @@ func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logge
 // GenRequest), GET /gen reports flows and the sink; and RDMA: POST /rdma
 // starts flows (an RDMARequest; the answer lists them), GET /rdma[?id=1,2]
 // reports them (all, with the receivers, without ids), DELETE
-// /rdma?id=1,2 stops them; GET /classifier reports the bc0 classifier.
+// /rdma?id=1,2 aborts them, POST /rdma/stop?id=1,2 ends timed and
+// until-stopped ones as their time would; GET /classifier reports the bc0
+// classifier.
 func (h *Host) routes(mux *http.ServeMux) {
 	h.classifierRoutes(mux)
 	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +102,17 @@ func (h *Host) routes(mux *http.ServeMux) {
 			return
 		}
 		writeJSON(w, h.RDMA(ids))
+	})
+	mux.HandleFunc("POST /rdma/stop", func(w http.ResponseWriter, r *http.Request) {
+		ids, err := parseIDs(r.URL.Query().Get("id"))
+		if err == nil && len(ids) == 0 {
+			err = errors.New("rdma: name the flows to stop: ?id=1,2")
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, map[string]int{"stopping": h.StopRDMA(ids)})
 	})
 	mux.HandleFunc("DELETE /rdma", func(w http.ResponseWriter, r *http.Request) {
 		ids, err := parseIDs(r.URL.Query().Get("id"))

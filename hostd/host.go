@@ -9,9 +9,9 @@
 package hostd
 
 import (
-	"github.com/bcfab/bcfab/api"
 	"net"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/config"

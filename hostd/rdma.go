@@ -33,12 +33,13 @@ package hostd
 import (
 	"errors"
 	"fmt"
-	"github.com/bcfab/bcfab/api"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
@@ -98,6 +99,15 @@ type rdmaFlow struct {
 	blockAt  int64
 	startEng int64
 	endEng   int64
+
+	// Messages (RDMARequest.MsgBytes): the engine time each was
+	// acknowledged whole, how many are recorded; latency flows also
+	// when the current one's first packet left, and each round trip.
+	msgDone  []int64
+	seenMsgs int64
+	latency  bool
+	sentAt   int64
+	lat      []int64
 }
 
 type recvKey struct {
@@ -202,8 +212,65 @@ func (h *Host) StartRDMA(req api.RDMARequest) ([]api.RDMAFlow, error) {
 // when ids is empty).
 func (h *Host) RDMA(ids []int) api.RDMAReport {
 	var r api.RDMAReport
-	h.e.Call(func() { r = h.r.report(ids) })
+	lat := map[int][]int64{} // ended latency flows' round trips, by report index
+	h.e.Call(func() {
+		r = h.r.report(ids)
+		for i, f := range r.Flows {
+			if rf := h.r.flows[f.ID-1]; rf.latency && rf.State != api.RDMARunning {
+				lat[i] = rf.lat[:rf.seenMsgs] // never written again
+			}
+		}
+	})
+	// Sorted here, off the engine goroutine.
+	for i, samples := range lat {
+		r.Flows[i].Latency = latencyStats(samples)
+	}
 	return r
+}
+
+// latencyStats summarises round trips (ns); nil when there are none.
+func latencyStats(samples []int64) *api.LatencyStats {
+	n := len(samples)
+	if n == 0 {
+		return nil
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var sum float64
+	for _, v := range s {
+		sum += float64(v)
+	}
+	avg := sum / float64(n)
+	var sq float64
+	for _, v := range s {
+		sq += (float64(v) - avg) * (float64(v) - avg)
+	}
+	pct := func(p float64) int64 { // nearest rank
+		i := int(math.Ceil(p*float64(n))) - 1
+		return s[min(max(i, 0), n-1)]
+	}
+	return &api.LatencyStats{Samples: n, MinNs: s[0], MaxNs: s[n-1], AvgNs: int64(math.Round(avg)),
+		StdevNs: int64(math.Round(math.Sqrt(sq / float64(n)))), P50Ns: pct(0.5), P99Ns: pct(0.99), P999Ns: pct(0.999)}
+}
+
+// StopRDMA ends the timed and until-stopped flows of ids that still run
+// as their time would: the next packet is the last, and the flow is done
+// once every byte is acknowledged. It reports how many it told to stop
+// (sized flows run on).
+func (h *Host) StopRDMA(ids []int) int {
+	n := 0
+	h.e.Call(func() {
+		now := h.e.Now()
+		for _, id := range ids {
+			if id >= 1 && id <= len(h.r.flows) {
+				if f := h.r.flows[id-1]; f.State == api.RDMARunning && f.s.Size() == 0 && !f.stopped {
+					f.deadline = now
+					n++
+				}
+			}
+		}
+	})
+	return n
 }
 
 // AbortRDMA stops the flows of ids that still run; it reports how many it
@@ -241,8 +308,26 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if req.Dst < 0 || req.Dst >= t.Servers() || req.Dst == h.self {
 		return nil, fmt.Errorf("rdma: destination h%d: want another server of %v", req.Dst, t)
 	}
-	if (req.Bytes > 0) == (req.Duration > 0) || req.Bytes < 0 || req.Duration < 0 {
-		return nil, errors.New("rdma: give bytes or a duration (one of them)")
+	ways := 0
+	for _, b := range []bool{req.Bytes > 0, req.Duration > 0, req.UntilStopped} {
+		if b {
+			ways++
+		}
+	}
+	if ways != 1 || req.Bytes < 0 || req.Duration < 0 {
+		return nil, errors.New("rdma: give bytes, a duration or until_stopped (one of them)")
+	}
+	msgs := int64(0)
+	switch {
+	case req.MsgBytes < 0 || req.RateBps < 0:
+		return nil, errors.New("rdma: negative msg_bytes or rate_bps")
+	case req.MsgBytes > 0:
+		if req.Bytes <= 0 || req.Bytes%req.MsgBytes != 0 || req.Bytes/req.MsgBytes > api.MaxRDMAMessages {
+			return nil, fmt.Errorf("rdma: messages of %d bytes: want bytes a multiple of them, at most %d messages", req.MsgBytes, api.MaxRDMAMessages)
+		}
+		msgs = req.Bytes / req.MsgBytes
+	case req.Latency:
+		return nil, errors.New("rdma: a latency flow needs msg_bytes")
 	}
 	mode := transport.Lossless
 	if req.Mode != "" {
@@ -269,6 +354,11 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	}
 	p := r.params
 	p.DCQCN.Enabled = req.DCQCN == nil || *req.DCQCN
+	if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
+		// The flow's own line: it is paced at most at the cap, and DCQCN
+		// moves below it.
+		p.LineRateBps = req.RateBps
+	}
 	if p.DCQCN.Enabled && p.LineRateBps <= 0 {
 		return nil, errors.New("rdma: DCQCN needs a line rate")
 	}
@@ -302,6 +392,11 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rdma: %w", err)
 		}
+		if msgs > 0 {
+			if err := s.SetMessages(req.MsgBytes, req.Latency); err != nil {
+				return nil, fmt.Errorf("rdma: %w", err)
+			}
+		}
 		plans[i] = plan{id, sport, s}
 	}
 	now := h.e.Now()
@@ -315,7 +410,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		f := &rdmaFlow{
 			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
-				StartPSN: pl.s.StartPSN(), State: api.RDMARunning},
+				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),
 			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU),
@@ -326,6 +421,14 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		}
 		if req.Duration > 0 {
 			f.deadline = now + req.Duration
+		}
+		if msgs > 0 {
+			// Sized at the start, so the per-packet paths allocate
+			// nothing.
+			f.msgDone = make([]int64, msgs)
+			if req.Latency {
+				f.latency, f.lat = true, make([]int64, msgs)
+			}
 		}
 		if h.bfc != nil {
 			f.Queue = "bfc" // assigned per packet
@@ -421,6 +524,9 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			r.spare, r.hasSp = addr, true
 			break
 		}
+		if f.latency && !seg.Retx && (seg.Pos == transport.First || seg.Pos == transport.Only) {
+			f.sentAt = now // a message posted: its round trip starts
+		}
 		op := sendOpcode(seg.Pos)
 		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len))}
 		b := e.Frame(&d)
@@ -472,6 +578,9 @@ func (r *rdma) settle(f *rdmaFlow, now int64) {
 	switch {
 	case f.s.Done():
 		f.State, f.endEng = api.RDMADone, f.s.S.End
+		if f.msgDone != nil {
+			f.PeakBps = f.peak()
+		}
 	case f.s.Failed():
 		f.State, f.endEng = api.RDMAFailed, now
 		if f.s.S.Timeouts > 0 {
@@ -642,7 +751,40 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	} else {
 		f.s.OnAck(p.PSN(), now)
 	}
+	f.messagesDone(now)
 	r.settle(f, now)
+}
+
+// messagesDone records the messages acknowledged whole by now.
+func (f *rdmaFlow) messagesDone(now int64) {
+	for n := min(f.s.Messages(), int64(len(f.msgDone))); f.seenMsgs < n; f.seenMsgs++ {
+		f.msgDone[f.seenMsgs] = now
+		if f.latency {
+			f.lat[f.seenMsgs] = now - f.sentAt
+		}
+	}
+}
+
+// peak is a message flow's payload rate over its quickest tenth of
+// messages (at least one): from the completion before the window to the
+// last in it, the first window counting from the flow's first packet.
+func (f *rdmaFlow) peak() float64 {
+	n := int(f.seenMsgs)
+	if n == 0 || f.s.S.Start < 0 {
+		return 0
+	}
+	w := max(1, n/10)
+	best := 0.0
+	for i := 0; i+w <= n; i++ {
+		from := f.s.S.Start
+		if i > 0 {
+			from = f.msgDone[i-1]
+		}
+		if d := f.msgDone[i+w-1] - from; d > 0 {
+			best = max(best, float64(int64(w)*f.MsgBytes*8)*1e9/float64(d))
+		}
+	}
+	return best
 }
 
 func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
@@ -796,6 +938,7 @@ func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 	out.Timeouts, out.ACKs, out.NAKs, out.CNPs = st.Timeouts, st.ACKs, st.NAKs, st.CNPs
 	out.AckedBytes = f.s.Acked()
 	out.RateBps = f.s.Rate()
+	out.Messages = f.s.Messages()
 	return out
 }
 

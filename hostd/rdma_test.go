@@ -3,10 +3,10 @@ package hostd
 import (
 	"context"
 	"encoding/binary"
-	"github.com/bcfab/bcfab/api"
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
@@ -111,6 +111,9 @@ type pair struct {
 	lose, mark func(i int) bool
 	data, ctl  int
 	last       int64
+	// toBFn and toAFn, if set, carry the frames instead of toB and toA
+	// (which they may call).
+	toBFn, toAFn func(q int, b []byte)
 }
 
 // stepTime is the least time between steps: about two packet times at
@@ -143,8 +146,12 @@ func (pr *pair) work() {
 	pr.a.h.r.Tick(now)
 	pr.b.h.r.Tick(now)
 	pr.a.h.r.Produce(now)
-	pr.a.drain(0, pr.toB)
-	pr.b.drain(0, pr.toA)
+	toB, toA := pr.toB, pr.toA
+	if pr.toBFn != nil {
+		toB, toA = pr.toBFn, pr.toAFn
+	}
+	pr.a.drain(0, toB)
+	pr.b.drain(0, toA)
 }
 
 func (pr *pair) toB(q int, b []byte) {
@@ -448,4 +455,141 @@ func BenchmarkRDMA(b *testing.B) {
 		pr.work()
 	}
 	b.ReportMetric(float64(pr.data-start)/float64(b.N), "packets/op")
+}
+
+// runFlow steps pr until flow id of a ends, and returns it.
+func runFlow(t *testing.T, pr *pair, id int) api.RDMAFlow {
+	t.Helper()
+	var fl api.RDMAFlow
+	for range 200000 {
+		pr.step()
+		if fl = pr.a.h.RDMA([]int{id}).Flows[0]; fl.State != api.RDMARunning {
+			return fl
+		}
+	}
+	t.Fatalf("flow %d still runs: %+v", id, fl)
+	return fl
+}
+
+// Flows of messages: every message its own SEND (Only when it fits a
+// packet, First..Last when it does not), all acknowledged, with a peak
+// rate; a latency flow keeps one message outstanding and measures each
+// round trip.
+func TestRDMAMessages(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		req     api.RDMARequest
+		ops     map[roce.Opcode]int // data frames by opcode
+		latency bool
+	}{
+		{"small", api.RDMARequest{Dst: 1, Bytes: 64 * 100, MsgBytes: 64}, map[roce.Opcode]int{roce.OpSendOnly: 100}, false},
+		{"two packets", api.RDMARequest{Dst: 1, Bytes: 1500 * 20, MsgBytes: 1500, MTU: 1024},
+			map[roce.Opcode]int{roce.OpSendFirst: 20, roce.OpSendLast: 20}, false},
+		{"latency", api.RDMARequest{Dst: 1, Bytes: 2 * 200, MsgBytes: 2, Latency: true}, map[roce.Opcode]int{roce.OpSendOnly: 200}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr := newPair(t, fastParams())
+			ops := map[roce.Opcode]int{}
+			outstanding, most := 0, 0
+			toB := pr.toB
+			var pkt roce.Packet
+			pr.toBFn = func(q int, b []byte) {
+				if err := roce.Parse(b, &pkt); err == nil {
+					ops[pkt.Opcode()]++
+				}
+				outstanding++
+				most = max(most, outstanding)
+				toB(q, b)
+			}
+			pr.toAFn = func(q int, b []byte) { outstanding = 0; pr.toA(q, b) }
+			if _, err := pr.a.h.StartRDMA(c.req); err != nil {
+				t.Fatal(err)
+			}
+			fl := runFlow(t, pr, 1)
+			msgs := c.req.Bytes / c.req.MsgBytes
+			if fl.State != api.RDMADone || fl.Messages != msgs || fl.AckedBytes != c.req.Bytes || fl.PeakBps <= 0 {
+				t.Errorf("flow: %+v", fl)
+			}
+			for op, n := range c.ops {
+				if ops[op] != n {
+					t.Errorf("%d frames of %v, want %d (%v)", ops[op], op, n, ops)
+				}
+			}
+			if c.latency {
+				l := fl.Latency
+				if l == nil || l.Samples != int(msgs) || l.MinNs <= 0 || l.MinNs > l.P50Ns || l.P50Ns > l.P99Ns || l.P99Ns > l.P999Ns || l.P999Ns > l.MaxNs {
+					t.Fatalf("latency: %+v", l)
+				}
+				if most != 1 {
+					t.Errorf("up to %d data frames outstanding, want 1", most)
+				}
+				t.Logf("round trips: %+v", *l)
+			} else if fl.Latency != nil {
+				t.Errorf("latency of a bandwidth flow: %+v", fl.Latency)
+			}
+		})
+	}
+	pr := newPair(t, fastParams())
+	for _, bad := range []api.RDMARequest{
+		{Dst: 1, Bytes: 100, MsgBytes: 30},
+		{Dst: 1, Duration: 1e9, MsgBytes: 10},
+		{Dst: 1, Bytes: 100, Latency: true},
+		{Dst: 1, Bytes: 1 << 30, MsgBytes: 2},
+		{Dst: 1, Bytes: 100, UntilStopped: true},
+		{Dst: 1, Bytes: 100, RateBps: -1},
+	} {
+		if _, err := pr.a.h.StartRDMA(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// A flow until stopped runs until POST /rdma/stop, then ends done, every
+// byte acknowledged; a capped flow is paced at its cap.
+func TestRDMAStopAndCap(t *testing.T) {
+	pr := newPair(t, fastParams())
+	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, UntilStopped: true, RateBps: 100e6, DCQCN: new(bool)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 500 {
+		pr.step()
+	}
+	if n := pr.a.h.StopRDMA([]int{1}); n != 1 {
+		t.Fatalf("stopped %d", n)
+	}
+	fl := runFlow(t, pr, 1)
+	if fl.State != api.RDMADone || fl.AckedBytes == 0 || fl.AckedBytes != fl.Size || fl.RateLimitBps != 100e6 {
+		t.Errorf("flow: %+v", fl)
+	}
+	// Paced at the cap: its payload over its time stays under it.
+	if r := float64(fl.AckedBytes) * 8 / (float64(fl.FCTNs) / 1e9); r > 100e6 {
+		t.Errorf("capped at 100 Mb/s, ran at %.1f Mb/s", r/1e6)
+	}
+	if n := pr.a.h.StopRDMA([]int{1}); n != 0 {
+		t.Errorf("stopped an ended flow")
+	}
+}
+
+// The per-packet paths of a message flow and of a latency flow allocate
+// nothing either.
+func TestRDMAMessageAllocs(t *testing.T) {
+	for _, req := range []api.RDMARequest{
+		{Dst: 1, Bytes: 64 << 20, MsgBytes: 64},
+		{Dst: 1, Bytes: 2 << 20, MsgBytes: 2, Latency: true},
+	} {
+		pr := newPair(t, fastParams())
+		if _, err := pr.a.h.StartRDMA(req); err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			pr.step()
+		}
+		data := pr.data
+		if n := testing.AllocsPerRun(300, pr.step); n != 0 {
+			t.Errorf("%+v: %v allocations per step", req, n)
+		}
+		if pr.data-data < 100 {
+			t.Errorf("%+v: the loop moved %d data frames", req, pr.data-data)
+		}
+	}
 }
