@@ -118,8 +118,7 @@ type RDMAFlow struct {
 	RateLimitBps int64 `json:"rate_limit_bps,omitempty"`
 	// Flows of messages (RDMARequest.MsgBytes): the message size, the
 	// messages acknowledged whole, and, once the flow ends, its peak
-	// rate: payload over the quickest tenth of its messages, counted
-	// from one completion to the last in the window.
+	// rate: payload acknowledged within the best tenth of its time.
 	MsgBytes int64   `json:"msg_bytes,omitempty"`
 	Messages int64   `json:"messages,omitempty"`
 	PeakBps  float64 `json:"peak_bps,omitempty"`

@@ -100,13 +100,13 @@ type rdmaFlow struct {
 	startEng int64
 	endEng   int64
 
-	// Messages (RDMARequest.MsgBytes): the engine time each was
-	// acknowledged whole, how many are recorded; latency flows also
-	// when the current one's first packet left, and each round trip.
+	// Messages (RDMARequest.MsgBytes): the engine time each was posted
+	// (its first packet sent) and acknowledged whole, how many are
+	// recorded; latency flows also each round trip.
+	msgSent  []int64
 	msgDone  []int64
 	seenMsgs int64
 	latency  bool
-	sentAt   int64
 	lat      []int64
 }
 
@@ -425,7 +425,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		if msgs > 0 {
 			// Sized at the start, so the per-packet paths allocate
 			// nothing.
-			f.msgDone = make([]int64, msgs)
+			f.msgSent, f.msgDone = make([]int64, msgs), make([]int64, msgs)
 			if req.Latency {
 				f.latency, f.lat = true, make([]int64, msgs)
 			}
@@ -524,8 +524,8 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			r.spare, r.hasSp = addr, true
 			break
 		}
-		if f.latency && !seg.Retx && (seg.Pos == transport.First || seg.Pos == transport.Only) {
-			f.sentAt = now // a message posted: its round trip starts
+		if f.msgSent != nil && !seg.Retx && (seg.Pos == transport.First || seg.Pos == transport.Only) {
+			f.msgSent[seg.Msg] = now // a message posted: its round trip starts
 		}
 		op := sendOpcode(seg.Pos)
 		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len))}
@@ -760,31 +760,57 @@ func (f *rdmaFlow) messagesDone(now int64) {
 	for n := min(f.s.Messages(), int64(len(f.msgDone))); f.seenMsgs < n; f.seenMsgs++ {
 		f.msgDone[f.seenMsgs] = now
 		if f.latency {
-			f.lat[f.seenMsgs] = now - f.sentAt
+			f.lat[f.seenMsgs] = now - f.msgSent[f.seenMsgs]
 		}
 	}
 }
 
-// peak is a message flow's payload rate over its quickest tenth of
-// messages (at least one): from the completion before the window to the
-// last in it, the first window counting from the flow's first packet.
+// peakMinWindow is the shortest window peak measures over: longer than
+// the scheduling jitter of daemons on a loaded machine, which delays and
+// bunches ACKs by up to a millisecond or two and would otherwise show as
+// rates above the link's.
+const peakMinWindow = 10 * time.Millisecond
+
+// peak is a message flow's payload rate over the best tenth of its time
+// (first message posted to last acknowledged): the most messages
+// acknowledged within any window of that length that opens at a
+// completion (those completed at its opening not counted: they were
+// delivered before). Windows of a fixed time, not of a number of
+// messages, so an ACK that completes many small messages at once counts
+// as the burst it is, not as an infinite rate; and no shorter than
+// peakMinWindow (the whole flow, when it is shorter).
 func (f *rdmaFlow) peak() float64 {
 	n := int(f.seenMsgs)
-	if n == 0 || f.s.S.Start < 0 {
+	if n == 0 {
 		return 0
 	}
-	w := max(1, n/10)
-	best := 0.0
-	for i := 0; i+w <= n; i++ {
-		from := f.s.S.Start
-		if i > 0 {
-			from = f.msgDone[i-1]
-		}
-		if d := f.msgDone[i+w-1] - from; d > 0 {
-			best = max(best, float64(int64(w)*f.MsgBytes*8)*1e9/float64(d))
-		}
+	d := f.msgDone
+	dur := d[n-1] - f.msgSent[0]
+	x := min(dur, max(dur/10, int64(peakMinWindow)))
+	if x <= 0 {
+		return 0
 	}
-	return best
+	most, j := 0, 0
+	for i := 0; i < n; i++ {
+		// Messages k..j-1 were acknowledged within (d[i], d[i]+x]:
+		// those acknowledged at the window's opening, d[i], were
+		// delivered before it.
+		for j < n && d[j]-d[i] <= x {
+			j++
+		}
+		k := i
+		for k < j && d[k] == d[i] {
+			k++
+		}
+		most = max(most, j-k)
+	}
+	// The flow's first tenth, which opens at its first posting.
+	first := 0
+	for first < n && d[first]-f.msgSent[0] <= x {
+		first++
+	}
+	most = max(most, first)
+	return float64(int64(most)*f.MsgBytes*8) * 1e9 / float64(x)
 }
 
 func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {

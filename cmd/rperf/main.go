@@ -1,11 +1,15 @@
 // Command rperf measures RDMA flows between servers of a bcfab lab, as
-// iperf3 does TCP: run inside a server's namespace, it asks that server's
-// hostd (its RDMA NIC) over the control socket in the lab's run directory
-// to start reliable-connected flows to another server, reports their
-// progress every interval and a summary, or one JSON document with -J.
+// iperf3 does TCP and perftest RDMA: run inside a server's namespace, it
+// asks that server's hostd (its RDMA NIC) over the control socket in the
+// lab's run directory to start reliable-connected flows to another server
+// (or, with -R and --bidir, the other server's hostd to start them
+// towards this one), reports their progress every interval and a
+// summary, one JSON document with -J, or JSON lines with --json-stream;
+// -a and --lat run perftest's size sweep and latency test.
 //
 //	ip netns exec t1-h0 bin/rperf -c 198.18.0.15 -t 5
 //	ip netns exec t1-h0 bin/rperf -c h3 -n 100M -P 2 --mode irn -J
+//	ip netns exec t1-h0 bin/rperf -c h3 --lat -s 64
 //
 // The lab and node come from the namespace (<lab>-h<i>), or from --lab
 // and --node; --socket names a control socket directly. With the lab
@@ -19,7 +23,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +33,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -37,30 +41,56 @@ import (
 type options struct {
 	dst      string
 	bytes    int64
-	duration time.Duration
+	duration time.Duration // 0 with bytes; forever: until stopped
+	forever  bool          // -t 0: until SIGINT or SIGTERM
 	interval time.Duration
+	omit     time.Duration
 	parallel int
 	mode     string
 	noDCQCN  bool
 	mtu      int
 	order    string
+	rateBps  uint64 // -b, per flow; 0: the link's
+	reverse  bool
+	bidir    bool
 	json     bool
+	stream   bool // --json-stream
+	logfile  string
 	timeout  time.Duration
 	lab      string
 	node     string
 	runRoot  string
 	socket   string
+
+	// perftest's modes: a size sweep (-a) or one size (-s), bandwidth or
+	// latency (--lat), iters messages per size.
+	sweep   bool
+	size    int64
+	maxSize int64
+	iters   int
+	lat     bool
 }
+
+// perftest is whether o asks for one of perftest's modes.
+func (o *options) perftest() bool { return o.sweep || o.lat || o.size > 0 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is rperf with args, writing its report to out and errors to errw;
-// it returns the exit status.
+// it returns the exit status. SIGINT and SIGTERM end the test (see
+// runTest).
 func run(args []string, out, errw io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runCtx(ctx, args, out, errw)
+}
+
+// runCtx is run, ended early when ctx is.
+func runCtx(ctx context.Context, args []string, out, errw io.Writer) int {
 	code := 0
-	cmd := newCommand(out, errw, func(o *options) { code = runTest(o, out, errw) })
+	cmd := newCommand(out, errw, func(o *options) { code = runTest(ctx, o, out, errw) })
 	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(errw, "rperf: %v (see rperf -h)\n", err)
@@ -69,29 +99,35 @@ func run(args []string, out, errw io.Writer) int {
 	return code
 }
 
-// runTest runs the test o describes and returns the exit status.
-func runTest(o *options, out, errw io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// runTest runs the test o describes and returns the exit status. When ctx
+// ends (Ctrl-C), timed flows and -t 0's are stopped as their time would
+// stop them, and the test ends as usual; sized ones are aborted (exit 1).
+func runTest(ctx context.Context, o *options, out, errw io.Writer) int {
+	if o.logfile != "" {
+		f, err := os.OpenFile(o.logfile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(errw, "rperf: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		out = f
+	}
 	t, err := newTest(o)
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: %v\n", err)
 		return 1
 	}
-	var text io.Writer = out
-	if o.json {
-		text = io.Discard
+	var rep reporter = &textReporter{w: out}
+	switch {
+	case o.stream:
+		rep = &streamReporter{w: out}
+	case o.json:
+		rep = &docReporter{w: out}
 	}
-	doc, err := t.run(ctx, text)
-	if o.json {
-		if err != nil {
-			doc.Error = err.Error()
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if eerr := enc.Encode(doc); eerr != nil && err == nil {
-			err = eerr
-		}
+	if o.perftest() {
+		err = t.perftest(ctx, rep)
+	} else {
+		err = t.run(ctx, rep)
 	}
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: error - %v\n", err)
@@ -99,9 +135,6 @@ func runTest(o *options, out, errw io.Writer) int {
 			return 3
 		}
 		return 1
-	}
-	if !o.json {
-		fmt.Fprintln(out, "\nrperf Done.")
 	}
 	return 0
 }
@@ -111,31 +144,48 @@ func runTest(o *options, out, errw io.Writer) int {
 func newCommand(stdout, stderr io.Writer, do func(*options)) *cobra.Command {
 	o := &options{}
 	var (
-		size           units.Size
-		secs, interval = units.Duration(0), units.Duration(time.Second)
-		timeout        = units.Duration(10 * time.Second)
+		size, msgSize, maxSize units.Size
+		rate                   units.Rate
+		secs, interval         = units.Duration(0), units.Duration(time.Second)
+		omit                   units.Duration
+		timeout                = units.Duration(10 * time.Second)
 	)
+	maxSize = 1 << 20
 	cmd := &cobra.Command{
 		Use:   "rperf -c DST [-n BYTES | -t SECONDS] [flags]",
-		Short: "measure RDMA flows between servers of a bcfab lab, as iperf3 does TCP",
-		Long: `Runs RDMA (RoCEv2, reliable connected) flows from this server's NIC (hostd)
-to DST and reports them as iperf3 does. Run it inside a server's namespace:
-the lab and node come from the namespace (<lab>-h<i>), or from --lab and
---node; --socket names the NIC's control socket directly (then without the
-emulation health).
+		Short: "measure RDMA flows between servers of a bcfab lab, as iperf3 and perftest do",
+		Long: `Runs RDMA (RoCEv2, reliable connected) flows between this server's NIC
+(hostd) and DST and reports them as iperf3 does: from this server to DST,
+from DST to it (-R), or both at once (--bidir). Run it inside a server's
+namespace: the lab and node come from the namespace (<lab>-h<i>), or from
+--lab and --node; --socket names the NIC's control socket directly (then
+neither -R, --bidir nor the emulation health).
 
-Sizes are iperf3's (K, M, G: 1024-based); durations are seconds (2.5) or
-Go's syntax (2500ms).
+perftest's modes: -a sweeps message sizes from 2 bytes to --max-size,
+-s runs one size, each --iters messages (fewer for large ones: at most
+about a second of the link), and prints perftest's columns (#bytes,
+#iterations, BW peak, BW average, MsgRate); --lat sends one message at a
+time and prints its round trip (posted to acknowledged): min, max, p50,
+average, stdev, p99, p99.9.
+
+Sizes are iperf3's (K, M, G: 1024-based), rates too (-b 100M: 1000-based
+bits/s); durations are seconds (2.5) or Go's syntax (2500ms). -t 0 runs
+until Ctrl-C (SIGINT or SIGTERM), which stops the flows and prints the
+summary.
 
 Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
 emulation health is invalid (the daemons did not keep up).`,
 		Example: `  ip netns exec t1-h0 rperf -c 198.18.0.15 -t 5
-  ip netns exec t1-h0 rperf -c h3 -n 100M -P 2 --mode irn -J`,
+  ip netns exec t1-h0 rperf -c h3 -n 100M -P 2 --mode irn -J
+  ip netns exec t1-h0 rperf -c h3 -R -b 50M -O 1 -t 5
+  ip netns exec t1-h0 rperf -c h3 --bidir --json-stream
+  ip netns exec t1-h0 rperf -c h3 -a
+  ip netns exec t1-h0 rperf -c h3 --lat -s 64 --iters 2000`,
 		Args:          cobra.NoArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.finish(cmd, size, secs, interval, timeout); err != nil {
+			if err := o.finish(cmd, size, secs, interval, omit, timeout, rate, msgSize, maxSize); err != nil {
 				return err
 			}
 			do(o)
@@ -148,14 +198,25 @@ emulation health is invalid (the daemons did not keep up).`,
 	fs.SortFlags = false
 	fs.StringVarP(&o.dst, "client", "c", "", "destination server: h<i> or its address (198.18.0.<i>...)")
 	fs.VarP(&size, "bytes", "n", "bytes per flow (K, M, G: 1024-based)")
-	fs.VarP(&secs, "time", "t", "send for this long instead (default 10)")
+	fs.VarP(&secs, "time", "t", "send for this long instead (default 10; 0: until Ctrl-C)")
 	fs.VarP(&interval, "interval", "i", "time between reports (0: none)")
+	fs.VarP(&omit, "omit", "O", "leave the first SECONDS out of the summary (the test runs that much longer; its intervals say omitted)")
 	fs.IntVarP(&o.parallel, "parallel", "P", 1, "parallel flows, one QP each")
+	fs.VarP(&rate, "bitrate", "b", "cap each flow at this rate, bit/s (1000-based: 50M); 0: the link's")
+	fs.BoolVarP(&o.reverse, "reverse", "R", false, "reverse: DST's NIC sends to this server")
+	fs.BoolVar(&o.bidir, "bidir", false, "both directions at once")
 	fs.StringVar(&o.mode, "mode", "lossless", "loss recovery: lossless, gbn or irn")
 	fs.BoolVar(&o.noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
 	fs.IntVar(&o.mtu, "mtu", 1024, "payload per packet in `bytes`")
 	fs.StringVar(&o.order, "order", "", "fix the flows' level `order` (e.g. 0,1)")
 	fs.BoolVarP(&o.json, "json", "J", false, "one JSON document (start, intervals, end) instead of text")
+	fs.BoolVar(&o.stream, "json-stream", false, "JSON lines as the test goes: {\"event\": \"start\"|\"interval\"|\"end\"|\"error\", \"data\": ...}")
+	fs.StringVar(&o.logfile, "logfile", "", "append the report to this `file` instead of stdout")
+	fs.BoolVarP(&o.sweep, "all", "a", false, "perftest: sweep message sizes 2, 4, ... --max-size")
+	fs.VarP(&msgSize, "size", "s", "perftest: message size (default 2 with --lat, 64K without)")
+	fs.Var(&maxSize, "max-size", "perftest: the largest size -a sweeps")
+	fs.IntVar(&o.iters, "iters", 1000, "perftest: messages per size")
+	fs.BoolVar(&o.lat, "lat", false, "perftest: latency, one message at a time, round trips")
 	fs.Var(&timeout, "timeout", "give up when no flow makes progress for this long")
 	fs.StringVar(&o.lab, "lab", "", "the lab (default: from the network namespace <lab>-h<i>)")
 	fs.StringVar(&o.node, "node", "", "this server, h<i> (default: from the network namespace)")
@@ -167,8 +228,10 @@ emulation health is invalid (the daemons did not keep up).`,
 }
 
 // finish validates the flags and fills in o.
-func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, timeout units.Duration) error {
+func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, omit, timeout units.Duration, rate units.Rate,
+	msgSize, maxSize units.Size) error {
 	fs := cmd.Flags()
+	o.size, o.maxSize, o.rateBps = int64(msgSize), int64(maxSize), uint64(rate)
 	switch {
 	case o.dst == "":
 		return errors.New("give the destination with -c")
@@ -180,16 +243,37 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, ti
 		return fmt.Errorf("-P %d: want at least 1", o.parallel)
 	case timeout <= 0:
 		return fmt.Errorf("--timeout %v: want > 0", timeout)
+	case o.reverse && o.bidir:
+		return errors.New("give -R or --bidir, not both")
+	case o.json && o.stream:
+		return errors.New("give -J or --json-stream, not both")
+	case omit > 0 && fs.Changed("bytes"):
+		return errors.New("-O needs a timed test (-t), not -n")
+	case o.perftest() && (fs.Changed("bytes") || fs.Changed("time") || omit > 0 || o.bidir):
+		return errors.New("-a, -s and --lat run perftest's tests: they take neither -n, -t, -O nor --bidir")
+	case o.perftest() && (o.iters < 1 || o.iters > api.MaxRDMAMessages):
+		return fmt.Errorf("--iters %d: want 1..%d", o.iters, api.MaxRDMAMessages)
+	case o.perftest() && (fs.Changed("size") && o.size < 1 || o.maxSize < 2 || o.maxSize > 8<<20):
+		return errors.New("-s and --max-size: want 1 byte to 8M")
 	}
 	if fs.Changed("bytes") {
 		o.bytes = int64(size)
 	} else {
 		o.duration = secs.D()
-		if o.duration == 0 {
+		switch {
+		case fs.Changed("time") && secs == 0:
+			o.forever = true
+		case o.duration == 0:
 			o.duration = 10 * time.Second
 		}
 	}
-	o.interval, o.timeout = interval.D(), timeout.D()
+	if o.perftest() && o.size == 0 {
+		o.size = 64 << 10
+		if o.lat {
+			o.size = 2
+		}
+	}
+	o.interval, o.omit, o.timeout = interval.D(), omit.D(), timeout.D()
 	return nil
 }
 
