@@ -18,7 +18,7 @@ func inspectCmd() *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "inspect",
-		Short: "a running lab as the lab file that brings it up again (-o yaml), or its state (-o json)",
+		Short: "a running lab as its lab file (-o yaml) or its state (-o json)",
 		Long: `Prints a running lab, from its state.json: -o yaml (the default) as the lab
 file that brings the same lab up again (lab up -f), -o json as its state
 (spec, nodes, pids, sockets). The file is the lab as brought up: changes

@@ -42,7 +42,7 @@ type specFlag struct {
 func upCmd() *cobra.Command {
 	f := &upFlags{}
 	cmd := &cobra.Command{
-		Use:   "up bcube --n N --k K [flags] | up -f FILE [flags]",
+		Use:   "up bcube --n N --k K | up -f FILE",
 		Short: "create the namespaces and links, start the daemons",
 		Long: `Creates a lab: a network namespace per node, veth pairs for the cables, and a
 daemon per node (hostd for servers, swd for switches); returns once every
