@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin:$(HOME)/go/bin
 GO ?= go
-BINS := swd hostd lab xdpfwd rperf
+BINS := swd hostd bcfabd lab xdpfwd rperf
 
 .PHONY: all build deps demo test test-unit generate check-generate bench clean vet
 

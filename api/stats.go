@@ -6,13 +6,24 @@ package api
 
 // Stats is the JSON a daemon serves on GET /stats.
 type Stats struct {
-	Node     string      `json:"node"`
-	Kind     string      `json:"kind"` // swd or hostd
-	Pid      int         `json:"pid"`
-	UptimeNs int64       `json:"uptime_ns"`
-	XDPMode  string      `json:"xdp_mode"`
-	Frames   FrameStats  `json:"frames"`
-	Ports    []PortStats `json:"ports"`
+	Node string `json:"node"`
+	Kind string `json:"kind"` // swd or hostd
+	// Pid is the process that hosts the node: its own daemon's, or its
+	// worker's (Worker names it), which hosts other nodes too.
+	Pid    int    `json:"pid"`
+	Worker string `json:"worker,omitempty"`
+	// StartedUnixNs is when this instance of the node started: a node
+	// stopped and started again, or a daemon restarted, has a new one.
+	StartedUnixNs int64 `json:"started_unix_ns"`
+	UptimeNs      int64 `json:"uptime_ns"`
+	// BusyNs is the time the node's engine spent on its work (receive,
+	// forward, egress, transmit, timers), measured around each of its
+	// steps on its worker's thread: the node's CPU time, also when it
+	// shares its process.
+	BusyNs  int64       `json:"busy_ns"`
+	XDPMode string      `json:"xdp_mode"`
+	Frames  FrameStats  `json:"frames"`
+	Ports   []PortStats `json:"ports"`
 }
 
 // FrameStats describes the UMEM frame pool.

@@ -17,7 +17,7 @@ import (
 func labBins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, c := range []string{"swd", "hostd"} {
+	for _, c := range []string{"swd", "hostd", "bcfabd"} {
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
 		if err != nil {
 			t.Fatalf("build %s: %v\n%s", c, err, out)

@@ -95,23 +95,25 @@ type Node struct {
 	WatchdogAction  string   `json:"watchdog_action,omitempty"`
 	WatchdogRestore Duration `json:"watchdog_restore,omitempty"`
 
-	// RxCoalesce is the receive moderation window (like a NIC's rx-usecs):
-	// after a wake-up the daemon polls receive again no sooner than this.
-	// Zero takes DefaultRxCoalesce; a negative value turns it off.
-	RxCoalesce Duration `json:"rx_coalesce,omitempty"`
-
 	// XDPMode is native, generic or auto (native, falling back to generic).
 	XDPMode string `json:"xdp_mode"`
 	// LevelOrder is the hosts' routing policy: hash, ascending, descending
 	// or a permutation such as "1,0".
 	LevelOrder string `json:"level_order,omitempty"`
 
-	// Control is the path of the daemon's control socket (HTTP over a unix
+	// Control is the path of the node's control socket (HTTP over a unix
 	// socket: GET /healthz, GET /stats, GET and POST /link).
 	Control string `json:"control"`
+	// Netns is the node's network namespace (/run/netns/<lab>-<node>): a
+	// daemon not already in it enters it to bring the node up. Empty:
+	// the daemon's own.
+	Netns string `json:"netns,omitempty"`
+	// Log is the file the node logs to when it shares a worker process
+	// with other nodes (empty: the process's standard error).
+	Log string `json:"log,omitempty"`
 
-	// FramesPerPort sizes the UMEM: NumFrames = FramesPerPort x ports,
-	// rounded up to a power of two. RingSize is every ring's size.
+	// FramesPerPort sizes the UMEM: NumFrames = FramesPerPort x ports.
+	// RingSize is every ring's size.
 	FramesPerPort int `json:"frames_per_port"`
 	RingSize      int `json:"ring_size"`
 	// FrameSize is the UMEM chunk size (2048 or 4096).
@@ -145,7 +147,6 @@ const (
 	DefaultRingSize      = 1024
 	DefaultFrameSize     = 2048
 	DefaultXDPMode       = "native"
-	DefaultRxCoalesce    = Duration(20 * time.Microsecond)
 	// DefaultOneHopRTT is the NIC-switch round trip measured on the
 	// reference machine (half the idle 2-hop ping RTT, docs/BENCHMARKS.md).
 	DefaultOneHopRTT = Duration(250 * time.Microsecond)
@@ -226,9 +227,6 @@ func (c *Node) SetDefaults() {
 			*f.v = f.units * bdp
 		}
 	}
-	if c.RxCoalesce == 0 {
-		c.RxCoalesce = DefaultRxCoalesce
-	}
 }
 
 // BDP is the one-hop bandwidth-delay product in bytes (at least one full
@@ -267,9 +265,6 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if c.FramesPerPort < 2*c.RingSize+64 {
 		errs = append(errs, fmt.Errorf("frames_per_port %d: need at least fill + tx rings (2 x %d) + 64", c.FramesPerPort, c.RingSize))
-	}
-	if c.RxCoalesce.D() > time.Millisecond {
-		errs = append(errs, fmt.Errorf("rx_coalesce %v: want at most 1ms", c.RxCoalesce.D()))
 	}
 	if c.Delay < 0 || c.Delay.D() > time.Second {
 		errs = append(errs, fmt.Errorf("delay %v: want 0..1s", c.Delay.D()))

@@ -1,55 +1,118 @@
-//go:build linux
-
 package daemon
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/dataplane"
 )
 
+// Builders make the nodes a daemon can host: Switch for switches, Server
+// for servers (nil: that kind is refused).
+type Builders struct {
+	Switch, Server Builder
+}
+
+func (b Builders) of(n bcube.Node) (Builder, string) {
+	if n.Switch {
+		return b.Switch, "swd"
+	}
+	return b.Server, "hostd"
+}
+
 // Main is the whole of a daemon's main: flags, config, logging, signals.
-// build turns the validated config into the daemon to run.
-func Main(kind string, build func(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*Daemon, error)) {
-	fs := flag.NewFlagSet(kind, flag.ExitOnError)
-	path := fs.String("config", "", "daemon config `file` (JSON, written by lab)")
+// A daemon runs one node (--config FILE, a config.Node; swd and hostd run
+// so, one process per node) or a worker of many (--worker FILE, a
+// config.Worker). Either way one dataplane.Worker thread steps every
+// node's engine.
+func Main(name string, b Builders) {
+	fs := flag.NewFlagSet(name, flag.ExitOnError)
+	node := fs.String("config", "", "node config `file` (JSON, written by lab): run this one node")
+	worker := fs.String("worker", "", "worker config `file` (JSON, written by lab): run its nodes on one worker thread")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	_ = fs.Parse(os.Args[1:])
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: --log-level: %v\n", kind, err)
+		fmt.Fprintf(os.Stderr, "%s: --log-level: %v\n", name, err)
 		os.Exit(2)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv})).With("daemon", kind)
-	if *path == "" {
-		fmt.Fprintf(os.Stderr, "%s: --config is required\n", kind)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv})).With("daemon", name)
+	if (*node == "") == (*worker == "") {
+		fmt.Fprintf(os.Stderr, "%s: want one of --config (a node) or --worker (a worker's nodes)\n", name)
 		os.Exit(2)
-	}
-	cfg, t, n, err := config.Load(*path)
-	if err == nil && n.Switch != (kind == "swd") {
-		err = fmt.Errorf("node %s is not a %s node", n, kind)
-	}
-	if err != nil {
-		log.Error("config", "err", err)
-		os.Exit(1)
-	}
-	log = log.With("node", n.String())
-	d, err := build(cfg, t, n, log)
-	if err != nil {
-		log.Error("build", "err", err)
-		os.Exit(1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := d.Run(ctx); err != nil {
+	var err error
+	if *node != "" {
+		err = runNode(ctx, *node, b, log)
+	} else {
+		err = runWorker(ctx, *worker, b, lv, log)
+	}
+	if err != nil {
 		log.Error("exit", "err", err)
 		os.Exit(1)
 	}
 }
+
+// build loads the node config at path and builds its node with b, logging
+// to log (to the node's own log file when logFile is set and the config
+// names one).
+func build(path string, b Builders, lv slog.Level, log *slog.Logger, logFile bool) (*Node, io.Closer, error) {
+	cfg, t, n, err := config.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	bl, kind := b.of(n)
+	if bl == nil {
+		return nil, nil, fmt.Errorf("node %s: this daemon does not run %s nodes", n, kind)
+	}
+	var closer io.Closer = io.NopCloser(nil)
+	if logFile && cfg.Log != "" {
+		f, err := os.OpenFile(cfg.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("node %s: log: %w", n, err)
+		}
+		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lv})).With("daemon", kind)
+		closer = f
+	}
+	log = log.With("node", n.String())
+	node, err := bl(cfg, t, n, log)
+	if err != nil {
+		closer.Close()
+		return nil, nil, fmt.Errorf("node %s: %w", n, err)
+	}
+	return node, closer, nil
+}
+
+// runNode runs one node until ctx ends.
+func runNode(ctx context.Context, path string, b Builders, log *slog.Logger) error {
+	n, _, err := build(path, b, 0, log, false)
+	if err != nil {
+		return err
+	}
+	w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: n.Config.Node})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	r, err := Start(n, w, "")
+	if err != nil {
+		return err
+	}
+	err = w.Run(ctx)
+	return errors.Join(err, r.Stop())
+}
+
+// stopTimeout bounds how long a stopping daemon waits for its nodes.
+const stopTimeout = 5 * time.Second

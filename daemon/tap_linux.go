@@ -5,12 +5,14 @@ package daemon
 // socket listens on a port (or on all interfaces), that port transmits
 // through an AF_PACKET socket instead of its XSK TX ring: the kernel then
 // shows every frame to the taps, once, as it would for a real NIC. A watcher
-// reads /proc/net/packet a few times a second to switch ports in and out.
+// reads the node namespace's /proc/net/packet once a second to switch
+// ports in and out.
 
 import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -49,16 +51,23 @@ func (p *PacketTX) WriteFrame(b []byte) error {
 // Close closes the socket.
 func (p *PacketTX) Close() error { return unix.Close(p.fd) }
 
-// tappedIfindexes returns the interfaces some packet socket receives on,
-// from /proc/net/packet; all is true when one listens on every interface.
-func tappedIfindexes() (set map[int]bool, all bool, err error) {
-	f, err := os.Open("/proc/net/packet")
+// openPacketTable opens the packet-socket table of the calling thread's
+// network namespace. It keeps showing that namespace's sockets, read
+// again from the start at every look, whatever thread reads it later.
+func openPacketTable() (*os.File, error) {
+	f, err := os.Open("/proc/thread-self/net/packet")
 	if err != nil {
-		return nil, false, err
+		return nil, fmt.Errorf("packet sockets: %w", err)
 	}
-	defer f.Close()
+	return f, nil
+}
+
+// tappedIfindexes returns the interfaces some packet socket receives on,
+// from a namespace's packet-socket table; all is true when one listens on
+// every interface.
+func tappedIfindexes(table *os.File) (set map[int]bool, all bool, err error) {
 	set = map[int]bool{}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.NewSectionReader(table, 0, 1<<40))
 	sc.Scan() // header: sk RefCnt Type Proto Iface R Rmem User Inode
 	for sc.Scan() {
 		fs := strings.Fields(sc.Text())
@@ -79,11 +88,11 @@ func tappedIfindexes() (set map[int]bool, all bool, err error) {
 }
 
 // watchTaps switches ports into and out of capture mode until ctx ends.
-func watchTaps(ctx context.Context, e *dataplane.Engine, ifindexes []int, every time.Duration) {
+func watchTaps(ctx context.Context, e *dataplane.Engine, table *os.File, ifindexes []int, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		set, all, err := tappedIfindexes()
+		set, all, err := tappedIfindexes(table)
 		if err == nil {
 			for i, idx := range ifindexes {
 				e.SetTapped(i, all || set[idx])

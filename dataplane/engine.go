@@ -1,28 +1,32 @@
 package dataplane
 
-// The engine's loop, one pass:
+// An engine is the datapath of one node. A Worker steps it; one step:
 //
-//  1. receive a batch on every port and hand each frame to the Handler,
+//  1. run the node's timers that are due (flow-control refresh, transport
+//     timers);
+//  2. receive a batch on every port and hand each frame to the Handler,
 //     which rewrites it in place and names its egress port and queue (or a
 //     drop reason);
-//  2. admit it to that queue (the node's shared buffer, the port's cap and
+//  3. admit it to that queue (the node's shared buffer, the port's cap and
 //     the frame pool) or drop it, marking ECN on the way in;
-//  3. reclaim transmitted frames and top up every fill ring;
-//  4. move frames from each egress — strict HQ, then DRR over the queues
+//  4. reclaim transmitted frames and top up every fill ring;
+//  5. let the node's source (hostd's flows) queue its frames;
+//  6. move frames from each egress — strict HQ, then DRR over the queues
 //     that are not paused — through the shaper (and delay line) onto the TX
 //     ring, and kick;
-//  5. if nothing moved, sleep in ppoll until a port has frames or the next
-//     shaper, delay or pause-expiry deadline, so an idle daemon uses no CPU.
+//  7. answer control requests (snapshots, calls) and run the watchdog.
 //
-// Counters are plain fields of the engine goroutine; readers get copies
-// through Snapshot, which the engine answers between passes.
+// Then the engine tells the worker its next deadline: the earliest
+// shaper, delay or pause-expiry time of a port with frames waiting, timer
+// or watchdog check, or none, so an idle node costs nothing.
+//
+// Counters are plain fields of the worker's goroutine; readers get copies
+// through Snapshot, which the engine answers between steps.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +65,7 @@ type Verdict struct {
 }
 
 // Handler decides what happens to each received frame. It runs on the
-// engine goroutine. It may rewrite the frame in place and move its start or
+// engine goroutine (its worker's). It may rewrite the frame in place and move its start or
 // change its length within the frame's chunk by updating d. A negative
 // Port with Drop == DropNone means the handler consumed the frame (a
 // flow-control signal): it is released without being counted as a drop.
@@ -183,7 +187,6 @@ type Engine struct {
 	frameMask uint64
 	ports     []*port
 	h         Handler
-	wait      Waiter
 	opts      Options
 
 	free      []uint64 // frame addresses not in any ring or queue
@@ -196,17 +199,18 @@ type Engine struct {
 	addrs [batch]uint64
 	v     Verdict
 
-	// coalesce is the receive moderation window: after a wake-up the
-	// engine polls its ports again no sooner than this (like a NIC's
-	// rx-usecs), so a stream of frames costs one wake-up per window, not
-	// one per frame. Shaper and delay deadlines are not held back.
-	coalesce int64
-	lastWake int64
-
+	// w is the worker that steps the engine (nil: none); epoch is its
+	// clock's origin, set when the engine first starts, and started
+	// when that was.
+	w       *Worker
+	own     *Worker // the private worker of Run
+	epoch   time.Time
+	begun   bool
 	started time.Time
 	ready   chan struct{}
-	stop    atomic.Bool
-	running atomic.Bool
+	running atomic.Bool // on a running worker: Call and Snapshot go through it
+	poked   atomic.Bool // a control request waits
+	busyNs  int64       // worker time spent in this engine's steps
 
 	timers   []Timer
 	source   Source
@@ -228,8 +232,9 @@ type snapshot struct {
 	frames api.FrameStats
 }
 
-// NewEngine builds an engine over mem and ports. All frames start free.
-func NewEngine(mem Memory, ports []PortSpec, h Handler, w Waiter, opts Options) (*Engine, error) {
+// NewEngine builds an engine over mem and ports. All frames start free. A
+// Worker runs it (Worker.Add), or Run on a worker of its own.
+func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, error) {
 	if mem.FrameSize <= 0 || mem.FrameSize&(mem.FrameSize-1) != 0 {
 		return nil, fmt.Errorf("dataplane: frame size %d is not a power of two", mem.FrameSize)
 	}
@@ -239,7 +244,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, w Waiter, opts Options) 
 	if opts.BufferBytes <= 0 {
 		return nil, fmt.Errorf("dataplane: buffer of %d bytes", opts.BufferBytes)
 	}
-	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, wait: w, opts: opts,
+	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, opts: opts,
 		ready: make(chan struct{}), snapDone: make(chan snapshot, 1)}
 	e.maxQueued = mem.NumFrames - len(ports)*2*mem.RingSize
 	if e.maxQueued < 64 {
@@ -298,8 +303,8 @@ func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
 // PortRate is port i's link rate in bit/s (0: unshaped).
 func (e *Engine) PortRate(i int) uint64 { return e.ports[i].spec.RateBps }
 
-// Now is the engine's clock (ns since Run began).
-func (e *Engine) Now() int64 { return int64(time.Since(e.started)) }
+// Now is the engine's clock in ns: its worker's.
+func (e *Engine) Now() int64 { return int64(time.Since(e.epoch)) }
 
 // SetTapped switches port i's transmissions to its Tap (when it has one)
 // so packet captures see them, or back to its TX ring. Safe from any
@@ -310,17 +315,94 @@ func (e *Engine) SetTapped(i int, on bool) {
 		return
 	}
 	p.tapped.Store(on)
-	e.wait.Wake()
+	e.poke()
 }
 
-// Ready is closed once Run has given every port its receive frames: from
-// then on frames arriving at a port are received, not dropped.
+// poke has the worker step the engine soon (control requests).
+func (e *Engine) poke() {
+	e.poked.Store(true)
+	if w := e.w; w != nil {
+		w.poll.k.Wake()
+	}
+}
+
+// Ready is closed once the engine has given every port its receive
+// frames (on its first worker): from then on frames arriving at a port are
+// received, not dropped.
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// Run runs the engine on a worker of its own until ctx is done or Stop is
+// called.
+func (e *Engine) Run(ctx context.Context) error {
+	w, err := NewWorker(WorkerOptions{Name: "engine"})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.Add(e); err != nil {
+		return err
+	}
+	e.own = w
+	defer w.Remove(e)
+	return w.Run(ctx)
+}
 
 // Stop asks Run to return.
 func (e *Engine) Stop() {
-	e.stop.Store(true)
-	e.wait.Wake()
+	if w := e.own; w != nil {
+		w.Stop()
+	}
+}
+
+// attach puts the engine on w (the worker's goroutine, or while w does not
+// run); it starts once w runs.
+func (e *Engine) attach(w *Worker) {
+	e.w = w
+	e.epoch = w.epoch
+	if w.running.Load() {
+		e.start()
+	}
+}
+
+// start makes the engine served by its running worker, on the worker's
+// goroutine: the first time, its clock starts and its ports get their
+// receive frames (then Ready closes); from now on Call and Snapshot go
+// through the worker.
+func (e *Engine) start() {
+	e.callMu.Lock()
+	defer e.callMu.Unlock()
+	if !e.begun {
+		e.begin()
+	}
+	e.running.Store(true)
+}
+
+// halt marks the engine as not running, then runs the calls that were
+// queued for it; later calls run directly.
+func (e *Engine) halt() {
+	e.callMu.Lock()
+	e.running.Store(false)
+	calls := e.calls
+	e.calls = nil
+	e.callMu.Unlock()
+	for _, fn := range calls {
+		fn()
+	}
+	e.answerSnapshot()
+}
+
+// detach takes the engine off its worker.
+func (e *Engine) detach() {
+	e.halt()
+	e.w = nil
+}
+
+// BusyNs is the worker time spent in the engine's steps: its share of its
+// worker's CPU, measured around each step.
+func (e *Engine) BusyNs() int64 {
+	var ns int64
+	e.Call(func() { ns = e.busyNs })
+	return ns
 }
 
 // AddTimer installs t. Call before Run.
@@ -335,14 +417,15 @@ func (e *Engine) SetSource(s Source) { e.source = s }
 func (e *Engine) Call(fn func()) {
 	e.callMu.Lock()
 	if !e.running.Load() {
-		e.callMu.Unlock()
+		// Held while fn runs, so a worker cannot start the engine under it.
+		defer e.callMu.Unlock()
 		fn()
 		return
 	}
 	done := make(chan struct{})
 	e.calls = append(e.calls, func() { fn(); close(done) })
 	e.callMu.Unlock()
-	e.wait.Wake()
+	e.poke()
 	<-done
 }
 
@@ -386,61 +469,31 @@ func (e *Engine) Emit(port int, b []byte) bool {
 	return true
 }
 
-// SetCoalesce sets the receive moderation window (0: off). Call before Run.
-func (e *Engine) SetCoalesce(d time.Duration) { e.coalesce = int64(d) }
-
-// Run drives the datapath until ctx is done or Stop is called. It locks
-// its goroutine to one OS thread.
-func (e *Engine) Run(ctx context.Context) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := e.wait.Prepare(); err != nil {
-		return err
+// step is one round of the engine on its worker (see the top of the
+// file); it returns how many frames it received, produced or
+// transmitted.
+func (e *Engine) step(now int64) int {
+	for _, t := range e.timers {
+		if next := t.NextTick(); next >= 0 && now >= next {
+			t.Tick(now)
+		}
 	}
-	stopCtx := context.AfterFunc(ctx, e.Stop)
-	defer stopCtx()
-	e.running.Store(true)
-	defer func() {
-		// Calls queued until now run here; later ones run directly.
-		e.callMu.Lock()
-		e.running.Store(false)
-		calls := e.calls
-		e.calls = nil
-		e.callMu.Unlock()
-		for _, fn := range calls {
-			fn()
-		}
-	}()
-	e.begin()
-	for !e.stop.Load() {
-		for _, t := range e.timers {
-			if next := t.NextTick(); next >= 0 && e.Now() >= next {
-				t.Tick(e.Now())
-			}
-		}
-		moved := e.pass()
+	moved := e.pass()
+	if e.poked.Load() {
+		e.poked.Store(false)
 		e.answerSnapshot()
 		e.runCalls()
-		e.watchdog(moved > 0)
-		if moved > 0 {
-			continue
-		}
-		now := e.Now()
-		timeout := e.timeout(now)
-		if hold := e.lastWake + e.coalesce - now; hold > 0 && (timeout < 0 || timeout > time.Duration(hold)) {
-			e.wait.Sleep(time.Duration(hold))
-			continue
-		}
-		if err := e.wait.Wait(timeout); err != nil {
-			return fmt.Errorf("dataplane: wait: %w", err)
-		}
-		e.lastWake = e.Now()
 	}
-	return nil
+	e.watchdog(moved > 0)
+	return moved
 }
 
 // begin starts the clock and gives every port its receive frames.
 func (e *Engine) begin() {
+	e.begun = true
+	if e.epoch.IsZero() {
+		e.epoch = time.Now()
+	}
 	e.started = time.Now()
 	for _, p := range e.ports {
 		e.refill(p)
@@ -673,10 +726,11 @@ func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
 	return e.dequeue(p, now)
 }
 
-// timeout is how long the loop may sleep: until the earliest shaper,
-// delay or pause-expiry deadline of a port with frames waiting, a short
-// retry for a port the kernel refused, or forever.
-func (e *Engine) timeout(now int64) time.Duration {
+// deadline is when the engine next has work without a frame arriving: the
+// earliest shaper, delay or pause-expiry deadline of a port with frames
+// waiting, a short retry for a port the kernel refused, a timer or the
+// watchdog's check; -1 when there is none.
+func (e *Engine) deadline(now int64) int64 {
 	next := int64(-1)
 	consider := func(t int64) {
 		if next < 0 || t < next {
@@ -708,13 +762,7 @@ func (e *Engine) timeout(now int64) time.Duration {
 	if e.wd.next >= 0 {
 		consider(e.wd.next)
 	}
-	if next < 0 {
-		return -1
-	}
-	if next <= now {
-		return 0
-	}
-	return time.Duration(next - now)
+	return next
 }
 
 // Snapshot returns a copy of every port's counters and of the frame pool.
@@ -724,12 +772,21 @@ func (e *Engine) timeout(now int64) time.Duration {
 func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
+	select {
+	case <-e.snapDone: // the late answer to a request that timed out
+	default:
+	}
+	// Under callMu, as halt stops the engine: a request made while it
+	// runs is answered, by the worker or by halt.
+	e.callMu.Lock()
 	if !e.running.Load() {
+		e.callMu.Unlock()
 		s := e.snapshot()
 		return s.ports, s.frames
 	}
 	e.snapWant.Store(true)
-	e.wait.Wake()
+	e.callMu.Unlock()
+	e.poke()
 	select {
 	case s := <-e.snapDone:
 		return s.ports, s.frames
@@ -794,24 +851,8 @@ func dropMap(counts []uint64) map[string]uint64 {
 	return m
 }
 
-// Uptime is the time since Run started.
+// Uptime is the time since the engine started on its first worker.
 func (e *Engine) Uptime() time.Duration { return time.Since(e.started) }
-
-// Waiter blocks the engine until a port may have work or a deadline passes.
-type Waiter interface {
-	// Prepare runs on the engine's locked thread before the loop.
-	Prepare() error
-	// Wait blocks for at most timeout (negative: no limit) until a port
-	// may have frames.
-	Wait(timeout time.Duration) error
-	// Sleep blocks for d without watching the ports; Wake ends it early.
-	Sleep(d time.Duration)
-	// Wake makes a blocked or the next Wait return; safe from any goroutine.
-	Wake()
-}
-
-// ErrClosed is returned by a Waiter used after Close.
-var ErrClosed = errors.New("dataplane: closed")
 
 // SignalReceiver is a flow-control state machine that takes signal frames.
 type SignalReceiver interface {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -27,7 +28,7 @@ const (
 // rig is an engine with two ports whose far ends the test drives.
 type rig struct {
 	e      *Engine
-	far    [2]*PipeEnd
+	far    [2]*pipe.End
 	farMem [2][]byte
 	free   []uint64
 	desc   [1]xdp.Desc
@@ -44,7 +45,7 @@ func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
 	var specs []PortSpec
 	for i := range r.far {
 		r.farMem[i] = make([]byte, 2*tRing*tFrame)
-		near, far := NewPipe(mem, r.farMem[i], tRing)
+		near, far := pipe.New(mem, r.farMem[i], tRing)
 		r.far[i] = far
 		specs = append(specs, PortSpec{Name: "p", IO: near, RateBps: rate})
 	}
@@ -57,7 +58,7 @@ func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
 		fill[a] = uint64((tRing + a) * tFrame)
 	}
 	r.far[1].Fill(fill[:])
-	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, NewChanWaiter(), o)
+	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

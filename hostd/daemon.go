@@ -17,11 +17,11 @@ import (
 	"github.com/bcfab/bcfab/xdp"
 )
 
-// NewDaemon returns server n of t as a runnable daemon: fabric ports
+// NewNode returns server n of t as a node to run: fabric ports
 // eth0..eth<k> shaped to the link rate, and the application port bc0nic,
 // unshaped (it stands for the server's PCIe bus, not a link). Fabric ports
 // have the queues of cfg.Queueing.
-func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Daemon, error) {
+func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
@@ -43,14 +43,14 @@ func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logge
 	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
 		return nil, err
 	}
-	d := &daemon.Daemon{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
+	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {
-		d.Ports = append(d.Ports, daemon.DaemonPort{Ifname: bcube.HostPort(l), RateBps: cfg.PortRate(bcube.HostPort(l)), Delay: cfg.Delay.D(),
+		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.HostPort(l), RateBps: cfg.PortRate(bcube.HostPort(l)), Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.
-	d.Ports = append(d.Ports, daemon.DaemonPort{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
+	d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
 	d.Setup = func() error {
 		// The kernel would leave TCP/UDP checksums to an offload that
 		// AF_XDP never performs.
@@ -71,6 +71,7 @@ func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logge
 		}
 		return nil
 	}
+	d.Teardown = host.DetachClassifier
 	return d, nil
 }
 

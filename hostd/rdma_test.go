@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/transport"
@@ -43,7 +44,7 @@ func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic 
 		t.Fatal(err)
 	}
 	for l := 0; l <= tp.Levels(); l++ {
-		near, _ := dataplane.NewPipe(mem, make([]byte, hRing*hFrame), hRing)
+		near, _ := pipe.New(mem, make([]byte, hRing*hFrame), hRing)
 		s := dataplane.PortSpec{Name: "p", IO: near}
 		if l < tp.Levels() {
 			s.Queues = qc
@@ -55,7 +56,7 @@ func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic 
 		t.Fatal(err)
 	}
 	e, err := dataplane.NewEngine(dataplane.Memory{Bytes: mem, FrameSize: hFrame, NumFrames: hFrames, RingSize: hRing},
-		specs, h, dataplane.NewChanWaiter(), dataplane.Options{BufferBytes: 1 << 30})
+		specs, h, dataplane.Options{BufferBytes: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,3 +82,16 @@ func FetchStats(ctx context.Context, sock string) (*api.Stats, error) {
 	}
 	return &st, nil
 }
+
+// FetchWorker reads GET /worker from the worker at control socket sock.
+func FetchWorker(ctx context.Context, sock string) (*api.WorkerReport, error) {
+	b, err := controlGet(ctx, sock, "/worker")
+	if err != nil {
+		return nil, err
+	}
+	var r api.WorkerReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("GET /worker on %s: %w", sock, err)
+	}
+	return &r, nil
+}

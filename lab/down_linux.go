@@ -18,9 +18,9 @@ const StopGrace = 3 * time.Second
 // state file alone, so it works after a crash of the lab process, after
 // kill -9 of any daemon, and on a partial state left by a failed Up:
 //
-//  1. Stop every recorded daemon whose /proc/<pid>/cmdline still names its
-//     config file, and every other process inside one of the lab's
-//     namespaces: SIGTERM, up to StopGrace, then SIGKILL.
+//  1. Stop every recorded worker or daemon whose /proc/<pid>/cmdline still
+//     names its config file, and every other process inside one of the
+//     lab's namespaces: SIGTERM, up to StopGrace, then SIGKILL.
 //  2. Delete every namespace named in the state, and any other namespace
 //     whose name starts with <name>- (the veths in them go with them).
 //  3. Remove the run directory <runRoot>/<name>.
@@ -142,21 +142,30 @@ const (
 // findVictims lists the lab's processes not in seen, and adds them to it.
 func findVictims(st *State, namespaces []string, seen map[int]bool) []victim {
 	var victims []victim
-	configs := map[string]NodeState{}
-	for _, n := range st.Nodes {
-		if n.Config == "" {
-			continue
+	// Every process that hosts nodes, by the config file on its command
+	// line: the workers, or the nodes' own daemons.
+	configs := map[string]string{}
+	add := func(pid int, config, what string) {
+		configs[config] = what
+		if pid > 0 && !seen[pid] {
+			seen[pid] = true
+			victims = append(victims, daemonVictim(pid, config, what))
 		}
-		configs[n.Config] = n
-		if n.Pid > 0 && !seen[n.Pid] {
-			seen[n.Pid] = true
-			victims = append(victims, daemonVictim(n.Pid, n))
+	}
+	for _, w := range st.Workers {
+		if w.Config != "" {
+			add(w.Pid, w.Config, "worker "+w.Name)
+		}
+	}
+	for _, n := range st.Nodes {
+		if n.Config != "" && n.Worker == "" {
+			add(n.Pid, n.Config, fmt.Sprintf("%s (%s)", n.Name, n.Kind))
 		}
 	}
 	for pid, cfg := range processesWithArg(configs) {
 		if !seen[pid] {
 			seen[pid] = true
-			victims = append(victims, daemonVictim(pid, configs[cfg]))
+			victims = append(victims, daemonVictim(pid, cfg, configs[cfg]))
 		}
 	}
 	inodes := map[uint64]string{}
@@ -182,12 +191,12 @@ func findVictims(st *State, namespaces []string, seen map[int]bool) []victim {
 	return victims
 }
 
-// daemonVictim is node n's daemon at pid: ours while its command line
-// still names n's config file.
-func daemonVictim(pid int, n NodeState) victim {
+// daemonVictim is the process at pid that hosts nodes: ours while its
+// command line still names config.
+func daemonVictim(pid int, config, what string) victim {
 	return victim{
 		pid:  pid,
-		what: fmt.Sprintf("%s (%s)", n.Name, n.Kind),
-		ours: func() bool { return cmdlineHas(pid, n.Config) },
+		what: what,
+		ours: func() bool { return cmdlineHas(pid, config) },
 	}
 }

@@ -37,7 +37,7 @@ func realBinDir(t *testing.T) string {
 		if real.err != nil {
 			return
 		}
-		for _, c := range []string{KindSwitch, KindServer} {
+		for _, c := range []string{KindSwitch, KindServer, WorkerBin} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(real.dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
 			if err != nil {
 				real.err = fmt.Errorf("build %s: %v\n%s", c, err, out)

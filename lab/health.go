@@ -82,17 +82,35 @@ type HealthSample struct {
 	Busy  uint64       `json:"busy_ticks"`
 	Total uint64       `json:"total_ticks"`
 	Nodes []NodeSample `json:"nodes"`
+	// Procs are the processes that host the nodes (workers, or the nodes'
+	// own daemons).
+	Procs []ProcSample `json:"procs"`
 }
 
-// NodeSample is one daemon in a HealthSample.
+// NodeSample is one node in a HealthSample.
 type NodeSample struct {
 	Node string `json:"node"`
 	Pid  int    `json:"pid"`
-	// CPU is the daemon's user and system time since it started.
+	// Started identifies the node's instance (when it started, Unix ns):
+	// a node stopped and started, or whose daemon restarted, has a new one.
+	Started int64 `json:"started_unix_ns,omitempty"`
+	// CPU is the node's CPU time since it started: its engine's busy time
+	// when it shares a worker, its daemon's user and system time when it
+	// has one of its own.
 	CPU   time.Duration `json:"cpu_ns"`
 	Ports []PortSample  `json:"ports,omitempty"`
-	// Err says why the daemon could not be sampled.
+	// Err says why the node could not be sampled.
 	Err string `json:"error,omitempty"`
+}
+
+// ProcSample is one process that hosts nodes: a worker (Name w<i>) or a
+// node's own daemon (Name the node's).
+type ProcSample struct {
+	Name string `json:"name"`
+	Pid  int    `json:"pid"`
+	// CPU is its user and system time since it started (/proc).
+	CPU time.Duration `json:"cpu_ns"`
+	Err string        `json:"error,omitempty"`
 }
 
 // PortSample is one port of a NodeSample.
@@ -104,9 +122,9 @@ type PortSample struct {
 	LostNs    int64  `json:"lost_ns"`
 }
 
-// nodeSample is the part of a NodeSample that a daemon's stats give.
+// nodeSample is the part of a NodeSample that a node's stats give.
 func nodeSample(st *api.Stats) NodeSample {
-	n := NodeSample{Node: st.Node, Pid: st.Pid}
+	n := NodeSample{Node: st.Node, Pid: st.Pid, Started: st.StartedUnixNs, CPU: time.Duration(st.BusyNs)}
 	for i := range st.Ports {
 		p := &st.Ports[i]
 		n.Ports = append(n.Ports, PortSample{Name: p.Name, RingDrops: p.RingDrops(), Late: p.LateFrames, MaxLateNs: p.MaxLateNs, LostNs: p.LostLinkNs})
@@ -128,11 +146,12 @@ type Health struct {
 	// MachineBusy is the share of all CPUs' time that was busy (every
 	// process and the kernel, veth forwarding included); 0 when unknown.
 	MachineBusy float64 `json:"machine_busy"`
-	// DaemonCPU is the CPU time of all the lab's daemons; DaemonShare
-	// that as a share of all CPUs' time.
+	// DaemonCPU is the CPU time of all the processes that host the
+	// lab's nodes (workers or daemons); DaemonShare that as a share of
+	// all CPUs' time.
 	DaemonCPU   time.Duration `json:"daemon_cpu_ns"`
 	DaemonShare float64       `json:"daemon_share"`
-	// Busiest are the daemons that used the most CPU, at most five.
+	// Busiest are the nodes that used the most CPU, at most five.
 	Busiest []DaemonCPU `json:"busiest,omitempty"`
 
 	RingDrops uint64 `json:"ring_drops"`
@@ -154,7 +173,7 @@ type Health struct {
 	Ports []PortHealth `json:"ports,omitempty"`
 }
 
-// DaemonCPU is one daemon's CPU time in a run; Share is of one CPU.
+// DaemonCPU is one node's CPU time in a run; Share is of one CPU.
 type DaemonCPU struct {
 	Node  string        `json:"node"`
 	CPU   time.Duration `json:"cpu_ns"`
@@ -216,13 +235,15 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 			case b.Pid != n.Pid:
 				problem("%s: daemon restarted (pid %d, then %d)", n.Node, b.Pid, n.Pid)
 				continue
+			case b.Started != n.Started:
+				problem("%s: node restarted (stopped and started again)", n.Node)
+				continue
 			}
 		}
 		cpu := n.CPU
 		if b != nil {
 			cpu -= b.CPU
 		}
-		h.DaemonCPU += cpu
 		cpus = append(cpus, DaemonCPU{Node: n.Node, CPU: cpu, Share: share(cpu, h.Wall)})
 		for j := range n.Ports {
 			p := n.Ports[j]
@@ -258,6 +279,20 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 				problem("%s: gone by the end", b.Node)
 			}
 		}
+	}
+	for _, p := range s.Procs {
+		if p.Err != "" {
+			continue // its nodes say so
+		}
+		cpu := p.CPU
+		if before != nil {
+			k := slices.IndexFunc(before.Procs, func(q ProcSample) bool { return q.Name == p.Name && q.Pid == p.Pid })
+			if k < 0 || before.Procs[k].Err != "" {
+				continue // restarted: its nodes say so
+			}
+			cpu -= before.Procs[k].CPU
+		}
+		h.DaemonCPU += cpu
 	}
 	slices.SortFunc(cpus, func(a, b DaemonCPU) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), strings.Compare(a.Node, b.Node)) })
 	h.Busiest = cpus[:min(5, len(cpus))]

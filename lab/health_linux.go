@@ -25,28 +25,62 @@ func SampleHealth(runRoot, name string) (*HealthSample, error) {
 }
 
 // snapshot samples the health of the lab of st and returns the stats of
-// the daemons that answered, by node.
+// the nodes that answered, by node.
 func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
 	s := &HealthSample{At: time.Now(), CPUs: runtime.NumCPU(), Nodes: make([]NodeSample, len(st.Nodes))}
 	stats := make([]*api.Stats, len(st.Nodes))
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		s.Busy, s.Total, _ = parseMachineCPU(b)
 	}
-	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(n) })
+	for _, w := range st.Workers {
+		s.Procs = append(s.Procs, sampleProc(w.Name, w.Pid, w.Config))
+	}
+	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(st, n) })
 	m := make(map[string]*api.Stats, len(stats))
 	for i, x := range stats {
 		if x != nil {
 			m[st.Nodes[i].Name] = x
 		}
 	}
+	for i, n := range st.Nodes {
+		if n.Worker == "" {
+			p := sampleProc(n.Name, n.Pid, n.Config)
+			s.Procs = append(s.Procs, p)
+			if p.Err == "" && s.Nodes[i].Err == "" {
+				// A daemon of its own: the node's CPU is its process's.
+				s.Nodes[i].CPU = p.CPU
+			}
+		}
+	}
 	return s, m
 }
 
-func sampleNode(n NodeState) (NodeSample, *api.Stats) {
+// sampleProc reads the CPU time of the process pid, which hosts nodes
+// while its command line names config.
+func sampleProc(name string, pid int, config string) ProcSample {
+	p := ProcSample{Name: name, Pid: pid}
+	if !cmdlineHas(pid, config) {
+		p.Err = "not running"
+		return p
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err == nil {
+		p.CPU, err = parseProcCPU(b)
+	}
+	if err != nil {
+		p.Err = "cpu time: " + err.Error()
+	}
+	return p
+}
+
+func sampleNode(st *State, n NodeState) (NodeSample, *api.Stats) {
 	fail := func(format string, args ...any) (NodeSample, *api.Stats) {
 		return NodeSample{Node: n.Name, Pid: n.Pid, Err: fmt.Sprintf(format, args...)}, nil
 	}
-	if !cmdlineHas(n.Pid, n.Config) {
+	if !cmdlineHas(n.Pid, st.procConfig(n)) {
+		if n.Worker != "" {
+			return fail("worker %s (pid %d) is not running", n.Worker, n.Pid)
+		}
 		return fail("daemon not running")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -57,12 +91,5 @@ func sampleNode(n NodeState) (NodeSample, *api.Stats) {
 	}
 	out := nodeSample(stats)
 	out.Node, out.Pid = n.Name, n.Pid
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(n.Pid) + "/stat")
-	if err != nil {
-		return fail("cpu time: %v", err)
-	}
-	if out.CPU, err = parseProcCPU(b); err != nil {
-		return fail("cpu time: %v", err)
-	}
 	return out, stats
 }

@@ -6,8 +6,17 @@ import (
 	"time"
 )
 
+// sample is a sample of nodes that each have a daemon of their own.
 func sample(at time.Duration, busy, total uint64, nodes ...NodeSample) *HealthSample {
-	return &HealthSample{At: time.Unix(1000, 0).Add(at), CPUs: 2, Busy: busy, Total: total, Nodes: nodes}
+	s := &HealthSample{At: time.Unix(1000, 0).Add(at), CPUs: 2, Busy: busy, Total: total, Nodes: nodes}
+	for _, n := range nodes {
+		p := ProcSample{Name: n.Node, Pid: n.Pid, CPU: n.CPU}
+		if n.Err != "" {
+			p.Err = "not running"
+		}
+		s.Procs = append(s.Procs, p)
+	}
+	return s
 }
 
 func node(name string, pid int, cpu time.Duration, ports ...PortSample) NodeSample {
@@ -136,5 +145,46 @@ func TestHealthShortRun(t *testing.T) {
 		if h.Valid != c.valid || (c.valid && len(h.Warnings) != 1) {
 			t.Errorf("lost %v of 160ms: valid %v (want %v), problems %v, warnings %v", time.Duration(c.lostNs), h.Valid, c.valid, h.Problems, h.Warnings)
 		}
+	}
+}
+
+// On workers, the daemons' CPU is the workers' and each node's its
+// engine's busy time; a node stopped and started again, and every node of
+// a worker that died, invalidate the run.
+func TestHealthWorkers(t *testing.T) {
+	at := func(d time.Duration, w0, w1 time.Duration, nodes ...NodeSample) *HealthSample {
+		s := &HealthSample{At: time.Unix(1000, 0).Add(d), CPUs: 2, Nodes: nodes,
+			Procs: []ProcSample{{Name: "w0", Pid: 100, CPU: w0}, {Name: "w1", Pid: 101, CPU: w1}}}
+		if w1 < 0 {
+			s.Procs[1] = ProcSample{Name: "w1", Pid: 101, Err: "not running"}
+		}
+		return s
+	}
+	n := func(name string, pid int, started int64, busy time.Duration) NodeSample {
+		return NodeSample{Node: name, Pid: pid, Started: started, CPU: busy}
+	}
+	before := at(0, time.Second, time.Second, n("h0", 100, 1, 0), n("h1", 100, 1, 0), n("s0.0", 101, 1, 0))
+	after := at(10*time.Second, 5*time.Second, 3*time.Second,
+		n("h0", 100, 1, 3*time.Second), n("h1", 100, 1, time.Second), n("s0.0", 101, 1, 1500*time.Millisecond))
+	h := after.Since(before, 0, HealthLimits{})
+	if !h.Valid || h.DaemonCPU != 6*time.Second || h.DaemonShare != 0.3 {
+		t.Fatalf("valid %v cpu %v share %v problems %v", h.Valid, h.DaemonCPU, h.DaemonShare, h.Problems)
+	}
+	if h.Busiest[0].Node != "h0" || h.Busiest[0].Share != 0.3 || h.Busiest[1].Node != "s0.0" || h.Busiest[2].Node != "h1" {
+		t.Errorf("busiest %+v", h.Busiest)
+	}
+
+	after = at(10*time.Second, 5*time.Second, -1,
+		n("h0", 100, 1, 3*time.Second), n("h1", 100, 2, 0),
+		NodeSample{Node: "s0.0", Pid: 101, Err: "worker w1 (pid 101) is not running"})
+	h = after.Since(before, 0, HealthLimits{})
+	got := strings.Join(h.Problems, "\n")
+	for _, w := range []string{"h1: node restarted", "s0.0: worker w1 (pid 101) is not running"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("problems lack %q:\n%s", w, got)
+		}
+	}
+	if h.Valid || len(h.Problems) != 2 || h.DaemonCPU != 4*time.Second {
+		t.Errorf("valid %v cpu %v problems %v", h.Valid, h.DaemonCPU, h.Problems)
 	}
 }

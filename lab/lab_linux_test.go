@@ -103,7 +103,7 @@ func testLogger(t *testing.T) *slog.Logger {
 func testSpec(t *testing.T, n, k int) Spec {
 	t.Helper()
 	requireRoot(t)
-	s := Spec{Name: uniqueName(), N: n, K: k, RateBps: 1e9, BinDir: fakeBinDir(t), RunRoot: t.TempDir(), HealthTimeout: 20 * time.Second}
+	s := Spec{Name: uniqueName(), N: n, K: k, RateBps: 1e9, BinDir: fakeBinDir(t), RunRoot: t.TempDir(), HealthTimeout: 20 * time.Second, Workers: PerNode}
 	t.Cleanup(func() {
 		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -436,7 +436,7 @@ func TestBadInputsCreateNothing(t *testing.T) {
 	requireRoot(t)
 	root := t.TempDir()
 	before := netnsList(t)
-	good := Spec{Name: uniqueName(), N: 2, K: 1, BinDir: fakeBinDir(t), RunRoot: root}
+	good := Spec{Name: uniqueName(), N: 2, K: 1, BinDir: fakeBinDir(t), RunRoot: root, Workers: PerNode}
 	for _, c := range []struct {
 		name string
 		mod  func(*Spec)
@@ -445,7 +445,8 @@ func TestBadInputsCreateNothing(t *testing.T) {
 		{"n", func(s *Spec) { s.N = 1 }, "n = 1"},
 		{"k", func(s *Spec) { s.K = 0 }, "k = 0"},
 		{"name", func(s *Spec) { s.Name = "Bad-Name" }, "lab name"},
-		{"too large", func(s *Spec) { s.N, s.K = 13, 1 }, "too large"},
+		{"too large", func(s *Spec) { s.N, s.K = 18, 1 }, "too large"},
+		{"too large per node", func(s *Spec) { s.N, s.K = 13, 1 }, "a daemon process per node is limited to 160"},
 		{"bin dir", func(s *Spec) { s.BinDir = "/nonexistent/bin" }, "no usable hostd binary"},
 		{"xdp mode", func(s *Spec) { s.XDPMode = "turbo" }, "xdp_mode"},
 		{"loss", func(s *Spec) { s.LossPPM = 2_000_000 }, "loss_ppm 2000000"},
@@ -597,7 +598,7 @@ func TestDownAfterCrashedUp(t *testing.T) {
 
 func crashUpHelper() {
 	spec := Spec{Name: os.Getenv("LAB_TEST_CRASH_UP"), N: 4, K: 1, RunRoot: os.Getenv("LAB_TEST_RUN_ROOT"),
-		BinDir: os.Getenv("LAB_TEST_BIN_DIR"), HealthTimeout: time.Minute}
+		BinDir: os.Getenv("LAB_TEST_BIN_DIR"), HealthTimeout: time.Minute, Workers: PerNode}
 	_, err := Up(context.Background(), spec, nil)
 	fmt.Fprintln(os.Stderr, "crash helper: Up returned", err)
 	os.Exit(1)

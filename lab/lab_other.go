@@ -29,3 +29,7 @@ func RunWorkload(context.Context, string, string, WorkloadOptions) (*WorkloadRep
 	return nil, errNotLinux
 }
 func Snapshot(context.Context, string, string) ([]NodeSnapshot, error) { return nil, errNotLinux }
+func StopNode(string, string, string, *slog.Logger) error              { return errNotLinux }
+func StartNode(context.Context, string, string, string, *slog.Logger) error {
+	return errNotLinux
+}

@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -76,6 +77,13 @@ type File struct {
 	MaxNodes      int             `yaml:"max-nodes,omitempty"`
 	HealthTimeout *units.Duration `yaml:"health-timeout,omitempty"`
 
+	// Workers 0 is a process per node, as --workers 0.
+	Workers       *int            `yaml:"workers,omitempty"`
+	WorkerSlack   *units.Duration `yaml:"worker-slack,omitempty"`
+	WorkerPoll    *time.Duration  `yaml:"worker-poll,omitempty"`
+	FramesPerPort int             `yaml:"frames-per-port,omitempty"`
+	RingSize      int             `yaml:"ring-size,omitempty"`
+
 	// lines holds the line of every key present, top-level keys by name
 	// and link keys as "links[i]".
 	lines map[string]int
@@ -107,7 +115,7 @@ func Defaults() Spec {
 		Name: DefaultName, RunRoot: DefaultRunRoot, RateBps: config.DefaultRateBps, BufferBytes: config.DefaultBufferBytes,
 		XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: config.FCNone, MaxNodes: DefaultMaxNodes,
 		HealthTimeout: DefaultHealthTimeout, WatchdogDetect: config.DefaultWatchdogDetect, WatchdogAction: "none",
-		WatchdogRestore: config.DefaultWatchdogRestore, DSCPMap: config.DefaultDSCPMap(),
+		WatchdogRestore: config.DefaultWatchdogRestore, DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
 	}
 }
 
@@ -202,6 +210,8 @@ func lineValues(n *yaml.Node) error {
 		"watchdog-detect":  func(s string) error { _, err := units.ParseDuration(s); return err },
 		"watchdog-restore": func(s string) error { _, err := units.ParseDuration(s); return err },
 		"health-timeout":   func(s string) error { _, err := units.ParseDuration(s); return err },
+		"worker-slack":     func(s string) error { _, err := units.ParseDuration(s); return err },
+		"worker-poll":      func(s string) error { _, err := time.ParseDuration(s); return err },
 		"dscp-map":         func(s string) error { _, err := config.ParseDSCPMap(s); return err },
 	}
 	var walk func(n *yaml.Node) error
@@ -301,6 +311,16 @@ func (f *File) apply(s *Spec, skip string) {
 	set("run-root", f.RunRoot != "", func() { s.RunRoot = f.RunRoot })
 	set("max-nodes", f.MaxNodes != 0, func() { s.MaxNodes = f.MaxNodes })
 	set("health-timeout", f.HealthTimeout != nil, func() { s.HealthTimeout = f.HealthTimeout.D() })
+	set("workers", f.Workers != nil, func() {
+		s.Workers = *f.Workers
+		if s.Workers == 0 {
+			s.Workers = PerNode // as --workers 0
+		}
+	})
+	set("worker-slack", f.WorkerSlack != nil, func() { s.WorkerSlack = f.WorkerSlack.D() })
+	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
+	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
+	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
 	s.Links = nil
 	for i, l := range f.Topology.Links {
 		if skip == fmt.Sprintf("links[%d]", i) {
@@ -443,6 +463,19 @@ func FileOf(s Spec) *File {
 		v := units.Duration(s.HealthTimeout)
 		f.HealthTimeout = &v
 	}
+	if s.Workers != 0 && s.Workers != d.Workers {
+		w := max(s.Workers, 0) // PerNode is 0, as --workers 0
+		f.Workers = &w
+	}
+	if s.WorkerSlack != 0 {
+		v := units.Duration(s.WorkerSlack)
+		f.WorkerSlack = &v
+	}
+	if s.WorkerPollBudget != 0 {
+		v := s.WorkerPollBudget
+		f.WorkerPoll = &v
+	}
+	f.FramesPerPort, f.RingSize = s.FramesPerPort, s.RingSize
 	for _, l := range s.Links {
 		fl := FileLink{Endpoints: l.Endpoints, Down: l.Down}
 		if l.RateBps != 0 {

@@ -10,10 +10,12 @@ import (
 	"github.com/bcfab/bcfab/config"
 )
 
-// Daemon kinds, also the names of their binaries in Spec.BinDir.
+// Daemon kinds, also the names of their binaries in Spec.BinDir, and the
+// worker's binary, which hosts both.
 const (
 	KindSwitch = "swd"
 	KindServer = "hostd"
+	WorkerBin  = "bcfabd"
 )
 
 // Plan is a Spec resolved into everything Up creates, computed before
@@ -35,6 +37,19 @@ type Plan struct {
 	// AppLinks are the servers' application veths: A is bc0 (kernel side,
 	// with the server's address), B is bc0nic (hostd's side).
 	AppLinks []Link
+	// Workers host the nodes (none when each node runs in a process of
+	// its own, Spec.Workers == PerNode).
+	Workers []WorkerPlan
+}
+
+// WorkerPlan is one worker process and the nodes it hosts.
+type WorkerPlan struct {
+	Name       string // w<i>
+	Binary     string // <BinDir>/bcfabd
+	ConfigPath string // <RunDir>/w<i>.json
+	LogPath    string // <LogDir>/w<i>.log
+	Nodes      []int  // indexes into Plan.Nodes
+	Config     config.Worker
 }
 
 // NodePlan is one node: its namespace and its daemon.
@@ -45,6 +60,7 @@ type NodePlan struct {
 	Binary     string // <BinDir>/<Kind>
 	ConfigPath string // <RunDir>/<Name>.json
 	LogPath    string // <LogDir>/<Name>.log
+	Worker     int    // index into Plan.Workers; -1: a process of its own
 	Config     config.Node
 }
 
@@ -97,13 +113,20 @@ func NewPlan(spec Spec) (*Plan, error) {
 		if _, _, err := c.Validate(); err != nil {
 			return err
 		}
+		ns := Namespace(s.Name, name)
+		log := filepath.Join(p.LogDir, name+".log")
+		c.Netns = filepath.Join(netnsDir, ns)
+		if s.Workers != PerNode {
+			c.Log = log
+		}
 		p.Nodes = append(p.Nodes, NodePlan{
 			Name:       name,
 			Kind:       kind,
-			Namespace:  Namespace(s.Name, name),
+			Namespace:  ns,
 			Binary:     filepath.Join(s.BinDir, kind),
 			ConfigPath: filepath.Join(run, name+".json"),
-			LogPath:    filepath.Join(p.LogDir, name+".log"),
+			LogPath:    log,
+			Worker:     -1,
 			Config:     c,
 		})
 		return nil
@@ -136,7 +159,52 @@ func NewPlan(spec Spec) (*Plan, error) {
 			B: Endpoint{Node: h, Namespace: Namespace(s.Name, h), Ifname: bcube.AppPeerIf, MAC: bcube.AppNICMAC(i)},
 		})
 	}
+	p.assignWorkers()
 	return p, nil
+}
+
+// assignWorkers deals the nodes to Spec.Workers workers so that many
+// cables join nodes of one worker, whose frames then cross without waking
+// another: each level-0 group (s0.g and the servers h<g·n>..h<g·n+n-1>
+// it joins) whole to one worker, groups in contiguous blocks, the
+// switches of higher levels in contiguous blocks of their level. With
+// more workers than groups, nodes are dealt evenly in order.
+func (p *Plan) assignWorkers() {
+	s, t := p.Spec, p.Topology
+	if s.Workers == PerNode {
+		return
+	}
+	nw := min(s.Workers, len(p.Nodes))
+	for i := range nw {
+		name := fmt.Sprintf("w%d", i)
+		p.Workers = append(p.Workers, WorkerPlan{
+			Name:       name,
+			Binary:     filepath.Join(s.BinDir, WorkerBin),
+			ConfigPath: filepath.Join(p.RunDir, name+".json"),
+			LogPath:    filepath.Join(p.LogDir, name+".log"),
+			Config: config.Worker{Lab: s.Name, Name: name, Control: filepath.Join(p.RunDir, name+".sock"),
+				Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)},
+		})
+	}
+	servers, per := t.Servers(), t.SwitchesPerLevel()
+	groups := servers / t.N() // level-0 groups: n servers and their switch
+	for i := range p.Nodes {
+		var w int
+		switch {
+		case nw > groups: // more workers than groups: spread evenly
+			w = i * nw / len(p.Nodes)
+		case i < servers:
+			w = (i / t.N()) * nw / groups
+		case i < servers+per: // s0.g, with group g
+			w = (i - servers) * nw / groups
+		default:
+			w = ((i - servers) % per) * nw / per
+		}
+		p.Nodes[i].Worker = w
+		wp := &p.Workers[w]
+		wp.Nodes = append(wp.Nodes, i)
+		wp.Config.Nodes = append(wp.Config.Nodes, p.Nodes[i].ConfigPath)
+	}
 }
 
 // Namespaces returns every namespace of the plan, in node order.

@@ -124,3 +124,53 @@ func TestPlanAddresses(t *testing.T) {
 		t.Fatalf("h15: %s", a)
 	}
 }
+
+// Workers host every node once; a level-0 switch shares its worker with
+// its servers; PerNode plans no worker.
+func TestPlanWorkers(t *testing.T) {
+	for _, c := range []struct{ n, k, workers, want int }{{4, 1, 1, 1}, {4, 1, 2, 2}, {4, 1, 3, 3}, {2, 1, 64, 8}, {8, 1, 2, 2}, {3, 2, 2, 2}} {
+		p, err := NewPlan(Spec{N: c.n, K: c.k, RunRoot: "/run/x", BinDir: "/b", Workers: c.workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Workers) != c.want {
+			t.Fatalf("BCube(%d,%d) %d workers: %d planned", c.n, c.k, c.workers, len(p.Workers))
+		}
+		seen := map[int]bool{}
+		for w, wp := range p.Workers {
+			if wp.Binary != "/b/bcfabd" || wp.Config.Control != "/run/x/bc/"+wp.Name+".sock" || len(wp.Nodes) == 0 ||
+				len(wp.Config.Nodes) != len(wp.Nodes) || wp.Config.Validate() != nil {
+				t.Fatalf("worker %+v", wp)
+			}
+			for _, i := range wp.Nodes {
+				if seen[i] || p.Nodes[i].Worker != w || p.Nodes[i].Config.Netns != "/run/netns/bc-"+p.Nodes[i].Name ||
+					p.Nodes[i].Config.Log != p.Nodes[i].LogPath {
+					t.Fatalf("node %+v in worker %d", p.Nodes[i], w)
+				}
+				seen[i] = true
+			}
+		}
+		if len(seen) != len(p.Nodes) {
+			t.Fatalf("%d of %d nodes on a worker", len(seen), len(p.Nodes))
+		}
+		tp := p.Topology
+		for w := 0; w < tp.SwitchesPerLevel(); w++ {
+			sw, _ := p.Node(bcube.SwitchName(0, w))
+			for d := 0; d < tp.N() && tp.K() == 1; d++ {
+				if h, _ := p.Node(bcube.HostName(w*tp.N() + d)); h.Worker != sw.Worker && c.workers <= tp.Servers()/tp.N() {
+					t.Errorf("BCube(%d,%d)/%d: s0.%d on worker %d, its server %s on %d", c.n, c.k, c.workers, w, sw.Worker, h.Name, h.Worker)
+				}
+			}
+		}
+	}
+	p, err := NewPlan(Spec{N: 4, K: 1, RunRoot: "/run/x", BinDir: "/b", Workers: PerNode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Workers) != 0 || p.Nodes[0].Worker != -1 || p.Nodes[0].Config.Log != "" {
+		t.Fatalf("per node: %d workers, node %+v", len(p.Workers), p.Nodes[0])
+	}
+	if _, err := NewPlan(Spec{N: 4, K: 1, RunRoot: "/run/x", BinDir: "/b", Workers: MaxWorkers + 1}); err == nil {
+		t.Error("too many workers accepted")
+	}
+}

@@ -66,9 +66,16 @@ type NodeStatus struct {
 	Kind            string `json:"kind"`
 	Namespace       string `json:"namespace"`
 	NamespaceExists bool   `json:"namespace_exists"`
-	Pid             int    `json:"pid"`
-	// Alive: the recorded pid runs with this node's config file.
+	// Worker names the worker process that hosts the node ("": a daemon
+	// of its own); Pid is that process.
+	Worker string `json:"worker,omitempty"`
+	Pid    int    `json:"pid"`
+	// Alive: the recorded pid runs with this node's (or its worker's)
+	// config file.
 	Alive bool `json:"alive"`
+	// Stopped: the node was stopped (lab node stop) and its worker or
+	// daemon is not running it.
+	Stopped bool `json:"stopped,omitempty"`
 	// Healthy: GET /healthz answered 200.
 	Healthy bool `json:"healthy"`
 	// Stats summarises GET /stats; nil when it could not be read.

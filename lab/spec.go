@@ -19,19 +19,46 @@ const (
 	DefaultName    = "bc"
 	DefaultRunRoot = "/run/bcfab"
 
-	// DefaultMaxNodes caps servers + switches, i.e. the number of daemons.
-	// Every daemon holds a UMEM and busy-polls its rings on a locked OS
-	// thread, and every node is a namespace with its own veths; the
-	// machine this project runs on has 2 cores and 24 GiB, and BCube(8,1)
-	// (64 servers + 16 switches = 80 daemons) is the measured scale
-	// target. Twice that leaves headroom for BCube(n,2) shapes of similar
-	// size while refusing fabrics that would only thrash; raise MaxNodes
-	// deliberately on a bigger machine.
-	DefaultMaxNodes = 160
+	// DefaultMaxNodes caps servers + switches. Every node is a namespace
+	// with its own veths, sockets and UMEM; on the machine this project
+	// runs on (2 cores, 24 GiB) BCube(16,1), 256 servers + 32 switches =
+	// 288 nodes on workers, is the measured scale target
+	// (docs/BENCHMARKS.md); raise MaxNodes deliberately on a bigger
+	// machine.
+	DefaultMaxNodes = 300
+	// PerNodeMaxNodes caps a lab whose every node runs a daemon process of
+	// its own: BCube(8,1), 80 daemons, is what that mode was measured
+	// at, and twice that leaves headroom.
+	PerNodeMaxNodes = 160
 
 	// DefaultHealthTimeout bounds how long Up waits for every daemon to
 	// answer /healthz.
 	DefaultHealthTimeout = 60 * time.Second
+
+	// DefaultWorkers is how many worker processes host a lab's nodes
+	// unless told otherwise (docs/BENCHMARKS.md, "Workers", measures the
+	// choice).
+	DefaultWorkers = 1
+	// PerNode as Spec.Workers runs every node in a process of its own
+	// (swd and hostd), for fault isolation.
+	PerNode = -1
+	// MaxWorkers bounds Spec.Workers.
+	MaxWorkers = 64
+
+	// WorkerRingSize is the ring size of nodes on workers. A worker
+	// serves each of its nodes every round, so a ring need only cover a
+	// round or a short preemption (256 frames are 20 ms of a 100 Mb/s
+	// link, 4 ms at 500 Mb/s); rings four times larger spread every
+	// frame's way over four times the memory and cost 10-35% more CPU per
+	// frame (docs/BENCHMARKS.md, "Workers"). A daemon per node keeps
+	// config.DefaultRingSize: a descheduled daemon is away for longer.
+	WorkerRingSize = 256
+
+	// BigFabric is the node count above which a lab's nodes get
+	// BigFramesPerPort frames per port: a 16-port switch then holds 32 MiB
+	// of UMEM rather than 128 MiB.
+	BigFabric        = 100
+	BigFramesPerPort = 1024
 )
 
 // Spec describes a lab to bring up. The zero value of every field but N and
@@ -97,8 +124,27 @@ type Spec struct {
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
 
-	// BinDir holds the swd and hostd binaries; default: the directory of
-	// the running executable (bin/ when run as bin/lab).
+	// Workers is how many worker processes (bcfabd) host the nodes, each
+	// on one engine thread that serves all its nodes (0: DefaultWorkers;
+	// at most one per node); PerNode runs each node in a daemon process of
+	// its own (swd, hostd). A node is the same in both: its namespace,
+	// veths, sockets, XDP programs, control socket and counters.
+	Workers int `json:"workers"`
+	// FramesPerPort and RingSize size every node's UMEM (frames per port)
+	// and its sockets' rings (0: config.DefaultFramesPerPort, or
+	// BigFramesPerPort for a fabric of more than BigFabric nodes, whose
+	// memory would otherwise grow past what one machine gives a lab;
+	// WorkerRingSize on workers, config.DefaultRingSize with a process per
+	// node).
+	FramesPerPort int `json:"frames_per_port,omitempty"`
+	RingSize      int `json:"ring_size,omitempty"`
+	// WorkerSlack and WorkerPollBudget tune the workers' scheduling (see
+	// dataplane.WorkerOptions; 0: its defaults, negative: none).
+	WorkerSlack      time.Duration `json:"worker_slack,omitempty"`
+	WorkerPollBudget time.Duration `json:"worker_poll_budget,omitempty"`
+
+	// BinDir holds the bcfabd, swd and hostd binaries; default: the
+	// directory of the running executable (bin/ when run as bin/lab).
 	BinDir string `json:"bin_dir"`
 	// RunRoot holds one directory per lab: state, configs, sockets, logs.
 	RunRoot string `json:"run_root"`
@@ -142,6 +188,15 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.HealthTimeout == 0 {
 		s.HealthTimeout = DefaultHealthTimeout
+	}
+	if s.Workers == 0 {
+		s.Workers = DefaultWorkers
+	}
+	if servers, switches, ok := nodeCount(s.N, s.K); ok && s.FramesPerPort == 0 && servers+switches > BigFabric {
+		s.FramesPerPort = BigFramesPerPort
+	}
+	if s.RingSize == 0 && s.Workers != PerNode {
+		s.RingSize = WorkerRingSize
 	}
 	if s.LevelOrder == "" {
 		s.LevelOrder = "hash"
@@ -214,10 +269,14 @@ func (s Spec) check() (bcube.Topology, error) {
 	if servers, switches, ok := nodeCount(s.N, s.K); !ok || servers+switches > s.MaxNodes {
 		count := "more than 2^40 nodes"
 		if ok {
-			count = fmt.Sprintf("%d servers + %d switches = %d daemons", servers, switches, servers+switches)
+			count = fmt.Sprintf("%d servers + %d switches = %d nodes", servers, switches, servers+switches)
 		}
-		return bcube.Topology{}, fmt.Errorf("BCube(%d,%d) is too large: %s, the limit is %d (this machine has 2 cores and 24 GiB; BCube(8,1) with 80 daemons is the scale target)",
+		return bcube.Topology{}, fmt.Errorf("BCube(%d,%d) is too large: %s, the limit is %d (this machine has 2 cores and 24 GiB; BCube(16,1) with 288 nodes is the scale target)",
 			s.N, s.K, count, s.MaxNodes)
+	}
+	if servers, switches, _ := nodeCount(s.N, s.K); s.Workers == PerNode && servers+switches > min(s.MaxNodes, PerNodeMaxNodes) {
+		return bcube.Topology{}, fmt.Errorf("BCube(%d,%d) has %d nodes: a daemon process per node is limited to %d; run them on workers",
+			s.N, s.K, servers+switches, min(s.MaxNodes, PerNodeMaxNodes))
 	}
 	t, err := bcube.New(s.N, s.K)
 	if err != nil {
@@ -233,6 +292,13 @@ func (s Spec) check() (bcube.Topology, error) {
 	}
 	if s.HealthTimeout < 0 {
 		return t, fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
+	}
+	if s.Workers != PerNode && (s.Workers < 1 || s.Workers > MaxWorkers) {
+		return t, fmt.Errorf("workers %d: want 1..%d worker processes, or one process per node", s.Workers, MaxWorkers)
+	}
+	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)}
+	if err := wc.Validate(); err != nil {
+		return t, err
 	}
 	if err := s.checkLinks(t); err != nil {
 		return t, err
@@ -250,6 +316,9 @@ func (s Spec) check() (bcube.Topology, error) {
 // BCube(n,k); ok is false when they exceed 2^40 (absurd input, and no
 // overflow).
 func nodeCount(n, k int) (servers, switches int, ok bool) {
+	if n < 1 || k < 0 {
+		return 0, 0, false
+	}
 	pow := 1 // n^j
 	for j := 0; j <= k; j++ {
 		if pow > (1<<40)/n {
@@ -366,6 +435,9 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		BFCQueues:   s.BFCQueues,
 		BFCTable:    s.BFCTable,
 		LossPPM:     s.LossPPM,
+
+		FramesPerPort: s.FramesPerPort,
+		RingSize:      s.RingSize,
 
 		ECNKminBytes: s.ECNKminBytes,
 		ECNKmaxBytes: s.ECNKmaxBytes,

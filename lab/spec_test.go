@@ -35,10 +35,12 @@ func TestValidate(t *testing.T) {
 		{"n=0", with(func(s *Spec) { s.N = 0 }), "n >= 2"},
 		{"k<1", with(func(s *Spec) { s.K = 0 }), "k = 0"},
 		{"k<0", with(func(s *Spec) { s.K = -1 }), "k >= 1"},
-		{"too large", with(func(s *Spec) { s.N = 16 }), "too large: 256 servers + 32 switches = 288 daemons, the limit is 160"},
+		{"too large", with(func(s *Spec) { s.N = 18 }), "too large: 324 servers + 36 switches = 360 nodes, the limit is 300"},
+		{"too many processes", with(func(s *Spec) { s.N, s.Workers = 16, PerNode }), "288 nodes: a daemon process per node is limited to 160"},
+		{"workers", with(func(s *Spec) { s.Workers = MaxWorkers + 1 }), "workers 65: want 1..64"},
 		{"too large k", with(func(s *Spec) { s.N, s.K = 2, 7 }), "too large"},
 		{"absurd", with(func(s *Spec) { s.N, s.K = 1<<30, 3 }), "too large"},
-		{"over max nodes", with(func(s *Spec) { s.MaxNodes = 20 }), "24 daemons, the limit is 20"},
+		{"over max nodes", with(func(s *Spec) { s.MaxNodes = 20 }), "24 nodes, the limit is 20"},
 		{"uppercase name", with(func(s *Spec) { s.Name = "Lab" }), `lab name "Lab"`},
 		{"long name", with(func(s *Spec) { s.Name = "abcdefghi" }), "at most 7"},
 		{"dash in name", with(func(s *Spec) { s.Name = "a-b" }), `lab name "a-b"`},
@@ -119,7 +121,7 @@ func TestDefaults(t *testing.T) {
 	s := p.Spec
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
-	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != 160 || s.HealthTimeout != time.Minute ||
+	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != DefaultMaxNodes || s.HealthTimeout != time.Minute ||
 		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != config.DefaultBufferBytes || s.BinDir != filepath.Dir(exe) {
 		t.Fatalf("defaults: %+v", s)
 	}

@@ -28,6 +28,9 @@ type State struct {
 	Created    time.Time   `json:"created"`
 	Namespaces []string    `json:"namespaces"`
 	Nodes      []NodeState `json:"nodes"`
+	// Workers are the worker processes that host the nodes (none when
+	// every node has a daemon of its own).
+	Workers []WorkerState `json:"workers,omitempty"`
 
 	path string
 	// daemons are the daemons this process started, by node.
@@ -49,9 +52,55 @@ type NodeState struct {
 	Config    string `json:"config"`
 	Control   string `json:"control"`
 	Log       string `json:"log"`
-	// Pid of the daemon, 0 until started. It is the pid of ip netns exec,
-	// which execs the daemon in place.
+	// Worker names the worker process that hosts the node ("": a daemon
+	// of its own).
+	Worker string `json:"worker,omitempty"`
+	// Pid of the process that hosts the node, 0 until started: its
+	// worker's, or its own daemon's (the pid of ip netns exec, which execs
+	// the daemon in place).
 	Pid int `json:"pid"`
+}
+
+// WorkerState is one worker process of a running lab.
+type WorkerState struct {
+	Name    string   `json:"name"`
+	Config  string   `json:"config"`
+	Control string   `json:"control"`
+	Log     string   `json:"log"`
+	Pid     int      `json:"pid"`
+	Nodes   []string `json:"nodes"`
+}
+
+// Worker returns the worker named name.
+func (s *State) Worker(name string) (*WorkerState, bool) {
+	for i := range s.Workers {
+		if s.Workers[i].Name == name {
+			return &s.Workers[i], true
+		}
+	}
+	return nil, false
+}
+
+// procConfig is the config file on the command line of the process that
+// hosts n: its worker's config, or its own. A pid is that process while
+// its command line names this file.
+func (s *State) procConfig(n NodeState) string {
+	if n.Worker != "" {
+		if w, ok := s.Worker(n.Worker); ok {
+			return w.Config
+		}
+	}
+	return n.Config
+}
+
+// procLog is the log of the process that hosts n.
+func (s *State) procLog(n NodeState) string {
+	if n.Worker != "" {
+		if w, ok := s.Worker(n.Worker); ok {
+			return w.Log
+		}
+	}
+	return n.Log
 }
 
 // Node returns the node named name.
@@ -127,14 +176,25 @@ func newState(p *Plan) *State {
 		path:       p.StatePath,
 	}
 	for _, n := range p.Nodes {
-		s.Nodes = append(s.Nodes, NodeState{
+		ns := NodeState{
 			Name:      n.Name,
 			Kind:      n.Kind,
 			Namespace: n.Namespace,
 			Config:    n.ConfigPath,
 			Control:   n.Config.Control,
 			Log:       n.LogPath,
-		})
+		}
+		if n.Worker >= 0 {
+			ns.Worker = p.Workers[n.Worker].Name
+		}
+		s.Nodes = append(s.Nodes, ns)
+	}
+	for _, w := range p.Workers {
+		ws := WorkerState{Name: w.Name, Config: w.ConfigPath, Control: w.Config.Control, Log: w.LogPath}
+		for _, i := range w.Nodes {
+			ws.Nodes = append(ws.Nodes, p.Nodes[i].Name)
+		}
+		s.Workers = append(s.Workers, ws)
 	}
 	return s
 }

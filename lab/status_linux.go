@@ -26,7 +26,8 @@ func Status(runRoot, name string) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Lab: st.Lab, Spec: st.Spec, Phase: st.Phase, Created: st.Created, Nodes: make([]NodeStatus, len(st.Nodes))}
-	eachNode(st.Nodes, func(i int, n NodeState) { r.Nodes[i] = nodeStatus(n) })
+	workers := workerReports(st)
+	eachNode(st.Nodes, func(i int, n NodeState) { r.Nodes[i] = nodeStatus(st, workers, n) })
 	for _, n := range r.Nodes {
 		if n.Stats != nil {
 			r.Impaired = append(r.Impaired, n.Stats.Impaired...)
@@ -48,14 +49,53 @@ func Status(runRoot, name string) (*Report, error) {
 	return r, nil
 }
 
-func nodeStatus(n NodeState) NodeStatus {
+// workerReports asks every live worker of st for its report, by worker
+// name; a worker that is gone or does not answer is left out.
+func workerReports(st *State) map[string]*api.WorkerReport {
+	out := map[string]*api.WorkerReport{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, w := range st.Workers {
+		if !cmdlineHas(w.Pid, w.Config) {
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if rep, err := FetchWorker(ctx, w.Control); err == nil {
+				mu.Lock()
+				out[w.Name] = rep
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// workerNode is node's entry in its worker's report, if any.
+func workerNode(workers map[string]*api.WorkerReport, n NodeState) *api.WorkerNode {
+	rep := workers[n.Worker]
+	if rep == nil {
+		return nil
+	}
+	for i := range rep.Nodes {
+		if rep.Nodes[i].Name == n.Name {
+			return &rep.Nodes[i]
+		}
+	}
+	return nil
+}
+
+func nodeStatus(st *State, workers map[string]*api.WorkerReport, n NodeState) NodeStatus {
 	s := NodeStatus{
 		Name:            n.Name,
 		Kind:            n.Kind,
 		Namespace:       n.Namespace,
 		NamespaceExists: namespaceExists(n.Namespace),
+		Worker:          n.Worker,
 		Pid:             n.Pid,
-		Alive:           cmdlineHas(n.Pid, n.Config),
+		Alive:           cmdlineHas(n.Pid, st.procConfig(n)),
 	}
 	switch {
 	case !s.NamespaceExists:
@@ -64,8 +104,19 @@ func nodeStatus(n NodeState) NodeStatus {
 	case n.Pid == 0:
 		s.Err = "not started"
 		return s
+	case !s.Alive && n.Worker != "":
+		s.Err = fmt.Sprintf("worker %s (pid %d) is not running", n.Worker, n.Pid)
+		return s
 	case !s.Alive:
 		s.Err = "daemon not running"
+		return s
+	}
+	if wn := workerNode(workers, n); wn != nil && wn.State != api.NodeRunning {
+		s.Stopped = wn.State == api.NodeStopped
+		s.Err = "node " + wn.State + " on worker " + n.Worker
+		if wn.Error != "" {
+			s.Err += ": " + wn.Error
+		}
 		return s
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -75,14 +126,14 @@ func nodeStatus(n NodeState) NodeStatus {
 	} else {
 		s.Healthy = true
 	}
-	st, err := FetchStats(ctx, n.Control)
+	stats, err := FetchStats(ctx, n.Control)
 	if err != nil {
 		if s.Err == "" {
 			s.Err = err.Error()
 		}
 		return s
 	}
-	sum := Summarize(st)
+	sum := Summarize(stats)
 	s.Stats = &sum
 	return s
 }
@@ -164,7 +215,7 @@ func List(runRoot string) ([]LabInfo, error) {
 			}
 		}
 		for _, n := range st.Nodes {
-			if cmdlineHas(n.Pid, n.Config) {
+			if cmdlineHas(n.Pid, st.procConfig(n)) {
 				li.Alive++
 			}
 		}

@@ -79,13 +79,17 @@ func Up(ctx context.Context, spec Spec, log *slog.Logger) (*State, error) {
 }
 
 // preflight checks what Up needs before it creates anything: ip(8) and the
-// two daemon binaries.
+// daemon binaries (bcfabd with workers, swd and hostd without).
 func preflight(p *Plan) (ip string, err error) {
 	ip, err = exec.LookPath("ip")
 	if err != nil {
 		return "", fmt.Errorf("ip (iproute2) not found: %w", err)
 	}
-	for _, kind := range []string{KindServer, KindSwitch} {
+	bins := []string{KindServer, KindSwitch}
+	if len(p.Workers) > 0 {
+		bins = []string{WorkerBin}
+	}
+	for _, kind := range bins {
 		bin := filepath.Join(p.Spec.BinDir, kind)
 		fi, err := os.Stat(bin)
 		switch {
@@ -297,58 +301,102 @@ func createLinks(ctx context.Context, p *Plan, handles []*netlink.Handle) error 
 	})
 }
 
-// writeConfigs writes every daemon's config as JSON.
+// writeConfigs writes every node's config and every worker's as JSON.
 func writeConfigs(p *Plan) error {
-	for _, n := range p.Nodes {
-		b, err := json.MarshalIndent(n.Config, "", "  ")
+	write := func(name, path string, v any) error {
+		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
-			return fmt.Errorf("config for %s: %w", n.Name, err)
+			return fmt.Errorf("config for %s: %w", name, err)
 		}
-		if err := os.WriteFile(n.ConfigPath, append(b, '\n'), 0o644); err != nil {
-			return fmt.Errorf("config for %s: %w", n.Name, err)
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("config for %s: %w", name, err)
+		}
+		return nil
+	}
+	for _, n := range p.Nodes {
+		if err := write(n.Name, n.ConfigPath, n.Config); err != nil {
+			return err
+		}
+	}
+	for _, w := range p.Workers {
+		if err := write(w.Name, w.ConfigPath, w.Config); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// startDaemons starts every node's daemon as
+// startDaemons starts the processes that host the nodes: every worker as
+//
+//	<BinDir>/bcfabd --worker <config>
+//
+// in the root namespace (it enters each node's namespace itself), or,
+// without workers, every node's daemon as
 //
 //	ip netns exec <ns> <BinDir>/<kind> --config <config>
 //
-// in a session of its own (a terminal's Ctrl-C or hangup does not reach
-// it), stdout and stderr appended to its log, and records each pid in the
-// state file as soon as it is known.
+// each in a session of its own (a terminal's Ctrl-C or hangup does not
+// reach it), stdout and stderr appended to its log, and records each pid
+// in the state file as soon as it is known.
 func startDaemons(p *Plan, st *State, ip string, log *slog.Logger) error {
 	st.daemons = make(map[string]*daemon, len(p.Nodes))
-	for i, n := range p.Nodes {
-		logf, err := os.OpenFile(n.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("start %s: %w", n.Name, err)
+	if len(p.Workers) == 0 {
+		for i, n := range p.Nodes {
+			d, pid, err := startProcess(p, n.Name, n.LogPath, ip, "netns", "exec", n.Namespace, n.Binary, "--config", n.ConfigPath)
+			if err != nil {
+				return fmt.Errorf("start %s (%s): %w", n.Name, n.Kind, err)
+			}
+			st.daemons[n.Name] = d
+			st.Nodes[i].Pid = pid
+			if err := st.save(); err != nil {
+				return err
+			}
+			log.Debug("daemon started", "node", n.Name, "kind", n.Kind, "pid", pid)
 		}
-		cmd := exec.Command(ip, "netns", "exec", n.Namespace, n.Binary, "--config", n.ConfigPath)
-		cmd.Dir = p.RunDir
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		fmt.Fprintf(logf, "--- lab %s: %s %s at %s: %s\n", p.Spec.Name, n.Kind, n.Name,
-			time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
-		err = cmd.Start()
-		logf.Close()
+		return nil
+	}
+	for j, w := range p.Workers {
+		d, pid, err := startProcess(p, w.Name, w.LogPath, w.Binary, "--worker", w.ConfigPath)
 		if err != nil {
-			return fmt.Errorf("start %s (%s): %w", n.Name, n.Kind, err)
+			return fmt.Errorf("start worker %s: %w", w.Name, err)
 		}
-		d := &daemon{done: make(chan struct{})}
-		st.daemons[n.Name] = d
-		go func() {
-			d.err = cmd.Wait()
-			close(d.done)
-		}()
-		st.Nodes[i].Pid = cmd.Process.Pid
+		st.Workers[j].Pid = pid
+		for _, i := range w.Nodes {
+			st.daemons[p.Nodes[i].Name] = d
+			st.Nodes[i].Pid = pid
+		}
 		if err := st.save(); err != nil {
 			return err
 		}
-		log.Debug("daemon started", "node", n.Name, "kind", n.Kind, "pid", cmd.Process.Pid)
+		log.Debug("worker started", "worker", w.Name, "nodes", len(w.Nodes), "pid", pid)
 	}
 	return nil
+}
+
+// startProcess starts args in a session of its own with cwd the run
+// directory, stdout and stderr appended to logPath, reaped by a
+// goroutine.
+func startProcess(p *Plan, what, logPath string, args ...string) (*daemon, int, error) {
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = p.RunDir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	fmt.Fprintf(logf, "--- lab %s: %s at %s: %s\n", p.Spec.Name, what,
+		time.Now().Format(time.RFC3339Nano), strings.Join(cmd.Args, " "))
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	d := &daemon{done: make(chan struct{})}
+	go func() {
+		d.err = cmd.Wait()
+		close(d.done)
+	}()
+	return d, cmd.Process.Pid, nil
 }
 
 // waitHealthy polls every daemon's /healthz until all answer 200. It fails
@@ -381,8 +429,12 @@ func waitHealthy(ctx context.Context, st *State, timeout time.Duration) error {
 				}
 				select {
 				case <-d.done:
+					what := n.Kind
+					if n.Worker != "" {
+						what = "worker " + n.Worker
+					}
 					errs <- fmt.Errorf("%s (%s, pid %d) exited before answering /healthz: %v%s",
-						n.Name, n.Kind, n.Pid, exitString(d.err), logTail(n.Log))
+						n.Name, what, n.Pid, exitString(d.err), logTail(st.procLog(n)))
 					cancel()
 					return
 				case <-ctx.Done():

@@ -10,9 +10,9 @@ import (
 	"github.com/bcfab/bcfab/daemon"
 )
 
-// NewDaemon returns switch n of t as a runnable daemon: ports p0..p<n-1>,
+// NewNode returns switch n of t as a node to run: ports p0..p<n-1>,
 // each with the queues of cfg.Queueing and shaped to the link rate.
-func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Daemon, error) {
+func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
@@ -31,9 +31,9 @@ func NewDaemon(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logge
 	case cfg.FC == config.FCBFC:
 		sw.EnableBFC(cfg.BFC())
 	}
-	d := &daemon.Daemon{Kind: "swd", Config: cfg, Log: log, Handler: sw}
+	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
-		d.Ports = append(d.Ports, daemon.DaemonPort{Ifname: bcube.SwitchPort(p), RateBps: cfg.PortRate(bcube.SwitchPort(p)), Delay: cfg.Delay.D(),
+		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.SwitchPort(p), RateBps: cfg.PortRate(bcube.SwitchPort(p)), Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
 	}
 	return d, nil

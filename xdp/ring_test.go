@@ -246,7 +246,7 @@ func TestConfigValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mod := range []func(*UMEMConfig){
-		func(c *UMEMConfig) { c.NumFrames = 1000 },
+		func(c *UMEMConfig) { c.NumFrames = 0 },
 		func(c *UMEMConfig) { c.FrameSize = 1024 },
 		func(c *UMEMConfig) { c.FrameSize = 8192 },
 		func(c *UMEMConfig) { c.Headroom = c.FrameSize - 256 },

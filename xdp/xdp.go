@@ -78,7 +78,7 @@ const kernelHeadroom = 256
 // UMEMConfig sizes a UMEM and the fill and completion rings of every socket
 // that uses it.
 type UMEMConfig struct {
-	NumFrames      int // frames in the region; power of two
+	NumFrames      int // frames in the region
 	FrameSize      int // bytes per frame: 2048 or 4096
 	Headroom       int // bytes reserved in front of received data; usually 0
 	FillSize       int // entries in each socket's fill ring; power of two
@@ -99,8 +99,8 @@ func DefaultUMEMConfig() UMEMConfig {
 // Validate reports whether the kernel would accept c.
 func (c UMEMConfig) Validate() error {
 	switch {
-	case !isPow2(c.NumFrames):
-		return fmt.Errorf("xdp: UMEM frame count %d is not a power of two", c.NumFrames)
+	case c.NumFrames <= 0 || c.NumFrames > 1<<24:
+		return fmt.Errorf("xdp: UMEM frame count %d: want 1..%d", c.NumFrames, 1<<24)
 	case c.FrameSize != 2048 && c.FrameSize != 4096:
 		return fmt.Errorf("xdp: UMEM frame size %d is neither 2048 nor 4096", c.FrameSize)
 	case c.Headroom < 0 || c.Headroom >= c.FrameSize-kernelHeadroom:

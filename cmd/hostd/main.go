@@ -1,7 +1,9 @@
 //go:build linux
 
-// Command hostd is the host daemon (the NIC) of one BCube server. lab starts
-// it inside the server's namespace with the config it wrote.
+// Command hostd is the host daemon (the NIC) of one BCube server: lab starts
+// it inside the server's namespace with the config it wrote, when each node
+// runs in a process of its own (lab up --workers 0). Otherwise bcfabd hosts
+// the server on a worker with other nodes.
 package main
 
 import (
@@ -9,4 +11,4 @@ import (
 	"github.com/bcfab/bcfab/hostd"
 )
 
-func main() { daemon.Main("hostd", hostd.NewDaemon) }
+func main() { daemon.Main("hostd", daemon.Builders{Server: hostd.NewNode}) }

@@ -131,7 +131,7 @@ namespace and one daemon (swd or hostd) per node, veth pairs for the cables.`,
 		&cobra.Group{ID: groupBench, Title: "Experiments:"},
 	)
 	root.AddCommand(
-		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(),
+		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(), nodeCmd(),
 		statusCmd(), statsCmd(), healthCmd(), metricsCmd(), captureCmd(), execCmd(),
 		genCmd(), linkCmd(), workloadCmd(),
 		benchCmd(),

@@ -42,7 +42,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "0"}, 1, "--buffer 0"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 1, "--buffer 4G: at most 2 GiB"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
-		{[]string{"up", "bcube", "--n", "16", "--k", "1"}, 1, "too large"},
+		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
+		{[]string{"node", "pause", "h0"}, 2, "node: want stop or start"},
+		{[]string{"node", "stop"}, 2, "stop: want NODE"},
 		{[]string{"down", "extra"}, 1, "unexpected arguments"},
 		{[]string{"exec", "h0"}, 1, "no command"},
 		{[]string{"exec", "h0", "--"}, 1, "no command"},
@@ -180,7 +182,7 @@ func TestCLI(t *testing.T) {
 	}
 	t.Cleanup(func() { lab("down") })
 
-	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--dscp-map", "26=3,46=5")
+	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--dscp-map", "26=3,46=5", "--workers", "0")
 	if code != 0 {
 		t.Fatalf("up: %d %v", code, err)
 	}

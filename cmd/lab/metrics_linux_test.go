@@ -21,11 +21,11 @@ import (
 	"github.com/bcfab/bcfab/lab"
 )
 
-// realBins builds swd and hostd into a temporary directory.
+// realBins builds swd, hostd and bcfabd into a temporary directory.
 func realBins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, c := range []string{"swd", "hostd"} {
+	for _, c := range []string{"swd", "hostd", lab.WorkerBin} {
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput(); err != nil {
 			t.Fatalf("build %s: %v\n%s", c, err, out)
 		}

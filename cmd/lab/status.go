@@ -50,7 +50,7 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 	} else {
 		fmt.Fprintf(stdout, "lab %s: BCube(%d,%d), %s, created %s\n", r.Lab, r.Spec.N, r.Spec.K, r.Phase, r.Created.Local().Format(time.DateTime))
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "NODE\tKIND\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
+		fmt.Fprintln(tw, "NODE\tKIND\tWORKER\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
 		var drops, injected uint64
 		for _, n := range r.Nodes {
 			rx, tx, d, inj := "-", "-", "-", "-"
@@ -59,7 +59,11 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 				drops += n.Stats.Drops
 				injected += n.Stats.Injected
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, d, inj)
+			worker := n.Worker
+			if worker == "" {
+				worker = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, worker, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, d, inj)
 		}
 		tw.Flush()
 		fmt.Fprintf(stdout, "drops: %d lost by the emulator (DROPS), %d dropped on purpose (INJECTED: injected loss, links down)\n", drops, injected)

@@ -123,6 +123,21 @@ the file or a flag is bad.`,
 	add("ecn-kmax", func(s *lab.Spec) { s.ECNKmaxBytes = int(*ecnKmax) })
 	ecnPmax := fs.Float64("ecn-pmax", 0, "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)")
 	add("ecn-pmax", func(s *lab.Spec) { s.ECNPmax = *ecnPmax })
+	workers := fs.Int("workers", lab.DefaultWorkers, "worker processes that host the nodes, one engine thread each; 0: a daemon process per node (swd, hostd)")
+	add("workers", func(s *lab.Spec) {
+		s.Workers = *workers
+		if s.Workers == 0 {
+			s.Workers = lab.PerNode
+		}
+	})
+	wSlack := durationFlag(fs, "worker-slack", "", "0", "how late a worker may serve a deadline so that close ones share a wake-up (0: 50us)")
+	add("worker-slack", func(s *lab.Spec) { s.WorkerSlack = wSlack.D() })
+	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)")
+	add("worker-poll", func(s *lab.Spec) { s.WorkerPollBudget = *wPoll })
+	framesPerPort := fs.Int("frames-per-port", 0, "UMEM `frames` per port of every node (0: 4096, 1024 above 100 nodes)")
+	add("frames-per-port", func(s *lab.Spec) { s.FramesPerPort = *framesPerPort })
+	ringSize := fs.Int("ring-size", 0, "`entries` of every AF_XDP ring (0: 256 on workers, 1024 with a process per node)")
+	add("ring-size", func(s *lab.Spec) { s.RingSize = *ringSize })
 	dscp := d.DSCPMap
 	fs.Var(&dscp, "dscp-map", "classes (802.1Q priorities) of kernel traffic on every server's bc0 by DSCP: DSCP=priority,... or none; unmapped: 0 (ICMP 6)")
 	add("dscp-map", func(s *lab.Spec) { s.DSCPMap = dscp })
@@ -227,8 +242,13 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
 	}
 	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
-	fmt.Fprintf(w, "  daemons     %d hostd + %d swd, all healthy; xdp mode %s, level order %s\n",
-		t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
+	if len(st.Workers) > 0 {
+		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %d worker processes (bcfabd), all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), len(st.Workers), s.XDPMode, s.LevelOrder)
+	} else {
+		fmt.Fprintf(w, "  daemons     %d hostd + %d swd, a process each, all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
+	}
 	fmt.Fprintf(w, "  addresses   h<i> is %s + i on its bc0 (%v .. %v)\n", bcube.Base, bcube.ServerIP(0), bcube.ServerIP(last))
 	fmt.Fprintf(w, "  run dir     %s (state.json, configs, sockets, logs/)\n", st.RunDir)
 	nameFlag := ""

@@ -47,7 +47,7 @@ func labBins(t *testing.T) string {
 	t.Helper()
 	bins.once.Do(func() {
 		bins.dir, bins.err = os.MkdirTemp("", "rperf-bins")
-		for _, c := range []string{"swd", "hostd", "rperf"} {
+		for _, c := range []string{"swd", "hostd", "bcfabd", "rperf"} {
 			if bins.err != nil {
 				return
 			}

@@ -1,7 +1,9 @@
 //go:build linux
 
-// Command swd is the switch daemon of one BCube switch. lab starts it inside
-// the switch's namespace with the config it wrote.
+// Command swd is the switch daemon of one BCube switch: lab starts it inside
+// the switch's namespace with the config it wrote, when each node runs in
+// a process of its own (lab up --workers 0). Otherwise bcfabd hosts the
+// switch on a worker with other nodes.
 package main
 
 import (
@@ -9,4 +11,4 @@ import (
 	"github.com/bcfab/bcfab/swd"
 )
 
-func main() { daemon.Main("swd", swd.NewDaemon) }
+func main() { daemon.Main("swd", daemon.Builders{Switch: swd.NewNode}) }

@@ -10,7 +10,6 @@ import (
 	"runtime"
 
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -40,11 +39,17 @@ func forward(ctx context.Context, ifA, ifB string, mode bpf.Mode, ready func()) 
 		defer s.Close()
 		socks[i] = s
 	}
-	w, err := dataplane.NewPollWaiter([]int{socks[0].FD(), socks[1].FD()}, dataplane.DefaultTimerSlack)
+	w, err := xdp.NewPoller(2)
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	for i, s := range socks {
+		if err := w.Add(s.FD(), int32(i)); err != nil {
+			return err
+		}
+	}
+	var readable []int32
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	stop := context.AfterFunc(ctx, w.Wake)
@@ -86,7 +91,7 @@ func forward(ctx context.Context, ifA, ifB string, mode bpf.Mode, ready func()) 
 			fill(s)
 		}
 		if moved == 0 {
-			if err := w.Wait(-1); err != nil {
+			if readable, err = w.Wait(-1, readable[:0]); err != nil {
 				return err
 			}
 		}

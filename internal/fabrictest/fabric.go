@@ -1,11 +1,14 @@
 // Package fabrictest builds a whole BCube fabric in one process, without
 // privileges: one dataplane.Engine per node running the real swd and hostd
-// logic, cabled with dataplane.Pipes. Each server's application port ends in
-// an App the test drives in place of the kernel's bc0.
+// logic, cabled with in-memory pipes, the engines shared by a few
+// dataplane.Workers as a lab's worker processes share them. Each server's
+// application port ends in an App the test drives in place of the
+// kernel's bc0.
 package fabrictest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/swd"
 	"github.com/bcfab/bcfab/xdp"
@@ -41,29 +45,29 @@ type Fabric struct {
 	HostLogic   []*hostd.Host
 	SwitchLogic []*swd.Switch
 	// Cables are the fabric ports' pipe ends (receive-ring drops).
-	Cables []*dataplane.PipeEnd
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	errs   chan error
+	Cables  []*pipe.End
+	Workers []*dataplane.Worker
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	errs    chan error
 }
 
 // App is the kernel side of a server's bc0 in a Fabric.
 type App struct {
-	End  *dataplane.PipeEnd
-	mem  []byte
-	w    *dataplane.ChanWaiter
-	free []uint64
+	End     *pipe.End
+	mem     []byte
+	arrived chan struct{}
+	free    []uint64
 }
 
 type node struct {
 	mem   []byte
 	ports []dataplane.PortSpec
-	wait  *dataplane.ChanWaiter
 }
 
 func newNode(nports int) *node {
 	frames := nports*2*ring + 512
-	return &node{mem: make([]byte, frames*frameSize), ports: make([]dataplane.PortSpec, nports), wait: dataplane.NewChanWaiter()}
+	return &node{mem: make([]byte, frames*frameSize), ports: make([]dataplane.PortSpec, nports)}
 }
 
 func (n *node) frames() int { return len(n.mem) / frameSize }
@@ -86,6 +90,9 @@ type Options struct {
 	// Lose, if set, is asked about every frame on every fabric cable;
 	// true loses it (a faulty link).
 	Lose func(frame []byte) bool
+	// Workers is the number of workers the nodes are dealt to in turn
+	// (default 2, so that cables join engines of one worker and of two).
+	Workers int
 }
 
 // New builds t with o and starts it.
@@ -128,43 +135,54 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		for l := 0; l < t.Levels(); l++ {
 			w, p := t.SwitchOf(i, l)
 			s := sws[l*t.SwitchesPerLevel()+w]
-			he, se := dataplane.NewPipe(hosts[i].mem, s.mem, ring)
+			he, se := pipe.New(hosts[i].mem, s.mem, ring)
 			he.Pipe().Lose = o.Lose
-			he.SetWaiter(hosts[i].wait)
-			se.SetWaiter(s.wait)
 			f.Cables = append(f.Cables, he, se)
 			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, Queues: serverQ}
 			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rateBps, Queues: switchQ}
 		}
-		app := &App{mem: make([]byte, appFrames*frameSize), w: dataplane.NewChanWaiter()}
+		app := &App{mem: make([]byte, appFrames*frameSize), arrived: make(chan struct{}, 1)}
 		for a := 0; a < appFrames; a++ {
 			app.free = append(app.free, uint64(a*frameSize))
 		}
-		ae, he := dataplane.NewPipe(app.mem, hosts[i].mem, ring)
-		ae.SetWaiter(app.w)
-		he.SetWaiter(hosts[i].wait)
+		ae, he := pipe.New(app.mem, hosts[i].mem, ring)
+		ae.SetNotify(func() {
+			select {
+			case app.arrived <- struct{}{}:
+			default:
+			}
+		})
 		app.End = ae
 		app.End.Fill(app.free[len(app.free)-ring:])
 		app.free = app.free[:len(app.free)-ring]
 		hosts[i].ports[t.Levels()] = dataplane.PortSpec{Name: bcube.AppPeerIf, IO: he}
 		f.Apps = append(f.Apps, app)
 	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	for i := range o.Workers {
+		w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: fmt.Sprintf("w%d", i)})
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.Workers = append(f.Workers, w)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.stop = cancel
+	nodes := 0
 	start := func(n *node, h dataplane.BoundHandler) (*dataplane.Engine, error) {
-		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h, n.wait,
+		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h,
 			dataplane.Options{BufferBytes: o.Buffer, Watchdog: o.Watchdog, Log: o.Log})
 		if err != nil {
 			return nil, err
 		}
 		h.Bind(e)
-		f.wg.Add(1)
-		go func() {
-			defer f.wg.Done()
-			if err := e.Run(ctx); err != nil {
-				f.errs <- err
-			}
-		}()
+		if err := f.Workers[nodes%len(f.Workers)].Add(e); err != nil {
+			return nil, err
+		}
+		nodes++
 		return e, nil
 	}
 	for i, n := range hosts {
@@ -211,22 +229,36 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			f.Sws = append(f.Sws, e)
 		}
 	}
+	for _, w := range f.Workers {
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			if err := w.Run(ctx); err != nil {
+				f.errs <- err
+			}
+		}()
+	}
 	for _, e := range append(f.Hosts, f.Sws...) {
 		<-e.Ready()
 	}
 	return f, nil
 }
 
-// Close stops every engine and reports the first error any returned.
+// Close stops every worker and reports the first error any returned.
 func (f *Fabric) Close() error {
-	f.stop()
-	f.wg.Wait()
-	select {
-	case err := <-f.errs:
-		return err
-	default:
-		return nil
+	if f.stop != nil {
+		f.stop()
 	}
+	f.wg.Wait()
+	var err error
+	select {
+	case err = <-f.errs:
+	default:
+	}
+	for _, w := range f.Workers {
+		err = errors.Join(err, w.Close())
+	}
+	return err
 }
 
 // Send transmits one frame from the app (the kernel side of bc0).
@@ -265,6 +297,11 @@ func (a *App) Recv(timeout time.Duration) []byte {
 		if left <= 0 {
 			return nil
 		}
-		_ = a.w.Wait(left)
+		t := time.NewTimer(left)
+		select {
+		case <-a.arrived:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }

@@ -1,0 +1,48 @@
+package daemon
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/queues"
+)
+
+// Port is one interface a node drives.
+type Port struct {
+	Ifname   string
+	RateBps  uint64
+	Delay    time.Duration
+	CapBytes int
+	Queues   queues.EgressConfig
+}
+
+// Node is a node as its builder describes it (swd.NewNode, hostd.NewNode):
+// its ports, the handler of its frames, and what it adds to bring-up and
+// to its control socket.
+type Node struct {
+	Kind    string // swd or hostd
+	Config  *config.Node
+	Ports   []Port
+	Handler dataplane.BoundHandler
+	Log     *slog.Logger
+	// Setup, if set, runs inside the node's namespace after its ports are
+	// bound and before its engine starts (hostd configures bc0 here).
+	Setup func() error
+	// Teardown, if set, undoes what Setup set up that the node's process
+	// holds (hostd: the bc0 classifier); it runs when the node stops, and
+	// must do nothing when Setup did not run.
+	Teardown func() error
+	// Routes, if set, adds handlers to the control socket.
+	Routes func(mux *http.ServeMux)
+}
+
+// Builder turns a validated node config into the node to run.
+type Builder func(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*Node, error)
+
+// TapPoll is how often a daemon looks for packet captures on its nodes'
+// ports.
+const TapPoll = time.Second

@@ -1,0 +1,411 @@
+package daemon
+
+// A node's bring-up, in order; each step is undone on failure and when the
+// node stops:
+//
+//  1. inside the node's network namespace: one UMEM for the node (frames
+//     shared by all its ports; its socket is the first port's);
+//  2. still there: per port, load the XDP
+//     program, configure its injected loss (fabric ports:
+//     Config.PortImpairment), attach it to the interface, bind an AF_XDP socket
+//     sharing the UMEM, register the socket in the program's XSK map, open
+//     the port's packet socket for captures; then the node's own setup
+//     (hostd: bc0) and the namespace's packet-socket table, which the
+//     capture watcher reads;
+//  3. the engine, the node's handler bound to it;
+//  4. the control socket (HTTP on a unix socket): /healthz, /stats, /link
+//     and the node's own routes;
+//  5. the engine joins its worker, which starts it; the capture watcher
+//     starts.
+//
+// Stop undoes it in reverse: the engine leaves its worker first, so
+// nothing touches a socket being closed.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// Running is a node brought up on a worker.
+type Running struct {
+	n       *Node
+	w       *dataplane.Worker
+	worker  string // the worker's name in stats ("": a daemon of its own)
+	umem    *xdp.UMEM
+	ports   []*boundPort
+	links   *impairments
+	eng     *dataplane.Engine
+	srv     *http.Server
+	taps    *os.File // the namespace's /proc/net/packet
+	started time.Time
+	added   bool // the engine is on the worker
+	stopTap context.CancelFunc
+	tapDone chan struct{}
+	stopped bool
+}
+
+type boundPort struct {
+	spec    Port
+	ifindex int
+	prog    *bpf.Program
+	sock    *xdp.Socket
+	tap     *PacketTX
+	mode    bpf.Mode
+}
+
+// Start brings n up inside its namespace (Config.Netns) and puts its
+// engine on w, named worker in the node's stats ("" for a daemon that
+// hosts only this node). The engine starts once w runs. On error nothing
+// of the node is left.
+func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) {
+	cfg := n.Config
+	mode, err := bpf.ParseMode(cfg.XDPMode)
+	if err != nil {
+		return nil, err
+	}
+	frames := cfg.FramesPerPort * len(n.Ports)
+	r = &Running{n: n, w: w, worker: worker, links: &impairments{}, started: time.Now()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(fmt.Errorf("%s %s: %w", n.Kind, cfg.Node, err), r.close())
+			r = nil
+		}
+	}()
+	var specs []dataplane.PortSpec
+	err = inNetns(cfg.Netns, func() error {
+		// The UMEM's own socket becomes the first port's: it must be
+		// created in the namespace, where its bind finds the interface.
+		var err error
+		r.umem, err = xdp.NewUMEM(xdp.UMEMConfig{
+			NumFrames: frames, FrameSize: cfg.FrameSize,
+			FillSize: cfg.RingSize, CompletionSize: cfg.RingSize,
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range n.Ports {
+			xc := bpf.Config{}
+			if fabricPort(p.Ifname) {
+				loss, down := cfg.PortImpairment(p.Ifname)
+				xc.LossPPM, xc.Down = uint32(loss), down
+			}
+			bp, err := bindPort(r.umem, p, mode, cfg.RingSize, xc)
+			if err != nil {
+				return fmt.Errorf("port %s: %w", p.Ifname, err)
+			}
+			r.ports = append(r.ports, bp)
+			r.links.add(p.Ifname, xc, bp.prog.SetConfig)
+			specs = append(specs, dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues})
+			n.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
+		}
+		if n.Setup != nil {
+			if err := n.Setup(); err != nil {
+				return fmt.Errorf("setup: %w", err)
+			}
+		}
+		r.taps, err = openPacketTable()
+		return err
+	})
+	if err != nil {
+		return r, err
+	}
+	r.eng, err = dataplane.NewEngine(dataplane.Memory{Bytes: r.umem.Bytes(), FrameSize: r.umem.FrameSize(), NumFrames: r.umem.NumFrames(), RingSize: cfg.RingSize},
+		specs, n.Handler, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log})
+	if err != nil {
+		return r, err
+	}
+	n.Handler.Bind(r.eng)
+	if r.srv, err = r.serve(); err != nil {
+		return r, err
+	}
+	if err = w.Add(r.eng); err != nil {
+		return r, err
+	}
+	r.added = true
+	ifindexes := make([]int, len(r.ports))
+	for i, bp := range r.ports {
+		ifindexes[i] = bp.ifindex
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stopTap, r.tapDone = cancel, make(chan struct{})
+	go func() {
+		defer close(r.tapDone)
+		watchTaps(ctx, r.eng, r.taps, ifindexes, TapPoll)
+	}()
+	n.Log.Info("up", "node", cfg.Node, "ports", len(r.ports), "frames", frames, "xdp", r.ports[0].mode.String(),
+		"control", cfg.Control, "loss_ppm", cfg.LossPPM, "worker", worker)
+	return r, nil
+}
+
+// Engine is the node's engine.
+func (r *Running) Engine() *dataplane.Engine { return r.eng }
+
+// Node is what the node's builder made.
+func (r *Running) Node() *Node { return r.n }
+
+// Started is when the node started.
+func (r *Running) Started() time.Time { return r.started }
+
+// Stop takes the node off its worker and closes everything it holds.
+func (r *Running) Stop() error {
+	if r.stopped {
+		return nil
+	}
+	r.stopped = true
+	err := r.close()
+	r.n.Log.Info("down", "node", r.n.Config.Node, "err", err)
+	return err
+}
+
+// close undoes what Start did, in reverse.
+func (r *Running) close() error {
+	var errs []error
+	if r.stopTap != nil {
+		r.stopTap()
+		<-r.tapDone
+	}
+	if r.added {
+		errs = append(errs, r.w.Remove(r.eng))
+	}
+	if r.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		errs = append(errs, r.srv.Shutdown(ctx))
+		cancel()
+		os.Remove(r.n.Config.Control)
+	}
+	if r.taps != nil {
+		errs = append(errs, r.taps.Close())
+	}
+	if r.n.Teardown != nil {
+		errs = append(errs, r.n.Teardown())
+	}
+	for i := len(r.ports) - 1; i >= 0; i-- {
+		errs = append(errs, r.ports[i].close())
+	}
+	if r.umem != nil {
+		errs = append(errs, r.umem.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// bindPort brings up port p with its XDP program configured xc before it
+// is attached, so no frame passes unimpaired.
+func bindPort(umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config) (bp *boundPort, err error) {
+	ifi, err := net.InterfaceByName(p.Ifname)
+	if err != nil {
+		return nil, fmt.Errorf("interface: %w", err)
+	}
+	bp = &boundPort{spec: p, ifindex: ifi.Index}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, bp.close())
+		}
+	}()
+	if bp.prog, err = bpf.Load(); err != nil {
+		return bp, err
+	}
+	if err = bp.prog.SetConfig(xc); err != nil {
+		return bp, err
+	}
+	if bp.mode, err = bp.prog.Attach(ifi.Index, mode); err != nil {
+		return bp, err
+	}
+	if bp.sock, err = umem.NewSocket(xdp.SocketConfig{Ifindex: ifi.Index, QueueID: 0, RxSize: ring, TxSize: ring, NeedWakeup: true}); err != nil {
+		return bp, err
+	}
+	if err = bp.prog.Register(0, bp.sock.FD()); err != nil {
+		return bp, err
+	}
+	if bp.tap, err = NewPacketTX(ifi.Index); err != nil {
+		return bp, err
+	}
+	return bp, nil
+}
+
+func (bp *boundPort) close() error {
+	var errs []error
+	if bp.prog != nil {
+		errs = append(errs, bp.prog.Close())
+	}
+	if bp.sock != nil {
+		errs = append(errs, bp.sock.Close())
+	}
+	if bp.tap != nil {
+		errs = append(errs, bp.tap.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// serve starts the node's control socket.
+func (r *Running) serve() (*http.Server, error) {
+	n, eng := r.n, r.eng
+	path := n.Config.Control
+	_ = os.Remove(path) // a stale socket of a killed predecessor
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-eng.Ready():
+			fmt.Fprintln(w, "ok")
+		default:
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+		}
+	})
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(r.Stats())
+	})
+	mux.HandleFunc("GET /link", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(r.links.states())
+	})
+	mux.HandleFunc("POST /link", func(w http.ResponseWriter, req *http.Request) {
+		var lr api.LinkRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&lr); err != nil {
+			http.Error(w, "link: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		st, err := r.links.apply(lr)
+		switch {
+		case errors.Is(err, errNoPort):
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		n.Log.Info("link", "port", st.Port, "loss_ppm", st.LossPPM, "down", st.Down)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	if n.Routes != nil {
+		n.Routes(mux)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.Log.Error("control socket", "err", err)
+		}
+	}()
+	return srv, nil
+}
+
+// Stats is what GET /stats answers.
+func (r *Running) Stats() api.Stats {
+	ps, frames := r.eng.Snapshot()
+	s := api.Stats{Node: r.n.Config.Node, Kind: r.n.Kind, Pid: os.Getpid(), Worker: r.worker,
+		StartedUnixNs: r.started.UnixNano(), UptimeNs: int64(r.eng.Uptime()),
+		XDPMode: r.ports[0].mode.String(), Frames: frames, Ports: ps}
+	if ps == nil {
+		return s
+	}
+	s.BusyNs = r.eng.BusyNs()
+	ls := r.links.states()
+	for i, bp := range r.ports {
+		ps := &s.Ports[i]
+		ps.LossPPM, ps.LinkDown = ls[i].LossPPM, ls[i].Down
+		if x, err := bp.sock.Stats(); err == nil {
+			ps.XSK = map[string]uint64{
+				"rx_dropped": x.RxDropped, "rx_invalid_descs": x.RxInvalidDescs, "tx_invalid_descs": x.TxInvalidDescs,
+				"rx_ring_full": x.RxRingFull, "rx_fill_ring_empty": x.RxFillRingEmpty, "tx_ring_empty": x.TxRingEmpty,
+			}
+		}
+		if c, err := bp.prog.Counters(); err == nil {
+			ps.XDP = map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "fallback": c.Fallback, "loss": c.Loss, "down": c.Down}
+		}
+	}
+	return s
+}
+
+// fabricPort reports whether ifname is a fabric port: every port but a
+// server's application port (bc0nic), which stands for the server's own
+// bus to its kernel and never loses a frame.
+func fabricPort(ifname string) bool { return ifname != bcube.AppPeerIf }
+
+// errNoPort is returned for a port the daemon does not have.
+var errNoPort = errors.New("no such port")
+
+// impairments is what every port's XDP program does to the frames it
+// receives (loss, link down), as last applied. Safe for concurrent use.
+type impairments struct {
+	mu    sync.Mutex
+	ports []impairedPort
+}
+
+type impairedPort struct {
+	name string
+	cfg  bpf.Config
+	set  func(bpf.Config) error // applies cfg to the port's program
+}
+
+// add records port name, whose program is configured cfg and set by set.
+func (im *impairments) add(name string, cfg bpf.Config, set func(bpf.Config) error) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	im.ports = append(im.ports, impairedPort{name: name, cfg: cfg, set: set})
+}
+
+// states returns every port's state, in port order.
+func (im *impairments) states() []api.LinkState {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	out := make([]api.LinkState, len(im.ports))
+	for i, p := range im.ports {
+		out[i] = api.LinkState{Port: p.name, LossPPM: int(p.cfg.LossPPM), Down: p.cfg.Down, App: !fabricPort(p.name)}
+	}
+	return out
+}
+
+// apply changes the port r names as r says and returns its new state.
+// Nothing changes when r is invalid or the program refuses the change.
+func (im *impairments) apply(r api.LinkRequest) (api.LinkState, error) {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	var p *impairedPort
+	var names []string
+	for i := range im.ports {
+		names = append(names, im.ports[i].name)
+		if im.ports[i].name == r.Port {
+			p = &im.ports[i]
+		}
+	}
+	if p == nil {
+		return api.LinkState{}, fmt.Errorf("link: port %q: %w (ports: %v)", r.Port, errNoPort, names)
+	}
+	if !fabricPort(p.name) {
+		return api.LinkState{}, fmt.Errorf("link: port %s is the application port: it stands for the server's own bus and is never impaired", p.name)
+	}
+	c := p.cfg
+	if r.LossPPM != nil {
+		if *r.LossPPM < 0 || *r.LossPPM > bpf.MaxLossPPM {
+			return api.LinkState{}, fmt.Errorf("link: port %s: loss_ppm %d: want 0..%d (frames dropped per million received)", p.name, *r.LossPPM, bpf.MaxLossPPM)
+		}
+		c.LossPPM = uint32(*r.LossPPM)
+	}
+	if r.Down != nil {
+		c.Down = *r.Down
+	}
+	if err := p.set(c); err != nil {
+		return api.LinkState{}, fmt.Errorf("link: port %s: %w", p.name, err)
+	}
+	p.cfg = c
+	return api.LinkState{Port: p.name, LossPPM: int(c.LossPPM), Down: c.Down}, nil
+}

@@ -1,0 +1,286 @@
+package daemon
+
+// A worker process, in order:
+//
+//  1. read its config (config.Worker): its name, control socket and the
+//     node configs of the nodes it hosts;
+//  2. start its worker thread, then bring every node up on it (each in
+//     its own namespace, a few at a time); one that fails ends the
+//     process, so lab up sees it and removes the lab;
+//  3. serve its control socket: GET /healthz (200 once every node is up),
+//     GET /worker (api.WorkerReport) and POST /nodes/{node}/stop and
+//     /nodes/{node}/start, which take one node down and up again while
+//     the others go on;
+//  4. on SIGTERM, stop every node and exit.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/dataplane"
+)
+
+// startParallel is how many nodes a worker brings up at once: each step is
+// a few syscalls, most of them serialised by the kernel, so a few in
+// flight only overlap their latency.
+const startParallel = 4
+
+type workerProc struct {
+	cfg *config.Worker
+	w   *dataplane.Worker
+	b   Builders
+	lv  slog.Level
+	log *slog.Logger
+
+	mu    sync.Mutex
+	nodes []*hosted
+	ready bool
+}
+
+// hosted is one node of a worker process.
+type hosted struct {
+	name, kind, path string
+	state            string
+	err              string
+	run              *Running
+	logf             io.Closer
+	busy             sync.Mutex // held while the node starts or stops
+}
+
+func runWorker(ctx context.Context, path string, b Builders, lv slog.Level, log *slog.Logger) (err error) {
+	cfg, err := config.LoadWorker(path)
+	if err != nil {
+		return err
+	}
+	log = log.With("worker", cfg.Name)
+	w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: cfg.Name, Slack: cfg.Slack.D(), PollBudget: cfg.PollBudget.D()})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	p := &workerProc{cfg: cfg, w: w, b: b, lv: lv, log: log}
+	for _, np := range cfg.Nodes {
+		p.nodes = append(p.nodes, &hosted{path: np, state: api.NodeStopped})
+	}
+	srv, err := p.serve()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err = errors.Join(err, srv.Shutdown(sctx))
+		os.Remove(cfg.Control)
+	}()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	runErr := make(chan error, 1)
+	go func() { runErr <- w.Run(ctx) }()
+	defer func() {
+		err = errors.Join(err, p.stopAll())
+	}()
+
+	start := time.Now()
+	if err := p.startAll(ctx); err != nil {
+		cancel()
+		<-runErr
+		return err
+	}
+	p.mu.Lock()
+	p.ready = true
+	p.mu.Unlock()
+	log.Info("up", "nodes", len(p.nodes), "took", time.Since(start).Round(time.Millisecond), "control", cfg.Control, "pid", os.Getpid())
+	err = <-runErr
+	log.Info("down", "err", err)
+	return err
+}
+
+// startAll brings every node up, startParallel at a time; the first
+// failure stops the rest.
+func (p *workerProc) startAll(ctx context.Context) error {
+	var (
+		wg    sync.WaitGroup
+		next  = make(chan *hosted)
+		errMu sync.Mutex
+		first error
+	)
+	for range min(startParallel, len(p.nodes)) {
+		wg.Go(func() {
+			for h := range next {
+				if err := p.start(h); err != nil {
+					errMu.Lock()
+					first = cmpErr(first, err)
+					errMu.Unlock()
+				}
+			}
+		})
+	}
+	for _, h := range p.nodes {
+		errMu.Lock()
+		failed := first != nil
+		errMu.Unlock()
+		if failed || ctx.Err() != nil {
+			break
+		}
+		next <- h
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// start brings node h up on the worker.
+func (p *workerProc) start(h *hosted) error {
+	h.busy.Lock()
+	defer h.busy.Unlock()
+	if h.run != nil {
+		return nil
+	}
+	n, logf, err := build(h.path, p.b, p.lv, p.log, true)
+	if err == nil {
+		p.mu.Lock()
+		h.name, h.kind = n.Config.Node, n.Kind
+		p.mu.Unlock()
+		var r *Running
+		if r, err = Start(n, p.w, p.cfg.Name); err == nil {
+			p.mu.Lock()
+			h.run, h.logf, h.state, h.err = r, logf, api.NodeRunning, ""
+			p.mu.Unlock()
+			return nil
+		}
+		logf.Close()
+	}
+	p.mu.Lock()
+	h.state, h.err = api.NodeFailed, err.Error()
+	p.mu.Unlock()
+	p.log.Error("node failed", "config", h.path, "err", err)
+	return err
+}
+
+// stop takes node h down; the others go on.
+func (p *workerProc) stop(h *hosted) error {
+	h.busy.Lock()
+	defer h.busy.Unlock()
+	if h.run == nil {
+		return nil
+	}
+	err := h.run.Stop()
+	p.mu.Lock()
+	h.run, h.state = nil, api.NodeStopped
+	if err != nil {
+		h.err = err.Error()
+	}
+	p.mu.Unlock()
+	return errors.Join(err, h.logf.Close())
+}
+
+func (p *workerProc) stopAll() error {
+	var errs []error
+	for _, h := range p.nodes {
+		errs = append(errs, p.stop(h))
+	}
+	return errors.Join(errs...)
+}
+
+// node returns the node named name.
+func (p *workerProc) node(name string) *hosted {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.nodes {
+		if h.name == name {
+			return h
+		}
+	}
+	return nil
+}
+
+func (p *workerProc) report() api.WorkerReport {
+	st := p.w.Stats()
+	r := api.WorkerReport{Name: p.cfg.Name, Lab: p.cfg.Lab, Pid: os.Getpid(), Tid: st.Tid,
+		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs, Nodes: []api.WorkerNode{}}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range p.nodes {
+		wn := api.WorkerNode{Name: h.name, Kind: h.kind, State: h.state, Error: h.err}
+		if h.run != nil {
+			wn.StartedUnixNs = h.run.Started().UnixNano()
+		}
+		r.Nodes = append(r.Nodes, wn)
+	}
+	return r
+}
+
+// serve starts the worker's control socket.
+func (p *workerProc) serve() (*http.Server, error) {
+	path := p.cfg.Control
+	_ = os.Remove(path) // a stale socket of a killed predecessor
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("worker %s: control socket: %w", p.cfg.Name, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		ready := p.ready
+		p.mu.Unlock()
+		if !ready {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /worker", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, p.report())
+	})
+	lifecycle := func(verb string, act func(*hosted) error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			h := p.node(r.PathValue("node"))
+			if h == nil {
+				http.Error(w, fmt.Sprintf("worker %s hosts no node %q", p.cfg.Name, r.PathValue("node")), http.StatusNotFound)
+				return
+			}
+			if err := act(h); err != nil {
+				http.Error(w, fmt.Sprintf("%s %s: %v", verb, h.name, err), http.StatusInternalServerError)
+				return
+			}
+			p.log.Info("node "+verb, "node", h.name)
+			writeJSON(w, p.report())
+		}
+	}
+	mux.HandleFunc("POST /nodes/{node}/stop", lifecycle("stop", p.stop))
+	mux.HandleFunc("POST /nodes/{node}/start", lifecycle("start", p.start))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.log.Error("control socket", "err", err)
+		}
+	}()
+	return srv, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,351 @@
+package dataplane
+
+// A worker runs the engines of many nodes on one locked OS thread, the way
+// a userspace switch's polling thread serves many ports. One round:
+//
+//  1. apply engines added or removed since the last round;
+//  2. step every engine that has work: one of its ports is readable (the
+//     poller said so), it moved frames in its last step (it may have
+//     more), a control request poked it, or its next deadline (shaper,
+//     delay line, pause expiry, timer, watchdog) has come; each step is
+//     the engine's receive -> forward -> egress -> transmit pass;
+//  3. if frames moved, ask the poller (without blocking) which ports became
+//     readable — a frame one engine sent often lands at another engine of
+//     the same worker — and go round again;
+//  4. otherwise keep polling without blocking for the poll budget after
+//     the last work found (a stream of frames rarely pauses for longer, and
+//     a wake-up costs far more than a poll); then
+//  5. sleep in the poller until a port is readable, a control request
+//     comes, or the earliest deadline plus the slack: deadlines that fall
+//     within the slack of each other are served by one wake-up.
+//
+// An idle worker (no traffic, nothing paused, no timers) sleeps without a
+// timeout and costs nothing.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of a worker's scheduling.
+const (
+	// DefaultSlack lets a worker serve deadlines up to this late, so that
+	// deadlines close together cost one wake-up. A shaped port may run a
+	// burst ahead and catch up on lateness (see Options), so the link
+	// keeps its rate.
+	DefaultSlack = 50 * time.Microsecond
+	// DefaultPollBudget is how long a worker keeps polling after it last
+	// found work before it sleeps.
+	DefaultPollBudget = 10 * time.Microsecond
+)
+
+// WorkerOptions configure a worker.
+type WorkerOptions struct {
+	// Name names the worker in its stats.
+	Name string
+	// Slack is how late the worker may serve a deadline so that deadlines
+	// close together share a wake-up (0: DefaultSlack; negative: none).
+	Slack time.Duration
+	// PollBudget is how long the worker polls without blocking after it
+	// last found work (0: DefaultPollBudget; negative: never).
+	PollBudget time.Duration
+}
+
+// Worker runs engines on one locked OS thread. Add and Remove are safe from
+// any goroutine, before or while Run runs.
+type Worker struct {
+	opts   WorkerOptions
+	poll   poller
+	epoch  time.Time
+	slots  []*slot // worker goroutine only (before Run: under mu)
+	ready  []int32
+	budget int64
+	slack  int64
+
+	mu      sync.Mutex
+	ops     []workerOp
+	hasOps  atomic.Bool
+	running atomic.Bool
+	stop    atomic.Bool
+
+	tid     atomic.Int64
+	engines atomic.Int64 // served in the last round
+	st      workerCounters
+}
+
+type slot struct {
+	e        *Engine
+	deadline int64 // worker time of the engine's next deadline, -1: none
+	hot      bool  // moved frames in its last step
+}
+
+// workerOp adds (add) or removes an engine on the worker goroutine; done
+// receives the result.
+type workerOp struct {
+	e    *Engine
+	add  bool
+	done chan error
+}
+
+// workerCounters are read by Stats from any goroutine.
+type workerCounters struct {
+	rounds, steps, polls, sleeps atomic.Uint64
+	busyNs                       atomic.Int64 // in engines' steps
+}
+
+// WorkerStats are a worker's counters.
+type WorkerStats struct {
+	Name    string `json:"name"`
+	Tid     int    `json:"tid"`
+	Engines int    `json:"engines"`
+	// Rounds of the loop, engine steps in them, rounds that polled
+	// without blocking after work (the poll budget) and sleeps.
+	Rounds uint64 `json:"rounds"`
+	Steps  uint64 `json:"steps"`
+	Polls  uint64 `json:"polls"`
+	Sleeps uint64 `json:"sleeps"`
+	// BusyNs is the time spent in engines' steps (their frames' work),
+	// measured around each step.
+	BusyNs int64 `json:"busy_ns"`
+}
+
+// NewWorker returns a worker with no engines.
+func NewWorker(opts WorkerOptions) (*Worker, error) {
+	k, err := newKernelPoller()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{opts: opts, poll: poller{k: k}, epoch: time.Now(), ready: make([]int32, 0, 256)}
+	w.budget = int64(opts.PollBudget)
+	if opts.PollBudget == 0 {
+		w.budget = int64(DefaultPollBudget)
+	}
+	w.slack = int64(opts.Slack)
+	if opts.Slack == 0 {
+		w.slack = int64(DefaultSlack)
+	}
+	return w, nil
+}
+
+// Now is the worker's clock: ns since NewWorker. Its engines share it.
+func (w *Worker) Now() int64 { return int64(time.Since(w.epoch)) }
+
+// Add puts e on the worker: its ports' readiness is watched and, once the
+// worker runs, its clock starts and its ports get their receive frames
+// (e.Ready closes). It returns once e is served (or, before Run, once it
+// will be).
+func (w *Worker) Add(e *Engine) error { return w.do(workerOp{e: e, add: true}) }
+
+// Remove stops serving e and returns once the worker no longer touches it;
+// calls queued for e then run, and later ones run directly on the caller's
+// goroutine. e keeps its frames and counters and may be added to this
+// worker again.
+func (w *Worker) Remove(e *Engine) error { return w.do(workerOp{e: e}) }
+
+func (w *Worker) do(op workerOp) error {
+	w.mu.Lock()
+	if !w.running.Load() {
+		err := w.apply(op)
+		w.mu.Unlock()
+		return err
+	}
+	op.done = make(chan error, 1)
+	w.ops = append(w.ops, op)
+	w.hasOps.Store(true)
+	w.mu.Unlock()
+	w.poll.k.Wake()
+	return <-op.done
+}
+
+// applyOps runs the queued adds and removes (worker goroutine).
+func (w *Worker) applyOps() {
+	w.mu.Lock()
+	ops := w.ops
+	w.ops = nil
+	w.hasOps.Store(false)
+	w.mu.Unlock()
+	for _, op := range ops {
+		op.done <- w.apply(op)
+	}
+}
+
+// apply adds or removes op.e; it runs on the worker goroutine, or under
+// mu while the worker does not run.
+func (w *Worker) apply(op workerOp) error {
+	e := op.e
+	if !op.add {
+		for i, s := range w.slots {
+			if s != nil && s.e == e {
+				var errs []error
+				for _, p := range e.ports {
+					errs = append(errs, w.poll.unwatch(p.io))
+				}
+				w.slots[i] = nil
+				e.detach()
+				return errors.Join(errs...)
+			}
+		}
+		return fmt.Errorf("dataplane: remove: the engine is not on worker %s", w.opts.Name)
+	}
+	if e.w != nil {
+		return fmt.Errorf("dataplane: add: the engine is on a worker already")
+	}
+	if e.begun && e.epoch != w.epoch {
+		return fmt.Errorf("dataplane: add: the engine ran on another worker (its clock is that worker's)")
+	}
+	i := 0
+	for i < len(w.slots) && w.slots[i] != nil {
+		i++
+	}
+	if i == len(w.slots) {
+		w.slots = append(w.slots, nil)
+	}
+	for j, p := range e.ports {
+		if err := w.poll.watch(p.io, int32(i)); err != nil {
+			for _, q := range e.ports[:j] {
+				_ = w.poll.unwatch(q.io)
+			}
+			return err
+		}
+	}
+	e.attach(w)
+	// Frames may have arrived before the ports were watched.
+	w.slots[i] = &slot{e: e, deadline: -1, hot: true}
+	return nil
+}
+
+// Stop asks Run to return; safe from any goroutine.
+func (w *Worker) Stop() {
+	w.stop.Store(true)
+	w.poll.k.Wake()
+}
+
+// Close releases the poller. Call after Run has returned.
+func (w *Worker) Close() error { return w.poll.k.Close() }
+
+// Stats returns the worker's counters; safe from any goroutine.
+func (w *Worker) Stats() WorkerStats {
+	w.mu.Lock()
+	n := int(w.engines.Load())
+	if !w.running.Load() {
+		n = 0
+		for _, s := range w.slots {
+			if s != nil {
+				n++
+			}
+		}
+	}
+	w.mu.Unlock()
+	return WorkerStats{Name: w.opts.Name, Tid: int(w.tid.Load()), Engines: n,
+		Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
+		BusyNs: w.st.busyNs.Load()}
+}
+
+// Run serves the engines until ctx is done or Stop is called. It locks
+// its goroutine to one OS thread. When it returns, every engine is
+// detached (as by Remove) but stays in the worker's list: Run may be
+// called again.
+func (w *Worker) Run(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid, err := prepareThread()
+	if err != nil {
+		return err
+	}
+	w.tid.Store(int64(tid))
+	stopCtx := context.AfterFunc(ctx, w.Stop)
+	defer stopCtx()
+
+	w.mu.Lock()
+	w.running.Store(true)
+	for _, s := range w.slots {
+		if s != nil {
+			s.e.start()
+		}
+	}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.running.Store(false)
+		ops := w.ops
+		w.ops = nil
+		w.hasOps.Store(false)
+		for _, s := range w.slots {
+			if s != nil {
+				s.e.halt()
+			}
+		}
+		w.mu.Unlock()
+		for _, op := range ops {
+			op.done <- w.apply(op)
+		}
+	}()
+	return w.loop()
+}
+
+func (w *Worker) loop() error {
+	lastWork := w.Now()
+	for !w.stop.Load() {
+		if w.hasOps.Load() {
+			w.applyOps()
+		}
+		w.st.rounds.Add(1)
+		for _, tok := range w.ready {
+			if int(tok) < len(w.slots) && w.slots[tok] != nil {
+				w.slots[tok].hot = true
+			}
+		}
+		w.ready = w.ready[:0]
+		now := w.Now()
+		t := now
+		moved, engines := 0, 0
+		next := int64(-1)
+		for _, s := range w.slots {
+			if s == nil {
+				continue
+			}
+			engines++
+			e := s.e
+			if s.hot || e.poked.Load() || (s.deadline >= 0 && s.deadline <= t) {
+				m := e.step(t)
+				end := w.Now()
+				e.busyNs += end - t
+				w.st.busyNs.Add(end - t)
+				w.st.steps.Add(1)
+				t = end
+				s.hot = m > 0
+				s.deadline = e.deadline(t)
+				moved += m
+			}
+			if s.deadline >= 0 && (next < 0 || s.deadline < next) {
+				next = s.deadline
+			}
+		}
+		w.engines.Store(int64(engines))
+		var err error
+		switch {
+		case moved > 0:
+			lastWork = t
+			w.ready, err = w.poll.wait(0, w.ready)
+		case w.budget > 0 && t-lastWork < w.budget:
+			w.st.polls.Add(1)
+			w.ready, err = w.poll.wait(0, w.ready)
+		default:
+			timeout := time.Duration(-1)
+			if next >= 0 {
+				timeout = time.Duration(max(next+w.slack-t, 0))
+			}
+			w.st.sleeps.Add(1)
+			w.ready, err = w.poll.wait(timeout, w.ready)
+		}
+		if err != nil {
+			return fmt.Errorf("dataplane: worker %s: %w", w.opts.Name, err)
+		}
+	}
+	return nil
+}
