@@ -64,8 +64,10 @@ func realSpec(t *testing.T, n, k int) Spec {
 		}
 		checkGone(t, s)
 		// The daemons' XDP programs and classifiers are bpf_links of their
-		// processes: they are gone with them.
-		deadline := time.Now().Add(5 * time.Second)
+		// processes: they are gone with them. The kernel frees them after
+		// the process, one RCU grace period per TCX link: a large lab's
+		// take seconds.
+		deadline := time.Now().Add(20 * time.Second)
 		for xdpPrograms(t) > progs && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
