@@ -1,11 +1,12 @@
 //go:build linux
 
-// Command lab brings up, inspects and removes emulated BCube fabrics: one
-// network namespace and one daemon (swd or hostd) per node, veth pairs for
-// the cables. See package lab.
+// Command lab brings up, inspects and removes emulated BCube fabrics: a
+// network namespace per node, veth pairs for the cables, the nodes'
+// engines on worker processes or a daemon per node. See package lab.
 //
 // The commands are a cobra tree, one file per command group: up.go (up),
-// down.go (down, list), status.go (status, stats), health.go, exec.go
+// down.go (down, list), inspect.go (inspect, graph), node.go (node
+// stop|start), status.go (status, stats), health.go, metrics.go, exec.go
 // (exec, capture), traffic.go (gen, link), workload.go, bench.go. Every
 // command's help is generated from its flags; `lab -h` lists the whole
 // tree.
@@ -113,8 +114,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lab",
 		Short: "bring up, inspect and remove emulated BCube fabrics",
-		Long: `lab brings up, inspects and removes emulated BCube fabrics: one network
-namespace and one daemon (swd or hostd) per node, veth pairs for the cables.`,
+		Long: `lab brings up, inspects and removes emulated BCube fabrics: a network
+namespace per node, veth pairs for the cables, and the nodes' engines on
+worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// Completion scripts are generated for bash, zsh and fish (and

@@ -25,7 +25,7 @@ func nodeCmd() *cobra.Command {
 	for _, verb := range []string{"stop", "start"} {
 		sub := &cobra.Command{
 			Use:   verb + " NODE",
-			Short: map[string]string{"stop": "stop NODE's engine (its namespace and cables stay)", "start": "start NODE again"}[verb],
+			Short: map[string]string{"stop": "take NODE down: its engine, sockets and programs (namespace and cables stay)", "start": "bring NODE up again after a stop"}[verb],
 			Args:  exactArgs(1, "NODE"),
 		}
 		c := addCommon(sub)
