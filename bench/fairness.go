@@ -164,13 +164,6 @@ func Fairness(ctx context.Context, o FairnessOptions) (res FairnessResult, err e
 	return res, nil
 }
 
-func runRoot(s lab.Spec) string {
-	if s.RunRoot == "" {
-		return lab.DefaultRunRoot
-	}
-	return s.RunRoot
-}
-
 var rttLine = regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/`)
 
 // pingRTT pings count times, 0.2 s apart, and returns the average and

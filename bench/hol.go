@@ -28,8 +28,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -99,8 +99,8 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 	res.FC = fc
 	health := healthSince(root, spec.Name)
 	defer func() { res.Health = health() }()
-	flow := func(src string, dst int, d time.Duration) (*hostd.GenFlow, error) {
-		return lab.StartFlow(root, spec.Name, src, hostd.GenRequest{Dst: dst, Duration: int64(d)})
+	flow := func(src string, dst int, d time.Duration) (*api.GenFlow, error) {
+		return lab.StartFlow(root, spec.Name, src, api.GenRequest{Dst: dst, Duration: int64(d)})
 	}
 	sinkBytes := func(node string, src int, sport uint16) (uint64, error) {
 		r, err := lab.Flows(root, spec.Name, node)
@@ -211,9 +211,9 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 // that drops), it returns -1 once everything sent has arrived or been
 // lost.
 func groupFCT(root, name string, n int, size int64, limit time.Duration) (float64, error) {
-	var flows []*hostd.GenFlow
+	var flows []*api.GenFlow
 	for i := range n {
-		f, err := lab.StartFlow(root, name, "h1", hostd.GenRequest{Dst: 2 + i%2, Bytes: size})
+		f, err := lab.StartFlow(root, name, "h1", api.GenRequest{Dst: 2 + i%2, Bytes: size})
 		if err != nil {
 			return 0, err
 		}

@@ -24,8 +24,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -120,7 +120,7 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 	defer func() { res.Health = health() }()
 	total := o.Warmup + o.Settle + o.Measure + time.Second
 	start := func(src, dst int, order string, d time.Duration) error {
-		f, err := lab.StartFlow(root, spec.Name, bcube.HostName(src), hostd.GenRequest{Dst: dst, Duration: int64(d), Order: order})
+		f, err := lab.StartFlow(root, spec.Name, bcube.HostName(src), api.GenRequest{Dst: dst, Duration: int64(d), Order: order})
 		if err != nil {
 			return err
 		}

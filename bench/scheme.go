@@ -58,3 +58,11 @@ func upScheme(ctx context.Context, base lab.Spec, n, k int, scheme, name string,
 	_, err = lab.Up(ctx, spec, log)
 	return spec, root, err
 }
+
+// runRoot is where the lab of s keeps its run directory.
+func runRoot(s lab.Spec) string {
+	if s.RunRoot == "" {
+		return lab.DefaultRunRoot
+	}
+	return s.RunRoot
+}

@@ -270,6 +270,9 @@ func TestMain(m *testing.M) {
 	if s := os.Getenv("BPF_TEST_ATTACH_CHILD"); s != "" {
 		os.Exit(attachChild(s))
 	}
+	if s := os.Getenv("BPF_TEST_TCX_CHILD"); s != "" {
+		os.Exit(tcxChild(s))
+	}
 	os.Exit(m.Run())
 }
 

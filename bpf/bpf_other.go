@@ -14,3 +14,18 @@ func (p *Program) Unregister(queueID int) error                { return ErrNotSu
 func (p *Program) SetConfig(c Config) error                    { return ErrNotSupported }
 func (p *Program) Counters() (Counters, error)                 { return Counters{}, ErrNotSupported }
 func (p *Program) Close() error                                { return nil }
+
+// Classifier is the bc0 classifier; on this platform it cannot be loaded.
+type Classifier struct{}
+
+// AttachClassifier returns ErrNotSupported.
+func AttachClassifier(ifindex int, dscpMap map[uint8]uint8) (*Classifier, error) {
+	return nil, ErrNotSupported
+}
+
+func (c *Classifier) SetMap(map[uint8]uint8) error { return ErrNotSupported }
+func (c *Classifier) Counters() (ClassifierCounters, error) {
+	return ClassifierCounters{}, ErrNotSupported
+}
+func (c *Classifier) Attached() bool { return false }
+func (c *Classifier) Close() error   { return nil }

@@ -118,6 +118,13 @@ type Node struct {
 	RingSize      int `json:"ring_size"`
 	// FrameSize is the UMEM chunk size (2048 or 4096).
 	FrameSize int `json:"frame_size"`
+
+	// Ports overrides single fabric ports at bring-up: rate, injected
+	// loss, link down (PortRate, PortImpairment).
+	Ports []PortConfig `json:"ports,omitempty"`
+	// DSCPMap is the classes a server's bc0 classifier gives kernel
+	// traffic by DSCP (nil: DefaultDSCPMap; empty: none mapped).
+	DSCPMap DSCPMap `json:"dscp_map"`
 }
 
 // MaxLossPPM is the largest injected loss: every frame (a million per
@@ -319,6 +326,10 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if c.LossPPM < 0 || c.LossPPM > MaxLossPPM {
 		errs = append(errs, fmt.Errorf("loss_ppm %d: want 0..%d (frames dropped per million received)", c.LossPPM, MaxLossPPM))
+	}
+	errs = append(errs, c.validatePorts(t, node)...)
+	if err := c.DSCPMap.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)

@@ -32,6 +32,10 @@ type Node struct {
 	// Setup, if set, runs inside the node's namespace after its ports are
 	// bound and before its engine starts (hostd configures bc0 here).
 	Setup func() error
+	// Teardown, if set, undoes what Setup set up that the node's process
+	// holds (hostd: the bc0 classifier); it runs when the node stops, and
+	// must do nothing when Setup did not run.
+	Teardown func() error
 	// Routes, if set, adds handlers to the control socket.
 	Routes func(mux *http.ServeMux)
 }

@@ -7,7 +7,7 @@ package daemon
 //     shared by all its ports; its socket is the first port's);
 //  2. still there: per port, load the XDP
 //     program, configure its injected loss (fabric ports:
-//     Config.LossPPM), attach it to the interface, bind an AF_XDP socket
+//     Config.PortImpairment), attach it to the interface, bind an AF_XDP socket
 //     sharing the UMEM, register the socket in the program's XSK map, open
 //     the port's packet socket for captures; then the node's own setup
 //     (hostd: bc0) and the namespace's packet-socket table, which the
@@ -99,7 +99,8 @@ func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) 
 		for _, p := range n.Ports {
 			xc := bpf.Config{}
 			if fabricPort(p.Ifname) {
-				xc.LossPPM = uint32(cfg.LossPPM)
+				loss, down := cfg.PortImpairment(p.Ifname)
+				xc.LossPPM, xc.Down = uint32(loss), down
 			}
 			bp, err := bindPort(r.umem, p, mode, cfg.RingSize, xc)
 			if err != nil {
@@ -187,6 +188,9 @@ func (r *Running) close() error {
 	}
 	if r.taps != nil {
 		errs = append(errs, r.taps.Close())
+	}
+	if r.n.Teardown != nil {
+		errs = append(errs, r.n.Teardown())
 	}
 	for i := len(r.ports) - 1; i >= 0; i-- {
 		errs = append(errs, r.ports[i].close())

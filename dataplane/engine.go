@@ -312,6 +312,9 @@ func (e *Engine) Chunk(addr uint64) ([]byte, int) {
 // engine goroutine (handlers and hooks).
 func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
 
+// PortRate is port i's link rate in bit/s (0: unshaped).
+func (e *Engine) PortRate(i int) uint64 { return e.ports[i].spec.RateBps }
+
 // Now is the engine's clock in ns: its worker's.
 func (e *Engine) Now() int64 { return int64(time.Since(e.epoch)) }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bcfab/bcfab/api"
 	"log/slog"
 	"net/http"
 	"os"
@@ -44,7 +45,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	}
 	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {
-		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.HostPort(l), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
+		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.HostPort(l), RateBps: cfg.PortRate(bcube.HostPort(l)), Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
 	}
 	// The application port is the server's own bus to its kernel: one
@@ -65,8 +66,12 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		if err := os.WriteFile("/sys/class/net/"+bcube.AppIf+"/threaded", []byte("1"), 0); err != nil {
 			log.Warn("threaded NAPI on bc0 not available; the kernel's receive runs in hostd's context", "err", err)
 		}
+		if err := host.AttachClassifier(cfg.DSCPMap); err != nil {
+			log.Warn("no classifier on bc0: kernel traffic rides priority 3, ICMP 6 (lab stats shows it)", "err", err)
+		}
 		return nil
 	}
+	d.Teardown = host.DetachClassifier
 	return d, nil
 }
 
@@ -74,10 +79,13 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 // GenRequest), GET /gen reports flows and the sink; and RDMA: POST /rdma
 // starts flows (an RDMARequest; the answer lists them), GET /rdma[?id=1,2]
 // reports them (all, with the receivers, without ids), DELETE
-// /rdma?id=1,2 stops them.
+// /rdma?id=1,2 aborts them, POST /rdma/stop?id=1,2 ends timed and
+// until-stopped ones as their time would; GET /classifier reports the bc0
+// classifier.
 func (h *Host) routes(mux *http.ServeMux) {
+	h.classifierRoutes(mux)
 	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
-		var req RDMARequest
+		var req api.RDMARequest
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
@@ -99,6 +107,17 @@ func (h *Host) routes(mux *http.ServeMux) {
 		}
 		writeJSON(w, h.RDMA(ids))
 	})
+	mux.HandleFunc("POST /rdma/stop", func(w http.ResponseWriter, r *http.Request) {
+		ids, err := parseIDs(r.URL.Query().Get("id"))
+		if err == nil && len(ids) == 0 {
+			err = errors.New("rdma: name the flows to stop: ?id=1,2")
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, map[string]int{"stopping": h.StopRDMA(ids)})
+	})
 	mux.HandleFunc("DELETE /rdma", func(w http.ResponseWriter, r *http.Request) {
 		ids, err := parseIDs(r.URL.Query().Get("id"))
 		if err == nil && len(ids) == 0 {
@@ -111,7 +130,7 @@ func (h *Host) routes(mux *http.ServeMux) {
 		writeJSON(w, map[string]int{"stopped": h.AbortRDMA(ids)})
 	})
 	mux.HandleFunc("POST /gen", func(w http.ResponseWriter, r *http.Request) {
-		var req GenRequest
+		var req api.GenRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, "gen: "+err.Error(), http.StatusBadRequest)
 			return

@@ -2,7 +2,7 @@ package hostd
 
 // The traffic generator of the NIC, and its sink.
 //
-// A generated flow sends UDP datagrams to GenPort of another server,
+// A generated flow sends UDP datagrams to api.GenPort of another server,
 // through the queue PortFC allocates for it (a or b of the port its route
 // leaves by; its priority's queue under PFC), and keeps at most Window
 // bytes of its own queued there, as a NIC's send queue per connection: a
@@ -17,6 +17,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/bcfab/bcfab/api"
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
@@ -25,47 +26,17 @@ import (
 	"github.com/bcfab/bcfab/xdp"
 )
 
-// GenPort is the UDP destination port of generated traffic.
-const GenPort = 5999
-
-// Limits and defaults of a generated flow.
+// Limits of a generated flow.
 const (
-	DefaultGenFrame  = 1518
-	DefaultGenWindow = 64 << 10
-	minGenFrame      = 64
-	genHeader        = header.EthLen + header.VLANLen + 20 + 8 // Ethernet, 802.1Q, IPv4, UDP
-	genPayloadMin    = 16                                      // sequence, send time
+	minGenFrame   = 64
+	genHeader     = header.EthLen + header.VLANLen + 20 + 8 // Ethernet, 802.1Q, IPv4, UDP
+	genPayloadMin = 16                                      // sequence, send time
 )
 
-// GenRequest starts a flow.
-type GenRequest struct {
-	Dst      int   `json:"dst"`
-	Bytes    int64 `json:"bytes,omitempty"`       // stop after this many frame bytes (0: by duration)
-	Duration int64 `json:"duration_ns,omitempty"` // stop after this long (0: by bytes)
-	FrameLen int   `json:"frame_len,omitempty"`   // on the wire without FCS, default 1518
-	Window   int   `json:"window,omitempty"`      // bytes the flow may hold in its queue, default 64 KiB
-	// Order fixes the flow's level order ("0,1", "1,0", ...): under the
-	// hash policy the generator picks a source port whose hash gives it,
-	// so every node routes the flow that way; under a fixed policy it must
-	// be that policy's order.
-	Order string `json:"order,omitempty"`
-}
-
-// GenFlow is a generated flow's state at its source.
-type GenFlow struct {
-	ID       int    `json:"id"`
-	Dst      int    `json:"dst"`
-	SPort    uint16 `json:"sport"`
-	Port     int    `json:"port"`  // fabric port it leaves by
-	Queue    string `json:"queue"` // queue it uses there
-	Order    string `json:"order"` // its level order
-	Packets  uint64 `json:"packets"`
-	Bytes    uint64 `json:"bytes"`
-	StartNs  int64  `json:"start_unix_ns"`
-	EndNs    int64  `json:"end_unix_ns,omitempty"`
-	Done     bool   `json:"done"`
-	NoFrame  uint64 `json:"no_frame"` // times it found no free frame, or the buffer refused one
-	req      GenRequest
+// genFlow is a generated flow at its source.
+type genFlow struct {
+	api.GenFlow
+	req      api.GenRequest
 	queue    int
 	template []byte
 	seq      uint64
@@ -75,22 +46,14 @@ type GenFlow struct {
 	hash     uint32 // bcube.FlowHash of its 5-tuple
 }
 
-// SinkFlow is what a destination counted of one flow.
-type SinkFlow struct {
-	Src        int    `json:"src"`
-	SPort      uint16 `json:"sport"`
-	Packets    uint64 `json:"packets"`
-	Bytes      uint64 `json:"bytes"`
-	Gaps       uint64 `json:"gaps"` // sequence numbers missing (lost or reordered)
-	NextSeq    uint64 `json:"next_seq"`
-	FirstNs    int64  `json:"first_unix_ns"`
-	LastNs     int64  `json:"last_unix_ns"`
-	MaxDelayNs int64  `json:"max_delay_ns"` // one-way, send to arrival
-	sumDelay   int64
+// sinkFlow is what a destination counted of one flow.
+type sinkFlow struct {
+	api.SinkFlow
+	sumDelay int64
 }
 
 // AvgDelayNs is the mean one-way delay.
-func (s *SinkFlow) AvgDelayNs() int64 {
+func (s *sinkFlow) AvgDelayNs() int64 {
 	if s.Packets == 0 {
 		return 0
 	}
@@ -102,39 +65,27 @@ type sinkKey struct {
 	sport uint16
 }
 
-// GenReport is GET /gen.
-type GenReport struct {
-	Flows []GenFlow    `json:"flows"`
-	Sink  []SinkReport `json:"sink"`
-}
-
-// SinkReport is one sink flow with its mean delay.
-type SinkReport struct {
-	SinkFlow
-	AvgDelayNs int64 `json:"avg_delay_ns"`
-}
-
 type gen struct {
 	h     *Host
-	flows []*GenFlow
-	sink  map[sinkKey]*SinkFlow
+	flows []*genFlow
+	sink  map[sinkKey]*sinkFlow
 }
 
 // Start validates r and starts a flow; it runs on the engine goroutine.
-func (g *gen) start(r GenRequest) (*GenFlow, error) {
+func (g *gen) start(r api.GenRequest) (*genFlow, error) {
 	h := g.h
 	t := h.t
 	if r.Dst < 0 || r.Dst >= t.Servers() || r.Dst == h.self {
 		return nil, fmt.Errorf("gen: destination h%d: want another server of %v", r.Dst, t)
 	}
 	if r.FrameLen == 0 {
-		r.FrameLen = DefaultGenFrame
+		r.FrameLen = api.DefaultGenFrame
 	}
 	if r.FrameLen < minGenFrame || r.FrameLen > 1518 {
 		return nil, fmt.Errorf("gen: frame length %d: want %d..1518", r.FrameLen, minGenFrame)
 	}
 	if r.Window == 0 {
-		r.Window = DefaultGenWindow
+		r.Window = api.DefaultGenWindow
 	}
 	if r.Window < r.FrameLen {
 		return nil, fmt.Errorf("gen: window %d is smaller than a frame", r.Window)
@@ -150,7 +101,7 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &GenFlow{ID: id, Dst: r.Dst, SPort: sport, req: r, StartNs: time.Now().UnixNano(), startEng: h.e.Now()}
+	f := &genFlow{GenFlow: api.GenFlow{ID: id, Dst: r.Dst, SPort: sport, StartNs: time.Now().UnixNano()}, req: r, startEng: h.e.Now()}
 	if r.Duration > 0 {
 		f.deadline = f.startEng + r.Duration
 	}
@@ -174,7 +125,7 @@ func (g *gen) start(r GenRequest) (*GenFlow, error) {
 
 // sourcePort picks the flow's UDP source port: from its own block of 64,
 // the first whose flow hash gives the requested level order.
-func (g *gen) sourcePort(r GenRequest, id int) (uint16, error) {
+func (g *gen) sourcePort(r api.GenRequest, id int) (uint16, error) {
 	h := g.h
 	base := uint16(20000 + 64*id)
 	if r.Order == "" {
@@ -192,7 +143,7 @@ func (g *gen) sourcePort(r GenRequest, id int) (uint16, error) {
 	}
 	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(r.Dst).As4()
 	for sp := base; sp < base+64; sp++ {
-		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: sp, DPort: GenPort}
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: sp, DPort: api.GenPort}
 		if o := h.t.FlowOrder(&h.policy, &tuple); o.String() == want.Fixed.String() {
 			return sp, nil
 		}
@@ -202,7 +153,7 @@ func (g *gen) sourcePort(r GenRequest, id int) (uint16, error) {
 
 // template builds the flow's frame: Ethernet, 802.1Q (data), IPv4, UDP to
 // GenPort, and a payload whose first 16 bytes the sender stamps.
-func (g *gen) template(f *GenFlow) []byte {
+func (g *gen) template(f *genFlow) []byte {
 	b := make([]byte, f.req.FrameLen)
 	binary.BigEndian.PutUint16(b[12:], header.EtherTypeVLAN)
 	binary.BigEndian.PutUint16(b[14:], uint16(signaling.PCPData)<<13)
@@ -219,7 +170,7 @@ func (g *gen) template(f *GenFlow) []byte {
 	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
 	udp := ip[20:]
 	binary.BigEndian.PutUint16(udp[0:], f.SPort)
-	binary.BigEndian.PutUint16(udp[2:], GenPort)
+	binary.BigEndian.PutUint16(udp[2:], api.GenPort)
 	binary.BigEndian.PutUint16(udp[4:], uint16(len(b)-18-20))
 	return b
 }
@@ -320,9 +271,9 @@ func (g *gen) count(b []byte, fr *header.Frame) {
 	k := sinkKey{src: fr.Src, sport: fr.SPort}
 	s := g.sink[k]
 	if s == nil {
-		s = &SinkFlow{Src: g.h.t.ServerIndex(fr.Src), SPort: fr.SPort}
+		s = &sinkFlow{SinkFlow: api.SinkFlow{Src: g.h.t.ServerIndex(fr.Src), SPort: fr.SPort}}
 		if g.sink == nil {
-			g.sink = map[sinkKey]*SinkFlow{}
+			g.sink = map[sinkKey]*sinkFlow{}
 		}
 		g.sink[k] = s
 	}
@@ -351,13 +302,13 @@ func (g *gen) count(b []byte, fr *header.Frame) {
 }
 
 // report copies the generator's state.
-func (g *gen) report() GenReport {
-	var r GenReport
+func (g *gen) report() api.GenReport {
+	var r api.GenReport
 	for _, f := range g.flows {
-		r.Flows = append(r.Flows, *f)
+		r.Flows = append(r.Flows, f.GenFlow)
 	}
 	for _, s := range g.sink {
-		r.Sink = append(r.Sink, SinkReport{SinkFlow: *s, AvgDelayNs: s.AvgDelayNs()})
+		r.Sink = append(r.Sink, api.SinkReport{SinkFlow: s.SinkFlow, AvgDelayNs: s.AvgDelayNs()})
 	}
 	return r
 }

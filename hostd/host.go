@@ -11,7 +11,9 @@ package hostd
 import (
 	"net"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
@@ -59,6 +61,9 @@ type Host struct {
 
 	g gen
 	r rdma
+
+	cls    *bpf.Classifier // on bc0's egress, nil until attached
+	clsMap config.DSCPMap
 }
 
 // NewHost returns the logic of server self of t routing by policy, with
@@ -106,7 +111,7 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	if h.pfcTh != nil {
 		var ports []signaling.PFCPort
 		for l := 0; l < h.t.Levels(); l++ {
-			ports = append(ports, signaling.PFCPort{MAC: h.own[l], RateBps: h.rate})
+			ports = append(ports, signaling.PFCPort{MAC: h.own[l], RateBps: portRate(e, l, h.rate)})
 		}
 		h.pfc = signaling.NewPFC(e, ports, *h.pfcTh)
 		h.pfcHooks = h.pfc.Hooks()
@@ -131,6 +136,15 @@ func (h *Host) Bind(e *dataplane.Engine) {
 		}
 		e.Egress(p).SetHooks(k)
 	}
+}
+
+// portRate is the rate of engine port p, which PFC counts pause times
+// at, or def when the engine has none (unshaped).
+func portRate(e *dataplane.Engine, p int, def uint64) uint64 {
+	if r := e.PortRate(p); r != 0 {
+		return r
+	}
+	return def
 }
 
 // hostSource is the NIC's own traffic: generated flows and RDMA flows.
@@ -176,21 +190,21 @@ func (h *Host) BFC() *signaling.BFC { return h.bfc }
 func (h *Host) PFC() *signaling.PFC { return h.pfc }
 
 // StartFlow starts a generated flow (on the engine goroutine).
-func (h *Host) StartFlow(r GenRequest) (GenFlow, error) {
-	var f *GenFlow
+func (h *Host) StartFlow(r api.GenRequest) (api.GenFlow, error) {
+	var f *genFlow
 	var err error
 	h.e.Call(func() { f, err = h.g.start(r) })
 	if err != nil {
-		return GenFlow{}, err
+		return api.GenFlow{}, err
 	}
-	var out GenFlow
-	h.e.Call(func() { out = *f })
+	var out api.GenFlow
+	h.e.Call(func() { out = f.GenFlow })
 	return out, nil
 }
 
 // Flows reports the generator's flows and what its sink counted.
-func (h *Host) Flows() GenReport {
-	var r GenReport
+func (h *Host) Flows() api.GenReport {
+	var r api.GenReport
 	h.e.Call(func() { r = h.g.report() })
 	return r
 }
@@ -253,7 +267,7 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 		return
 	case dst == h.self:
 		if h.f.Proto == header.ProtoUDP && h.f.DPort == roce.UDPPort {
-			h.r.receive(b, h.e.Now(), v)
+			h.r.receive(b, &h.f, h.e.Now(), v) // its headers parsed once, above
 			return
 		}
 		v.Meta = signaling.IngressMeta(in, h.f.PCP)
@@ -318,14 +332,18 @@ func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Ver
 		v.Port, v.Drop = -1, dataplane.DropHairpin
 		return
 	}
-	pcp := uint8(signaling.PCPData)
-	if h.f.Proto == header.ProtoICMP {
-		pcp = signaling.PCPControl
+	// The classifier on bc0 (AttachClassifier) has tagged the frame with
+	// the class its DSCP names: keep it. Untagged (no classifier), it
+	// rides the data class, ICMP the control class.
+	pcp := h.f.PCP
+	if !h.f.Tagged {
+		pcp = signaling.PCPData
+		if h.f.Proto == header.ProtoICMP {
+			pcp = signaling.PCPControl
+		}
 	}
 	l3 := h.f.L3
-	if h.f.Tagged {
-		header.SetPCP(b, pcp)
-	} else {
+	if !h.f.Tagged {
 		chunk, off := h.e.Chunk(d.Addr)
 		if off < header.VLANLen {
 			v.Port, v.Drop = -1, dataplane.DropMalformed
@@ -374,7 +392,7 @@ func (h *Host) queue(l, dst int, pcp uint8, relayed bool) int {
 // the generator's sink.
 func (h *Host) deliver(d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
-	if h.f.Proto == header.ProtoUDP && h.f.DPort == GenPort {
+	if h.f.Proto == header.ProtoUDP && h.f.DPort == api.GenPort {
 		h.g.count(b, &h.f)
 		v.Port = -1 // consumed
 		return

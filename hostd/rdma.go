@@ -33,11 +33,13 @@ package hostd
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
@@ -49,21 +51,11 @@ import (
 
 // Limits and defaults of RDMA flows.
 const (
-	// DefaultRDMAMTU is a flow's payload per packet unless told otherwise:
-	// InfiniBand's 1024-byte MTU, the largest that fits a 1500-byte
-	// Ethernet MTU.
-	DefaultRDMAMTU = 1024
-	// MinRDMAMTU and MaxRDMAMTU bound a flow's payload per packet; the
-	// largest fills a 1518-byte tagged frame.
-	MinRDMAMTU = 256
-	MaxRDMAMTU = 1456
 	// RDMAQueueBytes is how much of one flow its NIC egress queue may
 	// hold, as a NIC's send queue per QP: the pacer normally keeps it to
 	// a packet or two; it bounds what a late engine pass may release at
 	// once and what waits behind a pause.
 	RDMAQueueBytes = 32 << 10
-	// MaxRDMAParallel is the most flows one request starts.
-	MaxRDMAParallel = 128
 	// maxRDMAFlows is the number of flow ids a QP can carry.
 	maxRDMAFlows = 1<<22 - 1
 	// maxRDMAReceivers bounds the receivers a NIC keeps; data for a new
@@ -83,116 +75,6 @@ const (
 	ecnECT0 = 2
 )
 
-// Flow states.
-const (
-	RDMARunning = "running"
-	RDMADone    = "done"    // every byte acknowledged
-	RDMAFailed  = "failed"  // the transport gave up (lossless: a gap, or no progress)
-	RDMAAborted = "aborted" // stopped by DELETE /rdma
-)
-
-// RDMARequest starts one or more flows to the same destination (POST
-// /rdma).
-type RDMARequest struct {
-	Dst int `json:"dst"`
-	// Bytes is each flow's size; Duration makes flows that send until it
-	// has passed (their last packet is then the next one). Give one.
-	Bytes    int64 `json:"bytes,omitempty"`
-	Duration int64 `json:"duration_ns,omitempty"`
-	// Mode is the loss recovery: lossless (default), gbn or irn.
-	Mode string `json:"mode,omitempty"`
-	// DCQCN turns rate control on or off (default on; with switches
-	// marking no ECN no CNP is ever sent, so it stays at the line rate).
-	DCQCN *bool `json:"dcqcn,omitempty"`
-	// Order fixes the level order ("0,1", ...) as GenRequest.Order does.
-	Order string `json:"order,omitempty"`
-	// MTU is the payload bytes per packet (default DefaultRDMAMTU).
-	MTU int `json:"mtu,omitempty"`
-	// Flows is the number of parallel flows (QPs), default 1.
-	Flows int `json:"flows,omitempty"`
-}
-
-// RDMAFlow is a flow's state at its sender (GET /rdma). Times are Unix
-// nanoseconds; bytes are payload bytes.
-type RDMAFlow struct {
-	ID         int            `json:"id"`
-	QP         uint32         `json:"qp"`
-	Dst        int            `json:"dst"`
-	Mode       transport.Mode `json:"mode"`
-	DCQCN      bool           `json:"dcqcn"`
-	MTU        int            `json:"mtu"`
-	Size       int64          `json:"size"` // 0 while a timed flow runs
-	DurationNs int64          `json:"duration_ns,omitempty"`
-	SPort      uint16         `json:"sport"`
-	Port       int            `json:"port"`  // fabric port it leaves by
-	Queue      string         `json:"queue"` // its queue there
-	Order      string         `json:"order"` // its level order
-	StartPSN   uint32         `json:"start_psn"`
-	State      string         `json:"state"`
-	Failure    string         `json:"failure,omitempty"`
-
-	StartNs int64 `json:"start_unix_ns"`           // started by the request
-	FirstNs int64 `json:"first_unix_ns,omitempty"` // first packet sent
-	EndNs   int64 `json:"end_unix_ns,omitempty"`   // last byte acknowledged, failed or aborted
-	FCTNs   int64 `json:"fct_ns,omitempty"`        // first byte sent to last byte acknowledged
-
-	Packets     uint64  `json:"packets"` // sent, retransmissions included
-	Bytes       uint64  `json:"bytes"`
-	RetxPackets uint64  `json:"retx_packets"`
-	RetxBytes   uint64  `json:"retx_bytes"`
-	Timeouts    uint64  `json:"timeouts"`
-	ACKs        uint64  `json:"acks"` // received
-	NAKs        uint64  `json:"naks"`
-	CNPs        uint64  `json:"cnps"`
-	AckedBytes  int64   `json:"acked_bytes"` // acknowledged cumulatively
-	RateBps     float64 `json:"rate_bps"`    // pacing rate now (DCQCN's Rc)
-	NoFrame     uint64  `json:"no_frame"`    // found no free frame, or the buffer refused one
-}
-
-// RDMAReceiver is what a destination counted of one flow.
-type RDMAReceiver struct {
-	Src  int            `json:"src"`
-	QP   uint32         `json:"qp"`
-	Mode transport.Mode `json:"mode"`
-	Done bool           `json:"done"`
-	Gap  bool           `json:"gap"` // lossless: a PSN gap was seen (the flow failed)
-	// Stats are transport.ReceiverStats.Map: packets, bytes, duplicates,
-	// out_of_order, dropped, gaps, lost, acks, naks, cnps (sent), ce.
-	Stats map[string]uint64 `json:"stats"`
-	// Times of the first packet and of the flow's last byte in order,
-	// Unix ns (0: not yet).
-	FirstNs    int64 `json:"first_unix_ns"`
-	CompleteNs int64 `json:"complete_unix_ns,omitempty"`
-}
-
-// RDMACounters are the NIC's RDMA events that belong to no flow.
-type RDMACounters struct {
-	// Malformed counts frames to UDP port 4791 that are not RoCEv2
-	// frames the NIC parses, BadICRC those whose ICRC is wrong; both are
-	// dropped as malformed.
-	Malformed uint64 `json:"malformed"`
-	BadICRC   uint64 `json:"bad_icrc"`
-	// UnknownQP counts ACKs, NAKs and CNPs for no flow of this NIC and
-	// data whose QP names no mode; Unsupported RNR NAKs and NAK codes
-	// other than a PSN sequence error; ReceiverLimit data for a new QP
-	// beyond the receivers a NIC keeps. All are dropped.
-	UnknownQP     uint64 `json:"unknown_qp"`
-	Unsupported   uint64 `json:"unsupported"`
-	ReceiverLimit uint64 `json:"receiver_limit"`
-	// NoFrame counts ACKs, NAKs and CNPs not sent for want of a frame or
-	// buffer room.
-	NoFrame uint64 `json:"no_frame"`
-}
-
-// RDMAReport is GET /rdma.
-type RDMAReport struct {
-	NowNs     int64            `json:"now_unix_ns"`
-	Params    transport.Params `json:"params"`
-	Flows     []RDMAFlow       `json:"flows"`
-	Receivers []RDMAReceiver   `json:"receivers,omitempty"`
-	Counters  RDMACounters     `json:"counters"`
-}
-
 type blockReason uint8
 
 const (
@@ -203,7 +85,7 @@ const (
 )
 
 type rdmaFlow struct {
-	RDMAFlow
+	api.RDMAFlow
 	s        *transport.Sender
 	tmpl     roce.Flow // the data frames' addresses, class and QP
 	queue    int       // -1 under BFC (assigned per packet)
@@ -217,6 +99,15 @@ type rdmaFlow struct {
 	blockAt  int64
 	startEng int64
 	endEng   int64
+
+	// Messages (RDMARequest.MsgBytes): the engine time each was posted
+	// (its first packet sent) and acknowledged whole, how many are
+	// recorded; latency flows also each round trip.
+	msgSent  []int64
+	msgDone  []int64
+	seenMsgs int64
+	latency  bool
+	lat      []int64
 }
 
 type recvKey struct {
@@ -246,7 +137,7 @@ type rdma struct {
 	pkt    roce.Packet
 	spare  uint64 // a frame taken and not used
 	hasSp  bool
-	c      RDMACounters
+	c      api.RDMACounters
 }
 
 // rdmaQP is the QP of flow id in mode.
@@ -303,8 +194,8 @@ func (h *Host) SetTransport(p transport.Params) error {
 }
 
 // StartRDMA starts the flows of req (on the engine goroutine).
-func (h *Host) StartRDMA(req RDMARequest) ([]RDMAFlow, error) {
-	var out []RDMAFlow
+func (h *Host) StartRDMA(req api.RDMARequest) ([]api.RDMAFlow, error) {
+	var out []api.RDMAFlow
 	var err error
 	h.e.Call(func() {
 		var fs []*rdmaFlow
@@ -319,10 +210,67 @@ func (h *Host) StartRDMA(req RDMARequest) ([]RDMAFlow, error) {
 
 // RDMA reports the NIC's flows (those of ids, or all with the receivers
 // when ids is empty).
-func (h *Host) RDMA(ids []int) RDMAReport {
-	var r RDMAReport
-	h.e.Call(func() { r = h.r.report(ids) })
+func (h *Host) RDMA(ids []int) api.RDMAReport {
+	var r api.RDMAReport
+	lat := map[int][]int64{} // ended latency flows' round trips, by report index
+	h.e.Call(func() {
+		r = h.r.report(ids)
+		for i, f := range r.Flows {
+			if rf := h.r.flows[f.ID-1]; rf.latency && rf.State != api.RDMARunning {
+				lat[i] = rf.lat[:rf.seenMsgs] // never written again
+			}
+		}
+	})
+	// Sorted here, off the engine goroutine.
+	for i, samples := range lat {
+		r.Flows[i].Latency = latencyStats(samples)
+	}
 	return r
+}
+
+// latencyStats summarises round trips (ns); nil when there are none.
+func latencyStats(samples []int64) *api.LatencyStats {
+	n := len(samples)
+	if n == 0 {
+		return nil
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var sum float64
+	for _, v := range s {
+		sum += float64(v)
+	}
+	avg := sum / float64(n)
+	var sq float64
+	for _, v := range s {
+		sq += (float64(v) - avg) * (float64(v) - avg)
+	}
+	pct := func(p float64) int64 { // nearest rank
+		i := int(math.Ceil(p*float64(n))) - 1
+		return s[min(max(i, 0), n-1)]
+	}
+	return &api.LatencyStats{Samples: n, MinNs: s[0], MaxNs: s[n-1], AvgNs: int64(math.Round(avg)),
+		StdevNs: int64(math.Round(math.Sqrt(sq / float64(n)))), P50Ns: pct(0.5), P99Ns: pct(0.99), P999Ns: pct(0.999)}
+}
+
+// StopRDMA ends the timed and until-stopped flows of ids that still run
+// as their time would: the next packet is the last, and the flow is done
+// once every byte is acknowledged. It reports how many it told to stop
+// (sized flows run on).
+func (h *Host) StopRDMA(ids []int) int {
+	n := 0
+	h.e.Call(func() {
+		now := h.e.Now()
+		for _, id := range ids {
+			if id >= 1 && id <= len(h.r.flows) {
+				if f := h.r.flows[id-1]; f.State == api.RDMARunning && f.s.Size() == 0 && !f.stopped {
+					f.deadline = now
+					n++
+				}
+			}
+		}
+	})
+	return n
 }
 
 // AbortRDMA stops the flows of ids that still run; it reports how many it
@@ -333,8 +281,8 @@ func (h *Host) AbortRDMA(ids []int) int {
 		now := h.e.Now()
 		for _, id := range ids {
 			if id >= 1 && id <= len(h.r.flows) {
-				if f := h.r.flows[id-1]; f.State == RDMARunning {
-					f.State, f.endEng = RDMAAborted, now
+				if f := h.r.flows[id-1]; f.State == api.RDMARunning {
+					f.State, f.endEng = api.RDMAAborted, now
 					n++
 				}
 			}
@@ -354,14 +302,32 @@ func (r *rdma) init(h *Host) {
 }
 
 // start validates req and creates its flows.
-func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
+func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	h := r.h
 	t := h.t
 	if req.Dst < 0 || req.Dst >= t.Servers() || req.Dst == h.self {
 		return nil, fmt.Errorf("rdma: destination h%d: want another server of %v", req.Dst, t)
 	}
-	if (req.Bytes > 0) == (req.Duration > 0) || req.Bytes < 0 || req.Duration < 0 {
-		return nil, errors.New("rdma: give bytes or a duration (one of them)")
+	ways := 0
+	for _, b := range []bool{req.Bytes > 0, req.Duration > 0, req.UntilStopped} {
+		if b {
+			ways++
+		}
+	}
+	if ways != 1 || req.Bytes < 0 || req.Duration < 0 {
+		return nil, errors.New("rdma: give bytes, a duration or until_stopped (one of them)")
+	}
+	msgs := int64(0)
+	switch {
+	case req.MsgBytes < 0 || req.RateBps < 0:
+		return nil, errors.New("rdma: negative msg_bytes or rate_bps")
+	case req.MsgBytes > 0:
+		if req.Bytes <= 0 || req.Bytes%req.MsgBytes != 0 || req.Bytes/req.MsgBytes > api.MaxRDMAMessages {
+			return nil, fmt.Errorf("rdma: messages of %d bytes: want bytes a multiple of them, at most %d messages", req.MsgBytes, api.MaxRDMAMessages)
+		}
+		msgs = req.Bytes / req.MsgBytes
+	case req.Latency:
+		return nil, errors.New("rdma: a latency flow needs msg_bytes")
 	}
 	mode := transport.Lossless
 	if req.Mode != "" {
@@ -372,22 +338,27 @@ func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
 		mode = m
 	}
 	if req.MTU == 0 {
-		req.MTU = DefaultRDMAMTU
+		req.MTU = api.DefaultRDMAMTU
 	}
-	if req.MTU < MinRDMAMTU || req.MTU > MaxRDMAMTU {
-		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, MinRDMAMTU, MaxRDMAMTU)
+	if req.MTU < api.MinRDMAMTU || req.MTU > api.MaxRDMAMTU {
+		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, api.MinRDMAMTU, api.MaxRDMAMTU)
 	}
 	if req.Flows == 0 {
 		req.Flows = 1
 	}
-	if req.Flows < 1 || req.Flows > MaxRDMAParallel {
-		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, MaxRDMAParallel)
+	if req.Flows < 1 || req.Flows > api.MaxRDMAParallel {
+		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, api.MaxRDMAParallel)
 	}
 	if len(r.flows)+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
 	p := r.params
 	p.DCQCN.Enabled = req.DCQCN == nil || *req.DCQCN
+	if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
+		// The flow's own line: it is paced at most at the cap, and DCQCN
+		// moves below it.
+		p.LineRateBps = req.RateBps
+	}
 	if p.DCQCN.Enabled && p.LineRateBps <= 0 {
 		return nil, errors.New("rdma: DCQCN needs a line rate")
 	}
@@ -421,6 +392,11 @@ func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rdma: %w", err)
 		}
+		if msgs > 0 {
+			if err := s.SetMessages(req.MsgBytes, req.Latency); err != nil {
+				return nil, fmt.Errorf("rdma: %w", err)
+			}
+		}
 		plans[i] = plan{id, sport, s}
 	}
 	now := h.e.Now()
@@ -432,9 +408,9 @@ func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
 		o := t.FlowOrder(&h.policy, &tuple)
 		port := t.NextLevel(h.self, req.Dst, &o)
 		f := &rdmaFlow{
-			RDMAFlow: RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
+			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
-				StartPSN: pl.s.StartPSN(), State: RDMARunning},
+				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),
 			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU),
@@ -445,6 +421,14 @@ func (r *rdma) start(req RDMARequest) ([]*rdmaFlow, error) {
 		}
 		if req.Duration > 0 {
 			f.deadline = now + req.Duration
+		}
+		if msgs > 0 {
+			// Sized at the start, so the per-packet paths allocate
+			// nothing.
+			f.msgSent, f.msgDone = make([]int64, msgs), make([]int64, msgs)
+			if req.Latency {
+				f.latency, f.lat = true, make([]int64, msgs)
+			}
 		}
 		if h.bfc != nil {
 			f.Queue = "bfc" // assigned per packet
@@ -492,10 +476,10 @@ func (r *rdma) Produce(now int64) int {
 	made := 0
 	for i := 0; i < len(r.active); {
 		f := r.active[i]
-		if f.State == RDMARunning {
+		if f.State == api.RDMARunning {
 			made += r.produce(f, now)
 		}
-		if f.State != RDMARunning {
+		if f.State != api.RDMARunning {
 			r.active = slices.Delete(r.active, i, i+1)
 			continue
 		}
@@ -539,6 +523,9 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		if !ok {
 			r.spare, r.hasSp = addr, true
 			break
+		}
+		if f.msgSent != nil && !seg.Retx && (seg.Pos == transport.First || seg.Pos == transport.Only) {
+			f.msgSent[seg.Msg] = now // a message posted: its round trip starts
 		}
 		op := sendOpcode(seg.Pos)
 		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len))}
@@ -585,14 +572,17 @@ func (r *rdma) deadline(f *rdmaFlow, now int64) {
 
 // settle records the end of a flow the transport finished or gave up.
 func (r *rdma) settle(f *rdmaFlow, now int64) {
-	if f.State != RDMARunning {
+	if f.State != api.RDMARunning {
 		return
 	}
 	switch {
 	case f.s.Done():
-		f.State, f.endEng = RDMADone, f.s.S.End
+		f.State, f.endEng = api.RDMADone, f.s.S.End
+		if f.msgDone != nil {
+			f.PeakBps = f.peak()
+		}
 	case f.s.Failed():
-		f.State, f.endEng = RDMAFailed, now
+		f.State, f.endEng = api.RDMAFailed, now
 		if f.s.S.Timeouts > 0 {
 			f.Failure = fmt.Sprintf("lossless: nothing acknowledged for %v with data outstanding", time.Duration(r.params.LosslessTimeout))
 		} else {
@@ -620,7 +610,7 @@ func (r *rdma) NextTick() int64 {
 		}
 	}
 	for _, f := range r.active {
-		if f.State != RDMARunning {
+		if f.State != api.RDMARunning {
 			continue
 		}
 		consider(f.s.NextTimer())
@@ -663,7 +653,7 @@ func (r *rdma) NextTick() int64 {
 // allows.
 func (r *rdma) Tick(now int64) {
 	for _, f := range r.active {
-		if f.State != RDMARunning {
+		if f.State != api.RDMARunning {
 			continue
 		}
 		r.deadline(f, now)
@@ -686,12 +676,13 @@ func (r *rdma) Tick(now int64) {
 	}
 }
 
-// receive takes a RoCE frame b addressed to this server and settles v: it
+// receive takes a RoCE frame b addressed to this server, whose Ethernet,
+// 802.1Q and IPv4 headers Handle parsed into f, and settles v: it
 // is consumed, or dropped as malformed.
-func (r *rdma) receive(b []byte, now int64, v *dataplane.Verdict) {
+func (r *rdma) receive(b []byte, f *header.Frame, now int64, v *dataplane.Verdict) {
 	v.Port = -1
 	p := &r.pkt
-	if err := roce.Parse(b, p); err != nil {
+	if err := roce.ParseFrame(b, f, p); err != nil {
 		if err == roce.ErrBadICRC {
 			r.c.BadICRC++
 		} else {
@@ -734,7 +725,7 @@ func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
 		r.c.UnknownQP++
 		return nil, false
 	}
-	if f.State != RDMARunning {
+	if f.State != api.RDMARunning {
 		return nil, true
 	}
 	return f, true
@@ -760,7 +751,66 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	} else {
 		f.s.OnAck(p.PSN(), now)
 	}
+	f.messagesDone(now)
 	r.settle(f, now)
+}
+
+// messagesDone records the messages acknowledged whole by now.
+func (f *rdmaFlow) messagesDone(now int64) {
+	for n := min(f.s.Messages(), int64(len(f.msgDone))); f.seenMsgs < n; f.seenMsgs++ {
+		f.msgDone[f.seenMsgs] = now
+		if f.latency {
+			f.lat[f.seenMsgs] = now - f.msgSent[f.seenMsgs]
+		}
+	}
+}
+
+// peakMinWindow is the shortest window peak measures over: longer than
+// the scheduling jitter of daemons on a loaded machine, which delays and
+// bunches ACKs by up to a millisecond or two and would otherwise show as
+// rates above the link's.
+const peakMinWindow = 10 * time.Millisecond
+
+// peak is a message flow's payload rate over the best tenth of its time
+// (first message posted to last acknowledged): the most messages
+// acknowledged within any window of that length that opens at a
+// completion (those completed at its opening not counted: they were
+// delivered before). Windows of a fixed time, not of a number of
+// messages, so an ACK that completes many small messages at once counts
+// as the burst it is, not as an infinite rate; and no shorter than
+// peakMinWindow (the whole flow, when it is shorter).
+func (f *rdmaFlow) peak() float64 {
+	n := int(f.seenMsgs)
+	if n == 0 {
+		return 0
+	}
+	d := f.msgDone
+	dur := d[n-1] - f.msgSent[0]
+	x := min(dur, max(dur/10, int64(peakMinWindow)))
+	if x <= 0 {
+		return 0
+	}
+	most, j := 0, 0
+	for i := 0; i < n; i++ {
+		// Messages k..j-1 were acknowledged within (d[i], d[i]+x]:
+		// those acknowledged at the window's opening, d[i], were
+		// delivered before it.
+		for j < n && d[j]-d[i] <= x {
+			j++
+		}
+		k := i
+		for k < j && d[k] == d[i] {
+			k++
+		}
+		most = max(most, j-k)
+	}
+	// The flow's first tenth, which opens at its first posting.
+	first := 0
+	for first < n && d[first]-f.msgSent[0] <= x {
+		first++
+	}
+	most = max(most, first)
+	return float64(int64(most)*f.MsgBytes*8) * 1e9 / float64(x)
 }
 
 func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
@@ -797,7 +847,7 @@ func (r *rdma) newReceiver(key recvKey, sport uint16) *rdmaRecv {
 		r.c.ReceiverLimit++
 		return nil
 	}
-	tr, err := transport.NewReceiver(mode, r.params, rdmaStartPSN(key.qp), MinRDMAMTU)
+	tr, err := transport.NewReceiver(mode, r.params, rdmaStartPSN(key.qp), api.MinRDMAMTU)
 	if err != nil {
 		r.c.Unsupported++
 		return nil
@@ -866,9 +916,9 @@ func (r *rdma) sendCtl(rc *rdmaRecv, d xdp.Desc) {
 }
 
 // report copies the flows of ids (all, with the receivers, when empty).
-func (r *rdma) report(ids []int) RDMAReport {
+func (r *rdma) report(ids []int) api.RDMAReport {
 	off := r.h.unixOffset()
-	rep := RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []RDMAFlow{}}
+	rep := api.RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []api.RDMAFlow{}}
 	if len(ids) > 0 {
 		for _, id := range ids {
 			if id >= 1 && id <= len(r.flows) {
@@ -882,7 +932,7 @@ func (r *rdma) report(ids []int) RDMAReport {
 	}
 	for _, rc := range r.rlist {
 		st := rc.r.S
-		x := RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
+		x := api.RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
 		if st.First >= 0 {
 			x.FirstNs = st.First + off
 		}
@@ -895,14 +945,14 @@ func (r *rdma) report(ids []int) RDMAReport {
 }
 
 // report is the flow's state with engine times made Unix times by off.
-func (f *rdmaFlow) report(off int64) RDMAFlow {
+func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 	out := f.RDMAFlow
 	st := &f.s.S
 	out.StartNs = f.startEng + off
 	if st.Start >= 0 {
 		out.FirstNs = st.Start + off
 	}
-	if f.State != RDMARunning {
+	if f.State != api.RDMARunning {
 		out.EndNs = f.endEng + off
 	}
 	if fct := st.FCT(); fct >= 0 {
@@ -914,6 +964,7 @@ func (f *rdmaFlow) report(off int64) RDMAFlow {
 	out.Timeouts, out.ACKs, out.NAKs, out.CNPs = st.Timeouts, st.ACKs, st.NAKs, st.CNPs
 	out.AckedBytes = f.s.Acked()
 	out.RateBps = f.s.Rate()
+	out.Messages = f.s.Messages()
 	return out
 }
 

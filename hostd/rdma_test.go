@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
@@ -111,6 +112,9 @@ type pair struct {
 	lose, mark func(i int) bool
 	data, ctl  int
 	last       int64
+	// toBFn and toAFn, if set, carry the frames instead of toB and toA
+	// (which they may call).
+	toBFn, toAFn func(q int, b []byte)
 }
 
 // stepTime is the least time between steps: about two packet times at
@@ -143,8 +147,12 @@ func (pr *pair) work() {
 	pr.a.h.r.Tick(now)
 	pr.b.h.r.Tick(now)
 	pr.a.h.r.Produce(now)
-	pr.a.drain(0, pr.toB)
-	pr.b.drain(0, pr.toA)
+	toB, toA := pr.toB, pr.toA
+	if pr.toBFn != nil {
+		toB, toA = pr.toBFn, pr.toAFn
+	}
+	pr.a.drain(0, toB)
+	pr.b.drain(0, toA)
 }
 
 func (pr *pair) toB(q int, b []byte) {
@@ -172,12 +180,12 @@ func fastParams() transport.Params { return TransportParams(1e9, 20*time.Microse
 // the HQ; a flow of 10 KB completes with everything acknowledged.
 func TestRDMAFrames(t *testing.T) {
 	pr := newPair(t, fastParams())
-	fs, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 10_000, MTU: 1024})
+	fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 10_000, MTU: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := fs[0]
-	if f.Port != 0 || f.Queue != pr.a.e.Egress(0).Name(f.queueIndex(pr.a.h)) {
+	if f.Port != 0 || f.Queue != pr.a.e.Egress(0).Name(queueIndex(f, pr.a.h)) {
 		t.Fatalf("flow: %+v", f)
 	}
 	var pkt roce.Packet
@@ -194,7 +202,7 @@ func TestRDMAFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			if pkt.PCP != signaling.PCPData || pkt.ECN != ecnECT0 || pkt.SrcPort != f.SPort || pkt.DestQP() != f.QP ||
-				pkt.DstIP != bcube.ServerIP(1).As4() || q != f.queueIndex(pr.a.h) {
+				pkt.DstIP != bcube.ServerIP(1).As4() || q != queueIndex(f, pr.a.h) {
 				t.Errorf("data frame: %+v in queue %d", pkt, q)
 			}
 			psns = append(psns, pkt.PSN())
@@ -212,7 +220,7 @@ func TestRDMAFrames(t *testing.T) {
 			acks++
 			pr.a.deliver(0, b)
 		})
-		if pr.a.h.RDMA([]int{1}).Flows[0].State != RDMARunning {
+		if pr.a.h.RDMA([]int{1}).Flows[0].State != api.RDMARunning {
 			break
 		}
 		time.Sleep(10 * time.Microsecond)
@@ -223,7 +231,7 @@ func TestRDMAFrames(t *testing.T) {
 	}
 	rep := pr.a.h.RDMA(nil)
 	got := rep.Flows[0]
-	if acks == 0 || got.State != RDMADone || got.AckedBytes != 10_000 || got.FCTNs <= 0 || got.Packets != 10 {
+	if acks == 0 || got.State != api.RDMADone || got.AckedBytes != 10_000 || got.FCTNs <= 0 || got.Packets != 10 {
 		t.Fatalf("%d acks; flow %+v", acks, got)
 	}
 	r := pr.b.h.RDMA(nil).Receivers
@@ -233,18 +241,18 @@ func TestRDMAFrames(t *testing.T) {
 }
 
 // queueIndex is the flow's queue at its port (test helper).
-func (f RDMAFlow) queueIndex(h *Host) int { return h.t.ServerQueue(h.self, f.Port, f.Dst, false) }
+func queueIndex(f api.RDMAFlow, h *Host) int { return h.t.ServerQueue(h.self, f.Port, f.Dst, false) }
 
 // A paused queue stops a flow without dropping anything, and it goes on
 // when the queue resumes; the flow never holds more than RDMAQueueBytes
 // in its queue.
 func TestRDMAPauseAndQueueCap(t *testing.T) {
 	pr := newPair(t, fastParams())
-	fs, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 1 << 20})
+	fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := fs[0].queueIndex(pr.a.h)
+	q := queueIndex(fs[0], pr.a.h)
 	eg := pr.a.e.Egress(0)
 	for range 5 {
 		pr.step()
@@ -273,8 +281,8 @@ func TestRDMAPauseAndQueueCap(t *testing.T) {
 	}
 	for range 2000 {
 		pr.step()
-		if fl := pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != RDMARunning {
-			if fl.State != RDMADone || fl.RetxPackets != 0 {
+		if fl := pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != api.RDMARunning {
+			if fl.State != api.RDMADone || fl.RetxPackets != 0 {
 				t.Fatalf("flow: %+v", fl)
 			}
 			return
@@ -292,13 +300,13 @@ func TestRDMAModes(t *testing.T) {
 			pr := newPair(t, fastParams())
 			pr.lose = func(i int) bool { return i == 20 }
 			pr.mark = func(i int) bool { return i%50 == 0 }
-			if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Bytes: 200 << 10, Mode: mode}); err != nil {
+			if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 200 << 10, Mode: mode}); err != nil {
 				t.Fatal(err)
 			}
-			var fl RDMAFlow
+			var fl api.RDMAFlow
 			for range 20000 {
 				pr.step()
-				if fl = pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != RDMARunning {
+				if fl = pr.a.h.RDMA([]int{1}).Flows[0]; fl.State != api.RDMARunning {
 					break
 				}
 			}
@@ -308,12 +316,12 @@ func TestRDMAModes(t *testing.T) {
 				t.Errorf("CNPs: sender %d, receiver sent %d for %d CE", fl.CNPs, rx.Stats["cnps"], rx.Stats["ce"])
 			}
 			if mode == "lossless" {
-				if fl.State != RDMAFailed || fl.NAKs == 0 || !rx.Gap || rx.Stats["lost"] != 1 {
+				if fl.State != api.RDMAFailed || fl.NAKs == 0 || !rx.Gap || rx.Stats["lost"] != 1 {
 					t.Errorf("lossless: %+v, receiver gap %v", fl, rx.Gap)
 				}
 				return
 			}
-			if fl.State != RDMADone || fl.AckedBytes != 200<<10 || fl.RetxPackets == 0 || fl.NAKs == 0 {
+			if fl.State != api.RDMADone || fl.AckedBytes != 200<<10 || fl.RetxPackets == 0 || fl.NAKs == 0 {
 				t.Errorf("%s: %+v", mode, fl)
 			}
 			if mode == "irn" && fl.Timeouts == 0 && fl.RetxPackets != 1 {
@@ -336,7 +344,7 @@ func TestRDMAMalformed(t *testing.T) {
 		name  string
 		frame func() []byte
 		drop  dataplane.DropReason
-		count func(c RDMACounters) uint64
+		count func(c api.RDMACounters) uint64
 	}{
 		{"truncated", func() []byte {
 			// A datagram whose BTH is cut short, with IPv4 and UDP
@@ -348,29 +356,29 @@ func TestRDMAMalformed(t *testing.T) {
 			binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
 			binary.BigEndian.PutUint16(ip[24:], uint16(len(ip)-20))
 			return c
-		}, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.Malformed }},
-		{"bad icrc", func() []byte { c := clone(good); c[len(c)-1] ^= 1; return c }, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.BadICRC }},
+		}, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.Malformed }},
+		{"bad icrc", func() []byte { c := clone(good); c[len(c)-1] ^= 1; return c }, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.BadICRC }},
 		{"bad opcode", func() []byte {
 			c := clone(good)
 			roce.BTH(c[roce.HeadersLen-roce.BTHLen:]).SetOpcode(0x1d)
 			return c
-		}, dataplane.DropMalformed, func(c RDMACounters) uint64 { return c.Malformed }},
+		}, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.Malformed }},
 		{"no mode in QP", func() []byte {
 			f := fl
 			f.DestQP = 5
 			c := make([]byte, 2048)
 			return c[:roce.PutData(c, &f, &roce.Data{Opcode: roce.OpSendOnly, Payload: 8})]
-		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.UnknownQP }},
+		}, dataplane.DropUnsupported, func(c api.RDMACounters) uint64 { return c.UnknownQP }},
 		{"ack for no flow", func() []byte {
 			f := fl
 			c := make([]byte, 2048)
 			return c[:roce.PutAck(c, &f, roce.SyndromeACK, 1, 0)]
-		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.UnknownQP }},
+		}, dataplane.DropUnsupported, func(c api.RDMACounters) uint64 { return c.UnknownQP }},
 		{"rnr nak", func() []byte {
 			f := fl
 			c := make([]byte, 2048)
 			return c[:roce.PutAck(c, &f, roce.RNRSyndrome(3), 1, 0)]
-		}, dataplane.DropUnsupported, func(c RDMACounters) uint64 { return c.Unsupported }},
+		}, dataplane.DropUnsupported, func(c api.RDMACounters) uint64 { return c.Unsupported }},
 	}
 	for _, c := range cases {
 		before := c.count(pr.b.h.RDMA(nil).Counters)
@@ -401,7 +409,7 @@ func TestRDMAAllocs(t *testing.T) {
 			pr := newPair(t, fastParams())
 			pr.lose = func(i int) bool { return i%50 == 7 }
 			pr.mark = func(i int) bool { return i%100 == 0 }
-			if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: mode}); err != nil {
+			if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: mode}); err != nil {
 				t.Fatal(err)
 			}
 			for range 200 {
@@ -433,7 +441,7 @@ func TestRDMAAllocs(t *testing.T) {
 // Gb/s, and their answers) on both NICs, not the wait between rounds.
 func BenchmarkRDMA(b *testing.B) {
 	pr := newPair(b, fastParams())
-	if _, err := pr.a.h.StartRDMA(RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: "irn"}); err != nil {
+	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Duration: int64(time.Hour), Mode: "irn"}); err != nil {
 		b.Fatal(err)
 	}
 	for range 100 {
@@ -448,4 +456,141 @@ func BenchmarkRDMA(b *testing.B) {
 		pr.work()
 	}
 	b.ReportMetric(float64(pr.data-start)/float64(b.N), "packets/op")
+}
+
+// runFlow steps pr until flow id of a ends, and returns it.
+func runFlow(t *testing.T, pr *pair, id int) api.RDMAFlow {
+	t.Helper()
+	var fl api.RDMAFlow
+	for range 200000 {
+		pr.step()
+		if fl = pr.a.h.RDMA([]int{id}).Flows[0]; fl.State != api.RDMARunning {
+			return fl
+		}
+	}
+	t.Fatalf("flow %d still runs: %+v", id, fl)
+	return fl
+}
+
+// Flows of messages: every message its own SEND (Only when it fits a
+// packet, First..Last when it does not), all acknowledged, with a peak
+// rate; a latency flow keeps one message outstanding and measures each
+// round trip.
+func TestRDMAMessages(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		req     api.RDMARequest
+		ops     map[roce.Opcode]int // data frames by opcode
+		latency bool
+	}{
+		{"small", api.RDMARequest{Dst: 1, Bytes: 64 * 100, MsgBytes: 64}, map[roce.Opcode]int{roce.OpSendOnly: 100}, false},
+		{"two packets", api.RDMARequest{Dst: 1, Bytes: 1500 * 20, MsgBytes: 1500, MTU: 1024},
+			map[roce.Opcode]int{roce.OpSendFirst: 20, roce.OpSendLast: 20}, false},
+		{"latency", api.RDMARequest{Dst: 1, Bytes: 2 * 200, MsgBytes: 2, Latency: true}, map[roce.Opcode]int{roce.OpSendOnly: 200}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr := newPair(t, fastParams())
+			ops := map[roce.Opcode]int{}
+			outstanding, most := 0, 0
+			toB := pr.toB
+			var pkt roce.Packet
+			pr.toBFn = func(q int, b []byte) {
+				if err := roce.Parse(b, &pkt); err == nil {
+					ops[pkt.Opcode()]++
+				}
+				outstanding++
+				most = max(most, outstanding)
+				toB(q, b)
+			}
+			pr.toAFn = func(q int, b []byte) { outstanding = 0; pr.toA(q, b) }
+			if _, err := pr.a.h.StartRDMA(c.req); err != nil {
+				t.Fatal(err)
+			}
+			fl := runFlow(t, pr, 1)
+			msgs := c.req.Bytes / c.req.MsgBytes
+			if fl.State != api.RDMADone || fl.Messages != msgs || fl.AckedBytes != c.req.Bytes || fl.PeakBps <= 0 {
+				t.Errorf("flow: %+v", fl)
+			}
+			for op, n := range c.ops {
+				if ops[op] != n {
+					t.Errorf("%d frames of %v, want %d (%v)", ops[op], op, n, ops)
+				}
+			}
+			if c.latency {
+				l := fl.Latency
+				if l == nil || l.Samples != int(msgs) || l.MinNs <= 0 || l.MinNs > l.P50Ns || l.P50Ns > l.P99Ns || l.P99Ns > l.P999Ns || l.P999Ns > l.MaxNs {
+					t.Fatalf("latency: %+v", l)
+				}
+				if most != 1 {
+					t.Errorf("up to %d data frames outstanding, want 1", most)
+				}
+				t.Logf("round trips: %+v", *l)
+			} else if fl.Latency != nil {
+				t.Errorf("latency of a bandwidth flow: %+v", fl.Latency)
+			}
+		})
+	}
+	pr := newPair(t, fastParams())
+	for _, bad := range []api.RDMARequest{
+		{Dst: 1, Bytes: 100, MsgBytes: 30},
+		{Dst: 1, Duration: 1e9, MsgBytes: 10},
+		{Dst: 1, Bytes: 100, Latency: true},
+		{Dst: 1, Bytes: 1 << 30, MsgBytes: 2},
+		{Dst: 1, Bytes: 100, UntilStopped: true},
+		{Dst: 1, Bytes: 100, RateBps: -1},
+	} {
+		if _, err := pr.a.h.StartRDMA(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// A flow until stopped runs until POST /rdma/stop, then ends done, every
+// byte acknowledged; a capped flow is paced at its cap.
+func TestRDMAStopAndCap(t *testing.T) {
+	pr := newPair(t, fastParams())
+	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, UntilStopped: true, RateBps: 100e6, DCQCN: new(bool)}); err != nil {
+		t.Fatal(err)
+	}
+	for range 500 {
+		pr.step()
+	}
+	if n := pr.a.h.StopRDMA([]int{1}); n != 1 {
+		t.Fatalf("stopped %d", n)
+	}
+	fl := runFlow(t, pr, 1)
+	if fl.State != api.RDMADone || fl.AckedBytes == 0 || fl.AckedBytes != fl.Size || fl.RateLimitBps != 100e6 {
+		t.Errorf("flow: %+v", fl)
+	}
+	// Paced at the cap: its payload over its time stays under it.
+	if r := float64(fl.AckedBytes) * 8 / (float64(fl.FCTNs) / 1e9); r > 100e6 {
+		t.Errorf("capped at 100 Mb/s, ran at %.1f Mb/s", r/1e6)
+	}
+	if n := pr.a.h.StopRDMA([]int{1}); n != 0 {
+		t.Errorf("stopped an ended flow")
+	}
+}
+
+// The per-packet paths of a message flow and of a latency flow allocate
+// nothing either.
+func TestRDMAMessageAllocs(t *testing.T) {
+	for _, req := range []api.RDMARequest{
+		{Dst: 1, Bytes: 64 << 20, MsgBytes: 64},
+		{Dst: 1, Bytes: 2 << 20, MsgBytes: 2, Latency: true},
+	} {
+		pr := newPair(t, fastParams())
+		if _, err := pr.a.h.StartRDMA(req); err != nil {
+			t.Fatal(err)
+		}
+		for range 100 {
+			pr.step()
+		}
+		data := pr.data
+		if n := testing.AllocsPerRun(300, pr.step); n != 0 {
+			t.Errorf("%+v: %v allocations per step", req, n)
+		}
+		if pr.data-data < 100 {
+			t.Errorf("%+v: the loop moved %d data frames", req, pr.data-data)
+		}
+	}
 }

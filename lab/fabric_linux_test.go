@@ -63,20 +63,23 @@ func realSpec(t *testing.T, n, k int) Spec {
 			t.Errorf("cleanup: %v", err)
 		}
 		checkGone(t, s)
-		// The daemons' XDP programs are bpf_links of their processes: they
-		// are gone with them.
-		deadline := time.Now().Add(5 * time.Second)
+		// The daemons' XDP programs and classifiers are bpf_links of their
+		// processes: they are gone with them. The kernel frees them after
+		// the process, one RCU grace period per TCX link: a large lab's
+		// take seconds.
+		deadline := time.Now().Add(20 * time.Second)
 		for xdpPrograms(t) > progs && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		if now := xdpPrograms(t); now > progs {
-			t.Errorf("%d XDP programs left behind (%d before the lab, %d after)", now-progs, progs, now)
+			t.Errorf("%d BPF programs left behind (%d before the lab, %d after)", now-progs, progs, now)
 		}
 	})
 	return s
 }
 
-// xdpPrograms counts the loaded XDP programs of the kind the daemons use.
+// xdpPrograms counts the loaded BPF programs of the kinds the daemons
+// use: XDP on every port, the classifier on a server's bc0.
 func xdpPrograms(t *testing.T) int {
 	t.Helper()
 	n := 0
@@ -94,7 +97,9 @@ func xdpPrograms(t *testing.T) int {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if info, err := p.Info(); err == nil && info.Type == ebpf.XDP && strings.HasPrefix(info.Name, "xdp_redirect") {
+		// The daemons' XDP programs, and the classifiers of servers' bc0.
+		if info, err := p.Info(); err == nil && (info.Type == ebpf.XDP && strings.HasPrefix(info.Name, "xdp_redirect") ||
+			info.Type == ebpf.SchedCLS && strings.HasPrefix(info.Name, "tc_classify")) {
 			n++
 		}
 		p.Close()

@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/api"
 )
 
 // StartFlow starts a generated flow at server node of lab name (hostd's
 // traffic generator: it obeys flow control and never overruns its NIC).
-func StartFlow(runRoot, name, node string, req hostd.GenRequest) (*hostd.GenFlow, error) {
+func StartFlow(runRoot, name, node string, req api.GenRequest) (*api.GenFlow, error) {
 	sock, err := serverSocket(runRoot, name, node)
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func StartFlow(runRoot, name, node string, req hostd.GenRequest) (*hostd.GenFlow
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", node, err)
 	}
-	var f hostd.GenFlow
+	var f api.GenFlow
 	if err := json.Unmarshal(out, &f); err != nil {
 		return nil, fmt.Errorf("%s: gen answer: %w", node, err)
 	}
@@ -37,7 +37,7 @@ func StartFlow(runRoot, name, node string, req hostd.GenRequest) (*hostd.GenFlow
 
 // Flows reports the generated flows of server node and what its sink
 // counted.
-func Flows(runRoot, name, node string) (*hostd.GenReport, error) {
+func Flows(runRoot, name, node string) (*api.GenReport, error) {
 	sock, err := serverSocket(runRoot, name, node)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func Flows(runRoot, name, node string) (*hostd.GenReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", node, err)
 	}
-	var r hostd.GenReport
+	var r api.GenReport
 	if err := json.Unmarshal(out, &r); err != nil {
 		return nil, fmt.Errorf("%s: gen report: %w", node, err)
 	}

@@ -28,7 +28,8 @@ func SampleHealth(string, string) (*HealthSample, error) { return nil, errNotLin
 func RunWorkload(context.Context, string, string, WorkloadOptions) (*WorkloadReport, error) {
 	return nil, errNotLinux
 }
-func StopNode(string, string, string, *slog.Logger) error { return errNotLinux }
+func Snapshot(context.Context, string, string) ([]NodeSnapshot, error) { return nil, errNotLinux }
+func StopNode(string, string, string, *slog.Logger) error              { return errNotLinux }
 func StartNode(context.Context, string, string, string, *slog.Logger) error {
 	return errNotLinux
 }

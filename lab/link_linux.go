@@ -11,7 +11,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/config"
 )
 
 // SetLink changes the impairment of the cable at node's port in lab name
@@ -48,8 +48,8 @@ func SetLink(runRoot, name, node, port string, c LinkConfig) ([]LinkEnd, error) 
 	if err != nil {
 		return nil, err
 	}
-	if c.LossPPM != nil && (*c.LossPPM < 0 || *c.LossPPM > bpf.MaxLossPPM) {
-		return nil, fmt.Errorf("loss %d ppm: want 0..%d", *c.LossPPM, bpf.MaxLossPPM)
+	if c.LossPPM != nil && (*c.LossPPM < 0 || *c.LossPPM > config.MaxLossPPM) {
+		return nil, fmt.Errorf("loss %d ppm: want 0..%d", *c.LossPPM, config.MaxLossPPM)
 	}
 	ends := []struct {
 		node, port, sock string

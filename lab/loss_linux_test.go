@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 )
 
 // BCube(2,1) up with 0.5% loss on every fabric link; lab link then makes
@@ -127,9 +127,9 @@ func TestLossLab(t *testing.T) {
 // flowTo runs a generated flow from server src to server h<dst> for dur
 // and returns it as its source saw it, and what dst's sink counted of it
 // (nil: nothing).
-func flowTo(t *testing.T, s Spec, src string, dst int, dur time.Duration) (hostd.GenFlow, *hostd.SinkReport) {
+func flowTo(t *testing.T, s Spec, src string, dst int, dur time.Duration) (api.GenFlow, *api.SinkReport) {
 	t.Helper()
-	f, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: dst, Duration: int64(dur)})
+	f, err := StartFlow(s.RunRoot, s.Name, src, api.GenRequest{Dst: dst, Duration: int64(dur)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 )
 
 // fcSpec is a real lab running PortFC on links of rateBps.
@@ -94,7 +94,7 @@ func incastCaptured(t *testing.T, s Spec, srcs []string, count int) (pcap string
 		t.Fatalf("capture: %v", err)
 	}
 	for _, src := range srcs {
-		if _, err := StartFlow(s.RunRoot, s.Name, src, hostd.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
+		if _, err := StartFlow(s.RunRoot, s.Name, src, api.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestPortFCLoopLab(t *testing.T) {
 	}
 	start := func(src, dst int, order string, d time.Duration) {
 		t.Helper()
-		f, err := StartFlow(s.RunRoot, s.Name, bcube.HostName(src), hostd.GenRequest{Dst: dst, Duration: int64(d), Order: order})
+		f, err := StartFlow(s.RunRoot, s.Name, bcube.HostName(src), api.GenRequest{Dst: dst, Duration: int64(d), Order: order})
 		if err != nil {
 			t.Fatal(err)
 		}

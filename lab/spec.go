@@ -152,6 +152,14 @@ type Spec struct {
 	MaxNodes int `json:"max_nodes"`
 	// HealthTimeout bounds the wait for every daemon's /healthz.
 	HealthTimeout time.Duration `json:"health_timeout"`
+
+	// Links overrides single cables at bring-up: rate, loss, down.
+	Links []LinkSpec `json:"links,omitempty"`
+	// DSCPMap is the class (802.1Q priority) the classifier on every
+	// server's bc0 gives kernel traffic by its DSCP (nil:
+	// config.DefaultDSCPMap, 26 -> 3; empty: none mapped, all best
+	// effort but ICMP).
+	DSCPMap config.DSCPMap `json:"dscp_map"`
 }
 
 // nameRE keeps namespace names short (<Name>-s<l>.<w> well under the 255
@@ -192,6 +200,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.LevelOrder == "" {
 		s.LevelOrder = "hash"
+	}
+	if s.DSCPMap == nil {
+		s.DSCPMap = config.DefaultDSCPMap()
 	}
 	if s.XDPMode == "" {
 		s.XDPMode = config.DefaultXDPMode
@@ -287,6 +298,9 @@ func (s Spec) check() (bcube.Topology, error) {
 	}
 	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)}
 	if err := wc.Validate(); err != nil {
+		return t, err
+	}
+	if err := s.checkLinks(t); err != nil {
 		return t, err
 	}
 	// The daemons' own rules (delay, buffer, XDP mode, level order) live in
@@ -433,6 +447,8 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		WatchdogAction:  s.WatchdogAction,
 		WatchdogRestore: config.Duration(s.WatchdogRestore),
 	}
+	c.Ports = s.portOverrides(t, node)
+	c.DSCPMap = s.DSCPMap
 	// Switches take the policy too: it tells them which of the next
 	// server's queues a frame will use (the A queue of PortFC).
 	c.SetDefaults()

@@ -121,7 +121,7 @@ func TestDefaults(t *testing.T) {
 	s := p.Spec
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
-	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != 160 || s.HealthTimeout != time.Minute ||
+	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != DefaultMaxNodes || s.HealthTimeout != time.Minute ||
 		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != config.DefaultBufferBytes || s.BinDir != filepath.Dir(exe) {
 		t.Fatalf("defaults: %+v", s)
 	}

@@ -47,7 +47,7 @@ type WorkloadOptions struct {
 	// NoDCQCN turns DCQCN off (on by default; it only acts on a lab
 	// that marks ECN, lab up --ecn).
 	NoDCQCN bool
-	// MTU is the flows' payload per packet (0: hostd.DefaultRDMAMTU).
+	// MTU is the flows' payload per packet (0: api.DefaultRDMAMTU).
 	MTU int
 	// Drain is how long the run waits for flows after the last start
 	// (0: the largest of DefaultWorkloadDrain, Config.Duration and four

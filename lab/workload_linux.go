@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/transport"
 )
@@ -47,10 +47,10 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	}
 	mtu := o.MTU
 	if mtu == 0 {
-		mtu = hostd.DefaultRDMAMTU
+		mtu = api.DefaultRDMAMTU
 	}
-	if mtu < hostd.MinRDMAMTU || mtu > hostd.MaxRDMAMTU {
-		return nil, fmt.Errorf("mtu %d: want %d..%d payload bytes", mtu, hostd.MinRDMAMTU, hostd.MaxRDMAMTU)
+	if mtu < api.MinRDMAMTU || mtu > api.MaxRDMAMTU {
+		return nil, fmt.Errorf("mtu %d: want %d..%d payload bytes", mtu, api.MinRDMAMTU, api.MaxRDMAMTU)
 	}
 	flows, err := workload.Generate(c)
 	if err != nil {
@@ -90,7 +90,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		rid:   make([]int, len(flows)),
 		ended: make([]bool, len(flows)),
 		socks: socks,
-		req:   hostd.RDMARequest{Mode: mode.String(), MTU: mtu},
+		req:   api.RDMARequest{Mode: mode.String(), MTU: mtu},
 		ideal: ideal,
 		lag:   make([]time.Duration, 0, len(flows)),
 	}
@@ -143,7 +143,7 @@ type workloadRun struct {
 	o     WorkloadOptions
 	flows []workload.Flow
 	socks []string
-	req   hostd.RDMARequest
+	req   api.RDMARequest
 	ideal workload.IdealFunc
 	t0    time.Time
 
@@ -314,7 +314,7 @@ func (r *workloadRun) poll() {
 			if err != nil {
 				return // asked again at the next poll
 			}
-			byID := make(map[int]*hostd.RDMAFlow, len(rep.Flows))
+			byID := make(map[int]*api.RDMAFlow, len(rep.Flows))
 			for k := range rep.Flows {
 				byID[rep.Flows[k].ID] = &rep.Flows[k]
 			}
@@ -331,20 +331,20 @@ func (r *workloadRun) poll() {
 }
 
 // update records what the NIC says of flow i (with mu held).
-func (r *workloadRun) update(i int, f *hostd.RDMAFlow) {
+func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	r.acked[i] = f.AckedBytes
 	rec := &r.recs[i]
 	rec.Retransmissions = f.RetxPackets
-	if f.State == hostd.RDMARunning {
+	if f.State == api.RDMARunning {
 		return
 	}
 	r.ended[i] = true
 	r.cnps += f.CNPs
 	r.lastEnd = max(r.lastEnd, f.EndNs)
 	switch f.State {
-	case hostd.RDMADone:
+	case api.RDMADone:
 		rec.Complete(time.Duration(f.FCTNs), r.ideal(rec.Src, rec.Dst, rec.Size))
-	case hostd.RDMAFailed:
+	case api.RDMAFailed:
 		rec.Failed = true
 	}
 }
@@ -390,7 +390,7 @@ func (r *workloadRun) sampleQueues() {
 
 // startRDMA asks the NIC at control socket sock to start the one flow
 // of req.
-func startRDMA(ctx context.Context, sock string, req hostd.RDMARequest) (*hostd.RDMAFlow, error) {
+func startRDMA(ctx context.Context, sock string, req api.RDMARequest) (*api.RDMAFlow, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -401,7 +401,7 @@ func startRDMA(ctx context.Context, sock string, req hostd.RDMARequest) (*hostd.
 	if err != nil {
 		return nil, err
 	}
-	var fs []hostd.RDMAFlow
+	var fs []api.RDMAFlow
 	if err := json.Unmarshal(out, &fs); err != nil {
 		return nil, fmt.Errorf("rdma answer: %w", err)
 	}
@@ -412,14 +412,14 @@ func startRDMA(ctx context.Context, sock string, req hostd.RDMARequest) (*hostd.
 }
 
 // rdmaFlows reports the flows ids of the NIC at control socket sock.
-func rdmaFlows(sock string, ids []int) (*hostd.RDMAReport, error) {
+func rdmaFlows(sock string, ids []int) (*api.RDMAReport, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := controlGet(ctx, sock, "/rdma?id="+joinIDs(ids))
 	if err != nil {
 		return nil, err
 	}
-	var rep hostd.RDMAReport
+	var rep api.RDMAReport
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return nil, fmt.Errorf("rdma report: %w", err)
 	}

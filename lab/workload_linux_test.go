@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab/workload"
 )
 
@@ -120,7 +120,7 @@ func nicFlows(t *testing.T, s Spec, h int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r hostd.RDMAReport
+	var r api.RDMAReport
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

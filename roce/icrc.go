@@ -57,7 +57,7 @@ func storedICRC(b []byte, end int) uint32 {
 // the ICRC) and changes nothing when they are malformed.
 func SetICRC(b []byte) error {
 	var l layout
-	if err := l.parse(b); err != nil {
+	if err := l.parseAll(b); err != nil {
 		return err
 	}
 	putICRC(b, l.ip, l.ihl, l.end)
@@ -69,7 +69,7 @@ func SetICRC(b []byte) error {
 // frame the package parses.
 func CheckICRC(b []byte) error {
 	var l layout
-	if err := l.parse(b); err != nil {
+	if err := l.parseAll(b); err != nil {
 		return err
 	}
 	if icrc(b, l.ip, l.ihl, l.end) != storedICRC(b, l.end) {
@@ -82,7 +82,7 @@ func CheckICRC(b []byte) error {
 // the value compares equal to the little-endian reading of the ICRC bytes.
 func ComputeICRC(b []byte) (uint32, error) {
 	var l layout
-	if err := l.parse(b); err != nil {
+	if err := l.parseAll(b); err != nil {
 		return 0, err
 	}
 	return icrc(b, l.ip, l.ihl, l.end), nil

@@ -3,6 +3,8 @@ package roce
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/bcfab/bcfab/header"
 )
 
 // ErrMalformed is wrapped by every error Parse returns for a frame that is
@@ -16,13 +18,8 @@ var ErrBadICRC = errors.New("RoCEv2 ICRC mismatch")
 // Declared as errors, not as malformed values, so that returning one
 // does not box a string on every rejected frame.
 var (
-	errShort      error = malformed("shorter than an Ethernet header")
-	errShortVLAN  error = malformed("truncated 802.1Q tag")
+	errL2L3       error = malformed("bad Ethernet, 802.1Q or IPv4 header")
 	errNotIPv4    error = malformed("not IPv4")
-	errShortIPv4  error = malformed("truncated IPv4 header")
-	errIPVersion  error = malformed("IP version is not 4")
-	errIHL        error = malformed("IPv4 header length below 20")
-	errTotalLen   error = malformed("IPv4 total length does not fit the frame")
 	errNotUDP     error = malformed("not UDP")
 	errFragment   error = malformed("IPv4 fragment")
 	errIPChecksum error = malformed("bad IPv4 header checksum")
@@ -90,8 +87,6 @@ func (p *Packet) SelectiveNAK() (expected, got uint32, ok bool) {
 
 // layout is where the headers of a checked frame are.
 type layout struct {
-	tagged bool
-	tci    uint16
 	ip     int // IPv4 header offset
 	ihl    int // IPv4 header length
 	bth    int // BTH offset
@@ -101,43 +96,41 @@ type layout struct {
 	end    int // end of the UDP datagram, after the ICRC
 }
 
-// parse checks b's headers (everything but the ICRC) and fills l.
-func (l *layout) parse(b []byte) error {
-	if len(b) < EthLen {
-		return errShort
+// frame reads b's Ethernet, 802.1Q and IPv4 headers into f with
+// header.Parse, the datapath's one parser of them.
+func frame(b []byte, f *header.Frame) error {
+	switch header.Parse(b, f) {
+	case header.KindIPv4:
+		return nil
+	case header.KindMalformed:
+		return errL2L3
 	}
-	et := binary.BigEndian.Uint16(b[12:14])
-	off := EthLen
-	if et == ethTypeVLAN {
-		if len(b) < EthLen+VLANLen {
-			return errShortVLAN
-		}
-		l.tagged, l.tci = true, binary.BigEndian.Uint16(b[14:16])
-		et = binary.BigEndian.Uint16(b[16:18])
-		off += VLANLen
+	return errNotIPv4
+}
+
+// parseAll checks all of b's headers but the ICRC and fills l.
+func (l *layout) parseAll(b []byte) error {
+	var f header.Frame
+	if err := frame(b, &f); err != nil {
+		return err
 	}
-	if et != ethTypeIPv4 {
+	return l.parse(b, &f)
+}
+
+// parse checks what follows b's IPv4 header, which header.Parse has
+// checked into f (a well-formed IPv4 header whose total length fits the
+// frame): everything but the ICRC. It fills l.
+func (l *layout) parse(b []byte, f *header.Frame) error {
+	if f.Kind != header.KindIPv4 {
 		return errNotIPv4
 	}
-	ip := b[off:]
-	if len(ip) < IPv4Len {
-		return errShortIPv4
-	}
-	if ip[0]>>4 != 4 {
-		return errIPVersion
-	}
-	ihl := int(ip[0]&0x0f) * 4
-	tl := int(binary.BigEndian.Uint16(ip[2:4]))
+	off := f.L3
+	ip := header.IPv4(b[off:])
+	ihl, tl := ip.HeaderLen(), ip.TotalLen()
 	switch {
-	case ihl < IPv4Len:
-		return errIHL
-	case len(ip) < ihl:
-		return errShortIPv4
-	case tl < ihl || tl > len(ip):
-		return errTotalLen
-	case ip[9] != protoUDP:
+	case ip.Protocol() != header.ProtoUDP:
 		return errNotUDP
-	case binary.BigEndian.Uint16(ip[6:8])&0x3fff != 0: // MF or an offset
+	case ip.Fragment():
 		return errFragment
 	case ipChecksum(ip[:ihl]) != 0:
 		return errIPChecksum
@@ -203,22 +196,37 @@ func checkTransport(t []byte) (ext, payEnd int, err error) {
 // wraps ErrMalformed when the headers are wrong; it is ErrBadICRC when
 // only the ICRC is, and then p is filled all the same. Parse never reads
 // past len(b) and does not allocate.
+//
+// The Ethernet, 802.1Q and IPv4 headers are header.Parse's; a datapath
+// that has parsed them already calls ParseFrame.
 func Parse(b []byte, p *Packet) error {
-	var l layout
-	if err := l.parse(b); err != nil {
+	var f header.Frame
+	if err := frame(b, &f); err != nil {
 		*p = Packet{}
 		return err
 	}
-	ip := b[l.ip:]
+	return ParseFrame(b, &f, p)
+}
+
+// ParseFrame is Parse for a frame b whose Ethernet, 802.1Q and IPv4
+// headers header.Parse has read into f: it checks and reads only what
+// follows them, so a frame is parsed once on its way through a node.
+func ParseFrame(b []byte, f *header.Frame, p *Packet) error {
+	var l layout
+	if err := l.parse(b, f); err != nil {
+		*p = Packet{}
+		return err
+	}
+	ip := header.IPv4(b[l.ip:])
 	*p = Packet{
-		Tagged:  l.tagged,
-		PCP:     uint8(l.tci >> 13),
-		VID:     l.tci & 0x0fff,
+		Tagged:  f.Tagged,
+		PCP:     f.PCP,
+		VID:     f.VID,
 		IP:      l.ip,
-		SrcIP:   [4]byte(ip[12:16]),
-		DstIP:   [4]byte(ip[16:20]),
-		DSCP:    ip[1] >> 2,
-		ECN:     ip[1] & 3,
+		SrcIP:   f.Src,
+		DstIP:   f.Dst,
+		DSCP:    ip.DSCP(),
+		ECN:     ip.ECN(),
 		SrcPort: binary.BigEndian.Uint16(ip[l.ihl:]),
 		BTH:     BTH(b[l.bth : l.bth+BTHLen]),
 		Payload: b[l.pay:l.payEnd],

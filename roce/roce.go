@@ -97,16 +97,19 @@ package roce
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/bcfab/bcfab/header"
 )
 
 // UDPPort is the RoCEv2 destination port (IANA "roce").
 const UDPPort = 4791
 
-// Header lengths in bytes.
+// Header lengths in bytes; Ethernet, 802.1Q and IPv4 are package
+// header's.
 const (
-	EthLen     = 14
-	VLANLen    = 4
-	IPv4Len    = 20 // without options, as the builders write it
+	EthLen     = header.EthLen
+	VLANLen    = header.VLANLen
+	IPv4Len    = header.IPv4Min // without options, as the builders write it
 	UDPLen     = 8
 	BTHLen     = 12
 	AETHLen    = 4
@@ -118,9 +121,9 @@ const (
 
 const (
 	ipv4MaxLen  = 60
-	ethTypeIPv4 = 0x0800
-	ethTypeVLAN = 0x8100
-	protoUDP    = 17
+	ethTypeIPv4 = header.EtherTypeIPv4
+	ethTypeVLAN = header.EtherTypeVLAN
+	protoUDP    = header.ProtoUDP
 )
 
 // Frame lengths without FCS, as the builders write them.

@@ -376,12 +376,12 @@ var malformedCases = []struct {
 	change func(b []byte)
 	err    error
 }{
-	{"ARP", 0, func(b []byte) { b[16], b[17] = 0x08, 0x06 }, errNotIPv4},
+	{"ARP", 0, func(b []byte) { b[16], b[17] = 0x08, 0x06 }, errL2L3}, // not a valid ARP packet either
 	{"double tag", 0, func(b []byte) { b[16], b[17] = 0x81, 0x00 }, errNotIPv4},
-	{"IPv6", 0, func(b []byte) { b[18] = 0x65 }, errIPVersion},
-	{"IHL 4", 0, func(b []byte) { b[18] = 0x44 }, errIHL},
-	{"IHL past the frame", 11, func(b []byte) { b[18] = 0x4f }, errShortIPv4},
-	{"total length past the frame", 0, func(b []byte) { b[20]++; fixIPChecksum(b) }, errTotalLen},
+	{"IPv6", 0, func(b []byte) { b[18] = 0x65 }, errL2L3},
+	{"IHL 4", 0, func(b []byte) { b[18] = 0x44 }, errL2L3},
+	{"IHL past the frame", 11, func(b []byte) { b[18] = 0x4f }, errL2L3},
+	{"total length past the frame", 0, func(b []byte) { b[20]++; fixIPChecksum(b) }, errL2L3},
 	{"TCP", 0, func(b []byte) { b[27] = 6; fixIPChecksum(b) }, errNotUDP},
 	{"more fragments", 0, func(b []byte) { b[24] = 0x20; fixIPChecksum(b) }, errFragment},
 	{"fragment offset", 0, func(b []byte) { b[25] = 1; fixIPChecksum(b) }, errFragment},

@@ -33,7 +33,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	}
 	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
-		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.SwitchPort(p), RateBps: cfg.RateBps, Delay: cfg.Delay.D(),
+		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.SwitchPort(p), RateBps: cfg.PortRate(bcube.SwitchPort(p)), Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
 	}
 	return d, nil

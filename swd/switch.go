@@ -83,7 +83,11 @@ func (s *Switch) Bind(e *dataplane.Engine) {
 	if s.pfcTh != nil {
 		var ports []signaling.PFCPort
 		for p := 0; p < s.t.N(); p++ {
-			ports = append(ports, signaling.PFCPort{MAC: s.own[p], RateBps: s.rate})
+			rate := s.rate
+			if r := e.PortRate(p); r != 0 {
+				rate = r // a port's own rate (lab files override single links)
+			}
+			ports = append(ports, signaling.PFCPort{MAC: s.own[p], RateBps: rate})
 		}
 		s.pfc = signaling.NewPFC(e, ports, *s.pfcTh)
 		for p := 0; p < s.t.N(); p++ {

@@ -19,8 +19,9 @@ import (
 //     increase timer); at it the caller runs OnTimer. NextSendTime is when
 //     the pacer next lets a packet go, -1 while only an event can.
 
-// Position is where a packet sits in its flow, one message: it picks the
-// BTH opcode (SEND First, Middle, Last or Only).
+// Position is where a packet sits in its message (a flow is one message
+// unless SetMessages splits it): it picks the BTH opcode (SEND First,
+// Middle, Last or Only).
 type Position uint8
 
 const (
@@ -55,6 +56,8 @@ type Segment struct {
 	// AckReq asks the receiver to acknowledge at once: set on the flow's
 	// last packet and on one that fills the window.
 	AckReq bool
+	// Msg is the index of the packet's message (0 unless SetMessages).
+	Msg int64
 }
 
 // SenderStats are one flow's sending side. Times are the caller's clock,
@@ -130,6 +133,11 @@ type Sender struct {
 
 	failed bool
 
+	// Messages (SetMessages): msg payload bytes each, ppm packets each;
+	// msg 0: the flow is one message.
+	msg int64
+	ppm int64
+
 	S SenderStats
 }
 
@@ -166,6 +174,39 @@ func NewSender(mode Mode, p Params, startPSN uint32, size int64, mtu int) (*Send
 	return s, nil
 }
 
+// SetMessages splits a sized flow into messages of msg bytes each (size
+// must be a multiple of msg), as a series of RDMA SENDs: every message
+// starts a packet of its own and ends with a short one when msg is not a
+// multiple of the MTU, and packets carry their position in their message.
+// With oneAtATime a message is sent only once the one before is
+// acknowledged (the window is one message), and its last packet asks for
+// the ACK: a latency test's ping. Call it before the first Next.
+func (s *Sender) SetMessages(msg int64, oneAtATime bool) error {
+	switch {
+	case msg <= 0 || s.size <= 0 || s.size%msg != 0:
+		return fmt.Errorf("transport: messages of %d bytes: want a sized flow whose size (%d) they divide", msg, s.size)
+	case s.hi > 0:
+		return errors.New("transport: messages set after the first packet")
+	}
+	s.msg, s.ppm = msg, (msg+s.mtu-1)/s.mtu
+	s.total = s.size / msg * s.ppm
+	if oneAtATime {
+		s.window = s.ppm
+	} else {
+		s.window = max(s.window, s.ppm)
+	}
+	return nil
+}
+
+// Messages is the number of messages acknowledged whole (0 unless
+// SetMessages).
+func (s *Sender) Messages() int64 {
+	if s.ppm == 0 {
+		return 0
+	}
+	return s.una / s.ppm
+}
+
 // Mode is the sender's loss recovery.
 func (s *Sender) Mode() Mode { return s.mode }
 
@@ -179,6 +220,10 @@ func (s *Sender) Size() int64 { return s.size }
 func (s *Sender) Acked() int64 {
 	if s.total >= 0 && s.una >= s.total {
 		return s.size
+	}
+	if s.ppm > 0 {
+		// Whole messages, then whole packets of the next.
+		return s.una/s.ppm*s.msg + s.una%s.ppm*s.mtu
 	}
 	return s.una * s.mtu
 }
@@ -284,7 +329,17 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	}
 	last := s.total >= 0 && seq == s.total-1
 	length := s.mtu
-	if last {
+	first, end := seq == 0, last // of the packet's message
+	var msg int64
+	switch {
+	case s.ppm > 0:
+		msg = seq / s.ppm
+		i := seq % s.ppm
+		first, end = i == 0, i == s.ppm-1
+		if end {
+			length = s.msg - i*s.mtu
+		}
+	case last:
 		length = s.size - seq*s.mtu
 	}
 	wire := length + s.overhead
@@ -312,15 +367,15 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 		s.hi = max(s.hi, s.nxt)
 	}
 	seg := Segment{
-		PSN: uint32((s.start + seq) & PSNMask), Seq: seq, Offset: seq * s.mtu, Len: int(length),
+		PSN: uint32((s.start + seq) & PSNMask), Seq: seq, Offset: seq * s.mtu, Len: int(length), Msg: msg,
 		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.window),
 	}
 	switch {
-	case seq == 0 && last:
+	case first && end:
 		seg.Pos = Only
-	case seq == 0:
+	case first:
 		seg.Pos = First
-	case last:
+	case end:
 		seg.Pos = Last
 	}
 	s.slot, s.lastWire = slot, wire

@@ -257,3 +257,71 @@ func TestStopUnbounded(t *testing.T) {
 	w.run(10 * sec)
 	checkComplete(t, "stopped", f, want)
 }
+
+// A flow split into messages: every message starts a packet of its own,
+// ends with a short one, and its packets carry their positions; acked
+// bytes count whole messages.
+func TestSenderMessages(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		size, msg  int64
+		mtu        int
+		oneAtATime bool
+		lens       []int
+		pos        []Position
+	}{
+		{"short messages", 6, 2, 64, false, []int{2, 2, 2}, []Position{Only, Only, Only}},
+		{"one packet each", 256, 64, 64, false, []int{64, 64, 64, 64}, []Position{Only, Only, Only, Only}},
+		{"long messages", 200, 100, 64, false, []int{64, 36, 64, 36}, []Position{First, Last, First, Last}},
+		{"three packets", 300, 150, 64, false, []int{64, 64, 22, 64, 64, 22}, []Position{First, Middle, Last, First, Middle, Last}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := NewSender(GBN, testParams(), 0, c.size, c.mtu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetMessages(c.msg, c.oneAtATime); err != nil {
+				t.Fatal(err)
+			}
+			now := int64(0)
+			for i := range c.lens {
+				var seg Segment
+				var ok bool
+				for seg, ok = s.Next(now); !ok; seg, ok = s.Next(now) {
+					now += 1000
+				}
+				if seg.Len != c.lens[i] || seg.Pos != c.pos[i] || seg.Msg != int64(i)/((c.msg+int64(c.mtu)-1)/int64(c.mtu)) {
+					t.Errorf("packet %d: %d bytes, %v, message %d; want %d, %v", i, seg.Len, seg.Pos, seg.Msg, c.lens[i], c.pos[i])
+				}
+				s.OnAck(seg.PSN, now)
+			}
+			if !s.Done() || s.Acked() != c.size || s.Messages() != c.size/c.msg {
+				t.Errorf("done %v, acked %d, messages %d", s.Done(), s.Acked(), s.Messages())
+			}
+		})
+	}
+	// One message at a time: the next waits for the ACK of the last,
+	// whose last packet asks for it.
+	s, _ := NewSender(GBN, testParams(), 0, 400, 64)
+	if err := s.SetMessages(100, true); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Next(0)
+	b, ok := s.Next(1e6)
+	if !ok || a.AckReq || !b.AckReq {
+		t.Fatalf("first message: %+v %+v", a, b)
+	}
+	if _, ok := s.Next(2e6); ok {
+		t.Fatal("second message sent before the first was acknowledged")
+	}
+	s.OnAck(b.PSN, 3e6)
+	if _, ok := s.Next(4e6); !ok || s.Messages() != 1 || s.Acked() != 100 {
+		t.Fatalf("after the ACK: messages %d, acked %d", s.Messages(), s.Acked())
+	}
+	for _, c := range []struct{ size, msg int64 }{{100, 0}, {100, 30}, {0, 10}} {
+		s, _ := NewSender(GBN, testParams(), 0, c.size, 64)
+		if err := s.SetMessages(c.msg, false); err == nil {
+			t.Errorf("messages of %d in %d bytes accepted", c.msg, c.size)
+		}
+	}
+}

@@ -35,6 +35,40 @@ func TxChecksum(ifname string) (bool, error) {
 	return v != 0, nil
 }
 
+// ethFlagTxVLAN is ETH_FLAG_TXVLAN of ETHTOOL_GFLAGS/SFLAGS: the device
+// inserts 802.1Q tags on transmit.
+const ethFlagTxVLAN = 1 << 7
+
+// SetTxVLAN turns tx VLAN offload (tx-vlan-hw-insert) of ifname on or off.
+// Off, a tag the kernel's stack or a tc program pushes is written into the
+// frame's bytes before the device sends it: on a veth, what the peer's
+// AF_XDP socket receives then carries the tag, where on it stays in
+// metadata that AF_XDP does not carry.
+func SetTxVLAN(ifname string, on bool) error {
+	var v uint32
+	if err := ethtoolValue(ifname, unix.ETHTOOL_GFLAGS, &v); err != nil {
+		return fmt.Errorf("xdp: get flags of %s: %w", ifname, err)
+	}
+	if on {
+		v |= ethFlagTxVLAN
+	} else {
+		v &^= ethFlagTxVLAN
+	}
+	if err := ethtoolValue(ifname, unix.ETHTOOL_SFLAGS, &v); err != nil {
+		return fmt.Errorf("xdp: set tx vlan offload of %s to %t: %w", ifname, on, err)
+	}
+	return nil
+}
+
+// TxVLAN reports whether tx VLAN offload of ifname is on.
+func TxVLAN(ifname string) (bool, error) {
+	var v uint32
+	if err := ethtoolValue(ifname, unix.ETHTOOL_GFLAGS, &v); err != nil {
+		return false, fmt.Errorf("xdp: get flags of %s: %w", ifname, err)
+	}
+	return v&ethFlagTxVLAN != 0, nil
+}
+
 // ethtoolValue issues a SIOCETHTOOL request whose argument is a struct
 // ethtool_value, passing *v in and out.
 func ethtoolValue(ifname string, cmd uint32, v *uint32) error {

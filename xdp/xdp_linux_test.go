@@ -596,6 +596,26 @@ func TestSetTxChecksum(t *testing.T) {
 	}
 }
 
+func TestSetTxVLAN(t *testing.T) {
+	quietNetns(t)
+	testns.Veth(t, "xa", "xb")
+	for _, on := range []bool{false, true, false} {
+		if err := xdp.SetTxVLAN("xa", on); err != nil {
+			t.Fatal(err)
+		}
+		got, err := xdp.TxVLAN("xa")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != on {
+			t.Fatalf("tx VLAN offload %t after setting %t", got, on)
+		}
+	}
+	if err := xdp.SetTxVLAN("nosuchdev", false); !errors.Is(err, unix.ENODEV) {
+		t.Fatalf("missing device: %v", err)
+	}
+}
+
 func TestSetGRO(t *testing.T) {
 	quietNetns(t)
 	testns.Veth(t, "xa", "xb")

@@ -26,6 +26,12 @@ func SetTxChecksum(ifname string, on bool) error { return ErrNotSupported }
 // TxChecksum returns ErrNotSupported.
 func TxChecksum(ifname string) (bool, error) { return false, ErrNotSupported }
 
+// SetTxVLAN is not supported off Linux.
+func SetTxVLAN(ifname string, on bool) error { return ErrNotSupported }
+
+// TxVLAN is not supported off Linux.
+func TxVLAN(ifname string) (bool, error) { return false, ErrNotSupported }
+
 // SetGRO is not supported off Linux.
 func SetGRO(ifname string, on bool) error { return ErrNotSupported }
 

@@ -9,35 +9,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 )
-
-func TestParse(t *testing.T) {
-	for _, c := range []struct {
-		args      []string
-		max       int
-		pos, rest []string
-		name      string
-	}{
-		{[]string{"bcube", "--name", "x"}, -1, []string{"bcube"}, nil, "x"},
-		{[]string{"--name", "x", "bcube"}, -1, []string{"bcube"}, nil, "x"},
-		{[]string{"--name", "x", "h0", "--", "ping", "-c1", "198.18.0.1"}, 1, []string{"h0"}, []string{"ping", "-c1", "198.18.0.1"}, "x"},
-		{[]string{"h0", "ping", "-c1"}, 1, []string{"h0"}, []string{"ping", "-c1"}, "bc"},
-		{[]string{"h0", "--", "sh", "--", "-c"}, 1, []string{"h0"}, []string{"sh", "--", "-c"}, "bc"},
-		{[]string{"--", "--name"}, -1, nil, []string{"--name"}, "bc"},
-	} {
-		fs, cm := newFlags("test", "", &bytes.Buffer{})
-		pos, rest, err := parse(fs, c.args, c.max)
-		if err != nil || !slices.Equal(pos, c.pos) || !slices.Equal(rest, c.rest) || cm.name != c.name {
-			t.Errorf("parse(%q) = %q %q %v name %s; want %q %q %s", c.args, pos, rest, err, cm.name, c.pos, c.rest, c.name)
-		}
-	}
-}
 
 func TestUsageErrors(t *testing.T) {
 	for _, c := range []struct {
@@ -47,36 +28,45 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, 2, ""},
 		{[]string{"help"}, 0, ""},
-		{[]string{"frobnicate"}, 2, "unknown command"},
-		{[]string{"up", "--bogus"}, 2, ""},
+		{[]string{"-h"}, 0, ""},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"up", "--bogus"}, 2, "unknown flag: --bogus (see lab up -h)"},
 		{[]string{"up", "bcube", "-h"}, 0, ""},
 		{[]string{"up"}, 1, "name the topology"},
 		{[]string{"up", "mesh", "--n", "4", "--k", "1"}, 1, `unknown topology "mesh"`},
 		{[]string{"up", "bcube", "--k", "1"}, 1, "--n and --k are required"},
 		{[]string{"up", "bcube", "--n", "1", "--k", "1"}, 1, "n = 1"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 1, `rate "fast"`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1M"}, 1, `size "1M"`},
+		{[]string{"up", "bcube", "-n", "1", "-k", "1"}, 1, "n = 1"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 2, `invalid argument "fast" for "--rate" flag: rate "fast"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1X"}, 2, `invalid argument "1X" for "--buffer" flag: size "1X"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "0"}, 1, "--buffer 0"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 1, "--buffer 4G: at most 2 GiB"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
 		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
+		{[]string{"node", "pause", "h0"}, 2, "node: want stop or start"},
+		{[]string{"node", "stop"}, 2, "stop: want NODE"},
 		{[]string{"down", "extra"}, 1, "unexpected arguments"},
 		{[]string{"exec", "h0"}, 1, "no command"},
-		{[]string{"exec"}, 2, ""},
-		{[]string{"stats"}, 2, ""},
+		{[]string{"exec", "h0", "--"}, 1, "no command"},
+		{[]string{"exec"}, 2, "exec: want NODE -- CMD"},
+		{[]string{"stats"}, 2, "stats: want NODE"},
 		{[]string{"bench", "other"}, 1, "want datapath"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "2"}, 1, `loss "2": want a probability from 0 to 1`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "0.5ppm"}, 1, "finer than 1 ppm"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-kmin", "1M"}, 1, `--ecn-kmin: size "1M"`},
+		{[]string{"bench", "datapath", "--sizes", "60,x"}, 2, `--sizes: size "x"`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "2"}, 2, `loss "2": want a probability from 0 to 1`},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "0.5ppm"}, 2, "finer than 1 ppm"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-kmin", "1Q"}, 2, `"--ecn-kmin" flag: size "1Q"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-pmax", "2"}, 1, "ecn: want"},
-		{[]string{"link"}, 2, ""},
-		{[]string{"link", "h0"}, 2, ""},
-		{[]string{"link", "h0", "eth0", "--loss", "x"}, 1, `loss "x"`},
+		{[]string{"link"}, 2, "link: want NODE PORT"},
+		{[]string{"link", "h0"}, 2, "link: want NODE PORT"},
+		{[]string{"link", "h0", "eth0", "--loss", "x"}, 2, `loss "x"`},
 		{[]string{"link", "h0", "eth0", "--down", "--up"}, 1, "--down and --up together"},
 		{[]string{"link", "h0", "eth0", "--dir", "sideways", "--down"}, 1, `link direction "sideways"`},
 		{[]string{"workload", "--basis", "node"}, 1, `load basis "node"`},
 		{[]string{"workload", "--cdf", "nosuchcdf"}, 1, "nosuchcdf"},
 		{[]string{"workload", "--pattern", "ring"}, 1, `--pattern "ring": want ps or moe`},
-		{[]string{"workload", "--incast", "8", "--incast-size", "1M"}, 1, `--incast-size: size "1M"`},
+		{[]string{"workload", "--incast", "8", "--incast-size", "1Q"}, 2, `"--incast-size" flag: size "1Q"`},
 		{[]string{"workload", "--max-lost", "5"}, 1, `--max-lost "5"`},
+		{[]string{"workload", "--duration", "-1s"}, 2, `duration "-1s"`},
 		{[]string{"workload", "extra"}, 1, "unexpected arguments"},
 		{[]string{"health", "extra"}, 1, "unexpected arguments"},
 	} {
@@ -85,6 +75,88 @@ func TestUsageErrors(t *testing.T) {
 		if code != c.code || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("lab %q: exit %d, %v; want %d, %q", c.args, code, err, c.code, c.err)
 		}
+	}
+}
+
+// Every command's help is generated, and the root's lists every command
+// that runs, nested ones (bench loop) included.
+func TestHelp(t *testing.T) {
+	var root bytes.Buffer
+	if code, err := run([]string{"-h"}, &root, &bytes.Buffer{}); code != 0 || err != nil {
+		t.Fatalf("lab -h: exit %d, %v", code, err)
+	}
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		if c.Hidden {
+			return
+		}
+		path := strings.Fields(c.CommandPath())[1:]
+		if len(path) > 0 {
+			n++
+			var out bytes.Buffer
+			code, err := run(append(path, "-h"), &out, &bytes.Buffer{})
+			if code != 0 || err != nil {
+				t.Errorf("lab %s -h: exit %d, %v", strings.Join(path, " "), code, err)
+			}
+			help := out.String()
+			if !strings.Contains(help, "Usage:") || !strings.Contains(help, c.CommandPath()) {
+				t.Errorf("lab %s -h lacks its usage:\n%s", strings.Join(path, " "), help)
+			}
+			c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+				if !strings.Contains(help, "--"+f.Name+" ") {
+					t.Errorf("lab %s -h lacks --%s", strings.Join(path, " "), f.Name)
+				}
+			})
+			if c.Runnable() && !c.HasAvailableSubCommands() && path[0] != "help" && path[0] != "completion" &&
+				!strings.Contains(root.String(), "\n  "+strings.Join(path, " ")) {
+				t.Errorf("lab -h does not list %q", strings.Join(path, " "))
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(&bytes.Buffer{}, &bytes.Buffer{}))
+	if n < 16 {
+		t.Errorf("walked %d commands", n)
+	}
+	for _, want := range []string{"bench loop", "bench hol", "completion bash|zsh|fish", "Exit status: 0 done, 1 an error, 2 bad usage, 3"} {
+		if !strings.Contains(root.String(), want) {
+			t.Errorf("lab -h lacks %q", want)
+		}
+	}
+}
+
+// lab completion SHELL writes a script the shell reads.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		var out bytes.Buffer
+		if code, err := run([]string{"completion", shell}, &out, &bytes.Buffer{}); code != 0 || err != nil || !strings.Contains(out.String(), "lab") {
+			t.Errorf("lab completion %s: exit %d, %v, %d bytes", shell, code, err, out.Len())
+		}
+		if shell == "bash" {
+			if _, err := exec.LookPath("bash"); err == nil {
+				cmd := exec.Command("bash", "-n")
+				cmd.Stdin = &out
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("bash -n of the completion script: %v\n%s", err, b)
+				}
+			}
+		}
+	}
+	// Flags and their values complete from the commands themselves.
+	var out bytes.Buffer
+	run([]string{"__complete", "up", "bcube", "--fc", ""}, &out, &bytes.Buffer{})
+	for _, want := range []string{"portfc", "pfcstar", "bfc"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("completion of --fc lacks %s:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	run([]string{"__complete", "bench", ""}, &out, &bytes.Buffer{})
+	if !strings.Contains(out.String(), "loop") {
+		t.Errorf("completion of bench lacks loop:\n%s", out.String())
 	}
 }
 
@@ -110,7 +182,7 @@ func TestCLI(t *testing.T) {
 	}
 	t.Cleanup(func() { lab("down") })
 
-	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--workers", "0")
+	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--dscp-map", "26=3,46=5", "--workers", "0")
 	if code != 0 {
 		t.Fatalf("up: %d %v", code, err)
 	}
@@ -165,6 +237,21 @@ func TestCLI(t *testing.T) {
 	if code, out, err = lab("list"); code != 0 || !strings.Contains(out, name+"  BCube(2,1)  up") {
 		t.Errorf("list: %d %v\n%s", code, err, out)
 	}
+	if code, out, err = lab("list", "--json"); code != 0 || !strings.Contains(out, `"name": "`+name+`"`) {
+		t.Errorf("list --json: %d %v\n%s", code, err, out)
+	}
+	// lab inspect prints the file that brings the same lab up again.
+	if code, out, err = lab("inspect"); code != 0 {
+		t.Errorf("inspect: %d %v\n%s", code, err, out)
+	} else {
+		checkInspect(t, root, name, out)
+	}
+	svg := filepath.Join(t.TempDir(), "fabric.svg")
+	if code, out, err = lab("graph", "--svg", svg); code != 0 {
+		t.Errorf("graph: %d %v\n%s", code, err, out)
+	} else if b, _ := os.ReadFile(svg); !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("loss 1%")) {
+		t.Errorf("graph --svg wrote %d bytes", len(b))
+	}
 	if code, out, err = lab("down"); code != 0 || !strings.Contains(out, "lab "+name+" is down") {
 		t.Errorf("down: %d %v\n%s", code, err, out)
 	}
@@ -173,8 +260,100 @@ func TestCLI(t *testing.T) {
 	}
 }
 
+// checkInspect checks that file, lab inspect's output, brings up the lab
+// name under root is.
+func checkInspect(t *testing.T, root, name, file string) {
+	t.Helper()
+	f, err := lab.ParseFile([]byte(file))
+	if err != nil {
+		t.Fatalf("inspect's file: %v\n%s", err, file)
+	}
+	got, err := f.Check()
+	if err != nil {
+		t.Fatalf("inspect's file: %v\n%s", err, file)
+	}
+	st, err := lab.LoadState(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.RunRoot = root // run-root is where the file is used, not what it is
+	p1, err1 := lab.NewPlan(got)
+	p2, err2 := lab.NewPlan(st.Spec)
+	if err1 != nil || err2 != nil || !reflect.DeepEqual(p1.Spec, p2.Spec) {
+		t.Errorf("inspect's file\n%s\ngives %+v (%v)\nthe lab is %+v (%v)", file, p1, err1, p2, err2)
+	}
+}
+
 func TestDefaultRate(t *testing.T) {
 	if r, err := lab.ParseRate(defaultRate); err != nil || r != config.DefaultRateBps {
 		t.Fatalf("--rate default %q = %d, config.DefaultRateBps = %d", defaultRate, r, config.DefaultRateBps)
+	}
+}
+
+// upSpec is the spec lab up would bring up for args (after "up"), without
+// bringing anything up; defaults applied as NewPlan applies them.
+func upSpec(t *testing.T, args ...string) lab.Spec {
+	t.Helper()
+	cmd := upCmd()
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	spec, err := upFlagsOf[cmd].spec(cmd, cmd.Flags().Args())
+	if err != nil {
+		t.Fatalf("up %q: %v", args, err)
+	}
+	p, err := lab.NewPlan(spec)
+	if err != nil {
+		t.Fatalf("up %q: %v", args, err)
+	}
+	return p.Spec
+}
+
+// A lab file and the flags it spells out are the same lab; flags given
+// with a file override it.
+func TestUpFile(t *testing.T) {
+	file := upSpec(t, "-f", "../../examples/bcube41-portfc.yaml")
+	flags := upSpec(t, "bcube", "--n", "4", "--k", "1", "--name", "pf", "--rate", "100M", "--fc", "portfc", "--ecn")
+	if !reflect.DeepEqual(file, flags) {
+		t.Errorf("lab up -f examples/bcube41-portfc.yaml:\n%+v\nthe same flags:\n%+v", file, flags)
+	}
+	over := upSpec(t, "-f", "../../examples/bcube41-portfc.yaml", "--name", "pf2", "--rate", "200M", "--dscp-map", "26=3,46=5")
+	want := flags
+	want.Name, want.RateBps, want.DSCPMap = "pf2", 200e6, config.DSCPMap{26: 3, 46: 5}
+	want.ECNKminBytes, want.ECNKmaxBytes = over.ECNKminBytes, over.ECNKmaxBytes // scaled to the rate
+	if !reflect.DeepEqual(over, want) {
+		t.Errorf("file with flags:\n%+v\nwant\n%+v", over, want)
+	}
+	// Every example is a valid lab.
+	examples, _ := filepath.Glob("../../examples/*.yaml")
+	if len(examples) < 3 {
+		t.Errorf("%d examples", len(examples))
+	}
+	for _, e := range examples {
+		upSpec(t, "-f", e)
+	}
+}
+
+// A malformed lab file gets one error naming its line, and nothing is
+// created.
+func TestUpBadFile(t *testing.T) {
+	dir, root := t.TempDir(), t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: cbad\ntopology:\n  kind: bcube\n  n: 2\n  k: 1\nrate: 100M\nfc: portfc\nbuffer: lots\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, err := run([]string{"up", "-f", bad, "--run-root", root}, &bytes.Buffer{}, &bytes.Buffer{})
+	if code != 1 || err == nil || err.Error() != bad+`:8: buffer: size "lots": want bytes like 1500, 64K, 1M (1024-based), 4MiB or 1MB (1000-based)` {
+		t.Errorf("up -f bad.yaml: exit %d, %v", code, err)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("run root holds %d entries after a bad file", len(ents))
+	}
+	if ns, _ := filepath.Glob("/run/netns/cbad-*"); len(ns) != 0 {
+		t.Errorf("namespaces %v after a bad file", ns)
+	}
+	code, err = run([]string{"up", "-f", bad, "bcube"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "the topology is the file's") {
+		t.Errorf("up -f with a topology: exit %d, %v", code, err)
 	}
 }

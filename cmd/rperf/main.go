@@ -1,11 +1,15 @@
 // Command rperf measures RDMA flows between servers of a bcfab lab, as
-// iperf3 does TCP: run inside a server's namespace, it asks that server's
-// hostd (its RDMA NIC) over the control socket in the lab's run directory
-// to start reliable-connected flows to another server, reports their
-// progress every interval and a summary, or one JSON document with -J.
+// iperf3 does TCP and perftest RDMA: run inside a server's namespace, it
+// asks that server's hostd (its RDMA NIC) over the control socket in the
+// lab's run directory to start reliable-connected flows to another server
+// (or, with -R and --bidir, the other server's hostd to start them
+// towards this one), reports their progress every interval and a
+// summary, one JSON document with -J, or JSON lines with --json-stream;
+// -a and --lat run perftest's size sweep and latency test.
 //
 //	ip netns exec t1-h0 bin/rperf -c 198.18.0.15 -t 5
 //	ip netns exec t1-h0 bin/rperf -c h3 -n 100M -P 2 --mode irn -J
+//	ip netns exec t1-h0 bin/rperf -c h3 --lat -s 64
 //
 // The lab and node come from the namespace (<lab>-h<i>), or from --lab
 // and --node; --socket names a control socket directly. With the lab
@@ -19,99 +23,111 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/units"
 )
 
-const usage = `usage: rperf -c DST [-n BYTES | -t SECONDS] [flags]
-
-Runs RDMA (RoCEv2, reliable connected) flows from this server's NIC
-(hostd) to DST and reports them as iperf3 does.
-
-  -c DST          destination server: h<i> or its address (198.18.0.<i>...)
-  -n BYTES        bytes per flow (K, M, G suffixes are 1024-based)
-  -t SECONDS      send for this long instead (default 10)
-  -i SECONDS      interval between reports (default 1; 0: none)
-  -P FLOWS        parallel flows, one QP each (default 1)
-  --mode MODE     loss recovery: lossless (default), gbn or irn
-  --no-dcqcn      no DCQCN rate control
-  --mtu BYTES     payload per packet (default 1024)
-  --order L,L     fix the flows' level order (e.g. 0,1)
-  -J              one JSON document (start, intervals, end) instead of text
-  --timeout DUR   give up when no flow makes progress for this long (default 10s)
-  --lab NAME      the lab (default: from the network namespace <lab>-h<i>)
-  --node h<i>     this server (default: from the network namespace)
-  --run-root DIR  where labs keep their run directories (default /run/bcfab)
-  --socket PATH   the NIC's control socket, instead of --lab/--node
-                  (then without the emulation health)
-
-Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
-emulation health is invalid (the daemons did not keep up).
-`
-
+// options are rperf's flags, validated.
 type options struct {
 	dst      string
 	bytes    int64
-	duration time.Duration
+	duration time.Duration // 0 with bytes; forever: until stopped
+	forever  bool          // -t 0: until SIGINT or SIGTERM
 	interval time.Duration
+	omit     time.Duration
 	parallel int
 	mode     string
 	noDCQCN  bool
 	mtu      int
 	order    string
+	rateBps  uint64 // -b, per flow; 0: the link's
+	reverse  bool
+	bidir    bool
 	json     bool
+	stream   bool // --json-stream
+	logfile  string
 	timeout  time.Duration
 	lab      string
 	node     string
 	runRoot  string
 	socket   string
+
+	// perftest's modes: a size sweep (-a) or one size (-s), bandwidth or
+	// latency (--lat), iters messages per size.
+	sweep   bool
+	size    int64
+	maxSize int64
+	iters   int
+	lat     bool
 }
+
+// perftest is whether o asks for one of perftest's modes.
+func (o *options) perftest() bool { return o.sweep || o.lat || o.size > 0 }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is rperf with args, writing its report to out and errors to errw;
-// it returns the exit status.
+// it returns the exit status. SIGINT and SIGTERM end the test (see
+// runTest).
 func run(args []string, out, errw io.Writer) int {
-	o, err := parseFlags(args, errw)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintf(errw, "rperf: %v\n", err)
-		return 2
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return runCtx(ctx, args, out, errw)
+}
+
+// runCtx is run, ended early when ctx is.
+func runCtx(ctx context.Context, args []string, out, errw io.Writer) int {
+	code := 0
+	cmd := newCommand(out, errw, func(o *options) { code = runTest(ctx, o, out, errw) })
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintf(errw, "rperf: %v (see rperf -h)\n", err)
+		return 2
+	}
+	return code
+}
+
+// runTest runs the test o describes and returns the exit status. When ctx
+// ends (Ctrl-C), timed flows and -t 0's are stopped as their time would
+// stop them, and the test ends as usual; sized ones are aborted (exit 1).
+func runTest(ctx context.Context, o *options, out, errw io.Writer) int {
+	if o.logfile != "" {
+		f, err := os.OpenFile(o.logfile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintf(errw, "rperf: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		out = f
+	}
 	t, err := newTest(o)
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: %v\n", err)
 		return 1
 	}
-	var text io.Writer = out
-	if o.json {
-		text = io.Discard
+	var rep reporter = &textReporter{w: out}
+	switch {
+	case o.stream:
+		rep = &streamReporter{w: out}
+	case o.json:
+		rep = &docReporter{w: out}
 	}
-	doc, err := t.run(ctx, text)
-	if o.json {
-		if err != nil {
-			doc.Error = err.Error()
-		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if eerr := enc.Encode(doc); eerr != nil && err == nil {
-			err = eerr
-		}
+	if o.perftest() {
+		err = t.perftest(ctx, rep)
+	} else {
+		err = t.run(ctx, rep)
 	}
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: error - %v\n", err)
@@ -120,87 +136,160 @@ func run(args []string, out, errw io.Writer) int {
 		}
 		return 1
 	}
-	if !o.json {
-		fmt.Fprintln(out, "\nrperf Done.")
-	}
 	return 0
 }
 
-func parseFlags(args []string, errw io.Writer) (*options, error) {
+// newCommand is rperf's command line; do runs with the validated
+// options (not on -h or a usage error).
+func newCommand(stdout, stderr io.Writer, do func(*options)) *cobra.Command {
 	o := &options{}
-	fs := flag.NewFlagSet("rperf", flag.ContinueOnError)
-	fs.SetOutput(errw)
-	fs.Usage = func() { fmt.Fprint(errw, usage) }
-	var bytes string
-	var secs, interval float64
-	fs.StringVar(&o.dst, "c", "", "")
-	fs.StringVar(&bytes, "n", "", "")
-	fs.Float64Var(&secs, "t", 0, "")
-	fs.Float64Var(&interval, "i", 1, "")
-	fs.IntVar(&o.parallel, "P", 1, "")
-	fs.StringVar(&o.mode, "mode", "lossless", "")
-	fs.BoolVar(&o.noDCQCN, "no-dcqcn", false, "")
-	fs.IntVar(&o.mtu, "mtu", 1024, "")
-	fs.StringVar(&o.order, "order", "", "")
-	fs.BoolVar(&o.json, "J", false, "")
-	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "")
-	fs.StringVar(&o.lab, "lab", "", "")
-	fs.StringVar(&o.node, "node", "", "")
-	fs.StringVar(&o.runRoot, "run-root", "/run/bcfab", "")
-	fs.StringVar(&o.socket, "socket", "", "")
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	var (
+		size, msgSize, maxSize units.Size
+		rate                   units.Rate
+		secs, interval         = units.Duration(0), units.Duration(time.Second)
+		omit                   units.Duration
+		timeout                = units.Duration(10 * time.Second)
+	)
+	maxSize = 1 << 20
+	cmd := &cobra.Command{
+		Use:   "rperf -c DST [-n BYTES | -t SECONDS] [flags]",
+		Short: "measure RDMA flows between servers of a bcfab lab, as iperf3 and perftest do",
+		Long: `Runs RDMA (RoCEv2, reliable connected) flows between this server's NIC
+(hostd) and DST and reports them as iperf3 does: from this server to DST,
+from DST to it (-R), or both at once (--bidir). Run it inside a server's
+namespace: the lab and node come from the namespace (<lab>-h<i>), or from
+--lab and --node; --socket names the NIC's control socket directly (then
+neither -R, --bidir nor the emulation health).
+
+perftest's modes: -a sweeps message sizes from 2 bytes to --max-size,
+-s runs one size, each --iters messages (fewer for large ones: at most
+about a second of the link), and prints perftest's columns (#bytes,
+#iterations, BW peak, BW average, MsgRate); --lat sends one message at a
+time and prints its round trip (posted to acknowledged): min, max, p50,
+average, stdev, p99, p99.9.
+
+Sizes are iperf3's (K, M, G: 1024-based), rates too (-b 100M: 1000-based
+bits/s); durations are seconds (2.5) or Go's syntax (2500ms). -t 0 runs
+until Ctrl-C (SIGINT or SIGTERM), which stops the flows and prints the
+summary.
+
+Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
+emulation health is invalid (the daemons did not keep up).`,
+		Example: `  ip netns exec t1-h0 rperf -c 198.18.0.15 -t 5
+  ip netns exec t1-h0 rperf -c h3 -n 100M -P 2 --mode irn -J
+  ip netns exec t1-h0 rperf -c h3 -R -b 50M -O 1 -t 5
+  ip netns exec t1-h0 rperf -c h3 --bidir --json-stream
+  ip netns exec t1-h0 rperf -c h3 -a
+  ip netns exec t1-h0 rperf -c h3 --lat -s 64 --iters 2000`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.finish(cmd, size, secs, interval, omit, timeout, rate, msgSize, maxSize); err != nil {
+				return err
+			}
+			do(o)
+			return nil
+		},
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (see rperf -h)", fs.Arg(0))
-	}
-	switch {
-	case o.dst == "":
-		return nil, errors.New("give the destination with -c (see rperf -h)")
-	case bytes != "" && secs != 0:
-		return nil, errors.New("give -n or -t, not both")
-	case secs < 0 || interval < 0:
-		return nil, errors.New("-t and -i must not be negative")
-	case o.parallel < 1:
-		return nil, fmt.Errorf("-P %d: want at least 1", o.parallel)
-	case o.timeout <= 0:
-		return nil, fmt.Errorf("--timeout %v: want > 0", o.timeout)
-	}
-	if bytes != "" {
-		n, err := parseBytes(bytes)
-		if err != nil {
-			return nil, err
-		}
-		o.bytes = n
-	} else {
-		if secs == 0 {
-			secs = 10
-		}
-		o.duration = time.Duration(secs * float64(time.Second))
-	}
-	o.interval = time.Duration(interval * float64(time.Second))
-	return o, nil
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringVarP(&o.dst, "client", "c", "", "destination server: h<i> or its address (198.18.0.<i>...)")
+	fs.VarP(&size, "bytes", "n", "bytes per flow (K, M, G: 1024-based)")
+	fs.VarP(&secs, "time", "t", "send for this long instead (default 10; 0: until Ctrl-C)")
+	fs.VarP(&interval, "interval", "i", "time between reports (0: none)")
+	fs.VarP(&omit, "omit", "O", "leave the first SECONDS out of the summary (the test runs that much longer; its intervals say omitted)")
+	fs.IntVarP(&o.parallel, "parallel", "P", 1, "parallel flows, one QP each")
+	fs.VarP(&rate, "bitrate", "b", "cap each flow at this rate, bit/s (1000-based: 50M); 0: the link's")
+	fs.BoolVarP(&o.reverse, "reverse", "R", false, "reverse: DST's NIC sends to this server")
+	fs.BoolVar(&o.bidir, "bidir", false, "both directions at once")
+	fs.StringVar(&o.mode, "mode", "lossless", "loss recovery: lossless, gbn or irn")
+	fs.BoolVar(&o.noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
+	fs.IntVar(&o.mtu, "mtu", 1024, "payload per packet in `bytes`")
+	fs.StringVar(&o.order, "order", "", "fix the flows' level `order` (e.g. 0,1)")
+	fs.BoolVarP(&o.json, "json", "J", false, "one JSON document (start, intervals, end) instead of text")
+	fs.BoolVar(&o.stream, "json-stream", false, "JSON lines as the test goes: {\"event\": \"start\"|\"interval\"|\"end\"|\"error\", \"data\": ...}")
+	fs.StringVar(&o.logfile, "logfile", "", "append the report to this `file` instead of stdout")
+	fs.BoolVarP(&o.sweep, "all", "a", false, "perftest: sweep message sizes 2, 4, ... --max-size")
+	fs.VarP(&msgSize, "size", "s", "perftest: message size (default 2 with --lat, 64K without)")
+	fs.Var(&maxSize, "max-size", "perftest: the largest size -a sweeps")
+	fs.IntVar(&o.iters, "iters", 1000, "perftest: messages per size")
+	fs.BoolVar(&o.lat, "lat", false, "perftest: latency, one message at a time, round trips")
+	fs.Var(&timeout, "timeout", "give up when no flow makes progress for this long")
+	fs.StringVar(&o.lab, "lab", "", "the lab (default: from the network namespace <lab>-h<i>)")
+	fs.StringVar(&o.node, "node", "", "this server, h<i> (default: from the network namespace)")
+	fs.StringVar(&o.runRoot, "run-root", "/run/bcfab", "where labs keep their run directories")
+	fs.StringVar(&o.socket, "socket", "", "the NIC's control socket, instead of --lab/--node")
+	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"lossless", "gbn", "irn"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	return cmd
 }
 
-// parseBytes reads "1000", "64K", "10M", "1G" (1024-based, as iperf3).
-func parseBytes(s string) (int64, error) {
-	mult := int64(1)
-	num := s
-	if n := len(s); n > 0 {
-		switch strings.ToUpper(s[n-1:]) {
-		case "K":
-			mult, num = 1<<10, s[:n-1]
-		case "M":
-			mult, num = 1<<20, s[:n-1]
-		case "G":
-			mult, num = 1<<30, s[:n-1]
-		case "T":
-			mult, num = 1<<40, s[:n-1]
+// finish validates the flags and fills in o.
+func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, omit, timeout units.Duration, rate units.Rate,
+	msgSize, maxSize units.Size) error {
+	fs := cmd.Flags()
+	o.size, o.maxSize, o.rateBps = int64(msgSize), int64(maxSize), uint64(rate)
+	switch {
+	case o.dst == "":
+		return errors.New("give the destination with -c")
+	case fs.Changed("bytes") && fs.Changed("time"):
+		return errors.New("give -n or -t, not both")
+	case fs.Changed("bytes") && size <= 0:
+		return fmt.Errorf("-n %v: want a positive number of bytes", size)
+	case o.parallel < 1:
+		return fmt.Errorf("-P %d: want at least 1", o.parallel)
+	case timeout <= 0:
+		return fmt.Errorf("--timeout %v: want > 0", timeout)
+	case o.reverse && o.bidir:
+		return errors.New("give -R or --bidir, not both")
+	case o.json && o.stream:
+		return errors.New("give -J or --json-stream, not both")
+	case omit > 0 && fs.Changed("bytes"):
+		return errors.New("-O needs a timed test (-t), not -n")
+	case o.perftest() && (fs.Changed("bytes") || fs.Changed("time") || omit > 0 || o.bidir):
+		return errors.New("-a, -s and --lat run perftest's tests: they take neither -n, -t, -O nor --bidir")
+	case o.perftest() && (o.iters < 1 || o.iters > api.MaxRDMAMessages):
+		return fmt.Errorf("--iters %d: want 1..%d", o.iters, api.MaxRDMAMessages)
+	case o.perftest() && (fs.Changed("size") && o.size < 1 || o.maxSize < 2 || o.maxSize > 8<<20):
+		return errors.New("-s and --max-size: want 1 byte to 8M")
+	}
+	if fs.Changed("bytes") {
+		o.bytes = int64(size)
+	} else {
+		o.duration = secs.D()
+		switch {
+		case fs.Changed("time") && secs == 0:
+			o.forever = true
+		case o.duration == 0:
+			o.duration = 10 * time.Second
 		}
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v <= 0 || v*float64(mult) >= 1<<53 {
-		return 0, fmt.Errorf("-n %q: want a positive number of bytes, such as 1000, 64K, 10M or 1G", s)
+	if o.perftest() && o.size == 0 {
+		o.size = 64 << 10
+		if o.lat {
+			o.size = 2
+		}
 	}
-	return int64(v * float64(mult)), nil
+	o.interval, o.omit, o.timeout = interval.D(), omit.D(), timeout.D()
+	return nil
 }
+
+// parseFlags parses args as run does, without running anything (tests).
+func parseFlags(args []string, errw io.Writer) (*options, error) {
+	var got *options
+	cmd := newCommand(io.Discard, errw, func(o *options) { got = o })
+	cmd.SetArgs(args)
+	if err := cmd.Execute(); err != nil {
+		return nil, err
+	}
+	if got == nil {
+		return nil, errHelp
+	}
+	return got, nil
+}
+
+// errHelp: -h was given.
+var errHelp = errors.New("help")

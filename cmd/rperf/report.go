@@ -17,22 +17,26 @@ package main
 // times the number of ports the flows leave by.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/units"
 )
 
-// Document is rperf's JSON output (-J), shaped like iperf3's.
+// Document is rperf's JSON output (-J), shaped like iperf3's; perftest's
+// modes fill Perftest instead of intervals and end.
 type Document struct {
 	Start     Start      `json:"start"`
 	Intervals []Interval `json:"intervals"`
 	End       End        `json:"end"`
+	Perftest  *Perftest  `json:"perftest,omitempty"`
 	Error     string     `json:"error,omitempty"`
 }
 
@@ -69,11 +73,24 @@ type TestStart struct {
 	Duration   float64 `json:"duration"` // seconds; 0 with bytes
 	Interval   float64 `json:"interval"`
 	Order      string  `json:"order,omitempty"`
+	// Omit is -O's seconds; Reverse and Bidir the directions;
+	// RateLimitBps -b's cap per flow; UntilStopped -t 0.
+	Omit         float64 `json:"omit,omitempty"`
+	Reverse      bool    `json:"reverse,omitempty"`
+	Bidir        bool    `json:"bidir,omitempty"`
+	RateLimitBps int64   `json:"rate_limit_bps,omitempty"`
+	UntilStopped bool    `json:"until_stopped,omitempty"`
+	// Perftest is perftest's test run (-a, -s, --lat): bandwidth or
+	// latency.
+	Perftest string `json:"perftest,omitempty"`
 }
 
-// StreamInfo is one flow (QP) as started.
+// StreamInfo is one flow (QP) as started. Role, with --bidir, is TX-C
+// (this server sends) or RX-C (DST sends); Dst is where it goes.
 type StreamInfo struct {
 	ID       int    `json:"id"`
+	Role     string `json:"role,omitempty"`
+	Dst      int    `json:"dst"`
 	QP       uint32 `json:"qp"`
 	SPort    uint16 `json:"sport"`
 	Port     string `json:"port"`
@@ -82,16 +99,32 @@ type StreamInfo struct {
 	StartPSN uint32 `json:"start_psn"`
 }
 
-// Interval is one reporting interval: every stream and their sum.
+// Interval is one reporting interval: every stream and their sum; with
+// --bidir, Sum is this server's flows' (TX-C) and SumBidirReverse DST's
+// (RX-C), as iperf3 names them.
 type Interval struct {
-	Streams []IntervalStream `json:"streams"`
-	Sum     IntervalStream   `json:"sum"`
+	Streams         []IntervalStream `json:"streams"`
+	Sum             IntervalStream   `json:"sum"`
+	SumBidirReverse *IntervalStream  `json:"sum_bidir_reverse,omitempty"`
+}
+
+// setOmitted marks the interval as within -O: left out of the summary.
+func (iv *Interval) setOmitted(o bool) {
+	for i := range iv.Streams {
+		iv.Streams[i].Omitted = o
+	}
+	iv.Sum.Omitted = o
+	if iv.SumBidirReverse != nil {
+		iv.SumBidirReverse.Omitted = o
+	}
 }
 
 // IntervalStream is a stream's (or the sum's) interval. Times are seconds
 // since the test started.
 type IntervalStream struct {
 	ID            int     `json:"id,omitempty"`
+	Role          string  `json:"role,omitempty"`
+	Omitted       bool    `json:"omitted"`
 	Start         float64 `json:"start"`
 	End           float64 `json:"end"`
 	Seconds       float64 `json:"seconds"`
@@ -103,17 +136,20 @@ type IntervalStream struct {
 	RateBps       float64 `json:"rate_bps,omitempty"` // pacing rate at the end (DCQCN's Rc)
 }
 
-// End is the summary.
+// End is the summary (from the end of -O); with --bidir SumSent and
+// SumReceived are this server's flows' and the _bidir_reverse sums DST's.
 type End struct {
-	Streams     []EndStream `json:"streams"`
-	SumSent     Sum         `json:"sum_sent"`
-	SumReceived Sum         `json:"sum_received"`
-	Retransmits uint64      `json:"retransmits"`
-	RetxBytes   uint64      `json:"retx_bytes"`
-	Timeouts    uint64      `json:"timeouts"`
-	NAKs        uint64      `json:"naks"`
-	CNPs        uint64      `json:"cnps"`
-	Failures    int         `json:"failures"`
+	Streams                 []EndStream `json:"streams"`
+	SumSent                 Sum         `json:"sum_sent"`
+	SumReceived             Sum         `json:"sum_received"`
+	SumSentBidirReverse     *Sum        `json:"sum_sent_bidir_reverse,omitempty"`
+	SumReceivedBidirReverse *Sum        `json:"sum_received_bidir_reverse,omitempty"`
+	Retransmits             uint64      `json:"retransmits"`
+	RetxBytes               uint64      `json:"retx_bytes"`
+	Timeouts                uint64      `json:"timeouts"`
+	NAKs                    uint64      `json:"naks"`
+	CNPs                    uint64      `json:"cnps"`
+	Failures                int         `json:"failures"`
 	// Health is the emulation's over the test: every daemon of the lab,
 	// not only this path's (absent when rperf was given --socket alone).
 	Health *lab.Health `json:"emulation_health,omitempty"`
@@ -122,6 +158,7 @@ type End struct {
 // EndStream is one flow's summary.
 type EndStream struct {
 	ID       int    `json:"id"`
+	Role     string `json:"role,omitempty"`
 	QP       uint32 `json:"qp"`
 	Sender   Sum    `json:"sender"`
 	Receiver Sum    `json:"receiver"`
@@ -152,28 +189,41 @@ type Sum struct {
 // snapshot is the flows at one moment (Unix ns).
 type snapshot struct {
 	at    int64
-	flows []hostd.RDMAFlow
+	flows []api.RDMAFlow
 }
 
 // intervalOf is what happened between snapshots a and b, labelled from
-// from to to (ns since t0).
-func intervalOf(a, b snapshot, from, to float64) Interval {
+// from to to (seconds since the test started); roles are the flows'.
+func intervalOf(a, b snapshot, roles []string, from, to float64) Interval {
 	var iv Interval
 	secs := float64(b.at-a.at) / 1e9
 	for i, f := range b.flows {
 		p := a.flows[i]
-		s := IntervalStream{ID: f.ID, Start: from, End: to, Seconds: secs,
+		s := IntervalStream{ID: f.ID, Role: roles[i], Start: from, End: to, Seconds: secs,
 			Bytes: f.AckedBytes - p.AckedBytes, Retransmits: f.RetxPackets - p.RetxPackets,
 			RetxBytes: f.RetxBytes - p.RetxBytes, CNPs: f.CNPs - p.CNPs, RateBps: f.RateBps}
 		s.BitsPerSecond = bps(s.Bytes, secs)
 		iv.Streams = append(iv.Streams, s)
-		iv.Sum.Bytes += s.Bytes
-		iv.Sum.Retransmits += s.Retransmits
-		iv.Sum.RetxBytes += s.RetxBytes
-		iv.Sum.CNPs += s.CNPs
+		sum := &iv.Sum
+		if roles[i] == "RX-C" {
+			if iv.SumBidirReverse == nil {
+				iv.SumBidirReverse = &IntervalStream{Role: "RX-C"}
+			}
+			sum = iv.SumBidirReverse
+		} else {
+			sum.Role = roles[i]
+		}
+		sum.Bytes += s.Bytes
+		sum.Retransmits += s.Retransmits
+		sum.RetxBytes += s.RetxBytes
+		sum.CNPs += s.CNPs
 	}
-	iv.Sum.Start, iv.Sum.End, iv.Sum.Seconds = from, to, secs
-	iv.Sum.BitsPerSecond = bps(iv.Sum.Bytes, secs)
+	for _, sum := range []*IntervalStream{&iv.Sum, iv.SumBidirReverse} {
+		if sum != nil {
+			sum.Start, sum.End, sum.Seconds = from, to, secs
+			sum.BitsPerSecond = bps(sum.Bytes, secs)
+		}
+	}
 	return iv
 }
 
@@ -184,15 +234,23 @@ func bps(bytes int64, secs float64) float64 {
 	return float64(bytes) * 8 / secs
 }
 
-// endOf summarises the final state of flows, with times from t0 (Unix
-// ns) and the link's rate.
-func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
+// endOf summarises the final state of flows (roles: theirs) from base,
+// the snapshot the summary counts from (the test's start, or the end of
+// -O), with times from t0 (Unix ns) and the link's rate.
+func endOf(flows []api.RDMAFlow, roles []string, base snapshot, t0, linkBps int64) End {
 	var e End
 	rel := func(ns int64) float64 { return float64(ns-t0) / 1e9 }
-	first, last := int64(math.MaxInt64), int64(0)
-	var wire float64
-	ports := map[int]bool{}
-	for _, f := range flows {
+	type agg struct {
+		sent, recv  *Sum
+		first, last int64
+		wire        float64
+		ports       map[int]bool
+		any         bool
+	}
+	fwd := &agg{sent: &e.SumSent, recv: &e.SumReceived, first: math.MaxInt64, ports: map[int]bool{}}
+	var rev *agg
+	for i, f := range flows {
+		p := base.flows[i] // zero at the start of the test
 		fs, fe := f.FirstNs, f.EndNs
 		if fs == 0 {
 			fs = f.StartNs
@@ -200,14 +258,17 @@ func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
 		if fe == 0 {
 			fe = fs
 		}
-		es := EndStream{ID: f.ID, QP: f.QP, FCTNs: f.FCTNs, Timeouts: f.Timeouts, NAKs: f.NAKs, CNPs: f.CNPs,
-			State: f.State, Failure: f.Failure}
-		es.Sender = Sum{Start: rel(fs), End: rel(fe), Seconds: float64(fe-fs) / 1e9, Bytes: int64(f.Bytes),
-			Packets: f.Packets, Retransmits: f.RetxPackets, RetxBytes: f.RetxBytes}
+		fs = max(fs, base.at)
+		fe = max(fe, fs)
+		es := EndStream{ID: f.ID, Role: roles[i], QP: f.QP, FCTNs: f.FCTNs, Timeouts: f.Timeouts - p.Timeouts, NAKs: f.NAKs - p.NAKs,
+			CNPs: f.CNPs - p.CNPs, State: f.State, Failure: f.Failure}
+		es.Sender = Sum{Start: rel(fs), End: rel(fe), Seconds: float64(fe-fs) / 1e9, Bytes: int64(f.Bytes - p.Bytes),
+			Packets: f.Packets - p.Packets, Retransmits: f.RetxPackets - p.RetxPackets, RetxBytes: f.RetxBytes - p.RetxBytes}
 		es.Sender.BitsPerSecond = bps(es.Sender.Bytes, es.Sender.Seconds)
-		es.Receiver = Sum{Start: rel(fs), End: rel(fe), Seconds: float64(fe-fs) / 1e9, Bytes: f.AckedBytes}
-		es.Receiver.BitsPerSecond = bps(f.AckedBytes, es.Receiver.Seconds)
-		w := wireBytes(f.AckedBytes, f.MTU)
+		acked := f.AckedBytes - p.AckedBytes
+		es.Receiver = Sum{Start: rel(fs), End: rel(fe), Seconds: float64(fe-fs) / 1e9, Bytes: acked}
+		es.Receiver.BitsPerSecond = bps(acked, es.Receiver.Seconds)
+		w := wireBytes(acked, f.MTU)
 		if es.Receiver.Seconds > 0 {
 			es.Receiver.WireBitsPerSecond = w * 8 / es.Receiver.Seconds
 			if linkBps > 0 {
@@ -215,34 +276,45 @@ func endOf(flows []hostd.RDMAFlow, t0, linkBps int64) End {
 			}
 		}
 		e.Streams = append(e.Streams, es)
-		first, last = min(first, fs), max(last, fe)
-		ports[f.Port] = true
-		wire += w
-		e.SumSent.Bytes += es.Sender.Bytes
-		e.SumSent.Packets += f.Packets
-		e.SumSent.Retransmits += f.RetxPackets
-		e.SumSent.RetxBytes += f.RetxBytes
-		e.SumReceived.Bytes += f.AckedBytes
-		e.Retransmits += f.RetxPackets
-		e.RetxBytes += f.RetxBytes
-		e.Timeouts += f.Timeouts
-		e.NAKs += f.NAKs
-		e.CNPs += f.CNPs
-		if f.State != hostd.RDMADone {
+		a := fwd
+		if roles[i] == "RX-C" {
+			if rev == nil {
+				e.SumSentBidirReverse, e.SumReceivedBidirReverse = &Sum{}, &Sum{}
+				rev = &agg{sent: e.SumSentBidirReverse, recv: e.SumReceivedBidirReverse, first: math.MaxInt64, ports: map[int]bool{}}
+			}
+			a = rev
+		}
+		a.any = true
+		a.first, a.last = min(a.first, fs), max(a.last, fe)
+		a.ports[f.Port] = true
+		a.wire += w
+		a.sent.Bytes += es.Sender.Bytes
+		a.sent.Packets += es.Sender.Packets
+		a.sent.Retransmits += es.Sender.Retransmits
+		a.sent.RetxBytes += es.Sender.RetxBytes
+		a.recv.Bytes += acked
+		e.Retransmits += es.Sender.Retransmits
+		e.RetxBytes += es.Sender.RetxBytes
+		e.Timeouts += es.Timeouts
+		e.NAKs += es.NAKs
+		e.CNPs += es.CNPs
+		if f.State != api.RDMADone {
 			e.Failures++
 		}
 	}
-	if len(flows) == 0 {
-		return e
-	}
-	for _, s := range []*Sum{&e.SumSent, &e.SumReceived} {
-		s.Start, s.End, s.Seconds = rel(first), rel(last), float64(last-first)/1e9
-		s.BitsPerSecond = bps(s.Bytes, s.Seconds)
-	}
-	if e.SumReceived.Seconds > 0 {
-		e.SumReceived.WireBitsPerSecond = wire * 8 / e.SumReceived.Seconds
-		if linkBps > 0 {
-			e.SumReceived.LinkUtilization = e.SumReceived.WireBitsPerSecond / float64(linkBps*int64(len(ports)))
+	for _, a := range []*agg{fwd, rev} {
+		if a == nil || !a.any {
+			continue
+		}
+		for _, s := range []*Sum{a.sent, a.recv} {
+			s.Start, s.End, s.Seconds = rel(a.first), rel(a.last), float64(a.last-a.first)/1e9
+			s.BitsPerSecond = bps(s.Bytes, s.Seconds)
+		}
+		if a.recv.Seconds > 0 {
+			a.recv.WireBitsPerSecond = a.wire * 8 / a.recv.Seconds
+			if linkBps > 0 {
+				a.recv.LinkUtilization = a.recv.WireBitsPerSecond / float64(linkBps*int64(len(a.ports)))
+			}
 		}
 	}
 	return e
@@ -258,6 +330,101 @@ func wireBytes(acked int64, mtu int) float64 {
 	return float64(acked + packets*transport.DefaultWireOverhead)
 }
 
+// reporter is where a test's report goes as it runs: text, one JSON
+// document (-J), or JSON lines (--json-stream).
+type reporter interface {
+	start(d *Document)
+	interval(d *Document, iv *Interval)
+	// row is a perftest row (BandwidthRow, LatencyRow).
+	row(r any)
+	end(d *Document)
+	// finish is called last, with the error that ended the test.
+	finish(d *Document, err error)
+}
+
+// textReporter prints iperf3's text.
+type textReporter struct{ w io.Writer }
+
+func (r *textReporter) start(d *Document) {
+	printHeader(r.w, d)
+	switch {
+	case d.Perftest != nil:
+		printPerftestHeader(r.w, d)
+	case d.Start.TestStart.Interval > 0:
+		printIntervalHeader(r.w)
+	}
+}
+func (r *textReporter) interval(d *Document, iv *Interval) {
+	printInterval(r.w, iv, len(d.Start.Streams))
+}
+func (r *textReporter) row(row any) {
+	switch x := row.(type) {
+	case BandwidthRow:
+		printBandwidthRow(r.w, x)
+	case LatencyRow:
+		printLatencyRow(r.w, x)
+	}
+}
+func (r *textReporter) end(d *Document) {
+	if pt := d.Perftest; pt != nil {
+		fmt.Fprintln(r.w, perftestRule)
+		if h := pt.Health; h != nil {
+			fmt.Fprintln(r.w, strings.ToUpper(h.Short()[:1])+h.Short()[1:])
+		}
+		return
+	}
+	printSummary(r.w, d)
+}
+func (r *textReporter) finish(d *Document, err error) {
+	if err == nil {
+		fmt.Fprintln(r.w, "\nrperf Done.")
+	}
+}
+
+// docReporter writes one JSON document at the end (-J).
+type docReporter struct{ w io.Writer }
+
+func (r *docReporter) start(*Document)               {}
+func (r *docReporter) interval(*Document, *Interval) {}
+func (r *docReporter) row(any)                       {}
+func (r *docReporter) end(*Document)                 {}
+func (r *docReporter) finish(d *Document, err error) {
+	enc := json.NewEncoder(r.w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(d)
+}
+
+// streamReporter writes a JSON line per event (--json-stream), as
+// iperf3 does: {"event": "start", "data": ...}, then "interval", "end",
+// and "error" when the test fails.
+type streamReporter struct{ w io.Writer }
+
+func (r *streamReporter) emit(event string, data any) {
+	b, err := json.Marshal(struct {
+		Event string `json:"event"`
+		Data  any    `json:"data"`
+	}{event, data})
+	if err == nil {
+		r.w.Write(append(b, '\n'))
+	}
+}
+
+func (r *streamReporter) start(d *Document)                  { r.emit("start", d.Start) }
+func (r *streamReporter) interval(_ *Document, iv *Interval) { r.emit("interval", iv) }
+func (r *streamReporter) row(row any)                        { r.emit("interval", row) }
+func (r *streamReporter) end(d *Document) {
+	if d.Perftest != nil {
+		r.emit("end", d.Perftest)
+		return
+	}
+	r.emit("end", d.End)
+}
+func (r *streamReporter) finish(d *Document, err error) {
+	if err != nil {
+		r.emit("error", err.Error())
+	}
+}
+
 // Text output, as iperf3 lays it out.
 
 const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -"
@@ -270,15 +437,48 @@ func printHeader(w io.Writer, d *Document) {
 		dc = "off"
 	}
 	what := fmt.Sprintf("%s per flow", formatBytes(float64(ts.Bytes)))
-	if ts.Bytes == 0 {
+	switch {
+	case ts.Perftest != "":
+		what = "perftest's " + ts.Perftest + " test"
+	case ts.UntilStopped:
+		what = "until stopped (Ctrl-C)"
+	case ts.Bytes == 0:
 		what = fmt.Sprintf("%g seconds", ts.Duration)
+		if ts.Omit > 0 {
+			what += fmt.Sprintf(" after %g omitted", ts.Omit)
+		}
+	}
+	if ts.RateLimitBps > 0 {
+		what += ", at most " + strings.TrimSpace(formatBits(float64(ts.RateLimitBps))) + " each"
 	}
 	fmt.Fprintf(w, "Connecting to host %s (%s) from %s over RoCEv2: mode %s, DCQCN %s, MTU %d, %d flow%s, %s\n",
 		s.ConnectingTo.Host, s.ConnectingTo.Server, nodeName(s), ts.Mode, dc, ts.MTU, ts.NumStreams, plural(ts.NumStreams), what)
-	for _, st := range s.Streams {
-		fmt.Fprintf(w, "[%3d] QP 0x%06x, UDP source port %d, leaves by %s (queue %s), level order %s\n",
-			st.ID, st.QP, st.SPort, st.Port, st.Queue, st.Order)
+	switch {
+	case ts.Reverse:
+		fmt.Fprintf(w, "Reverse mode, remote host %s is sending\n", s.ConnectingTo.Host)
+	case ts.Bidir:
+		fmt.Fprintf(w, "Bidirectional: TX-C from %s, RX-C from %s\n", nodeName(s), s.ConnectingTo.Server)
 	}
+	for _, st := range s.Streams {
+		fmt.Fprintf(w, "%s QP 0x%06x, UDP source port %d, leaves by %s (queue %s), level order %s\n",
+			streamTag(st.ID, st.Role), st.QP, st.SPort, st.Port, st.Queue, st.Order)
+	}
+}
+
+// streamTag is "[  1]", or "[  1][TX-C]" with --bidir.
+func streamTag(id int, role string) string {
+	if role != "" {
+		return fmt.Sprintf("[%3d][%s]", id, role)
+	}
+	return fmt.Sprintf("[%3d]", id)
+}
+
+// sumTag is "[SUM]", or "[SUM][TX-C]" with --bidir.
+func sumTag(role string) string {
+	if role != "" {
+		return "[SUM][" + role + "]"
+	}
+	return "[SUM]"
 }
 
 func nodeName(s *Start) string {
@@ -302,13 +502,21 @@ func printIntervalHeader(w io.Writer) {
 	fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr   CNPs  Rate")
 }
 
-func printInterval(w io.Writer, iv *Interval, sum bool) {
-	for _, s := range iv.Streams {
-		fmt.Fprintf(w, "[%3d] %s  %5d  %5d  %s\n", s.ID, span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs, formatBits(s.RateBps))
+func printInterval(w io.Writer, iv *Interval, streams int) {
+	omitted := ""
+	if iv.Sum.Omitted {
+		omitted = "  (omitted)"
 	}
-	if sum {
-		s := &iv.Sum
-		fmt.Fprintf(w, "[SUM] %s  %5d  %5d\n", span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs)
+	for _, s := range iv.Streams {
+		fmt.Fprintf(w, "%s %s  %5d  %5d  %s%s\n", streamTag(s.ID, s.Role), span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs,
+			formatBits(s.RateBps), omitted)
+	}
+	if streams > 1 {
+		for _, s := range []*IntervalStream{&iv.Sum, iv.SumBidirReverse} {
+			if s != nil && (s.Role != "" || iv.SumBidirReverse == nil) {
+				fmt.Fprintf(w, "%s %s  %5d  %5d%s\n", sumTag(s.Role), span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs, omitted)
+			}
+		}
 	}
 }
 
@@ -329,12 +537,25 @@ func printSummary(w io.Writer, d *Document) {
 	fmt.Fprintln(w, separator)
 	fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr")
 	for _, s := range e.Streams {
-		fmt.Fprintf(w, "[%3d] %s  %5d  sender\n", s.ID, span(s.Sender.Start, s.Sender.End, s.Sender.Bytes, s.Sender.BitsPerSecond), s.Sender.Retransmits)
-		fmt.Fprintf(w, "[%3d] %s         receiver\n", s.ID, span(s.Receiver.Start, s.Receiver.End, s.Receiver.Bytes, s.Receiver.BitsPerSecond))
+		tag := streamTag(s.ID, s.Role)
+		fmt.Fprintf(w, "%s %s  %5d  sender\n", tag, span(s.Sender.Start, s.Sender.End, s.Sender.Bytes, s.Sender.BitsPerSecond), s.Sender.Retransmits)
+		fmt.Fprintf(w, "%s %s         receiver\n", tag, span(s.Receiver.Start, s.Receiver.End, s.Receiver.Bytes, s.Receiver.BitsPerSecond))
+	}
+	sums := []struct {
+		role       string
+		sent, recv *Sum
+	}{{"", &e.SumSent, &e.SumReceived}}
+	if e.SumSentBidirReverse != nil {
+		sums = []struct {
+			role       string
+			sent, recv *Sum
+		}{{"TX-C", &e.SumSent, &e.SumReceived}, {"RX-C", e.SumSentBidirReverse, e.SumReceivedBidirReverse}}
 	}
 	if len(e.Streams) > 1 {
-		fmt.Fprintf(w, "[SUM] %s  %5d  sender\n", span(e.SumSent.Start, e.SumSent.End, e.SumSent.Bytes, e.SumSent.BitsPerSecond), e.SumSent.Retransmits)
-		fmt.Fprintf(w, "[SUM] %s         receiver\n", span(e.SumReceived.Start, e.SumReceived.End, e.SumReceived.Bytes, e.SumReceived.BitsPerSecond))
+		for _, x := range sums {
+			fmt.Fprintf(w, "%s %s  %5d  sender\n", sumTag(x.role), span(x.sent.Start, x.sent.End, x.sent.Bytes, x.sent.BitsPerSecond), x.sent.Retransmits)
+			fmt.Fprintf(w, "%s %s         receiver\n", sumTag(x.role), span(x.recv.Start, x.recv.End, x.recv.Bytes, x.recv.BitsPerSecond))
+		}
 	}
 	fmt.Fprintln(w)
 	for _, s := range e.Streams {
@@ -342,23 +563,32 @@ func printSummary(w io.Writer, d *Document) {
 		if s.FCTNs > 0 {
 			fct = time.Duration(s.FCTNs).Round(time.Microsecond).String()
 		}
-		line := fmt.Sprintf("[%3d] %s  FCT %s  retransmitted %d packets (%s)  timeouts %d  NAKs %d  CNPs %d",
-			s.ID, s.State, fct, s.Sender.Retransmits, strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
+		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packets (%s)  timeouts %d  NAKs %d  CNPs %d",
+			streamTag(s.ID, s.Role), s.State, fct, s.Sender.Retransmits, strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
 		if s.Failure != "" {
 			line += "  (" + s.Failure + ")"
 		}
 		fmt.Fprintln(w, line)
 	}
-	r := &e.SumReceived
-	if d.Start.LinkRateBps > 0 && r.Seconds > 0 && r.LinkUtilization > 0 {
-		links := r.WireBitsPerSecond / r.LinkUtilization / float64(d.Start.LinkRateBps)
-		what := "the link"
-		if links > 1.5 {
-			what = fmt.Sprintf("%.0f links", links)
+	for _, x := range sums {
+		r := x.recv
+		if d.Start.LinkRateBps > 0 && r.Seconds > 0 && r.LinkUtilization > 0 {
+			links := r.WireBitsPerSecond / r.LinkUtilization / float64(d.Start.LinkRateBps)
+			what := "the link"
+			if links > 1.5 {
+				what = fmt.Sprintf("%.0f links", links)
+			}
+			label := "Link"
+			if x.role != "" {
+				label = x.role + " link"
+			}
+			fmt.Fprintf(w, "%s %s: goodput %s, on the wire with headers %s, %.1f%% of %s\n", label,
+				strings.TrimSpace(formatBits(float64(d.Start.LinkRateBps))), strings.TrimSpace(formatBits(r.BitsPerSecond)),
+				strings.TrimSpace(formatBits(r.WireBitsPerSecond)), 100*r.LinkUtilization, what)
 		}
-		fmt.Fprintf(w, "Link %s: goodput %s, on the wire with headers %s, %.1f%% of %s\n",
-			strings.TrimSpace(formatBits(float64(d.Start.LinkRateBps))), strings.TrimSpace(formatBits(r.BitsPerSecond)),
-			strings.TrimSpace(formatBits(r.WireBitsPerSecond)), 100*r.LinkUtilization, what)
+	}
+	if d.Start.TestStart.Omit > 0 {
+		fmt.Fprintf(w, "The first %gs are omitted from this summary\n", d.Start.TestStart.Omit)
 	}
 	fmt.Fprintf(w, "Retransmits %d (%s), timeouts %d, NAKs %d, CNPs %d, failures %d\n",
 		e.Retransmits, strings.TrimSpace(formatBytes(float64(e.RetxBytes))), e.Timeouts, e.NAKs, e.CNPs, e.Failures)
@@ -367,28 +597,8 @@ func printSummary(w io.Writer, d *Document) {
 	}
 }
 
-// formatBytes is iperf3's adaptive byte count: 1024-based, three
-// significant digits ("11.9 MBytes").
-func formatBytes(v float64) string {
-	return adaptive(v, 1024, []string{"Bytes", "KBytes", "MBytes", "GBytes", "TBytes"})
-}
+// formatBytes is iperf3's adaptive byte count ("11.9 MBytes").
+func formatBytes(v float64) string { return units.IperfBytes(v) }
 
-// formatBits is iperf3's adaptive bit rate: 1000-based ("99.8 Mbits/sec").
-func formatBits(v float64) string {
-	return adaptive(v, 1000, []string{"bits/sec", "Kbits/sec", "Mbits/sec", "Gbits/sec", "Tbits/sec"})
-}
-
-func adaptive(v, base float64, units []string) string {
-	i := 0
-	for v >= base && i < len(units)-1 {
-		v /= base
-		i++
-	}
-	switch {
-	case v < 9.995:
-		return fmt.Sprintf("%4.2f %s", v, units[i])
-	case v < 99.95:
-		return fmt.Sprintf("%4.1f %s", v, units[i])
-	}
-	return fmt.Sprintf("%4.0f %s", v, units[i])
-}
+// formatBits is iperf3's adaptive bit rate ("99.8 Mbits/sec").
+func formatBits(v float64) string { return units.IperfBits(v) }

@@ -2,15 +2,18 @@ package main
 
 // One rperf test:
 //
-//  1. find the NIC's control socket (the lab's state, by --lab and
+//  1. find the NICs' control sockets (the lab's state, by --lab and
 //     --node or the network namespace, or --socket) and the destination
-//     server;
-//  2. POST /rdma: hostd starts the flows and names them;
-//  3. every interval, GET /rdma?id=...: the flows' counters become an
-//     interval line; in between, poll for the end of the test;
+//     server; a side is a NIC that sends: this server's (to DST), DST's
+//     (to this server, -R), or both (--bidir);
+//  2. POST /rdma on every side: its hostd starts the flows and names them;
+//  3. every interval, GET /rdma?id=... on every side: the flows' counters
+//     become an interval (omitted from the summary while -O lasts); in
+//     between, poll for the end of the test;
 //  4. when every flow has ended (done, failed), or has made no progress
-//     for --timeout, or the user interrupts (the flows are then stopped
-//     with DELETE /rdma), summarise.
+//     for --timeout, summarise; when the user interrupts, timed flows are
+//     stopped as their time would stop them (POST /rdma/stop) and the
+//     test ends as usual, sized ones are aborted (DELETE /rdma).
 
 import (
 	"bytes"
@@ -26,8 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -39,27 +42,56 @@ var errInvalidRun = errors.New("invalid run: the emulation did not keep up")
 // interval reports.
 const pollEvery = 50 * time.Millisecond
 
-type test struct {
-	o      *options
+// stopGrace is how long stopped flows get to have their last bytes
+// acknowledged after an interrupt.
+const stopGrace = 5 * time.Second
+
+// side is a NIC that sends in the test, its control socket and its flows.
+type side struct {
+	role   string // "" with one direction; "TX-C" (this server's) or "RX-C" (DST's) with --bidir
 	sock   string
-	dst    int
-	dstIP  string
 	client *http.Client
+	dst    int // where its flows go
+	ids    string
+	n      int // its flows
+}
+
+type test struct {
+	o     *options
+	self  int // this server's index; -1 when unknown (--socket alone)
+	dst   int
+	dstIP string
+	local *side // this server's NIC
+	sides []*side
+}
+
+func newSide(sock string, dst int) *side {
+	return &side{sock: sock, dst: dst, client: &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+	}}}
 }
 
 func newTest(o *options) (*test, error) {
-	t := &test{o: o}
+	t := &test{o: o, self: -1}
 	dst, err := parseDst(o.dst)
 	if err != nil {
 		return nil, err
 	}
 	t.dst, t.dstIP = dst, bcube.ServerIP(dst).String()
-	t.sock = o.socket
-	if t.sock == "" {
+	sock := o.socket
+	var st *lab.State
+	if sock == "" || o.reverse || o.bidir {
 		if o.lab == "" || o.node == "" {
 			labName, node, err := identify()
 			if err != nil {
-				return nil, fmt.Errorf("which lab and server is this? %w; give --lab and --node", err)
+				why := "which lab and server is this?"
+				if sock != "" {
+					why = "-R and --bidir reach DST's NIC through the lab:"
+				}
+				return nil, fmt.Errorf("%s %w; give --lab and --node", why, err)
 			}
 			if o.lab == "" {
 				o.lab = labName
@@ -68,22 +100,36 @@ func newTest(o *options) (*test, error) {
 				o.node = node
 			}
 		}
-		st, err := lab.LoadState(o.runRoot, o.lab)
-		if err != nil {
+		if st, err = lab.LoadState(o.runRoot, o.lab); err != nil {
 			return nil, err
 		}
 		n, ok := st.Node(o.node)
 		if !ok || n.Kind != lab.KindServer {
 			return nil, fmt.Errorf("lab %s has no server %q", o.lab, o.node)
 		}
-		t.sock = n.Control
+		if sock == "" {
+			sock = n.Control
+		}
+		if t.self, err = parseDst(o.node); err != nil {
+			return nil, fmt.Errorf("--node: %w", err)
+		}
 	}
-	t.client = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", t.sock)
-		},
-	}}
+	t.local = newSide(sock, dst)
+	if o.reverse || o.bidir {
+		rn, ok := st.Node(bcube.HostName(dst))
+		if !ok || rn.Kind != lab.KindServer {
+			return nil, fmt.Errorf("lab %s has no server h%d", o.lab, dst)
+		}
+		remote := newSide(rn.Control, t.self)
+		if o.reverse {
+			t.sides = []*side{remote}
+		} else {
+			t.local.role, remote.role = "TX-C", "RX-C"
+			t.sides = []*side{t.local, remote}
+		}
+	} else {
+		t.sides = []*side{t.local}
+	}
 	return t, nil
 }
 
@@ -116,9 +162,9 @@ func identify() (string, string, error) {
 	return labName, node, nil
 }
 
-// call performs method path with body (nil: none) on the NIC's control
+// call performs method path with body (nil: none) on the side's control
 // socket and decodes a 200 answer into out.
-func (t *test) call(ctx context.Context, method, path string, body, out any) error {
+func (s *side) call(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -133,18 +179,18 @@ func (t *test) call(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return err
 	}
-	resp, err := t.client.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		var ue interface{ Unwrap() error }
 		if errors.As(err, &ue) && ue.Unwrap() != nil {
 			err = ue.Unwrap()
 		}
-		return fmt.Errorf("hostd at %s: %w", t.sock, err)
+		return fmt.Errorf("hostd at %s: %w", s.sock, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("hostd at %s: %w", t.sock, err)
+		return fmt.Errorf("hostd at %s: %w", s.sock, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("hostd: %s", strings.TrimSpace(string(b)))
@@ -152,96 +198,158 @@ func (t *test) call(ctx context.Context, method, path string, body, out any) err
 	return json.Unmarshal(b, out)
 }
 
-func (t *test) snapshot(ctx context.Context, ids string) (snapshot, *hostd.RDMAReport, error) {
-	var rep hostd.RDMAReport
-	if err := t.call(ctx, http.MethodGet, "/rdma?id="+ids, nil, &rep); err != nil {
-		return snapshot{}, nil, err
+// request is what every side's NIC is asked to start.
+func (t *test) request(dst int) api.RDMARequest {
+	o := t.o
+	dcqcn := !o.noDCQCN
+	req := api.RDMARequest{Dst: dst, Bytes: o.bytes, Mode: o.mode, DCQCN: &dcqcn, Order: o.order, MTU: o.mtu,
+		Flows: o.parallel, RateBps: int64(o.rateBps)}
+	switch {
+	case o.forever:
+		req.UntilStopped = true
+	case o.bytes == 0:
+		req.Duration = int64(o.duration + o.omit)
 	}
-	if want := strings.Count(ids, ",") + 1; len(rep.Flows) != want {
-		return snapshot{}, nil, fmt.Errorf("hostd reports %d of the %d flows it started (restarted?)", len(rep.Flows), want)
-	}
-	return snapshot{at: rep.NowNs, flows: rep.Flows}, &rep, nil
+	return req
 }
 
-// run runs the test, printing text to w as it goes, and returns the
-// document; the error says why the test failed.
-func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
+// start posts req to every side and returns the flows, in side order.
+func (t *test) start(ctx context.Context, req func(s *side) api.RDMARequest) ([]api.RDMAFlow, []string, error) {
+	var all []api.RDMAFlow
+	var roles []string
+	for _, s := range t.sides {
+		var flows []api.RDMAFlow
+		if err := s.call(ctx, http.MethodPost, "/rdma", req(s), &flows); err != nil {
+			t.stop(context.Background(), false)
+			return nil, nil, err
+		}
+		if len(flows) == 0 {
+			return nil, nil, errors.New("hostd started no flow")
+		}
+		ids := make([]string, len(flows))
+		for i, f := range flows {
+			ids[i] = strconv.Itoa(f.ID)
+			roles = append(roles, s.role)
+		}
+		s.ids, s.n = strings.Join(ids, ","), len(flows)
+		all = append(all, flows...)
+	}
+	return all, roles, nil
+}
+
+// snapshot reads every side's flows now.
+func (t *test) snapshot(ctx context.Context) (snapshot, *api.RDMAReport, error) {
+	var snap snapshot
+	var first *api.RDMAReport
+	for _, s := range t.sides {
+		if s.ids == "" {
+			continue
+		}
+		var rep api.RDMAReport
+		if err := s.call(ctx, http.MethodGet, "/rdma?id="+s.ids, nil, &rep); err != nil {
+			return snapshot{}, nil, err
+		}
+		if len(rep.Flows) != s.n {
+			return snapshot{}, nil, fmt.Errorf("hostd reports %d of the %d flows it started (restarted?)", len(rep.Flows), s.n)
+		}
+		snap.at = max(snap.at, rep.NowNs)
+		snap.flows = append(snap.flows, rep.Flows...)
+		if first == nil {
+			first = &rep
+		}
+	}
+	return snap, first, nil
+}
+
+// stop ends what still runs on every side: gracefully (POST /rdma/stop:
+// timed flows end as their time would) or not (DELETE /rdma: aborted).
+func (t *test) stop(ctx context.Context, graceful bool) {
+	for _, s := range t.sides {
+		if s.ids == "" {
+			continue
+		}
+		var answer map[string]int
+		if graceful {
+			_ = s.call(ctx, http.MethodPost, "/rdma/stop?id="+s.ids, nil, &answer)
+		} else {
+			_ = s.call(ctx, http.MethodDelete, "/rdma?id="+s.ids, nil, &answer)
+		}
+	}
+}
+
+// run runs an iperf-like test, reporting to rep as it goes; the error
+// says why the test failed.
+func (t *test) run(ctx context.Context, rep reporter) (err error) {
 	o := t.o
 	doc := &Document{Intervals: []Interval{}}
-	dcqcn := !o.noDCQCN
-	req := hostd.RDMARequest{Dst: t.dst, Bytes: o.bytes, Duration: int64(o.duration), Mode: o.mode, DCQCN: &dcqcn,
-		Order: o.order, MTU: o.mtu, Flows: o.parallel}
+	defer func() {
+		if err != nil {
+			doc.Error = err.Error()
+		}
+		rep.finish(doc, err)
+	}()
 	// The emulation's health over the test, when the lab is known (not
 	// with --socket alone).
 	var before *lab.HealthSample
 	if o.lab != "" {
 		before, _ = lab.SampleHealth(o.runRoot, o.lab)
 	}
-	var flows []hostd.RDMAFlow
-	if err := t.call(ctx, http.MethodPost, "/rdma", req, &flows); err != nil {
-		return doc, err
+	flows, roles, err := t.start(ctx, func(s *side) api.RDMARequest { return t.request(s.dst) })
+	if err != nil {
+		return err
 	}
-	if len(flows) == 0 {
-		return doc, errors.New("hostd started no flow")
-	}
-	idList := make([]string, len(flows))
 	t0 := flows[0].StartNs
-	for i, f := range flows {
-		idList[i] = strconv.Itoa(f.ID)
+	for _, f := range flows {
 		t0 = min(t0, f.StartNs)
 	}
-	ids := strings.Join(idList, ",")
-	first, rep, err := t.snapshot(ctx, ids)
+	first, rep0, err := t.snapshot(ctx)
 	if err != nil {
-		return doc, err
+		return err
 	}
 	first.at = t0
 	for i := range first.flows {
-		first.flows[i] = hostd.RDMAFlow{ID: flows[i].ID}
+		first.flows[i] = api.RDMAFlow{ID: flows[i].ID}
 	}
-	doc.Start = Start{
-		Version:      "rperf (bcfab)",
-		Timestamp:    Timestamp{Time: time.Unix(0, t0).UTC().Format(time.RFC1123), Timesecs: t0 / 1e9},
-		Lab:          o.lab,
-		Node:         o.node,
-		ConnectingTo: ConnectingTo{Host: t.dstIP, Server: "h" + strconv.Itoa(t.dst)},
-		LinkRateBps:  rep.Params.LineRateBps,
-		TestStart: TestStart{Protocol: "RoCEv2", Mode: flows[0].Mode.String(), DCQCN: flows[0].DCQCN, MTU: flows[0].MTU,
-			NumStreams: len(flows), Bytes: o.bytes, Duration: o.duration.Seconds(), Interval: o.interval.Seconds(), Order: o.order},
-		Params: rep.Params,
-	}
-	doc.Start.Params.DCQCN.Enabled = flows[0].DCQCN
-	for _, f := range flows {
-		doc.Start.Streams = append(doc.Start.Streams, StreamInfo{ID: f.ID, QP: f.QP, SPort: f.SPort,
-			Port: "eth" + strconv.Itoa(f.Port), Queue: f.Queue, Order: f.Order, StartPSN: f.StartPSN})
-	}
-	printHeader(w, doc)
-	if o.interval > 0 {
-		printIntervalHeader(w)
-	}
+	doc.Start = t.startSection(flows, roles, t0, rep0)
+	rep.start(doc)
 
-	prev := first  // at the last interval boundary
-	last := first  // the latest snapshot
+	iv := o.interval
+	omitEnd := t0 + int64(o.omit)
+	prev := first // at the last interval boundary
+	last := first // the latest snapshot
+	base := first // where the summary counts from: the end of -O
+	omitted := o.omit > 0
 	progress := t0 // when some flow last made progress
 	k := int64(1)  // the next boundary is t0 + k x interval
 	var runErr error
+	stopping, stopAt := false, int64(0) // interrupted: flows told to stop, at
+	interrupted := ctx.Done()           // nil once handled
 	for {
 		now := time.Now().UnixNano()
 		wake := now + int64(pollEvery)
 		boundary := int64(-1)
-		if o.interval > 0 {
-			boundary = t0 + k*int64(o.interval)
+		if iv > 0 {
+			boundary = t0 + k*int64(iv)
 			wake = min(wake, boundary)
 		}
+		if omitted {
+			wake = min(wake, max(omitEnd, now))
+		}
 		select {
-		case <-ctx.Done():
-			runErr = errors.New("interrupted")
+		case <-interrupted:
+			interrupted = nil
+			stopping, stopAt = true, time.Now().UnixNano()
+			sized := o.bytes > 0
+			t.stop(context.Background(), !sized)
+			if sized {
+				runErr = errors.New("interrupted")
+			}
 		case <-time.After(time.Duration(wake - now)):
 		}
 		if runErr != nil {
 			break
 		}
-		snap, _, err := t.snapshot(ctx, ids)
+		snap, _, err := t.snapshot(context.Background())
 		if err != nil {
 			runErr = err
 			break
@@ -251,27 +359,33 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 		}
 		last = snap
 		ended := allEnded(snap)
+		if omitted && snap.at >= omitEnd {
+			base, omitted = snap, false
+			base.at = omitEnd
+		}
 		if boundary >= 0 && snap.at >= boundary && !(ended && endOfTest(snap) < boundary) {
 			// A late poll may have passed several boundaries: one
 			// interval covers them.
 			kEnd := k
-			for t0+(kEnd+1)*int64(o.interval) <= snap.at {
+			for t0+(kEnd+1)*int64(iv) <= snap.at {
 				kEnd++
 			}
-			iv := intervalOf(prev, snap, float64((k-1)*int64(o.interval))/1e9, float64(kEnd*int64(o.interval))/1e9)
-			doc.Intervals = append(doc.Intervals, iv)
-			printInterval(w, &iv, len(flows) > 1)
+			x := intervalOf(prev, snap, roles, float64((k-1)*int64(iv))/1e9, float64(kEnd*int64(iv))/1e9)
+			x.setOmitted(t0+kEnd*int64(iv) <= omitEnd)
+			doc.Intervals = append(doc.Intervals, x)
+			rep.interval(doc, &doc.Intervals[len(doc.Intervals)-1])
 			prev, k = snap, kEnd+1
 		}
 		if ended {
-			if end := endOfTest(snap); o.interval > 0 && end > prev.at {
-				from := float64((k-1)*int64(o.interval)) / 1e9
+			if end := endOfTest(snap); iv > 0 && end > prev.at {
+				from := float64((k-1)*int64(iv)) / 1e9
 				fin := snap
 				fin.at = end
-				iv := intervalOf(prev, fin, from, float64(end-t0)/1e9)
-				if iv.Sum.Seconds > 0 {
-					doc.Intervals = append(doc.Intervals, iv)
-					printInterval(w, &iv, len(flows) > 1)
+				x := intervalOf(prev, fin, roles, from, float64(end-t0)/1e9)
+				x.setOmitted(end <= omitEnd)
+				if x.Sum.Seconds > 0 {
+					doc.Intervals = append(doc.Intervals, x)
+					rep.interval(doc, &doc.Intervals[len(doc.Intervals)-1])
 				}
 			}
 			break
@@ -280,39 +394,71 @@ func (t *test) run(ctx context.Context, w io.Writer) (*Document, error) {
 			runErr = fmt.Errorf("no flow made progress for %v", o.timeout)
 			break
 		}
+		if stopping && time.Now().UnixNano()-stopAt > int64(stopGrace) {
+			runErr = fmt.Errorf("stopped flows did not end within %v", stopGrace)
+			break
+		}
 	}
 	if runErr != nil {
-		// Stop what still runs; the NIC keeps the flows' state.
-		var stopped map[string]int
-		_ = t.call(context.Background(), http.MethodDelete, "/rdma?id="+ids, nil, &stopped)
-		if s, _, err := t.snapshot(context.Background(), ids); err == nil {
+		// Stop what still runs; the NICs keep the flows' state.
+		t.stop(context.Background(), false)
+		if s, _, err := t.snapshot(context.Background()); err == nil {
 			last = s
 		}
 	}
-	doc.End = endOf(last.flows, t0, doc.Start.LinkRateBps)
+	if omitted { // the test ended within -O: nothing to leave out
+		base = first
+	}
+	doc.End = endOf(last.flows, roles, base, t0, doc.Start.LinkRateBps)
 	if before != nil {
 		if after, err := lab.SampleHealth(o.runRoot, o.lab); err == nil {
 			h := after.Since(before, 0, lab.HealthLimits{})
 			doc.End.Health = &h
 		}
 	}
-	printSummary(w, doc)
+	rep.end(doc)
 	if runErr != nil {
-		return doc, runErr
+		return runErr
 	}
 	if doc.End.Failures > 0 {
 		var why []string
 		for _, f := range last.flows {
-			if f.State != hostd.RDMADone {
+			if f.State != api.RDMADone {
 				why = append(why, fmt.Sprintf("flow %d %s: %s", f.ID, f.State, f.Failure))
 			}
 		}
-		return doc, fmt.Errorf("%d of %d flows failed: %s", doc.End.Failures, len(last.flows), strings.Join(why, "; "))
+		return fmt.Errorf("%d of %d flows failed: %s", doc.End.Failures, len(last.flows), strings.Join(why, "; "))
 	}
 	if h := doc.End.Health; h != nil && !h.Valid {
-		return doc, fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
+		return fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
 	}
-	return doc, nil
+	return nil
+}
+
+// startSection describes the test and its flows.
+func (t *test) startSection(flows []api.RDMAFlow, roles []string, t0 int64, rep *api.RDMAReport) Start {
+	o := t.o
+	s := Start{
+		Version:      "rperf (bcfab)",
+		Timestamp:    Timestamp{Time: time.Unix(0, t0).UTC().Format(time.RFC1123), Timesecs: t0 / 1e9},
+		Lab:          o.lab,
+		Node:         o.node,
+		ConnectingTo: ConnectingTo{Host: t.dstIP, Server: bcube.HostName(t.dst)},
+		LinkRateBps:  rep.Params.LineRateBps,
+		TestStart: TestStart{Protocol: "RoCEv2", Mode: flows[0].Mode.String(), DCQCN: flows[0].DCQCN, MTU: flows[0].MTU,
+			NumStreams: len(flows), Bytes: o.bytes, Duration: o.duration.Seconds(), Interval: o.interval.Seconds(), Order: o.order,
+			Omit: o.omit.Seconds(), Reverse: o.reverse, Bidir: o.bidir, RateLimitBps: int64(o.rateBps), UntilStopped: o.forever},
+		Params: rep.Params,
+	}
+	if o.forever {
+		s.TestStart.Duration = 0
+	}
+	s.Params.DCQCN.Enabled = flows[0].DCQCN
+	for i, f := range flows {
+		s.Streams = append(s.Streams, StreamInfo{ID: f.ID, Role: roles[i], QP: f.QP, SPort: f.SPort,
+			Port: "eth" + strconv.Itoa(f.Port), Queue: f.Queue, Order: f.Order, StartPSN: f.StartPSN, Dst: f.Dst})
+	}
+	return s
 }
 
 // moved reports whether any flow sent or had bytes acknowledged between
@@ -328,7 +474,7 @@ func moved(a, b snapshot) bool {
 
 func allEnded(s snapshot) bool {
 	for _, f := range s.flows {
-		if f.State == hostd.RDMARunning {
+		if f.State == api.RDMARunning {
 			return false
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/bcfab/bcfab/bench"
 	"github.com/bcfab/bcfab/bpf"
 )
 
@@ -30,7 +29,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := bench.Forward(ctx, *a, *b, mode, func() { fmt.Println("ready") }); err != nil {
+	if err := forward(ctx, *a, *b, mode, func() { fmt.Println("ready") }); err != nil {
 		fmt.Fprintln(os.Stderr, "xdpfwd:", err)
 		os.Exit(1)
 	}

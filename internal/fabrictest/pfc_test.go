@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -93,7 +93,7 @@ func loopRun(t *testing.T, f *Fabric) map[string]uint64 {
 	t.Helper()
 	start := func(src, dst int, order string, dur time.Duration) {
 		t.Helper()
-		g, err := f.HostLogic[src].StartFlow(hostd.GenRequest{Dst: dst, Duration: int64(dur), Order: order})
+		g, err := f.HostLogic[src].StartFlow(api.GenRequest{Dst: dst, Duration: int64(dur), Order: order})
 		if err != nil {
 			t.Fatal(err)
 		}

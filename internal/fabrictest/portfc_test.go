@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -22,7 +22,7 @@ const fcRate = 100e6
 func startFlows(t *testing.T, f *Fabric, flows [][2]int, dur time.Duration) {
 	t.Helper()
 	for _, fl := range flows {
-		if _, err := f.HostLogic[fl[0]].StartFlow(hostd.GenRequest{Dst: fl[1], Duration: int64(dur)}); err != nil {
+		if _, err := f.HostLogic[fl[0]].StartFlow(api.GenRequest{Dst: fl[1], Duration: int64(dur)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -30,7 +30,7 @@ func startFlows(t *testing.T, f *Fabric, flows [][2]int, dur time.Duration) {
 
 // waitFlows waits until every source's flows are done and their frames
 // have drained, then returns the sink reports by destination.
-func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map[int][]hostd.SinkReport {
+func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map[int][]api.SinkReport {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -49,7 +49,7 @@ func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(200 * time.Millisecond) // let the last frames drain
-	out := map[int][]hostd.SinkReport{}
+	out := map[int][]api.SinkReport{}
 	for _, fl := range flows {
 		if _, ok := out[fl[1]]; !ok {
 			out[fl[1]] = f.HostLogic[fl[1]].Flows().Sink
@@ -251,7 +251,7 @@ func TestPortFCLoopKeepsMoving(t *testing.T) {
 	defer f.Close()
 	start := func(src, dst int, order string, dur time.Duration) {
 		t.Helper()
-		g, err := f.HostLogic[src].StartFlow(hostd.GenRequest{Dst: dst, Duration: int64(dur), Order: order})
+		g, err := f.HostLogic[src].StartFlow(api.GenRequest{Dst: dst, Duration: int64(dur), Order: order})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/transport"
@@ -51,7 +52,7 @@ func rdmaFabricOpts(t *testing.T, tp bcube.Topology, loss float64, o Options) *F
 }
 
 // runRDMA starts req at src and waits until its flows end.
-func runRDMA(t *testing.T, f *Fabric, src int, req hostd.RDMARequest, limit time.Duration) []hostd.RDMAFlow {
+func runRDMA(t *testing.T, f *Fabric, src int, req api.RDMARequest, limit time.Duration) []api.RDMAFlow {
 	t.Helper()
 	fs, err := f.HostLogic[src].StartRDMA(req)
 	if err != nil {
@@ -66,7 +67,7 @@ func runRDMA(t *testing.T, f *Fabric, src int, req hostd.RDMARequest, limit time
 		rep := f.HostLogic[src].RDMA(ids)
 		running := false
 		for _, fl := range rep.Flows {
-			running = running || fl.State == hostd.RDMARunning
+			running = running || fl.State == api.RDMARunning
 		}
 		if !running {
 			return rep.Flows
@@ -85,9 +86,9 @@ func runRDMA(t *testing.T, f *Fabric, src int, req hostd.RDMARequest, limit time
 func TestRDMALossless(t *testing.T) {
 	f := rdmaFabric(t, 0)
 	const size = 2 << 20
-	fs := runRDMA(t, f, 0, hostd.RDMARequest{Dst: 3, Bytes: size}, 10*time.Second)
+	fs := runRDMA(t, f, 0, api.RDMARequest{Dst: 3, Bytes: size}, 10*time.Second)
 	fl := fs[0]
-	if fl.State != hostd.RDMADone || fl.AckedBytes != size || fl.RetxPackets != 0 || fl.NAKs != 0 || fl.Timeouts != 0 {
+	if fl.State != api.RDMADone || fl.AckedBytes != size || fl.RetxPackets != 0 || fl.NAKs != 0 || fl.Timeouts != 0 {
 		t.Fatalf("flow: %+v", fl)
 	}
 	wire := float64(size+fl.Packets*transport.DefaultWireOverhead) * 8 / (float64(fl.FCTNs) / 1e9)
@@ -104,7 +105,7 @@ func TestRDMALossless(t *testing.T) {
 	if !r.Done || r.Gap || r.Src != 0 || r.QP != fl.QP || r.Stats["bytes"] != size || r.Stats["duplicates"] != 0 || r.Stats["gaps"] != 0 {
 		t.Errorf("receiver: %+v", r)
 	}
-	if rep.Counters != (hostd.RDMACounters{}) {
+	if rep.Counters != (api.RDMACounters{}) {
 		t.Errorf("h3 counters: %+v", rep.Counters)
 	}
 }
@@ -116,9 +117,9 @@ func TestRDMALoss(t *testing.T) {
 	const size = 1 << 20
 	retx := map[string]uint64{}
 	for _, mode := range []string{"gbn", "irn"} {
-		fs := runRDMA(t, f, 0, hostd.RDMARequest{Dst: 3, Bytes: size, Mode: mode, Flows: 2}, 30*time.Second)
+		fs := runRDMA(t, f, 0, api.RDMARequest{Dst: 3, Bytes: size, Mode: mode, Flows: 2}, 30*time.Second)
 		for _, fl := range fs {
-			if fl.State != hostd.RDMADone || fl.AckedBytes != size {
+			if fl.State != api.RDMADone || fl.AckedBytes != size {
 				t.Errorf("%s: flow %d: %+v", mode, fl.ID, fl)
 			}
 			retx[mode] += fl.RetxBytes
@@ -129,8 +130,8 @@ func TestRDMALoss(t *testing.T) {
 	if retx["irn"] >= retx["gbn"] {
 		t.Errorf("IRN retransmitted %d bytes, Go-Back-N %d: want fewer", retx["irn"], retx["gbn"])
 	}
-	fs := runRDMA(t, f, 0, hostd.RDMARequest{Dst: 3, Bytes: 4 << 20, Mode: "lossless"}, 30*time.Second)
-	if fs[0].State != hostd.RDMAFailed || fs[0].Failure == "" || fs[0].RetxPackets != 0 {
+	fs := runRDMA(t, f, 0, api.RDMARequest{Dst: 3, Bytes: 4 << 20, Mode: "lossless"}, 30*time.Second)
+	if fs[0].State != api.RDMAFailed || fs[0].Failure == "" || fs[0].RetxPackets != 0 {
 		t.Errorf("lossless under loss: %+v", fs[0])
 	}
 	t.Logf("lossless: %s", fs[0].Failure)
@@ -140,13 +141,13 @@ func TestRDMALoss(t *testing.T) {
 func TestRDMADuration(t *testing.T) {
 	f := rdmaFabric(t, 0)
 	start := time.Now()
-	fs := runRDMA(t, f, 1, hostd.RDMARequest{Dst: 2, Duration: int64(300 * time.Millisecond), Flows: 3, Order: "1,0"}, 10*time.Second)
+	fs := runRDMA(t, f, 1, api.RDMARequest{Dst: 2, Duration: int64(300 * time.Millisecond), Flows: 3, Order: "1,0"}, 10*time.Second)
 	if el := time.Since(start); el < 300*time.Millisecond {
 		t.Errorf("flows ended after %v", el)
 	}
 	var total int64
 	for _, fl := range fs {
-		if fl.State != hostd.RDMADone || fl.Size == 0 || fl.AckedBytes != fl.Size || fl.Order != "1,0" {
+		if fl.State != api.RDMADone || fl.Size == 0 || fl.AckedBytes != fl.Size || fl.Order != "1,0" {
 			t.Errorf("flow %d: %+v", fl.ID, fl)
 		}
 		total += fl.AckedBytes
@@ -162,7 +163,7 @@ func TestRDMADuration(t *testing.T) {
 func TestRDMABadRequests(t *testing.T) {
 	f := rdmaFabric(t, 0)
 	h := f.HostLogic[0]
-	for _, req := range []hostd.RDMARequest{
+	for _, req := range []api.RDMARequest{
 		{Dst: 0, Bytes: 1000},
 		{Dst: 9, Bytes: 1000},
 		{Dst: 1},
@@ -204,7 +205,7 @@ func TestRDMAIncastFlowControl(t *testing.T) {
 			f := rdmaFabricOpts(t, bcube.MustNew(4, 1), 0, c.o)
 			var ids [4][]int
 			for src := 1; src <= 3; src++ {
-				fs, err := f.HostLogic[src].StartRDMA(hostd.RDMARequest{Dst: 0, Bytes: 1 << 20, DCQCN: new(bool)})
+				fs, err := f.HostLogic[src].StartRDMA(api.RDMARequest{Dst: 0, Bytes: 1 << 20, DCQCN: new(bool)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -215,9 +216,9 @@ func TestRDMAIncastFlowControl(t *testing.T) {
 			for src := 1; src <= 3; src++ {
 				for {
 					fl := f.HostLogic[src].RDMA(ids[src]).Flows[0]
-					if fl.State != hostd.RDMARunning {
+					if fl.State != api.RDMARunning {
 						t.Logf("h%d: %s, FCT %v %s", src, fl.State, time.Duration(fl.FCTNs), fl.Failure)
-						if fl.State != hostd.RDMADone {
+						if fl.State != api.RDMADone {
 							failed++
 						}
 						break

@@ -1,0 +1,310 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/bcfab/bcfab/bench"
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/units"
+)
+
+func benchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench EXPERIMENT",
+		Short: "experiments on labs of their own",
+		Long: `Experiments, each on namespaces or labs of its own, removed afterwards:
+datapath (forwarding rate), fairness (two flows into one egress), hol
+(head-of-line blocking per flow-control scheme) and loop (the deadlock
+scenario per scheme).`,
+		GroupID: groupBench,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return errors.New("bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
+		},
+	}
+	cmd.AddCommand(benchDatapathCmd(), benchFairnessCmd(), benchHoLCmd(), benchLoopCmd())
+	return cmd
+}
+
+// benchDatapathCmd runs bench.Datapath: swd against the Linux bridge and
+// the bare AF_XDP forwarder.
+func benchDatapathCmd() *cobra.Command {
+	var (
+		binDir, xdpMode, prefix string
+		sizes, devices          []string
+		asJSON, verbose         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "datapath",
+		Short: "forwarding rate of swd vs the Linux bridge and a bare AF_XDP forwarder",
+		Args:  noArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with swd and xdpfwd (default: the directory of lab)")
+	fs.StringSliceVar(&sizes, "sizes", []string{"60", "1514"}, "frame `sizes` in bytes without FCS, comma separated")
+	fs.StringSliceVar(&devices, "devices", []string{"swd", "bridge", "bare"}, "`devices` to measure: swd, bridge, bare")
+	warmup := durationFlag(fs, "warmup", "", "500ms", "blast this long before measuring")
+	measure := durationFlag(fs, "measure", "", "3s", "measurement time per device and size")
+	fs.StringVar(&xdpMode, "xdp-mode", "native", "XDP `mode` of swd and the bare forwarder")
+	fs.StringVar(&prefix, "prefix", "bcbench", "namespace `prefix` of the benchmark's namespaces")
+	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	fs.BoolVarP(&verbose, "verbose", "v", false, "debug logs")
+	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		stdout := cmd.OutOrStdout()
+		o := bench.Options{BinDir: binDir, Prefix: prefix, Warmup: warmup.D(), Measure: measure.D(), XDPMode: xdpMode,
+			Devices: devices, Log: newLogger(cmd.ErrOrStderr(), verbose)}
+		if o.BinDir == "" {
+			var err error
+			if o.BinDir, err = lab.DefaultBinDir(); err != nil {
+				return err
+			}
+		}
+		for _, f := range sizes {
+			n, err := lab.ParseSize(f)
+			if err != nil {
+				return usagef(cmd, "--sizes: %w", err)
+			}
+			o.Sizes = append(o.Sizes, n)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := bench.Datapath(ctx, o)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(stdout, res)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "DEVICE\tFRAME B\tSENT Mpps\tFWD Mpps\tFWD Gbit/s\t")
+		for _, r := range res {
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.2f\t\n", r.Device, r.FrameLen, r.SentPps/1e6, r.FwdPps/1e6, r.FwdGbps)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, line := range bench.Ratios(res) {
+			fmt.Fprintln(stdout, line)
+		}
+		return nil
+	}
+	return cmd
+}
+
+// expFlags are the flags every lab experiment takes.
+type expFlags struct {
+	c      *common
+	rate   *units.Rate
+	binDir string
+	asJSON bool
+}
+
+func addExperimentFlags(cmd *cobra.Command, rate string) *expFlags {
+	ef := &expFlags{c: addCommon(cmd)}
+	fs := cmd.Flags()
+	ef.rate = rateFlag(fs, "rate", rate, "link rate")
+	fs.StringVar(&ef.binDir, "bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
+	fs.BoolVar(&ef.asJSON, "json", false, "print the result as JSON")
+	return ef
+}
+
+// spec is the experiment's lab, named name unless --name says otherwise.
+func (ef *expFlags) spec(fs *pflag.FlagSet, name string) lab.Spec {
+	spec := lab.Spec{Name: ef.c.name, RunRoot: ef.c.runRoot, BinDir: ef.binDir, RateBps: uint64(*ef.rate)}
+	if !fs.Changed("name") {
+		spec.Name = name
+	}
+	return spec
+}
+
+// benchFairnessCmd runs bench.Fairness: two flows into one egress in two
+// queues, and ping through the HQ meanwhile.
+func benchFairnessCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fairness",
+		Short: "two flows into one egress in two queues; ping via the HQ",
+		Args:  noArgs,
+	}
+	ef := addExperimentFlags(cmd, defaultRate)
+	dur := durationFlag(cmd.Flags(), "duration", "", "10s", "how long the two flows run")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		stdout := cmd.OutOrStdout()
+		spec := ef.spec(cmd.Flags(), "fair")
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		r, err := bench.Fairness(ctx, bench.FairnessOptions{Lab: spec, Duration: dur.D(), Log: ef.c.logger(cmd.ErrOrStderr())})
+		if err != nil {
+			return err
+		}
+		if ef.asJSON {
+			return writeJSON(stdout, r)
+		}
+		fmt.Fprintf(stdout, "two TCP flows into s0.0 p0 (toward h0) at %s for %v, level order 0,1:\n", lab.FormatRate(r.RateBps), dur)
+		fmt.Fprintf(stdout, "  h1 -> h0 (queue B)   %7.1f Mbit/s  %5.1f%%\n", r.FlowB/1e6, 100*r.ShareB)
+		fmt.Fprintf(stdout, "  h2 -> h4 (queue A0)  %7.1f Mbit/s  %5.1f%%\n", r.FlowA/1e6, 100*(1-r.ShareB))
+		fmt.Fprintf(stdout, "  deepest data queue   B %d B, A0 %d B (%.1f ms at the link rate)\n", r.MaxQueueB, r.MaxQueueA0, r.DataDelayMs)
+		fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %.3f ms, under load avg %.3f ms max %.3f ms (%d HQ frames)\n",
+			r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, r.HQPackets)
+		fmt.Fprintf(stdout, "drops in the fabric: %d\n", r.FabricDrops)
+		return healthLines(stdout, []bench.FairnessResult{r}, func(int) (string, lab.Health) { return "fairness", r.Health })
+	}
+	return cmd
+}
+
+// benchHoLCmd runs bench.HoL and prints one line per scheme.
+func benchHoLCmd() *cobra.Command {
+	var (
+		fcs        []string
+		groupFlows int
+	)
+	cmd := &cobra.Command{
+		Use:   "hol",
+		Short: "head-of-line blocking of a victim flow, per flow-control scheme",
+		Args:  noArgs,
+	}
+	ef := addExperimentFlags(cmd, "100M")
+	fs := cmd.Flags()
+	fs.StringSliceVar(&fcs, "fc", []string{"portfc", "none"}, "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port, bfc:2 a single data queue)")
+	phase := durationFlag(fs, "phase", "", "5s", "length of each phase")
+	fs.IntVar(&groupFlows, "group-flows", 4, "flows of the victim group whose FCT is measured in each phase")
+	groupSize := sizeFlag(fs, "group-size", "256K", "bytes of each flow of the victim group")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		stdout := cmd.OutOrStdout()
+		spec := ef.spec(fs, "hol")
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: fcs, Phase: phase.D(),
+			FCTFlows: groupFlows, FCTBytes: int64(*groupSize), Log: ef.c.logger(cmd.ErrOrStderr())})
+		if err != nil {
+			return err
+		}
+		if ef.asJSON {
+			return writeJSON(stdout, res)
+		}
+		fmt.Fprintf(stdout, "victim h1 -> h2 shares h1's eth0 with h1 -> h0; then h2, h3 -> h0 congest s0.0's port to h0 (%s links)\n", lab.FormatRate(spec.RateBps))
+		fmt.Fprintf(stdout, "victim group: %d flows of %s from h1 to h2 and h3, mean FCT in each phase\n", groupFlows, units.FormatSize(int64(*groupSize)))
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "FC\tVICTIM ALONE Mb/s\tVICTIM CONGESTED Mb/s\tRATIO\th1->h0 Mb/s\tVICTIM PAUSED ms\tGROUP FCT ALONE ms\tGROUP FCT CONGESTED ms\tFCT RATIO\tDROPS\tMISSING\t")
+		for _, r := range res {
+			paused := "-"
+			if r.VictimPausedMs >= 0 {
+				paused = fmt.Sprintf("%.0f", r.VictimPausedMs)
+			}
+			ms := func(v float64, format string) string {
+				if v < 0 {
+					return "lost"
+				}
+				return fmt.Sprintf(format, v)
+			}
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
+				r.CongestedBps/1e6, paused, ms(r.FCTAloneMs, "%.1f"), ms(r.FCTMs, "%.1f"), ms(r.FCTRatio, "%.2f"), r.Drops, r.Missing)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		return healthLines(stdout, res, func(i int) (string, lab.Health) { return res[i].FC, res[i].Health })
+	}
+	return cmd
+}
+
+func benchLoopCmd() *cobra.Command {
+	var fcs []string
+	cmd := &cobra.Command{
+		Use:   "loop",
+		Short: "the deadlock scenario (routes that close a loop) per flow-control scheme",
+		Long: `BCube(2,1): background flows h0->h1, h1->h3, h3->h2, h2->h0, then four loop
+flows whose routes close a cycle of buffers (h0->h3 via h1, h3->h0 via h2,
+h1->h2 via h3, h2->h1 via h0); throughput, stalled queues and deadlock
+cycles per scheme.`,
+		Example: "  lab bench loop\n  lab bench loop --fc bfc,bfc:2",
+		Args:    noArgs,
+	}
+	ef := addExperimentFlags(cmd, "100M")
+	fs := cmd.Flags()
+	fs.StringSliceVar(&fcs, "fc", []string{"pfc", "pfcstar", "portfc"}, "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port)")
+	warmup := durationFlag(fs, "warmup", "", "1s", "background flows alone this long before the loop flows start")
+	settle := durationFlag(fs, "settle", "", "1s", "wait this long after the loop flows start")
+	measure := durationFlag(fs, "measure", "", "5s", "measure throughput over this long")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		stdout := cmd.OutOrStdout()
+		spec := ef.spec(fs, "loop")
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: fcs, Warmup: warmup.D(), Settle: settle.D(),
+			Measure: measure.D(), Log: ef.c.logger(cmd.ErrOrStderr())})
+		if err != nil {
+			return err
+		}
+		if ef.asJSON {
+			return writeJSON(stdout, res)
+		}
+		printLoop(stdout, spec, res, warmup.D(), settle.D(), measure.D())
+		return healthLines(stdout, res, func(i int) (string, lab.Health) { return res[i].FC, res[i].Health })
+	}
+	return cmd
+}
+
+func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, settle, measure time.Duration) {
+	fmt.Fprintf(stdout, "BCube(2,1), %s links: background h0->h1, h1->h3, h3->h2, h2->h0; from %v on, loop flows h0->h3 via h1, h3->h0 via h2, h1->h2 via h3, h2->h1 via h0\n",
+		lab.FormatRate(spec.RateBps), warmup)
+	fmt.Fprintf(stdout, "throughput over %v, %v after the loop flows started (Mb/s)\n", measure, settle)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "FC\t")
+	for _, f := range res[0].Background {
+		fmt.Fprintf(tw, "%s\t", f.Flow)
+	}
+	fmt.Fprintln(tw, "BACKGROUND AVG\tLOOP AVG\tSTALLED QUEUES\tDEADLOCK\tDROPS\tMISSING\t")
+	for _, r := range res {
+		fmt.Fprintf(tw, "%s\t", r.FC)
+		for _, f := range r.Background {
+			fmt.Fprintf(tw, "%.1f\t", f.Bps/1e6)
+		}
+		dl := "no"
+		if r.Deadlocked() {
+			dl = fmt.Sprintf("yes (cycle of %d)", len(r.Cycle))
+		}
+		fmt.Fprintf(tw, "%.1f\t%.1f\t%d\t%s\t%d\t%d\t\n", r.BackgroundBps/1e6, r.LoopBps/1e6, len(r.Stalls), dl, r.Drops, r.Missing)
+	}
+	tw.Flush()
+	for _, r := range res {
+		if len(r.Cycle) > 0 {
+			var hops []string
+			for _, s := range r.Cycle {
+				hops = append(hops, s.Node+" "+s.Port+" "+s.Queue)
+			}
+			fmt.Fprintf(stdout, "%s deadlock cycle: %s\n", r.FC, strings.Join(hops, " -> "))
+		}
+	}
+}
+
+// healthLines prints each scheme's emulation health on a line, and an
+// error (exit 3) when one is invalid: its numbers are not the fabric's.
+func healthLines[R any](w io.Writer, res []R, get func(int) (string, lab.Health)) error {
+	var bad []string
+	for i := range res {
+		fc, h := get(i)
+		fmt.Fprintf(w, "%s: %s\n", fc, h.Short())
+		if !h.Valid {
+			bad = append(bad, fc)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: the emulation did not keep up under %s; those rows are not results", errInvalidRun, strings.Join(bad, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/lab"
+)
+
+func execCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "exec NODE -- CMD [ARG...]",
+		Short: "run CMD inside NODE's namespace (h<i> or s<l>.<w>)",
+		Long: `Runs CMD inside NODE's network namespace, with this terminal. Flags of lab
+come before NODE; everything after NODE (a "--" first is dropped) is the
+command. The exit status is the command's.`,
+		Example: "  lab exec --name t1 h3 -- ip -br addr\n  lab exec h0 -- ping -c3 198.18.0.15",
+		GroupID: groupTraffic,
+	}
+	c := addCommon(cmd)
+	// Everything after NODE belongs to CMD, its flags included.
+	cmd.Flags().SetInterspersed(false)
+	cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 {
+			return nodeArgs(c, false)(cmd, args, s)
+		}
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	cmd.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef(cmd, "exec: want NODE -- CMD [ARG...]")
+		}
+		return nil
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		node, rest := args[0], args[1:]
+		if len(rest) > 0 && rest[0] == "--" {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			return fmt.Errorf("exec %s: no command (lab exec %s -- CMD [ARG...])", node, node)
+		}
+		return lab.Exec(c.name, node, rest)
+	}
+	return cmd
+}
+
+func captureCmd() *cobra.Command {
+	var (
+		file  string
+		count int
+		all   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "capture NODE PORT",
+		Short: "what PORT of NODE transmits: signal frames decoded, -w pcap",
+		Long: `Prints the flow-control frames (PortFC/BFC signals, PFC) that PORT of NODE
+transmits, decoded, as tcpdump in NODE's namespace sees them; with --all
+every frame. -w also writes them to a pcap file.`,
+		Example: "  lab capture --name pf s0.0 p1 -c 10\n  lab capture --name pf h0 eth0 --all -w h0.pcap --duration 5s",
+		GroupID: groupLook,
+		Args:    exactArgs(2, "NODE PORT"),
+	}
+	c := addCommon(cmd)
+	cmd.ValidArgsFunction = nodeArgs(c, true)
+	fs := cmd.Flags()
+	fs.StringVarP(&file, "write", "w", "", "also write the capture to this pcap `file`")
+	fs.IntVarP(&count, "count", "c", 0, "stop after `count` printed frames (0: no limit)")
+	dur := durationFlag(fs, "duration", "", "0s", "stop after this duration (0: until Ctrl-C)")
+	fs.BoolVar(&all, "all", false, "print every frame, not only PortFC/BFC signals and PFC (the file then holds every frame too)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		node, port := args[0], args[1]
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		what := "PortFC/BFC signals and PFC"
+		if all {
+			what = "every frame"
+		}
+		stderr := cmd.ErrOrStderr()
+		opts := lab.CaptureOptions{File: file, Count: count, Duration: dur.D(), All: all,
+			OnListening: func() {
+				fmt.Fprintf(stderr, "capturing %s transmitted by %s %s (lab %s); Ctrl-C stops\n", what, node, port, c.name)
+			}}
+		err := lab.Capture(ctx, c.name, node, port, opts, cmd.OutOrStdout())
+		if errors.Is(err, context.Canceled) {
+			return nil // Ctrl-C or SIGTERM: the user's way to stop
+		}
+		return err
+	}
+	return cmd
+}

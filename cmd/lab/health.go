@@ -1,0 +1,113 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/bcfab/bcfab/lab"
+)
+
+// healthFlags are the thresholds of a valid run, for every command that
+// judges one.
+type healthFlags struct {
+	maxLost  string
+	maxRings int64
+}
+
+func addHealthFlags(fs *pflag.FlagSet) *healthFlags {
+	h := &healthFlags{}
+	fs.StringVar(&h.maxLost, "max-lost", "1%", "largest `share` of the run a port may lose to a late daemon for the run to be valid (-1: no limit)")
+	fs.Int64Var(&h.maxRings, "max-ring-drops", 0, "most `frames` the kernel's XSK rings may drop for the run to be valid (-1: no limit)")
+	return h
+}
+
+func (h *healthFlags) limits() (lab.HealthLimits, error) {
+	l := lab.HealthLimits{MaxRingDrops: h.maxRings}
+	s := strings.TrimSpace(h.maxLost)
+	if s == "-1" {
+		l.MaxLostShare = -1
+		return l, nil
+	}
+	var v float64
+	var err error
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		_, err = fmt.Sscanf(p, "%g", &v)
+		v /= 100
+	} else {
+		_, err = fmt.Sscanf(s, "%g", &v)
+	}
+	if err != nil || v <= 0 || v > 1 {
+		return l, fmt.Errorf("--max-lost %q: want a share such as 1%% or 0.01, or -1", h.maxLost)
+	}
+	l.MaxLostShare = v
+	return l, nil
+}
+
+// healthCmd reports the emulation health of a lab since its daemons
+// started, or over a window of --for.
+func healthCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "emulation health: daemon CPU, XSK ring drops, shaper lag",
+		Long: `Judges whether the emulation keeps up: the daemons' CPU time, the frames the
+kernel's XSK rings dropped and each shaped port's lost link time, since
+the daemons started or over the next --for. Exits 3 when invalid.`,
+		Example: "  lab health --name wl\n  lab health --name wl --for 5s",
+		GroupID: groupLook,
+		Args:    noArgs,
+	}
+	c := addCommon(cmd)
+	fs := cmd.Flags()
+	window := durationFlag(fs, "for", "", "0s", "judge a window of this length from now, instead of everything since the daemons started")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	hf := addHealthFlags(fs)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		limits, err := hf.limits()
+		if err != nil {
+			return err
+		}
+		var h lab.Health
+		if *window > 0 {
+			before, err := lab.SampleHealth(c.runRoot, c.name)
+			if err != nil {
+				return err
+			}
+			time.Sleep(window.D())
+			after, err := lab.SampleHealth(c.runRoot, c.name)
+			if err != nil {
+				return err
+			}
+			h = after.Since(before, 0, limits)
+		} else {
+			st, err := lab.LoadState(c.runRoot, c.name)
+			if err != nil {
+				return err
+			}
+			s, err := lab.SampleHealth(c.runRoot, c.name)
+			if err != nil {
+				return err
+			}
+			h = s.Since(nil, time.Since(st.Created), limits)
+		}
+		if asJSON {
+			err = writeJSON(cmd.OutOrStdout(), h)
+		} else {
+			err = h.WriteText(cmd.OutOrStdout())
+		}
+		if err != nil {
+			return err
+		}
+		if !h.Valid {
+			return fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
+		}
+		return nil
+	}
+	return cmd
+}

@@ -1,0 +1,278 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/lab"
+)
+
+func statusCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "status",
+		Short:   "per node: pid, alive, healthy, rx/tx, drops; stalls and deadlocks",
+		GroupID: groupLook,
+		Args:    noArgs,
+	}
+	c := addCommon(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runStatus(cmd.OutOrStdout(), c, asJSON)
+	}
+	return cmd
+}
+
+func runStatus(stdout io.Writer, c *common, asJSON bool) error {
+	r, err := lab.Status(c.runRoot, c.name)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for i := range r.Nodes {
+		if !r.Nodes[i].OK() {
+			bad++
+		}
+	}
+	if asJSON {
+		if err := writeJSON(stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "lab %s: BCube(%d,%d), %s, created %s\n", r.Lab, r.Spec.N, r.Spec.K, r.Phase, r.Created.Local().Format(time.DateTime))
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "NODE\tKIND\tWORKER\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
+		var drops, injected uint64
+		for _, n := range r.Nodes {
+			rx, tx, d, inj := "-", "-", "-", "-"
+			if n.Stats != nil {
+				rx, tx, d, inj = fmt.Sprint(n.Stats.RxPackets), fmt.Sprint(n.Stats.TxPackets), fmt.Sprint(n.Stats.Drops), fmt.Sprint(n.Stats.Injected)
+				drops += n.Stats.Drops
+				injected += n.Stats.Injected
+			}
+			worker := n.Worker
+			if worker == "" {
+				worker = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n.Name, n.Kind, worker, n.Pid, yesNo(n.Alive), yesNo(n.Healthy), rx, tx, d, inj)
+		}
+		tw.Flush()
+		fmt.Fprintf(stdout, "drops: %d lost by the emulator (DROPS), %d dropped on purpose (INJECTED: injected loss, links down)\n", drops, injected)
+		printImpaired(stdout, r)
+		for _, n := range r.Nodes {
+			if n.Err != "" {
+				fmt.Fprintf(stdout, "%s: %s\n", n.Name, n.Err)
+			}
+		}
+		if len(r.Stalls) > 0 {
+			fmt.Fprintf(stdout, "watchdog: %d queues stalled (paused, not empty, sending nothing):\n", len(r.Stalls))
+			for _, s := range r.Stalls {
+				fmt.Fprintf(stdout, "  %v\n", s)
+			}
+		}
+		if len(r.Cycle) > 0 {
+			var hops []string
+			for _, s := range r.Cycle {
+				hops = append(hops, s.Node+" "+s.Port+" "+s.Queue)
+			}
+			fmt.Fprintf(stdout, "deadlock: a cycle of %d stalled queues, each paused by the next: %s -> back to %s\n",
+				len(r.Cycle), strings.Join(hops, " -> "), r.Cycle[0].Node)
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d nodes are not up", bad, len(r.Nodes))
+	}
+	if !asJSON {
+		fmt.Fprintf(stdout, "all %d nodes up\n", len(r.Nodes))
+	}
+	return nil
+}
+
+// printImpaired lists the ports that drop what they receive on purpose;
+// when the lab was brought up with loss on every port, only those that
+// differ from it.
+func printImpaired(w io.Writer, r *lab.Report) {
+	if r.Spec.LossPPM == 0 {
+		if len(r.Impaired) > 0 {
+			fmt.Fprintf(w, "impaired: %d ports drop what they receive on purpose:\n", len(r.Impaired))
+			for _, im := range r.Impaired {
+				fmt.Fprintf(w, "  %v\n", im)
+			}
+		}
+		return
+	}
+	var differ []lab.Impairment
+	for _, n := range r.Nodes {
+		if n.Stats == nil {
+			continue
+		}
+		for _, im := range n.Stats.Links {
+			if im.Down || im.LossPPM != r.Spec.LossPPM {
+				differ = append(differ, im)
+			}
+		}
+	}
+	fmt.Fprintf(w, "impaired: every fabric port loses %s of what it receives (lab up --loss)", lab.FormatLoss(r.Spec.LossPPM))
+	if len(differ) == 0 {
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, ", but %d ports now:\n", len(differ))
+	for _, im := range differ {
+		fmt.Fprintf(w, "  %v\n", im)
+	}
+}
+
+func statsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "stats NODE",
+		Short:   "per-port and per-queue counters of NODE's daemon (--json: raw)",
+		Example: "  lab stats --name pf s0.0\n  lab stats --json h3",
+		GroupID: groupLook,
+		Args:    exactArgs(1, "NODE"),
+	}
+	c := addCommon(cmd)
+	cmd.ValidArgsFunction = nodeArgs(c, false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the daemon's /stats JSON as it is")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		st, err := lab.Stats(c.runRoot, c.name, args[0])
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), st)
+		}
+		printStats(cmd.OutOrStdout(), st)
+		if st.Kind == "hostd" {
+			if cl, err := lab.Classifier(c.runRoot, c.name, args[0]); err == nil {
+				printClassifier(cmd.OutOrStdout(), cl)
+			}
+		}
+		return nil
+	}
+	return cmd
+}
+
+func printStats(stdout io.Writer, st *api.Stats) {
+	fmt.Fprintf(stdout, "%s (%s, pid %d): up %v, xdp mode %s, frames %d free of %d (%d B)\n", st.Node, st.Kind, st.Pid,
+		time.Duration(st.UptimeNs).Round(time.Millisecond), st.XDPMode, st.Frames.Free, st.Frames.Total, st.Frames.Size)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PORT\tRATE\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tQUEUE B\tMAX QUEUE B\tDROPS\tRX LOSS\tINJECTED\t")
+	var notes []string
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		loss := "-"
+		switch {
+		case p.LinkDown:
+			loss = "down"
+		case p.LossPPM > 0:
+			loss = lab.FormatLoss(p.LossPPM)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", p.Name, lab.FormatRate(p.RateBps), p.RxPackets, p.RxBytes,
+			p.TxPackets, p.TxBytes, p.QueueBytes, p.MaxQueueBytes, p.TotalDrops(), loss, p.InjectedDrops())
+		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp."); d != "" {
+			notes = append(notes, fmt.Sprintf("%s:%s", p.Name, d))
+		}
+		for _, q := range p.Queues {
+			if d := nonZero(q.Drops, ""); d != "" {
+				notes = append(notes, fmt.Sprintf("%s queue %s drops:%s", p.Name, q.Name, d))
+			}
+		}
+		if d := nonZero(p.Signals, ""); d != "" {
+			notes = append(notes, fmt.Sprintf("%s signals:%s", p.Name, d))
+		}
+	}
+	tw.Flush()
+	printQueues(stdout, st)
+	if len(notes) > 0 {
+		fmt.Fprintln(stdout, "nonzero counters:")
+		for _, n := range notes {
+			fmt.Fprintln(stdout, " ", n)
+		}
+	}
+}
+
+// printClassifier prints what the bc0 classifier counted, per class.
+func printClassifier(w io.Writer, cl *api.ClassifierStats) {
+	if !cl.Attached {
+		fmt.Fprintln(w, "bc0 classifier: not attached (kernel traffic rides priority 3, ICMP 6)")
+		return
+	}
+	fmt.Fprintf(w, "bc0 classifier: kernel traffic by DSCP %s; unmapped: priority 0, ICMP 6\n", cl.DSCPMap)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PRIORITY\tPKTS\tBYTES\t")
+	for p, c := range cl.Classes {
+		if c.Packets > 0 {
+			fmt.Fprintf(tw, "%d\t%d\t%d\t\n", p, c.Packets, c.Bytes)
+		}
+	}
+	fmt.Fprintf(tw, "untagged\t%d\t%d\t\n", cl.Untagged.Packets, cl.Untagged.Bytes)
+	tw.Flush()
+}
+
+// printQueues prints, per port with more than one queue, a line per queue:
+// traffic in and out, depth now and at most, time paused, ECN marks, drops.
+func printQueues(w io.Writer, st *api.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := false
+	for i := range st.Ports {
+		p := &st.Ports[i]
+		if len(p.Queues) < 2 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(tw, "PORT\tQUEUE\tIN PKTS\tIN BYTES\tOUT PKTS\tOUT BYTES\tDEPTH B\tMAX B\tPAUSED\tPAUSED FOR\tECN MARKS\tDROPS\tSTALLS\tSTALLED\t")
+			header = true
+		}
+		for _, q := range p.Queues {
+			var drops uint64
+			for _, v := range q.Drops {
+				drops += v
+			}
+			paused := "-"
+			switch {
+			case q.Paused:
+				paused = "yes"
+			case q.Recovering:
+				paused = "overridden"
+			}
+			stalled := "-"
+			if q.Stalled {
+				stalled = "for " + time.Duration(q.StalledForNs).Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t%d\t%d\t%s\t\n", p.Name, q.Name, q.EnqPackets, q.EnqBytes,
+				q.DeqPackets, q.DeqBytes, q.Bytes, q.MaxBytes, paused, time.Duration(q.PausedNs).Round(time.Microsecond), q.ECNMarks, drops,
+				q.Stalls, stalled)
+		}
+	}
+	if header {
+		fmt.Fprintln(w)
+		tw.Flush()
+	}
+}
+
+// nonZero lists a counter map's nonzero entries, sorted: " a=1 b=2".
+func nonZero(m map[string]uint64, prefix string) string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v != 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s%s=%d", prefix, k, m[k])
+	}
+	return b.String()
+}

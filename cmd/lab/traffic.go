@@ -1,0 +1,171 @@
+//go:build linux
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/lab"
+)
+
+// genCmd starts a generated flow and, with --wait, reports what arrived.
+func genCmd() *cobra.Command {
+	var (
+		frame        int
+		order        string
+		wait, asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "gen SRC DST",
+		Short: "a generated flow from server SRC to DST (obeys flow control)",
+		Long: `Starts a flow of hostd's traffic generator from server SRC to server DST:
+UDP frames that obey pauses and never overrun the NIC. With --wait, waits
+for it to end and reports what arrived: rate, frames missing, one-way delay.`,
+		Example: "  lab gen --name pf h1 h0 --duration 5s\n  lab gen --name pf h2 h0 --bytes 10M --wait\n  lab gen --name dl h0 h3 --order 0,1 --duration 15s",
+		GroupID: groupTraffic,
+		Args:    exactArgs(2, "SRC DST"),
+	}
+	c := addCommon(cmd)
+	cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, s string) ([]string, cobra.ShellCompDirective) {
+		if len(args) >= 2 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return nodeArgs(c, false)(cmd, nil, s)
+	}
+	fs := cmd.Flags()
+	dur := durationFlag(fs, "duration", "", "0s", "how long the flow sends")
+	size := sizeFlag(fs, "bytes", "0", "how many bytes the flow sends (with no --duration)")
+	fs.IntVar(&frame, "frame", api.DefaultGenFrame, "frame length on the wire, without FCS")
+	fs.StringVar(&order, "order", "", "fix the flow's level order (e.g. 1,0: correct level 1 first)")
+	fs.BoolVar(&wait, "wait", false, "wait for the flow to finish and report what arrived")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		stdout := cmd.OutOrStdout()
+		var src, dst int
+		if _, err := fmt.Sscanf(args[0], "h%d", &src); err != nil {
+			return fmt.Errorf("gen: source %q: want a server h<i>", args[0])
+		}
+		if _, err := fmt.Sscanf(args[1], "h%d", &dst); err != nil {
+			return fmt.Errorf("gen: destination %q: want a server h<i>", args[1])
+		}
+		req := api.GenRequest{Dst: dst, Duration: int64(*dur), FrameLen: frame, Order: order, Bytes: int64(*size)}
+		f, err := lab.StartFlow(c.runRoot, c.name, args[0], req)
+		if err != nil {
+			return err
+		}
+		if !wait {
+			if asJSON {
+				return writeJSON(stdout, f)
+			}
+			fmt.Fprintf(stdout, "flow %d: %s -> %s, udp %d -> %d, leaves %s queue %s, level order %s\n",
+				f.ID, args[0], args[1], f.SPort, api.GenPort, bcube.HostPort(f.Port), f.Queue, f.Order)
+			return nil
+		}
+		for !f.Done {
+			time.Sleep(100 * time.Millisecond)
+			r, err := lab.Flows(c.runRoot, c.name, args[0])
+			if err != nil {
+				return err
+			}
+			for i := range r.Flows {
+				if r.Flows[i].ID == f.ID {
+					f = &r.Flows[i]
+				}
+			}
+		}
+		time.Sleep(200 * time.Millisecond) // the last frames' way
+		r, err := lab.Flows(c.runRoot, c.name, args[1])
+		if err != nil {
+			return err
+		}
+		var sink *api.SinkReport
+		for i := range r.Sink {
+			if r.Sink[i].Src == src && r.Sink[i].SPort == f.SPort {
+				sink = &r.Sink[i]
+			}
+		}
+		if asJSON {
+			return writeJSON(stdout, map[string]any{"flow": f, "sink": sink})
+		}
+		secs := float64(f.EndNs-f.StartNs) / 1e9
+		fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %d frames, %d bytes in %.2fs\n",
+			f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, f.Packets, f.Bytes, secs)
+		if sink == nil {
+			return fmt.Errorf("gen: %s heard nothing of flow %d", args[1], f.ID)
+		}
+		rx := float64(sink.LastNs-sink.FirstNs) / 1e9
+		fmt.Fprintf(stdout, "  received %d frames, %d bytes, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
+			sink.Packets, sink.Bytes, float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
+			time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
+		return nil
+	}
+	return cmd
+}
+
+// linkCmd changes, or with no change flag reports, the injected loss and
+// link state of the cable at a node's port (lab.SetLink).
+func linkCmd() *cobra.Command {
+	var (
+		down, up, asJSON bool
+		dir              string
+	)
+	cmd := &cobra.Command{
+		Use:   "link NODE PORT",
+		Short: "injected loss and link down on the cable at NODE's PORT",
+		Long: `Changes the cable at NODE's PORT while the lab runs: --loss P, --down or --up,
+in --dir both (default), rx (what NODE receives there) or tx (what it
+sends, dropped where the peer receives it). With none of them it reports
+both ends.`,
+		Example: "  lab link --name ls h1 eth0 --loss 1% --dir rx\n  lab link --name ls s0.1 p1 --down\n  lab link --name ls h1 eth0",
+		GroupID: groupTraffic,
+		Args:    exactArgs(2, "NODE PORT"),
+	}
+	c := addCommon(cmd)
+	cmd.ValidArgsFunction = nodeArgs(c, true)
+	fs := cmd.Flags()
+	loss := lossFlag(fs, "loss", "0", "injected loss: a probability like 0.01, 1% or 100ppm; 0 stops it")
+	fs.BoolVar(&down, "down", false, "drop every frame, as if the cable were cut")
+	fs.BoolVar(&up, "up", false, "undo --down")
+	fs.StringVar(&dir, "dir", "both", "`direction`s to change: both, rx (what NODE receives on PORT) or tx (what it sends)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	completeWords(cmd, "dir", "both", "rx", "tx")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		var lc lab.LinkConfig
+		var err error
+		if lc.Dir, err = lab.ParseLinkDir(dir); err != nil {
+			return err
+		}
+		if cmd.Flags().Changed("loss") {
+			ppm := int(*loss)
+			lc.LossPPM = &ppm
+		}
+		switch {
+		case down && up:
+			return errors.New("link: --down and --up together")
+		case down, up:
+			lc.Down = &down
+		}
+		ends, err := lab.SetLink(c.runRoot, c.name, args[0], args[1], lc)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), ends)
+		}
+		for _, e := range ends {
+			mark := ""
+			if e.Changed {
+				mark = "  (changed)"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%v%s\n", e, mark)
+		}
+		return nil
+	}
+	return cmd
+}

@@ -1,0 +1,265 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/units"
+)
+
+// upFlags are lab up's flags: each sets a field of the lab.Spec, on top
+// of lab.Defaults or of a lab file's spec.
+type upFlags struct {
+	c      *common
+	file   string
+	asJSON bool
+	fields []specFlag
+}
+
+// upFlagsOf finds an up command's flags (tests build the spec without
+// running the command).
+var upFlagsOf = map[*cobra.Command]*upFlags{}
+
+// specFlag is a flag that sets a spec field.
+type specFlag struct {
+	name string
+	set  func(*lab.Spec)
+}
+
+func upCmd() *cobra.Command {
+	f := &upFlags{}
+	cmd := &cobra.Command{
+		Use:   "up bcube --n N --k K | up -f FILE",
+		Short: "create the namespaces and links, start the daemons",
+		Long: `Creates a lab: a network namespace per node, veth pairs for the cables, and a
+daemon per node (hostd for servers, swd for switches); returns once every
+daemon answers. The only topology is bcube.
+
+-f reads the lab from a lab file (YAML; see examples/ and the README): its
+keys are these flags without their dashes, plus the topology and per-cable
+overrides; flags given as well override the file. Nothing is created when
+the file or a flag is bad.`,
+		Example: `  lab up bcube --n 4 --k 1
+  lab up bcube --n 4 --k 1 --name pf --fc portfc --rate 100M
+  lab up bcube --n 2 --k 1 --name ls --loss 0.5%
+  lab up -f examples/bcube41-portfc.yaml
+  lab up -f examples/bcube41-portfc.yaml --name pf2 --rate 200M`,
+		GroupID:   groupLab,
+		ValidArgs: []string{"bcube"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUp(cmd, f, args)
+		},
+	}
+	f.c = addCommon(cmd)
+	upFlagsOf[cmd] = f
+	d := lab.Defaults()
+	fs := cmd.Flags()
+	add := func(name string, set func(*lab.Spec)) { f.fields = append(f.fields, specFlag{name, set}) }
+	fs.StringVarP(&f.file, "file", "f", "", "read the lab from this lab `file` (YAML)")
+	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
+	n := fs.IntP("n", "n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
+	add("n", func(s *lab.Spec) { s.N = *n })
+	k := fs.IntP("k", "k", 0, "BCube `k`: levels above 0 (servers have k+1 ports)")
+	add("k", func(s *lab.Spec) { s.K = *k })
+	rate := rateFlag(fs, "rate", units.CompactRate(d.RateBps), "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
+	add("rate", func(s *lab.Spec) { s.RateBps = uint64(*rate) })
+	delay := durationFlag(fs, "delay", "", "0", "propagation delay of every link")
+	add("delay", func(s *lab.Spec) { s.Delay = delay.D() })
+	buffer := sizeFlag(fs, "buffer", units.CompactSize(int64(d.BufferBytes)), "shared buffer of each node, for all its egress queues: 4M, 512K, 100000")
+	add("buffer", func(s *lab.Spec) { s.BufferBytes = int(*buffer) })
+	xdpMode := fs.String("xdp-mode", d.XDPMode, "XDP attach `mode`: native, generic or auto")
+	add("xdp-mode", func(s *lab.Spec) { s.XDPMode = *xdpMode })
+	levelOrder := fs.String("level-order", d.LevelOrder, "servers' routing `policy`: hash, ascending, descending or a permutation like 1,0")
+	add("level-order", func(s *lab.Spec) { s.LevelOrder = *levelOrder })
+	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
+	add("bin-dir", func(s *lab.Spec) { s.BinDir = *binDir })
+	maxNodes := fs.Int("max-nodes", d.MaxNodes, "refuse fabrics with more than `count` servers + switches")
+	add("max-nodes", func(s *lab.Spec) { s.MaxNodes = *maxNodes })
+	timeout := durationFlag(fs, "health-timeout", "", d.HealthTimeout.String(), "how long to wait for every daemon's /healthz")
+	add("health-timeout", func(s *lab.Spec) { s.HealthTimeout = timeout.D() })
+	fc := fs.String("fc", d.FC, "flow control of every node: none, portfc, pfc, pfcstar (PFC with priority +1 at every relay) or bfc")
+	add("fc", func(s *lab.Spec) { s.FC = *fc })
+	bfcQueues := fs.Int("bfc-queues", 0, "BFC: queues per fabric port, the HQ included (0: 32; 2: a single data queue)")
+	add("bfc-queues", func(s *lab.Spec) { s.BFCQueues = *bfcQueues })
+	bfcTable := fs.Int("bfc-table", 0, "BFC: flow-table `entries` per egress port (0: 100 x queues)")
+	add("bfc-table", func(s *lab.Spec) { s.BFCTable = *bfcTable })
+	oneHop := durationFlag(fs, "one-hop-rtt", "", "0", "NIC-switch round trip that thresholds count BDPs of (0: measured on the reference machine, 250us)")
+	add("one-hop-rtt", func(s *lab.Spec) { s.OneHopRTT = oneHop.D() })
+	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
+	add("xoff", func(s *lab.Spec) { s.Xoff = int(*xoff) })
+	xon := sizeFlag(fs, "xon", "0", "X_on in bytes (0: 4 one-hop BDPs)")
+	add("xon", func(s *lab.Spec) { s.Xon = int(*xon) })
+	wdDetect := durationFlag(fs, "watchdog-detect", "", d.WatchdogDetect.String(), "report a queue paused, not empty and sending nothing for this long; 0 turns the watchdog off")
+	add("watchdog-detect", func(s *lab.Spec) {
+		s.WatchdogDetect = wdDetect.D()
+		if s.WatchdogDetect == 0 {
+			s.WatchdogDetect = -1 // off
+		}
+	})
+	wdAction := fs.String("watchdog-action", d.WatchdogAction, "what the watchdog does to a stalled queue: none (report), forward (ignore pauses) or drop (discard its frames)")
+	add("watchdog-action", func(s *lab.Spec) { s.WatchdogAction = *wdAction })
+	wdRestore := durationFlag(fs, "watchdog-restore", "", d.WatchdogRestore.String(), "how long a watchdog action lasts before the queue obeys pauses again")
+	add("watchdog-restore", func(s *lab.Spec) { s.WatchdogRestore = wdRestore.D() })
+	loss := lossFlag(fs, "loss", "0", "injected loss on every fabric link, each direction dropped on receive: a probability like 0.01, 1% or 100ppm")
+	add("loss", func(s *lab.Spec) { s.LossPPM = int(*loss) })
+	ecn := fs.Bool("ecn", false, "ECN marking at every egress, K_min/K_max/P_max scaled from 100 KB/400 KB/0.2 at 100 Gb/s to the rate and one-hop RTT")
+	add("ecn", func(s *lab.Spec) { s.ECN = *ecn })
+	ecnKmin := sizeFlag(fs, "ecn-kmin", "0", "ECN K_min in bytes (implies --ecn; 0: scaled default)")
+	add("ecn-kmin", func(s *lab.Spec) { s.ECNKminBytes = int(*ecnKmin) })
+	ecnKmax := sizeFlag(fs, "ecn-kmax", "0", "ECN K_max in bytes (implies --ecn; 0: scaled default)")
+	add("ecn-kmax", func(s *lab.Spec) { s.ECNKmaxBytes = int(*ecnKmax) })
+	ecnPmax := fs.Float64("ecn-pmax", 0, "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)")
+	add("ecn-pmax", func(s *lab.Spec) { s.ECNPmax = *ecnPmax })
+	workers := fs.Int("workers", lab.DefaultWorkers, "worker processes that host the nodes, one engine thread each; 0: a daemon process per node (swd, hostd)")
+	add("workers", func(s *lab.Spec) {
+		s.Workers = *workers
+		if s.Workers == 0 {
+			s.Workers = lab.PerNode
+		}
+	})
+	wSlack := durationFlag(fs, "worker-slack", "", "0", "how late a worker may serve a deadline so that close ones share a wake-up (0: 50us)")
+	add("worker-slack", func(s *lab.Spec) { s.WorkerSlack = wSlack.D() })
+	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)")
+	add("worker-poll", func(s *lab.Spec) { s.WorkerPollBudget = *wPoll })
+	framesPerPort := fs.Int("frames-per-port", 0, "UMEM `frames` per port of every node (0: 4096, 1024 above 100 nodes)")
+	add("frames-per-port", func(s *lab.Spec) { s.FramesPerPort = *framesPerPort })
+	ringSize := fs.Int("ring-size", 0, "`entries` of every AF_XDP ring (0: 256 on workers, 1024 with a process per node)")
+	add("ring-size", func(s *lab.Spec) { s.RingSize = *ringSize })
+	dscp := d.DSCPMap
+	fs.Var(&dscp, "dscp-map", "classes (802.1Q priorities) of kernel traffic on every server's bc0 by DSCP: DSCP=priority,... or none; unmapped: 0 (ICMP 6)")
+	add("dscp-map", func(s *lab.Spec) { s.DSCPMap = dscp })
+	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
+	completeWords(cmd, "fc", config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC)
+	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
+	completeWords(cmd, "level-order", "hash", "ascending", "descending")
+	completeWords(cmd, "watchdog-action", "none", "forward", "drop")
+	_ = cmd.MarkFlagDirname("bin-dir")
+	return cmd
+}
+
+// spec is the lab.Spec of the file (if any) and the flags.
+func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
+	fs := cmd.Flags()
+	var spec lab.Spec
+	if f.file != "" {
+		if len(args) > 0 {
+			return spec, fmt.Errorf("up: unexpected arguments %q: the topology is the file's", args)
+		}
+		var err error
+		if spec, err = lab.ReadFile(f.file); err != nil {
+			return spec, err
+		}
+		if fs.Changed("name") {
+			spec.Name = f.c.name
+		}
+		if fs.Changed("run-root") {
+			spec.RunRoot = f.c.runRoot
+		}
+	} else {
+		switch {
+		case len(args) == 0:
+			return spec, errors.New("up: name the topology: lab up bcube --n N --k K, or lab up -f FILE")
+		case args[0] != "bcube":
+			return spec, fmt.Errorf("up: unknown topology %q: only bcube is supported", args[0])
+		case len(args) > 1:
+			return spec, fmt.Errorf("up: unexpected arguments %q", args[1:])
+		case !fs.Changed("n") || !fs.Changed("k"):
+			return spec, errors.New("up bcube: --n and --k are required (e.g. --n 4 --k 1)")
+		}
+		spec = lab.Defaults()
+		spec.Name, spec.RunRoot = f.c.name, f.c.runRoot
+	}
+	for _, sf := range f.fields {
+		if f.file == "" || fs.Changed(sf.name) {
+			sf.set(&spec)
+		}
+	}
+	if spec.BufferBytes == 0 {
+		return spec, errors.New("--buffer 0: an egress port needs room for at least two frames")
+	}
+	for _, s := range []struct {
+		flag string
+		v    int
+	}{{"buffer", spec.BufferBytes}, {"xoff", spec.Xoff}, {"xon", spec.Xon}, {"ecn-kmin", spec.ECNKminBytes}, {"ecn-kmax", spec.ECNKmaxBytes}} {
+		if s.v > 1<<31-1 || s.v < 0 {
+			return spec, fmt.Errorf("--%s %s: at most 2 GiB", s.flag, units.CompactSize(int64(s.v)))
+		}
+	}
+	return spec, nil
+}
+
+func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
+	spec, err := f.spec(cmd, args)
+	if err != nil {
+		return err
+	}
+	plan, err := lab.NewPlan(spec)
+	if err != nil {
+		return err
+	}
+	// Ctrl-C during up removes what was created; the daemons themselves
+	// run in their own sessions and never see the terminal's signals.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	st, err := lab.Up(ctx, spec, f.c.logger(cmd.ErrOrStderr()))
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeJSON(cmd.OutOrStdout(), st)
+	}
+	printUp(cmd.OutOrStdout(), plan, st, time.Since(start))
+	return nil
+}
+
+func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
+	t, s, L := p.Topology, p.Spec, p.Spec.Name
+	last := t.Servers() - 1
+	lastSw := bcube.SwitchName(t.K(), t.SwitchesPerLevel()-1)
+	fmt.Fprintf(w, "lab %s: %v up in %v\n", L, t, took.Round(time.Millisecond))
+	fmt.Fprintf(w, "  namespaces  %d: %s .. %s (servers), %s .. %s (switches)\n", len(p.Nodes),
+		lab.Namespace(L, "h0"), lab.Namespace(L, bcube.HostName(last)), lab.Namespace(L, "s0.0"), lab.Namespace(L, lastSw))
+	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; rate %s, delay %v, buffer %s per node\n",
+		len(p.Links), len(p.AppLinks), lab.FormatRate(s.RateBps), s.Delay, lab.FormatSize(s.BufferBytes))
+	if s.LossPPM > 0 {
+		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
+	}
+	if s.ECN {
+		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
+	}
+	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
+	if len(st.Workers) > 0 {
+		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %d worker processes (bcfabd), all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), len(st.Workers), s.XDPMode, s.LevelOrder)
+	} else {
+		fmt.Fprintf(w, "  daemons     %d hostd + %d swd, a process each, all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
+	}
+	fmt.Fprintf(w, "  addresses   h<i> is %s + i on its bc0 (%v .. %v)\n", bcube.Base, bcube.ServerIP(0), bcube.ServerIP(last))
+	fmt.Fprintf(w, "  run dir     %s (state.json, configs, sockets, logs/)\n", st.RunDir)
+	nameFlag := ""
+	if L != lab.DefaultName {
+		nameFlag = " --name " + L
+	}
+	fmt.Fprintf(w, "\nTry:\n")
+	fmt.Fprintf(w, "  ip netns exec %s ping -c3 %v    # h0 -> h1, %d hops\n", lab.Namespace(L, "h0"), bcube.ServerIP(1), t.Hops(0, 1))
+	fmt.Fprintf(w, "  ip netns exec %s ping -c3 %v    # h0 -> %s, %d hops\n", lab.Namespace(L, "h0"), bcube.ServerIP(last), bcube.HostName(last), t.Hops(0, last))
+	fmt.Fprintf(w, "  lab exec%s h0 -- ip -br addr\n", nameFlag)
+	fmt.Fprintf(w, "  lab status%s\n", nameFlag)
+	fmt.Fprintf(w, "  lab stats%s s0.0\n", nameFlag)
+	fmt.Fprintf(w, "  lab down%s\n", nameFlag)
+}

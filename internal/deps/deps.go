@@ -1,0 +1,3 @@
+// Package deps holds a test of the module's shape: which packages may
+// link which (clients link no datapath, the bare forwarder no lab).
+package deps

@@ -1,0 +1,39 @@
+package deps
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Tools that talk to daemons link none of the datapath: API types live
+// in api, configs in config. The bare forwarder, the benchmark's
+// baseline, links neither the lab nor the benchmark.
+func TestDeps(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	for _, c := range []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"./cmd/rperf", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
+		{"./lab", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
+		{"./metrics", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
+		{"./cmd/xdpfwd", []string{"bench", "lab", "hostd", "swd"}},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "../../"+strings.TrimPrefix(c.pkg, "./")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", c.pkg, err, out)
+		}
+		deps := map[string]bool{}
+		for _, d := range strings.Fields(string(out)) {
+			deps[d] = true
+		}
+		for _, f := range c.forbidden {
+			if deps["github.com/bcfab/bcfab/"+f] {
+				t.Errorf("%s links %s", c.pkg, f)
+			}
+		}
+	}
+}

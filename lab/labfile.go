@@ -1,0 +1,508 @@
+package lab
+
+// Lab files: a lab as YAML, for lab up -f and lab inspect -o yaml.
+//
+//  1. ReadFile decodes the YAML strictly (an unknown key is an error) into
+//     File, whose values read themselves as the flags of lab up do
+//     (package units), every error naming its line;
+//  2. File.Spec lays the keys present over Defaults, the values lab up's
+//     flags default to, so a file and the flags it spells out give the
+//     same Spec;
+//  3. NewPlan validates the Spec; an error it finds is charged to the key
+//     whose removal changes it, so it names that key's line too.
+//
+// Nothing is created until all three pass.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/units"
+)
+
+// File is a lab file. Its keys are lab up's flags, without the dashes,
+// plus the topology and per-cable overrides:
+//
+//	name: pf
+//	topology:
+//	  kind: bcube
+//	  n: 4
+//	  k: 1
+//	  links:
+//	    - endpoints: ["h1:eth0", "s0.0:p1"]
+//	      loss: 1%
+//	rate: 100M
+//	fc: portfc
+//
+// A key left out takes the flag's default.
+type File struct {
+	Name     string       `yaml:"name,omitempty"`
+	Topology FileTopology `yaml:"topology"`
+
+	Rate   *units.Rate     `yaml:"rate,omitempty"`
+	Delay  *units.Duration `yaml:"delay,omitempty"`
+	Buffer *units.Size     `yaml:"buffer,omitempty"`
+	Loss   *units.Loss     `yaml:"loss,omitempty"`
+
+	FC        string          `yaml:"fc,omitempty"`
+	Xoff      *units.Size     `yaml:"xoff,omitempty"`
+	Xon       *units.Size     `yaml:"xon,omitempty"`
+	OneHopRTT *units.Duration `yaml:"one-hop-rtt,omitempty"`
+	BFCQueues int             `yaml:"bfc-queues,omitempty"`
+	BFCTable  int             `yaml:"bfc-table,omitempty"`
+
+	ECN     *bool       `yaml:"ecn,omitempty"`
+	ECNKmin *units.Size `yaml:"ecn-kmin,omitempty"`
+	ECNKmax *units.Size `yaml:"ecn-kmax,omitempty"`
+	ECNPmax float64     `yaml:"ecn-pmax,omitempty"`
+
+	WatchdogDetect  *units.Duration `yaml:"watchdog-detect,omitempty"`
+	WatchdogAction  string          `yaml:"watchdog-action,omitempty"`
+	WatchdogRestore *units.Duration `yaml:"watchdog-restore,omitempty"`
+
+	DSCPMap *string `yaml:"dscp-map,omitempty"`
+
+	XDPMode       string          `yaml:"xdp-mode,omitempty"`
+	LevelOrder    string          `yaml:"level-order,omitempty"`
+	BinDir        string          `yaml:"bin-dir,omitempty"`
+	RunRoot       string          `yaml:"run-root,omitempty"`
+	MaxNodes      int             `yaml:"max-nodes,omitempty"`
+	HealthTimeout *units.Duration `yaml:"health-timeout,omitempty"`
+
+	// Workers 0 is a process per node, as --workers 0.
+	Workers       *int            `yaml:"workers,omitempty"`
+	WorkerSlack   *units.Duration `yaml:"worker-slack,omitempty"`
+	WorkerPoll    *time.Duration  `yaml:"worker-poll,omitempty"`
+	FramesPerPort int             `yaml:"frames-per-port,omitempty"`
+	RingSize      int             `yaml:"ring-size,omitempty"`
+
+	// lines holds the line of every key present, top-level keys by name
+	// and link keys as "links[i]".
+	lines map[string]int
+	order []string // the keys present, in file order
+}
+
+// FileTopology is the fabric: BCube(n, k) and the cables that differ from
+// the rest.
+type FileTopology struct {
+	Kind  string     `yaml:"kind"`
+	N     int        `yaml:"n"`
+	K     int        `yaml:"k"`
+	Links []FileLink `yaml:"links,omitempty"`
+}
+
+// FileLink overrides one cable (LinkSpec).
+type FileLink struct {
+	Endpoints []string    `yaml:"endpoints,flow"`
+	Rate      *units.Rate `yaml:"rate,omitempty"`
+	Loss      *units.Loss `yaml:"loss,omitempty"`
+	Down      bool        `yaml:"down,omitempty"`
+}
+
+// Defaults is the Spec lab up starts from: every field has the value lab
+// up's flags default to (unlike Spec's zero values, the rate is
+// config.DefaultRateBps, not unshaped).
+func Defaults() Spec {
+	return Spec{
+		Name: DefaultName, RunRoot: DefaultRunRoot, RateBps: config.DefaultRateBps, BufferBytes: config.DefaultBufferBytes,
+		XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: config.FCNone, MaxNodes: DefaultMaxNodes,
+		HealthTimeout: DefaultHealthTimeout, WatchdogDetect: config.DefaultWatchdogDetect, WatchdogAction: "none",
+		WatchdogRestore: config.DefaultWatchdogRestore, DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
+	}
+}
+
+// ReadFile reads a lab file and returns its Spec, validated; an error
+// names the file and line ("lab.yaml:7: ...").
+func ReadFile(path string) (Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, err
+	}
+	f, err := ParseFile(b)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s:%w", path, err)
+	}
+	s, err := f.Check()
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s:%w", path, err)
+	}
+	return s, nil
+}
+
+// lineError is an error at a line of a lab file; it prints as
+// "LINE: message", so a caller prefixing "file:" reads like a compiler.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("%d: %v", e.line, e.err) }
+func (e *lineError) Unwrap() error { return e.err }
+
+// ParseFile decodes a lab file; a malformed one gets one error naming its
+// line. Values are read, not validated as a lab (see Check).
+func ParseFile(b []byte) (*File, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, yamlError(err)
+	}
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		line := 1
+		if len(root.Content) > 0 {
+			line = root.Content[0].Line
+		}
+		return nil, &lineError{line, errors.New("a lab file is a mapping: name, topology, rate, ...")}
+	}
+	f := &File{lines: map[string]int{}}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		f.lines[k.Value] = k.Line
+		f.order = append(f.order, k.Value)
+		if k.Value == "topology" && v.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				if v.Content[j].Value == "links" && v.Content[j+1].Kind == yaml.SequenceNode {
+					for n, l := range v.Content[j+1].Content {
+						key := fmt.Sprintf("links[%d]", n)
+						f.lines[key] = l.Line
+						f.order = append(f.order, key)
+					}
+				}
+			}
+		}
+	}
+	// Values that read themselves (sizes, rates, ...) are read first, at
+	// their lines: the yaml package reports their errors without one.
+	if err := lineValues(m); err != nil {
+		return nil, err
+	}
+	// Strict decoding: an unknown key, or a value of the wrong kind, is
+	// an error with its line.
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(err)
+	}
+	return f, nil
+}
+
+// lineValues reads every scalar under a key whose value type reads
+// itself, so that its error carries the line.
+func lineValues(n *yaml.Node) error {
+	readers := map[string]func(string) error{
+		"rate":             func(s string) error { _, err := units.ParseRate(s); return err },
+		"delay":            func(s string) error { _, err := units.ParseDuration(s); return err },
+		"buffer":           func(s string) error { _, err := units.ParseSize(s); return err },
+		"loss":             func(s string) error { _, err := units.ParseLoss(s); return err },
+		"xoff":             func(s string) error { _, err := units.ParseSize(s); return err },
+		"xon":              func(s string) error { _, err := units.ParseSize(s); return err },
+		"one-hop-rtt":      func(s string) error { _, err := units.ParseDuration(s); return err },
+		"ecn-kmin":         func(s string) error { _, err := units.ParseSize(s); return err },
+		"ecn-kmax":         func(s string) error { _, err := units.ParseSize(s); return err },
+		"watchdog-detect":  func(s string) error { _, err := units.ParseDuration(s); return err },
+		"watchdog-restore": func(s string) error { _, err := units.ParseDuration(s); return err },
+		"health-timeout":   func(s string) error { _, err := units.ParseDuration(s); return err },
+		"worker-slack":     func(s string) error { _, err := units.ParseDuration(s); return err },
+		"worker-poll":      func(s string) error { _, err := time.ParseDuration(s); return err },
+		"dscp-map":         func(s string) error { _, err := config.ParseDSCPMap(s); return err },
+	}
+	var walk func(n *yaml.Node) error
+	walk = func(n *yaml.Node) error {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if read, ok := readers[k.Value]; ok && v.Kind == yaml.ScalarNode {
+					if err := read(v.Value); err != nil {
+						return &lineError{v.Line, fmt.Errorf("%s: %w", k.Value, err)}
+					}
+				}
+				if err := walk(v); err != nil {
+					return err
+				}
+			}
+		case yaml.SequenceNode:
+			for _, c := range n.Content {
+				if err := walk(c); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(n)
+}
+
+// yamlError turns the yaml package's error into one at a line: its
+// messages say "yaml: line N: ..." or "line N: ...".
+func yamlError(err error) error {
+	var le *lineError
+	if errors.As(err, &le) {
+		return le
+	}
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0] // the first: one error
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	var line int
+	if _, err := fmt.Sscanf(msg, "line %d:", &line); err == nil {
+		_, rest, _ := strings.Cut(msg, ": ")
+		return &lineError{line, errors.New(rest)}
+	}
+	return &lineError{1, errors.New(msg)}
+}
+
+// Spec is the lab the file describes: its keys laid over Defaults.
+func (f *File) Spec() Spec {
+	s := Defaults()
+	f.apply(&s, "")
+	return s
+}
+
+// apply lays the file's keys over s, but not skip (a key, or "links[i]").
+func (f *File) apply(s *Spec, skip string) {
+	if f.Name != "" && skip != "name" {
+		s.Name = f.Name
+	}
+	if skip != "topology" {
+		s.N, s.K = f.Topology.N, f.Topology.K
+	}
+	set := func(key string, ok bool, do func()) {
+		if ok && key != skip {
+			do()
+		}
+	}
+	set("rate", f.Rate != nil, func() { s.RateBps = uint64(*f.Rate) })
+	set("delay", f.Delay != nil, func() { s.Delay = f.Delay.D() })
+	set("buffer", f.Buffer != nil, func() { s.BufferBytes = int(*f.Buffer) })
+	set("loss", f.Loss != nil, func() { s.LossPPM = int(*f.Loss) })
+	set("fc", f.FC != "", func() { s.FC = f.FC })
+	set("xoff", f.Xoff != nil, func() { s.Xoff = int(*f.Xoff) })
+	set("xon", f.Xon != nil, func() { s.Xon = int(*f.Xon) })
+	set("one-hop-rtt", f.OneHopRTT != nil, func() { s.OneHopRTT = f.OneHopRTT.D() })
+	set("bfc-queues", f.BFCQueues != 0, func() { s.BFCQueues = f.BFCQueues })
+	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
+	set("ecn", f.ECN != nil, func() { s.ECN = *f.ECN })
+	set("ecn-kmin", f.ECNKmin != nil, func() { s.ECNKminBytes = int(*f.ECNKmin) })
+	set("ecn-kmax", f.ECNKmax != nil, func() { s.ECNKmaxBytes = int(*f.ECNKmax) })
+	set("ecn-pmax", f.ECNPmax != 0, func() { s.ECNPmax = f.ECNPmax })
+	set("watchdog-detect", f.WatchdogDetect != nil, func() {
+		s.WatchdogDetect = f.WatchdogDetect.D()
+		if s.WatchdogDetect == 0 {
+			s.WatchdogDetect = -1 // off, as --watchdog-detect 0
+		}
+	})
+	set("watchdog-action", f.WatchdogAction != "", func() { s.WatchdogAction = f.WatchdogAction })
+	set("watchdog-restore", f.WatchdogRestore != nil, func() { s.WatchdogRestore = f.WatchdogRestore.D() })
+	set("dscp-map", f.DSCPMap != nil, func() { s.DSCPMap, _ = config.ParseDSCPMap(*f.DSCPMap) })
+	set("xdp-mode", f.XDPMode != "", func() { s.XDPMode = f.XDPMode })
+	set("level-order", f.LevelOrder != "", func() { s.LevelOrder = f.LevelOrder })
+	set("bin-dir", f.BinDir != "", func() { s.BinDir = f.BinDir })
+	set("run-root", f.RunRoot != "", func() { s.RunRoot = f.RunRoot })
+	set("max-nodes", f.MaxNodes != 0, func() { s.MaxNodes = f.MaxNodes })
+	set("health-timeout", f.HealthTimeout != nil, func() { s.HealthTimeout = f.HealthTimeout.D() })
+	set("workers", f.Workers != nil, func() {
+		s.Workers = *f.Workers
+		if s.Workers == 0 {
+			s.Workers = PerNode // as --workers 0
+		}
+	})
+	set("worker-slack", f.WorkerSlack != nil, func() { s.WorkerSlack = f.WorkerSlack.D() })
+	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
+	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
+	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
+	s.Links = nil
+	for i, l := range f.Topology.Links {
+		if skip == fmt.Sprintf("links[%d]", i) {
+			continue
+		}
+		ls := LinkSpec{Endpoints: l.Endpoints, Down: l.Down}
+		if l.Rate != nil {
+			ls.RateBps = uint64(*l.Rate)
+		}
+		if l.Loss != nil {
+			ppm := int(*l.Loss)
+			ls.LossPPM = &ppm
+		}
+		s.Links = append(s.Links, ls)
+	}
+}
+
+// Check returns the file's Spec once NewPlan accepts it; its error names
+// the line of the key at fault: the first key (in file order, name and
+// topology last) without which the error changes.
+func (f *File) Check() (Spec, error) {
+	s := f.Spec()
+	if kind := f.Topology.Kind; kind != "bcube" {
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: only bcube is supported", kind)}
+	}
+	_, err := NewPlan(s)
+	if err == nil {
+		return s, nil
+	}
+	// The values before what they apply to: name and topology last, as
+	// without them nearly every error changes.
+	var order []string
+	for _, key := range f.order {
+		if key != "name" && key != "topology" {
+			order = append(order, key)
+		}
+	}
+	for _, key := range append(order, "name", "topology") {
+		t := Defaults()
+		f.apply(&t, key)
+		if _, err2 := NewPlan(t); err2 == nil || err2.Error() != err.Error() {
+			return s, &lineError{f.line(key), err}
+		}
+	}
+	return s, &lineError{f.line("topology"), err}
+}
+
+// line is the line of key, or 1.
+func (f *File) line(key string) int {
+	if l, ok := f.lines[key]; ok {
+		return l
+	}
+	return 1
+}
+
+// FileOf is the lab file of s: every value that differs from Defaults,
+// with the name and topology always. Spec() of the result equals s up to
+// the defaults NewPlan fills in.
+func FileOf(s Spec) *File {
+	d := Defaults()
+	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}}
+	if s.RateBps != d.RateBps {
+		r := units.Rate(s.RateBps)
+		f.Rate = &r
+	}
+	if s.Delay != 0 {
+		v := units.Duration(s.Delay)
+		f.Delay = &v
+	}
+	if s.BufferBytes != 0 && s.BufferBytes != d.BufferBytes {
+		v := units.Size(s.BufferBytes)
+		f.Buffer = &v
+	}
+	if s.LossPPM != 0 {
+		v := units.Loss(s.LossPPM)
+		f.Loss = &v
+	}
+	if s.FC != "" && s.FC != d.FC {
+		f.FC = s.FC
+	}
+	if s.Xoff != 0 {
+		v := units.Size(s.Xoff)
+		f.Xoff = &v
+	}
+	if s.Xon != 0 {
+		v := units.Size(s.Xon)
+		f.Xon = &v
+	}
+	if s.OneHopRTT != 0 {
+		v := units.Duration(s.OneHopRTT)
+		f.OneHopRTT = &v
+	}
+	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
+	if s.ECN {
+		on := true
+		f.ECN = &on
+		if s.ECNKminBytes != 0 {
+			v := units.Size(s.ECNKminBytes)
+			f.ECNKmin = &v
+		}
+		if s.ECNKmaxBytes != 0 {
+			v := units.Size(s.ECNKmaxBytes)
+			f.ECNKmax = &v
+		}
+		f.ECNPmax = s.ECNPmax
+	}
+	if s.WatchdogDetect != 0 && s.WatchdogDetect != d.WatchdogDetect {
+		v := units.Duration(max(s.WatchdogDetect, 0)) // off (negative) is 0
+		f.WatchdogDetect = &v
+	}
+	if s.WatchdogAction != "" && s.WatchdogAction != d.WatchdogAction {
+		f.WatchdogAction = s.WatchdogAction
+	}
+	if s.WatchdogRestore != 0 && s.WatchdogRestore != d.WatchdogRestore {
+		v := units.Duration(s.WatchdogRestore)
+		f.WatchdogRestore = &v
+	}
+	if s.DSCPMap != nil && s.DSCPMap.String() != d.DSCPMap.String() {
+		v := s.DSCPMap.String()
+		f.DSCPMap = &v
+	}
+	if s.XDPMode != "" && s.XDPMode != d.XDPMode {
+		f.XDPMode = s.XDPMode
+	}
+	if s.LevelOrder != "" && s.LevelOrder != d.LevelOrder {
+		f.LevelOrder = s.LevelOrder
+	}
+	if s.BinDir != "" {
+		if def, err := DefaultBinDir(); err != nil || def != s.BinDir {
+			f.BinDir = s.BinDir
+		}
+	}
+	if s.RunRoot != "" && s.RunRoot != d.RunRoot {
+		f.RunRoot = s.RunRoot
+	}
+	if s.MaxNodes != 0 && s.MaxNodes != d.MaxNodes {
+		f.MaxNodes = s.MaxNodes
+	}
+	if s.HealthTimeout != 0 && s.HealthTimeout != d.HealthTimeout {
+		v := units.Duration(s.HealthTimeout)
+		f.HealthTimeout = &v
+	}
+	if s.Workers != 0 && s.Workers != d.Workers {
+		w := max(s.Workers, 0) // PerNode is 0, as --workers 0
+		f.Workers = &w
+	}
+	if s.WorkerSlack != 0 {
+		v := units.Duration(s.WorkerSlack)
+		f.WorkerSlack = &v
+	}
+	if s.WorkerPollBudget != 0 {
+		v := s.WorkerPollBudget
+		f.WorkerPoll = &v
+	}
+	f.FramesPerPort, f.RingSize = s.FramesPerPort, s.RingSize
+	for _, l := range s.Links {
+		fl := FileLink{Endpoints: l.Endpoints, Down: l.Down}
+		if l.RateBps != 0 {
+			r := units.Rate(l.RateBps)
+			fl.Rate = &r
+		}
+		if l.LossPPM != nil {
+			v := units.Loss(*l.LossPPM)
+			fl.Loss = &v
+		}
+		f.Topology.Links = append(f.Topology.Links, fl)
+	}
+	return f
+}
+
+// WriteYAML writes the file as YAML, with a first comment line saying
+// what it is.
+func (f *File) WriteYAML(w io.Writer, comment string) error {
+	if comment != "" {
+		if _, err := fmt.Fprintf(w, "# %s\n", comment); err != nil {
+			return err
+		}
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return err
+	}
+	return enc.Close()
+}

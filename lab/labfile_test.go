@@ -1,0 +1,157 @@
+package lab
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/config"
+)
+
+func planned(t *testing.T, s Spec) Spec {
+	t.Helper()
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatalf("NewPlan: %v", err)
+	}
+	return p.Spec
+}
+
+func TestReadFileExample(t *testing.T) {
+	s, err := ReadFile("../examples/bcube41-portfc.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Defaults()
+	want.Name, want.N, want.K, want.RateBps, want.FC, want.ECN = "pf", 4, 1, 100e6, "portfc", true
+	if !reflect.DeepEqual(planned(t, s), planned(t, want)) {
+		t.Errorf("spec %+v\nwant %+v", s, want)
+	}
+}
+
+// Every field survives a file: FileOf, YAML, ParseFile and Check give the
+// spec back.
+func TestFileRoundTrip(t *testing.T) {
+	loss := 20_000
+	zero := 0
+	for _, s := range []Spec{
+		Defaults(),
+		func() Spec {
+			s := Defaults()
+			s.Name, s.N, s.K = "rt", 4, 1
+			s.RateBps, s.Delay, s.BufferBytes, s.LossPPM = 2_500_000_000, 50*time.Microsecond, 512<<10, 5_000
+			s.FC, s.Xoff, s.Xon, s.OneHopRTT = "pfc", 200_000, 100_000, 300*time.Microsecond
+			s.ECN, s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax = true, 10_000, 40_000, 0.5
+			s.WatchdogDetect, s.WatchdogAction, s.WatchdogRestore = -1, "drop", time.Second
+			s.XDPMode, s.LevelOrder, s.BinDir, s.RunRoot, s.MaxNodes, s.HealthTimeout = "generic", "1,0", "/opt/bin", "/tmp/labs", 40, time.Minute
+			s.DSCPMap = config.DSCPMap{26: 3, 46: 5, 0: 1}
+			s.Links = []LinkSpec{
+				{Endpoints: []string{"h1:eth0", "s0.0:p1"}, LossPPM: &loss},
+				{Endpoints: []string{"s1.2:p3"}, Down: true, RateBps: 50e6},
+				{Endpoints: []string{"h0:eth1"}, LossPPM: &zero},
+			}
+			return s
+		}(),
+		func() Spec {
+			s := Defaults()
+			s.N, s.K, s.FC, s.BFCQueues, s.BFCTable = 2, 1, "bfc", 8, 400
+			s.DSCPMap = config.DSCPMap{}
+			return s
+		}(),
+	} {
+		if s.N == 0 {
+			s.N, s.K = 2, 1
+		}
+		var b bytes.Buffer
+		if err := FileOf(s).WriteYAML(&b, "test"); err != nil {
+			t.Fatal(err)
+		}
+		f, err := ParseFile(b.Bytes())
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		got, err := f.Check()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, b.String())
+		}
+		if !reflect.DeepEqual(planned(t, got), planned(t, s)) {
+			t.Errorf("round trip of\n%s\ngave %+v\nwant %+v", b.String(), got, s)
+		}
+	}
+}
+
+// A bad file gets one error, naming its line.
+func TestFileErrors(t *testing.T) {
+	head := "name: bad\ntopology:\n  kind: bcube\n  n: 2\n  k: 1\n"
+	for _, c := range []struct {
+		file, want string
+	}{
+		{head + "rate: fast\n", `6: rate: rate "fast"`},
+		{head + "buffer: 1X\n", `6: buffer: size "1X"`},
+		{head + "bogus: 1\n", "6: field bogus not found"},
+		{head + "fc: portfcc\n", `6: config for h0: fc "portfcc"`},
+		{head + "rate: 1G\nloss: 2\n", `7: loss: loss "2"`},
+		{head + "xoff: 1000\nxon: 2000\nfc: portfc\n", "6: config for h0: portfc thresholds"},
+		{"name: bad\ntopology:\n  kind: bcube\n  n: 1\n  k: 1\n", "2: n = 1"},
+		{"name: Bad\ntopology:\n  kind: bcube\n  n: 2\n  k: 1\n", `1: lab name "Bad"`},
+		{"name: bad\ntopology:\n  kind: mesh\n  n: 2\n  k: 1\n", `2: topology kind "mesh"`},
+		{head + "rate: [1, 2]\n", "6: cannot unmarshal !!seq"},
+		{head + "  links:\n    - endpoints: [h0:eth0, s0.1:p0]\n", `7: link ["h0:eth0" "s0.1:p0"]: h0:eth0 is cabled to s0.0:p0`},
+		{head + "  links:\n    - endpoints: [h9:eth0]\n", `7: link endpoint "h9:eth0"`},
+		{head + "  links:\n    - endpoints: [h0:eth0]\n      loss: 200%\n", `8: loss: loss "200%"`},
+		{head + "  links:\n    - endpoints: [h0:eth0]\n    - endpoints: [s0.0:p0]\n", "7: link h0:eth0 - s0.0:p0 is overridden twice"},
+		{head + "dscp-map: 26=9\n", "6: dscp-map: dscp map: DSCP 26 -> priority 9"},
+		{head + "rate: 1G\n  bad indent: x\n", "7: "},
+		{"- a\n- b\n", "1: a lab file is a mapping"},
+		{head + "delay: 2s\n", "6: config for h0: delay 2s"},
+	} {
+		f, err := ParseFile([]byte(c.file))
+		if err == nil {
+			_, err = f.Check()
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 {
+			t.Errorf("file\n%s: error %v, want one line starting %q", c.file, err, c.want)
+		}
+	}
+}
+
+func TestReadFileNames(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/lab.yaml"
+	if err := os.WriteFile(path, []byte("name: x\ntopology: {kind: bcube, n: 2, k: 1}\nrate: slow\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); err == nil || !strings.HasPrefix(err.Error(), path+":3: rate") {
+		t.Errorf("ReadFile: %v", err)
+	}
+}
+
+// A cable's override reaches both of its ends' configs, and only theirs.
+func TestLinkOverrides(t *testing.T) {
+	loss := 10_000
+	s := Defaults()
+	s.N, s.K = 2, 1
+	s.Links = []LinkSpec{{Endpoints: []string{"s0.0:p1"}, LossPPM: &loss, RateBps: 50e6}, {Endpoints: []string{"h3:eth1"}, Down: true}}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		node, port string
+		rate       uint64
+		loss       int
+		down       bool
+	}{
+		{"h1", "eth0", 50e6, 10_000, false}, {"s0.0", "p1", 50e6, 10_000, false}, {"s0.0", "p0", 500e6, 0, false},
+		{"h1", "eth1", 500e6, 0, false}, {"h3", "eth1", 500e6, 0, true}, {"s1.1", "p1", 500e6, 0, true},
+	} {
+		n, _ := p.Node(c.node)
+		loss, down := n.Config.PortImpairment(c.port)
+		if r := n.Config.PortRate(c.port); r != c.rate || loss != c.loss || down != c.down {
+			t.Errorf("%s %s: rate %d loss %d down %v; want %d %d %v", c.node, c.port, r, loss, down, c.rate, c.loss, c.down)
+		}
+	}
+}

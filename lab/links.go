@@ -1,0 +1,91 @@
+package lab
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
+)
+
+// LinkSpec overrides one cable of the fabric at bring-up. Both of its ends
+// take its rate, and drop what they receive at its loss, or everything
+// when it is down (so each direction is impaired once, as with
+// Spec.LossPPM). SetLink changes a cable at run time instead.
+type LinkSpec struct {
+	// Endpoints name the cable by its ends, "node:port" ("h1:eth0",
+	// "s0.0:p1"), as containerlab names link endpoints; one end is
+	// enough, and two must be the two ends of one cable.
+	Endpoints []string `json:"endpoints"`
+	// RateBps is the cable's rate (0: Spec.RateBps).
+	RateBps uint64 `json:"rate_bps,omitempty"`
+	// LossPPM is its injected loss in frames per million (nil:
+	// Spec.LossPPM).
+	LossPPM *int `json:"loss_ppm,omitempty"`
+	// Down cuts it from the start.
+	Down bool `json:"down,omitempty"`
+}
+
+// cableEnds resolves l's endpoints in t to the cable's two ends, the
+// server's first.
+func (l LinkSpec) cableEnds(t bcube.Topology) (a, b Endpoint, err error) {
+	if len(l.Endpoints) == 0 || len(l.Endpoints) > 2 {
+		return a, b, fmt.Errorf("link %q: want one or two endpoints, node:port", l.Endpoints)
+	}
+	var ends [2]Endpoint
+	for i, e := range l.Endpoints {
+		node, port, ok := strings.Cut(e, ":")
+		peer, peerPort, okPeer := PeerPort(t, node, port)
+		if !ok || !okPeer {
+			return a, b, fmt.Errorf("link endpoint %q: want node:port of a fabric port of %v, such as h0:eth0 or s0.0:p0", e, t)
+		}
+		if i == 1 && (node != ends[0].Node || port != ends[0].Ifname) {
+			return a, b, fmt.Errorf("link %q: %s is cabled to %s:%s, not to %s", l.Endpoints, l.Endpoints[0], ends[0].Node, ends[0].Ifname, e)
+		}
+		ends[0], ends[1] = Endpoint{Node: peer, Ifname: peerPort}, Endpoint{Node: node, Ifname: port}
+	}
+	a, b = ends[1], ends[0]
+	if strings.HasPrefix(a.Node, "s") {
+		a, b = b, a
+	}
+	return a, b, nil
+}
+
+// checkLinks resolves every link override: a fabric cable of t, at most
+// one override per cable, a loss in range.
+func (s Spec) checkLinks(t bcube.Topology) error {
+	seen := map[string]bool{}
+	for _, l := range s.Links {
+		a, b, err := l.cableEnds(t)
+		if err != nil {
+			return err
+		}
+		key := a.Node + ":" + a.Ifname
+		if seen[key] {
+			return fmt.Errorf("link %s:%s - %s:%s is overridden twice", a.Node, a.Ifname, b.Node, b.Ifname)
+		}
+		seen[key] = true
+		if l.LossPPM != nil && (*l.LossPPM < 0 || *l.LossPPM > config.MaxLossPPM) {
+			return fmt.Errorf("link %s:%s: loss %d ppm: want 0..%d", a.Node, a.Ifname, *l.LossPPM, config.MaxLossPPM)
+		}
+	}
+	return nil
+}
+
+// portOverrides are node's ends of the overridden cables, as its
+// config's port overrides.
+func (s Spec) portOverrides(t bcube.Topology, node string) []config.PortConfig {
+	var out []config.PortConfig
+	for _, l := range s.Links {
+		a, b, err := l.cableEnds(t)
+		if err != nil {
+			continue // checkLinks refuses the spec
+		}
+		for _, e := range []Endpoint{a, b} {
+			if e.Node == node {
+				out = append(out, config.PortConfig{Name: e.Ifname, RateBps: l.RateBps, LossPPM: l.LossPPM, Down: l.Down})
+			}
+		}
+	}
+	return out
+}
