@@ -185,6 +185,10 @@ type port struct {
 	rxReady  bool
 	needFill bool
 	inflight int
+	// receiveAll's turn: frames taken this pass, and whether more may
+	// wait.
+	rxTaken int
+	rxMore  bool
 
 	rxPackets, rxBytes uint64
 	txPackets, txBytes uint64
@@ -223,6 +227,7 @@ type Engine struct {
 	running atomic.Bool // on a running worker: Call and Snapshot go through it
 	poked   atomic.Bool // a control request waits
 	busyNs  int64       // worker time spent in this engine's steps
+	rxStart int         // the port receiveAll starts at
 
 	timers   []Timer
 	source   Source
@@ -530,18 +535,7 @@ func (e *Engine) begin() {
 // those with TX frames to complete or fill-ring room to top up, and those
 // with frames queued or in the delay line.
 func (e *Engine) pass() int {
-	moved := 0
-	all := e.w == nil
-	for i, p := range e.ports {
-		if all || p.rxReady {
-			n := e.receive(i, p)
-			p.rxReady = n == batch // more may wait
-			if n > 0 {
-				p.needFill = true
-			}
-			moved += n
-		}
-	}
+	moved := e.receiveAll()
 	for _, p := range e.ports {
 		if p.inflight > 0 {
 			e.reclaim(p)
@@ -577,8 +571,59 @@ func (e *Engine) readableAll() {
 	}
 }
 
-func (e *Engine) receive(in int, p *port) int {
-	n := p.io.Receive(e.rx[:])
+// receiveAll receives on every port that may have frames, rxChunk frames
+// from each port in turn, starting one port further each pass, up to a
+// batch per port: what arrived on several ports since the last pass
+// reaches the egresses interleaved, as frames arriving side by side on a
+// real switch do, and no input port's frames always find the queues
+// longer (ECN marks, thresholds) than another's.
+func (e *Engine) receiveAll() int {
+	all := e.w == nil
+	np := len(e.ports)
+	e.rxStart++
+	if e.rxStart >= np {
+		e.rxStart = 0
+	}
+	moved := 0
+	for _, p := range e.ports {
+		p.rxTaken = 0
+		p.rxMore = all || p.rxReady
+	}
+	for more := true; more; {
+		more = false
+		for k := 0; k < np; k++ {
+			i := e.rxStart + k
+			if i >= np {
+				i -= np
+			}
+			p := e.ports[i]
+			if !p.rxMore {
+				continue
+			}
+			want := min(rxChunk, batch-p.rxTaken)
+			n := e.receive(i, p, want)
+			p.rxTaken += n
+			moved += n
+			if n > 0 {
+				p.needFill = true
+			}
+			// A full chunk may leave more; a full batch leaves the rest
+			// for the next pass.
+			p.rxMore = n == want && p.rxTaken < batch
+			more = more || p.rxMore
+		}
+	}
+	for _, p := range e.ports {
+		p.rxReady = p.rxTaken == batch // more may wait
+	}
+	return moved
+}
+
+// rxChunk is how many frames receiveAll takes from a port in one turn.
+const rxChunk = 8
+
+func (e *Engine) receive(in int, p *port, max int) int {
+	n := p.io.Receive(e.rx[:max])
 	v := &e.v
 	for j := 0; j < n; j++ {
 		d := &e.rx[j]
