@@ -152,9 +152,14 @@ const (
 	// one per 3/4 burst per busy port without changing the average rate.
 	shaperBurst = 100 * time.Microsecond
 	// shaperCatchup bounds the link time a backlogged port that was served
-	// late may make up for: many daemons share few cores, and a daemon
-	// descheduled for a while must not turn that into lost link capacity.
-	shaperCatchup = time.Millisecond
+	// late may make up for: the nodes share few cores with the kernel's
+	// own frame work, which lands on them in bursts of up to 2 ms (a
+	// softirq's budget), and a late pass must not turn into lost link
+	// capacity. It is the larger of a time and a number of full frames,
+	// so that a slow link, whose frames take long, tolerates the same
+	// jitter in frames as a fast one.
+	shaperCatchup       = time.Millisecond
+	shaperCatchupFrames = 8
 	// retryWait is how soon to retry a port whose TX the kernel refused.
 	retryWait = 20 * time.Microsecond
 	// maxQueueCapacity bounds the frames a port's delay line holds.
@@ -245,6 +250,15 @@ type Engine struct {
 	snap     rawSnapshot // written by the worker, read under snapMu
 }
 
+// catchup is a shaped port's catch-up bound at rateBps.
+func catchup(rateBps uint64) time.Duration {
+	if rateBps == 0 {
+		return shaperCatchup
+	}
+	frames := time.Duration(shaperCatchupFrames*(1518+queues.WireOverhead)*8) * time.Second / time.Duration(rateBps)
+	return max(shaperCatchup, frames)
+}
+
 // NewEngine builds an engine over mem and ports. All frames start free. A
 // Worker runs it (Worker.Add), or Run on a worker of its own.
 func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, error) {
@@ -283,7 +297,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		if err != nil {
 			return nil, fmt.Errorf("dataplane: port %d (%s): %w", i, s.Name, err)
 		}
-		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, shaperCatchup)}
+		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, catchup(s.RateBps))}
 		if s.Delay > 0 {
 			if p.wire, err = queues.NewDelayLine(qcap, s.Delay); err != nil {
 				return nil, err

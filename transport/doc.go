@@ -39,7 +39,9 @@
 //   - Lossless: no retransmission. A gap at the receiver is counted (Gaps,
 //     Lost), NAK'd and skipped; the sender fails the flow on the NAK. A
 //     lost tail leaves no gap, so a sender with data outstanding and no
-//     acknowledgement for LosslessTimeout fails too (0 turns that off: a
+//     acknowledgement for LosslessTimeout fails too: by default seven of
+//     Go-Back-N's timeouts, as an RDMA QP gives up after its retry count,
+//     so a flow held behind pauses is slow, not failed (0 turns it off: a
 //     PFC deadlock then stalls a flow rather than failing it).
 //   - GBN: the receiver drops out-of-order packets and NAKs each gap once
 //     (the expected PSN); the sender rewinds to it, or on RTO to the oldest

@@ -226,6 +226,11 @@ const (
 	paperKmax         = 400_000
 	paperPmax         = 0.2
 	paperAckDelay     = 1 * time.Microsecond // half a one-hop RTT
+	// losslessRetries is how many retransmission timeouts without any
+	// progress a lossless flow waits before it gives up, as an RDMA QP
+	// does after its retry count (7, InfiniBand's largest) of local ACK
+	// timeouts: a flow held behind pauses is slow, not failed.
+	losslessRetries = 7
 	// DefaultAckEvery is the receivers' ACK coalescing.
 	DefaultAckEvery = 4
 	// DefaultWireOverhead is Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 +
@@ -251,7 +256,7 @@ func DefaultParams(linkRateBps int64, oneHopRTT time.Duration) Params {
 		RTOHigh:         s.Duration(paperRTOHigh),
 		RTOThreshold:    paperRTOThreshold,
 		BDPBytes:        s.Size(PaperRateBps / 8 * PaperHops * int64(PaperOneHopRTT) / int64(time.Second)),
-		LosslessTimeout: s.Duration(paperRTO),
+		LosslessTimeout: losslessRetries * s.Duration(paperRTO),
 		AckEvery:        DefaultAckEvery,
 		AckDelay:        s.Duration(paperAckDelay),
 		CNPInterval:     s.Duration(paperCNPInterval),
