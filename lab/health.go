@@ -120,6 +120,8 @@ type PortSample struct {
 	Late      uint64 `json:"late_frames"`
 	MaxLateNs int64  `json:"max_late_ns"`
 	LostNs    int64  `json:"lost_ns"`
+	// TxFrames is what the port has transmitted: one frame-hop each.
+	TxFrames uint64 `json:"tx_frames"`
 }
 
 // nodeSample is the part of a NodeSample that a node's stats give.
@@ -127,7 +129,7 @@ func nodeSample(st *api.Stats) NodeSample {
 	n := NodeSample{Node: st.Node, Pid: st.Pid, Started: st.StartedUnixNs, CPU: time.Duration(st.BusyNs)}
 	for i := range st.Ports {
 		p := &st.Ports[i]
-		n.Ports = append(n.Ports, PortSample{Name: p.Name, RingDrops: p.RingDrops(), Late: p.LateFrames, MaxLateNs: p.MaxLateNs, LostNs: p.LostLinkNs})
+		n.Ports = append(n.Ports, PortSample{Name: p.Name, RingDrops: p.RingDrops(), Late: p.LateFrames, MaxLateNs: p.MaxLateNs, LostNs: p.LostLinkNs, TxFrames: p.TxPackets})
 	}
 	return n
 }
@@ -153,6 +155,15 @@ type Health struct {
 	DaemonShare float64       `json:"daemon_share"`
 	// Busiest are the nodes that used the most CPU, at most five.
 	Busiest []DaemonCPU `json:"busiest,omitempty"`
+	// FrameHops counts the frames every node's ports transmitted (a frame
+	// crossing four links counts four). CPUPerHop is the machine's busy
+	// CPU time (every process and the kernel) over FrameHops, and
+	// DaemonPerHop the lab's processes' alone: what one frame-hop costs
+	// the emulation, the figure that decides how much rate and how many
+	// flows a lab of this machine can carry. 0 when nothing was sent.
+	FrameHops    uint64        `json:"frame_hops"`
+	CPUPerHop    time.Duration `json:"cpu_per_hop_ns"`
+	DaemonPerHop time.Duration `json:"daemon_cpu_per_hop_ns"`
 
 	RingDrops uint64 `json:"ring_drops"`
 	// LateFrames counts frames that started later than their link was
@@ -254,10 +265,12 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 					p.RingDrops -= q.RingDrops
 					p.Late -= q.Late
 					p.LostNs -= q.LostNs
+					p.TxFrames -= q.TxFrames
 					newMax = p.MaxLateNs > q.MaxLateNs
 				}
 			}
 			h.RingDrops += p.RingDrops
+			h.FrameHops += p.TxFrames
 			h.LateFrames += p.Late
 			if newMax {
 				h.MaxLate = max(h.MaxLate, time.Duration(p.MaxLateNs))
@@ -300,6 +313,13 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		h.DaemonShare = share(h.DaemonCPU, h.Wall*time.Duration(h.CPUs))
 	}
 	h.LostShare = share(h.Lost, h.Wall)
+	if h.FrameHops > 0 {
+		if h.MachineBusy > 0 && h.CPUs > 0 {
+			busy := time.Duration(h.MachineBusy * float64(h.Wall) * float64(h.CPUs))
+			h.CPUPerHop = busy / time.Duration(h.FrameHops)
+		}
+		h.DaemonPerHop = h.DaemonCPU / time.Duration(h.FrameHops)
+	}
 	slices.SortFunc(h.Ports, func(a, b PortHealth) int {
 		return cmp.Or(cmp.Compare(b.RingDrops, a.RingDrops), cmp.Compare(b.Lost, a.Lost), strings.Compare(a.Port, b.Port))
 	})
@@ -340,6 +360,11 @@ func percent(f float64) string {
 		return fmt.Sprintf("%.2f%%", 100*f)
 	}
 	return fmt.Sprintf("%.0f%%", 100*f)
+}
+
+// micros writes d in microseconds with two decimals.
+func micros(d time.Duration) string {
+	return fmt.Sprintf("%.2f µs", float64(d)/float64(time.Microsecond))
 }
 
 // Short is h on one line: the verdict, the daemons' CPU, ring drops and
@@ -395,6 +420,13 @@ func (h *Health) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "; busiest %s of a CPU", strings.Join(top, ", "))
 	}
 	b.WriteString("\n")
+	if h.FrameHops > 0 {
+		fmt.Fprintf(&b, "  cost: %d frame-hops", h.FrameHops)
+		if h.CPUPerHop > 0 {
+			fmt.Fprintf(&b, ", %s of machine CPU each", micros(h.CPUPerHop))
+		}
+		fmt.Fprintf(&b, " (%s in the lab's processes)\n", micros(h.DaemonPerHop))
+	}
 	fmt.Fprintf(&b, "  rings: %d frames dropped\n", h.RingDrops)
 	fmt.Fprintf(&b, "  shapers: %d late frames", h.LateFrames)
 	if h.MaxLate > 0 {

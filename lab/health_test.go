@@ -25,11 +25,11 @@ func node(name string, pid int, cpu time.Duration, ports ...PortSample) NodeSamp
 
 func TestHealthValid(t *testing.T) {
 	before := sample(0, 1000, 4000,
-		node("h0", 10, time.Second, PortSample{Name: "eth0", Late: 5, MaxLateNs: 300_000, LostNs: 7_000_000}),
+		node("h0", 10, time.Second, PortSample{Name: "eth0", Late: 5, MaxLateNs: 300_000, LostNs: 7_000_000, TxFrames: 1000}),
 		node("s0.0", 11, 2*time.Second, PortSample{Name: "p0", RingDrops: 3}))
 	after := sample(10*time.Second, 2600, 6000,
-		node("h0", 10, 3*time.Second, PortSample{Name: "eth0", Late: 105, MaxLateNs: 900_000, LostNs: 57_000_000}),
-		node("s0.0", 11, 2500*time.Millisecond, PortSample{Name: "p0", RingDrops: 3}))
+		node("h0", 10, 3*time.Second, PortSample{Name: "eth0", Late: 105, MaxLateNs: 900_000, LostNs: 57_000_000, TxFrames: 401_000}),
+		node("s0.0", 11, 2500*time.Millisecond, PortSample{Name: "p0", RingDrops: 3, TxFrames: 400_000}))
 	h := after.Since(before, 0, HealthLimits{})
 	if !h.Valid || len(h.Problems) != 0 {
 		t.Fatalf("problems: %v", h.Problems)
@@ -45,11 +45,16 @@ func TestHealthValid(t *testing.T) {
 		h.WorstPort != "h0/eth0" || h.LostShare != 0.005 {
 		t.Errorf("health %+v", h)
 	}
+	// 16 s of machine CPU (80% of 2 CPUs for 10 s) and 2.5 s of daemons'
+	// over 800,000 frames sent in the run.
+	if h.FrameHops != 800_000 || h.CPUPerHop != 20*time.Microsecond || h.DaemonPerHop != 3125*time.Nanosecond {
+		t.Errorf("frame-hops %d, machine %v and daemons %v per hop", h.FrameHops, h.CPUPerHop, h.DaemonPerHop)
+	}
 	var b strings.Builder
 	if err := h.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"emulation health: valid", "machine 80% busy", "h0 20%", "rings: 0 frames dropped",
+	for _, want := range []string{"emulation health: valid", "machine 80% busy", "800000 frame-hops, 20.00 µs of machine CPU each (3.12 µs in the lab's processes)", "h0 20%", "rings: 0 frames dropped",
 		"100 late frames (largest lateness 900µs)", "worst h0/eth0 50ms = 0.50% of the run (limit 1.00%)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
