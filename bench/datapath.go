@@ -7,8 +7,9 @@ package bench
 //  1. three namespaces: <p>-src (the blaster), <p>-dut (the device under
 //     test, ports p0 and p1) and <p>-sink (an XDP program that counts and
 //     drops), joined by src0<->p0 and p1<->sink0;
-//  2. for each device — swd (the real daemon, unshaped), the Linux bridge,
-//     and the bare xdp forwarder — and each frame size: blast for a warm-up, then measure the
+//  2. for each device — swd (the real daemon, unshaped), Open vSwitch's
+//     AF_XDP datapath (ovs.go), the Linux bridge, and the bare xdp
+//     forwarder — and each frame size: blast for a warm-up, then measure the
 //     sink's count and the device's CPU (cpu.go) over the measurement time;
 //  3. tear everything down, also on error or interrupt.
 
@@ -46,8 +47,8 @@ type Options struct {
 	Sizes   []int         // frame sizes without FCS; default 60 and 1514 (64 B and 1518 B on the wire)
 	Warmup  time.Duration // default 500ms
 	Measure time.Duration // default 3s
-	Devices []string      // default swd, bridge, bare
-	XDPMode string        // for swd and the bare forwarder; default native
+	Devices []string      // default swd, ovs, bridge, bare
+	XDPMode string        // for swd, OVS's ports and the bare forwarder; default native
 	Log     *slog.Logger
 }
 
@@ -65,7 +66,7 @@ func (o *Options) defaults() {
 		o.Measure = 3 * time.Second
 	}
 	if len(o.Devices) == 0 {
-		o.Devices = []string{"swd", "bridge", "bare"}
+		o.Devices = []string{"swd", "ovs", "bridge", "bare"}
 	}
 	if o.XDPMode == "" {
 		o.XDPMode = "native"
@@ -90,15 +91,17 @@ type device struct {
 	pids []int // its processes, for the CPU accounting
 }
 
-// Datapath runs the benchmark and returns one result per device and size.
+// Datapath runs the benchmark and returns one result per device and size,
+// and one with Skipped set for a device that cannot run here (ovs, when
+// Open vSwitch is not installed).
 func Datapath(ctx context.Context, o Options) (res []Result, err error) {
 	o.defaults()
 	if os.Geteuid() != 0 {
 		return nil, errors.New("bench: needs root (creates network namespaces and AF_XDP sockets)")
 	}
 	for _, d := range o.Devices {
-		if d != "swd" && d != "bridge" && d != "bare" {
-			return nil, fmt.Errorf("bench: unknown device %q (want swd, bridge, bare)", d)
+		if d != "swd" && d != "ovs" && d != "bridge" && d != "bare" {
+			return nil, fmt.Errorf("bench: unknown device %q (want swd, ovs, bridge, bare)", d)
 		}
 	}
 	c, err := splitCores()
@@ -111,6 +114,11 @@ func Datapath(ctx context.Context, o Options) (res []Result, err error) {
 		return nil, err
 	}
 	for _, dev := range o.Devices {
+		if why := OVSMissing(); dev == "ovs" && why != "" {
+			o.Log.Warn("skipped", "device", dev, "why", why)
+			res = append(res, Result{Device: dev, Skipped: why})
+			continue
+		}
 		d, err := e.startDevice(ctx, dev)
 		if err != nil {
 			return res, fmt.Errorf("bench: start %s: %w", dev, err)
@@ -255,6 +263,12 @@ func (e *env) close() error {
 func (e *env) startDevice(ctx context.Context, dev string) (device, error) {
 	nsName := e.o.Prefix + "-dut"
 	switch dev {
+	case "ovs":
+		o, err := startOVS(nsName, e.dut, e.o.Prefix, e.o.XDPMode, e.cores)
+		if err != nil {
+			return device{}, err
+		}
+		return device{stop: o.stop, pids: o.pids()}, nil
 	case "bridge":
 		h, err := netlink.NewHandleAt(e.dut)
 		if err != nil {

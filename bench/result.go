@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// Result is one device at one frame size.
+// Result is one device at one frame size, or a device that was skipped.
 type Result struct {
 	Device   string  `json:"device"`
-	FrameLen int     `json:"frame_len"` // on the wire, FCS included
+	Skipped  string  `json:"skipped,omitempty"` // why the device did not run; nothing else is set
+	FrameLen int     `json:"frame_len"`         // on the wire, FCS included
 	SentPps  float64 `json:"sent_pps"`
 	FwdPps   float64 `json:"fwd_pps"`
 	FwdGbps  float64 `json:"fwd_gbps"` // frame bits, FCS included
@@ -26,11 +27,14 @@ type Result struct {
 
 // Ratios compares swd with the other devices at each frame size, in
 // forwarded frames and in frames per busy core, as lines such as
-// "64 B: swd = 1.20 x bridge, 0.98 x bare; per busy core 0.60 x bridge, ...".
+// "64 B: swd = 1.34 x ovs, 1.20 x bridge, 0.98 x bare; per busy core 2.10 x ovs, ...".
 func Ratios(res []Result) []string {
 	by := map[int]map[string]Result{}
 	var sizes []int
 	for _, r := range res {
+		if r.Skipped != "" {
+			continue
+		}
 		if by[r.FrameLen] == nil {
 			by[r.FrameLen] = map[string]Result{}
 			sizes = append(sizes, r.FrameLen)
@@ -45,7 +49,7 @@ func Ratios(res []Result) []string {
 			continue
 		}
 		var rate, perCore []string
-		for _, other := range []string{"bridge", "bare"} {
+		for _, other := range []string{"ovs", "bridge", "bare"} {
 			v, ok := m[other]
 			if !ok {
 				continue
