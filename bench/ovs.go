@@ -99,7 +99,8 @@ func (d *ovsDaemon) running() bool {
 }
 
 // stop ends the daemon by its pid: SIGTERM, SIGKILL after 5 s. Ending by
-// our SIGTERM is a clean exit.
+// our SIGTERM is a clean exit. Errors carry an exit status as text, not as
+// an *exec.ExitError, which lab would take for its own command's status.
 func (d *ovsDaemon) stop() error {
 	if d == nil {
 		return nil
@@ -120,7 +121,10 @@ func (d *ovsDaemon) stop() error {
 			return nil
 		}
 	}
-	return d.err
+	if d.err != nil {
+		return fmt.Errorf("bench: %s (pid %d): %v", d.name, d.cmd.Process.Pid, d.err)
+	}
+	return nil
 }
 
 // ovsSwitch is a running private Open vSwitch.
@@ -143,7 +147,7 @@ func startOVS(nsName string, ns netns.NsHandle, prefix, xdpMode string, c cores)
 	tools := map[string]string{}
 	for _, t := range ovsTools {
 		if tools[t], err = ovsLookPath(t); err != nil {
-			return nil, fmt.Errorf("bench: ovs: %w", err)
+			return nil, err
 		}
 	}
 	dir, err := os.MkdirTemp("", prefix+"-ovs-")
@@ -153,7 +157,7 @@ func startOVS(nsName string, ns netns.NsHandle, prefix, xdpMode string, c cores)
 	o = &ovsSwitch{dir: dir, nsName: nsName, ns: ns, vsctlP: tools["ovs-vsctl"], ofctlP: tools["ovs-ofctl"]}
 	defer func() {
 		if err != nil {
-			err = errors.Join(fmt.Errorf("bench: ovs: %w", err), o.stop())
+			err = errors.Join(err, o.stop())
 			o = nil
 		}
 	}()
@@ -162,7 +166,7 @@ func startOVS(nsName string, ns netns.NsHandle, prefix, xdpMode string, c cores)
 	// 1. The database.
 	db := filepath.Join(dir, "conf.db")
 	if out, err := o.command(tools["ovsdb-tool"], "create", db, ovsSchema()).CombinedOutput(); err != nil {
-		return o, fmt.Errorf("ovsdb-tool create: %w: %s", err, bytes.TrimSpace(out))
+		return o, fmt.Errorf("ovsdb-tool create: %v: %s", err, bytes.TrimSpace(out))
 	}
 	// 2. The daemons.
 	sock := filepath.Join(dir, "db.sock")
@@ -202,7 +206,7 @@ func startOVS(nsName string, ns netns.NsHandle, prefix, xdpMode string, c cores)
 	// 4. One rule instead of the default table.
 	for _, a := range [][]string{{"del-flows", ovsBridge}, {"add-flow", ovsBridge, "in_port=p0,actions=output:p1"}} {
 		if out, err := o.command(o.ofctlP, a...).CombinedOutput(); err != nil {
-			return o, fmt.Errorf("ovs-ofctl %s: %w: %s", a[0], err, bytes.TrimSpace(out))
+			return o, fmt.Errorf("ovs-ofctl %s: %v: %s", a[0], err, bytes.TrimSpace(out))
 		}
 	}
 	return o, nil
@@ -264,7 +268,7 @@ func (o *ovsSwitch) vsctlTimeout(secs int, args ...string) (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("ovs-vsctl %s: %w: %s%s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()), o.logTail())
+		return "", fmt.Errorf("ovs-vsctl %s: %v: %s%s", strings.Join(args, " "), err, bytes.TrimSpace(stderr.Bytes()), o.logTail())
 	}
 	return strings.TrimSpace(string(out)), nil
 }
