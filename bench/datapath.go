@@ -7,9 +7,10 @@ package bench
 //  1. three namespaces: <p>-src (the blaster), <p>-dut (the device under
 //     test, ports p0 and p1) and <p>-sink (an XDP program that counts and
 //     drops), joined by src0<->p0 and p1<->sink0;
-//  2. for each device — swd (the real daemon, unshaped), the Linux bridge,
-//     and the bare xdp forwarder — and each frame size: blast for a warm-up,
-//     then measure the sink's count over the measurement time;
+//  2. for each device — swd (the real daemon, unshaped), Open vSwitch's
+//     AF_XDP datapath (ovs.go), the Linux bridge, and the bare xdp
+//     forwarder — and each frame size: blast for a warm-up, then measure the
+//     sink's count and the device's CPU (cpu.go) over the measurement time;
 //  3. tear everything down, also on error or interrupt.
 
 import (
@@ -46,8 +47,8 @@ type Options struct {
 	Sizes   []int         // frame sizes without FCS; default 60 and 1514 (64 B and 1518 B on the wire)
 	Warmup  time.Duration // default 500ms
 	Measure time.Duration // default 3s
-	Devices []string      // default swd, bridge, bare
-	XDPMode string        // for swd and the bare forwarder; default native
+	Devices []string      // default swd, ovs, bridge, bare
+	XDPMode string        // for swd, OVS's ports and the bare forwarder; default native
 	Log     *slog.Logger
 }
 
@@ -65,7 +66,7 @@ func (o *Options) defaults() {
 		o.Measure = 3 * time.Second
 	}
 	if len(o.Devices) == 0 {
-		o.Devices = []string{"swd", "bridge", "bare"}
+		o.Devices = []string{"swd", "ovs", "bridge", "bare"}
 	}
 	if o.XDPMode == "" {
 		o.XDPMode = "native"
@@ -81,39 +82,57 @@ type env struct {
 	names          []string
 	sinkProg       *bpf.Program
 	tmp            string
+	cores          cores
 }
 
-// Datapath runs the benchmark and returns one result per device and size.
+// device is a running device under test.
+type device struct {
+	stop func() error
+	pids []int // its processes, for the CPU accounting
+}
+
+// Datapath runs the benchmark and returns one result per device and size,
+// and one with Skipped set for a device that cannot run here (ovs, when
+// Open vSwitch is not installed).
 func Datapath(ctx context.Context, o Options) (res []Result, err error) {
 	o.defaults()
 	if os.Geteuid() != 0 {
 		return nil, errors.New("bench: needs root (creates network namespaces and AF_XDP sockets)")
 	}
 	for _, d := range o.Devices {
-		if d != "swd" && d != "bridge" && d != "bare" {
-			return nil, fmt.Errorf("bench: unknown device %q (want swd, bridge, bare)", d)
+		if d != "swd" && d != "ovs" && d != "bridge" && d != "bare" {
+			return nil, fmt.Errorf("bench: unknown device %q (want swd, ovs, bridge, bare)", d)
 		}
 	}
-	e := &env{o: o}
+	c, err := splitCores()
+	if err != nil {
+		return nil, err
+	}
+	e := &env{o: o, cores: c}
 	defer func() { err = errors.Join(err, e.close()) }()
 	if err := e.build(); err != nil {
 		return nil, err
 	}
 	for _, dev := range o.Devices {
-		stop, err := e.startDevice(ctx, dev)
+		if why := OVSMissing(); dev == "ovs" && why != "" {
+			o.Log.Warn("skipped", "device", dev, "why", why)
+			res = append(res, Result{Device: dev, Skipped: why})
+			continue
+		}
+		d, err := e.startDevice(ctx, dev)
 		if err != nil {
 			return res, fmt.Errorf("bench: start %s: %w", dev, err)
 		}
 		for _, size := range o.Sizes {
-			r, err := e.measure(ctx, dev, size)
+			r, err := e.measure(ctx, dev, size, d.pids)
 			if err != nil {
-				stop()
-				return res, err
+				return res, errors.Join(err, d.stop())
 			}
-			o.Log.Info("measured", "device", dev, "frame", r.FrameLen, "mpps", fmt.Sprintf("%.3f", r.FwdPps/1e6), "gbps", fmt.Sprintf("%.2f", r.FwdGbps))
+			o.Log.Info("measured", "device", dev, "frame", r.FrameLen, "mpps", fmt.Sprintf("%.3f", r.FwdPps/1e6),
+				"gbps", fmt.Sprintf("%.2f", r.FwdGbps), "busy_cores", fmt.Sprintf("%.2f", r.BusyCores))
 			res = append(res, r)
 		}
-		if err := stop(); err != nil {
+		if err := d.stop(); err != nil {
 			return res, fmt.Errorf("bench: stop %s: %w", dev, err)
 		}
 	}
@@ -239,20 +258,26 @@ func (e *env) close() error {
 	return errors.Join(errs...)
 }
 
-// startDevice brings up the device under test between p0 and p1 and
-// returns its stop function.
-func (e *env) startDevice(ctx context.Context, dev string) (func() error, error) {
+// startDevice brings up the device under test between p0 and p1, its
+// processes on the device's cores.
+func (e *env) startDevice(ctx context.Context, dev string) (device, error) {
 	nsName := e.o.Prefix + "-dut"
 	switch dev {
+	case "ovs":
+		o, err := startOVS(nsName, e.dut, e.o.Prefix, e.o.XDPMode, e.cores)
+		if err != nil {
+			return device{}, err
+		}
+		return device{stop: o.stop, pids: o.pids()}, nil
 	case "bridge":
 		h, err := netlink.NewHandleAt(e.dut)
 		if err != nil {
-			return nil, err
+			return device{}, err
 		}
 		br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
 		if err := h.LinkAdd(br); err != nil {
 			h.Close()
-			return nil, err
+			return device{}, err
 		}
 		for _, p := range []string{"p0", "p1"} {
 			l, err := h.LinkByName(p)
@@ -261,7 +286,7 @@ func (e *env) startDevice(ctx context.Context, dev string) (func() error, error)
 			}
 			if err != nil {
 				h.Close()
-				return nil, err
+				return device{}, err
 			}
 		}
 		p1, _ := h.LinkByName("p1")
@@ -270,26 +295,26 @@ func (e *env) startDevice(ctx context.Context, dev string) (func() error, error)
 			Flags: netlink.NTF_MASTER, HardwareAddr: bcube.HostPortMAC(1, 0)})
 		if err := h.LinkSetUp(br); err != nil {
 			h.Close()
-			return nil, err
+			return device{}, err
 		}
-		return func() error { defer h.Close(); return h.LinkDel(br) }, nil
+		return device{stop: func() error { defer h.Close(); return h.LinkDel(br) }}, nil
 	case "bare":
 		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsName, filepath.Join(e.o.BinDir, "xdpfwd"), "-a", "p0", "-b", "p1", "-xdp-mode", e.o.XDPMode)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return nil, err
+			return device{}, err
 		}
 		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			return nil, err
+		if err := startOn(cmd.Start, e.cores.device); err != nil {
+			return device{}, err
 		}
 		line, err := bufio.NewReader(out).ReadString('\n')
 		if strings.TrimSpace(line) != "ready" {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			return nil, fmt.Errorf("xdpfwd did not start: %q %v", line, err)
+			return device{}, fmt.Errorf("xdpfwd did not start: %q %v", line, err)
 		}
-		return stopper(cmd), nil
+		return device{stop: stopper(cmd), pids: []int{cmd.Process.Pid}}, nil
 	default: // swd
 		t := bcube.MustNew(2, 1)
 		cfg := config.Node{Lab: e.o.Prefix, Node: bcube.SwitchName(0, 0), N: t.N(), K: t.K(), XDPMode: e.o.XDPMode,
@@ -298,19 +323,19 @@ func (e *env) startDevice(ctx context.Context, dev string) (func() error, error)
 		b, _ := json.Marshal(cfg)
 		path := filepath.Join(e.tmp, "swd.json")
 		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return nil, err
+			return device{}, err
 		}
 		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsName, filepath.Join(e.o.BinDir, "swd"), "--config", path, "--log-level", "warn")
 		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			return nil, err
+		if err := startOn(cmd.Start, e.cores.device); err != nil {
+			return device{}, err
 		}
 		if err := waitHealthy(ctx, cfg.Control, 10*time.Second); err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-			return nil, err
+			return device{}, err
 		}
-		return stopper(cmd), nil
+		return device{stop: stopper(cmd), pids: []int{cmd.Process.Pid}}, nil
 	}
 }
 
@@ -365,12 +390,22 @@ func testFrame(size int) []byte {
 	return buf.Bytes()
 }
 
-func (e *env) measure(ctx context.Context, dev string, size int) (Result, error) {
+// measure blasts frames of size bytes through the running device and
+// returns what the sink counted and the CPU it took (cpu.go) over the
+// measurement time. pids are the device's processes.
+func (e *env) measure(ctx context.Context, dev string, size int, pids []int) (Result, error) {
 	frame := testFrame(size)
 	bctx, cancel := context.WithCancel(ctx)
 	var sent counter
 	errc := make(chan error, 1)
-	go func() { errc <- inNS(e.src, func() error { return Blast(bctx, "src0", frame, &sent) }) }()
+	go func() {
+		errc <- inNS(e.src, func() error {
+			if err := pinThread(e.cores.blaster); err != nil {
+				return err
+			}
+			return Blast(bctx, "src0", frame, &sent)
+		})
+	}()
 	fail := func(err error) (Result, error) {
 		cancel()
 		<-errc
@@ -386,6 +421,10 @@ func (e *env) measure(ctx context.Context, dev string, size int) (Result, error)
 	if err != nil {
 		return fail(err)
 	}
+	cpu0, err := sampleCPU(pids)
+	if err != nil {
+		return fail(err)
+	}
 	s0, t0 := sent.Load(), time.Now()
 	select {
 	case <-time.After(e.o.Measure):
@@ -394,6 +433,8 @@ func (e *env) measure(ctx context.Context, dev string, size int) (Result, error)
 	}
 	c1, err := e.sinkProg.Counters()
 	s1, t1 := sent.Load(), time.Now()
+	cpu1, cerr := sampleCPU(pids)
+	err = errors.Join(err, cerr)
 	cancel()
 	if berr := <-errc; berr != nil {
 		return Result{}, fmt.Errorf("bench: blaster: %w", berr)
@@ -403,6 +444,14 @@ func (e *env) measure(ctx context.Context, dev string, size int) (Result, error)
 	}
 	secs := t1.Sub(t0).Seconds()
 	fwd := float64(c1.RX-c0.RX) / secs
-	return Result{Device: dev, FrameLen: size + 4, SentPps: float64(s1-s0) / secs, FwdPps: fwd,
-		FwdGbps: fwd * float64(size+4) * 8 / 1e9}, nil
+	use := account(cpu0, cpu1, e.cores, secs)
+	r := Result{Device: dev, FrameLen: size + 4, SentPps: float64(s1-s0) / secs, FwdPps: fwd,
+		FwdGbps: fwd * float64(size+4) * 8 / 1e9, BusyCores: use.device, BlasterCores: use.blaster}
+	if len(pids) > 0 {
+		r.ProcCores = &use.procs
+	}
+	if use.device > 0 {
+		r.MppsPerCore = fwd / 1e6 / use.device
+	}
+	return r, nil
 }

@@ -40,8 +40,8 @@ scenario per scheme).`,
 	return cmd
 }
 
-// benchDatapathCmd runs bench.Datapath: swd against the Linux bridge and
-// the bare AF_XDP forwarder.
+// benchDatapathCmd runs bench.Datapath: swd against Open vSwitch's AF_XDP
+// datapath, the Linux bridge and the bare AF_XDP forwarder.
 func benchDatapathCmd() *cobra.Command {
 	var (
 		binDir, xdpMode, prefix string
@@ -50,16 +50,33 @@ func benchDatapathCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "datapath",
-		Short: "forwarding rate of swd vs the Linux bridge and a bare AF_XDP forwarder",
-		Args:  noArgs,
+		Short: "forwarding rate and CPU of swd vs Open vSwitch (AF_XDP), the Linux bridge and a bare AF_XDP forwarder",
+		Long: `One run, the same namespaces for every device: a blaster (AF_XDP) sends one
+UDP flow into p0 of the device's namespace, an XDP program behind p1 counts
+what the device forwards. Devices: swd (the real daemon, unshaped), ovs
+(Open vSwitch's userspace datapath with afxdp ports and one port-to-port
+flow, a private ovsdb-server and ovs-vswitchd per run; skipped when Open
+vSwitch is not installed), bridge (the Linux bridge), bare (xdpfwd).
+
+CPU, one method for every device: the blaster's thread is pinned to one
+core and the device's processes (and OVS's PMD) to the others. BUSY CORES
+is, over the measurement window, the busy time (user, nice, system, irq,
+softirq) from /proc/stat of every core but the blaster's, plus the irq and
+softirq time of the blaster's core: on veth the receive side of p0 (the
+whole bridge; XDP and the copy into the socket for the others) runs in
+softirq inside the blaster's send. Mpps/CORE is forwarded Mpps per busy
+core. PROC CORES is the utime+stime of the device's own processes
+(/proc/<pid>/stat), where it has any.`,
+		Example: "  lab bench datapath --devices swd,ovs,bridge,bare\n  lab bench datapath --sizes 60 --measure 5s",
+		Args:    noArgs,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with swd and xdpfwd (default: the directory of lab)")
 	fs.StringSliceVar(&sizes, "sizes", []string{"60", "1514"}, "frame `sizes` in bytes without FCS, comma separated")
-	fs.StringSliceVar(&devices, "devices", []string{"swd", "bridge", "bare"}, "`devices` to measure: swd, bridge, bare")
+	fs.StringSliceVar(&devices, "devices", []string{"swd", "ovs", "bridge", "bare"}, "`devices` to measure: swd, ovs, bridge, bare")
 	warmup := durationFlag(fs, "warmup", "", "500ms", "blast this long before measuring")
 	measure := durationFlag(fs, "measure", "", "3s", "measurement time per device and size")
-	fs.StringVar(&xdpMode, "xdp-mode", "native", "XDP `mode` of swd and the bare forwarder")
+	fs.StringVar(&xdpMode, "xdp-mode", "native", "XDP `mode` of swd, OVS's ports and the bare forwarder")
 	fs.StringVar(&prefix, "prefix", "bcbench", "namespace `prefix` of the benchmark's namespaces")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVarP(&verbose, "verbose", "v", false, "debug logs")
@@ -91,12 +108,25 @@ func benchDatapathCmd() *cobra.Command {
 			return writeJSON(stdout, res)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "DEVICE\tFRAME B\tSENT Mpps\tFWD Mpps\tFWD Gbit/s\t")
+		fmt.Fprintln(tw, "DEVICE\tFRAME B\tSENT Mpps\tFWD Mpps\tFWD Gbit/s\tBUSY CORES\tMpps/CORE\tPROC CORES\t")
+		var skipped []string
 		for _, r := range res {
-			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.2f\t\n", r.Device, r.FrameLen, r.SentPps/1e6, r.FwdPps/1e6, r.FwdGbps)
+			if r.Skipped != "" {
+				skipped = append(skipped, r.Device+": skipped: "+r.Skipped)
+				continue
+			}
+			proc := "-"
+			if r.ProcCores != nil {
+				proc = fmt.Sprintf("%.2f", *r.ProcCores)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.2f\t%.2f\t%.3f\t%s\t\n", r.Device, r.FrameLen, r.SentPps/1e6, r.FwdPps/1e6, r.FwdGbps,
+				r.BusyCores, r.MppsPerCore, proc)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		for _, line := range skipped {
+			fmt.Fprintln(stdout, line)
 		}
 		for _, line := range bench.Ratios(res) {
 			fmt.Fprintln(stdout, line)
