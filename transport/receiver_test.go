@@ -1,6 +1,9 @@
 package transport
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func newRx(t *testing.T, mode Mode, p Params, start uint32) *Receiver {
 	t.Helper()
@@ -31,9 +34,12 @@ func TestAckCoalescing(t *testing.T) {
 	if len(acks) != 2 || acks[0] != PSNAdd(start, 3) || acks[1] != PSNAdd(start, 7) {
 		t.Fatalf("ACKs %v", acks)
 	}
+	// The timer waits AckDelay, or AckEvery packet times at the line
+	// rate if that is longer.
+	delay := max(p.AckDelay, time.Duration(p.AckEvery)*time.Duration(int64(simMTU+p.WireOverhead)*8e9/p.LineRateBps))
 	due := r.NextTimer()
-	if due != 90+int64(p.AckDelay) {
-		t.Fatalf("timer at %d, want %d", due, 90+int64(p.AckDelay))
+	if due != 90+int64(delay) {
+		t.Fatalf("timer at %d, want %d", due, 90+int64(delay))
 	}
 	if a := r.OnTimer(due - 1); a.Reply != ReplyNone {
 		t.Fatal("ACK before the timer")
@@ -158,5 +164,43 @@ func TestLosslessReceiverGap(t *testing.T) {
 	}
 	if a := r.OnData(4, simMTU, true, false, false, 3); a.Reply != ReplyAck || !r.Done() {
 		t.Fatalf("after the gap: %+v", a)
+	}
+}
+
+// The coalescing timer is never shorter than AckEvery packets at the line
+// rate: a lab scales the papers' half-RTT timer but not the MTU, and a
+// flow at line rate must still be acknowledged every AckEvery packets,
+// not by the timer after each packet.
+func TestAckDelayFloor(t *testing.T) {
+	p := DefaultParams(100e6, 250*time.Microsecond)
+	if p.AckDelay != 125*time.Microsecond {
+		t.Fatalf("scaled ACK delay %v, want 125µs", p.AckDelay)
+	}
+	const mtu = 1024
+	pkt := time.Duration((mtu + p.WireOverhead) * 8 * 10) // ns at 100 Mb/s
+	r, err := NewReceiver(Lossless, p, 0, mtu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acks := 0
+	now := int64(0)
+	for i := range int64(400) {
+		now += int64(pkt) // line rate
+		if a := r.OnData(uint32(i), mtu, false, false, false, now); a.Reply == ReplyAck {
+			acks++
+		}
+		if due := r.NextTimer(); due >= 0 && due <= now+int64(pkt) {
+			if a := r.OnTimer(now + int64(pkt)); a.Reply == ReplyAck {
+				acks++
+			}
+		}
+	}
+	if acks != 400/p.AckEvery {
+		t.Errorf("%d ACKs for 400 packets at line rate, want %d", acks, 400/p.AckEvery)
+	}
+	// At the papers' rate the floor is below the timer: nothing changes.
+	q := DefaultParams(100e9, 0)
+	if got := q.ackDelay(mtu); got != q.AckDelay {
+		t.Errorf("100 Gb/s: timer %v, want the papers' %v", got, q.AckDelay)
 	}
 }
