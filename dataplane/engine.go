@@ -233,6 +233,9 @@ type Engine struct {
 	poked   atomic.Bool // a control request waits
 	busyNs  int64       // worker time spent in this engine's steps
 	rxStart int         // the port receiveAll starts at
+	// clock, when set, replaces the time since epoch: tests drive the
+	// engine on a fake clock with it.
+	clock func() int64
 
 	timers   []Timer
 	source   Source
@@ -335,7 +338,12 @@ func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
 func (e *Engine) PortRate(i int) uint64 { return e.ports[i].spec.RateBps }
 
 // Now is the engine's clock in ns: its worker's.
-func (e *Engine) Now() int64 { return int64(time.Since(e.epoch)) }
+func (e *Engine) Now() int64 {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return int64(time.Since(e.epoch))
+}
 
 // SetTapped switches port i's transmissions to its Tap (when it has one)
 // so packet captures see them, or back to its TX ring. Safe from any
