@@ -175,8 +175,9 @@ type port struct {
 	stalled bool              // the kernel did not take every TX descriptor
 	tapped  atomic.Bool
 	// idle: the last dequeue found nothing eligible (empty, or every
-	// queue with frames paused), so the link has been idle since; the
-	// next frame that becomes eligible restarts the shaper.
+	// queue with frames paused), so the link has been idle since (or
+	// since its last frame ended); the lag accounting does not count the
+	// time until a frame becomes eligible again.
 	idle bool
 
 	wd     []wdQueue // per queue, with the watchdog on
@@ -816,6 +817,14 @@ func (e *Engine) transmitTapped(p *port, now int64) int {
 // dequeue takes the next frame from p's egress if the shaper lets it go.
 func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	if !p.shaper.Ready(now) {
+		if !p.idle && !p.egress.Eligible(now) {
+			// The link is still busy with its last frame, but nothing
+			// may follow it (the frames left are paused): it goes idle
+			// when that frame ends. The worker may not look at the port
+			// again until a pause is lifted, so say so now, or the whole
+			// pause would count as link time lost to lateness.
+			p.idle = true
+		}
 		return queues.Packet{}, false
 	}
 	pk, _, ok := p.egress.Dequeue(now)
