@@ -24,7 +24,9 @@ const (
 	lagFrame = 1000
 )
 
-func newLagRig(t *testing.T) *lagRig {
+func newLagRig(t *testing.T) *lagRig { return newLagRigBuffer(t, 1<<20) }
+
+func newLagRigBuffer(t *testing.T, buffer int) *lagRig {
 	r := &rig{}
 	mem := make([]byte, (4*tRing+256)*tFrame)
 	var specs []PortSpec
@@ -41,7 +43,7 @@ func newLagRig(t *testing.T) *lagRig {
 	}
 	r.far[1].Fill(fill[:])
 	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing},
-		specs, forward{}, Options{BufferBytes: 1 << 20})
+		specs, forward{}, Options{BufferBytes: buffer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +161,60 @@ func TestLagPausedIsNotLost(t *testing.T) {
 			}
 			if tc.wantLost[1] == 0 && lag.LateFrames != 0 {
 				t.Errorf("%d frames late (max %v) on a punctual worker", lag.LateFrames, time.Duration(lag.MaxNs))
+			}
+		})
+	}
+}
+
+// Control frames have a reserve data cannot take: with the shared buffer
+// full of data (data refused as buffer_full), or the frame pool down to
+// its reserve (Alloc refuses data frames), a node still queues its
+// flow-control signals and ACKs in the HQ.
+func TestControlReserve(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		buffer int // 1/16 of it reserved
+		pairs  int // signals and ACKs that must fit then
+		full   string
+	}{
+		{"buffer", 64 * lagFrame, 20, "buffer_full"},
+		{"frames", 1 << 20, 8, "frames"}, // 256 frames queue, 16 reserved
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLagRigBuffer(t, tc.buffer)
+			e := r.e
+			full := ""
+			for range 2000 {
+				a, ok := e.Alloc()
+				if !ok {
+					full = "frames"
+					break
+				}
+				if !e.Send(1, 3, &xdp.Desc{Addr: a, Len: lagFrame}, 0, 0) {
+					full = "buffer_full"
+					break
+				}
+			}
+			ps, _ := e.Snapshot()
+			if full != tc.full {
+				t.Fatalf("data stopped by %q, want %q (queued %d bytes, drops %v)", full, tc.full, ps[1].QueueBytes, ps[1].Drops)
+			}
+			sig := make([]byte, signaling.PFCLen)
+			for i := range tc.pairs {
+				if !e.Emit(1, sig) {
+					t.Fatalf("signal %d refused with the buffer full of data", i)
+				}
+				a, ok := e.AllocControl()
+				if !ok || !e.Send(1, 7, &xdp.Desc{Addr: a, Len: 64}, 0, 0) {
+					t.Fatalf("ACK %d refused with the buffer full of data", i)
+				}
+			}
+			if a, ok := e.Alloc(); ok && e.Send(1, 3, &xdp.Desc{Addr: a, Len: 100}, 0, 0) {
+				t.Fatal("data admitted into the control reserve")
+			}
+			ps, _ = e.Snapshot()
+			if d := ps[1].Queues[7].Drops; d["buffer_full"] != 0 || d["no_frames"] != 0 {
+				t.Fatalf("control drops %v", d)
 			}
 		})
 	}

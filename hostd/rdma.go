@@ -900,7 +900,7 @@ func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
 }
 
 func (r *rdma) ctlFrame(n int) ([]byte, xdp.Desc, bool) {
-	addr, ok := r.alloc()
+	addr, ok := r.h.e.AllocControl()
 	if !ok {
 		r.c.NoFrame++
 		return nil, xdp.Desc{}, false
