@@ -23,6 +23,15 @@ type WorkerReport struct {
 	MaxRoundNs   int64 `json:"max_round_ns"`
 	ControlNs    int64 `json:"control_ns"`
 	MaxControlNs int64 `json:"max_control_ns"`
+	// The process's memory as its Go runtime sees it (the UMEM of its
+	// nodes is mapped outside it, populated at start): live heap
+	// objects, all memory the runtime holds, goroutines and OS threads.
+	// A process whose RSS grows while these stay flat grows outside the
+	// Go heap.
+	HeapBytes  uint64 `json:"heap_bytes"`
+	GoMemBytes uint64 `json:"go_mem_bytes"`
+	Goroutines int    `json:"goroutines"`
+	Threads    int    `json:"threads"`
 }
 
 // Node states in a WorkerReport.

@@ -81,10 +81,15 @@ type Node struct {
 	// one-hop BDPs).
 	PFCXoff int `json:"pfc_xoff,omitempty"`
 	PFCXon  int `json:"pfc_xon,omitempty"`
-	// FCRefresh is how often a signalled flow-control state is repeated;
-	// a receiver holds a pause for three refreshes unless it hears it
-	// again, so a lost Resume lapses within 3 x FCRefresh.
+	// FCRefresh is how often a signalled flow-control state is repeated,
+	// and how far apart a resume is repeated (three times) after it was
+	// sent, so a lost Resume is repaired within FCRefresh.
 	FCRefresh Duration `json:"fc_refresh"`
+	// FCHold is how long a receiver keeps a pause it does not hear again
+	// (PFC: at least this, or the frame's quanta if longer). It must
+	// outlast any stall of the pausing daemon, so a pause holds while
+	// its sender is late (0: 1s; at least 3 x FCRefresh).
+	FCHold Duration `json:"fc_hold,omitempty"`
 
 	// The watchdog (every scheme): a queue paused, not empty and sending
 	// nothing for WatchdogDetect is reported stalled (0: 200ms; negative:
@@ -151,6 +156,7 @@ const (
 	// reference machine (half the idle 2-hop ping RTT, docs/BENCHMARKS.md).
 	DefaultOneHopRTT = Duration(250 * time.Microsecond)
 	DefaultFCRefresh = Duration(time.Millisecond)
+	DefaultFCHold    = Duration(signaling.DefaultHold)
 )
 
 // Flow-control schemes.
@@ -217,6 +223,9 @@ func (c *Node) SetDefaults() {
 	}
 	if c.FCRefresh == 0 {
 		c.FCRefresh = DefaultFCRefresh
+	}
+	if c.FCHold == 0 {
+		c.FCHold = DefaultFCHold
 	}
 	bdp := c.BDP()
 	for _, f := range []struct {
@@ -318,6 +327,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	default:
 		errs = append(errs, fmt.Errorf("fc %q: want %s, %s, %s, %s or %s", c.FC, FCNone, FCPortFC, FCPFC, FCPFCStar, FCBFC))
 	}
+	if c.FC != FCNone && c.FCHold < 3*c.FCRefresh {
+		errs = append(errs, fmt.Errorf("fc_hold %v: want at least three refreshes (%v)", c.FCHold.D(), 3*c.FCRefresh.D()))
+	}
 	if err := c.Watchdog().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -377,7 +389,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Thresholds returns cfg's PortFC thresholds.
 func (c *Node) Thresholds() signaling.Thresholds {
-	return signaling.Thresholds{XoffA: c.XoffA, XonA: c.XonA, XoffB: c.XoffB, XonB: c.XonB, Refresh: int64(c.FCRefresh)}
+	return signaling.Thresholds{XoffA: c.XoffA, XonA: c.XonA, XoffB: c.XoffB, XonB: c.XonB, Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold)}
 }
 
 // PFCThresholds returns cfg's PFC thresholds and lossless priorities:
@@ -392,7 +404,7 @@ func (c *Node) PFCThresholds() signaling.PFCThresholds {
 	for i := range n {
 		mask |= 1 << (signaling.PCPData + i)
 	}
-	return signaling.PFCThresholds{Xoff: c.PFCXoff, Xon: c.PFCXon, Lossless: mask}
+	return signaling.PFCThresholds{Xoff: c.PFCXoff, Xon: c.PFCXon, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh)}
 }
 
 // BFC returns cfg's BFC configuration. The sticky time is two one-hop
@@ -403,7 +415,7 @@ func (c *Node) BFC() signaling.BFCConfig {
 	h := fnv.New64a()
 	h.Write([]byte(c.Node))
 	return signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
-		Refresh: int64(c.FCRefresh), BDP: c.BDP(), Seed: h.Sum64()}
+		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64()}
 }
 
 // Watchdog returns cfg's watchdog configuration (Detect 0: off).

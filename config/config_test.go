@@ -61,3 +61,24 @@ func TestConfigLoss(t *testing.T) {
 		}
 	}
 }
+
+// Every scheme's receivers hold a pause fc_hold (1 s by default), and a
+// hold shorter than three refreshes is refused.
+func TestConfigHold(t *testing.T) {
+	for _, fc := range []string{FCPortFC, FCPFC, FCPFCStar, FCBFC} {
+		cfg := Node{Node: "h0", N: 2, K: 1, Control: "/x.sock", FC: fc, RateBps: 100_000_000}
+		cfg.SetDefaults()
+		if _, _, err := cfg.Validate(); err != nil {
+			t.Fatalf("%s: %v", fc, err)
+		}
+		hold := int64(time.Second)
+		if cfg.Thresholds().HoldNs() != hold || cfg.PFCThresholds().Hold != hold || cfg.BFC().Hold != hold ||
+			cfg.PFCThresholds().Repeat != int64(time.Millisecond) {
+			t.Errorf("%s: hold %v", fc, cfg.FCHold.D())
+		}
+		cfg.FCHold = Duration(2 * time.Millisecond)
+		if _, _, err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "fc_hold") {
+			t.Errorf("%s: a hold of two refreshes: %v", fc, err)
+		}
+	}
+}

@@ -222,6 +222,7 @@ func (p *workerProc) report() api.WorkerReport {
 		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs,
 		MaxStepNs: st.MaxStepNs, MaxRoundNs: st.MaxRoundNs, ControlNs: st.ControlNs, MaxControlNs: st.MaxControlNs,
 		Nodes: []api.WorkerNode{}}
+	fillRuntime(&r)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, h := range p.nodes {

@@ -8,7 +8,8 @@ package dataplane
 //     which rewrites it in place and names its egress port and queue (or a
 //     drop reason);
 //  3. admit it to that queue (the node's shared buffer, the port's cap and
-//     the frame pool) or drop it, marking ECN on the way in;
+//     the frame pool, less a reserve only control frames may use) or drop
+//     it, marking ECN on the way in;
 //  4. reclaim transmitted frames and top up every fill ring;
 //  5. let the node's source (hostd's flows) queue its frames;
 //  6. move frames from each egress — strict HQ, then DRR over the queues
@@ -164,6 +165,14 @@ const (
 	retryWait = 20 * time.Microsecond
 	// maxQueueCapacity bounds the frames a port's delay line holds.
 	maxQueueCapacity = 4096
+	// The reserve for control frames: a share of the frame pool and of
+	// the shared buffer (1/16), at most ctlReserveFrames frames and
+	// ctlReserveBytes bytes. Control frames are small and leave first
+	// (strict HQ), so a little suffices: 256 of them are 1.7 ms of a
+	// 100 Mb/s link.
+	ctlReserveShare  = 16
+	ctlReserveFrames = 256
+	ctlReserveBytes  = 64 << 10
 )
 
 type port struct {
@@ -175,8 +184,9 @@ type port struct {
 	stalled bool              // the kernel did not take every TX descriptor
 	tapped  atomic.Bool
 	// idle: the last dequeue found nothing eligible (empty, or every
-	// queue with frames paused), so the link has been idle since; the
-	// next frame that becomes eligible restarts the shaper.
+	// queue with frames paused), so the link has been idle since (or
+	// since its last frame ended); the lag accounting does not count the
+	// time until a frame becomes eligible again.
 	idle bool
 
 	wd     []wdQueue // per queue, with the watchdog on
@@ -214,6 +224,9 @@ type Engine struct {
 	queued    int      // frames held in egress queues and delay lines
 	maxQueued int
 	buffered  int // bytes in all egress queues (the shared buffer)
+	// Data may fill the frame pool and the shared buffer only up to
+	// these; the rest is reserved for control frames (see Send).
+	dataFrames, dataBytes int
 
 	rx    [batch]xdp.Desc
 	tx    [batch]xdp.Desc
@@ -233,6 +246,9 @@ type Engine struct {
 	poked   atomic.Bool // a control request waits
 	busyNs  int64       // worker time spent in this engine's steps
 	rxStart int         // the port receiveAll starts at
+	// clock, when set, replaces the time since epoch: tests drive the
+	// engine on a fake clock with it.
+	clock func() int64
 
 	timers   []Timer
 	source   Source
@@ -277,6 +293,8 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 	if e.maxQueued < 64 {
 		return nil, fmt.Errorf("dataplane: %d frames leave %d for queues after %d ports' rings of %d", mem.NumFrames, e.maxQueued, len(ports), mem.RingSize)
 	}
+	e.dataFrames = e.maxQueued - min(e.maxQueued/ctlReserveShare, ctlReserveFrames)
+	e.dataBytes = opts.BufferBytes - min(opts.BufferBytes/ctlReserveShare, ctlReserveBytes)
 	// Every queue of the node takes its packets' slots from one pool, as
 	// many as frames may be queued.
 	pool, err := queues.NewPool(e.maxQueued)
@@ -335,7 +353,12 @@ func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
 func (e *Engine) PortRate(i int) uint64 { return e.ports[i].spec.RateBps }
 
 // Now is the engine's clock in ns: its worker's.
-func (e *Engine) Now() int64 { return int64(time.Since(e.epoch)) }
+func (e *Engine) Now() int64 {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return int64(time.Since(e.epoch))
+}
 
 // SetTapped switches port i's transmissions to its Tap (when it has one)
 // so packet captures see them, or back to its TX ring. Safe from any
@@ -478,7 +501,7 @@ func (e *Engine) SetPortCounters(c PortCounters) { e.counters = c }
 // (its only queue if it has none); it reports false when no frame could be
 // spared. For flow-control signals built on the engine goroutine.
 func (e *Engine) Emit(port int, b []byte) bool {
-	addr, ok := e.Alloc()
+	addr, ok := e.AllocControl()
 	if !ok || len(b) > e.mem.FrameSize {
 		if ok {
 			e.release(addr)
@@ -492,7 +515,7 @@ func (e *Engine) Emit(port int, b []byte) bool {
 		q = 0
 	}
 	d := xdp.Desc{Addr: addr, Len: uint32(len(b))}
-	if !e.Send(port, q, &d, 0, 0) {
+	if !e.admit(port, q, &d, 0, 0, true) {
 		e.lost++ // refused by the buffer: counted there too, by reason
 		return false
 	}
@@ -662,16 +685,31 @@ func (e *Engine) receive(in int, p *port, max int) int {
 // which; l3 is the offset of its IPv4 header for ECN marking (0: none).
 // Sources and flow-control hooks use it for frames they build on the
 // engine goroutine.
+//
+// A frame for a port's HQ is control (ACK, NAK, CNP, flow-control
+// signals): it may use the whole frame pool and buffer, while data stops
+// short of a reserve, and no port cap applies to it. So control is never
+// dropped for lack of buffer when data has filled it: a lossless scheme's
+// signals, and the ACKs that end its flows, still get through.
 func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
+	return e.admit(out, q, d, l3, meta, q == e.ports[out].egress.HQ())
+}
+
+// admit is Send; ctl says the frame is control.
+func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) bool {
 	p := e.ports[out]
 	eg := p.egress
+	frames, bytes := e.dataFrames, e.dataBytes
+	if ctl {
+		frames, bytes = e.maxQueued, e.opts.BufferBytes
+	}
 	switch {
 	case p.wdDrop&(1<<q) != 0:
 		eg.CountDrop(q, int(DropWatchdog))
-	case e.queued >= e.maxQueued:
+	case e.queued >= frames:
 		eg.CountDrop(q, int(DropNoFrames))
-	case e.buffered+int(d.Len) > e.opts.BufferBytes,
-		p.spec.CapBytes > 0 && eg.Bytes()+int(d.Len) > p.spec.CapBytes:
+	case e.buffered+int(d.Len) > bytes,
+		!ctl && p.spec.CapBytes > 0 && eg.Bytes()+int(d.Len) > p.spec.CapBytes:
 		eg.CountDrop(q, int(DropBufferFull))
 	default:
 		now := e.Now()
@@ -699,10 +737,17 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 	return false
 }
 
-// Alloc takes a free frame for a handler or hook to build a frame in; ok
-// is false when none may be spared.
-func (e *Engine) Alloc() (addr uint64, ok bool) {
-	if e.queued >= e.maxQueued || len(e.free) == 0 {
+// Alloc takes a free frame for a handler or source to build a data frame
+// in; ok is false when none may be spared (the frames left are the
+// control reserve).
+func (e *Engine) Alloc() (addr uint64, ok bool) { return e.alloc(e.dataFrames) }
+
+// AllocControl takes a free frame for a control frame (one for a port's
+// HQ), which may use the control reserve.
+func (e *Engine) AllocControl() (addr uint64, ok bool) { return e.alloc(e.maxQueued) }
+
+func (e *Engine) alloc(limit int) (addr uint64, ok bool) {
+	if e.queued >= limit || len(e.free) == 0 {
 		return 0, false
 	}
 	addr = e.free[len(e.free)-1]
@@ -808,6 +853,14 @@ func (e *Engine) transmitTapped(p *port, now int64) int {
 // dequeue takes the next frame from p's egress if the shaper lets it go.
 func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	if !p.shaper.Ready(now) {
+		if !p.idle && !p.egress.Eligible(now) {
+			// The link is still busy with its last frame, but nothing
+			// may follow it (the frames left are paused): it goes idle
+			// when that frame ends. The worker may not look at the port
+			// again until a pause is lifted, so say so now, or the whole
+			// pause would count as link time lost to lateness.
+			p.idle = true
+		}
 		return queues.Packet{}, false
 	}
 	pk, _, ok := p.egress.Dequeue(now)

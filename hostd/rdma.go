@@ -29,6 +29,13 @@ package hostd
 // a receiver needs nothing but the frame to join a flow, even when the
 // flow's first packet was lost. The receiver sizes IRN's reorder buffer
 // for the smallest MTU, which covers every sender's window.
+//
+// Memory stays flat however many flows come and go: a flow that ends
+// keeps only its final report (its transport state and message times are
+// released), and only the last maxRDMARecords ended flows keep even that;
+// a receiver whose flow is complete is kept rdmaRecvLinger (to answer a
+// retransmission whose ACK was lost), then released, leaving a summary
+// among the last maxRDMAPastReceivers.
 
 import (
 	"errors"
@@ -61,6 +68,16 @@ const (
 	// maxRDMAReceivers bounds the receivers a NIC keeps; data for a new
 	// QP beyond it is dropped and counted.
 	maxRDMAReceivers = 1 << 16
+	// maxRDMARecords is how many ended flows keep their report: older
+	// ones are forgotten (a report asking for them leaves them out).
+	maxRDMARecords = 1 << 14
+	// maxRDMAPastReceivers is how many released receivers' summaries a
+	// report still lists.
+	maxRDMAPastReceivers = 1 << 10
+	// rdmaRecvLinger is how long a receiver whose flow is complete (or
+	// failed) is kept: far longer than any sender retransmits its last
+	// packets for (a lossless sender gives up after seven timeouts).
+	rdmaRecvLinger = 5 * time.Second
 	// rdmaOwner marks queue meta of RDMA frames (the generator's owner
 	// bits hold small flow ids and never reach it).
 	rdmaOwner = 1 << 63
@@ -99,6 +116,7 @@ type rdmaFlow struct {
 	blockAt  int64
 	startEng int64
 	endEng   int64
+	firstEng int64 // the first packet's time, once s is released
 
 	// Messages (RDMARequest.MsgBytes): the engine time each was posted
 	// (its first packet sent) and acknowledged whole, how many are
@@ -108,6 +126,7 @@ type rdmaFlow struct {
 	seenMsgs int64
 	latency  bool
 	lat      []int64
+	latStats *api.LatencyStats // replaces lat once computed, after the flow ended
 }
 
 type recvKey struct {
@@ -123,7 +142,8 @@ type rdmaRecv struct {
 	reply roce.Flow // ACK, NAK and CNP frames to the sender
 	port  int
 	hq    int
-	armed bool // in rdma.armed
+	armed bool  // in rdma.armed
+	endAt int64 // when its flow was seen complete or failed; 0: not yet
 }
 
 type rdma struct {
@@ -131,9 +151,13 @@ type rdma struct {
 	params transport.Params
 	flows  []*rdmaFlow // by id - 1
 	active []*rdmaFlow // running
+	ended  []int       // ids of the ended flows that keep their report, oldest first
 	recvs  map[recvKey]*rdmaRecv
 	rlist  []*rdmaRecv // in arrival order, for reports
 	armed  []*rdmaRecv // with an ACK coalescing timer pending
+	over   []*rdmaRecv // complete or failed, in that order: released after linger
+	past   []api.RDMAReceiver
+	linger int64 // rdmaRecvLinger (tests shorten it)
 	pkt    roce.Packet
 	spare  uint64 // a frame taken and not used
 	hasSp  bool
@@ -216,15 +240,31 @@ func (h *Host) RDMA(ids []int) api.RDMAReport {
 	h.e.Call(func() {
 		r = h.r.report(ids)
 		for i, f := range r.Flows {
-			if rf := h.r.flows[f.ID-1]; rf.latency && rf.State != api.RDMARunning {
+			rf := h.r.flow(f.ID)
+			switch {
+			case rf == nil || !rf.latency || rf.State == api.RDMARunning:
+			case rf.lat == nil:
+				r.Flows[i].Latency = rf.latStats
+			default:
 				lat[i] = rf.lat[:rf.seenMsgs] // never written again
 			}
 		}
 	})
-	// Sorted here, off the engine goroutine.
+	if len(lat) == 0 {
+		return r
+	}
+	// Sorted here, off the engine goroutine, once: the stats replace the
+	// samples.
 	for i, samples := range lat {
 		r.Flows[i].Latency = latencyStats(samples)
 	}
+	h.e.Call(func() {
+		for i := range lat {
+			if rf := h.r.flow(r.Flows[i].ID); rf != nil && rf.lat != nil {
+				rf.latStats, rf.lat = r.Flows[i].Latency, nil
+			}
+		}
+	})
 	return r
 }
 
@@ -262,8 +302,8 @@ func (h *Host) StopRDMA(ids []int) int {
 	h.e.Call(func() {
 		now := h.e.Now()
 		for _, id := range ids {
-			if id >= 1 && id <= len(h.r.flows) {
-				if f := h.r.flows[id-1]; f.State == api.RDMARunning && f.s.Size() == 0 && !f.stopped {
+			if f := h.r.flow(id); f != nil {
+				if f.State == api.RDMARunning && f.s.Size() == 0 && !f.stopped {
 					f.deadline = now
 					n++
 				}
@@ -280,9 +320,10 @@ func (h *Host) AbortRDMA(ids []int) int {
 	h.e.Call(func() {
 		now := h.e.Now()
 		for _, id := range ids {
-			if id >= 1 && id <= len(h.r.flows) {
-				if f := h.r.flows[id-1]; f.State == api.RDMARunning {
+			if f := h.r.flow(id); f != nil {
+				if f.State == api.RDMARunning {
 					f.State, f.endEng = api.RDMAAborted, now
+					h.r.finish(f)
 					n++
 				}
 			}
@@ -298,6 +339,36 @@ func (r *rdma) init(h *Host) {
 	r.h = h
 	if r.params.AckEvery == 0 {
 		r.params = TransportParams(0, 0)
+	}
+	if r.linger == 0 {
+		r.linger = int64(rdmaRecvLinger)
+	}
+}
+
+// flow is the flow of id, nil when there is none or its record was
+// released.
+func (r *rdma) flow(id int) *rdmaFlow {
+	if id < 1 || id > len(r.flows) {
+		return nil
+	}
+	return r.flows[id-1]
+}
+
+// finish releases what the ended flow f no longer needs, its transport
+// state and message times, keeping its final report; past maxRDMARecords
+// ended flows, the oldest record goes too.
+func (r *rdma) finish(f *rdmaFlow) {
+	if f.s == nil {
+		return
+	}
+	f.counters(&f.RDMAFlow)
+	f.firstEng = f.s.S.Start
+	f.s = nil
+	f.msgSent, f.msgDone = nil, nil
+	r.ended = append(r.ended, f.ID)
+	if len(r.ended) > maxRDMARecords {
+		r.flows[r.ended[0]-1] = nil
+		r.ended = r.ended[1:]
 	}
 }
 
@@ -588,14 +659,16 @@ func (r *rdma) settle(f *rdmaFlow, now int64) {
 		} else {
 			f.Failure = "lossless: the receiver saw a PSN gap (packets lost)"
 		}
+	default:
+		return
 	}
+	r.finish(f)
 }
 
 // dequeued returns a frame's bytes to its flow's queue allowance.
 func (r *rdma) dequeued(meta uint64, n int) {
-	id := int(meta >> signaling.MetaOwnerShift & (1<<31 - 1))
-	if id > 0 && id <= len(r.flows) {
-		r.flows[id-1].queued -= n
+	if f := r.flow(int(meta >> signaling.MetaOwnerShift & (1<<31 - 1))); f != nil {
+		f.queued -= n
 	}
 }
 
@@ -721,6 +794,9 @@ func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
 		return nil, false
 	}
 	f = r.flows[id-1]
+	if f == nil {
+		return nil, true // ended long ago, its record released
+	}
 	if f.QP != qp || f.tmpl.DstIP != p.SrcIP {
 		r.c.UnknownQP++
 		return nil, false
@@ -830,6 +906,59 @@ func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
 		rc.armed = true
 		r.armed = append(r.armed, rc)
 	}
+	if rc.endAt == 0 && (rc.r.Done() || rc.r.Failed()) {
+		rc.endAt = max(now, 1)
+		r.over = append(r.over, rc)
+	}
+}
+
+// release lets go of the receivers whose flows ended linger ago and whose
+// ACK timers are done, keeping a summary of each among the last
+// maxRDMAPastReceivers. It runs when a receiver is created and for a
+// report, so the receivers kept are bounded by the flows of the last
+// linger.
+func (r *rdma) release(now int64) {
+	kept, gone := r.over[:0], 0
+	for _, rc := range r.over {
+		if rc.armed || now-rc.endAt < r.linger {
+			kept = append(kept, rc)
+			continue
+		}
+		delete(r.recvs, rc.key)
+		if len(r.past) == maxRDMAPastReceivers {
+			r.past = append(r.past[:0], r.past[1:]...)
+		}
+		r.past = append(r.past, rc.summary(r.h.unixOffset()))
+		rc.r = nil
+		gone++
+	}
+	clear(r.over[len(kept):])
+	r.over = kept
+	if gone == 0 {
+		return
+	}
+	live := r.rlist[:0]
+	for _, rc := range r.rlist {
+		if rc.r != nil {
+			live = append(live, rc)
+		}
+	}
+	clear(r.rlist[len(live):])
+	r.rlist = live
+}
+
+// summary is what a report says of rc, with engine times made Unix
+// times by off.
+func (rc *rdmaRecv) summary(off int64) api.RDMAReceiver {
+	st := rc.r.S
+	x := api.RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
+	if st.First >= 0 {
+		x.FirstNs = st.First + off
+	}
+	if st.Complete >= 0 {
+		x.CompleteNs = st.Complete + off
+	}
+	return x
 }
 
 // newReceiver creates the receiver of a flow whose first packet (to
@@ -837,6 +966,7 @@ func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
 // when it cannot.
 func (r *rdma) newReceiver(key recvKey, sport uint16) *rdmaRecv {
 	h := r.h
+	r.release(h.e.Now())
 	mode, ok := rdmaQPMode(key.qp)
 	src := h.t.ServerIndex(key.src)
 	switch {
@@ -900,7 +1030,7 @@ func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
 }
 
 func (r *rdma) ctlFrame(n int) ([]byte, xdp.Desc, bool) {
-	addr, ok := r.alloc()
+	addr, ok := r.h.e.AllocControl()
 	if !ok {
 		r.c.NoFrame++
 		return nil, xdp.Desc{}, false
@@ -921,25 +1051,21 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 	rep := api.RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []api.RDMAFlow{}}
 	if len(ids) > 0 {
 		for _, id := range ids {
-			if id >= 1 && id <= len(r.flows) {
-				rep.Flows = append(rep.Flows, r.flows[id-1].report(off))
+			if f := r.flow(id); f != nil {
+				rep.Flows = append(rep.Flows, f.report(off))
 			}
 		}
 		return rep
 	}
 	for _, f := range r.flows {
-		rep.Flows = append(rep.Flows, f.report(off))
+		if f != nil {
+			rep.Flows = append(rep.Flows, f.report(off))
+		}
 	}
+	r.release(r.h.e.Now())
+	rep.Receivers = append(rep.Receivers, r.past...)
 	for _, rc := range r.rlist {
-		st := rc.r.S
-		x := api.RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
-		if st.First >= 0 {
-			x.FirstNs = st.First + off
-		}
-		if st.Complete >= 0 {
-			x.CompleteNs = st.Complete + off
-		}
-		rep.Receivers = append(rep.Receivers, x)
+		rep.Receivers = append(rep.Receivers, rc.summary(off))
 	}
 	return rep
 }
@@ -947,14 +1073,24 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 // report is the flow's state with engine times made Unix times by off.
 func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 	out := f.RDMAFlow
-	st := &f.s.S
+	first := f.firstEng
+	if f.s != nil {
+		f.counters(&out)
+		first = f.s.S.Start
+	}
 	out.StartNs = f.startEng + off
-	if st.Start >= 0 {
-		out.FirstNs = st.Start + off
+	if first >= 0 {
+		out.FirstNs = first + off
 	}
 	if f.State != api.RDMARunning {
 		out.EndNs = f.endEng + off
 	}
+	return out
+}
+
+// counters sets out's counters from the flow's sender.
+func (f *rdmaFlow) counters(out *api.RDMAFlow) {
+	st := &f.s.S
 	if fct := st.FCT(); fct >= 0 {
 		out.FCTNs = fct
 	}
@@ -965,7 +1101,6 @@ func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 	out.AckedBytes = f.s.Acked()
 	out.RateBps = f.s.Rate()
 	out.Messages = f.s.Messages()
-	return out
 }
 
 // parseIDs reads a list of flow ids, "1,2,3" ("" : none).

@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"encoding/binary"
+	"runtime"
 	"testing"
 	"time"
 
@@ -592,5 +593,55 @@ func TestRDMAMessageAllocs(t *testing.T) {
 		if pr.data-data < 100 {
 			t.Errorf("%+v: the loop moved %d data frames", req, pr.data-data)
 		}
+	}
+}
+
+// Per-flow state does not grow with the flows a NIC has run: an ended
+// flow keeps only its report (no transport state, no message times), and
+// receivers are released once their flows are complete and the linger is
+// over, leaving bounded summaries; no goroutine is left behind per flow.
+func TestRDMAFlowStateReleased(t *testing.T) {
+	pr := newPair(t, fastParams())
+	rx := &pr.b.h.r
+	rx.linger = int64(time.Millisecond)
+	goroutines := runtime.NumGoroutine()
+	const flows = 40
+	for i := 1; i <= flows; i++ {
+		fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 8_000, MTU: 1024, MsgBytes: 1_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fl := runFlow(t, pr, fs[0].ID); fl.State != api.RDMADone || fl.AckedBytes != 8_000 || fl.FCTNs <= 0 {
+			t.Fatalf("flow %d: %+v", i, fl)
+		}
+		for range 50 { // the receiver's last ACK timer and the linger
+			pr.step()
+		}
+	}
+	tx := &pr.a.h.r
+	if len(tx.active) != 0 || len(tx.flows) != flows || len(tx.ended) != flows {
+		t.Fatalf("sender: %d active, %d flows, %d ended", len(tx.active), len(tx.flows), len(tx.ended))
+	}
+	for _, f := range tx.flows {
+		if f.s != nil || f.msgSent != nil || f.msgDone != nil {
+			t.Fatalf("flow %d ended but keeps its transport state or message times", f.ID)
+		}
+	}
+	// The reports of ended flows survive the release.
+	rep := pr.a.h.RDMA(nil)
+	if len(rep.Flows) != flows || rep.Flows[0].State != api.RDMADone || rep.Flows[0].AckedBytes != 8_000 ||
+		rep.Flows[0].Packets != 8 || rep.Flows[0].FirstNs == 0 || rep.Flows[0].EndNs == 0 {
+		t.Fatalf("reports of ended flows: %d, first %+v", len(rep.Flows), rep.Flows[0])
+	}
+	// Receiving NIC: at most the last flow's receiver still lingers.
+	got := pr.b.h.RDMA(nil)
+	if len(rx.recvs) > 1 || len(rx.rlist) > 1 || len(rx.over) > 1 || len(rx.armed) > 1 {
+		t.Fatalf("receiver: %d in the map, %d listed, %d ended, %d armed", len(rx.recvs), len(rx.rlist), len(rx.over), len(rx.armed))
+	}
+	if len(got.Receivers) != flows || !got.Receivers[0].Done || got.Receivers[0].Stats["bytes"] != 8_000 {
+		t.Fatalf("%d receivers reported, first %+v", len(got.Receivers), got.Receivers[0])
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Fatalf("%d goroutines after %d flows, %d before", n, flows, goroutines)
 	}
 }

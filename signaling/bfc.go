@@ -15,8 +15,10 @@ package signaling
 //     counts toward its counter, and the neighbour is told Pause(upstreamQ)
 //     when the counter goes 0 -> 1; when that frame leaves, Resume at
 //     1 -> 0. Every Refresh each port sends the bitmap of upstream queues
-//     it holds paused, and a receiver applies it with a hold of three
-//     refreshes, so neither a lost Pause nor a lost Resume lasts.
+//     it holds paused, and for ResumeRepeats refreshes after a Resume
+//     (hold.go); a receiver applies it with a hold of Hold (default 1 s),
+//     so a pause holds while its sender is late, a lost Pause is
+//     repaired within a refresh and a lost Resume by the next bitmap.
 
 import (
 	"math/bits"
@@ -161,7 +163,8 @@ type Backpressure struct {
 	refresh int64 // ns between bitmaps
 	count   [][]int32
 	held    []uint64 // per ingress port: upstream queues held paused
-	wasHeld []uint64 // per ingress port: held at some time since the last bitmap
+	repair  []uint8  // per ingress port: bitmaps still owed after its last Resume
+	holdNs  int64    // how long a receiver keeps a pause it does not hear again
 	next    int64
 	seq     []uint32
 	C       []BFCCounters
@@ -170,11 +173,12 @@ type Backpressure struct {
 
 // NewBackpressure returns the backpressure logic of a node whose ports
 // 0..len(ports)-1 run BFC with neighbours of queues queues each (at most
-// 64), repeating its bitmaps every refresh ns.
-func NewBackpressure(env Env, ports []BFCPort, queues int, refresh int64) *Backpressure {
+// 64), repeating its bitmaps every refresh ns; as a receiver it holds a
+// pause for hold ns (0: DefaultHold) unless renewed or resumed.
+func NewBackpressure(env Env, ports []BFCPort, queues int, refresh, hold int64) *Backpressure {
 	n := len(ports)
-	b := &Backpressure{env: env, ports: ports, queues: queues, refresh: refresh,
-		count: make([][]int32, n), held: make([]uint64, n), wasHeld: make([]uint64, n), seq: make([]uint32, n), C: make([]BFCCounters, n)}
+	b := &Backpressure{env: env, ports: ports, queues: queues, refresh: refresh, holdNs: holdOr(hold),
+		count: make([][]int32, n), held: make([]uint64, n), repair: make([]uint8, n), seq: make([]uint32, n), C: make([]BFCCounters, n)}
 	for i := range b.count {
 		b.count[i] = make([]int32, queues)
 	}
@@ -201,12 +205,16 @@ func (b *Backpressure) Arrived(in, up, qbytes, th int) (counted bool) {
 func (b *Backpressure) hold(in, up int) {
 	if b.count[in][up]++; b.count[in][up] == 1 {
 		b.held[in] |= 1 << up
-		b.wasHeld[in] |= 1 << up
 		b.send(in, TypePause, uint16(up), 0)
 		b.C[in].TxPause++
-		if b.next == 0 {
-			b.next = b.env.Now() + b.refresh
-		}
+		b.arm()
+	}
+}
+
+// arm starts the bitmap timer if it is not running.
+func (b *Backpressure) arm() {
+	if b.next == 0 {
+		b.next = b.env.Now() + b.refresh
 	}
 }
 
@@ -216,6 +224,8 @@ func (b *Backpressure) Left(in, up int) {
 		b.held[in] &^= 1 << up
 		b.send(in, TypeResume, uint16(up), 0)
 		b.C[in].TxResume++
+		b.repair[in] = ResumeRepeats
+		b.arm()
 	}
 }
 
@@ -231,8 +241,8 @@ func (b *Backpressure) send(in int, typ uint8, up uint16, bitmap uint64) {
 	}
 }
 
-// NextTick is when the bitmaps are due, or -1 when no port holds or
-// has just stopped holding anything.
+// NextTick is when the bitmaps are due, or -1 when no port holds
+// anything or owes bitmaps after a Resume.
 func (b *Backpressure) NextTick() int64 {
 	if b.next == 0 {
 		return -1
@@ -241,21 +251,23 @@ func (b *Backpressure) NextTick() int64 {
 }
 
 // Tick sends the bitmap of every port that holds a queue paused or has
-// since the last bitmap (so a lost Resume is repaired by the bitmap that
-// no longer has it).
+// sent a Resume in the last ResumeRepeats refreshes (so a lost Resume is
+// repaired by a bitmap that no longer has it).
 func (b *Backpressure) Tick(now int64) {
 	if b.next == 0 || now < b.next {
 		return
 	}
 	any := false
 	for in := range b.ports {
-		if b.held[in] == 0 && b.wasHeld[in] == 0 {
+		if b.held[in] == 0 && b.repair[in] == 0 {
 			continue
 		}
 		b.send(in, TypeState, 0, b.held[in])
 		b.C[in].TxState++
-		b.wasHeld[in] = b.held[in]
-		any = any || b.held[in] != 0
+		if b.repair[in] > 0 {
+			b.repair[in]--
+		}
+		any = any || b.held[in] != 0 || b.repair[in] > 0
 	}
 	if any {
 		b.next = now + b.refresh
@@ -265,7 +277,7 @@ func (b *Backpressure) Tick(now int64) {
 }
 
 // OnSignal applies a BFC frame that arrived on port in to that port's
-// egress: Pause and a set bitmap bit pause the queue for three refreshes
+// egress: Pause and a set bitmap bit pause the queue for the hold
 // (renewed by every bitmap), Resume and a clear bit resume it.
 func (b *Backpressure) OnSignal(in int, sig Signal) {
 	if in >= len(b.ports) || sig.Scheme() != SchemeBFC {
@@ -276,7 +288,7 @@ func (b *Backpressure) OnSignal(in int, sig Signal) {
 	}
 	eg := b.env.Egress(in)
 	now := b.env.Now()
-	hold := now + 3*b.refresh
+	hold := now + b.holdNs
 	c := &b.C[in]
 	switch sig.Type() {
 	case TypePause, TypeResume:

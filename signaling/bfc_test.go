@@ -112,7 +112,7 @@ var bfcPorts = []BFCPort{{Own: macA, Peer: macB}, {Own: macB, Peer: macA}}
 // Resume on 1 -> 0 only; frames below the threshold do not count.
 func TestBackpressureCounters(t *testing.T) {
 	env := bfcEnv(t)
-	b := NewBackpressure(env, bfcPorts, 8, 1_000_000)
+	b := NewBackpressure(env, bfcPorts, 8, 1_000_000, 0)
 	if b.Arrived(0, 3, 1000, 1000) || len(env.sent) != 0 {
 		t.Fatal("a frame at the threshold counted")
 	}
@@ -153,8 +153,8 @@ func TestBackpressureCounters(t *testing.T) {
 func TestBackpressureBitmapRepairsLostResume(t *testing.T) {
 	down := bfcEnv(t) // the congested node
 	up := bfcEnv(t)   // its upstream neighbour, on port 0 of each
-	bd := NewBackpressure(down, bfcPorts, 8, 1_000_000)
-	bu := NewBackpressure(up, bfcPorts, 8, 1_000_000)
+	bd := NewBackpressure(down, bfcPorts, 8, 1_000_000, 0)
+	bu := NewBackpressure(up, bfcPorts, 8, 1_000_000, 0)
 	up.eg[0].Enqueue(5, queues.Packet{Len: 100}, 0)
 	deliver := func() int {
 		n := 0
@@ -180,6 +180,13 @@ func TestBackpressureBitmapRepairsLostResume(t *testing.T) {
 	if n := deliver(); n != 1 || up.eg[0].Paused(5) {
 		t.Fatalf("bitmap (%d frames) did not resume queue 5", n)
 	}
+	for range ResumeRepeats - 1 { // the bitmaps still owed after the Resume
+		down.now = bd.NextTick()
+		bd.Tick(down.now)
+		if n := deliver(); n != 1 {
+			t.Fatalf("%d bitmaps after the Resume", n)
+		}
+	}
 	if bd.NextTick() != -1 {
 		t.Error("bitmaps keep going with nothing held")
 	}
@@ -204,7 +211,7 @@ func TestBackpressureBitmapRepairsLostResume(t *testing.T) {
 func TestBFCZeroAllocs(t *testing.T) {
 	ft := NewFlowTable(2, 31, 3200, sticky, 1)
 	env := bfcEnv(t)
-	b := NewBackpressure(&countEnv{env}, bfcPorts, 8, 1_000_000)
+	b := NewBackpressure(&countEnv{env}, bfcPorts, 8, 1_000_000, 0)
 	var now int64
 	n := testing.AllocsPerRun(1000, func() {
 		now++

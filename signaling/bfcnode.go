@@ -44,9 +44,12 @@ type BFCConfig struct {
 	// Sticky is how long a flow with no packet in the node keeps its
 	// queue (ns); BFC uses two one-hop RTTs.
 	Sticky int64
-	// Refresh is the period of the pause bitmap (ns); receivers hold a
-	// pause for three.
+	// Refresh is the period of the pause bitmap (ns), sent while a port
+	// holds a queue paused and ResumeRepeats times after a Resume.
 	Refresh int64
+	// Hold is how long a receiver keeps a pause it does not hear again
+	// (ns; 0: DefaultHold).
+	Hold int64
 	// BDP is the one-hop bandwidth-delay product at a port's drain rate
 	// (bytes): Th = BDP / active queues.
 	BDP int
@@ -63,6 +66,8 @@ func (c BFCConfig) Validate() error {
 		return fmt.Errorf("bfc: flow table of %d entries: want 1..%d", c.TableSize, MaxBFCTable)
 	case c.Refresh <= 0 || c.Sticky < 0 || c.BDP <= 0:
 		return fmt.Errorf("bfc: refresh %d ns, sticky %d ns, bdp %d bytes: want positive", c.Refresh, c.Sticky, c.BDP)
+	case c.Hold < 0 || (c.Hold > 0 && c.Hold < 3*c.Refresh):
+		return fmt.Errorf("bfc: hold %d ns: want 0 (the default) or at least three refreshes (%d ns)", c.Hold, 3*c.Refresh)
 	}
 	return nil
 }
@@ -83,7 +88,7 @@ type BFC struct {
 func NewBFC(env Env, ports []BFCPort, cfg BFCConfig) *BFC {
 	b := &BFC{env: env, cfg: cfg, hq: cfg.Queues - 1,
 		T: NewFlowTable(len(ports), cfg.Queues-1, cfg.TableSize, cfg.Sticky, cfg.Seed),
-		B: NewBackpressure(env, ports, cfg.Queues, cfg.Refresh)}
+		B: NewBackpressure(env, ports, cfg.Queues, cfg.Refresh, cfg.Hold)}
 	for p := range ports {
 		b.hook = append(b.hook, bfcHooks{b, p})
 	}

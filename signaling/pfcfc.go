@@ -11,10 +11,16 @@ package signaling
 //     neighbour on that port a PFC frame pausing that priority for
 //     MaxQuanta, and repeats it every half pause time while the counter
 //     stays above Xon, so the pause never lapses while it is needed.
-//   - X_on: at Xon or below, a frame with quanta 0 resumes it.
+//   - X_on: at Xon or below, a frame with quanta 0 resumes it; it is
+//     repeated ResumeRepeats times, Repeat apart, so a lost one does not
+//     leave the priority paused for the receiver's hold (hold.go).
 //   - A PFC frame received on a port pauses each enabled priority's queue
-//     of that port's egress for quanta x 512 bit times at the port's rate
-//     (quanta 0 resumes it). Control priorities (6, 7) are never paused.
+//     of that port's egress for quanta x 512 bit times at the port's rate,
+//     but at least Hold (default 1 s): at high rates 0xFFFF quanta last
+//     less than a loaded machine may keep the pausing daemon from running
+//     (67 ms at 500 Mb/s), and the pause must hold while its sender is
+//     late. Quanta 0 resumes it. Control priorities (6, 7) are never
+//     paused.
 //
 // Queues are indexed by priority (the "priority" queueing mode). PFC* is
 // the same machine with more than one lossless priority; the relaying
@@ -61,6 +67,10 @@ type PFCThresholds struct {
 	// Lossless is the set of priorities PFC protects, bit i for
 	// priority i; frames of other priorities are not charged.
 	Lossless uint8
+	// Hold is the shortest pause a received X_off holds (ns; 0:
+	// DefaultHold); Repeat the spacing of an X_on's repetitions (ns; 0:
+	// DefaultPFCRepeat).
+	Hold, Repeat int64
 }
 
 // PFCPort is a port that runs PFC with its neighbour.
@@ -115,12 +125,15 @@ type PFC struct {
 	th    PFCThresholds
 	ports []PFCPort
 	// Per ingress port and priority: bytes charged, whether an X_off is
-	// in force, and when it must be repeated.
+	// in force, X_on repetitions still owed, and when either must be
+	// repeated.
 	bytes  [][8]int
 	on     [][8]bool
+	xon    [][8]uint8
 	due    [][8]int64
-	active int
-	next   int64 // earliest due of an asserted X_off; meaningful when active > 0
+	active int   // X_offs in force
+	owed   int   // pairs with X_on repetitions owed
+	next   int64 // earliest due; meaningful when active+owed > 0
 	C      []PFCCounters
 	buf    [PFCLen]byte
 	quanta [8]uint16
@@ -131,7 +144,7 @@ type PFC struct {
 func NewPFC(env Env, ports []PFCPort, th PFCThresholds) *PFC {
 	n := len(ports)
 	return &PFC{env: env, th: th, ports: ports,
-		bytes: make([][8]int, n), on: make([][8]bool, n), due: make([][8]int64, n), C: make([]PFCCounters, n)}
+		bytes: make([][8]int, n), on: make([][8]bool, n), xon: make([][8]uint8, n), due: make([][8]int64, n), C: make([]PFCCounters, n)}
 }
 
 // Lossless is the set of protected priorities.
@@ -164,21 +177,47 @@ func (f *PFC) charge(p queues.Packet, n int) {
 	f.bytes[in][pcp] = b
 	switch {
 	case n > 0 && !f.on[in][pcp] && b >= f.th.Xoff:
+		f.setXon(in, pcp, 0)
 		f.on[in][pcp] = true
 		f.active++
-		f.send(in, 1<<pcp, MaxQuanta)
+		f.send(in, 1<<pcp, 0)
 		f.C[in].TxXoff[pcp]++
-		due := f.env.Now() + f.refresh(in)
-		f.due[in][pcp] = due
-		if f.active == 1 || due < f.next {
-			f.next = due
-		}
+		f.schedule(in, pcp, f.env.Now()+f.refresh(in))
 	case n < 0 && f.on[in][pcp] && b <= f.th.Xon:
 		f.on[in][pcp] = false
 		f.active--
-		f.send(in, 1<<pcp, 0)
+		f.send(in, 0, 1<<pcp)
 		f.C[in].TxXon[pcp]++
+		f.setXon(in, pcp, ResumeRepeats)
+		f.schedule(in, pcp, f.env.Now()+f.repeat())
 	}
+}
+
+// schedule sets when (in, pcp) is due and keeps next the earliest due.
+func (f *PFC) schedule(in int, pcp uint8, due int64) {
+	f.due[in][pcp] = due
+	if f.active+f.owed == 1 || due < f.next {
+		f.next = due
+	}
+}
+
+// setXon sets the X_on repetitions (in, pcp) still owes.
+func (f *PFC) setXon(in int, pcp uint8, n uint8) {
+	switch was := f.xon[in][pcp]; {
+	case was == 0 && n > 0:
+		f.owed++
+	case was > 0 && n == 0:
+		f.owed--
+	}
+	f.xon[in][pcp] = n
+}
+
+// repeat is the spacing of an X_on's repetitions.
+func (f *PFC) repeat() int64 {
+	if f.th.Repeat > 0 {
+		return f.th.Repeat
+	}
+	return DefaultPFCRepeat
 }
 
 // refresh is how often port in repeats an X_off: half the pause a frame
@@ -187,51 +226,69 @@ func (f *PFC) refresh(in int) int64 {
 	return PauseNs(MaxQuanta, f.ports[in].RateBps) / 2
 }
 
-// send emits a PFC frame out of port in giving every priority of enable
-// the same quanta; a frame the node cannot spare is counted lost.
-func (f *PFC) send(in int, enable uint8, quanta uint16) {
+// send emits one PFC frame out of port in pausing the priorities of off
+// for MaxQuanta and resuming those of on (quanta 0); a frame the node
+// cannot spare is counted lost.
+func (f *PFC) send(in int, off, on uint8) {
 	for i := range 8 {
-		f.quanta[i] = quanta
+		f.quanta[i] = 0
+		if off&(1<<i) != 0 {
+			f.quanta[i] = MaxQuanta
+		}
 	}
-	PutPFC(f.buf[:], f.ports[in].MAC, enable, &f.quanta)
+	PutPFC(f.buf[:], f.ports[in].MAC, off|on, &f.quanta)
 	if !f.env.Emit(in, f.buf[:]) {
 		f.C[in].Lost++
 	}
 }
 
-// NextTick is when an X_off must be repeated next, or -1. (After an X_on
-// it may be early: Tick then finds nothing due and recomputes it.)
+// NextTick is when an X_off or an X_on must be repeated next, or -1.
+// (After a change it may be early: Tick then finds nothing due and
+// recomputes it.)
 func (f *PFC) NextTick() int64 {
-	if f.active == 0 {
+	if f.active+f.owed == 0 {
 		return -1
 	}
 	return f.next
 }
 
-// Tick repeats the X_offs that are due, one frame per port for all its
-// due priorities.
+// Tick repeats the X_offs and X_ons that are due, one frame per port for
+// all its due priorities.
 func (f *PFC) Tick(now int64) {
-	if f.active == 0 || now < f.next {
+	if f.active+f.owed == 0 || now < f.next {
 		return
 	}
 	f.next = -1
 	for in := range f.on {
-		var enable uint8
+		var off, on uint8
 		for p := range 8 {
-			if !f.on[in][p] {
+			pcp := uint8(p)
+			switch {
+			case f.on[in][p]:
+				if f.due[in][p] <= now {
+					off |= 1 << p
+					f.due[in][p] = now + f.refresh(in)
+					f.C[in].TxRefresh[p]++
+				}
+			case f.xon[in][p] > 0:
+				if f.due[in][p] <= now {
+					on |= 1 << p
+					f.setXon(in, pcp, f.xon[in][p]-1)
+					f.due[in][p] = now + f.repeat()
+					f.C[in].TxXon[p]++
+				}
+				if f.xon[in][p] == 0 {
+					continue
+				}
+			default:
 				continue
-			}
-			if f.due[in][p] <= now {
-				enable |= 1 << p
-				f.due[in][p] = now + f.refresh(in)
-				f.C[in].TxRefresh[p]++
 			}
 			if f.next < 0 || f.due[in][p] < f.next {
 				f.next = f.due[in][p]
 			}
 		}
-		if enable != 0 {
-			f.send(in, enable, MaxQuanta)
+		if off|on != 0 {
+			f.send(in, off, on)
 		}
 	}
 }
@@ -260,6 +317,6 @@ func (f *PFC) OnPFC(in int, fr PFCFrame) {
 			continue
 		}
 		c.RxXoff[p]++
-		eg.Pause(p, now, now+PauseNs(q, f.ports[in].RateBps))
+		eg.Pause(p, now, now+max(PauseNs(q, f.ports[in].RateBps), holdOr(f.th.Hold)))
 	}
 }

@@ -122,7 +122,8 @@ func TestPFCThresholds(t *testing.T) {
 }
 
 // An X_off is repeated every half pause time while it is in force, one
-// frame per port for all its due priorities; none after the X_on.
+// frame per port for all its due priorities; after the X_on, the X_on
+// ResumeRepeats times, Repeat apart, then nothing.
 func TestPFCRefresh(t *testing.T) {
 	env := pfcEnv(t)
 	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1<<3 | 1<<4})
@@ -153,18 +154,31 @@ func TestPFCRefresh(t *testing.T) {
 	}
 	env.eg[2].Discard(3)
 	env.eg[2].Discard(4)
-	pfcFrames(t, env)
+	if fr := pfcFrames(t, env); len(fr) != 2 || fr[0].f.Quanta(3) != 0 || fr[1].f.Quanta(4) != 0 {
+		t.Fatalf("X_ons: %+v", fr)
+	}
+	for i := range ResumeRepeats {
+		if f.NextTick() != env.now+DefaultPFCRepeat {
+			t.Fatalf("repeat %d at %d, want %d", i, f.NextTick(), env.now+DefaultPFCRepeat)
+		}
+		env.now = f.NextTick()
+		f.Tick(env.now)
+		fr := pfcFrames(t, env)
+		if len(fr) != 1 || fr[0].port != 1 || fr[0].f.Enable() != 1<<3|1<<4 || fr[0].f.Quanta(3) != 0 || fr[0].f.Quanta(4) != 0 {
+			t.Fatalf("X_on repeat %d: %+v", i, fr)
+		}
+	}
 	if f.NextTick() != -1 {
-		t.Error("timer still armed after every X_on")
+		t.Error("timer still armed after the X_ons' repeats")
 	}
 }
 
 // A received frame pauses each enabled priority for quanta x 512 bit
-// times at the port's rate, resumes at quanta 0, and never pauses a
-// control priority.
+// times at the port's rate (at least the hold), resumes at quanta 0, and
+// never pauses a control priority.
 func TestPFCReceive(t *testing.T) {
 	env := pfcEnv(t)
-	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1 << 3})
+	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1 << 3, Hold: 1_000_000})
 	eg := env.eg[1]
 	for q := range 8 {
 		eg.Enqueue(q, queues.Packet{Len: 100}, 0)

@@ -17,11 +17,15 @@ package signaling
 //     servers detect no congestion of their own, so congestion travels at
 //     most three hops (switch -> server -> switch).
 //
-// Lost signals: while a (port, class) is signalled, the switch repeats its
-// state every Refresh (type State, relayed like a Pause), and receivers
-// pause with an expiry of Hold = 3 x Refresh that every repetition extends.
-// A lost Pause is repaired by the next refresh (within Refresh); a lost
-// Resume lets the pause lapse within Hold.
+// Lost signals and late nodes (hold.go): while a (port, class) is
+// signalled, the switch repeats its state every Refresh (type State,
+// relayed like a Pause), and receivers pause with an expiry of Hold
+// (default 1 s, far above a daemon's scheduling stalls) that every
+// repetition extends, so a pause holds while the switch is late. After a
+// Resume the switch repeats it ResumeRepeats times, one Refresh apart. A
+// lost Pause is repaired by the next refresh (within Refresh), a lost
+// Resume by the next repetition; only ResumeRepeats+1 Resumes lost in a
+// row leave the pause to lapse at Hold.
 
 import (
 	"net"
@@ -45,13 +49,16 @@ type Env interface {
 type Thresholds struct {
 	XoffA, XonA int
 	XoffB, XonB int
-	// Refresh is how often a signalled state is repeated (ns); receivers
-	// hold a pause for 3 x Refresh unless it is repeated or resumed.
+	// Refresh is how often a signalled state is repeated, and a Resume
+	// after it was sent (ns).
 	Refresh int64
+	// Hold is how long a receiver keeps a pause without hearing it
+	// again or a Resume (ns; 0: DefaultHold).
+	Hold int64
 }
 
-// Hold is how long a receiver keeps a pause without hearing it again.
-func (th Thresholds) Hold() int64 { return 3 * th.Refresh }
+// HoldNs is how long a receiver keeps a pause without hearing it again.
+func (th Thresholds) HoldNs() int64 { return holdOr(th.Hold) }
 
 // Counters of signals, per port. Index [class-1][type-1].
 type Counters struct {
@@ -102,9 +109,11 @@ type SwitchPortFC struct {
 	own      []net.HardwareAddr
 	peer     []net.HardwareAddr
 	seq      []uint32
-	on       [][2]bool // signalled (port, class)
-	active   int       // how many (port, class) are signalled
-	next     int64     // next refresh
+	on       [][2]bool  // signalled (port, class)
+	active   int        // how many (port, class) are signalled
+	resend   [][2]uint8 // Resumes of (port, class) still to repeat
+	resends  int        // how many (port, class) have some
+	next     int64      // next refresh
 	C        []Counters
 	buf      [FrameLen]byte
 }
@@ -112,7 +121,7 @@ type SwitchPortFC struct {
 // NewSwitchPortFC returns the PortFC logic of switch (level, w).
 func NewSwitchPortFC(t bcube.Topology, level, w int, env Env, th Thresholds) *SwitchPortFC {
 	s := &SwitchPortFC{t: t, level: level, w: w, env: env, th: th,
-		seq: make([]uint32, t.N()), on: make([][2]bool, t.N()), C: make([]Counters, t.N())}
+		seq: make([]uint32, t.N()), on: make([][2]bool, t.N()), resend: make([][2]uint8, t.N()), C: make([]Counters, t.N())}
 	for p := 0; p < t.N(); p++ {
 		s.own = append(s.own, bcube.SwitchPortMAC(level, w, p))
 		s.peer = append(s.peer, bcube.HostPortMAC(t.ServerAt(level, w, p), level))
@@ -148,17 +157,36 @@ func (s *SwitchPortFC) check(p, q int, up bool) {
 	c := class - 1
 	switch {
 	case up && !s.on[p][c] && level >= xoff:
+		s.arm()
+		s.setResend(p, c, 0)
 		s.on[p][c] = true
 		s.active++
-		if s.active == 1 {
-			s.next = s.env.Now() + s.th.Refresh
-		}
 		s.broadcast(p, uint8(class), TypePause)
 	case !up && s.on[p][c] && level <= xon:
+		s.arm()
 		s.on[p][c] = false
 		s.active--
+		s.setResend(p, c, ResumeRepeats)
 		s.broadcast(p, uint8(class), TypeResume)
 	}
+}
+
+// arm starts the refresh timer if it is not running.
+func (s *SwitchPortFC) arm() {
+	if s.active == 0 && s.resends == 0 {
+		s.next = s.env.Now() + s.th.Refresh
+	}
+}
+
+// setResend sets how many more times the Resume of (p, class c) goes out.
+func (s *SwitchPortFC) setResend(p, c int, n uint8) {
+	switch was := s.resend[p][c]; {
+	case was == 0 && n > 0:
+		s.resends++
+	case was > 0 && n == 0:
+		s.resends--
+	}
+	s.resend[p][c] = n
 }
 
 // broadcast sends {class, p} of type typ to the servers on every other port.
@@ -194,27 +222,32 @@ func (s *SwitchPortFC) OnSignal(in int, sig Signal) {
 		return
 	}
 	q := bcube.Compress(p, s.t.Digit(y, l))
-	apply(s.env.Egress(in), q, typ, s.env.Now(), s.th.Hold())
+	apply(s.env.Egress(in), q, typ, s.env.Now(), s.th.HoldNs())
 }
 
-// NextTick is when Tick must run next, or -1 when nothing is signalled.
+// NextTick is when Tick must run next, or -1 when nothing is signalled
+// and no Resume is left to repeat.
 func (s *SwitchPortFC) NextTick() int64 {
-	if s.active == 0 {
+	if s.active == 0 && s.resends == 0 {
 		return -1
 	}
 	return s.next
 }
 
-// Tick repeats every signalled state.
+// Tick repeats every signalled state and the Resumes still to repeat.
 func (s *SwitchPortFC) Tick(now int64) {
-	if s.active == 0 || now < s.next {
+	if (s.active == 0 && s.resends == 0) || now < s.next {
 		return
 	}
 	s.next = now + s.th.Refresh
 	for p := range s.on {
 		for c := 0; c < 2; c++ {
-			if s.on[p][c] {
+			switch {
+			case s.on[p][c]:
 				s.broadcast(p, uint8(c+1), TypeState)
+			case s.resend[p][c] > 0:
+				s.setResend(p, c, s.resend[p][c]-1)
+				s.broadcast(p, uint8(c+1), TypeResume)
 			}
 		}
 	}
@@ -271,7 +304,7 @@ func (h *HostPortFC) OnSignal(l int, sig Signal) {
 	if class == ClassB {
 		q = h.t.N() - 1 + c // b queue: own one-hop traffic to p's server
 	}
-	apply(h.env.Egress(l), q, typ, h.env.Now(), h.th.Hold())
+	apply(h.env.Egress(l), q, typ, h.env.Now(), h.th.HoldNs())
 	if class != ClassB {
 		return
 	}

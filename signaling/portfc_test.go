@@ -134,8 +134,9 @@ func TestSwitchSignals(t *testing.T) {
 	}
 }
 
-// While signalled, the state is repeated every Refresh; with nothing
-// signalled the switch asks for no timer at all.
+// While signalled, the state is repeated every Refresh; after the
+// Resume, the Resume is repeated ResumeRepeats times, Refresh apart; with
+// nothing signalled or owed the switch asks for no timer at all.
 func TestSwitchRefresh(t *testing.T) {
 	tp := bcube.MustNew(4, 1)
 	env := switchEnv(t, tp)
@@ -166,9 +167,22 @@ func TestSwitchRefresh(t *testing.T) {
 	for eg.QueueBytes(tp.SwitchB()) > th.XonB {
 		eg.Dequeue(env.now)
 	}
-	env.take(t)
+	if got := env.take(t); len(got) != 3 || got[0].Type() != TypeResume {
+		t.Fatalf("resume: %d frames", len(got))
+	}
+	for i := range ResumeRepeats {
+		if s.NextTick() != env.now+th.Refresh {
+			t.Fatalf("repeat %d: next tick %d, want %d", i, s.NextTick(), env.now+th.Refresh)
+		}
+		env.now += th.Refresh
+		s.Tick(env.now)
+		got := env.take(t)
+		if len(got) != 3 || got[0].Type() != TypeResume || got[0].Class() != ClassB || got[0].Port() != 1 {
+			t.Fatalf("repeat %d: %d frames", i, len(got))
+		}
+	}
 	if s.NextTick() != -1 {
-		t.Fatal("timer after resume")
+		t.Fatal("timer after the Resume's repeats")
 	}
 }
 
@@ -213,12 +227,12 @@ func TestHostSignals(t *testing.T) {
 		t.Fatal("RQ or HQ paused")
 	}
 	// A lost Resume: the pause lapses at Hold.
-	env.now = th.Hold() - 1
+	env.now = th.HoldNs() - 1
 	env.Egress(1).Enqueue(0, queues.Packet{Len: 100}, env.now)
 	if env.Egress(1).Eligible(env.now) {
 		t.Fatal("a0 eligible before its pause lapsed")
 	}
-	if !env.Egress(1).Eligible(th.Hold()) {
+	if !env.Egress(1).Eligible(th.HoldNs()) {
 		t.Fatal("a0 still paused after Hold")
 	}
 	// A Resume lifts at once.

@@ -300,15 +300,40 @@ func TestPortFCLoopKeepsMoving(t *testing.T) {
 	}
 }
 
-// Lost signals never stall a queue: with every Resume and a third of all
-// other signal frames lost on the cables, the incast still completes —
-// sources resume when their pause lapses (Hold = 3 refreshes) and are held
-// back by the repeated states — with nothing else lost.
+// Lost signals never stall a queue. With the first transmission of every
+// Resume and a third of all other signal frames lost on the cables, the
+// incast still completes at line rate: the Resume's repetitions resume
+// the sources within a refresh or two, and the repeated states hold them
+// back, with nothing else lost. With every Resume lost (repetitions
+// too), sources resume when their pause lapses at the hold (a short one
+// here, 3 refreshes).
 func TestPortFCLostSignals(t *testing.T) {
+	short := fcTh
+	short.Hold = 3 * short.Refresh
+	for _, c := range []struct {
+		name string
+		th   signaling.Thresholds
+		// all: lose every Resume; else only a Resume that follows
+		// another type of signal of the same (receiver, class, port).
+		all bool
+	}{
+		{"first resumes lost", fcTh, false},
+		{"every resume lost, short hold", short, true},
+	} {
+		t.Run(c.name, func(t *testing.T) { portFCLostSignals(t, c.th, c.all) })
+	}
+}
+
+func portFCLostSignals(t *testing.T, th signaling.Thresholds, all bool) {
 	tp := bcube.MustNew(4, 1)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(7, 7))
 	var lostResume, lostOther int
+	type key struct {
+		dst         [6]byte
+		class, port uint8
+	}
+	last := map[key]uint8{} // the last signal type sent to a receiver about (class, port)
 	lose := func(b []byte) bool {
 		if !signaling.IsSignal(b) {
 			return false
@@ -319,7 +344,10 @@ func TestPortFCLostSignals(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if sig.Type() == signaling.TypeResume {
+		k := key{[6]byte(sig.Dst()), sig.Class(), sig.Port()}
+		prev := last[k]
+		last[k] = sig.Type()
+		if sig.Type() == signaling.TypeResume && (all || prev != signaling.TypeResume) {
 			lostResume++
 			return true
 		}
@@ -329,7 +357,7 @@ func TestPortFCLostSignals(t *testing.T) {
 		}
 		return false
 	}
-	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, Lose: lose})
+	f, err := New(tp, Options{RateBps: fcRate, PortFC: &th, Lose: lose})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +373,13 @@ func TestPortFCLostSignals(t *testing.T) {
 	if rate := float64(bytes) * 8 / 0.4; rate < 0.7*fcRate {
 		t.Errorf("h0 received %.1f Mb/s of %.0f: sources stalled", rate/1e6, fcRate/1e6)
 	}
-	// And once the flows end, no queue is left paused beyond its hold.
-	time.Sleep(time.Duration(fcTh.Hold()) + 50*time.Millisecond)
+	// And once the flows end, no queue is left paused: the repetitions
+	// repaired every lost Resume, or the (short) hold ended the pause.
+	wait := time.Duration(th.HoldNs())
+	if !all {
+		wait = time.Duration((signaling.ResumeRepeats + 1) * th.Refresh)
+	}
+	time.Sleep(wait + 50*time.Millisecond)
 	for i, e := range f.Hosts {
 		ps, _ := e.Snapshot()
 		for _, p := range ps {

@@ -1,0 +1,15 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/bcfab/bcfab/api"
+)
+
+func TestFillRuntime(t *testing.T) {
+	var r api.WorkerReport
+	fillRuntime(&r)
+	if r.HeapBytes == 0 || r.GoMemBytes < r.HeapBytes || r.Goroutines < 1 || r.Threads < 1 {
+		t.Fatalf("runtime view %+v", r)
+	}
+}

@@ -1,0 +1,221 @@
+package dataplane
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/internal/pipe"
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// lagRig is an engine on a fake clock whose port 1 has PFC's eight
+// queues (HQ 7) on a 10 Mb/s link, served as a punctual worker would:
+// a pass at every deadline the engine names, and one after every event
+// (a PFC frame arriving makes a pass).
+type lagRig struct {
+	*rig
+	now int64
+}
+
+const (
+	lagRate  = 10_000_000
+	lagFrame = 1000
+)
+
+func newLagRig(t *testing.T) *lagRig { return newLagRigBuffer(t, 1<<20) }
+
+func newLagRigBuffer(t *testing.T, buffer int) *lagRig {
+	r := &rig{}
+	mem := make([]byte, (4*tRing+256)*tFrame)
+	var specs []PortSpec
+	for i := range r.far {
+		r.farMem[i] = make([]byte, 2*tRing*tFrame)
+		near, far := pipe.New(mem, r.farMem[i], tRing)
+		r.far[i] = far
+		specs = append(specs, PortSpec{Name: "p", IO: near, RateBps: lagRate,
+			Queues: queues.EgressConfig{Queues: 8, HQ: 7}})
+	}
+	var fill [tRing]uint64
+	for a := range fill {
+		fill[a] = uint64((tRing + a) * tFrame)
+	}
+	r.far[1].Fill(fill[:])
+	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing},
+		specs, forward{}, Options{BufferBytes: buffer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := &lagRig{rig: r}
+	e.clock = func() int64 { return lr.now }
+	r.e = e
+	e.begin()
+	return lr
+}
+
+// put queues n frames in queue q of port 1 at the current time.
+func (r *lagRig) put(t *testing.T, q, n int) {
+	for range n {
+		a, ok := r.e.Alloc()
+		if !ok || !r.e.Send(1, q, &xdp.Desc{Addr: a, Len: lagFrame}, 0, 0) {
+			t.Fatal("no room for a frame")
+		}
+	}
+}
+
+// run serves the engine at each deadline up to end, then sets the clock
+// to end; it returns the frames port 1 sent.
+func (r *lagRig) run(end int64) int {
+	sent := 0
+	for {
+		r.e.pass()
+		sent += r.recv()
+		d := r.e.deadline(r.now)
+		if d < 0 || d > end {
+			break
+		}
+		r.now = max(d, r.now)
+	}
+	r.now = end
+	return sent
+}
+
+func (r *lagRig) lag() queues.Lag { return r.e.ports[1].shaper.Lag() }
+
+const ms = int64(time.Millisecond)
+
+// Health must tell a paused queue from a late daemon: link time during
+// which the only frames waiting are paused is idle, not lost, however the
+// pause ends (PFC quanta 0, its quanta running out) and whatever the other
+// queues of the port do meanwhile. A worker that serves a lifted queue
+// late is still charged.
+func TestLagPausedIsNotLost(t *testing.T) {
+	pfcPause := signaling.PauseNs(signaling.MaxQuanta, lagRate) // 3.36 s at 10 Mb/s
+	for _, tc := range []struct {
+		name string
+		// pause q3 at 2 ms (after its first frames went out, so the
+		// shaper is still busy with one), act while paused, lift at
+		// lift; serve from serve on.
+		until       int64 // the pause's expiry
+		resume      bool  // lifted by quanta 0 at lift
+		lift, serve int64
+		others      func(t *testing.T, r *lagRig) // while q3 is paused
+		wantLost    [2]int64                      // ns, min..max
+	}{
+		{name: "quanta 0", until: 2*ms + pfcPause, resume: true, lift: 500 * ms, serve: 500 * ms},
+		{name: "quanta expiry", until: 2*ms + 300*ms, lift: 302 * ms, serve: 302 * ms},
+		{name: "quanta 0 while arrivals join the paused queue", until: 2*ms + pfcPause, resume: true, lift: 500 * ms, serve: 500 * ms,
+			others: func(t *testing.T, r *lagRig) {
+				r.run(100 * ms)
+				r.put(t, 3, 2)
+			}},
+		{name: "another queue sends", until: 2*ms + pfcPause, resume: true, lift: 500 * ms, serve: 500 * ms,
+			others: func(t *testing.T, r *lagRig) {
+				r.put(t, 4, 6) // 5 ms of frames, sent at once
+				r.run(100 * ms)
+				r.put(t, 7, 1) // an ACK through the HQ
+				r.run(200 * ms)
+				r.put(t, 4, 3)
+			}},
+		{name: "another queue sends, expiry", until: 2*ms + 300*ms, lift: 302 * ms, serve: 302 * ms,
+			others: func(t *testing.T, r *lagRig) {
+				r.put(t, 4, 6)
+				r.run(100 * ms)
+				r.put(t, 7, 1)
+			}},
+		// The worker serves the lifted queue 50 ms late: about 50 ms
+		// minus the catch-up bound (~10 ms at 10 Mb/s) is lost.
+		{name: "late after quanta 0", until: 2*ms + pfcPause, resume: true, lift: 500 * ms, serve: 550 * ms,
+			wantLost: [2]int64{35 * ms, 50 * ms}},
+		{name: "late after expiry", until: 2*ms + 300*ms, lift: 302 * ms, serve: 352 * ms,
+			wantLost: [2]int64{35 * ms, 50 * ms}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLagRig(t)
+			eg := r.e.Egress(1)
+			r.put(t, 3, 8)
+			sent := r.run(2 * ms) // three frames leave, the third still on the link
+			eg.Pause(3, r.now, tc.until)
+			sent += r.run(r.now) // the pass that received the PFC frame
+			if tc.others != nil {
+				tc.others(t, r)
+			}
+			if tc.resume {
+				sent += r.run(tc.lift)
+				eg.Resume(3, r.now)
+			}
+			if tc.serve > tc.lift {
+				// A late worker: nothing serves the port until serve.
+				r.now = tc.serve
+			}
+			sent += r.run(tc.serve + 200*ms)
+			if q := eg.Len(); q != 0 {
+				t.Fatalf("%d frames still queued (%d sent)", q, sent)
+			}
+			lag := r.lag()
+			if lag.LostNs < tc.wantLost[0] || lag.LostNs > tc.wantLost[1] {
+				t.Errorf("lost %v of link time, want %v..%v (late frames %d, max %v)",
+					time.Duration(lag.LostNs), time.Duration(tc.wantLost[0]), time.Duration(tc.wantLost[1]),
+					lag.LateFrames, time.Duration(lag.MaxNs))
+			}
+			if tc.wantLost[1] == 0 && lag.LateFrames != 0 {
+				t.Errorf("%d frames late (max %v) on a punctual worker", lag.LateFrames, time.Duration(lag.MaxNs))
+			}
+		})
+	}
+}
+
+// Control frames have a reserve data cannot take: with the shared buffer
+// full of data (data refused as buffer_full), or the frame pool down to
+// its reserve (Alloc refuses data frames), a node still queues its
+// flow-control signals and ACKs in the HQ.
+func TestControlReserve(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		buffer int // 1/16 of it reserved
+		pairs  int // signals and ACKs that must fit then
+		full   string
+	}{
+		{"buffer", 64 * lagFrame, 20, "buffer_full"},
+		{"frames", 1 << 20, 8, "frames"}, // 256 frames queue, 16 reserved
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLagRigBuffer(t, tc.buffer)
+			e := r.e
+			full := ""
+			for range 2000 {
+				a, ok := e.Alloc()
+				if !ok {
+					full = "frames"
+					break
+				}
+				if !e.Send(1, 3, &xdp.Desc{Addr: a, Len: lagFrame}, 0, 0) {
+					full = "buffer_full"
+					break
+				}
+			}
+			ps, _ := e.Snapshot()
+			if full != tc.full {
+				t.Fatalf("data stopped by %q, want %q (queued %d bytes, drops %v)", full, tc.full, ps[1].QueueBytes, ps[1].Drops)
+			}
+			sig := make([]byte, signaling.PFCLen)
+			for i := range tc.pairs {
+				if !e.Emit(1, sig) {
+					t.Fatalf("signal %d refused with the buffer full of data", i)
+				}
+				a, ok := e.AllocControl()
+				if !ok || !e.Send(1, 7, &xdp.Desc{Addr: a, Len: 64}, 0, 0) {
+					t.Fatalf("ACK %d refused with the buffer full of data", i)
+				}
+			}
+			if a, ok := e.Alloc(); ok && e.Send(1, 3, &xdp.Desc{Addr: a, Len: 100}, 0, 0) {
+				t.Fatal("data admitted into the control reserve")
+			}
+			ps, _ = e.Snapshot()
+			if d := ps[1].Queues[7].Drops; d["buffer_full"] != 0 || d["no_frames"] != 0 {
+				t.Fatalf("control drops %v", d)
+			}
+		})
+	}
+}
