@@ -665,10 +665,15 @@ func (r *rdma) settle(f *rdmaFlow, now int64) {
 	r.finish(f)
 }
 
-// dequeued returns a frame's bytes to its flow's queue allowance.
+// dequeued returns a frame's bytes to its flow's queue allowance; the
+// frame has left the NIC, which restarts a lossless sender's
+// no-progress clock.
 func (r *rdma) dequeued(meta uint64, n int) {
 	if f := r.flow(int(meta >> signaling.MetaOwnerShift & (1<<31 - 1))); f != nil {
 		f.queued -= n
+		if f.s != nil {
+			f.s.Departed(r.h.e.Now())
+		}
 	}
 }
 

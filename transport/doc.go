@@ -39,7 +39,10 @@
 //   - Lossless: no retransmission. A gap at the receiver is counted (Gaps,
 //     Lost), NAK'd and skipped; the sender fails the flow on the NAK. A
 //     lost tail leaves no gap, so a sender with data outstanding and no
-//     acknowledgement for LosslessTimeout fails too: by default seven of
+//     acknowledgement for LosslessTimeout since its frames last left the
+//     NIC (Departed; frames still queued in the NIC have not been sent,
+//     as a real NIC's ACK timer starts at transmission) fails too: by
+//     default seven of
 //     Go-Back-N's timeouts, as an RDMA QP gives up after its retry count,
 //     so a flow held behind pauses is slow, not failed (0 turns it off: a
 //     PFC deadlock then stalls a flow rather than failing it).

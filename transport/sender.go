@@ -500,6 +500,17 @@ func (s *Sender) rtoDeadline() int64 {
 	return s.rtoBase + s.rtoHigh
 }
 
+// Departed tells a lossless sender that one of its frames left the NIC
+// at now: the no-progress timeout counts from the last departure, as a
+// real NIC's ACK timer starts when it transmits. A NIC that queues a
+// flow's frames behind a paused or congested port has not sent them,
+// and a flow held there is slow, not failed. Other modes ignore it.
+func (s *Sender) Departed(now int64) {
+	if s.mode == Lossless && s.rtoBase >= 0 && now > s.rtoBase {
+		s.rtoBase = now
+	}
+}
+
 // NextTimer is the sender's next deadline for OnTimer, or -1.
 func (s *Sender) NextTimer() int64 {
 	if s.failed || s.Done() {

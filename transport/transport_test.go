@@ -325,3 +325,50 @@ func TestSenderMessages(t *testing.T) {
 		}
 	}
 }
+
+// The no-progress timeout of a lossless flow counts from its frames' last
+// departure from the NIC: frames that wait in the NIC's own queue (paused
+// or behind other flows) have not been sent, and the flow is slow, not
+// failed.
+func TestLosslessTimeoutFromDeparture(t *testing.T) {
+	p := testParams()
+	p.DCQCN.Enabled = false
+	s, err := NewSender(Lossless, p, 0, 10*simMTU, simMTU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, ok := s.Next(0); !ok {
+			break
+		}
+	}
+	timeout := int64(p.LosslessTimeout)
+	if got := s.NextTimer(); got != timeout {
+		t.Fatalf("timer at %d, want %d", got, timeout)
+	}
+	// The NIC sends the last of them much later.
+	late := timeout - 1
+	s.Departed(late)
+	if got := s.NextTimer(); got != late+timeout {
+		t.Fatalf("after a departure at %d: timer at %d, want %d", late, got, late+timeout)
+	}
+	s.OnTimer(timeout)
+	if s.Failed() {
+		t.Fatal("failed while its frames had just left the NIC")
+	}
+	s.OnTimer(late + timeout)
+	if !s.Failed() {
+		t.Fatal("not failed a timeout after the last departure")
+	}
+	// Departures mean nothing to the other modes.
+	g, err := NewSender(GBN, p, 0, 10*simMTU, simMTU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Next(0)
+	before := g.NextTimer()
+	g.Departed(late)
+	if g.NextTimer() != before {
+		t.Error("Go-Back-N's RTO moved with a departure")
+	}
+}
