@@ -38,14 +38,16 @@
 //
 //   - Lossless: no retransmission. A gap at the receiver is counted (Gaps,
 //     Lost), NAK'd and skipped; the sender fails the flow on the NAK. A
-//     lost tail leaves no gap, so a sender with data outstanding and no
-//     acknowledgement for LosslessTimeout since its frames last left the
-//     NIC (Departed; frames still queued in the NIC have not been sent,
-//     as a real NIC's ACK timer starts at transmission) fails too: by
-//     default seven of
-//     Go-Back-N's timeouts, as an RDMA QP gives up after its retry count,
-//     so a flow held behind pauses is slow, not failed (0 turns it off: a
-//     PFC deadlock then stalls a flow rather than failing it).
+//     lost tail leaves no gap; it shows in the fabric's drop counters.
+//     A flow without acknowledgements is held, not failed, unless
+//     LosslessTimeout is set (off by default): then no acknowledgement
+//     for that long since its frames last left the NIC (Departed: frames
+//     still queued in the NIC have not been sent, as a real NIC's ACK
+//     timer starts at transmission) fails it, as an RDMA QP gives up
+//     after its retry count. In this emulator a flow held for seconds is
+//     paused, queued behind thousands of others, deadlocked (PFC) or
+//     carried by a daemon that fell behind; the watchdog and emulation
+//     health tell which, and none of them is a loss.
 //   - GBN: the receiver drops out-of-order packets and NAKs each gap once
 //     (the expected PSN); the sender rewinds to it, or on RTO to the oldest
 //     unacknowledged packet. No backoff: every timeout is RTO.
@@ -111,7 +113,7 @@
 //	IRN RTO_high              320 µs                 time      40 ms
 //	IRN threshold N           3 packets              -         3
 //	IRN in-flight cap (BDP)   100 KB (4 hops x 2 µs) data      12.5 KB
-//	lossless timeout          10 ms (as GBN's RTO)   time      1.25 s
+//	lossless timeout          none                   -         none (a held flow waits)
 //	ACK coalescing            4 packets              -         4
 //	ACK delay                 1 µs (half an RTT)     time      125 µs, at least 4 packet times (355 µs)
 //	CNP interval (NP)         50 µs                  time      6.25 ms

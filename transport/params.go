@@ -190,8 +190,14 @@ type Params struct {
 	// Window caps the outstanding packets in every mode (0: MaxWindow).
 	Window int
 	// LosslessTimeout fails a lossless flow that has data outstanding and
-	// no acknowledgement for this long (a lost tail leaves no gap for the
-	// receiver to see); 0 never.
+	// no acknowledgement for this long since its frames last left the NIC,
+	// as an RDMA QP gives up after its retry count; 0 (the default) never.
+	// In a lossless fabric a flow without acknowledgements is held —
+	// paused, queued behind others, deadlocked, or carried by a daemon
+	// that fell behind — not lost: the watchdog, the drop counters and
+	// emulation health say which, and a run's end stops it and counts it
+	// incomplete. A loss shows as a PSN gap at the receiver, which fails
+	// the flow whatever this is (a lost tail is in the drop counters).
 	LosslessTimeout time.Duration
 
 	// AckEvery is how many packets a receiver acknowledges at once; a
@@ -226,11 +232,6 @@ const (
 	paperKmax         = 400_000
 	paperPmax         = 0.2
 	paperAckDelay     = 1 * time.Microsecond // half a one-hop RTT
-	// losslessRetries is how many retransmission timeouts without any
-	// progress a lossless flow waits before it gives up, as an RDMA QP
-	// does after its retry count (7, InfiniBand's largest) of local ACK
-	// timeouts: a flow held behind pauses is slow, not failed.
-	losslessRetries = 7
 	// DefaultAckEvery is the receivers' ACK coalescing.
 	DefaultAckEvery = 4
 	// DefaultWireOverhead is Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 +
@@ -249,17 +250,16 @@ func DefaultParams(linkRateBps int64, oneHopRTT time.Duration) Params {
 	}
 	s := NewScale(linkRateBps, oneHopRTT)
 	return Params{
-		LineRateBps:     linkRateBps,
-		WireOverhead:    DefaultWireOverhead,
-		RTO:             s.Duration(paperRTO),
-		RTOLow:          s.Duration(paperRTOLow),
-		RTOHigh:         s.Duration(paperRTOHigh),
-		RTOThreshold:    paperRTOThreshold,
-		BDPBytes:        s.Size(PaperRateBps / 8 * PaperHops * int64(PaperOneHopRTT) / int64(time.Second)),
-		LosslessTimeout: losslessRetries * s.Duration(paperRTO),
-		AckEvery:        DefaultAckEvery,
-		AckDelay:        s.Duration(paperAckDelay),
-		CNPInterval:     s.Duration(paperCNPInterval),
+		LineRateBps:  linkRateBps,
+		WireOverhead: DefaultWireOverhead,
+		RTO:          s.Duration(paperRTO),
+		RTOLow:       s.Duration(paperRTOLow),
+		RTOHigh:      s.Duration(paperRTOHigh),
+		RTOThreshold: paperRTOThreshold,
+		BDPBytes:     s.Size(PaperRateBps / 8 * PaperHops * int64(PaperOneHopRTT) / int64(time.Second)),
+		AckEvery:     DefaultAckEvery,
+		AckDelay:     s.Duration(paperAckDelay),
+		CNPInterval:  s.Duration(paperCNPInterval),
 		DCQCN: DCQCNParams{
 			Enabled:        true,
 			G:              1.0 / 256,

@@ -84,14 +84,14 @@ func TestDefaultParams(t *testing.T) {
 	}{
 		{"paper", DefaultParams(0, PaperOneHopRTT), Params{
 			LineRateBps: 100e9, RTO: 10 * ms, RTOLow: 100 * us, RTOHigh: 320 * us, BDPBytes: 100_000,
-			LosslessTimeout: 70 * ms, AckDelay: us, CNPInterval: 50 * us,
+			AckDelay: us, CNPInterval: 50 * us,
 			DCQCN: DCQCNParams{AlphaPeriod: 55 * us, IncreasePeriod: 55 * us, ByteCounter: 10e6,
 				AIRateBps: 100e6, HAIRateBps: 1e9, MinRateBps: 100e6},
 			ECN: ECNParams{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2},
 		}},
 		{"lab", DefaultParams(100e6, 250*us), Params{
 			LineRateBps: 100e6, RTO: 1250 * ms, RTOLow: 12500 * us, RTOHigh: 40 * ms, BDPBytes: 12_500,
-			LosslessTimeout: 8750 * ms, AckDelay: 125 * us, CNPInterval: 6250 * us,
+			AckDelay: 125 * us, CNPInterval: 6250 * us,
 			DCQCN: DCQCNParams{AlphaPeriod: 6875 * us, IncreasePeriod: 6875 * us, ByteCounter: 1_250_000,
 				AIRateBps: 100e3, HAIRateBps: 1e6, MinRateBps: 100e3},
 			ECN: ECNParams{KminBytes: 12_500, KmaxBytes: 50_000, Pmax: 0.2},
@@ -99,7 +99,7 @@ func TestDefaultParams(t *testing.T) {
 		// No RTT: the papers' slowed down with the rate, data unscaled.
 		{"rate only", DefaultParams(100e6, 0), Params{
 			LineRateBps: 100e6, RTO: 10 * time.Second, RTOLow: 100 * ms, RTOHigh: 320 * ms, BDPBytes: 100_000,
-			LosslessTimeout: 70 * time.Second, AckDelay: ms, CNPInterval: 50 * ms,
+			AckDelay: ms, CNPInterval: 50 * ms,
 			DCQCN: DCQCNParams{AlphaPeriod: 55 * ms, IncreasePeriod: 55 * ms, ByteCounter: 10e6,
 				AIRateBps: 100e3, HAIRateBps: 1e6, MinRateBps: 100e3},
 			ECN: ECNParams{KminBytes: 100_000, KmaxBytes: 400_000, Pmax: 0.2},

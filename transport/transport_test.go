@@ -75,10 +75,12 @@ func TestLosslessGapFails(t *testing.T) {
 	}
 }
 
-// A lost tail leaves no gap; the no-progress timeout fails the flow.
+// A lost tail leaves no gap; the no-progress timeout, when set, fails
+// the flow.
 func TestLosslessTailTimeout(t *testing.T) {
 	w := &world{t: t}
 	p := testParams()
+	p.LosslessTimeout = 7 * p.RTO // off by default
 	f := w.newPair(Lossless, p, 7, 20_000)
 	f.fwd.drop = dropFirst(19)
 	w.run(10 * sec)
@@ -332,6 +334,7 @@ func TestSenderMessages(t *testing.T) {
 // failed.
 func TestLosslessTimeoutFromDeparture(t *testing.T) {
 	p := testParams()
+	p.LosslessTimeout = 7 * p.RTO
 	p.DCQCN.Enabled = false
 	s, err := NewSender(Lossless, p, 0, 10*simMTU, simMTU)
 	if err != nil {
@@ -370,5 +373,23 @@ func TestLosslessTimeoutFromDeparture(t *testing.T) {
 	g.Departed(late)
 	if g.NextTimer() != before {
 		t.Error("Go-Back-N's RTO moved with a departure")
+	}
+}
+
+// By default a lossless flow never gives up: held without
+// acknowledgements, it waits.
+func TestLosslessWaitsByDefault(t *testing.T) {
+	p := testParams()
+	s, err := NewSender(Lossless, p, 0, 10*simMTU, simMTU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Next(0)
+	if p.LosslessTimeout != 0 || s.NextTimer() != -1 {
+		t.Fatalf("lossless timeout %v, timer %d", p.LosslessTimeout, s.NextTimer())
+	}
+	s.OnTimer(int64(time.Hour))
+	if s.Failed() {
+		t.Fatal("a held lossless flow failed")
 	}
 }
