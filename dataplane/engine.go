@@ -695,6 +695,22 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 	return e.admit(out, q, d, l3, meta, q == e.ports[out].egress.HQ())
 }
 
+// Admits reports whether Send would take a data frame of n bytes into
+// queue q of port out now. A source — a NIC making its own flows' frames
+// — asks before it makes one, so that it waits for room rather than
+// losing its own packet: a buffer full of relayed frames must hold the
+// NIC's flows back, not drop them.
+func (e *Engine) Admits(out, q, n int) bool {
+	p := e.ports[out]
+	switch {
+	case p.wdDrop&(1<<q) != 0, e.queued >= e.dataFrames, e.buffered+n > e.dataBytes:
+		return false
+	case p.spec.CapBytes > 0 && p.egress.Bytes()+n > p.spec.CapBytes:
+		return false
+	}
+	return true
+}
+
 // admit is Send; ctl says the frame is control.
 func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) bool {
 	p := e.ports[out]
