@@ -129,6 +129,27 @@ func TestEngineAdmission(t *testing.T) {
 	}
 }
 
+// Admits answers as Send would for a data frame: a source that asks first
+// never has its own frame refused.
+func TestEngineAdmits(t *testing.T) {
+	r := newRig(t, 1000, 10*1000) // 1 kb/s: nothing leaves during the test
+	if !r.e.Admits(1, 0, 1000) {
+		t.Fatal("an empty node refuses a frame")
+	}
+	for i := 0; i < 40; i++ {
+		r.send(1000)
+		r.e.pass()
+	}
+	r.recv()
+	ps, _ := r.e.Snapshot()
+	if ps[1].Drops["buffer_full"] == 0 {
+		t.Fatal("the buffer never filled")
+	}
+	if r.e.Admits(1, 0, 1000) {
+		t.Fatal("a full buffer admits a data frame")
+	}
+}
+
 // The per-frame path — receive, handle, admit, shape, transmit, reclaim,
 // refill, publish — allocates nothing.
 func TestEngineZeroAllocs(t *testing.T) {
