@@ -71,6 +71,9 @@ const (
 	// maxRDMARecords is how many ended flows keep their report: older
 	// ones are forgotten (a report asking for them leaves them out).
 	maxRDMARecords = 1 << 14
+	// maxRDMAFetched is how many ended flows whose final report was
+	// already asked for by id keep it (for a client that asks again).
+	maxRDMAFetched = 1 << 8
 	// maxRDMAPastReceivers is how many released receivers' summaries a
 	// report still lists.
 	maxRDMAPastReceivers = 1 << 10
@@ -110,6 +113,7 @@ type rdmaFlow struct {
 	maxFrame int
 	deadline int64 // engine ns; 0: none
 	stopped  bool  // a timed flow was told to end
+	fetched  bool  // ended, and its final report was asked for by id
 	queued   int   // bytes of it in its queue
 	blocked  blockReason
 	blockQ   int
@@ -152,6 +156,11 @@ type rdma struct {
 	flows  []*rdmaFlow // by id - 1
 	active []*rdmaFlow // running
 	ended  []int       // ids of the ended flows that keep their report, oldest first
+	// fetched are the ended flows whose final report a client asked for
+	// by id (a workload or rperf polling its flows), oldest first: past
+	// maxRDMAFetched they are forgotten, so a NIC that runs flows for
+	// hours holds the reports nobody has read yet, not every one.
+	fetched []int
 	recvs  map[recvKey]*rdmaRecv
 	rlist  []*rdmaRecv // in arrival order, for reports
 	armed  []*rdmaRecv // with an ACK coalescing timer pending
@@ -1067,7 +1076,15 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 		for _, id := range ids {
 			if f := r.flow(id); f != nil {
 				rep.Flows = append(rep.Flows, f.report(off))
+				if f.State != api.RDMARunning && f.s == nil && !f.fetched {
+					f.fetched = true
+					r.fetched = append(r.fetched, f.ID)
+				}
 			}
+		}
+		for len(r.fetched) > maxRDMAFetched {
+			r.flows[r.fetched[0]-1] = nil
+			r.fetched = r.fetched[1:]
 		}
 		return rep
 	}

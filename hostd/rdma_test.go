@@ -645,3 +645,39 @@ func TestRDMAFlowStateReleased(t *testing.T) {
 		t.Fatalf("%d goroutines after %d flows, %d before", n, flows, goroutines)
 	}
 }
+
+// An ended flow's report is kept until a client has asked for it by id,
+// then among the last maxRDMAFetched only: a NIC that runs flows for hours
+// keeps the reports nobody has read, not every report.
+func TestRDMAFetchedReportsForgotten(t *testing.T) {
+	pr := newPair(t, fastParams())
+	r := &pr.a.h.r
+	const n = maxRDMAFetched + 50
+	for id := 1; id <= n; id++ {
+		f := &rdmaFlow{}
+		f.ID, f.State = id, api.RDMADone
+		r.flows = append(r.flows, f)
+		r.ended = append(r.ended, id)
+	}
+	// Nobody asked by id (a listing of all is not a read of each): every
+	// report stays.
+	if rep := pr.a.h.RDMA(nil); len(rep.Flows) != n {
+		t.Fatalf("%d reports of %d ended flows", len(rep.Flows), n)
+	}
+	// The workload reads each flow once it ended.
+	for id := 1; id <= n; id++ {
+		pr.a.h.RDMA([]int{id})
+	}
+	kept := 0
+	for _, f := range r.flows {
+		if f != nil {
+			kept++
+		}
+	}
+	if kept != maxRDMAFetched || len(r.fetched) != maxRDMAFetched {
+		t.Fatalf("%d reports kept, %d fetched listed; want %d", kept, len(r.fetched), maxRDMAFetched)
+	}
+	if r.flows[n-1] == nil || r.flows[0] != nil {
+		t.Fatal("kept the oldest fetched report and forgot the newest")
+	}
+}
