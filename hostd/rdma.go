@@ -161,16 +161,16 @@ type rdma struct {
 	// maxRDMAFetched they are forgotten, so a NIC that runs flows for
 	// hours holds the reports nobody has read yet, not every one.
 	fetched []int
-	recvs  map[recvKey]*rdmaRecv
-	rlist  []*rdmaRecv // in arrival order, for reports
-	armed  []*rdmaRecv // with an ACK coalescing timer pending
-	over   []*rdmaRecv // complete or failed, in that order: released after linger
-	past   []api.RDMAReceiver
-	linger int64 // rdmaRecvLinger (tests shorten it)
-	pkt    roce.Packet
-	spare  uint64 // a frame taken and not used
-	hasSp  bool
-	c      api.RDMACounters
+	recvs   map[recvKey]*rdmaRecv
+	rlist   []*rdmaRecv // in arrival order, for reports
+	armed   []*rdmaRecv // with an ACK coalescing timer pending
+	over    []*rdmaRecv // complete or failed, in that order: released after linger
+	past    []api.RDMAReceiver
+	linger  int64 // rdmaRecvLinger (tests shorten it)
+	pkt     roce.Packet
+	spare   uint64 // a frame taken and not used
+	hasSp   bool
+	c       api.RDMACounters
 }
 
 // rdmaQP is the QP of flow id in mode.
