@@ -695,15 +695,18 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 	return e.admit(out, q, d, l3, meta, q == e.ports[out].egress.HQ())
 }
 
-// Admits reports whether Send would take a data frame of n bytes into
-// queue q of port out now. A source — a NIC making its own flows' frames
-// — asks before it makes one, so that it waits for room rather than
-// losing its own packet: a buffer full of relayed frames must hold the
-// NIC's flows back, not drop them.
-func (e *Engine) Admits(out, q, n int) bool {
+// AdmitsOwn reports whether a source — a NIC making its own flows'
+// frames — may queue a frame of n bytes into queue q of port out now. A
+// source asks before it makes one, so that it waits for room rather than
+// losing its own packet, and it may fill only half of the node's data
+// buffer (bytes and frames): the other half stays for the frames the
+// node relays, which, under PortFC, ride a queue that is never paused and
+// must not find the buffer taken by the NIC's own flows. (A server's own
+// data waits in host memory, not in its NIC's buffer.)
+func (e *Engine) AdmitsOwn(out, q, n int) bool {
 	p := e.ports[out]
 	switch {
-	case p.wdDrop&(1<<q) != 0, e.queued >= e.dataFrames, e.buffered+n > e.dataBytes:
+	case p.wdDrop&(1<<q) != 0, e.queued >= e.dataFrames/2, e.buffered+n > e.dataBytes/2:
 		return false
 	case p.spec.CapBytes > 0 && p.egress.Bytes()+n > p.spec.CapBytes:
 		return false

@@ -129,24 +129,31 @@ func TestEngineAdmission(t *testing.T) {
 	}
 }
 
-// Admits answers as Send would for a data frame: a source that asks first
-// never has its own frame refused.
-func TestEngineAdmits(t *testing.T) {
+// A source may fill half of the node's data buffer: AdmitsOwn refuses
+// its frame before Send would, and leaves the rest to forwarded frames.
+func TestEngineAdmitsOwn(t *testing.T) {
 	r := newRig(t, 1000, 10*1000) // 1 kb/s: nothing leaves during the test
-	if !r.e.Admits(1, 0, 1000) {
+	if !r.e.AdmitsOwn(1, 0, 1000) {
 		t.Fatal("an empty node refuses a frame")
 	}
+	full := false
 	for i := 0; i < 40; i++ {
 		r.send(1000)
 		r.e.pass()
+		if !r.e.AdmitsOwn(1, 0, 1000) && !full {
+			full = true
+			if r.e.buffered+1000 <= r.e.dataBytes/2 {
+				t.Fatalf("refused with %d of %d bytes buffered", r.e.buffered, r.e.dataBytes)
+			}
+			ps, _ := r.e.Snapshot()
+			if ps[1].Drops["buffer_full"] != 0 {
+				t.Fatal("forwarded frames were refused before the source was")
+			}
+		}
 	}
 	r.recv()
-	ps, _ := r.e.Snapshot()
-	if ps[1].Drops["buffer_full"] == 0 {
-		t.Fatal("the buffer never filled")
-	}
-	if r.e.Admits(1, 0, 1000) {
-		t.Fatal("a full buffer admits a data frame")
+	if !full {
+		t.Fatal("the source was never refused")
 	}
 }
 

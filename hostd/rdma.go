@@ -593,11 +593,10 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			f.blocked = blockQueue
 			break
 		}
-		// The NIC's own packet waits for room in the node's buffer
-		// rather than being made and refused (a loss the NIC would
-		// inflict on itself): relayed frames may fill the buffer, and
-		// the source is held back until they drain.
-		if !e.Admits(f.Port, q, f.maxFrame) {
+		// The NIC's own packet waits for room in its half of the
+		// node's buffer rather than being made and refused (a loss the
+		// NIC would inflict on itself); the other half is the relay's.
+		if !e.AdmitsOwn(f.Port, q, f.maxFrame) {
 			f.NoFrame++
 			f.blocked, f.blockAt = blockFrame, now
 			break
