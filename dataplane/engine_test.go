@@ -40,6 +40,12 @@ func newRig(t testing.TB, rate uint64, buffer int) *rig {
 }
 
 func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
+	return newRigPorts(t, PortSpec{RateBps: rate}, o, nil)
+}
+
+// newRigPorts builds the rig with ports like port (its name and IO are
+// the rig's); prepare, if not nil, sees the engine before it begins.
+func newRigPorts(t testing.TB, port PortSpec, o Options, prepare func(*Engine)) *rig {
 	r := &rig{}
 	mem := make([]byte, (4*tRing+256)*tFrame)
 	var specs []PortSpec
@@ -47,7 +53,9 @@ func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
 		r.farMem[i] = make([]byte, 2*tRing*tFrame)
 		near, far := pipe.New(mem, r.farMem[i], tRing)
 		r.far[i] = far
-		specs = append(specs, PortSpec{Name: "p", IO: near, RateBps: rate})
+		spec := port
+		spec.Name, spec.IO = "p", near
+		specs = append(specs, spec)
 	}
 	for a := 0; a < tRing; a++ {
 		r.free = append(r.free, uint64(a*tFrame))
@@ -63,6 +71,9 @@ func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
 		t.Fatal(err)
 	}
 	r.e = e
+	if prepare != nil {
+		prepare(e)
+	}
 	e.begin()
 	return r
 }

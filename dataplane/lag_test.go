@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
@@ -27,30 +26,9 @@ const (
 func newLagRig(t *testing.T) *lagRig { return newLagRigBuffer(t, 1<<20) }
 
 func newLagRigBuffer(t *testing.T, buffer int) *lagRig {
-	r := &rig{}
-	mem := make([]byte, (4*tRing+256)*tFrame)
-	var specs []PortSpec
-	for i := range r.far {
-		r.farMem[i] = make([]byte, 2*tRing*tFrame)
-		near, far := pipe.New(mem, r.farMem[i], tRing)
-		r.far[i] = far
-		specs = append(specs, PortSpec{Name: "p", IO: near, RateBps: lagRate,
-			Queues: queues.EgressConfig{Queues: 8, HQ: 7}})
-	}
-	var fill [tRing]uint64
-	for a := range fill {
-		fill[a] = uint64((tRing + a) * tFrame)
-	}
-	r.far[1].Fill(fill[:])
-	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing},
-		specs, forward{}, Options{BufferBytes: buffer})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := &lagRig{rig: r}
-	e.clock = func() int64 { return lr.now }
-	r.e = e
-	e.begin()
+	lr := &lagRig{}
+	lr.rig = newRigPorts(t, PortSpec{RateBps: lagRate, Queues: queues.EgressConfig{Queues: 8, HQ: 7}},
+		Options{BufferBytes: buffer}, func(e *Engine) { e.clock = func() int64 { return lr.now } })
 	return lr
 }
 
