@@ -756,6 +756,28 @@ func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) b
 	return false
 }
 
+// Take removes every frame port's egress would send, as a transmission
+// does (hooks, counters, the buffer's accounting), hands each frame's
+// queue and bytes to fn and frees the frame. It is for harnesses that
+// carry a node's frames themselves instead of an XSK ring (in-process
+// tests of a node's logic); it ignores the shaper. Call it on the
+// engine's goroutine.
+func (e *Engine) Take(port int, fn func(q int, b []byte)) int {
+	eg := e.ports[port].egress
+	n := 0
+	for {
+		pk, q, ok := eg.Dequeue(e.Now())
+		if !ok {
+			return n
+		}
+		e.queued--
+		e.buffered -= int(pk.Len)
+		fn(q, e.mem.Bytes[pk.Addr:pk.Addr+uint64(pk.Len)])
+		e.release(pk.Addr)
+		n++
+	}
+}
+
 // Alloc takes a free frame for a handler or source to build a data frame
 // in; ok is false when none may be spared (the frames left are the
 // control reserve).

@@ -90,19 +90,9 @@ func (n *nic) deliver(in int, b []byte) *dataplane.Verdict {
 	return &n.v
 }
 
-// drain takes every frame out of port's egress (running the hooks, as a
-// transmission does) and passes each to fn.
-func (n *nic) drain(port int, fn func(q int, b []byte)) {
-	eg := n.e.Egress(port)
-	for {
-		pk, q, ok := eg.Dequeue(n.e.Now())
-		if !ok {
-			return
-		}
-		d := xdp.Desc{Addr: pk.Addr, Len: pk.Len}
-		fn(q, n.e.Frame(&d))
-	}
-}
+// drain takes every frame out of port's egress (running the hooks and
+// freeing the frames, as a transmission does) and passes each to fn.
+func (n *nic) drain(port int, fn func(q int, b []byte)) { n.e.Take(port, fn) }
 
 // pair is h0 -> h1 of BCube(2,1): one switch apart, port 0 at both ends.
 type pair struct {
