@@ -688,7 +688,7 @@ func (r *rdma) settle(f *rdmaFlow, now int64) {
 func (r *rdma) dequeued(meta uint64, n int) {
 	if f := r.flow(int(meta >> signaling.MetaOwnerShift & (1<<31 - 1))); f != nil {
 		f.queued -= n
-		if f.s != nil {
+		if f.s != nil && f.s.CountsDepartures() {
 			f.s.Departed(r.h.e.Now())
 		}
 	}

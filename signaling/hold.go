@@ -32,3 +32,15 @@ func holdOr(hold int64) int64 {
 	}
 	return hold
 }
+
+// setOwed sets *slot, a count of repetitions one signal still owes, to n
+// and keeps *pending, how many signals owe any, in step.
+func setOwed(slot *uint8, pending *int, n uint8) {
+	switch was := *slot; {
+	case was == 0 && n > 0:
+		*pending++
+	case was > 0 && n == 0:
+		*pending--
+	}
+	*slot = n
+}

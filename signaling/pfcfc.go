@@ -202,15 +202,7 @@ func (f *PFC) schedule(in int, pcp uint8, due int64) {
 }
 
 // setXon sets the X_on repetitions (in, pcp) still owes.
-func (f *PFC) setXon(in int, pcp uint8, n uint8) {
-	switch was := f.xon[in][pcp]; {
-	case was == 0 && n > 0:
-		f.owed++
-	case was > 0 && n == 0:
-		f.owed--
-	}
-	f.xon[in][pcp] = n
-}
+func (f *PFC) setXon(in int, pcp uint8, n uint8) { setOwed(&f.xon[in][pcp], &f.owed, n) }
 
 // repeat is the spacing of an X_on's repetitions.
 func (f *PFC) repeat() int64 {

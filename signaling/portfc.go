@@ -179,15 +179,7 @@ func (s *SwitchPortFC) arm() {
 }
 
 // setResend sets how many more times the Resume of (p, class c) goes out.
-func (s *SwitchPortFC) setResend(p, c int, n uint8) {
-	switch was := s.resend[p][c]; {
-	case was == 0 && n > 0:
-		s.resends++
-	case was > 0 && n == 0:
-		s.resends--
-	}
-	s.resend[p][c] = n
-}
+func (s *SwitchPortFC) setResend(p, c int, n uint8) { setOwed(&s.resend[p][c], &s.resends, n) }
 
 // broadcast sends {class, p} of type typ to the servers on every other port.
 func (s *SwitchPortFC) broadcast(p int, class, typ uint8) {

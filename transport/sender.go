@@ -506,10 +506,15 @@ func (s *Sender) rtoDeadline() int64 {
 // flow's frames behind a paused or congested port has not sent them,
 // and a flow held there is slow, not failed. Other modes ignore it.
 func (s *Sender) Departed(now int64) {
-	if s.mode == Lossless && s.rtoBase >= 0 && now > s.rtoBase {
+	if s.CountsDepartures() && s.rtoBase >= 0 && now > s.rtoBase {
 		s.rtoBase = now
 	}
 }
+
+// CountsDepartures reports whether Departed means anything to s (a
+// lossless sender with a no-progress timeout), so that a NIC need not
+// read its clock for every frame that leaves when it does not.
+func (s *Sender) CountsDepartures() bool { return s.mode == Lossless && s.lossTimeout > 0 }
 
 // NextTimer is the sender's next deadline for OnTimer, or -1.
 func (s *Sender) NextTimer() int64 {
