@@ -165,7 +165,7 @@ type rdma struct {
 	rlist   []*rdmaRecv // in arrival order, for reports
 	armed   []*rdmaRecv // with an ACK coalescing timer pending
 	over    []*rdmaRecv // complete or failed, in that order: released after linger
-	past    []api.RDMAReceiver
+	past    pastRing
 	linger  int64 // rdmaRecvLinger (tests shorten it)
 	pkt     roce.Packet
 	spare   uint64 // a frame taken and not used
@@ -947,10 +947,7 @@ func (r *rdma) release(now int64) {
 			continue
 		}
 		delete(r.recvs, rc.key)
-		if len(r.past) == maxRDMAPastReceivers {
-			r.past = append(r.past[:0], r.past[1:]...)
-		}
-		r.past = append(r.past, rc.summary(r.h.unixOffset()))
+		r.past.add(pastRecv{src: rc.src, qp: rc.key.qp, mode: rc.mode, done: rc.r.Done(), gap: rc.r.Failed(), s: rc.r.S})
 		rc.r = nil
 		gone++
 	}
@@ -972,8 +969,13 @@ func (r *rdma) release(now int64) {
 // summary is what a report says of rc, with engine times made Unix
 // times by off.
 func (rc *rdmaRecv) summary(off int64) api.RDMAReceiver {
-	st := rc.r.S
-	x := api.RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
+	return receiverSummary(rc.src, rc.key.qp, rc.mode, rc.r.Done(), rc.r.Failed(), &rc.r.S, off)
+}
+
+// receiverSummary is a receiver's report, with engine times made Unix
+// times by off.
+func receiverSummary(src int, qp uint32, mode transport.Mode, done, gap bool, st *transport.ReceiverStats, off int64) api.RDMAReceiver {
+	x := api.RDMAReceiver{Src: src, QP: qp, Mode: mode, Done: done, Gap: gap, Stats: st.Map()}
 	if st.First >= 0 {
 		x.FirstNs = st.First + off
 	}
@@ -1093,7 +1095,9 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 		}
 	}
 	r.release(r.h.e.Now())
-	rep.Receivers = append(rep.Receivers, r.past...)
+	r.past.each(func(p *pastRecv) {
+		rep.Receivers = append(rep.Receivers, receiverSummary(p.src, p.qp, p.mode, p.done, p.gap, &p.s, off))
+	})
 	for _, rc := range r.rlist {
 		rep.Receivers = append(rep.Receivers, rc.summary(off))
 	}
@@ -1148,3 +1152,40 @@ func parseIDs(s string) ([]int, error) {
 	}
 	return ids, nil
 }
+
+// pastRecv is what stays of a released receiver: its final state and
+// counters, a value of fixed size (a report makes it an api.RDMAReceiver,
+// whose counters are a map, only when asked).
+type pastRecv struct {
+	src       int
+	qp        uint32
+	mode      transport.Mode
+	done, gap bool
+	s         transport.ReceiverStats
+}
+
+// pastRing keeps the last maxRDMAPastReceivers released receivers,
+// oldest first; it allocates once, when it is first full.
+type pastRing struct {
+	buf  []pastRecv
+	head int // the oldest, once buf is full
+}
+
+func (p *pastRing) add(x pastRecv) {
+	if len(p.buf) < maxRDMAPastReceivers {
+		p.buf = append(p.buf, x)
+		return
+	}
+	p.buf[p.head] = x
+	p.head = (p.head + 1) % len(p.buf)
+}
+
+// each calls fn for every kept receiver, oldest first.
+func (p *pastRing) each(fn func(*pastRecv)) {
+	for i := range p.buf {
+		fn(&p.buf[(p.head+i)%len(p.buf)])
+	}
+}
+
+// len is the number of receivers kept.
+func (p *pastRing) len() int { return len(p.buf) }

@@ -671,3 +671,24 @@ func TestRDMAFetchedReportsForgotten(t *testing.T) {
 		t.Fatal("kept the oldest fetched report and forgot the newest")
 	}
 }
+
+func TestPastRing(t *testing.T) {
+	var p pastRing
+	n := maxRDMAPastReceivers + maxRDMAPastReceivers/2
+	for i := range n {
+		p.add(pastRecv{src: i})
+	}
+	if p.len() != maxRDMAPastReceivers {
+		t.Fatalf("kept %d, want %d", p.len(), maxRDMAPastReceivers)
+	}
+	want := n - maxRDMAPastReceivers
+	p.each(func(x *pastRecv) {
+		if x.src != want {
+			t.Fatalf("got receiver %d, want %d (oldest first)", x.src, want)
+		}
+		want++
+	})
+	if allocs := testing.AllocsPerRun(100, func() { p.add(pastRecv{src: -1}) }); allocs != 0 {
+		t.Errorf("add to a full ring: %v allocations, want 0", allocs)
+	}
+}
