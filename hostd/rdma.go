@@ -153,7 +153,12 @@ type rdmaRecv struct {
 type rdma struct {
 	h      *Host
 	params transport.Params
-	flows  []*rdmaFlow // by id - 1
+	// flows holds the flows of ids base+1 on, by id - base - 1; the
+	// records of ids up to base were all released, and the slice drops
+	// them from its front, so it holds the flows since the oldest one
+	// still kept, not one entry per flow ever started.
+	flows  []*rdmaFlow
+	base   int
 	active []*rdmaFlow // running
 	ended  []int       // ids of the ended flows that keep their report, oldest first
 	// fetched are the ended flows whose final report a client asked for
@@ -357,10 +362,24 @@ func (r *rdma) init(h *Host) {
 // flow is the flow of id, nil when there is none or its record was
 // released.
 func (r *rdma) flow(id int) *rdmaFlow {
-	if id < 1 || id > len(r.flows) {
+	if id <= r.base || id > r.base+len(r.flows) {
 		return nil
 	}
-	return r.flows[id-1]
+	return r.flows[id-r.base-1]
+}
+
+// forget releases the record of flow id, and drops the released records
+// at the front of r.flows.
+func (r *rdma) forget(id int) {
+	if id <= r.base || id > r.base+len(r.flows) {
+		return
+	}
+	r.flows[id-r.base-1] = nil
+	n := 0
+	for n < len(r.flows) && r.flows[n] == nil {
+		n++
+	}
+	r.flows, r.base = r.flows[n:], r.base+n
 }
 
 // finish releases what the ended flow f no longer needs, its transport
@@ -376,7 +395,7 @@ func (r *rdma) finish(f *rdmaFlow) {
 	f.msgSent, f.msgDone = nil, nil
 	r.ended = append(r.ended, f.ID)
 	if len(r.ended) > maxRDMARecords {
-		r.flows[r.ended[0]-1] = nil
+		r.forget(r.ended[0])
 		r.ended = r.ended[1:]
 	}
 }
@@ -429,7 +448,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if req.Flows < 1 || req.Flows > api.MaxRDMAParallel {
 		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, api.MaxRDMAParallel)
 	}
-	if len(r.flows)+req.Flows > maxRDMAFlows {
+	if r.base+len(r.flows)+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
 	p := r.params
@@ -462,7 +481,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	}
 	plans := make([]plan, req.Flows)
 	for i := range plans {
-		id := len(r.flows) + 1 + i
+		id := r.base + len(r.flows) + 1 + i
 		sport, err := r.sourcePort(req.Dst, id, want)
 		if err != nil {
 			return nil, err
@@ -811,11 +830,11 @@ func (r *rdma) receive(b []byte, f *header.Frame, now int64, v *dataplane.Verdic
 func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
 	qp := p.DestQP()
 	id := int(qp & (1<<22 - 1))
-	if id < 1 || id > len(r.flows) {
+	if id < 1 || id > r.base+len(r.flows) {
 		r.c.UnknownQP++
 		return nil, false
 	}
-	f = r.flows[id-1]
+	f = r.flow(id)
 	if f == nil {
 		return nil, true // ended long ago, its record released
 	}
@@ -1084,7 +1103,7 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 			}
 		}
 		for len(r.fetched) > maxRDMAFetched {
-			r.flows[r.fetched[0]-1] = nil
+			r.forget(r.fetched[0])
 			r.fetched = r.fetched[1:]
 		}
 		return rep

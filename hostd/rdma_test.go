@@ -667,8 +667,17 @@ func TestRDMAFetchedReportsForgotten(t *testing.T) {
 	if kept != maxRDMAFetched || len(r.fetched) != maxRDMAFetched {
 		t.Fatalf("%d reports kept, %d fetched listed; want %d", kept, len(r.fetched), maxRDMAFetched)
 	}
-	if r.flows[n-1] == nil || r.flows[0] != nil {
+	if r.flow(n) == nil || r.flow(1) != nil {
 		t.Fatal("kept the oldest fetched report and forgot the newest")
+	}
+	// The released records are gone from the table too, not left as
+	// an entry per flow ever started.
+	if len(r.flows) != maxRDMAFetched || r.base != n-maxRDMAFetched {
+		t.Fatalf("table of %d entries from id %d, want %d from %d", len(r.flows), r.base+1, maxRDMAFetched, n-maxRDMAFetched+1)
+	}
+	// New flows take the ids after the last.
+	if fs, err := r.start(api.RDMARequest{Dst: 1, Bytes: 1 << 10}); err != nil || fs[0].ID != n+1 || r.flow(n+1) != fs[0] {
+		t.Fatalf("next flow: %v, %v; want id %d", fs, err, n+1)
 	}
 }
 
