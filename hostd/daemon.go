@@ -30,7 +30,6 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	qc.ECN = cfg.ECN()
 	host := NewHost(t, n.Index, policy, cfg.Queueing)
 	switch {
 	case cfg.FC == config.FCPortFC:
@@ -45,8 +44,11 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	}
 	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
 	for l := 0; l < t.Levels(); l++ {
-		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.HostPort(l), RateBps: cfg.PortRate(bcube.HostPort(l)), Delay: cfg.Delay.D(),
-			CapBytes: cfg.PortCapBytes, Queues: qc})
+		name := bcube.HostPort(l)
+		pq := qc
+		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
+		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.Delay.D(),
+			CapBytes: cfg.PortCapBytes, Queues: pq})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.
