@@ -98,7 +98,7 @@ func TestPortBDPFloor(t *testing.T) {
 	cfg := Node{Node: "h0", N: 4, K: 1, RateBps: 20_000_000, Ports: []PortConfig{{Name: "eth0", RateBps: 32_000_000}}}
 	cfg.SetDefaults()
 	for _, c := range []struct {
-		rtt       time.Duration
+		rtt        time.Duration
 		eth0, eth1 int
 	}{{250 * time.Microsecond, 1518, 1518}, {time.Millisecond, 4000, 2500}} {
 		cfg.OneHopRTT = Duration(c.rtt)
