@@ -42,12 +42,15 @@ import (
 //	rate: 100M
 //	fc: portfc
 //
-// A key left out takes the flag's default.
+// A key left out takes the flag's default. Topology kind railonly is the
+// Rail-only preset (RailOnly): k 1, n 4 unless given, and the preset's
+// level rates unless the file has rates.
 type File struct {
 	Name     string       `yaml:"name,omitempty"`
 	Topology FileTopology `yaml:"topology"`
 
 	Rate   *units.Rate     `yaml:"rate,omitempty"`
+	Rates  *units.Rates    `yaml:"rates,omitempty"`
 	Delay  *units.Duration `yaml:"delay,omitempty"`
 	Buffer *units.Size     `yaml:"buffer,omitempty"`
 	Loss   *units.Loss     `yaml:"loss,omitempty"`
@@ -199,6 +202,7 @@ func ParseFile(b []byte) (*File, error) {
 func lineValues(n *yaml.Node) error {
 	readers := map[string]func(string) error{
 		"rate":             func(s string) error { _, err := units.ParseRate(s); return err },
+		"rates":            func(s string) error { _, err := units.ParseRates(s); return err },
 		"delay":            func(s string) error { _, err := units.ParseDuration(s); return err },
 		"buffer":           func(s string) error { _, err := units.ParseSize(s); return err },
 		"loss":             func(s string) error { _, err := units.ParseLoss(s); return err },
@@ -283,6 +287,7 @@ func (f *File) apply(s *Spec, skip string) {
 		}
 	}
 	set("rate", f.Rate != nil, func() { s.RateBps = uint64(*f.Rate) })
+	set("rates", f.Rates != nil, func() { s.Rates = append([]uint64(nil), *f.Rates...) })
 	set("delay", f.Delay != nil, func() { s.Delay = f.Delay.D() })
 	set("buffer", f.Buffer != nil, func() { s.BufferBytes = int(*f.Buffer) })
 	set("loss", f.Loss != nil, func() { s.LossPPM = int(*f.Loss) })
@@ -321,6 +326,9 @@ func (f *File) apply(s *Spec, skip string) {
 	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
 	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
 	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
+	if f.Topology.Kind == KindRailOnly && skip != "topology" {
+		*s = RailOnly(*s)
+	}
 	s.Links = nil
 	for i, l := range f.Topology.Links {
 		if skip == fmt.Sprintf("links[%d]", i) {
@@ -343,8 +351,13 @@ func (f *File) apply(s *Spec, skip string) {
 // topology last) without which the error changes.
 func (f *File) Check() (Spec, error) {
 	s := f.Spec()
-	if kind := f.Topology.Kind; kind != "bcube" {
-		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: only bcube is supported", kind)}
+	switch kind := f.Topology.Kind; {
+	case kind != KindBCube && kind != KindRailOnly:
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube or railonly", kind)}
+	case kind == KindRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology railonly is BCube(n,1): k %d", f.Topology.K)}
+	case f.Rate != nil && f.Rates != nil:
+		return s, &lineError{f.line("rates"), errors.New("rates and rate: give one (rates sets every level's)")}
 	}
 	_, err := NewPlan(s)
 	if err == nil {
@@ -382,7 +395,10 @@ func (f *File) line(key string) int {
 func FileOf(s Spec) *File {
 	d := Defaults()
 	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}}
-	if s.RateBps != d.RateBps {
+	if len(s.Rates) > 0 {
+		r := units.Rates(s.Rates)
+		f.Rates = &r
+	} else if s.RateBps != d.RateBps {
 		r := units.Rate(s.RateBps)
 		f.Rate = &r
 	}

@@ -158,7 +158,11 @@ func TestECN(t *testing.T) {
 				t.Errorf("spec ECN %v, want %v", p.Spec.ECN, on)
 			}
 			for _, n := range p.Nodes {
-				if e := n.Config.ECN(); e.KminBytes != c.kmin || e.KmaxBytes != c.kmax || e.Pmax != c.pmax {
+				port := "eth0"
+				if n.Name[0] == 's' {
+					port = "p0"
+				}
+				if e := n.Config.PortECN(port); e.KminBytes != c.kmin || e.KmaxBytes != c.kmax || e.Pmax != c.pmax {
 					t.Fatalf("%s: ECN %+v, want %d/%d/%g", n.Name, e, c.kmin, c.kmax, c.pmax)
 				}
 			}
