@@ -326,7 +326,7 @@ func (f *File) apply(s *Spec, skip string) {
 	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
 	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
 	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
-	if f.Topology.Kind == KindRailOnly && skip != "topology" {
+	if f.Topology.Kind == TopologyRailOnly && skip != "topology" {
 		*s = RailOnly(*s)
 	}
 	s.Links = nil
@@ -352,9 +352,9 @@ func (f *File) apply(s *Spec, skip string) {
 func (f *File) Check() (Spec, error) {
 	s := f.Spec()
 	switch kind := f.Topology.Kind; {
-	case kind != KindBCube && kind != KindRailOnly:
+	case kind != TopologyBCube && kind != TopologyRailOnly:
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube or railonly", kind)}
-	case kind == KindRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
+	case kind == TopologyRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology railonly is BCube(n,1): k %d", f.Topology.K)}
 	case f.Rate != nil && f.Rates != nil:
 		return s, &lineError{f.line("rates"), errors.New("rates and rate: give one (rates sets every level's)")}

@@ -34,6 +34,6 @@ func RailOnly(s Spec) Spec {
 
 // Topology kinds of lab up and of lab files.
 const (
-	KindBCube    = "bcube"
-	KindRailOnly = "railonly"
+	TopologyBCube    = "bcube"
+	TopologyRailOnly = "railonly"
 )
