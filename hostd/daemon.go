@@ -14,6 +14,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -40,6 +41,15 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		host.EnableBFC(cfg.BFC())
 	}
 	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
+		return nil, err
+	}
+	// Flows take their port's line rate and their path's bottleneck BDP
+	// (a Rail-only server's ports differ).
+	var ports []transport.Params
+	for l := 0; l < t.Levels(); l++ {
+		ports = append(ports, TransportParams(int64(cfg.PortRate(bcube.HostPort(l))), cfg.OneHopRTT.D()))
+	}
+	if err := host.SetPortTransport(ports); err != nil {
 		return nil, err
 	}
 	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}

@@ -153,6 +153,7 @@ type rdmaRecv struct {
 type rdma struct {
 	h      *Host
 	params transport.Params
+	port   []transport.Params // per fabric port (SetPortTransport); nil: params
 	// flows holds the flows of ids base+1 on, by id - base - 1; the
 	// records of ids up to base were all released, and the slice drops
 	// them from its front, so it holds the flows since the oldest one
@@ -218,17 +219,59 @@ func TransportParams(rateBps int64, oneHopRTT time.Duration) transport.Params {
 
 // SetTransport sets the parameters of the flows started from now on and
 // of the receivers created from now on (DESIGN §7: scaled with the link
-// rate and one-hop RTT).
+// rate and one-hop RTT). It drops those SetPortTransport set.
 func (h *Host) SetTransport(p transport.Params) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if h.e == nil {
-		h.r.params = p
-		return nil
-	}
-	h.e.Call(func() { h.r.params = p })
+	h.setParams(func() { h.r.params, h.r.port = p, nil })
 	return nil
+}
+
+// SetPortTransport sets per-port parameters for the flows started from
+// now on, ps[l] for fabric port l (TransportParams at each port's rate),
+// where a server's ports differ in rate (a Rail-only fabric): a flow is
+// paced at, and its DCQCN runs from, the line rate of the port it leaves
+// by, and IRN's in-flight cap is the smallest BDP of the levels its path
+// crosses, its bottleneck's. Receivers keep SetTransport's.
+func (h *Host) SetPortTransport(ps []transport.Params) error {
+	if len(ps) != h.t.Levels() {
+		return fmt.Errorf("transport for %d ports, the server has %d", len(ps), h.t.Levels())
+	}
+	for l, p := range ps {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("transport of port %d: %w", l, err)
+		}
+	}
+	ps = slices.Clone(ps)
+	h.setParams(func() { h.r.port = ps })
+	return nil
+}
+
+// setParams runs set on the engine goroutine, or now before the engine
+// runs.
+func (h *Host) setParams(set func()) {
+	if h.e == nil {
+		set()
+		return
+	}
+	h.e.Call(set)
+}
+
+// pathParams are the parameters of a flow to dst that leaves by port:
+// params, or with per-port parameters port's, with IRN's cap the
+// smallest BDP of the levels the path crosses.
+func (r *rdma) pathParams(port, dst int) transport.Params {
+	if len(r.port) == 0 {
+		return r.params
+	}
+	p := r.port[port]
+	for l := range r.h.t.Levels() {
+		if r.h.t.Digit(r.h.self, l) != r.h.t.Digit(dst, l) {
+			p.BDPBytes = min(p.BDPBytes, r.port[l].BDPBytes)
+		}
+	}
+	return p
 }
 
 // StartRDMA starts the flows of req (on the engine goroutine).
@@ -451,16 +494,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if r.base+len(r.flows)+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
-	p := r.params
-	p.DCQCN.Enabled = req.DCQCN == nil || *req.DCQCN
-	if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
-		// The flow's own line: it is paced at most at the cap, and DCQCN
-		// moves below it.
-		p.LineRateBps = req.RateBps
-	}
-	if p.DCQCN.Enabled && p.LineRateBps <= 0 {
-		return nil, errors.New("rdma: DCQCN needs a line rate")
-	}
+	dcqcn := req.DCQCN == nil || *req.DCQCN
 	var want string
 	if req.Order != "" {
 		pol, err := t.ParsePolicy(req.Order)
@@ -478,13 +512,29 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		id    int
 		sport uint16
 		s     *transport.Sender
+		o     bcube.Order
+		port  int
 	}
+	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
 	plans := make([]plan, req.Flows)
 	for i := range plans {
 		id := r.base + len(r.flows) + 1 + i
 		sport, err := r.sourcePort(req.Dst, id, want)
 		if err != nil {
 			return nil, err
+		}
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: sport, DPort: roce.UDPPort}
+		o := t.FlowOrder(&h.policy, &tuple)
+		port := t.NextLevel(h.self, req.Dst, &o)
+		p := r.pathParams(port, req.Dst)
+		p.DCQCN.Enabled = dcqcn
+		if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
+			// The flow's own line: it is paced at most at the cap, and
+			// DCQCN moves below it.
+			p.LineRateBps = req.RateBps
+		}
+		if p.DCQCN.Enabled && p.LineRateBps <= 0 {
+			return nil, errors.New("rdma: DCQCN needs a line rate")
 		}
 		qp := rdmaQP(mode, id)
 		s, err := transport.NewSender(mode, p, rdmaStartPSN(qp), req.Bytes, req.MTU)
@@ -496,18 +546,16 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 				return nil, fmt.Errorf("rdma: %w", err)
 			}
 		}
-		plans[i] = plan{id, sport, s}
+		plans[i] = plan{id, sport, s, o, port}
 	}
 	now := h.e.Now()
-	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
 	var out []*rdmaFlow
 	for _, pl := range plans {
 		qp := rdmaQP(mode, pl.id)
 		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: pl.sport, DPort: roce.UDPPort}
-		o := t.FlowOrder(&h.policy, &tuple)
-		port := t.NextLevel(h.self, req.Dst, &o)
+		o, port := pl.o, pl.port
 		f := &rdmaFlow{
-			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
+			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: dcqcn, MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
 				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
