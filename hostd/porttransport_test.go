@@ -29,11 +29,12 @@ func TestPortTransport(t *testing.T) {
 		port  int
 		line  int64
 		bdp   int64
+		path  int64
 	}{
-		{1, "0,1", 0, 160e6, fast.BDPBytes}, // h0 -> h1: level 0 only
-		{4, "0,1", 1, 100e6, slow.BDPBytes}, // h0 -> h4: level 1 only
-		{5, "0,1", 0, 160e6, slow.BDPBytes}, // both levels, eth0 first: the rail is the bottleneck
-		{5, "1,0", 1, 100e6, slow.BDPBytes},
+		{1, "0,1", 0, 160e6, fast.BDPBytes, 160e6}, // h0 -> h1: level 0 only
+		{4, "0,1", 1, 100e6, slow.BDPBytes, 100e6}, // h0 -> h4: level 1 only
+		{5, "0,1", 0, 160e6, slow.BDPBytes, 100e6}, // both levels, eth0 first: the rail is the bottleneck
+		{5, "1,0", 1, 100e6, slow.BDPBytes, 100e6},
 	} {
 		if p := n.h.r.pathParams(c.port, c.dst); p.LineRateBps != c.line || p.BDPBytes != c.bdp {
 			t.Errorf("h0 -> h%d by port %d: line %d, BDP cap %d; want %d, %d", c.dst, c.port, p.LineRateBps, p.BDPBytes, c.line, c.bdp)
@@ -43,8 +44,8 @@ func TestPortTransport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f := fs[0]; f.Port != c.port || f.RateBps != float64(c.line) {
-			t.Errorf("h0 -> h%d, order %s: port %d at %g bit/s, want port %d at %d", c.dst, c.order, f.Port, f.RateBps, c.port, c.line)
+		if f := fs[0]; f.Port != c.port || f.RateBps != float64(c.line) || f.PathRateBps != c.path {
+			t.Errorf("h0 -> h%d, order %s: port %d at %g bit/s, path %d; want port %d at %d, path %d", c.dst, c.order, f.Port, f.RateBps, f.PathRateBps, c.port, c.line, c.path)
 		}
 	}
 	if fast.BDPBytes <= slow.BDPBytes {

@@ -258,6 +258,22 @@ func (h *Host) setParams(set func()) {
 	h.e.Call(set)
 }
 
+// pathRate is the rate of the slowest link on the way to dst: the
+// slowest of the ports of the levels it crosses, with per-port
+// parameters, else line.
+func (r *rdma) pathRate(dst int, line int64) int64 {
+	if len(r.port) == 0 {
+		return line
+	}
+	rate := int64(0)
+	for l := range r.h.t.Levels() {
+		if lr := r.port[l].LineRateBps; r.h.t.Digit(r.h.self, l) != r.h.t.Digit(dst, l) && (rate == 0 || lr < rate) {
+			rate = lr
+		}
+	}
+	return rate
+}
+
 // pathParams are the parameters of a flow to dst that leaves by port:
 // params, or with per-port parameters port's, with IRN's cap the
 // smallest BDP of the levels the path crosses.
@@ -514,6 +530,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		s     *transport.Sender
 		o     bcube.Order
 		port  int
+		path  int64 // the path's slowest rate
 	}
 	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
 	plans := make([]plan, req.Flows)
@@ -527,6 +544,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		o := t.FlowOrder(&h.policy, &tuple)
 		port := t.NextLevel(h.self, req.Dst, &o)
 		p := r.pathParams(port, req.Dst)
+		path := r.pathRate(req.Dst, p.LineRateBps)
 		p.DCQCN.Enabled = dcqcn
 		if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
 			// The flow's own line: it is paced at most at the cap, and
@@ -546,7 +564,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 				return nil, fmt.Errorf("rdma: %w", err)
 			}
 		}
-		plans[i] = plan{id, sport, s, o, port}
+		plans[i] = plan{id, sport, s, o, port, path}
 	}
 	now := h.e.Now()
 	var out []*rdmaFlow
@@ -556,7 +574,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		o, port := pl.o, pl.port
 		f := &rdmaFlow{
 			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: dcqcn, MTU: req.MTU,
-				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
+				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, PathRateBps: pl.path, Order: o.String(),
 				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),

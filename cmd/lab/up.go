@@ -28,8 +28,8 @@ type upFlags struct {
 	c        *common
 	file     string
 	topology string
-	asJSON bool
-	fields []specFlag
+	asJSON   bool
+	fields   []specFlag
 }
 
 // upFlagsOf finds an up command's flags (tests build the spec without
