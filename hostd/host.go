@@ -106,6 +106,18 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	e.AddTimer(&h.r)
 	if h.th != nil {
 		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
+		// A port slower than another of the server's can be outrun by
+		// what it relays: its relay queue pauses the switches it is fed
+		// from (signaling.GuardRelay; a Rail-only fabric's rails).
+		for l := 0; l < h.t.Levels(); l++ {
+			for l2 := 0; l2 < h.t.Levels(); l2++ {
+				if r, r2 := portRate(e, l, 0), portRate(e, l2, 0); r != 0 && (r2 == 0 || r2 > r) {
+					h.fc.GuardRelay(l)
+					break
+				}
+			}
+		}
+		e.AddTimer(h.fc)
 		e.SetPortCounters(h)
 	}
 	if h.pfcTh != nil {
@@ -134,6 +146,9 @@ func (h *Host) Bind(e *dataplane.Engine) {
 		if h.bfc != nil && p < h.app {
 			k.bfc = h.bfc.Hooks(p)
 		}
+		if h.fc != nil && p < h.app {
+			k.relay = h.fc.RelayHooks(p)
+		}
 		e.Egress(p).SetHooks(k)
 	}
 }
@@ -155,8 +170,9 @@ func (s hostSource) Produce(now int64) int { return s.h.g.Produce(now) + s.h.r.P
 // hostHooks return generated and RDMA frames' bytes to their flows'
 // windows and run PFC's charging or BFC's accounting.
 type hostHooks struct {
-	h   *Host
-	bfc queues.Hooks // this port's, under BFC
+	h     *Host
+	bfc   queues.Hooks          // this port's, under BFC
+	relay *signaling.RelayHooks // this port's relay guard, under PortFC
 }
 
 func (k hostHooks) Enqueued(q int, p queues.Packet) {
@@ -165,6 +181,9 @@ func (k hostHooks) Enqueued(q int, p queues.Packet) {
 	}
 	if k.bfc != nil {
 		k.bfc.Enqueued(q, p)
+	}
+	if k.relay != nil {
+		k.relay.Enqueued(q, p)
 	}
 }
 
@@ -177,6 +196,9 @@ func (k hostHooks) Dequeued(q int, p queues.Packet) {
 	}
 	if k.h.pfcHooks != nil {
 		k.h.pfcHooks.Dequeued(q, p)
+	}
+	if k.relay != nil {
+		k.relay.Dequeued(q, p)
 	}
 	if k.bfc != nil {
 		k.bfc.Dequeued(q, p)

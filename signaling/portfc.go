@@ -290,6 +290,15 @@ type HostPortFC struct {
 	seq  []uint32
 	C    []Counters
 	buf  [FrameLen]byte
+
+	// Relay back-pressure (relayguard.go), per fabric port: guarded,
+	// signalled, Resumes still to repeat; how many are signalled and
+	// owe repeats; the next refresh.
+	guard             []bool
+	rOn               []bool
+	rResend           []uint8
+	rActive, rResends int
+	next              int64
 }
 
 // NewHostPortFC returns the PortFC logic of server self (ports 0..k are its
