@@ -211,6 +211,9 @@ func (h *Host) BFC() *signaling.BFC { return h.bfc }
 // PFC is the host's PFC state (nil without PFC).
 func (h *Host) PFC() *signaling.PFC { return h.pfc }
 
+// PortFC is the host's PortFC state (nil without PortFC).
+func (h *Host) PortFC() *signaling.HostPortFC { return h.fc }
+
 // StartFlow starts a generated flow (on the engine goroutine).
 func (h *Host) StartFlow(r api.GenRequest) (api.GenFlow, error) {
 	var f *genFlow
