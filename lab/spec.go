@@ -11,7 +11,6 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -126,7 +125,7 @@ type Spec struct {
 	// ECN turns on RED-like ECN marking at every egress (DCQCN's switch
 	// side), with thresholds scaled from the papers (K_min 100 KB, K_max
 	// 400 KB, P_max 0.2 at 100 Gb/s and a 2 us one-hop RTT) to each
-	// port's rate and OneHopRTT by DefaultECN (config.Node.PortECN). A
+	// port's rate and OneHopRTT (config.Node.PortECN). A
 	// nonzero ECNKminBytes, ECNKmaxBytes or ECNPmax overrides that value
 	// on every port and turns marking on by itself.
 	ECN          bool    `json:"ecn,omitempty"`
@@ -468,22 +467,6 @@ func formatRates(rates []uint64) string {
 		parts = append(parts, units.CompactRate(r))
 	}
 	return strings.Join(parts, ",")
-}
-
-// DefaultECN is the ECN marking of links of rateBps (0, unshaped: counted
-// as 1 Gb/s, as dataplane counts BDPs) whose one-hop RTT is oneHopRTT (0:
-// config.DefaultOneHopRTT): the papers' K_min and K_max in one-hop
-// BDPs and their P_max, as transport.DefaultParams scales them. At 250 us
-// that is K_min 12.5 KB and K_max 50 KB at 100 Mb/s, 62.5 KB and 250 KB
-// at 500 Mb/s.
-func DefaultECN(rateBps uint64, oneHopRTT time.Duration) transport.ECNParams {
-	if rateBps == 0 {
-		rateBps = 1_000_000_000
-	}
-	if oneHopRTT == 0 {
-		oneHopRTT = config.DefaultOneHopRTT.D()
-	}
-	return transport.DefaultParams(int64(rateBps), oneHopRTT).ECN
 }
 
 // Namespace is the network namespace of a lab's node: <lab>-<node>.
