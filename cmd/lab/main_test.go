@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -378,5 +379,23 @@ func TestUpBadFile(t *testing.T) {
 	code, err = run([]string{"up", "-f", bad, "bcube"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if code != 1 || err == nil || !strings.Contains(err.Error(), "the topology is the file's") {
 		t.Errorf("up -f with a topology: exit %d, %v", code, err)
+	}
+}
+
+// lab up's summary of a Rail-only lab gives each level's rate and, with
+// ECN, each level's marking, scaled to its rate.
+func TestPrintUpRates(t *testing.T) {
+	spec := upSpec(t, "railonly", "--name", "ro", "--ecn", "--one-hop-rtt", "1ms")
+	p, err := lab.NewPlan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printUp(&out, p, &lab.State{RunDir: "/run/bcfab/ro"}, time.Second)
+	for _, want := range []string{"rates 32 Mbit/s (level 0), 20 Mbit/s (level 1)",
+		"ecn         marking at every egress: level 0 K_min 16000 B, K_max 64000 B, P_max 0.2; level 1 K_min 10000 B, K_max 40000 B, P_max 0.2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lab up railonly --ecn lacks %q:\n%s", want, out.String())
+		}
 	}
 }
