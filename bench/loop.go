@@ -54,7 +54,20 @@ type LoopOptions struct {
 	// Interval is the period of the throughput series (0: 250ms;
 	// negative: no series).
 	Interval time.Duration
+	// Transport is what carries the flows: gen (empty: hostd's traffic
+	// generator, a window of queued bytes per flow and no transport) or
+	// rdma (the NIC's reliable-connected flows, lossless loss recovery,
+	// DCQCN on: with Lab.ECN the switches mark and the flows slow down;
+	// without, they send at the line rate). Throughput is what the sink
+	// received (gen) or the sender saw acknowledged (rdma).
+	Transport string
 }
+
+// Transports of the loop bench (LoopOptions.Transport).
+const (
+	LoopGen  = "gen"
+	LoopRDMA = "rdma"
+)
 
 // Loop scenarios (LoopOptions.Scenario).
 const (
@@ -167,8 +180,10 @@ type LoopQueue struct {
 // LoopResult is one scheme's outcome.
 type LoopResult struct {
 	FC string `json:"fc"`
-	// Scenario is LoopOptions.Scenario's (bcube21 or bcube41-over).
+	// Scenario is LoopOptions.Scenario's (bcube21 or bcube41-over),
+	// Transport LoopOptions.Transport's (gen or rdma).
 	Scenario      string     `json:"scenario"`
+	Transport     string     `json:"transport"`
 	Background    []LoopFlow `json:"background"`
 	Loop          []LoopFlow `json:"loop"`
 	BackgroundBps float64    `json:"background_avg_bps"`
@@ -190,10 +205,12 @@ type LoopResult struct {
 	Queues []LoopQueue `json:"queues"`
 	// Stalls are the queues the watchdogs report stalled at the end;
 	// Cycle those of them that wait on each other around a loop.
-	Stalls  []lab.Stall `json:"stalls"`
-	Cycle   []lab.Stall `json:"cycle"`
-	Drops   uint64      `json:"fabric_drops"`
-	Missing uint64      `json:"frames_missing"`
+	Stalls []lab.Stall `json:"stalls"`
+	Cycle  []lab.Stall `json:"cycle"`
+	Drops  uint64      `json:"fabric_drops"`
+	// Missing is the frames the sinks found missing (gen), or the RDMA
+	// receivers that saw a gap (rdma, lossless: each failed its flow).
+	Missing uint64 `json:"frames_missing"`
 	// Health is the emulation's over the whole run of the scheme.
 	Health lab.Health `json:"health"`
 }
@@ -240,6 +257,13 @@ func Loop(ctx context.Context, o LoopOptions) ([]LoopResult, error) {
 	if o.Scenario == "" {
 		o.Scenario = LoopBCube21
 	}
+	switch o.Transport {
+	case "":
+		o.Transport = LoopGen
+	case LoopGen, LoopRDMA:
+	default:
+		return nil, fmt.Errorf("loop: transport %q: want %s or %s", o.Transport, LoopGen, LoopRDMA)
+	}
 	if _, ok := LoopScenarios[o.Scenario]; !ok {
 		return nil, fmt.Errorf("loop: scenario %q: want %s or %s", o.Scenario, LoopBCube21, LoopOversubscribed)
 	}
@@ -261,25 +285,38 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 		return res, err
 	}
 	defer func() { err = errors.Join(err, lab.Down(root, spec.Name, o.Log)) }()
-	res.FC, res.Scenario = fc, sc.Name
+	res.FC, res.Scenario, res.Transport = fc, sc.Name, o.Transport
 	health := healthSince(root, spec.Name)
 	defer func() { res.Health = health() }()
 	total := o.Warmup + o.Settle + o.Measure + time.Second
 	start := func(f LoopRoute, d time.Duration) error {
-		g, err := lab.StartFlow(root, spec.Name, bcube.HostName(f.Src), api.GenRequest{Dst: f.Dst, Duration: int64(d), Order: f.Order})
-		if err != nil {
-			return err
+		var order string
+		if o.Transport == LoopRDMA {
+			r, err := lab.StartRDMA(root, spec.Name, bcube.HostName(f.Src), api.RDMARequest{Dst: f.Dst, Duration: int64(d), Order: f.Order})
+			if err != nil {
+				return err
+			}
+			order = r.Order
+		} else {
+			g, err := lab.StartFlow(root, spec.Name, bcube.HostName(f.Src), api.GenRequest{Dst: f.Dst, Duration: int64(d), Order: f.Order})
+			if err != nil {
+				return err
+			}
+			order = g.Order
 		}
-		if f.Order != "" && g.Order != f.Order {
-			return fmt.Errorf("h%d->h%d routed %s, want %s", f.Src, f.Dst, g.Order, f.Order)
+		if f.Order != "" && order != f.Order {
+			return fmt.Errorf("h%d->h%d routed %s, want %s", f.Src, f.Dst, order, f.Order)
 		}
 		return nil
 	}
-	dsts := map[int]bool{}
+	srcs, dsts := map[int]bool{}, map[int]bool{}
 	for _, f := range append(append(append([]LoopRoute(nil), sc.Background...), sc.Loop...), sc.Incast...) {
-		dsts[f.Dst] = true
+		srcs[f.Src], dsts[f.Dst] = true, true
 	}
 	sample := func() (map[string]uint64, error) { return sinkBytes(root, spec.Name, dsts) }
+	if o.Transport == LoopRDMA {
+		sample = func() (map[string]uint64, error) { return ackedBytes(root, spec.Name, srcs) }
+	}
 
 	// The series: a sampler from the start of the background flows to
 	// the end of the measured window.
@@ -361,6 +398,22 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 			res.Drops += n.Stats.Drops
 		}
 	}
+	if o.Transport == LoopRDMA {
+		// Lossless RDMA fails a flow at its first gap: count the
+		// receivers that saw one.
+		for d := range dsts {
+			r, err := lab.RDMAFlows(root, spec.Name, bcube.HostName(d))
+			if err != nil {
+				return res, err
+			}
+			for _, rc := range r.Receivers {
+				if rc.Gap {
+					res.Missing++
+				}
+			}
+		}
+		return res, nil
+	}
 	for d := range dsts {
 		r, err := lab.Flows(root, spec.Name, bcube.HostName(d))
 		if err != nil {
@@ -371,6 +424,22 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 		}
 	}
 	return res, nil
+}
+
+// ackedBytes is what every RDMA flow of the servers srcs had
+// acknowledged so far, by "h<src>->h<dst>".
+func ackedBytes(root, name string, srcs map[int]bool) (map[string]uint64, error) {
+	m := map[string]uint64{}
+	for i := range srcs {
+		r, err := lab.RDMAFlows(root, name, bcube.HostName(i))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range r.Flows {
+			m[fmt.Sprintf("h%d->h%d", i, f.Dst)] += uint64(max(f.AckedBytes, 0))
+		}
+	}
+	return m, nil
 }
 
 // loopCounters are the pauses each node sent and the time each queue

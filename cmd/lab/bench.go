@@ -300,13 +300,15 @@ one-hop flows into each switch egress of the cycle (h2, h3 -> h1; h9, h13
 	interval := durationFlag(fs, "interval", "", "250ms", "period of every flow's throughput series")
 	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
 	xon := sizeFlag(fs, "xon", "0", "X_on in bytes (0: 4 one-hop BDPs)")
+	transport := fs.String("transport", bench.LoopGen, "what carries the flows: gen (the traffic generator) or rdma (lossless RDMA flows of the NICs, DCQCN on)")
+	ecn := fs.Bool("ecn", false, "ECN marking at every egress (with --transport rdma, DCQCN slows the flows down)")
 	warmup := durationFlag(fs, "warmup", "", "1s", "background flows alone this long before the loop flows start")
 	settle := durationFlag(fs, "settle", "", "1s", "wait this long after the loop flows start")
 	measure := durationFlag(fs, "measure", "", "5s", "measure throughput over this long")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout := cmd.OutOrStdout()
 		spec := ef.spec(fs, "loop")
-		spec.Xoff, spec.Xon = int(*xoff), int(*xon)
+		spec.Xoff, spec.Xon, spec.ECN = int(*xoff), int(*xon), *ecn
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		iv := interval.D()
@@ -314,7 +316,7 @@ one-hop flows into each switch egress of the cycle (h2, h3 -> h1; h9, h13
 			iv = -1 // --interval 0: no series
 		}
 		res, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: fcs, Warmup: warmup.D(), Settle: settle.D(),
-			Measure: measure.D(), Log: ef.c.logger(cmd.ErrOrStderr()), Scenario: *scenario, Interval: iv})
+			Measure: measure.D(), Log: ef.c.logger(cmd.ErrOrStderr()), Scenario: *scenario, Interval: iv, Transport: *transport})
 		if err != nil {
 			return err
 		}
@@ -348,7 +350,7 @@ func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, 
 	if len(sc.Incast) > 0 {
 		fmt.Fprintf(stdout, "incast into the cycle's switch egresses: %s\n", name(sc.Incast, false))
 	}
-	fmt.Fprintf(stdout, "throughput over %v, %v after the loop flows started (Mb/s)\n", measure, settle)
+	fmt.Fprintf(stdout, "%s flows; throughput over %v, %v after the loop flows started (Mb/s)\n", res[0].Transport, measure, settle)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "FC\t")
 	for _, f := range res[0].Background {
