@@ -344,10 +344,14 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 	if err := sleep(ctx, o.Warmup+o.Settle-time.Since(t0)); err != nil {
 		return res, err
 	}
+	// The counters' window runs from the middle of one snapshot of every
+	// node to the middle of the other.
+	c0 := time.Now()
 	s0, err := lab.Snapshot(ctx, root, spec.Name)
 	if err != nil {
 		return res, err
 	}
+	c0 = c0.Add(time.Since(c0) / 2)
 	b0, err := sample()
 	if err != nil {
 		return res, err
@@ -361,14 +365,16 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 		return res, err
 	}
 	window := time.Since(m0)
+	c1 := time.Now()
 	s1, err := lab.Snapshot(ctx, root, spec.Name)
 	if err != nil {
 		return res, err
 	}
+	c1 = c1.Add(time.Since(c1) / 2)
 	if series != nil {
 		series.finish()
 	}
-	res.Pauses, res.PausesByClass, res.Queues = loopCounters(s0, s1, window)
+	res.Pauses, res.PausesByClass, res.Queues = loopCounters(s0, s1, c1.Sub(c0))
 	rate := func(f LoopRoute) LoopFlow {
 		k := fmt.Sprintf("h%d->h%d", f.Src, f.Dst)
 		return LoopFlow{Flow: k, Bps: float64(b1[k]-b0[k]) * 8 / window.Seconds()}
