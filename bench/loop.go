@@ -203,6 +203,10 @@ type LoopResult struct {
 	// Queues are the time each egress queue was paused in the measured
 	// window (servers' and switches'), in node order.
 	Queues []LoopQueue `json:"queues"`
+	// DropsAt says where the fabric's drops happened, from the start of
+	// the run to the end of the window: every port and reason with a
+	// nonzero count, as "h0/eth0 buffer_full".
+	DropsAt map[string]uint64 `json:"drops_at,omitempty"`
 	// Stalls are the queues the watchdogs report stalled at the end;
 	// Cycle those of them that wait on each other around a loop.
 	Stalls []lab.Stall `json:"stalls"`
@@ -375,6 +379,21 @@ func loopOnce(ctx context.Context, o LoopOptions, fc string) (res LoopResult, er
 		series.finish()
 	}
 	res.Pauses, res.PausesByClass, res.Queues = loopCounters(s0, s1, c1.Sub(c0))
+	for _, n := range s1 {
+		if n.Stats == nil {
+			continue
+		}
+		for _, p := range n.Stats.Ports {
+			for reason, v := range p.Drops {
+				if v > 0 {
+					if res.DropsAt == nil {
+						res.DropsAt = map[string]uint64{}
+					}
+					res.DropsAt[n.Node+"/"+p.Name+" "+reason] += v
+				}
+			}
+		}
+	}
 	rate := func(f LoopRoute) LoopFlow {
 		k := fmt.Sprintf("h%d->h%d", f.Src, f.Dst)
 		return LoopFlow{Flow: k, Bps: float64(b1[k]-b0[k]) * 8 / window.Seconds()}
