@@ -48,6 +48,15 @@ type Node struct {
 	// egress port (0: 100 x BFCQueues).
 	BFCQueues int `json:"bfc_queues,omitempty"`
 	BFCTable  int `json:"bfc_table,omitempty"`
+	// BFCAssign is how BFC gives flows queues: dynamic (BFC's own: an
+	// empty queue when the flow has been idle, the default) or hash (a
+	// fixed queue per flow, hash(egress port, 5-tuple) mod data queues,
+	// as stochastic fair queueing does).
+	BFCAssign string `json:"bfc_assign,omitempty"`
+	// RelayQueue is how a server's egress under queueing portfc serves
+	// its relay queue (c): strict (before a and b, the default) or drr
+	// (in the round with a and b, one quantum each).
+	RelayQueue string `json:"relay_queue,omitempty"`
 	// ECN marking on egress queue length, RED-like: no mark below
 	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
 	// above. ECN turns marking on with the papers' thresholds scaled to
@@ -203,7 +212,13 @@ func (c *Node) SetDefaults() {
 			c.Queueing = QueueingBFC
 		}
 	}
+	if c.Queueing == QueueingPortFC && c.RelayQueue == "" {
+		c.RelayQueue = RelayStrict
+	}
 	if c.Queueing == QueueingBFC {
+		if c.BFCAssign == "" {
+			c.BFCAssign = BFCAssignDynamic
+		}
 		if c.BFCQueues == 0 {
 			c.BFCQueues = DefaultBFCQueues
 		}
@@ -287,6 +302,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	if _, err := SwitchEgress(t, c.Queueing, c.BFCQueues); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.ServerEgress(t); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Queueing == QueueingBFC && c.FC != FCBFC {
 		errs = append(errs, fmt.Errorf("queueing bfc needs fc bfc, not %s", c.FC))
 	}
@@ -324,6 +342,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 			errs = append(errs, fmt.Errorf("fc bfc needs queueing %s, not %s", QueueingBFC, c.Queueing))
 		} else if err := c.BFC().Validate(); err != nil {
 			errs = append(errs, err)
+		}
+		if c.BFCAssign != BFCAssignDynamic && c.BFCAssign != BFCAssignHash {
+			errs = append(errs, fmt.Errorf("bfc_assign %q: want %s or %s", c.BFCAssign, BFCAssignDynamic, BFCAssignHash))
 		}
 		if c.FCRefresh.D() < 10*time.Microsecond {
 			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
@@ -434,7 +455,8 @@ func (c *Node) BFC() signaling.BFCConfig {
 	h := fnv.New64a()
 	h.Write([]byte(c.Node))
 	b := signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
-		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64()}
+		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64(),
+		Hashed: c.BFCAssign == BFCAssignHash}
 	for _, name := range c.ports() {
 		b.PerPortBDP = append(b.PerPortBDP, c.PortBDP(name))
 	}

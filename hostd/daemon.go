@@ -27,7 +27,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	qc, err := config.ServerEgress(t, cfg.Queueing, cfg.BFCQueues)
+	qc, err := cfg.ServerEgress(t)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ type File struct {
 	OneHopRTT *units.Duration `yaml:"one-hop-rtt,omitempty"`
 	BFCQueues int             `yaml:"bfc-queues,omitempty"`
 	BFCTable  int             `yaml:"bfc-table,omitempty"`
+	BFCAssign string          `yaml:"bfc-assign,omitempty"`
+	// RelayQueue: strict or drr (Spec.RelayQueue).
+	RelayQueue string `yaml:"relay-queue,omitempty"`
 
 	ECN     *bool       `yaml:"ecn,omitempty"`
 	ECNKmin *units.Size `yaml:"ecn-kmin,omitempty"`
@@ -297,6 +300,8 @@ func (f *File) apply(s *Spec, skip string) {
 	set("one-hop-rtt", f.OneHopRTT != nil, func() { s.OneHopRTT = f.OneHopRTT.D() })
 	set("bfc-queues", f.BFCQueues != 0, func() { s.BFCQueues = f.BFCQueues })
 	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
+	set("bfc-assign", f.BFCAssign != "", func() { s.BFCAssign = f.BFCAssign })
+	set("relay-queue", f.RelayQueue != "", func() { s.RelayQueue = f.RelayQueue })
 	set("ecn", f.ECN != nil, func() { s.ECN = *f.ECN })
 	set("ecn-kmin", f.ECNKmin != nil, func() { s.ECNKminBytes = int(*f.ECNKmin) })
 	set("ecn-kmax", f.ECNKmax != nil, func() { s.ECNKmaxBytes = int(*f.ECNKmax) })
@@ -430,6 +435,7 @@ func FileOf(s Spec) *File {
 		f.OneHopRTT = &v
 	}
 	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
+	f.BFCAssign, f.RelayQueue = s.BFCAssign, s.RelayQueue
 	if s.ECN {
 		on := true
 		f.ECN = &on

@@ -98,6 +98,14 @@ type Spec struct {
 	// egress port (0: 100 x BFCQueues).
 	BFCQueues int `json:"bfc_queues,omitempty"`
 	BFCTable  int `json:"bfc_table,omitempty"`
+	// BFCAssign is how BFC gives flows queues: dynamic (empty: BFC's
+	// own) or hash (a fixed queue per flow by its hash, stochastic fair
+	// queueing).
+	BFCAssign string `json:"bfc_assign,omitempty"`
+	// RelayQueue is how servers serve the relay queue under PortFC's
+	// allocation: strict (empty: before the a and b queues) or drr (in
+	// their round robin).
+	RelayQueue string `json:"relay_queue,omitempty"`
 	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
 	// count BDPs of (0: dataplane's default, measured on the reference
 	// machine).
@@ -495,6 +503,8 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		PFCXon:      s.Xon,
 		BFCQueues:   s.BFCQueues,
 		BFCTable:    s.BFCTable,
+		BFCAssign:   s.BFCAssign,
+		RelayQueue:  s.RelayQueue,
 		LossPPM:     s.LossPPM,
 
 		FramesPerPort: s.FramesPerPort,

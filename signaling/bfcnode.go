@@ -61,6 +61,10 @@ type BFCConfig struct {
 	PerPortBDP []int
 	// Seed fixes the random queue choices.
 	Seed uint64
+	// Hashed replaces BFC's dynamic assignment by a fixed one: a flow's
+	// queue is its hash(egress port, 5-tuple) modulo the data queues
+	// (stochastic fair queueing), whether or not another flow has it.
+	Hashed bool
 }
 
 // PortBDP is the BDP of egress port p.
@@ -106,6 +110,7 @@ func NewBFC(env Env, ports []BFCPort, cfg BFCConfig) *BFC {
 	b := &BFC{env: env, cfg: cfg, hq: cfg.Queues - 1,
 		T: NewFlowTable(len(ports), cfg.Queues-1, cfg.TableSize, cfg.Sticky, cfg.Seed),
 		B: NewBackpressure(env, ports, cfg.Queues, cfg.Refresh, cfg.Hold)}
+	b.T.hashed = cfg.Hashed
 	for p := range ports {
 		b.hook = append(b.hook, bfcHooks{b, p})
 		b.bdp = append(b.bdp, cfg.PortBDP(p))
