@@ -35,6 +35,11 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	switch {
 	case cfg.FC == config.FCPortFC:
 		host.EnablePortFC(cfg.Thresholds())
+		if cfg.RelayQueue == config.RelayDRR {
+			// A relay queue in the round can fill from a link of its
+			// own port's rate: it must push back as a slower port's does.
+			host.GuardRelays()
+		}
 	case config.IsPFC(cfg.FC):
 		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == config.FCPFCStar)
 	case cfg.FC == config.FCBFC:

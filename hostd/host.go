@@ -48,7 +48,10 @@ type Host struct {
 	tuple  bcube.FiveTuple
 
 	fc *signaling.HostPortFC // nil without PortFC
-	th *signaling.Thresholds
+	// guardAll guards every port's relay queue under PortFC
+	// (GuardRelays), not only a slower port's.
+	guardAll bool
+	th       *signaling.Thresholds
 
 	pfc      *signaling.PFC // nil without PFC
 	pfcTh    *signaling.PFCThresholds
@@ -82,6 +85,13 @@ func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *
 // EnablePortFC makes the host obey and relay PortFC signals once bound.
 func (h *Host) EnablePortFC(th signaling.Thresholds) { h.th = &th }
 
+// GuardRelays makes every fabric port's relay queue a congestion point
+// under PortFC (signaling.GuardRelay), not only those of ports slower
+// than another: for a relay queue served in the round with a and b
+// (config.RelayDRR), which, unlike a strict one, can be outrun by what
+// arrives on a link of the same rate.
+func (h *Host) GuardRelays() { h.guardAll = true }
+
 // EnablePFC makes the host run PFC with th on links of rateBps once
 // bound, as a NIC (it obeys pauses) and as a relay (it charges what it
 // buffers to the port it came in by and pauses that neighbour). With
@@ -111,7 +121,7 @@ func (h *Host) Bind(e *dataplane.Engine) {
 		// from (signaling.GuardRelay; a Rail-only fabric's rails).
 		for l := 0; l < h.t.Levels(); l++ {
 			for l2 := 0; l2 < h.t.Levels(); l2++ {
-				if r, r2 := portRate(e, l, 0), portRate(e, l2, 0); r != 0 && (r2 == 0 || r2 > r) {
+				if r, r2 := portRate(e, l, 0), portRate(e, l2, 0); h.guardAll || r != 0 && (r2 == 0 || r2 > r) {
 					h.fc.GuardRelay(l)
 					break
 				}
