@@ -93,6 +93,9 @@ type Options struct {
 	// Lose, if set, is asked about every frame on every fabric cable;
 	// true loses it (a faulty link).
 	Lose func(frame []byte) bool
+	// RelayDRR serves servers' relay queues in the round with a and b
+	// (config.RelayDRR), which guards them under PortFC, as hostd does.
+	RelayDRR bool
 	// Workers is the number of workers the nodes are dealt to in turn
 	// (default 2, so that cables join engines of one worker and of two).
 	Workers int
@@ -125,6 +128,9 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	serverQ, err := config.ServerEgress(t, queueing, bfcQueues)
 	if err != nil {
 		return nil, err
+	}
+	if o.RelayDRR {
+		serverQ.Strict = nil
 	}
 	hosts := make([]*node, t.Servers())
 	sws := make([]*node, t.Switches())
@@ -196,6 +202,9 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		hl := hostd.NewHost(t, i, policy, queueing)
 		if o.PortFC != nil {
 			hl.EnablePortFC(*o.PortFC)
+			if o.RelayDRR {
+				hl.GuardRelays()
+			}
 		}
 		if o.PFC != nil {
 			hl.EnablePFC(*o.PFC, rateBps, o.PFCStar)

@@ -241,10 +241,17 @@ func TestPortFCPropagationBound(t *testing.T) {
 // The loop scenario of DESIGN §9 on BCube(2,1): background flows from the
 // start, then four 4-hop flows whose routes form a cycle (h0->h3 via h1,
 // h3->h0 via h2, h1->h2 via h3, h2->h1 via h0). Under PortFC every flow
-// keeps moving — no deadlock — and nothing is dropped.
+// keeps moving — no deadlock — and nothing is dropped, with the relay
+// queue served strictly (the default) or in the round with a and b, where
+// only its guard keeps the relays from overflowing.
 func TestPortFCLoopKeepsMoving(t *testing.T) {
+	t.Run("strict", func(t *testing.T) { portFCLoop(t, false) })
+	t.Run("drr", func(t *testing.T) { portFCLoop(t, true) })
+}
+
+func portFCLoop(t *testing.T, drr bool) {
 	tp := bcube.MustNew(2, 1)
-	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh})
+	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, RelayDRR: drr})
 	if err != nil {
 		t.Fatal(err)
 	}
