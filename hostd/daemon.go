@@ -32,6 +32,11 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	}
 	qc.ECN = cfg.ECN()
 	host := NewHost(t, n.Index, policy, cfg.Queueing)
+	if policy.ATE {
+		if err := host.EnableATE(cfg.ATEP, cfg.ATECap()); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case cfg.FC == config.FCPortFC:
 		host.EnablePortFC(cfg.Thresholds())
@@ -43,7 +48,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
 		return nil, err
 	}
-	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
+	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes, HostStats: host.HostStats}
 	for l := 0; l < t.Levels(); l++ {
 		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.HostPort(l), RateBps: cfg.PortRate(bcube.HostPort(l)), Delay: cfg.Delay.D(),
 			CapBytes: cfg.PortCapBytes, Queues: qc})
