@@ -387,6 +387,16 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	if p := r.Pattern; p != nil {
 		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)
+		if p.Kind == workload.KindMoE && p.Few > 0 {
+			wl += fmt.Sprintf(" (%d experts, top-%d", p.Few, p.TopK)
+			if p.Skew > 0 {
+				wl += fmt.Sprintf(", Zipf skew %g", p.Skew)
+			}
+			wl += ")"
+		}
+		if p.Wait {
+			wl += ", second phase once the first has ended"
+		}
 	}
 	fc := r.FC
 	if fc == "" {
