@@ -245,6 +245,17 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if s.ECN {
 		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
 	}
+	if s.LevelOrder == "ate" {
+		p := s.ATEP
+		if p == 0 {
+			p = config.DefaultATEP
+		}
+		capText := "eth0's rate x 4 one-hop RTTs"
+		if s.ATECapBytes > 0 {
+			capText = lab.FormatSize(int(s.ATECapBytes))
+		}
+		fmt.Fprintf(w, "  ate         a new RDMA flow starts in level 0 unless its source has %g x B_H in flight there (B_H: %s); lab stats h<i> shows the choices\n", p, capText)
+	}
 	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
 	if len(st.Workers) > 0 {
 		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %d worker processes (bcfabd), all healthy; xdp mode %s, level order %s\n",
