@@ -211,3 +211,21 @@ func TestATERDMA(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// BenchmarkATEDecision times the per-flow decision on BCube(4,1): the
+// domain, the level order, the count.
+func BenchmarkATEDecision(b *testing.B) {
+	h := NewHost(bcube.MustNew(4, 1), 0, bcube.Policy{ATE: true}, "portfc")
+	if err := h.EnableATE(0.9, 1000); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		hbd := h.ate.HBD()
+		h.ateOrder(15, i, hbd)
+		h.ate.Chose(hbd)
+		h.ate.Add(hbd, int64(i%3-1)*1000)
+		i++
+	}
+}
