@@ -141,8 +141,10 @@ type WorkloadReport struct {
 	// the drain time passed.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// StartLag is how late the flows started against their schedule (the
-	// starters' and NICs' scheduling on a busy machine); it does not
-	// enter FCTs, which the NICs measure from the first byte sent.
+	// starters' and NICs' scheduling on a busy machine; a flow that waits
+	// for a group is due when the group's first phase has ended, if
+	// later than its start); it does not enter FCTs, which the NICs
+	// measure from the first byte sent.
 	StartLag workload.Dist[time.Duration] `json:"start_lag_ns"`
 	// StartErrors counts flows their NIC refused to start, FirstError
 	// says why the first was; those flows count as failed.

@@ -168,6 +168,7 @@ type workloadRun struct {
 type groupWait struct {
 	left int
 	done chan struct{}
+	at   time.Duration // when it was released, since the run's start
 }
 
 // end records that flow i has ended, or will never start (with mu held),
@@ -181,6 +182,7 @@ func (r *workloadRun) end(i int) {
 	f := &r.flows[i]
 	if w := r.waits[f.Group]; w != nil && f.Phase == 0 && f.Group != 0 {
 		if w.left--; w.left == 0 {
+			w.at = time.Since(r.t0)
 			close(w.done)
 		}
 	}
@@ -354,7 +356,14 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 			r.rid[i] = got.ID
 			at := time.Unix(0, got.StartNs).Sub(r.t0)
 			r.recs[i].Start = at
-			r.lag = append(r.lag, max(0, at-f.Start))
+			// A flow that waited for a group is due when the group was
+			// released, if that is after its schedule's start: the lag is
+			// the runner's, not the wait.
+			due := f.Start
+			if w := r.waits[f.After]; f.After != 0 && w != nil {
+				due = max(due, w.at)
+			}
+			r.lag = append(r.lag, max(0, at-due))
 		}
 		r.mu.Unlock()
 	}
