@@ -97,6 +97,11 @@ type RDMAFlow struct {
 	State      string         `json:"state"`
 	Failure    string         `json:"failure,omitempty"`
 
+	// PathRateBps is the rate of the slowest link of its path, what it
+	// can reach alone (the levels of a Rail-only fabric differ; 0:
+	// unshaped or not known).
+	PathRateBps int64 `json:"path_rate_bps,omitempty"`
+
 	StartNs int64 `json:"start_unix_ns"`           // started by the request
 	FirstNs int64 `json:"first_unix_ns,omitempty"` // first packet sent
 	EndNs   int64 `json:"end_unix_ns,omitempty"`   // last byte acknowledged, failed or aborted

@@ -43,6 +43,9 @@ type HoLOptions struct {
 	FCTFlows int
 	FCTBytes int64
 	Log      *slog.Logger
+	// Interval is the period of the victim's and the congested flow's
+	// throughput series (0: 250ms; negative: none).
+	Interval time.Duration
 }
 
 // HoLResult is one scheme's outcome.
@@ -63,6 +66,15 @@ type HoLResult struct {
 	Missing    uint64  `json:"frames_missing"`
 	// Health is the emulation's over the whole run of the scheme.
 	Health lab.Health `json:"health"`
+	// SeriesT are the sample times, in seconds since the victim and the
+	// congested flow started, of VictimSeries and CongestedSeries: their
+	// throughput between samples (the papers' Fig. 4 over time). The
+	// incast (h2, h3 -> h0) starts at IncastT; each phase's victim group
+	// runs after its throughput window.
+	SeriesT         []float64 `json:"series_t_s,omitempty"`
+	VictimSeries    []float64 `json:"victim_series_bps,omitempty"`
+	CongestedSeries []float64 `json:"congested_series_bps,omitempty"`
+	IncastT         float64   `json:"incast_start_s,omitempty"`
 }
 
 // HoL runs the experiment once per scheme.
@@ -78,6 +90,9 @@ func HoL(ctx context.Context, o HoLOptions) ([]HoLResult, error) {
 	}
 	if o.FCTBytes == 0 {
 		o.FCTBytes = 256 << 10
+	}
+	if o.Interval == 0 {
+		o.Interval = 250 * time.Millisecond
 	}
 	var out []HoLResult
 	for _, fc := range o.FC {
@@ -130,6 +145,21 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 	if victim.Port != cong.Port {
 		return res, fmt.Errorf("victim leaves by eth%d, the congested flow by eth%d: no shared link", victim.Port, cong.Port)
 	}
+	t0 := time.Now()
+	if o.Interval > 0 {
+		series := startLoopSampler(ctx, o.Interval, t0, func() (map[string]uint64, error) {
+			v, err := sinkBytes("h2", 1, victim.SPort)
+			if err != nil {
+				return nil, err
+			}
+			c, err := sinkBytes("h0", 1, cong.SPort)
+			return map[string]uint64{"victim": v, "congested": c}, err
+		})
+		defer func() {
+			series.finish()
+			res.SeriesT, res.VictimSeries, res.CongestedSeries = series.t, series.rates("victim"), series.rates("congested")
+		}()
+	}
 	measure := func() (victimBps, congBps float64, err error) {
 		v0, err := sinkBytes("h2", 1, victim.SPort)
 		if err != nil {
@@ -155,6 +185,7 @@ func holOnce(ctx context.Context, o HoLOptions, fc string) (res HoLResult, err e
 	if res.FCTAloneMs, err = group(); err != nil {
 		return res, err
 	}
+	res.IncastT = time.Since(t0).Seconds()
 	for _, src := range []string{"h2", "h3"} {
 		if _, err := flow(src, 0, total-o.Phase); err != nil {
 			return res, err

@@ -37,6 +37,29 @@ func logLoop(t *testing.T, res []LoopResult) {
 		if r.Health.Wall <= 0 || r.Health.CPUs < 1 || r.Health.DaemonCPU <= 0 {
 			t.Errorf("%s: the run's emulation health was not sampled: %v", r.FC, r.Health.Problems)
 		}
+		checkLoopSeries(t, r)
+	}
+}
+
+// checkLoopSeries: a series for every flow, sampled from the start of
+// the background flows to the end of the measured window, and the
+// pauses and queues of the window read from every node.
+func checkLoopSeries(t *testing.T, r LoopResult) {
+	t.Helper()
+	t.Logf("%s pauses sent by class %v; %d queues active or paused", r.FC, r.PausesByClass, len(r.Queues))
+	if n := len(r.Background) + len(r.Loop) + len(r.Incast); len(r.Series) != n {
+		t.Errorf("%s: %d series for %d flows", r.FC, len(r.Series), n)
+	}
+	if len(r.SeriesT) < 8 {
+		t.Errorf("%s: %d samples in the series", r.FC, len(r.SeriesT))
+	}
+	for _, s := range r.Series {
+		if len(s.Bps) != len(r.SeriesT) {
+			t.Errorf("%s: %s has %d samples for %d times", r.FC, s.Flow, len(s.Bps), len(r.SeriesT))
+		}
+	}
+	if len(r.Pauses) != 8 {
+		t.Errorf("%s: pauses of %d nodes, want 8", r.FC, len(r.Pauses))
 	}
 }
 
@@ -72,6 +95,22 @@ func TestLoopLab(t *testing.T) {
 			}
 			if len(nodes) != 8 {
 				t.Errorf("pfc: the watchdogs' cycle spans %d nodes, want all 8: %v (stalls %v)", len(nodes), r.Cycle, r.Stalls)
+			}
+			// The deadlocked queues, one per node, stay paused the whole
+			// window, and no flow moves at its end.
+			held := map[string]bool{}
+			for _, q := range r.Queues {
+				if q.PausedFrac > 0.9 {
+					held[q.Node] = true
+				}
+			}
+			if len(held) != 8 {
+				t.Errorf("pfc: queues paused over 90%% of the window at %d nodes, want all 8: %+v", len(held), r.Queues)
+			}
+			for _, s := range r.Series {
+				if n := len(s.Bps); n > 0 && s.Bps[n-1] != 0 {
+					t.Errorf("pfc: %s moved %.1f Mb/s in the last sample", s.Flow, s.Bps[n-1]/1e6)
+				}
 			}
 		default:
 			for _, f := range append(r.Background, r.Loop...) {

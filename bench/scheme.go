@@ -8,23 +8,48 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 )
 
 // SetScheme applies an experiment's scheme name to a lab spec: a
-// flow-control scheme (none, portfc, pfc, pfcstar, bfc), or bfc:Q for BFC
-// with Q queues per port, the HQ included (bfc:2 is a single data queue).
+// flow-control scheme (none, portfc, pfc, pfcstar, bfc) and its variants
+// after colons: bfc:Q for BFC with Q queues per port, the HQ included
+// (bfc:2 is a single data queue), bfc:hash for BFC whose flows keep a
+// queue chosen by their hash (stochastic fair queueing; bfc:hash:8 with 8
+// queues), portfc:drr and portfc:strict for PortFC whose servers serve
+// the relay queue in the round robin of a and b, or before them. What a
+// scheme does not name keeps the base spec's setting where the scheme
+// has it (PortFC's relay queue, BFC's queues and assignment) and is
+// cleared where it does not.
 func SetScheme(s *lab.Spec, scheme string) error {
-	fc, q, ok := strings.Cut(scheme, ":")
-	s.FC, s.BFCQueues = fc, 0
-	if !ok {
+	fc, rest, _ := strings.Cut(scheme, ":")
+	s.FC = fc
+	if fc != "bfc" {
+		s.BFCQueues, s.BFCAssign = 0, ""
+	}
+	if fc != "portfc" {
+		s.RelayQueue = ""
+	}
+	if rest == "" {
 		return nil
 	}
-	n, err := strconv.Atoi(q)
-	if fc != "bfc" || err != nil {
-		return fmt.Errorf("scheme %q: only bfc takes a queue count (bfc:32, bfc:2)", scheme)
+	for _, v := range strings.Split(rest, ":") {
+		switch {
+		case fc == "portfc" && (v == config.RelayDRR || v == config.RelayStrict):
+			s.RelayQueue = v
+		case fc == "bfc" && (v == config.BFCAssignHash || v == config.BFCAssignDynamic):
+			s.BFCAssign = v
+		case fc == "bfc":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("scheme %q: bfc takes a queue count and hash or dynamic (bfc:2, bfc:hash, bfc:hash:8)", scheme)
+			}
+			s.BFCQueues = n
+		default:
+			return fmt.Errorf("scheme %q: only bfc (bfc:2, bfc:hash) and portfc (portfc:drr) have variants", scheme)
+		}
 	}
-	s.BFCQueues = n
 	return nil
 }
 

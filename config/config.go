@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/transport"
 )
@@ -51,9 +50,21 @@ type Node struct {
 	// egress port (0: 100 x BFCQueues).
 	BFCQueues int `json:"bfc_queues,omitempty"`
 	BFCTable  int `json:"bfc_table,omitempty"`
+	// BFCAssign is how BFC gives flows queues: dynamic (BFC's own: an
+	// empty queue when the flow has been idle, the default) or hash (a
+	// fixed queue per flow, hash(egress port, 5-tuple) mod data queues,
+	// as stochastic fair queueing does).
+	BFCAssign string `json:"bfc_assign,omitempty"`
+	// RelayQueue is how a server's egress under queueing portfc serves
+	// its relay queue (c): strict (before a and b, the default) or drr
+	// (in the round with a and b, one quantum each).
+	RelayQueue string `json:"relay_queue,omitempty"`
 	// ECN marking on egress queue length, RED-like: no mark below
 	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
-	// above. ECNKmaxBytes 0 turns marking off.
+	// above. ECN turns marking on with the papers' thresholds scaled to
+	// each port's rate and OneHopRTT (PortECN) for those of the three
+	// left zero; without ECN, ECNKmaxBytes 0 turns marking off.
+	ECN          bool    `json:"ecn,omitempty"`
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
@@ -69,18 +80,18 @@ type Node struct {
 	// queueing priority and BFC queueing bfc, each the default with it.
 	FC string `json:"fc"`
 	// OneHopRTT is the round trip between a NIC and its switch as measured
-	// on the lab; with RateBps it gives the one-hop BDP that thresholds are
-	// counted in.
+	// on the lab; with a port's rate (PortRate) it gives the one-hop BDP
+	// that the port's thresholds are counted in.
 	OneHopRTT Duration `json:"one_hop_rtt"`
-	// PortFC thresholds in bytes (0: 6 and 4 one-hop BDPs for X_off and
-	// X_on, for both classes: A compares the sum of a switch port's A
-	// queues, B its B queue).
+	// PortFC thresholds in bytes (0: 6 and 4 one-hop BDPs at each port's
+	// own rate for X_off and X_on, for both classes: A compares the sum
+	// of a switch port's A queues, B its B queue).
 	XoffA int `json:"xoff_a,omitempty"`
 	XonA  int `json:"xon_a,omitempty"`
 	XoffB int `json:"xoff_b,omitempty"`
 	XonB  int `json:"xon_b,omitempty"`
 	// PFC thresholds per (ingress port, priority) in bytes (0: 6 and 4
-	// one-hop BDPs).
+	// one-hop BDPs at the ingress port's rate).
 	PFCXoff int `json:"pfc_xoff,omitempty"`
 	PFCXon  int `json:"pfc_xon,omitempty"`
 	// FCRefresh is how often a signalled flow-control state is repeated,
@@ -210,7 +221,13 @@ func (c *Node) SetDefaults() {
 			c.Queueing = QueueingBFC
 		}
 	}
+	if c.Queueing == QueueingPortFC && c.RelayQueue == "" {
+		c.RelayQueue = RelayStrict
+	}
 	if c.Queueing == QueueingBFC {
+		if c.BFCAssign == "" {
+			c.BFCAssign = BFCAssignDynamic
+		}
 		if c.BFCQueues == 0 {
 			c.BFCQueues = DefaultBFCQueues
 		}
@@ -239,25 +256,21 @@ func (c *Node) SetDefaults() {
 	if c.LevelOrder == "ate" && c.ATEP == 0 {
 		c.ATEP = DefaultATEP
 	}
-	bdp := c.BDP()
-	for _, f := range []struct {
-		v     *int
-		units int
-	}{{&c.XoffA, 6}, {&c.XonA, 4}, {&c.XoffB, 6}, {&c.XonB, 4}, {&c.PFCXoff, 6}, {&c.PFCXon, 4}} {
-		if *f.v == 0 {
-			*f.v = f.units * bdp
-		}
-	}
+	// The thresholds that count one-hop BDPs stay zero here: each port
+	// counts them at its own rate (PortThresholds, PortPFC, PortECN).
 }
 
-// BDP is the one-hop bandwidth-delay product in bytes (at least one full
-// frame; an unshaped lab counts as 1 Gb/s).
-func (c *Node) BDP() int {
-	rate := c.RateBps
-	if rate == 0 {
-		rate = 1_000_000_000
+// BDP is the one-hop bandwidth-delay product at RateBps in bytes (at
+// least one full frame; an unshaped lab counts as 1 Gb/s). A port whose
+// rate differs has its own (PortBDP).
+func (c *Node) BDP() int { return c.bdpAt(c.RateBps) }
+
+// bdpAt is the one-hop BDP of a link of rateBps.
+func (c *Node) bdpAt(rateBps uint64) int {
+	if rateBps == 0 {
+		rateBps = 1_000_000_000
 	}
-	return max(int(float64(rate)/8*c.OneHopRTT.D().Seconds()), 1518)
+	return max(int(float64(rateBps)/8*c.OneHopRTT.D().Seconds()), 1518)
 }
 
 // DefaultATEP is ATE's p unless told otherwise: the paper's 0.9.
@@ -329,6 +342,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	if _, err := SwitchEgress(t, c.Queueing, c.BFCQueues); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := c.ServerEgress(t); err != nil {
+		errs = append(errs, err)
+	}
 	if c.Queueing == QueueingBFC && c.FC != FCBFC {
 		errs = append(errs, fmt.Errorf("queueing bfc needs fc bfc, not %s", c.FC))
 	}
@@ -338,8 +354,11 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 		if c.Queueing != QueueingPortFC {
 			errs = append(errs, fmt.Errorf("fc portfc needs queueing %s, not %s", QueueingPortFC, c.Queueing))
 		}
-		if c.XonA <= 0 || c.XonA >= c.XoffA || c.XonB <= 0 || c.XonB >= c.XoffB {
-			errs = append(errs, fmt.Errorf("portfc thresholds: want 0 < xon < xoff (A %d/%d, B %d/%d)", c.XonA, c.XoffA, c.XonB, c.XoffB))
+		for _, p := range c.fabricPorts(t, node) {
+			if th := c.PortThresholds(p); th.XonA <= 0 || th.XonA >= th.XoffA || th.XonB <= 0 || th.XonB >= th.XoffB {
+				errs = append(errs, fmt.Errorf("portfc thresholds of %s: want 0 < xon < xoff (A %d/%d, B %d/%d)", p, th.XonA, th.XoffA, th.XonB, th.XoffB))
+				break
+			}
 		}
 		if c.FCRefresh.D() < 10*time.Microsecond {
 			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
@@ -348,8 +367,11 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 		if c.Queueing != QueueingPriority {
 			errs = append(errs, fmt.Errorf("fc %s needs queueing %s, not %s", c.FC, QueueingPriority, c.Queueing))
 		}
-		if c.PFCXon <= 0 || c.PFCXon >= c.PFCXoff {
-			errs = append(errs, fmt.Errorf("pfc thresholds: want 0 < xon < xoff (%d/%d)", c.PFCXon, c.PFCXoff))
+		for _, p := range c.fabricPorts(t, node) {
+			if l := c.PortPFC(p); l.Xon <= 0 || l.Xon >= l.Xoff {
+				errs = append(errs, fmt.Errorf("pfc thresholds of %s: want 0 < xon < xoff (%d/%d)", p, l.Xon, l.Xoff))
+				break
+			}
 		}
 		if c.FC == FCPFCStar && signaling.PCPData+c.K >= signaling.PCPControl {
 			errs = append(errs, fmt.Errorf("fc pfcstar on BCube(%d,%d): a path crosses %d relays and needs priorities %d..%d, but %d is control: want k <= %d",
@@ -360,6 +382,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 			errs = append(errs, fmt.Errorf("fc bfc needs queueing %s, not %s", QueueingBFC, c.Queueing))
 		} else if err := c.BFC().Validate(); err != nil {
 			errs = append(errs, err)
+		}
+		if c.BFCAssign != BFCAssignDynamic && c.BFCAssign != BFCAssignHash {
+			errs = append(errs, fmt.Errorf("bfc_assign %q: want %s or %s", c.BFCAssign, BFCAssignDynamic, BFCAssignHash))
 		}
 		if c.FCRefresh.D() < 10*time.Microsecond {
 			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
@@ -373,8 +398,11 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	if err := c.Watchdog().Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.ECNKmaxBytes != 0 && (c.ECNKminBytes < 0 || c.ECNKminBytes > c.ECNKmaxBytes || c.ECNPmax <= 0 || c.ECNPmax > 1) {
-		errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", c.ECNKminBytes, c.ECNKmaxBytes, c.ECNPmax))
+	for _, p := range c.fabricPorts(t, node) {
+		if e := c.PortECN(p); e.KmaxBytes != 0 && (e.KminBytes < 0 || e.KminBytes > e.KmaxBytes || e.Pmax <= 0 || e.Pmax > 1) {
+			errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", e.KminBytes, e.KmaxBytes, e.Pmax))
+			break
+		}
 	}
 	if c.LossPPM < 0 || c.LossPPM > MaxLossPPM {
 		errs = append(errs, fmt.Errorf("loss_ppm %d: want 0..%d (frames dropped per million received)", c.LossPPM, MaxLossPPM))
@@ -427,14 +455,21 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Thresholds returns cfg's PortFC thresholds.
+// Thresholds returns cfg's PortFC thresholds: XoffA..XonB at RateBps,
+// and PerPort those of each fabric port at its own rate (PortThresholds).
 func (c *Node) Thresholds() signaling.Thresholds {
-	return signaling.Thresholds{XoffA: c.XoffA, XonA: c.XonA, XoffB: c.XoffB, XonB: c.XonB, Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold)}
+	p := c.PortThresholds("")
+	th := signaling.Thresholds{XoffA: p.XoffA, XonA: p.XonA, XoffB: p.XoffB, XonB: p.XonB, Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold)}
+	for _, name := range c.ports() {
+		th.PerPort = append(th.PerPort, c.PortThresholds(name))
+	}
+	return th
 }
 
 // PFCThresholds returns cfg's PFC thresholds and lossless priorities:
-// the data priority under pfc; under pfcstar one more per relay a path
-// may cross (k).
+// Xoff and Xon at RateBps, PerPort those of each fabric port at its own
+// rate (PortPFC); the data priority is lossless under pfc, and under
+// pfcstar one more per relay a path may cross (k).
 func (c *Node) PFCThresholds() signaling.PFCThresholds {
 	n := 1
 	if c.FC == FCPFCStar {
@@ -444,18 +479,28 @@ func (c *Node) PFCThresholds() signaling.PFCThresholds {
 	for i := range n {
 		mask |= 1 << (signaling.PCPData + i)
 	}
-	return signaling.PFCThresholds{Xoff: c.PFCXoff, Xon: c.PFCXon, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh)}
+	l := c.PortPFC("")
+	th := signaling.PFCThresholds{Xoff: l.Xoff, Xon: l.Xon, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh)}
+	for _, name := range c.ports() {
+		th.PerPort = append(th.PerPort, c.PortPFC(name))
+	}
+	return th
 }
 
 // BFC returns cfg's BFC configuration. The sticky time is two one-hop
-// RTTs, Th's BDP the one-hop BDP at the link rate, and the random queue
-// choices are seeded by the node's name, so each node differs and every
-// run is the same.
+// RTTs, Th's BDP the one-hop BDP at each port's rate, and the random
+// queue choices are seeded by the node's name, so each node differs and
+// every run is the same.
 func (c *Node) BFC() signaling.BFCConfig {
 	h := fnv.New64a()
 	h.Write([]byte(c.Node))
-	return signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
-		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64()}
+	b := signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
+		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64(),
+		Hashed: c.BFCAssign == BFCAssignHash}
+	for _, name := range c.ports() {
+		b.PerPortBDP = append(b.PerPortBDP, c.PortBDP(name))
+	}
+	return b
 }
 
 // Watchdog returns cfg's watchdog configuration (Detect 0: off).
@@ -465,9 +510,4 @@ func (c *Node) Watchdog() Watchdog {
 		w.Detect = 0
 	}
 	return w
-}
-
-// ECN returns the marking configuration of cfg for an egress.
-func (c *Node) ECN() queues.ECNConfig {
-	return queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
 }

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bcfab/bcfab/bcube"
 )
 
 func TestConfigPFCDefaults(t *testing.T) {
@@ -124,5 +127,35 @@ func TestConfigATE(t *testing.T) {
 	cfg.ATECapBytes = 4096
 	if got := cfg.ATECap(); got != 4096 {
 		t.Errorf("B_H %d, want the 4096 set", got)
+	}
+}
+
+// The relay queue of a PortFC server is strict by default and joins the
+// round robin with relay_queue drr; no other queueing has one to set.
+func TestConfigRelayQueue(t *testing.T) {
+	topo, err := bcube.New(2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		relay, queueing string
+		strict          []int
+		err             bool
+	}{
+		{"", QueueingPortFC, []int{topo.ServerRQ()}, false},
+		{RelayStrict, QueueingPortFC, []int{topo.ServerRQ()}, false},
+		{RelayDRR, QueueingPortFC, nil, false},
+		{RelayDRR, QueueingPriority, nil, true},
+		{"fifo", QueueingPortFC, nil, true},
+	} {
+		n := Node{Queueing: c.queueing, RelayQueue: c.relay}
+		qc, err := n.ServerEgress(topo)
+		if (err != nil) != c.err {
+			t.Errorf("relay %q, queueing %s: error %v, want one: %v", c.relay, c.queueing, err, c.err)
+			continue
+		}
+		if err == nil && !slices.Equal(qc.Strict, c.strict) {
+			t.Errorf("relay %q: strict queues %v, want %v", c.relay, qc.Strict, c.strict)
+		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/transport"
 )
 
 // PortConfig overrides one fabric port of a node at bring-up: its link
@@ -75,4 +78,95 @@ func (c *Node) validatePorts(t bcube.Topology, node bcube.Node) []error {
 		seen[p.Name] = true
 	}
 	return errs
+}
+
+// Per-port thresholds. Every threshold that counts one-hop BDPs is
+// counted at its own port's rate (PortRate): a Rail-only fabric's levels,
+// or a cable overridden, give a node ports of different rates, and a
+// port's headroom, marking and pause thresholds follow the bytes its own
+// link holds in flight. A threshold given in bytes is the same on every
+// port. The name "" stands for a port at RateBps.
+
+// PortBDP is the one-hop bandwidth-delay product of fabric port name in
+// bytes: its rate times OneHopRTT, at least one full frame (an unshaped
+// port counts as 1 Gb/s).
+func (c *Node) PortBDP(name string) int { return c.bdpAt(c.PortRate(name)) }
+
+// PortThresholds are PortFC's thresholds of fabric port name: the
+// configured bytes, or 6 (X_off) and 4 (X_on) of its one-hop BDPs.
+func (c *Node) PortThresholds(name string) signaling.PortThresholds {
+	bdp := c.PortBDP(name)
+	return signaling.PortThresholds{XoffA: orBDPs(c.XoffA, 6, bdp), XonA: orBDPs(c.XonA, 4, bdp),
+		XoffB: orBDPs(c.XoffB, 6, bdp), XonB: orBDPs(c.XonB, 4, bdp)}
+}
+
+// PortPFC is PFC's X_off and X_on of ingress port name: the configured
+// bytes, or 6 and 4 of its one-hop BDPs.
+func (c *Node) PortPFC(name string) signaling.PFCLimits {
+	bdp := c.PortBDP(name)
+	return signaling.PFCLimits{Xoff: orBDPs(c.PFCXoff, 6, bdp), Xon: orBDPs(c.PFCXon, 4, bdp)}
+}
+
+// PortECN is the ECN marking of egress port name: the configured K_min,
+// K_max and P_max, and with ECN those left zero scaled from the papers'
+// to the port's rate and OneHopRTT (transport.DefaultParams). Off
+// (K_max 0) without ECN and K_max.
+func (c *Node) PortECN(name string) queues.ECNConfig {
+	e := queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
+	if !c.ECN {
+		return e
+	}
+	rate := c.PortRate(name)
+	if rate == 0 {
+		rate = 1_000_000_000 // unshaped counts as 1 Gb/s, as BDP does
+	}
+	d := transport.DefaultParams(int64(rate), c.OneHopRTT.D()).ECN
+	if e.KminBytes == 0 {
+		e.KminBytes = d.KminBytes
+	}
+	if e.KmaxBytes == 0 {
+		e.KmaxBytes = d.KmaxBytes
+	}
+	if e.Pmax == 0 {
+		e.Pmax = d.Pmax
+	}
+	return e
+}
+
+// orBDPs is v, or units one-hop BDPs of bdp bytes when v is 0.
+func orBDPs(v, units, bdp int) int {
+	if v != 0 {
+		return v
+	}
+	return units * bdp
+}
+
+// fabricPorts are the names of node's fabric ports in engine order: a
+// switch's p0..p<n-1>, a server's eth0..eth<k>.
+func (c *Node) fabricPorts(t bcube.Topology, node bcube.Node) []string {
+	var out []string
+	if node.Switch {
+		for p := range t.N() {
+			out = append(out, bcube.SwitchPort(p))
+		}
+		return out
+	}
+	for l := range t.Levels() {
+		out = append(out, bcube.HostPort(l))
+	}
+	return out
+}
+
+// ports are fabricPorts of the node cfg describes (none when N, K or
+// Node are not valid; Validate says why).
+func (c *Node) ports() []string {
+	t, err := bcube.New(c.N, c.K)
+	if err != nil {
+		return nil
+	}
+	node, err := t.ParseNode(c.Node)
+	if err != nil {
+		return nil
+	}
+	return c.fabricPorts(t, node)
 }

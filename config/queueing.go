@@ -24,6 +24,28 @@ const (
 	QueueingBFC = "bfc"
 )
 
+// How a server's egress serves its relay queue under queueing portfc
+// (Node.RelayQueue).
+const (
+	// RelayStrict serves the relay queue right after the HQ, before the
+	// a and b queues.
+	RelayStrict = "strict"
+	// RelayDRR serves the relay queue in the deficit round robin of the a
+	// and b queues, a quantum per round like each of them.
+	RelayDRR = "drr"
+)
+
+// How BFC gives flows queues (Node.BFCAssign).
+const (
+	// BFCAssignDynamic is BFC's own assignment: a flow keeps its queue
+	// while it has packets in the node or was seen within the sticky
+	// time, and otherwise takes an empty queue.
+	BFCAssignDynamic = "dynamic"
+	// BFCAssignHash fixes a flow's queue by its hash (stochastic fair
+	// queueing): flows whose hashes collide share a queue for good.
+	BFCAssignHash = "hash"
+)
+
 // DefaultBFCQueues is BFC's physical queues per port, the HQ included.
 const DefaultBFCQueues = 32
 
@@ -74,6 +96,27 @@ func ServerEgress(t bcube.Topology, mode string, n int) (queues.EgressConfig, er
 		return bfcEgress(n)
 	}
 	return queues.EgressConfig{}, fmt.Errorf("queueing %q: want %s, %s or %s", mode, QueueingPortFC, QueueingPriority, QueueingBFC)
+}
+
+// ServerEgress is the queue layout of the node's fabric ports if it is a
+// server of t: ServerEgress of its queueing mode, with the relay queue
+// served as RelayQueue says.
+func (c *Node) ServerEgress(t bcube.Topology) (queues.EgressConfig, error) {
+	qc, err := ServerEgress(t, c.Queueing, c.BFCQueues)
+	if err != nil {
+		return qc, err
+	}
+	switch c.RelayQueue {
+	case "", RelayStrict:
+	case RelayDRR:
+		if c.Queueing != QueueingPortFC {
+			return qc, fmt.Errorf("relay_queue %s: only queueing %s has a relay queue", c.RelayQueue, QueueingPortFC)
+		}
+		qc.Strict = nil
+	default:
+		return qc, fmt.Errorf("relay_queue %q: want %s or %s", c.RelayQueue, RelayStrict, RelayDRR)
+	}
+	return qc, nil
 }
 
 func priorityEgress() queues.EgressConfig {

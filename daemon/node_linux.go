@@ -296,6 +296,7 @@ func (r *Running) serve() (*http.Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
 	})
+	debugRoutes(mux)
 	if n.Routes != nil {
 		n.Routes(mux)
 	}

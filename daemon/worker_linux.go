@@ -274,6 +274,7 @@ func (p *workerProc) serve() (*http.Server, error) {
 	}
 	mux.HandleFunc("POST /nodes/{node}/stop", lifecycle("stop", p.stop))
 	mux.HandleFunc("POST /nodes/{node}/start", lifecycle("start", p.start))
+	debugRoutes(mux)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -14,6 +14,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -26,11 +27,10 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	qc, err := config.ServerEgress(t, cfg.Queueing, cfg.BFCQueues)
+	qc, err := cfg.ServerEgress(t)
 	if err != nil {
 		return nil, err
 	}
-	qc.ECN = cfg.ECN()
 	host := NewHost(t, n.Index, policy, cfg.Queueing)
 	if policy.ATE {
 		if err := host.EnableATE(cfg.ATEP, cfg.ATECap()); err != nil {
@@ -40,6 +40,11 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	switch {
 	case cfg.FC == config.FCPortFC:
 		host.EnablePortFC(cfg.Thresholds())
+		if cfg.RelayQueue == config.RelayDRR {
+			// A relay queue in the round can fill from a link of its
+			// own port's rate: it must push back as a slower port's does.
+			host.GuardRelays()
+		}
 	case config.IsPFC(cfg.FC):
 		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == config.FCPFCStar)
 	case cfg.FC == config.FCBFC:
@@ -48,10 +53,22 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
 		return nil, err
 	}
+	// Flows take their port's line rate and their path's bottleneck BDP
+	// (a Rail-only server's ports differ).
+	var ports []transport.Params
+	for l := 0; l < t.Levels(); l++ {
+		ports = append(ports, TransportParams(int64(cfg.PortRate(bcube.HostPort(l))), cfg.OneHopRTT.D()))
+	}
+	if err := host.SetPortTransport(ports); err != nil {
+		return nil, err
+	}
 	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes, HostStats: host.HostStats}
 	for l := 0; l < t.Levels(); l++ {
-		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.HostPort(l), RateBps: cfg.PortRate(bcube.HostPort(l)), Delay: cfg.Delay.D(),
-			CapBytes: cfg.PortCapBytes, Queues: qc})
+		name := bcube.HostPort(l)
+		pq := qc
+		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
+		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.Delay.D(),
+			CapBytes: cfg.PortCapBytes, Queues: pq})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.

@@ -49,7 +49,10 @@ type Host struct {
 	tuple  bcube.FiveTuple
 
 	fc *signaling.HostPortFC // nil without PortFC
-	th *signaling.Thresholds
+	// guardAll guards every port's relay queue under PortFC
+	// (GuardRelays), not only a slower port's.
+	guardAll bool
+	th       *signaling.Thresholds
 
 	pfc      *signaling.PFC // nil without PFC
 	pfcTh    *signaling.PFCThresholds
@@ -110,6 +113,13 @@ func (h *Host) HostStats() *api.HostStats {
 // EnablePortFC makes the host obey and relay PortFC signals once bound.
 func (h *Host) EnablePortFC(th signaling.Thresholds) { h.th = &th }
 
+// GuardRelays makes every fabric port's relay queue a congestion point
+// under PortFC (signaling.GuardRelay), not only those of ports slower
+// than another: for a relay queue served in the round with a and b
+// (config.RelayDRR), which, unlike a strict one, can be outrun by what
+// arrives on a link of the same rate.
+func (h *Host) GuardRelays() { h.guardAll = true }
+
 // EnablePFC makes the host run PFC with th on links of rateBps once
 // bound, as a NIC (it obeys pauses) and as a relay (it charges what it
 // buffers to the port it came in by and pauses that neighbour). With
@@ -134,6 +144,18 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	e.AddTimer(&h.r)
 	if h.th != nil {
 		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
+		// A port slower than another of the server's can be outrun by
+		// what it relays: its relay queue pauses the switches it is fed
+		// from (signaling.GuardRelay; a Rail-only fabric's rails).
+		for l := 0; l < h.t.Levels(); l++ {
+			for l2 := 0; l2 < h.t.Levels(); l2++ {
+				if r, r2 := portRate(e, l, 0), portRate(e, l2, 0); h.guardAll || r != 0 && (r2 == 0 || r2 > r) {
+					h.fc.GuardRelay(l)
+					break
+				}
+			}
+		}
+		e.AddTimer(h.fc)
 		e.SetPortCounters(h)
 	}
 	if h.pfcTh != nil {
@@ -162,6 +184,9 @@ func (h *Host) Bind(e *dataplane.Engine) {
 		if h.bfc != nil && p < h.app {
 			k.bfc = h.bfc.Hooks(p)
 		}
+		if h.fc != nil && p < h.app {
+			k.relay = h.fc.RelayHooks(p)
+		}
 		e.Egress(p).SetHooks(k)
 	}
 }
@@ -183,8 +208,9 @@ func (s hostSource) Produce(now int64) int { return s.h.g.Produce(now) + s.h.r.P
 // hostHooks return generated and RDMA frames' bytes to their flows'
 // windows and run PFC's charging or BFC's accounting.
 type hostHooks struct {
-	h   *Host
-	bfc queues.Hooks // this port's, under BFC
+	h     *Host
+	bfc   queues.Hooks          // this port's, under BFC
+	relay *signaling.RelayHooks // this port's relay guard, under PortFC
 }
 
 func (k hostHooks) Enqueued(q int, p queues.Packet) {
@@ -193,6 +219,9 @@ func (k hostHooks) Enqueued(q int, p queues.Packet) {
 	}
 	if k.bfc != nil {
 		k.bfc.Enqueued(q, p)
+	}
+	if k.relay != nil {
+		k.relay.Enqueued(q, p)
 	}
 }
 
@@ -206,6 +235,9 @@ func (k hostHooks) Dequeued(q int, p queues.Packet) {
 	if k.h.pfcHooks != nil {
 		k.h.pfcHooks.Dequeued(q, p)
 	}
+	if k.relay != nil {
+		k.relay.Dequeued(q, p)
+	}
 	if k.bfc != nil {
 		k.bfc.Dequeued(q, p)
 	}
@@ -216,6 +248,9 @@ func (h *Host) BFC() *signaling.BFC { return h.bfc }
 
 // PFC is the host's PFC state (nil without PFC).
 func (h *Host) PFC() *signaling.PFC { return h.pfc }
+
+// PortFC is the host's PortFC state (nil without PortFC).
+func (h *Host) PortFC() *signaling.HostPortFC { return h.fc }
 
 // StartFlow starts a generated flow (on the engine goroutine).
 func (h *Host) StartFlow(r api.GenRequest) (api.GenFlow, error) {

@@ -160,7 +160,13 @@ type rdmaRecv struct {
 type rdma struct {
 	h      *Host
 	params transport.Params
-	flows  []*rdmaFlow // by id - 1
+	port   []transport.Params // per fabric port (SetPortTransport); nil: params
+	// flows holds the flows of ids base+1 on, by id - base - 1; the
+	// records of ids up to base were all released, and the slice drops
+	// them from its front, so it holds the flows since the oldest one
+	// still kept, not one entry per flow ever started.
+	flows  []*rdmaFlow
+	base   int
 	active []*rdmaFlow // running
 	ended  []int       // ids of the ended flows that keep their report, oldest first
 	// fetched are the ended flows whose final report a client asked for
@@ -172,7 +178,7 @@ type rdma struct {
 	rlist   []*rdmaRecv // in arrival order, for reports
 	armed   []*rdmaRecv // with an ACK coalescing timer pending
 	over    []*rdmaRecv // complete or failed, in that order: released after linger
-	past    []api.RDMAReceiver
+	past    pastRing
 	linger  int64 // rdmaRecvLinger (tests shorten it)
 	pkt     roce.Packet
 	spare   uint64 // a frame taken and not used
@@ -220,17 +226,75 @@ func TransportParams(rateBps int64, oneHopRTT time.Duration) transport.Params {
 
 // SetTransport sets the parameters of the flows started from now on and
 // of the receivers created from now on (DESIGN §7: scaled with the link
-// rate and one-hop RTT).
+// rate and one-hop RTT). It drops those SetPortTransport set.
 func (h *Host) SetTransport(p transport.Params) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if h.e == nil {
-		h.r.params = p
-		return nil
-	}
-	h.e.Call(func() { h.r.params = p })
+	h.setParams(func() { h.r.params, h.r.port = p, nil })
 	return nil
+}
+
+// SetPortTransport sets per-port parameters for the flows started from
+// now on, ps[l] for fabric port l (TransportParams at each port's rate),
+// where a server's ports differ in rate (a Rail-only fabric): a flow is
+// paced at, and its DCQCN runs from, the line rate of the port it leaves
+// by, and IRN's in-flight cap is the smallest BDP of the levels its path
+// crosses, its bottleneck's. Receivers keep SetTransport's.
+func (h *Host) SetPortTransport(ps []transport.Params) error {
+	if len(ps) != h.t.Levels() {
+		return fmt.Errorf("transport for %d ports, the server has %d", len(ps), h.t.Levels())
+	}
+	for l, p := range ps {
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("transport of port %d: %w", l, err)
+		}
+	}
+	ps = slices.Clone(ps)
+	h.setParams(func() { h.r.port = ps })
+	return nil
+}
+
+// setParams runs set on the engine goroutine, or now before the engine
+// runs.
+func (h *Host) setParams(set func()) {
+	if h.e == nil {
+		set()
+		return
+	}
+	h.e.Call(set)
+}
+
+// pathRate is the rate of the slowest link on the way to dst: the
+// slowest of the ports of the levels it crosses, with per-port
+// parameters, else line.
+func (r *rdma) pathRate(dst int, line int64) int64 {
+	if len(r.port) == 0 {
+		return line
+	}
+	rate := int64(0)
+	for l := range r.h.t.Levels() {
+		if lr := r.port[l].LineRateBps; r.h.t.Digit(r.h.self, l) != r.h.t.Digit(dst, l) && (rate == 0 || lr < rate) {
+			rate = lr
+		}
+	}
+	return rate
+}
+
+// pathParams are the parameters of a flow to dst that leaves by port:
+// params, or with per-port parameters port's, with IRN's cap the
+// smallest BDP of the levels the path crosses.
+func (r *rdma) pathParams(port, dst int) transport.Params {
+	if len(r.port) == 0 {
+		return r.params
+	}
+	p := r.port[port]
+	for l := range r.h.t.Levels() {
+		if r.h.t.Digit(r.h.self, l) != r.h.t.Digit(dst, l) {
+			p.BDPBytes = min(p.BDPBytes, r.port[l].BDPBytes)
+		}
+	}
+	return p
 }
 
 // StartRDMA starts the flows of req (on the engine goroutine).
@@ -364,10 +428,24 @@ func (r *rdma) init(h *Host) {
 // flow is the flow of id, nil when there is none or its record was
 // released.
 func (r *rdma) flow(id int) *rdmaFlow {
-	if id < 1 || id > len(r.flows) {
+	if id <= r.base || id > r.base+len(r.flows) {
 		return nil
 	}
-	return r.flows[id-1]
+	return r.flows[id-r.base-1]
+}
+
+// forget releases the record of flow id, and drops the released records
+// at the front of r.flows.
+func (r *rdma) forget(id int) {
+	if id <= r.base || id > r.base+len(r.flows) {
+		return
+	}
+	r.flows[id-r.base-1] = nil
+	n := 0
+	for n < len(r.flows) && r.flows[n] == nil {
+		n++
+	}
+	r.flows, r.base = r.flows[n:], r.base+n
 }
 
 // finish releases what the ended flow f no longer needs, its transport
@@ -388,7 +466,7 @@ func (r *rdma) finish(f *rdmaFlow) {
 	f.msgSent, f.msgDone = nil, nil
 	r.ended = append(r.ended, f.ID)
 	if len(r.ended) > maxRDMARecords {
-		r.flows[r.ended[0]-1] = nil
+		r.forget(r.ended[0])
 		r.ended = r.ended[1:]
 	}
 }
@@ -441,19 +519,10 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if req.Flows < 1 || req.Flows > api.MaxRDMAParallel {
 		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, api.MaxRDMAParallel)
 	}
-	if len(r.flows)+req.Flows > maxRDMAFlows {
+	if r.base+len(r.flows)+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
-	p := r.params
-	p.DCQCN.Enabled = req.DCQCN == nil || *req.DCQCN
-	if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
-		// The flow's own line: it is paced at most at the cap, and DCQCN
-		// moves below it.
-		p.LineRateBps = req.RateBps
-	}
-	if p.DCQCN.Enabled && p.LineRateBps <= 0 {
-		return nil, errors.New("rdma: DCQCN needs a line rate")
-	}
+	dcqcn := req.DCQCN == nil || *req.DCQCN
 	var want *bcube.Order
 	if req.Order != "" {
 		pol, err := t.ParsePolicy(req.Order)
@@ -475,11 +544,15 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		id     int
 		sport  uint16
 		s      *transport.Sender
-		placed bool // ATE chose its order
+		o      bcube.Order
+		port   int
+		path   int64 // the path's slowest rate
+		placed bool  // ATE chose its order
 	}
+	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
 	plans := make([]plan, req.Flows)
 	for i := range plans {
-		id := len(r.flows) + 1 + i
+		id := r.base + len(r.flows) + 1 + i
 		w, placed := want, false
 		if h.ate != nil && want == nil {
 			if o, ok := h.ateOrder(req.Dst, id, ateHBD); ok {
@@ -489,6 +562,20 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		sport, err := r.sourcePort(req.Dst, id, w)
 		if err != nil {
 			return nil, err
+		}
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: sport, DPort: roce.UDPPort}
+		o := t.FlowOrder(&h.policy, &tuple)
+		port := t.NextLevel(h.self, req.Dst, &o)
+		p := r.pathParams(port, req.Dst)
+		path := r.pathRate(req.Dst, p.LineRateBps)
+		p.DCQCN.Enabled = dcqcn
+		if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
+			// The flow's own line: it is paced at most at the cap, and
+			// DCQCN moves below it.
+			p.LineRateBps = req.RateBps
+		}
+		if p.DCQCN.Enabled && p.LineRateBps <= 0 {
+			return nil, errors.New("rdma: DCQCN needs a line rate")
 		}
 		qp := rdmaQP(mode, id)
 		s, err := transport.NewSender(mode, p, rdmaStartPSN(qp), req.Bytes, req.MTU)
@@ -500,19 +587,17 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 				return nil, fmt.Errorf("rdma: %w", err)
 			}
 		}
-		plans[i] = plan{id, sport, s, placed}
+		plans[i] = plan{id, sport, s, o, port, path, placed}
 	}
 	now := h.e.Now()
-	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
 	var out []*rdmaFlow
 	for _, pl := range plans {
 		qp := rdmaQP(mode, pl.id)
 		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: pl.sport, DPort: roce.UDPPort}
-		o := t.FlowOrder(&h.policy, &tuple)
-		port := t.NextLevel(h.self, req.Dst, &o)
+		o, port := pl.o, pl.port
 		f := &rdmaFlow{
-			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: p.DCQCN.Enabled, MTU: req.MTU,
-				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, Order: o.String(),
+			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: dcqcn, MTU: req.MTU,
+				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, PathRateBps: pl.path, Order: o.String(),
 				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),
@@ -854,11 +939,11 @@ func (r *rdma) receive(b []byte, f *header.Frame, now int64, v *dataplane.Verdic
 func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
 	qp := p.DestQP()
 	id := int(qp & (1<<22 - 1))
-	if id < 1 || id > len(r.flows) {
+	if id < 1 || id > r.base+len(r.flows) {
 		r.c.UnknownQP++
 		return nil, false
 	}
-	f = r.flows[id-1]
+	f = r.flow(id)
 	if f == nil {
 		return nil, true // ended long ago, its record released
 	}
@@ -993,10 +1078,7 @@ func (r *rdma) release(now int64) {
 			continue
 		}
 		delete(r.recvs, rc.key)
-		if len(r.past) == maxRDMAPastReceivers {
-			r.past = append(r.past[:0], r.past[1:]...)
-		}
-		r.past = append(r.past, rc.summary(r.h.unixOffset()))
+		r.past.add(pastRecv{src: rc.src, qp: rc.key.qp, mode: rc.mode, done: rc.r.Done(), gap: rc.r.Failed(), s: rc.r.S})
 		rc.r = nil
 		gone++
 	}
@@ -1018,8 +1100,13 @@ func (r *rdma) release(now int64) {
 // summary is what a report says of rc, with engine times made Unix
 // times by off.
 func (rc *rdmaRecv) summary(off int64) api.RDMAReceiver {
-	st := rc.r.S
-	x := api.RDMAReceiver{Src: rc.src, QP: rc.key.qp, Mode: rc.mode, Done: rc.r.Done(), Gap: rc.r.Failed(), Stats: st.Map()}
+	return receiverSummary(rc.src, rc.key.qp, rc.mode, rc.r.Done(), rc.r.Failed(), &rc.r.S, off)
+}
+
+// receiverSummary is a receiver's report, with engine times made Unix
+// times by off.
+func receiverSummary(src int, qp uint32, mode transport.Mode, done, gap bool, st *transport.ReceiverStats, off int64) api.RDMAReceiver {
+	x := api.RDMAReceiver{Src: src, QP: qp, Mode: mode, Done: done, Gap: gap, Stats: st.Map()}
 	if st.First >= 0 {
 		x.FirstNs = st.First + off
 	}
@@ -1128,7 +1215,7 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 			}
 		}
 		for len(r.fetched) > maxRDMAFetched {
-			r.flows[r.fetched[0]-1] = nil
+			r.forget(r.fetched[0])
 			r.fetched = r.fetched[1:]
 		}
 		return rep
@@ -1139,7 +1226,9 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 		}
 	}
 	r.release(r.h.e.Now())
-	rep.Receivers = append(rep.Receivers, r.past...)
+	r.past.each(func(p *pastRecv) {
+		rep.Receivers = append(rep.Receivers, receiverSummary(p.src, p.qp, p.mode, p.done, p.gap, &p.s, off))
+	})
 	for _, rc := range r.rlist {
 		rep.Receivers = append(rep.Receivers, rc.summary(off))
 	}
@@ -1194,3 +1283,40 @@ func parseIDs(s string) ([]int, error) {
 	}
 	return ids, nil
 }
+
+// pastRecv is what stays of a released receiver: its final state and
+// counters, a value of fixed size (a report makes it an api.RDMAReceiver,
+// whose counters are a map, only when asked).
+type pastRecv struct {
+	src       int
+	qp        uint32
+	mode      transport.Mode
+	done, gap bool
+	s         transport.ReceiverStats
+}
+
+// pastRing keeps the last maxRDMAPastReceivers released receivers,
+// oldest first; it allocates once, when it is first full.
+type pastRing struct {
+	buf  []pastRecv
+	head int // the oldest, once buf is full
+}
+
+func (p *pastRing) add(x pastRecv) {
+	if len(p.buf) < maxRDMAPastReceivers {
+		p.buf = append(p.buf, x)
+		return
+	}
+	p.buf[p.head] = x
+	p.head = (p.head + 1) % len(p.buf)
+}
+
+// each calls fn for every kept receiver, oldest first.
+func (p *pastRing) each(fn func(*pastRecv)) {
+	for i := range p.buf {
+		fn(&p.buf[(p.head+i)%len(p.buf)])
+	}
+}
+
+// len is the number of receivers kept.
+func (p *pastRing) len() int { return len(p.buf) }

@@ -679,7 +679,37 @@ func TestRDMAFetchedReportsForgotten(t *testing.T) {
 	if kept != maxRDMAFetched || len(r.fetched) != maxRDMAFetched {
 		t.Fatalf("%d reports kept, %d fetched listed; want %d", kept, len(r.fetched), maxRDMAFetched)
 	}
-	if r.flows[n-1] == nil || r.flows[0] != nil {
+	if r.flow(n) == nil || r.flow(1) != nil {
 		t.Fatal("kept the oldest fetched report and forgot the newest")
+	}
+	// The released records are gone from the table too, not left as
+	// an entry per flow ever started.
+	if len(r.flows) != maxRDMAFetched || r.base != n-maxRDMAFetched {
+		t.Fatalf("table of %d entries from id %d, want %d from %d", len(r.flows), r.base+1, maxRDMAFetched, n-maxRDMAFetched+1)
+	}
+	// New flows take the ids after the last.
+	if fs, err := r.start(api.RDMARequest{Dst: 1, Bytes: 1 << 10}); err != nil || fs[0].ID != n+1 || r.flow(n+1) != fs[0] {
+		t.Fatalf("next flow: %v, %v; want id %d", fs, err, n+1)
+	}
+}
+
+func TestPastRing(t *testing.T) {
+	var p pastRing
+	n := maxRDMAPastReceivers + maxRDMAPastReceivers/2
+	for i := range n {
+		p.add(pastRecv{src: i})
+	}
+	if p.len() != maxRDMAPastReceivers {
+		t.Fatalf("kept %d, want %d", p.len(), maxRDMAPastReceivers)
+	}
+	want := n - maxRDMAPastReceivers
+	p.each(func(x *pastRecv) {
+		if x.src != want {
+			t.Fatalf("got receiver %d, want %d (oldest first)", x.src, want)
+		}
+		want++
+	})
+	if allocs := testing.AllocsPerRun(100, func() { p.add(pastRecv{src: -1}) }); allocs != 0 {
+		t.Errorf("add to a full ring: %v allocations, want 0", allocs)
 	}
 }

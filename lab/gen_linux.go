@@ -66,3 +66,31 @@ func serverSocket(runRoot, name, node string) (string, error) {
 	}
 	return n.Control, nil
 }
+
+// StartRDMA starts the one RDMA flow of req at server node of lab name
+// (its NIC: a reliable-connected flow with the request's loss recovery).
+func StartRDMA(runRoot, name, node string, req api.RDMARequest) (*api.RDMAFlow, error) {
+	sock, err := serverSocket(runRoot, name, node)
+	if err != nil {
+		return nil, err
+	}
+	f, err := startRDMA(context.Background(), sock, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", node, err)
+	}
+	return f, nil
+}
+
+// RDMAFlows reports every RDMA flow server node of lab name sent and
+// received (GET /rdma).
+func RDMAFlows(runRoot, name, node string) (*api.RDMAReport, error) {
+	sock, err := serverSocket(runRoot, name, node)
+	if err != nil {
+		return nil, err
+	}
+	r, err := rdmaFlows(sock, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", node, err)
+	}
+	return r, nil
+}

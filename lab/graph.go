@@ -38,7 +38,7 @@ func cables(s Spec, t bcube.Topology) []cable {
 	for i := 0; i < t.Servers(); i++ {
 		for l := 0; l < t.Levels(); l++ {
 			w, p := t.SwitchOf(i, l)
-			c := cable{server: i, level: l, sw: w, port: p, rate: s.RateBps, lossPPM: s.LossPPM}
+			c := cable{server: i, level: l, sw: w, port: p, rate: s.LevelRate(l), lossPPM: s.LossPPM}
 			if o, ok := over[bcube.HostName(i)+":"+bcube.HostPort(l)]; ok {
 				c.override = true
 				if o.RateBps != 0 {
@@ -76,7 +76,7 @@ func title(s Spec, t bcube.Topology) string {
 	if fc == "" {
 		fc = "none"
 	}
-	return fmt.Sprintf("lab %s: %v, %d servers, %d switches, links %s, fc %s", s.Name, t, t.Servers(), t.Switches(), units.FormatRate(s.RateBps), fc)
+	return fmt.Sprintf("lab %s: %v, %d servers, %d switches, links %s, fc %s", s.Name, t, t.Servers(), t.Switches(), s.RatesText(), fc)
 }
 
 // WriteDOT writes s's fabric as a Graphviz graph (dot -Tsvg draws it).
@@ -112,7 +112,7 @@ func WriteDOT(w io.Writer, s Spec) error {
 	for _, c := range cables(s, t) {
 		attrs := []string{fmt.Sprintf("taillabel=%q", bcube.HostPort(c.level)), fmt.Sprintf("headlabel=%q", bcube.SwitchPort(c.port)),
 			fmt.Sprintf("color=%q", levelColor(c.level))}
-		if l := c.label(s.RateBps); l != "" {
+		if l := c.label(s.LevelRate(c.level)); l != "" {
 			attrs = append(attrs, fmt.Sprintf("label=%q", l))
 		}
 		switch {
@@ -121,7 +121,7 @@ func WriteDOT(w io.Writer, s Spec) error {
 		case c.lossPPM > 0:
 			attrs = append(attrs, `fontcolor="#c0392b"`, `color="#c0392b"`)
 		}
-		if c.override && c.rate > s.RateBps {
+		if c.override && c.rate > s.LevelRate(c.level) {
 			attrs = append(attrs, "penwidth=2.5")
 		}
 		fmt.Fprintf(&b, "  %q -- %q [%s];\n", bcube.HostName(c.server), bcube.SwitchName(c.level, c.sw), strings.Join(attrs, ", "))
@@ -200,17 +200,17 @@ func WriteSVG(w io.Writer, s Spec) error {
 		case c.lossPPM > 0:
 			color = "#c0392b"
 		}
-		if c.override && c.rate > s.RateBps {
+		if c.override && c.rate > s.LevelRate(c.level) {
 			widthPx = 3
 		}
 		tip := fmt.Sprintf("%s:%s - %s:%s, %s", bcube.HostName(c.server), bcube.HostPort(c.level),
 			bcube.SwitchName(c.level, c.sw), bcube.SwitchPort(c.port), units.FormatRate(c.rate))
-		if l := c.label(s.RateBps); l != "" {
+		if l := c.label(s.LevelRate(c.level)); l != "" {
 			tip += " (" + l + ")"
 		}
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%.1f"%s><title>%s</title></line>`+"\n",
 			x1, y1, x2, y2, color, widthPx, dash, esc(tip))
-		if l := c.label(s.RateBps); l != "" {
+		if l := c.label(s.LevelRate(c.level)); l != "" {
 			// A third of the way up from the server, where cables of
 			// neighbouring servers are still apart.
 			lx, ly := x1+(x2-x1)/3, y1+(y2-y1)/3

@@ -30,7 +30,10 @@ import (
 //     more than MinLost: link time the emulated link had, with frames
 //     waiting and not paused, that the daemon did not use because it was
 //     not scheduled (the shaper makes up for lateness up to its catch-up
-//     bound, so only longer gaps count; see queues.Lag). MinLost keeps a
+//     bound, so only longer gaps count; see queues.Lag). Each port's
+//     shaper counts it at the port's own rate, so a lab whose levels or
+//     cables differ in rate (Spec.Rates, Spec.Links) is judged port by
+//     port against each link's capacity. MinLost keeps a
 //     short run (an rperf test of a fraction of a second) from being
 //     judged by one scheduling hiccup of a few milliseconds, which no
 //     process on a shared machine can rule out; such a loss is a

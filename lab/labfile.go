@@ -42,12 +42,15 @@ import (
 //	rate: 100M
 //	fc: portfc
 //
-// A key left out takes the flag's default.
+// A key left out takes the flag's default. Topology kind railonly is the
+// Rail-only preset (RailOnly): k 1, n 4 unless given, and the preset's
+// level rates unless the file has rates.
 type File struct {
 	Name     string       `yaml:"name,omitempty"`
 	Topology FileTopology `yaml:"topology"`
 
 	Rate   *units.Rate     `yaml:"rate,omitempty"`
+	Rates  *units.Rates    `yaml:"rates,omitempty"`
 	Delay  *units.Duration `yaml:"delay,omitempty"`
 	Buffer *units.Size     `yaml:"buffer,omitempty"`
 	Loss   *units.Loss     `yaml:"loss,omitempty"`
@@ -58,6 +61,9 @@ type File struct {
 	OneHopRTT *units.Duration `yaml:"one-hop-rtt,omitempty"`
 	BFCQueues int             `yaml:"bfc-queues,omitempty"`
 	BFCTable  int             `yaml:"bfc-table,omitempty"`
+	BFCAssign string          `yaml:"bfc-assign,omitempty"`
+	// RelayQueue: strict or drr (Spec.RelayQueue).
+	RelayQueue string `yaml:"relay-queue,omitempty"`
 
 	ECN     *bool       `yaml:"ecn,omitempty"`
 	ECNKmin *units.Size `yaml:"ecn-kmin,omitempty"`
@@ -201,6 +207,7 @@ func ParseFile(b []byte) (*File, error) {
 func lineValues(n *yaml.Node) error {
 	readers := map[string]func(string) error{
 		"rate":             func(s string) error { _, err := units.ParseRate(s); return err },
+		"rates":            func(s string) error { _, err := units.ParseRates(s); return err },
 		"delay":            func(s string) error { _, err := units.ParseDuration(s); return err },
 		"buffer":           func(s string) error { _, err := units.ParseSize(s); return err },
 		"loss":             func(s string) error { _, err := units.ParseLoss(s); return err },
@@ -285,6 +292,7 @@ func (f *File) apply(s *Spec, skip string) {
 		}
 	}
 	set("rate", f.Rate != nil, func() { s.RateBps = uint64(*f.Rate) })
+	set("rates", f.Rates != nil, func() { s.Rates = append([]uint64(nil), *f.Rates...) })
 	set("delay", f.Delay != nil, func() { s.Delay = f.Delay.D() })
 	set("buffer", f.Buffer != nil, func() { s.BufferBytes = int(*f.Buffer) })
 	set("loss", f.Loss != nil, func() { s.LossPPM = int(*f.Loss) })
@@ -294,6 +302,8 @@ func (f *File) apply(s *Spec, skip string) {
 	set("one-hop-rtt", f.OneHopRTT != nil, func() { s.OneHopRTT = f.OneHopRTT.D() })
 	set("bfc-queues", f.BFCQueues != 0, func() { s.BFCQueues = f.BFCQueues })
 	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
+	set("bfc-assign", f.BFCAssign != "", func() { s.BFCAssign = f.BFCAssign })
+	set("relay-queue", f.RelayQueue != "", func() { s.RelayQueue = f.RelayQueue })
 	set("ecn", f.ECN != nil, func() { s.ECN = *f.ECN })
 	set("ecn-kmin", f.ECNKmin != nil, func() { s.ECNKminBytes = int(*f.ECNKmin) })
 	set("ecn-kmax", f.ECNKmax != nil, func() { s.ECNKmaxBytes = int(*f.ECNKmax) })
@@ -325,6 +335,9 @@ func (f *File) apply(s *Spec, skip string) {
 	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
 	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
 	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
+	if f.Topology.Kind == TopologyRailOnly && skip != "topology" {
+		*s = RailOnly(*s)
+	}
 	s.Links = nil
 	for i, l := range f.Topology.Links {
 		if skip == fmt.Sprintf("links[%d]", i) {
@@ -347,8 +360,13 @@ func (f *File) apply(s *Spec, skip string) {
 // topology last) without which the error changes.
 func (f *File) Check() (Spec, error) {
 	s := f.Spec()
-	if kind := f.Topology.Kind; kind != "bcube" {
-		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: only bcube is supported", kind)}
+	switch kind := f.Topology.Kind; {
+	case kind != TopologyBCube && kind != TopologyRailOnly:
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube or railonly", kind)}
+	case kind == TopologyRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology railonly is BCube(n,1): k %d", f.Topology.K)}
+	case f.Rate != nil && f.Rates != nil:
+		return s, &lineError{f.line("rates"), errors.New("rates and rate: give one (rates sets every level's)")}
 	}
 	_, err := NewPlan(s)
 	if err == nil {
@@ -386,7 +404,10 @@ func (f *File) line(key string) int {
 func FileOf(s Spec) *File {
 	d := Defaults()
 	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}}
-	if s.RateBps != d.RateBps {
+	if len(s.Rates) > 0 {
+		r := units.Rates(s.Rates)
+		f.Rates = &r
+	} else if s.RateBps != d.RateBps {
 		r := units.Rate(s.RateBps)
 		f.Rate = &r
 	}
@@ -418,6 +439,7 @@ func FileOf(s Spec) *File {
 		f.OneHopRTT = &v
 	}
 	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
+	f.BFCAssign, f.RelayQueue = s.BFCAssign, s.RelayQueue
 	if s.ECN {
 		on := true
 		f.ECN = &on

@@ -69,6 +69,12 @@ func TestFileRoundTrip(t *testing.T) {
 		}(),
 		func() Spec {
 			s := Defaults()
+			s.N, s.K, s.Rates, s.FC = 4, 1, []uint64{160e6, 100e6}, "portfc"
+			s.Links = []LinkSpec{{Endpoints: []string{"h5:eth1"}, RateBps: 50e6}}
+			return s
+		}(),
+		func() Spec {
+			s := Defaults()
 			s.N, s.K, s.FC, s.BFCQueues, s.BFCTable = 2, 1, "bfc", 8, 400
 			s.DSCPMap = config.DSCPMap{}
 			return s
@@ -124,6 +130,11 @@ func TestFileErrors(t *testing.T) {
 		{head + "rate: 1G\n  bad indent: x\n", "7: "},
 		{"- a\n- b\n", "1: a lab file is a mapping"},
 		{head + "delay: 2s\n", "6: config for h0: delay 2s"},
+		{head + "rates: 10M\n", "6: rates 10M: want one per level of BCube(2,1), 2"},
+		{head + "rates: 10M,0\n", "6: rates 10M,0: level 1's rate is 0"},
+		{head + "rates: 10M,fast\n", `6: rates: rates "10M,fast"`},
+		{head + "rate: 10M\nrates: 10M,5M\n", "7: rates and rate: give one"},
+		{"name: bad\ntopology:\n  kind: railonly\n  k: 2\n", "2: topology railonly is BCube(n,1): k 2"},
 	} {
 		f, err := ParseFile([]byte(c.file))
 		if err == nil {
@@ -131,6 +142,43 @@ func TestFileErrors(t *testing.T) {
 		}
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Count(err.Error(), "\n") > 0 {
 			t.Errorf("file\n%s: error %v, want one line starting %q", c.file, err, c.want)
+		}
+	}
+}
+
+// Topology railonly is the Rail-only preset: BCube(4,1) at the preset's
+// level rates, n and rates overridable; it is the same lab as the bcube
+// file that spells it out.
+func TestReadFileRailOnly(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		n     int
+		rates []uint64
+	}{
+		{"name: r\ntopology: {kind: railonly}\nfc: portfc\n", 4, RailOnlyRates},
+		{"name: r\ntopology: {kind: railonly, n: 3, k: 1}\nrates: 160M,100M\n", 3, []uint64{160e6, 100e6}},
+	} {
+		f, err := ParseFile([]byte(c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := f.Check()
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if s.N != c.n || s.K != 1 || !reflect.DeepEqual(s.Rates, c.rates) {
+			t.Errorf("%s: BCube(%d,%d) at %v, want BCube(%d,1) at %v", c.file, s.N, s.K, s.Rates, c.n, c.rates)
+		}
+		var b bytes.Buffer
+		if err := FileOf(s).WriteYAML(&b, ""); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseFile(b.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := back.Check(); err != nil || !reflect.DeepEqual(planned(t, got), planned(t, s)) {
+			t.Errorf("as bcube:\n%s\ngave %+v, %v", b.String(), got, err)
 		}
 	}
 }
@@ -169,6 +217,57 @@ func TestLinkOverrides(t *testing.T) {
 		loss, down := n.Config.PortImpairment(c.port)
 		if r := n.Config.PortRate(c.port); r != c.rate || loss != c.loss || down != c.down {
 			t.Errorf("%s %s: rate %d loss %d down %v; want %d %d %v", c.node, c.port, r, loss, down, c.rate, c.loss, c.down)
+		}
+	}
+}
+
+// Per-level rates reach every port's config: a level's switches and the
+// servers' ports of that level take its rate, a cable of Links overrides
+// one on top, and every BDP-counted threshold follows its port's rate.
+func TestLevelRates(t *testing.T) {
+	s := Defaults()
+	s.N, s.K, s.Rates, s.FC, s.ECN = 4, 1, []uint64{160e6, 100e6}, "portfc", true
+	s.Links = []LinkSpec{{Endpoints: []string{"h5:eth1"}, RateBps: 50e6}, {Endpoints: []string{"h6:eth0"}, Down: true}}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		node, port string
+		rate       uint64
+	}{
+		{"h0", "eth0", 160e6}, {"h0", "eth1", 100e6}, {"h15", "eth0", 160e6}, {"h15", "eth1", 100e6},
+		{"s0.0", "p0", 160e6}, {"s0.3", "p3", 160e6}, {"s1.0", "p0", 100e6}, {"s1.3", "p2", 100e6},
+		{"h5", "eth1", 50e6}, {"s1.1", "p1", 50e6}, {"h5", "eth0", 160e6}, // the override, both ends
+		{"h6", "eth0", 160e6}, {"s0.1", "p2", 160e6}, // down, at its level's rate
+	} {
+		n, ok := p.Node(c.node)
+		if !ok {
+			t.Fatalf("no node %s", c.node)
+		}
+		cfg := n.Config
+		bdp := int(float64(c.rate) / 8 * config.DefaultOneHopRTT.D().Seconds())
+		if r := cfg.PortRate(c.port); r != c.rate {
+			t.Errorf("%s %s: rate %d, want %d", c.node, c.port, r, c.rate)
+		}
+		if th := cfg.PortThresholds(c.port); th.XoffA != 6*bdp || th.XonB != 4*bdp {
+			t.Errorf("%s %s: PortFC thresholds %+v, want 6 and 4 BDPs of %d", c.node, c.port, th, bdp)
+		}
+		if e, kmin := cfg.PortECN(c.port), int(float64(c.rate)/8*config.DefaultOneHopRTT.D().Seconds()*4); e.KminBytes != kmin {
+			t.Errorf("%s %s: ECN %+v, want K_min %d, 4 BDPs", c.node, c.port, e, kmin)
+		}
+	}
+	if got := p.Spec.RatesText(); got != "160 Mbit/s (level 0), 100 Mbit/s (level 1)" {
+		t.Errorf("RatesText %q", got)
+	}
+	for _, c := range []struct {
+		rates []uint64
+		want  string
+	}{{[]uint64{10e6}, "rates 10M: want one per level of BCube(4,1), 2"}, {[]uint64{10e6, 0}, "level 1's rate is 0"},
+		{[]uint64{10e6, 5e6, 1e6}, "want one per level"}} {
+		s.Rates = c.rates
+		if _, err := NewPlan(s); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("rates %v: %v, want %q", c.rates, err, c.want)
 		}
 	}
 }

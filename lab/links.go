@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/bcfab/bcfab/bcube"
@@ -17,7 +18,7 @@ type LinkSpec struct {
 	// "s0.0:p1"), as containerlab names link endpoints; one end is
 	// enough, and two must be the two ends of one cable.
 	Endpoints []string `json:"endpoints"`
-	// RateBps is the cable's rate (0: Spec.RateBps).
+	// RateBps is the cable's rate (0: its level's, Spec.LevelRate).
 	RateBps uint64 `json:"rate_bps,omitempty"`
 	// LossPPM is its injected loss in frames per million (nil:
 	// Spec.LossPPM).
@@ -72,8 +73,19 @@ func (s Spec) checkLinks(t bcube.Topology) error {
 	return nil
 }
 
-// portOverrides are node's ends of the overridden cables, as its
-// config's port overrides.
+// nodeRate is the rate a node's config gives its ports by default: a
+// switch's level's, a server's level 0's (portOverrides gives its other
+// levels theirs).
+func (s Spec) nodeRate(t bcube.Topology, node string) uint64 {
+	if n, err := t.ParseNode(node); err == nil && n.Switch {
+		return s.LevelRate(n.Level)
+	}
+	return s.LevelRate(0)
+}
+
+// portOverrides are node's ends of the overridden cables, and its ports
+// whose level runs at another rate than nodeRate, as its config's port
+// overrides.
 func (s Spec) portOverrides(t bcube.Topology, node string) []config.PortConfig {
 	var out []config.PortConfig
 	for _, l := range s.Links {
@@ -83,9 +95,41 @@ func (s Spec) portOverrides(t bcube.Topology, node string) []config.PortConfig {
 		}
 		for _, e := range []Endpoint{a, b} {
 			if e.Node == node {
-				out = append(out, config.PortConfig{Name: e.Ifname, RateBps: l.RateBps, LossPPM: l.LossPPM, Down: l.Down})
+				rate := l.RateBps
+				if rate == 0 {
+					rate = s.LevelRate(portLevel(t, e))
+				}
+				out = append(out, config.PortConfig{Name: e.Ifname, RateBps: rate, LossPPM: l.LossPPM, Down: l.Down})
 			}
 		}
 	}
+	n, err := t.ParseNode(node)
+	if err != nil || n.Switch {
+		return out // a switch's ports are all of its level
+	}
+	def := s.nodeRate(t, node)
+	for l := range t.Levels() {
+		name := bcube.HostPort(l)
+		if r := s.LevelRate(l); r != def && !slices.ContainsFunc(out, func(p config.PortConfig) bool { return p.Name == name }) {
+			out = append(out, config.PortConfig{Name: name, RateBps: r})
+		}
+	}
 	return out
+}
+
+// portLevel is the level of the cable at endpoint e: a server's eth<l>,
+// or a level-l switch's port.
+func portLevel(t bcube.Topology, e Endpoint) int {
+	n, err := t.ParseNode(e.Node)
+	if err != nil {
+		return 0
+	}
+	if n.Switch {
+		return n.Level
+	}
+	var l int
+	if _, err := fmt.Sscanf(e.Ifname, "eth%d", &l); err != nil {
+		return 0
+	}
+	return l
 }

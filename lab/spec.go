@@ -11,7 +11,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/units"
 )
 
 // Defaults of the Spec fields a caller may leave zero.
@@ -71,6 +71,14 @@ type Spec struct {
 
 	// RateBps is every fabric port's link rate in bit/s; 0 means unshaped.
 	RateBps uint64 `json:"rate_bps"`
+	// Rates, when set, is the link rate of each level in bit/s, one per
+	// level 0..K, in place of RateBps: a level-l switch's cables all run
+	// at Rates[l], and a server's port eth<l> with them. A Rail-only NDC
+	// is BCube(n,1) with a faster level 0 (the high-bandwidth domain)
+	// than level 1 (the rails; RailOnly). Links override single cables
+	// on top. Every threshold counted in one-hop BDPs is counted at its
+	// own port's rate.
+	Rates []uint64 `json:"rates,omitempty"`
 	// Delay is the propagation delay of every link.
 	Delay time.Duration `json:"delay"`
 	// BufferBytes is each node's shared buffer, shared by all its egress
@@ -97,6 +105,14 @@ type Spec struct {
 	// egress port (0: 100 x BFCQueues).
 	BFCQueues int `json:"bfc_queues,omitempty"`
 	BFCTable  int `json:"bfc_table,omitempty"`
+	// BFCAssign is how BFC gives flows queues: dynamic (empty: BFC's
+	// own) or hash (a fixed queue per flow by its hash, stochastic fair
+	// queueing).
+	BFCAssign string `json:"bfc_assign,omitempty"`
+	// RelayQueue is how servers serve the relay queue under PortFC's
+	// allocation: strict (empty: before the a and b queues) or drr (in
+	// their round robin).
+	RelayQueue string `json:"relay_queue,omitempty"`
 	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
 	// count BDPs of (0: dataplane's default, measured on the reference
 	// machine).
@@ -123,9 +139,10 @@ type Spec struct {
 
 	// ECN turns on RED-like ECN marking at every egress (DCQCN's switch
 	// side), with thresholds scaled from the papers (K_min 100 KB, K_max
-	// 400 KB, P_max 0.2 at 100 Gb/s and a 2 us one-hop RTT) to RateBps and
-	// OneHopRTT by DefaultECN. A nonzero ECNKminBytes, ECNKmaxBytes or
-	// ECNPmax overrides that value and turns marking on by itself.
+	// 400 KB, P_max 0.2 at 100 Gb/s and a 2 us one-hop RTT) to each
+	// port's rate and OneHopRTT (config.Node.PortECN). A
+	// nonzero ECNKminBytes, ECNKmaxBytes or ECNPmax overrides that value
+	// on every port and turns marking on by itself.
 	ECN          bool    `json:"ecn,omitempty"`
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
@@ -218,17 +235,8 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.BufferBytes = config.DefaultBufferBytes
 	}
 	if s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0 {
+		// The thresholds left zero are scaled per port, to its rate.
 		s.ECN = true
-		e := DefaultECN(s.RateBps, s.OneHopRTT)
-		if s.ECNKminBytes == 0 {
-			s.ECNKminBytes = e.KminBytes
-		}
-		if s.ECNKmaxBytes == 0 {
-			s.ECNKmaxBytes = e.KmaxBytes
-		}
-		if s.ECNPmax == 0 {
-			s.ECNPmax = e.Pmax
-		}
 	}
 	if s.BinDir == "" {
 		dir, err := DefaultBinDir()
@@ -307,14 +315,24 @@ func (s Spec) check() (bcube.Topology, error) {
 	if err := wc.Validate(); err != nil {
 		return t, err
 	}
+	if err := s.checkRates(t); err != nil {
+		return t, err
+	}
 	if err := s.checkLinks(t); err != nil {
 		return t, err
 	}
-	// The daemons' own rules (delay, buffer, XDP mode, level order) live in
-	// config.Node.Validate; check a server's config against them.
-	c := s.daemonConfig(t, bcube.HostName(0), "/x.sock")
-	if _, _, err := c.Validate(); err != nil {
-		return t, err
+	// The daemons' own rules (delay, buffer, XDP mode, level order,
+	// thresholds at every port's rate) live in config.Node.Validate;
+	// check a server's and every level's switch's config against them.
+	nodes := []string{bcube.HostName(0)}
+	for l := range t.Levels() {
+		nodes = append(nodes, bcube.SwitchName(l, 0))
+	}
+	for _, n := range nodes {
+		c := s.daemonConfig(t, n, "/x.sock")
+		if _, _, err := c.Validate(); err != nil {
+			return t, err
+		}
 	}
 	return t, nil
 }
@@ -399,20 +417,71 @@ func labNamespaces(name string) ([]string, error) {
 	return out, nil
 }
 
-// DefaultECN is the ECN marking of links of rateBps (0, unshaped: counted
-// as 1 Gb/s, as dataplane counts BDPs) whose one-hop RTT is oneHopRTT (0:
-// config.DefaultOneHopRTT): the papers' K_min and K_max in one-hop
-// BDPs and their P_max, as transport.DefaultParams scales them. At 250 us
-// that is K_min 12.5 KB and K_max 50 KB at 100 Mb/s, 62.5 KB and 250 KB
-// at 500 Mb/s.
-func DefaultECN(rateBps uint64, oneHopRTT time.Duration) transport.ECNParams {
-	if rateBps == 0 {
-		rateBps = 1_000_000_000
+// LevelRate is the rate of level l's cables: Rates[l], or RateBps (a
+// cable of Links may override it).
+func (s Spec) LevelRate(l int) uint64 {
+	if l >= 0 && l < len(s.Rates) {
+		return s.Rates[l]
 	}
-	if oneHopRTT == 0 {
-		oneHopRTT = config.DefaultOneHopRTT.D()
+	return s.RateBps
+}
+
+// LevelRates is the rate of every level 0..K.
+func (s Spec) LevelRates() []uint64 {
+	out := make([]uint64, s.K+1)
+	for l := range out {
+		out[l] = s.LevelRate(l)
 	}
-	return transport.DefaultParams(int64(rateBps), oneHopRTT).ECN
+	return out
+}
+
+// Uniform reports whether every level runs at one rate (cables of Links
+// aside).
+func (s Spec) Uniform() bool {
+	for _, r := range s.Rates {
+		if r != s.LevelRate(0) {
+			return false
+		}
+	}
+	return true
+}
+
+// RatesText says the links' rates: "100 Mbit/s", or per level "32
+// Mbit/s (level 0), 20 Mbit/s (level 1)".
+func (s Spec) RatesText() string {
+	if len(s.Rates) == 0 {
+		return FormatRate(s.RateBps)
+	}
+	var parts []string
+	for l, r := range s.LevelRates() {
+		parts = append(parts, fmt.Sprintf("%s (level %d)", FormatRate(r), l))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// checkRates checks Rates: none, or one positive rate per level of t.
+func (s Spec) checkRates(t bcube.Topology) error {
+	if len(s.Rates) == 0 {
+		return nil
+	}
+	if len(s.Rates) != t.Levels() {
+		return fmt.Errorf("rates %s: want one per level of %v, %d", formatRates(s.Rates), t, t.Levels())
+	}
+	for l, r := range s.Rates {
+		if r == 0 {
+			return fmt.Errorf("rates %s: level %d's rate is 0: every level needs a rate (unshaped links: --rate 0 without --rates)", formatRates(s.Rates), l)
+		}
+	}
+	return nil
+}
+
+// formatRates prints rates as lab up's --rates reads them: 32M,20M.
+func formatRates(rates []uint64) string {
+	var parts []string
+	for _, r := range rates {
+		parts = append(parts, units.CompactRate(r))
+	}
+	return strings.Join(parts, ",")
 }
 
 // Namespace is the network namespace of a lab's node: <lab>-<node>.
@@ -425,7 +494,7 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		Node:        node,
 		N:           t.N(),
 		K:           t.K(),
-		RateBps:     s.RateBps,
+		RateBps:     s.nodeRate(t, node),
 		Delay:       config.Duration(s.Delay),
 		BufferBytes: s.BufferBytes,
 		XDPMode:     s.XDPMode,
@@ -443,11 +512,14 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		PFCXon:      s.Xon,
 		BFCQueues:   s.BFCQueues,
 		BFCTable:    s.BFCTable,
+		BFCAssign:   s.BFCAssign,
+		RelayQueue:  s.RelayQueue,
 		LossPPM:     s.LossPPM,
 
 		FramesPerPort: s.FramesPerPort,
 		RingSize:      s.RingSize,
 
+		ECN:          s.ECN,
 		ECNKminBytes: s.ECNKminBytes,
 		ECNKmaxBytes: s.ECNKmaxBytes,
 		ECNPmax:      s.ECNPmax,

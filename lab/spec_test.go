@@ -54,6 +54,9 @@ func TestValidate(t *testing.T) {
 		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc, pfcstar or bfc`},
 		{"bfc queues", with(func(s *Spec) { s.FC, s.BFCQueues = "bfc", 65 }), "queueing bfc: 65 queues: want 2..64"},
 		{"bfc table", with(func(s *Spec) { s.FC, s.BFCTable = "bfc", 1<<20 }), "bfc: flow table of 1048576 entries"},
+		{"bfc assign", with(func(s *Spec) { s.FC, s.BFCAssign = "bfc", "random" }), `bfc_assign "random": want dynamic or hash`},
+		{"relay queue", with(func(s *Spec) { s.FC, s.RelayQueue = "portfc", "wfq" }), `relay_queue "wfq": want strict or drr`},
+		{"relay queue under pfc", with(func(s *Spec) { s.FC, s.RelayQueue = "pfc", "drr" }), "relay_queue drr: only queueing portfc has a relay queue"},
 		{"pfcstar k=3", with(func(s *Spec) { s.FC, s.N, s.K = "pfcstar", 2, 3 }), "fc pfcstar on BCube(2,3)"},
 		{"pfc xon above xoff", with(func(s *Spec) { s.FC, s.Xoff, s.Xon = "pfc", 1000, 2000 }), "pfc thresholds"},
 		{"watchdog action", with(func(s *Spec) { s.WatchdogAction = "reboot" }), `watchdog action "reboot"`},
@@ -158,7 +161,11 @@ func TestECN(t *testing.T) {
 				t.Errorf("spec ECN %v, want %v", p.Spec.ECN, on)
 			}
 			for _, n := range p.Nodes {
-				if e := n.Config.ECN(); e.KminBytes != c.kmin || e.KmaxBytes != c.kmax || e.Pmax != c.pmax {
+				port := "eth0"
+				if n.Name[0] == 's' {
+					port = "p0"
+				}
+				if e := n.Config.PortECN(port); e.KminBytes != c.kmin || e.KmaxBytes != c.kmax || e.Pmax != c.pmax {
 					t.Fatalf("%s: ECN %+v, want %d/%d/%g", n.Name, e, c.kmin, c.kmax, c.pmax)
 				}
 			}

@@ -121,8 +121,10 @@ type WorkloadReport struct {
 	Lab      string `json:"lab"`
 	Topology string `json:"topology"`
 	RateBps  uint64 `json:"rate_bps"`
-	FC       string `json:"fc"`
-	ECN      bool   `json:"ecn"`
+	// Rates are the levels' rates where they differ (Spec.Rates).
+	Rates []uint64 `json:"rates,omitempty"`
+	FC    string   `json:"fc"`
+	ECN   bool     `json:"ecn"`
 	// The workload: CDF name, load and its basis, duration, seed,
 	// incast and pattern, as run.
 	CDF      string            `json:"cdf,omitempty"`
@@ -319,8 +321,9 @@ func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Con
 	if err != nil {
 		return t, c, err
 	}
+	rates := st.Spec.LevelRates()
 	switch {
-	case st.Spec.RateBps == 0:
+	case slices.Contains(rates, 0):
 		return t, c, fmt.Errorf("lab %s has unshaped links: a workload needs a link rate (lab up --rate)", st.Lab)
 	case c.Hosts == 0:
 		c.Hosts = t.Servers()
@@ -328,7 +331,14 @@ func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Con
 		return t, c, fmt.Errorf("workload for %d hosts, lab %s has %d servers", c.Hosts, st.Lab, t.Servers())
 	}
 	if c.LinkRate == 0 {
-		c.LinkRate = st.Spec.RateBps
+		// The load counts the slowest level's links (package workload,
+		// "Load"): with per-level rates, the rails of a Rail-only fabric.
+		c.LinkRate = slices.Min(rates)
+		if !st.Spec.Uniform() && c.HostRate == 0 {
+			for _, r := range rates {
+				c.HostRate += r
+			}
+		}
 	}
 	if c.LinksPerHost == 0 {
 		c.LinksPerHost = t.Levels()
@@ -360,17 +370,43 @@ func WorkloadSchedule(runRoot, name string, c workload.Config) (workload.Config,
 	return c, flows, err
 }
 
-// WorkloadWire is the Wire of the ideal FCTs on a lab's links: the link
-// rate and delay, the flows' MTU and RoCEv2's per-packet overhead as the
-// shapers count it, and the last ACK's way back.
+// WorkloadWire is the Wire of the ideal FCTs on a lab's links: the
+// slowest level's rate and the delay, the flows' MTU and RoCEv2's
+// per-packet overhead as the shapers count it, and the last ACK's way
+// back.
 func WorkloadWire(spec Spec, mtu int) workload.Wire {
 	return workload.Wire{
-		Rate:     spec.RateBps,
+		Rate:     slices.Min(spec.LevelRates()),
 		Payload:  mtu,
 		Overhead: transport.DefaultWireOverhead,
 		Prop:     spec.Delay,
 		Ack:      transport.DefaultWireOverhead + roce.AETHLen,
 	}
+}
+
+// WorkloadIdeal is the ideal FCT of a flow alone on a lab of spec (t its
+// topology): store and forward over its path at line rate
+// (workload.IdealPath). The path of hosts whose addresses differ in d
+// digits crosses two links of each of those d levels (into the level's
+// switch and out of it), each at its level's rate; the slowest of them
+// sets the ideal's rate, whatever order the flow corrects the levels in.
+// Cables of Spec.Links do not enter it: which relay a flow takes is its
+// level order's choice, a hash of its 5-tuple.
+func WorkloadIdeal(spec Spec, t bcube.Topology, mtu int) workload.IdealFunc {
+	w := WorkloadWire(spec, mtu)
+	if spec.Uniform() {
+		return workload.IdealByHops(w, t.Hops)
+	}
+	rates := spec.LevelRates()
+	return workload.IdealByPath(w, func(src, dst int) []uint64 {
+		var path []uint64
+		for l := range t.Levels() {
+			if t.Digit(src, l) != t.Digit(dst, l) {
+				path = append(path, rates[l], rates[l])
+			}
+		}
+		return path
+	})
 }
 
 // WriteText writes r for people: the run, the summary table, the fabric's
@@ -411,7 +447,11 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 			dcqcn = "on (no ECN marking in this lab)"
 		}
 	}
-	fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %v, seed %d\n", r.Lab, r.Topology, FormatRate(r.RateBps), fc, wl, r.Duration, r.Seed)
+	rate := FormatRate(r.RateBps)
+	if len(r.Rates) > 0 {
+		rate = Spec{Rates: r.Rates}.RatesText()
+	}
+	fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %v, seed %d\n", r.Lab, r.Topology, rate, fc, wl, r.Duration, r.Seed)
 	fmt.Fprintf(&b, "transport %s, MTU %d, DCQCN %s; ran %v", r.Mode, r.MTU, dcqcn, r.Elapsed.Round(time.Millisecond))
 	if r.StartLag.N > 0 {
 		fmt.Fprintf(&b, "; flows started late by %v on average, %v at p99, %v at most",

@@ -73,7 +73,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			return nil, fmt.Errorf("lab %s is not healthy: %s: %s", st.Lab, n.Node, n.Err)
 		}
 	}
-	ideal := workload.IdealByHops(WorkloadWire(st.Spec, mtu), t.Hops)
+	ideal := WorkloadIdeal(st.Spec, t, mtu)
 	drain := o.Drain
 	if drain == 0 {
 		drain = defaultDrain(c.Duration, flows, ideal)
@@ -100,7 +100,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		r.recs[i].Start = -1 // not started
 	}
 	rep := &WorkloadReport{
-		Lab: st.Lab, Topology: t.String(), RateBps: st.Spec.RateBps, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
+		Lab: st.Lab, Topology: t.String(), RateBps: st.Spec.LevelRate(0), Rates: st.Spec.Rates, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
 		Load: c.Load, Basis: c.Basis.String(), Duration: c.Duration, Seed: c.Seed, Incast: c.Incast,
 		Mode: mode, DCQCN: dcqcn, MTU: mtu,
 	}

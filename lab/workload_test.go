@@ -143,3 +143,57 @@ func TestWorkloadGroupWait(t *testing.T) {
 		t.Fatalf("not released when the phase ended: %d left", w.left)
 	}
 }
+
+// With per-level rates the load counts the slowest level's links (the
+// rails), the per-host basis all of a host's, and a flow's ideal FCT
+// runs at the slowest link of its path.
+func TestWorkloadLevelRates(t *testing.T) {
+	s := RailOnly(Spec{Name: "r"})
+	s.Rates = []uint64{32e6, 20e6}
+	st := &State{Lab: "r", Spec: s}
+	cdf, err := workload.BuiltinCDF("websearch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, c, err := resolveWorkload(st, workload.Config{Load: 0.5, CDF: cdf, Duration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LinkRate != 20e6 || c.HostRate != 52e6 || c.LinksPerHost != 2 || c.Hosts != 16 {
+		t.Errorf("link rate %d, host rate %d, %d links, %d hosts", c.LinkRate, c.HostRate, c.LinksPerHost, c.Hosts)
+	}
+	if c.Capacity() != 20e6 {
+		t.Errorf("per-link capacity %g, want the rails' 20e6", c.Capacity())
+	}
+	c.Basis = workload.PerHost
+	if c.Capacity() != 52e6 {
+		t.Errorf("per-host capacity %g, want 52e6", c.Capacity())
+	}
+	const mtu = 1000
+	w := WorkloadWire(s, mtu)
+	ideal := WorkloadIdeal(s, tp, mtu)
+	for _, c := range []struct {
+		dst   int
+		rates []uint64
+	}{
+		{1, []uint64{32e6, 32e6}},             // h0 -> h1: the HBD only
+		{4, []uint64{20e6, 20e6}},             // h0 -> h4: one rail
+		{5, []uint64{32e6, 32e6, 20e6, 20e6}}, // both
+	} {
+		want := workload.IdealPath(100_000, c.rates, w)
+		if got := ideal(0, c.dst, 100_000); got != want || got == 0 {
+			t.Errorf("h0 -> h%d: ideal %v, want %v", c.dst, got, want)
+		}
+	}
+	// The HBD's 2-hop flow is faster than a rail's; a 4-hop flow is
+	// slower than a rail's 2-hop one but faster than four rail hops.
+	hbd, rail, both := ideal(0, 1, 100_000), ideal(0, 4, 100_000), ideal(0, 5, 100_000)
+	four := workload.Ideal(100_000, 4, w)
+	if !(hbd < rail && rail < both && both < four) {
+		t.Errorf("ideals: HBD %v, rail %v, both %v, four rail hops %v", hbd, rail, both, four)
+	}
+	st.Spec.Rates = []uint64{32e6, 0}
+	if _, _, err := resolveWorkload(st, workload.Config{Load: 0.5, CDF: cdf, Duration: time.Second}); err == nil {
+		t.Error("an unshaped level accepted")
+	}
+}

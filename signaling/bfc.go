@@ -42,6 +42,7 @@ type FlowTable struct {
 	load    [][]int32 // packets in the node per (port, queue)
 	empty   []uint64  // per port: bit q set when queue q holds no packet
 	rng     uint64
+	hashed  bool // queue = hash mod queues, fixed (BFCConfig.Hashed)
 }
 
 // NewFlowTable returns the table of a node with ports egress ports of
@@ -67,7 +68,13 @@ func NewFlowTable(ports, queues, size int, sticky int64, seed uint64) *FlowTable
 func (t *FlowTable) Assign(port int, hash uint64, now int64) (entry, queue int) {
 	entry = int(hash % uint64(t.size))
 	e := &t.entries[port][entry]
-	if !e.assigned || (e.packets == 0 && now-e.last > t.sticky) {
+	switch {
+	case t.hashed:
+		// By the entry, so flows sharing an entry share a queue as
+		// they share its packet count.
+		e.queue = int16(entry % t.queues)
+		e.assigned = true
+	case !e.assigned || (e.packets == 0 && now-e.last > t.sticky):
 		e.queue = int16(t.pick(port))
 		e.assigned = true
 	}

@@ -28,6 +28,36 @@ func TestFlowTableDistinctQueues(t *testing.T) {
 	}
 }
 
+// Hashed assignment (stochastic fair queueing) fixes a flow's queue by
+// its hash: the same flow always gets the same queue, idle or not, and
+// two flows whose hashes agree modulo the queues share one even while
+// others are empty — which the dynamic assignment never lets happen.
+func TestFlowTableHashed(t *testing.T) {
+	ft := NewFlowTable(1, 4, 400, sticky, 1)
+	ft.hashed = true
+	a, qa := ft.Assign(0, 1, 0)
+	ft.Enqueued(0, a, 0)
+	if qa != 1 {
+		t.Fatalf("hash 1 took queue %d, want 1 (entry 1 mod 4 queues)", qa)
+	}
+	b, qb := ft.Assign(0, 5, 0) // entry 5: queue 1 as well
+	ft.Enqueued(0, b, 0)
+	if qb != qa {
+		t.Errorf("hashes 1 and 5 in queues %d and %d, want both in %d", qa, qb, qa)
+	}
+	if ft.Active(0) != 1 {
+		t.Errorf("%d active queues, want 1: the flows share", ft.Active(0))
+	}
+	ft.Dequeued(0, a, 1)
+	ft.Dequeued(0, b, 1)
+	if _, q := ft.Assign(0, 1, 100*sticky); q != qa {
+		t.Errorf("idle flow moved from queue %d to %d", qa, q)
+	}
+	if ft.Active(0) != 0 {
+		t.Errorf("%d active queues after every packet left", ft.Active(0))
+	}
+}
+
 // A flow keeps its queue while it has packets in the node or left one
 // less than the sticky time ago, even if that queue is busy with others;
 // after that it moves to an empty queue.

@@ -10,6 +10,7 @@ package signaling
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/bcfab/bcfab/queues"
 )
@@ -53,8 +54,25 @@ type BFCConfig struct {
 	// BDP is the one-hop bandwidth-delay product at a port's drain rate
 	// (bytes): Th = BDP / active queues.
 	BDP int
+	// PerPortBDP, when set, holds each egress port's BDP (index: port) in
+	// place of BDP: ports of one node may drain at different rates (a
+	// server's levels in a Rail-only fabric). Ports past its end, and
+	// zero entries, take BDP.
+	PerPortBDP []int
 	// Seed fixes the random queue choices.
 	Seed uint64
+	// Hashed replaces BFC's dynamic assignment by a fixed one: a flow's
+	// queue is its hash(egress port, 5-tuple) modulo the data queues
+	// (stochastic fair queueing), whether or not another flow has it.
+	Hashed bool
+}
+
+// PortBDP is the BDP of egress port p.
+func (c BFCConfig) PortBDP(p int) int {
+	if p >= 0 && p < len(c.PerPortBDP) && c.PerPortBDP[p] > 0 {
+		return c.PerPortBDP[p]
+	}
+	return c.BDP
 }
 
 // Validate reports whether c is usable.
@@ -66,6 +84,8 @@ func (c BFCConfig) Validate() error {
 		return fmt.Errorf("bfc: flow table of %d entries: want 1..%d", c.TableSize, MaxBFCTable)
 	case c.Refresh <= 0 || c.Sticky < 0 || c.BDP <= 0:
 		return fmt.Errorf("bfc: refresh %d ns, sticky %d ns, bdp %d bytes: want positive", c.Refresh, c.Sticky, c.BDP)
+	case slices.ContainsFunc(c.PerPortBDP, func(b int) bool { return b < 0 }):
+		return fmt.Errorf("bfc: per-port bdp %v bytes: want none negative", c.PerPortBDP)
 	case c.Hold < 0 || (c.Hold > 0 && c.Hold < 3*c.Refresh):
 		return fmt.Errorf("bfc: hold %d ns: want 0 (the default) or at least three refreshes (%d ns)", c.Hold, 3*c.Refresh)
 	}
@@ -78,6 +98,7 @@ func (c BFCConfig) Validate() error {
 type BFC struct {
 	env  Env
 	cfg  BFCConfig
+	bdp  []int // per egress port, resolved from cfg
 	hq   int
 	T    *FlowTable
 	B    *Backpressure
@@ -89,8 +110,10 @@ func NewBFC(env Env, ports []BFCPort, cfg BFCConfig) *BFC {
 	b := &BFC{env: env, cfg: cfg, hq: cfg.Queues - 1,
 		T: NewFlowTable(len(ports), cfg.Queues-1, cfg.TableSize, cfg.Sticky, cfg.Seed),
 		B: NewBackpressure(env, ports, cfg.Queues, cfg.Refresh, cfg.Hold)}
+	b.T.hashed = cfg.Hashed
 	for p := range ports {
 		b.hook = append(b.hook, bfcHooks{b, p})
+		b.bdp = append(b.bdp, cfg.PortBDP(p))
 	}
 	return b
 }
@@ -120,7 +143,7 @@ func (b *BFC) Classify(out int, flowHash uint32, in int, vid uint16, now int64) 
 	if up < 0 || up >= b.hq {
 		return q, meta // untagged, or from the neighbour's HQ: never paused
 	}
-	th := Threshold(b.cfg.BDP, b.T.Active(out))
+	th := Threshold(b.bdp[out], b.T.Active(out))
 	if b.env.Egress(out).QueueBytes(q) > th {
 		meta |= uint64(up)<<bfcUpShift | bfcCounted
 	}

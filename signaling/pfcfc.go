@@ -64,6 +64,12 @@ func MetaIngress(meta uint64) (in int, pcp uint8, ok bool) {
 // PFCThresholds are per (ingress port, priority), in bytes.
 type PFCThresholds struct {
 	Xoff, Xon int
+	// PerPort, when set, holds each ingress port's Xoff and Xon (index:
+	// port) in place of the two above: headroom counts one-hop BDPs at
+	// the port's own rate, and a node's ports may differ (a server's
+	// levels in a Rail-only fabric). Ports past its end, and zero
+	// entries, take the two above.
+	PerPort []PFCLimits
 	// Lossless is the set of priorities PFC protects, bit i for
 	// priority i; frames of other priorities are not charged.
 	Lossless uint8
@@ -71,6 +77,17 @@ type PFCThresholds struct {
 	// DefaultHold); Repeat the spacing of an X_on's repetitions (ns; 0:
 	// DefaultPFCRepeat).
 	Hold, Repeat int64
+}
+
+// PFCLimits are one ingress port's PFC thresholds, in bytes.
+type PFCLimits struct{ Xoff, Xon int }
+
+// Port is the thresholds of ingress port p (a zero entry is the node's).
+func (th PFCThresholds) Port(p int) PFCLimits {
+	if p >= 0 && p < len(th.PerPort) && th.PerPort[p] != (PFCLimits{}) {
+		return th.PerPort[p]
+	}
+	return PFCLimits{Xoff: th.Xoff, Xon: th.Xon}
 }
 
 // PFCPort is a port that runs PFC with its neighbour.
@@ -124,6 +141,7 @@ type PFC struct {
 	env   Env
 	th    PFCThresholds
 	ports []PFCPort
+	lim   []PFCLimits // per ingress port, resolved from th
 	// Per ingress port and priority: bytes charged, whether an X_off is
 	// in force, X_on repetitions still owed, and when either must be
 	// repeated.
@@ -143,8 +161,12 @@ type PFC struct {
 // PFC with their neighbours (a server's application port does not).
 func NewPFC(env Env, ports []PFCPort, th PFCThresholds) *PFC {
 	n := len(ports)
-	return &PFC{env: env, th: th, ports: ports,
+	f := &PFC{env: env, th: th, ports: ports,
 		bytes: make([][8]int, n), on: make([][8]bool, n), xon: make([][8]uint8, n), due: make([][8]int64, n), C: make([]PFCCounters, n)}
+	for p := range n {
+		f.lim = append(f.lim, th.Port(p))
+	}
+	return f
 }
 
 // Lossless is the set of protected priorities.
@@ -176,14 +198,14 @@ func (f *PFC) charge(p queues.Packet, n int) {
 	b := f.bytes[in][pcp] + n
 	f.bytes[in][pcp] = b
 	switch {
-	case n > 0 && !f.on[in][pcp] && b >= f.th.Xoff:
+	case n > 0 && !f.on[in][pcp] && b >= f.lim[in].Xoff:
 		f.setXon(in, pcp, 0)
 		f.on[in][pcp] = true
 		f.active++
 		f.send(in, 1<<pcp, 0)
 		f.C[in].TxXoff[pcp]++
 		f.schedule(in, pcp, f.env.Now()+f.refresh(in))
-	case n < 0 && f.on[in][pcp] && b <= f.th.Xon:
+	case n < 0 && f.on[in][pcp] && b <= f.lim[in].Xon:
 		f.on[in][pcp] = false
 		f.active--
 		f.send(in, 0, 1<<pcp)

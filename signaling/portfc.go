@@ -49,6 +49,12 @@ type Env interface {
 type Thresholds struct {
 	XoffA, XonA int
 	XoffB, XonB int
+	// PerPort, when set, holds the thresholds of each switch port (index:
+	// port) in place of the four above: a threshold counts one-hop BDPs
+	// at its own port's rate, and ports of one switch may differ (a
+	// cable overridden, a Rail-only fabric's levels). Ports past its
+	// end, and zero entries, take the four above.
+	PerPort []PortThresholds
 	// Refresh is how often a signalled state is repeated, and a Resume
 	// after it was sent (ns).
 	Refresh int64
@@ -59,6 +65,20 @@ type Thresholds struct {
 
 // HoldNs is how long a receiver keeps a pause without hearing it again.
 func (th Thresholds) HoldNs() int64 { return holdOr(th.Hold) }
+
+// PortThresholds are PortFC's thresholds of one switch port, in bytes.
+type PortThresholds struct {
+	XoffA, XonA int
+	XoffB, XonB int
+}
+
+// Port is the thresholds of switch port p (a zero entry is the node's).
+func (th Thresholds) Port(p int) PortThresholds {
+	if p >= 0 && p < len(th.PerPort) && th.PerPort[p] != (PortThresholds{}) {
+		return th.PerPort[p]
+	}
+	return PortThresholds{XoffA: th.XoffA, XonA: th.XonA, XoffB: th.XoffB, XonB: th.XonB}
+}
 
 // Counters of signals, per port. Index [class-1][type-1].
 type Counters struct {
@@ -106,6 +126,7 @@ type SwitchPortFC struct {
 	level, w int
 	env      Env
 	th       Thresholds
+	lim      []PortThresholds // per port, resolved from th
 	own      []net.HardwareAddr
 	peer     []net.HardwareAddr
 	seq      []uint32
@@ -123,6 +144,7 @@ func NewSwitchPortFC(t bcube.Topology, level, w int, env Env, th Thresholds) *Sw
 	s := &SwitchPortFC{t: t, level: level, w: w, env: env, th: th,
 		seq: make([]uint32, t.N()), on: make([][2]bool, t.N()), resend: make([][2]uint8, t.N()), C: make([]Counters, t.N())}
 	for p := 0; p < t.N(); p++ {
+		s.lim = append(s.lim, th.Port(p))
 		s.own = append(s.own, bcube.SwitchPortMAC(level, w, p))
 		s.peer = append(s.peer, bcube.HostPortMAC(t.ServerAt(level, w, p), level))
 	}
@@ -145,12 +167,12 @@ func (h switchHooks) Dequeued(q int, _ queues.Packet) { h.s.check(h.p, q, false)
 func (s *SwitchPortFC) check(p, q int, up bool) {
 	n := s.t.N()
 	var class, level, xoff, xon int
-	eg := s.env.Egress(p)
+	eg, lim := s.env.Egress(p), &s.lim[p]
 	switch {
 	case q < n-1:
-		class, level, xoff, xon = ClassA, eg.GroupBytes(0), s.th.XoffA, s.th.XonA
+		class, level, xoff, xon = ClassA, eg.GroupBytes(0), lim.XoffA, lim.XonA
 	case q == n-1:
-		class, level, xoff, xon = ClassB, eg.QueueBytes(q), s.th.XoffB, s.th.XonB
+		class, level, xoff, xon = ClassB, eg.QueueBytes(q), lim.XoffB, lim.XonB
 	default:
 		return // the HQ is never counted for congestion
 	}
@@ -268,6 +290,15 @@ type HostPortFC struct {
 	seq  []uint32
 	C    []Counters
 	buf  [FrameLen]byte
+
+	// Relay back-pressure (relayguard.go), per fabric port: guarded,
+	// signalled, Resumes still to repeat; how many are signalled and
+	// owe repeats; the next refresh.
+	guard             []bool
+	rOn               []bool
+	rResend           []uint8
+	rActive, rResends int
+	next              int64
 }
 
 // NewHostPortFC returns the PortFC logic of server self (ports 0..k are its

@@ -21,7 +21,6 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	qc.ECN = cfg.ECN()
 	sw := NewSwitch(t, n.Level, n.Index, policy, cfg.Queueing)
 	switch {
 	case cfg.FC == config.FCPortFC:
@@ -33,8 +32,11 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	}
 	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
-		d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.SwitchPort(p), RateBps: cfg.PortRate(bcube.SwitchPort(p)), Delay: cfg.Delay.D(),
-			CapBytes: cfg.PortCapBytes, Queues: qc})
+		name := bcube.SwitchPort(p)
+		pq := qc
+		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
+		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.Delay.D(),
+			CapBytes: cfg.PortCapBytes, Queues: pq})
 	}
 	return d, nil
 }

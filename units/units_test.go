@@ -1,6 +1,7 @@
 package units
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,33 @@ func TestValues(t *testing.T) {
 	}
 	if err := s.Set("lots"); err == nil {
 		t.Error("Size.Set(lots) accepted")
+	}
+}
+
+func TestRates(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []uint64
+		text string
+	}{
+		{"160M,100M", []uint64{160e6, 100e6}, "160M,100M"},
+		{"32M, 20Mbps", []uint64{32e6, 20e6}, "32M,20M"},
+		{"1G", []uint64{1e9}, "1G"},
+		{"", nil, ""},
+		{"10M,,5M", nil, ""},
+		{"10M,fast", nil, ""},
+	} {
+		var r Rates
+		err := r.UnmarshalText([]byte(c.in))
+		if c.want == nil {
+			if err == nil {
+				t.Errorf("%q accepted as %v", c.in, r)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(r, c.want) || r.String() != c.text || r.Type() != "rates" {
+			t.Errorf("%q: %v %q, %v; want %v %q", c.in, []uint64(r), r.String(), err, c.want, c.text)
+		}
 	}
 }
 

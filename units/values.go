@@ -1,6 +1,10 @@
 package units
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Size is a byte count that reads and prints itself as ParseSize and
 // CompactSize do: a flag value (pflag.Value) and a text value (lab
@@ -96,3 +100,43 @@ func (l Loss) Type() string { return "probability" }
 
 func (l Loss) MarshalText() ([]byte, error)  { return []byte(l.String()), nil }
 func (l *Loss) UnmarshalText(b []byte) error { return l.Set(string(b)) }
+
+// Rates is a list of bit rates, one per level of a fabric, that reads
+// itself as comma-separated rates ("160M,100M") and prints the same way.
+type Rates []uint64
+
+// ParseRates reads comma-separated rates, each as ParseRate does.
+func ParseRates(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range strings.Split(s, ",") {
+		r, err := ParseRate(f)
+		if err != nil {
+			return nil, fmt.Errorf("rates %q: %w", s, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (r *Rates) Set(v string) error {
+	rs, err := ParseRates(v)
+	if err != nil {
+		return err
+	}
+	*r = rs
+	return nil
+}
+
+func (r Rates) String() string {
+	parts := make([]string, len(r))
+	for i, v := range r {
+		parts[i] = CompactRate(v)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Type names the value in generated help.
+func (r Rates) Type() string { return "rates" }
+
+func (r Rates) MarshalText() ([]byte, error)  { return []byte(r.String()), nil }
+func (r *Rates) UnmarshalText(b []byte) error { return r.Set(string(b)) }

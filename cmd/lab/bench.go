@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -247,9 +249,31 @@ func benchHoLCmd() *cobra.Command {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		for _, r := range res {
+			fmt.Fprintf(stdout, "%s victim per second (Mb/s; incast from %.1f s): %s\n", r.FC, r.IncastT, perSecond(r.SeriesT, r.VictimSeries))
+		}
 		return healthLines(stdout, res, func(i int) (string, lab.Health) { return res[i].FC, res[i].Health })
 	}
 	return cmd
+}
+
+// perSecond averages a throughput series (rates between sample times t,
+// in seconds) over whole seconds, in Mb/s.
+func perSecond(t, bps []float64) string {
+	var out []string
+	sum, prev, from, sec := 0.0, 0.0, 0.0, 1.0
+	for i := range t {
+		sum += bps[i] * (t[i] - prev)
+		prev = t[i]
+		if t[i] >= sec && t[i] > from {
+			out = append(out, fmt.Sprintf("%.1f", sum/(t[i]-from)/1e6))
+			sum, from = 0, t[i]
+			for sec <= t[i] {
+				sec++
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 func benchLoopCmd() *cobra.Command {
@@ -260,23 +284,39 @@ func benchLoopCmd() *cobra.Command {
 		Long: `BCube(2,1): background flows h0->h1, h1->h3, h3->h2, h2->h0, then four loop
 flows whose routes close a cycle of buffers (h0->h3 via h1, h3->h0 via h2,
 h1->h2 via h3, h2->h1 via h0); throughput, stalled queues and deadlock
-cycles per scheme.`,
-		Example: "  lab bench loop\n  lab bench loop --fc bfc,bfc:2",
+cycles per scheme; the pauses each class sent and the time each queue was
+paused in the measured window; every flow's throughput over time (--json).
+
+--scenario bcube41-over runs the same cycle on BCube(4,1) with two more
+one-hop flows into each switch egress of the cycle (h2, h3 -> h1; h9, h13
+-> h5; h6, h7 -> h4; h8, h12 -> h0): the loop with oversubscribed switches.`,
+		Example: "  lab bench loop\n  lab bench loop --fc bfc,bfc:2\n  lab bench loop --fc portfc,portfc:drr --xoff 60K --xon 40K\n  lab bench loop --scenario bcube41-over --json",
 		Args:    noArgs,
 	}
 	ef := addExperimentFlags(cmd, "100M")
 	fs := cmd.Flags()
-	fs.StringSliceVar(&fcs, "fc", []string{"pfc", "pfcstar", "portfc"}, "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port)")
+	fs.StringSliceVar(&fcs, "fc", []string{"pfc", "pfcstar", "portfc"}, "flow-control `schemes` to compare, each run in turn (bfc:Q: BFC with Q queues per port; bfc:hash: flows hashed to queues; portfc:drr: the relay queue in the round robin)")
+	scenario := fs.String("scenario", bench.LoopBCube21, "bcube21 (DESIGN §9) or bcube41-over (the cycle on BCube(4,1) with oversubscribed switch egresses)")
+	interval := durationFlag(fs, "interval", "", "250ms", "period of every flow's throughput series")
+	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
+	xon := sizeFlag(fs, "xon", "0", "X_on in bytes (0: 4 one-hop BDPs)")
+	transport := fs.String("transport", bench.LoopGen, "what carries the flows: gen (the traffic generator) or rdma (lossless RDMA flows of the NICs, DCQCN on)")
+	ecn := fs.Bool("ecn", false, "ECN marking at every egress (with --transport rdma, DCQCN slows the flows down)")
 	warmup := durationFlag(fs, "warmup", "", "1s", "background flows alone this long before the loop flows start")
 	settle := durationFlag(fs, "settle", "", "1s", "wait this long after the loop flows start")
 	measure := durationFlag(fs, "measure", "", "5s", "measure throughput over this long")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout := cmd.OutOrStdout()
 		spec := ef.spec(fs, "loop")
+		spec.Xoff, spec.Xon, spec.ECN = int(*xoff), int(*xon), *ecn
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
+		iv := interval.D()
+		if iv == 0 {
+			iv = -1 // --interval 0: no series
+		}
 		res, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: fcs, Warmup: warmup.D(), Settle: settle.D(),
-			Measure: measure.D(), Log: ef.c.logger(cmd.ErrOrStderr())})
+			Measure: measure.D(), Log: ef.c.logger(cmd.ErrOrStderr()), Scenario: *scenario, Interval: iv, Transport: *transport})
 		if err != nil {
 			return err
 		}
@@ -290,15 +330,37 @@ cycles per scheme.`,
 }
 
 func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, settle, measure time.Duration) {
-	fmt.Fprintf(stdout, "BCube(2,1), %s links: background h0->h1, h1->h3, h3->h2, h2->h0; from %v on, loop flows h0->h3 via h1, h3->h0 via h2, h1->h2 via h3, h2->h1 via h0\n",
-		lab.FormatRate(spec.RateBps), warmup)
-	fmt.Fprintf(stdout, "throughput over %v, %v after the loop flows started (Mb/s)\n", measure, settle)
+	if len(res) == 0 {
+		return
+	}
+	sc := bench.LoopScenarios[res[0].Scenario]
+	name := func(fs []bench.LoopRoute, via bool) string {
+		var out []string
+		for _, f := range fs {
+			s := fmt.Sprintf("h%d->h%d", f.Src, f.Dst)
+			if via && f.Order != "" {
+				s += " order " + f.Order
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, ", ")
+	}
+	fmt.Fprintf(stdout, "BCube(%d,%d), %s links: background %s; from %v on, loop flows %s\n",
+		sc.N, sc.K, lab.FormatRate(spec.RateBps), name(sc.Background, false), warmup, name(sc.Loop, true))
+	if len(sc.Incast) > 0 {
+		fmt.Fprintf(stdout, "incast into the cycle's switch egresses: %s\n", name(sc.Incast, false))
+	}
+	fmt.Fprintf(stdout, "%s flows; throughput over %v, %v after the loop flows started (Mb/s)\n", res[0].Transport, measure, settle)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "FC\t")
 	for _, f := range res[0].Background {
 		fmt.Fprintf(tw, "%s\t", f.Flow)
 	}
-	fmt.Fprintln(tw, "BACKGROUND AVG\tLOOP AVG\tSTALLED QUEUES\tDEADLOCK\tDROPS\tMISSING\t")
+	incast := ""
+	if len(sc.Incast) > 0 {
+		incast = "INCAST AVG\t"
+	}
+	fmt.Fprintln(tw, "BACKGROUND AVG\tLOOP AVG\t"+incast+"STALLED QUEUES\tDEADLOCK\tDROPS\tMISSING\t")
 	for _, r := range res {
 		fmt.Fprintf(tw, "%s\t", r.FC)
 		for _, f := range r.Background {
@@ -308,9 +370,32 @@ func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, 
 		if r.Deadlocked() {
 			dl = fmt.Sprintf("yes (cycle of %d)", len(r.Cycle))
 		}
-		fmt.Fprintf(tw, "%.1f\t%.1f\t%d\t%s\t%d\t%d\t\n", r.BackgroundBps/1e6, r.LoopBps/1e6, len(r.Stalls), dl, r.Drops, r.Missing)
+		fmt.Fprintf(tw, "%.1f\t%.1f\t", r.BackgroundBps/1e6, r.LoopBps/1e6)
+		if incast != "" {
+			fmt.Fprintf(tw, "%.1f\t", r.IncastBps/1e6)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t\n", len(r.Stalls), dl, r.Drops, r.Missing)
 	}
 	tw.Flush()
+	for _, r := range res {
+		var classes []string
+		for _, c := range slices.Sorted(maps.Keys(r.PausesByClass)) {
+			classes = append(classes, fmt.Sprintf("%s %d", c, r.PausesByClass[c]))
+		}
+		if len(classes) == 0 {
+			classes = []string{"none"}
+		}
+		fmt.Fprintf(stdout, "%s pauses sent in the window: %s\n", r.FC, strings.Join(classes, ", "))
+		var qs []string
+		for _, q := range r.Queues {
+			if strings.HasPrefix(q.Node, "h") && q.PausedFrac >= 0.01 {
+				qs = append(qs, fmt.Sprintf("%s %s %s %.0f%%", q.Node, q.Port, q.Queue, 100*q.PausedFrac))
+			}
+		}
+		if len(qs) > 0 {
+			fmt.Fprintf(stdout, "%s servers' queues paused (share of the window): %s\n", r.FC, strings.Join(qs, ", "))
+		}
+	}
 	for _, r := range res {
 		if len(r.Cycle) > 0 {
 			var hops []string

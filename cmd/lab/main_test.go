@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -43,6 +44,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 1, "--buffer 4G: at most 2 GiB"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
 		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "10M", "--rates", "16M,10M"}, 1, "--rate and --rates: give one"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rates", "10M"}, 1, "rates 10M: want one per level of BCube(4,1), 2"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rates", "10M,x"}, 2, `invalid argument "10M,x" for "--rates" flag`},
+		{[]string{"up", "railonly", "--k", "2"}, 1, "up railonly: --k 2: a Rail-only NDC is BCube(n,1)"},
+		{[]string{"up", "bcube", "--topology", "railonly"}, 1, "topology bcube and --topology railonly: give one"},
 		{[]string{"node", "pause", "h0"}, 2, "node: want stop or start"},
 		{[]string{"node", "stop"}, 2, "stop: want NODE"},
 		{[]string{"down", "extra"}, 1, "unexpected arguments"},
@@ -334,6 +340,24 @@ func TestUpFile(t *testing.T) {
 	}
 }
 
+// lab up railonly is BCube(4,1) at the preset's level rates, the same lab
+// as the bcube flags and the lab file that spell it out; n and the rates
+// can be changed.
+func TestUpRailOnly(t *testing.T) {
+	preset := upSpec(t, "railonly", "--name", "ro", "--fc", "portfc")
+	flags := upSpec(t, "bcube", "--n", "4", "--k", "1", "--rates", "32M,20M", "--name", "ro", "--fc", "portfc")
+	file := upSpec(t, "-f", "../../examples/railonly41.yaml")
+	if !reflect.DeepEqual(preset, flags) || !reflect.DeepEqual(preset, file) {
+		t.Errorf("lab up railonly:\n%+v\nthe same flags:\n%+v\nthe example file:\n%+v", preset, flags, file)
+	}
+	if s := upSpec(t, "--topology", "railonly", "--n", "3", "--rates", "160M,100M"); s.N != 3 || s.K != 1 || !reflect.DeepEqual(s.Rates, []uint64{160e6, 100e6}) {
+		t.Errorf("railonly --n 3 --rates 160M,100M: BCube(%d,%d) at %v", s.N, s.K, s.Rates)
+	}
+	if s := upSpec(t, "-f", "../../examples/railonly41.yaml", "--rate", "10M"); s.Rates != nil || s.RateBps != 10e6 {
+		t.Errorf("file with --rate 10M: rates %v, rate %d", s.Rates, s.RateBps)
+	}
+}
+
 // A malformed lab file gets one error naming its line, and nothing is
 // created.
 func TestUpBadFile(t *testing.T) {
@@ -355,5 +379,23 @@ func TestUpBadFile(t *testing.T) {
 	code, err = run([]string{"up", "-f", bad, "bcube"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if code != 1 || err == nil || !strings.Contains(err.Error(), "the topology is the file's") {
 		t.Errorf("up -f with a topology: exit %d, %v", code, err)
+	}
+}
+
+// lab up's summary of a Rail-only lab gives each level's rate and, with
+// ECN, each level's marking, scaled to its rate.
+func TestPrintUpRates(t *testing.T) {
+	spec := upSpec(t, "railonly", "--name", "ro", "--ecn", "--one-hop-rtt", "1ms")
+	p, err := lab.NewPlan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	printUp(&out, p, &lab.State{RunDir: "/run/bcfab/ro"}, time.Second)
+	for _, want := range []string{"rates 32 Mbit/s (level 0), 20 Mbit/s (level 1)",
+		"ecn         marking at every egress: level 0 K_min 16000 B, K_max 64000 B, P_max 0.2; level 1 K_min 10000 B, K_max 40000 B, P_max 0.2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("lab up railonly --ecn lacks %q:\n%s", want, out.String())
+		}
 	}
 }

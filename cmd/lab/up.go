@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,10 +25,11 @@ import (
 // upFlags are lab up's flags: each sets a field of the lab.Spec, on top
 // of lab.Defaults or of a lab file's spec.
 type upFlags struct {
-	c      *common
-	file   string
-	asJSON bool
-	fields []specFlag
+	c        *common
+	file     string
+	topology string
+	asJSON   bool
+	fields   []specFlag
 }
 
 // upFlagsOf finds an up command's flags (tests build the spec without
@@ -42,11 +45,19 @@ type specFlag struct {
 func upCmd() *cobra.Command {
 	f := &upFlags{}
 	cmd := &cobra.Command{
-		Use:   "up bcube --n N --k K | up -f FILE",
+		Use:   "up bcube --n N --k K | up railonly [--n N] | up -f FILE",
 		Short: "create the namespaces and links, start the daemons",
 		Long: `Creates a lab: a network namespace per node, veth pairs for the cables, and a
 daemon per node (hostd for servers, swd for switches); returns once every
-daemon answers. The only topology is bcube.
+daemon answers.
+
+Topologies: bcube, BCube(n,k); railonly, the Rail-only NDC preset:
+BCube(n,1), n 4 unless given, whose level-0 cables (the high-bandwidth
+domain) run faster than its level-1 cables (the rails), 160:100 as in the
+PortFC papers, scaled to 32M,20M (--rates sets others). --rates gives
+each level its own rate in any BCube; every threshold counted in one-hop
+BDPs (PortFC's X_off/X_on, PFC's, BFC's Th, ECN's K_min/K_max) is then
+counted at each port's own rate.
 
 -f reads the lab from a lab file (YAML; see examples/ and the README): its
 keys are these flags without their dashes, plus the topology and per-cable
@@ -55,10 +66,12 @@ the file or a flag is bad.`,
 		Example: `  lab up bcube --n 4 --k 1
   lab up bcube --n 4 --k 1 --name pf --fc portfc --rate 100M
   lab up bcube --n 2 --k 1 --name ls --loss 0.5%
+  lab up railonly --name ro --fc portfc
+  lab up bcube --n 4 --k 1 --rates 160M,100M
   lab up -f examples/bcube41-portfc.yaml
   lab up -f examples/bcube41-portfc.yaml --name pf2 --rate 200M`,
 		GroupID:   groupLab,
-		ValidArgs: []string{"bcube"},
+		ValidArgs: []string{lab.TopologyBCube, lab.TopologyRailOnly},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUp(cmd, f, args)
 		},
@@ -69,6 +82,7 @@ the file or a flag is bad.`,
 	fs := cmd.Flags()
 	add := func(name string, set func(*lab.Spec)) { f.fields = append(f.fields, specFlag{name, set}) }
 	fs.StringVarP(&f.file, "file", "f", "", "read the lab from this lab `file` (YAML)")
+	fs.StringVar(&f.topology, "topology", "", "the topology, as the argument: bcube or railonly")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
 	n := fs.IntP("n", "n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
 	add("n", func(s *lab.Spec) { s.N = *n })
@@ -76,6 +90,9 @@ the file or a flag is bad.`,
 	add("k", func(s *lab.Spec) { s.K = *k })
 	rate := rateFlag(fs, "rate", units.CompactRate(d.RateBps), "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
 	add("rate", func(s *lab.Spec) { s.RateBps = uint64(*rate) })
+	rates := new(units.Rates)
+	fs.Var(rates, "rates", "link rate of each level 0..k, comma-separated: 160M,100M (a Rail-only NDC's HBD and rails); replaces --rate")
+	add("rates", func(s *lab.Spec) { s.Rates = append([]uint64(nil), (*rates)...) })
 	delay := durationFlag(fs, "delay", "", "0", "propagation delay of every link")
 	add("delay", func(s *lab.Spec) { s.Delay = delay.D() })
 	buffer := sizeFlag(fs, "buffer", units.CompactSize(int64(d.BufferBytes)), "shared buffer of each node, for all its egress queues: 4M, 512K, 100000")
@@ -100,6 +117,10 @@ the file or a flag is bad.`,
 	add("bfc-queues", func(s *lab.Spec) { s.BFCQueues = *bfcQueues })
 	bfcTable := fs.Int("bfc-table", 0, "BFC: flow-table `entries` per egress port (0: 100 x queues)")
 	add("bfc-table", func(s *lab.Spec) { s.BFCTable = *bfcTable })
+	bfcAssign := fs.String("bfc-assign", "", "BFC: how flows get queues: dynamic (BFC's own; empty: dynamic) or hash (fixed by the flow's hash, stochastic fair queueing)")
+	add("bfc-assign", func(s *lab.Spec) { s.BFCAssign = *bfcAssign })
+	relayQueue := fs.String("relay-queue", "", "PortFC: how servers serve the relay queue: strict (before a and b; empty: strict) or drr (in their round robin)")
+	add("relay-queue", func(s *lab.Spec) { s.RelayQueue = *relayQueue })
 	oneHop := durationFlag(fs, "one-hop-rtt", "", "0", "NIC-switch round trip that thresholds count BDPs of (0: measured on the reference machine, 250us)")
 	add("one-hop-rtt", func(s *lab.Spec) { s.OneHopRTT = oneHop.D() })
 	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
@@ -173,23 +194,49 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 			spec.RunRoot = f.c.runRoot
 		}
 	} else {
+		kind := f.topology
 		switch {
-		case len(args) == 0:
-			return spec, errors.New("up: name the topology: lab up bcube --n N --k K, or lab up -f FILE")
-		case args[0] != "bcube":
-			return spec, fmt.Errorf("up: unknown topology %q: only bcube is supported", args[0])
 		case len(args) > 1:
 			return spec, fmt.Errorf("up: unexpected arguments %q", args[1:])
-		case !fs.Changed("n") || !fs.Changed("k"):
-			return spec, errors.New("up bcube: --n and --k are required (e.g. --n 4 --k 1)")
+		case len(args) == 1 && kind != "" && args[0] != kind:
+			return spec, fmt.Errorf("up: topology %s and --topology %s: give one", args[0], kind)
+		case len(args) == 1:
+			kind = args[0]
 		}
+		switch kind {
+		case "":
+			return spec, errors.New("up: name the topology: lab up bcube --n N --k K, lab up railonly, or lab up -f FILE")
+		case lab.TopologyBCube:
+			if !fs.Changed("n") || !fs.Changed("k") {
+				return spec, errors.New("up bcube: --n and --k are required (e.g. --n 4 --k 1)")
+			}
+		case lab.TopologyRailOnly:
+			if k, _ := fs.GetInt("k"); fs.Changed("k") && k != 1 {
+				return spec, fmt.Errorf("up railonly: --k %d: a Rail-only NDC is BCube(n,1)", k)
+			}
+		default:
+			return spec, fmt.Errorf("up: unknown topology %q: want bcube or railonly", kind)
+		}
+		f.topology = kind
 		spec = lab.Defaults()
 		spec.Name, spec.RunRoot = f.c.name, f.c.runRoot
+	}
+	if fs.Changed("rate") && fs.Changed("rates") {
+		return spec, errors.New("--rate and --rates: give one (--rates sets every level's)")
 	}
 	for _, sf := range f.fields {
 		if f.file == "" || fs.Changed(sf.name) {
 			sf.set(&spec)
 		}
+	}
+	if f.file != "" && fs.Changed("rate") {
+		spec.Rates = nil // the flag's rate for every level, over the file's rates
+	}
+	if f.file == "" && f.topology == lab.TopologyRailOnly {
+		if !fs.Changed("n") {
+			spec.N = 0
+		}
+		spec = lab.RailOnly(spec)
 	}
 	if spec.BufferBytes == 0 {
 		return spec, errors.New("--buffer 0: an egress port needs room for at least two frames")
@@ -237,13 +284,33 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	fmt.Fprintf(w, "lab %s: %v up in %v\n", L, t, took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  namespaces  %d: %s .. %s (servers), %s .. %s (switches)\n", len(p.Nodes),
 		lab.Namespace(L, "h0"), lab.Namespace(L, bcube.HostName(last)), lab.Namespace(L, "s0.0"), lab.Namespace(L, lastSw))
-	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; rate %s, delay %v, buffer %s per node\n",
-		len(p.Links), len(p.AppLinks), lab.FormatRate(s.RateBps), s.Delay, lab.FormatSize(s.BufferBytes))
+	rate := "rate " + s.RatesText()
+	if len(s.Rates) > 0 {
+		rate = "rates " + s.RatesText()
+	}
+	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s, delay %v, buffer %s per node\n",
+		len(p.Links), len(p.AppLinks), rate, s.Delay, lab.FormatSize(s.BufferBytes))
 	if s.LossPPM > 0 {
 		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
 	}
 	if s.ECN {
-		fmt.Fprintf(w, "  ecn         marking at every egress: K_min %d B, K_max %d B, P_max %g\n", s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax)
+		// As each level's switches mark (servers' ports of a level alike).
+		var marks []string
+		for l := range t.Levels() {
+			n, ok := p.Node(bcube.SwitchName(l, 0))
+			if !ok {
+				continue
+			}
+			e := n.Config.PortECN(bcube.SwitchPort(0))
+			m := fmt.Sprintf("K_min %d B, K_max %d B, P_max %g", e.KminBytes, e.KmaxBytes, e.Pmax)
+			if !s.Uniform() {
+				m = fmt.Sprintf("level %d %s", l, m)
+			}
+			if !slices.Contains(marks, m) {
+				marks = append(marks, m)
+			}
+		}
+		fmt.Fprintf(w, "  ecn         marking at every egress: %s\n", strings.Join(marks, "; "))
 	}
 	if s.LevelOrder == "ate" {
 		p := s.ATEP

@@ -435,6 +435,22 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 	return nil
 }
 
+// pathRate is the link rate a test's utilisation counts: the slowest of
+// its flows' paths' slowest links (a Rail-only fabric's levels differ),
+// or the NIC's line rate when the NIC does not say.
+func pathRate(flows []api.RDMAFlow, line int64) int64 {
+	rate := int64(0)
+	for _, f := range flows {
+		if f.PathRateBps > 0 && (rate == 0 || f.PathRateBps < rate) {
+			rate = f.PathRateBps
+		}
+	}
+	if rate == 0 {
+		return line
+	}
+	return rate
+}
+
 // startSection describes the test and its flows.
 func (t *test) startSection(flows []api.RDMAFlow, roles []string, t0 int64, rep *api.RDMAReport) Start {
 	o := t.o
@@ -444,7 +460,7 @@ func (t *test) startSection(flows []api.RDMAFlow, roles []string, t0 int64, rep 
 		Lab:          o.lab,
 		Node:         o.node,
 		ConnectingTo: ConnectingTo{Host: t.dstIP, Server: bcube.HostName(t.dst)},
-		LinkRateBps:  rep.Params.LineRateBps,
+		LinkRateBps:  pathRate(flows, rep.Params.LineRateBps),
 		TestStart: TestStart{Protocol: "RoCEv2", Mode: flows[0].Mode.String(), DCQCN: flows[0].DCQCN, MTU: flows[0].MTU,
 			NumStreams: len(flows), Bytes: o.bytes, Duration: o.duration.Seconds(), Interval: o.interval.Seconds(), Order: o.order,
 			Omit: o.omit.Seconds(), Reverse: o.reverse, Bidir: o.bidir, RateLimitBps: int64(o.rateBps), UntilStopped: o.forever},

@@ -74,7 +74,10 @@ func (n *node) frames() int { return len(n.mem) / frameSize }
 
 // Options of an in-process fabric.
 type Options struct {
-	RateBps  uint64 // every fabric port's link rate (0: unshaped)
+	RateBps uint64 // every fabric port's link rate (0: unshaped)
+	// Rates, if set, is each level's link rate in place of RateBps (a
+	// Rail-only fabric).
+	Rates    []uint64
 	Policy   bcube.Policy
 	Queueing string                // default portfc (priority with PFC)
 	PortFC   *signaling.Thresholds // nil: no PortFC
@@ -138,8 +141,12 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			he, se := pipe.New(hosts[i].mem, s.mem, ring)
 			he.Pipe().Lose = o.Lose
 			f.Cables = append(f.Cables, he, se)
-			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rateBps, Queues: serverQ}
-			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rateBps, Queues: switchQ}
+			rate := rateBps
+			if l < len(o.Rates) {
+				rate = o.Rates[l]
+			}
+			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rate, Queues: serverQ}
+			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rate, Queues: switchQ}
 		}
 		app := &App{mem: make([]byte, appFrames*frameSize), arrived: make(chan struct{}, 1)}
 		for a := 0; a < appFrames; a++ {

@@ -36,6 +36,14 @@
 // Basis PerHost (Capacity = LinksPerHost × LinkRate) is there for
 // comparison with set-ups that count a host's every link.
 //
+// Where the levels' links differ in rate (a Rail-only fabric, whose
+// level 0 is faster than its rails), LinkRate is the slowest level's
+// rate and PerHost's capacity the sum of the host's links (HostRate).
+// Random pairs and a flow-hashed level order put as many flows on a
+// slow link as on a fast one, so the slowest link is the one whose
+// utilisation Load bounds: with the slowest rate as the capacity, Load
+// stays an upper bound of every link's utilisation, as above.
+//
 // Load 0 means no background and is allowed only with an incast or a
 // pattern. The incast and pattern flows come on top of the background;
 // they are not counted in Load.

@@ -95,9 +95,12 @@ const DefaultMaxFlows = 10_000_000
 type Config struct {
 	Hosts int
 	// LinkRate is the rate of one host link in bit/s; LinksPerHost the
-	// number of links of a host (k+1 in BCube(n, k)).
+	// number of links of a host (k+1 in BCube(n, k)). Where a host's
+	// links differ in rate (a Rail-only fabric), LinkRate is the slowest
+	// and HostRate all of them together (0: LinksPerHost × LinkRate).
 	LinkRate     uint64
 	LinksPerHost int
+	HostRate     uint64
 	// Load is the Poisson background's offered load as a fraction of the
 	// hosts' capacity (see Basis), in (0, 1]; 0 means no background,
 	// allowed only with an incast or a pattern. Incasts and patterns come
@@ -228,6 +231,9 @@ func (p Pattern) flowsPerEvent() int {
 // Capacity is one host's capacity in bit/s under the load basis.
 func (c *Config) Capacity() float64 {
 	if c.Basis == PerHost {
+		if c.HostRate != 0 {
+			return float64(c.HostRate)
+		}
 		return float64(c.LinkRate) * float64(c.LinksPerHost)
 	}
 	return float64(c.LinkRate)

@@ -73,14 +73,13 @@ func Slowdown(fct, ideal time.Duration) float64 {
 }
 
 // Wire describes the links of a path for Ideal. Every link is assumed to
-// run at Rate; for paths with links of different rates (the Rail-only
-// fabric) the caller provides its own IdealFunc. The sizes are those the
-// egress shapers count, since they set the line rate: Overhead is what
-// the transport says a data packet adds to its payload on the link
-// (headers, trailers and whatever framing the shaper charges), Ack the
-// size of an acknowledgement as the shaper counts it. This package keeps
-// no copy of those numbers; the caller takes them from the transport's
-// parameters.
+// run at Rate; IdealPath takes each hop's own rate (the Rail-only
+// fabric). The sizes are those the egress shapers count, since they set
+// the line rate: Overhead is what the transport says a data packet adds
+// to its payload on the link (headers, trailers and whatever framing the
+// shaper charges), Ack the size of an acknowledgement as the shaper
+// counts it. This package keeps no copy of those numbers; the caller
+// takes them from the transport's parameters.
 type Wire struct {
 	Rate     uint64        // bit/s
 	Payload  int           // largest payload of one packet, bytes
@@ -109,15 +108,51 @@ type Wire struct {
 // shorter last packet waits for the full one ahead of it). It is 0 when
 // w, hops or size is not usable (no rate, no payload, hops or size < 1).
 func Ideal(size int64, hops int, w Wire) time.Duration {
-	if w.Rate == 0 || w.Payload < 1 || w.Overhead < 0 || w.Ack < 0 || hops < 1 || size < 1 {
+	if hops < 1 || hops > 64 {
 		return 0
 	}
+	var rates [64]uint64
+	for i := range hops {
+		rates[i] = w.Rate
+	}
+	return IdealPath(size, rates[:hops], w)
+}
+
+// IdealPath is Ideal over a path whose hops run at rates (one per hop,
+// w.Rate unused): the slowest link, the bottleneck, serializes the whole
+// flow, and every other hop adds one packet at its own rate:
+//
+//	ideal = (size + packets·Overhead)·8/min(rates)
+//	      + Σ over the other hops (min(size, Payload)+Overhead)·8/rate
+//	      + hops·Prop
+//	      + [Ack > 0] Σ over all hops (Ack·8/rate + Prop)
+//
+// With equal rates it is Ideal. It is 0 when a rate is 0 or w, rates or
+// size is not usable.
+func IdealPath(size int64, rates []uint64, w Wire) time.Duration {
+	hops := len(rates)
+	if w.Payload < 1 || w.Overhead < 0 || w.Ack < 0 || hops < 1 || size < 1 {
+		return 0
+	}
+	slow := 0
+	for i, r := range rates {
+		if r == 0 {
+			return 0
+		}
+		if r < rates[slow] {
+			slow = i
+		}
+	}
 	packets := (size + int64(w.Payload) - 1) / int64(w.Payload)
-	first := min(size, int64(w.Payload)) + int64(w.Overhead)
-	bits := 8 * (float64(size+packets*int64(w.Overhead)) + float64(hops-1)*float64(first))
-	sec := bits/float64(w.Rate) + float64(hops)*w.Prop.Seconds()
-	if w.Ack > 0 {
-		sec += float64(hops) * (8*float64(w.Ack)/float64(w.Rate) + w.Prop.Seconds())
+	first := float64(min(size, int64(w.Payload)) + int64(w.Overhead))
+	sec := 8*float64(size+packets*int64(w.Overhead))/float64(rates[slow]) + float64(hops)*w.Prop.Seconds()
+	for i, r := range rates {
+		if i != slow {
+			sec += 8 * first / float64(r)
+		}
+		if w.Ack > 0 {
+			sec += 8*float64(w.Ack)/float64(r) + w.Prop.Seconds()
+		}
 	}
 	return time.Duration(math.Round(sec * 1e9))
 }
@@ -129,6 +164,12 @@ type IdealFunc func(src, dst int, size int64) time.Duration
 // between two hosts given by hops (bcube.Topology.Hops).
 func IdealByHops(w Wire, hops func(src, dst int) int) IdealFunc {
 	return func(src, dst int, size int64) time.Duration { return Ideal(size, hops(src, dst), w) }
+}
+
+// IdealByPath is the IdealFunc of IdealPath over w, with the rates of the
+// hops between two hosts given by path.
+func IdealByPath(w Wire, path func(src, dst int) []uint64) IdealFunc {
+	return func(src, dst int, size int64) time.Duration { return IdealPath(size, path(src, dst), w) }
 }
 
 // csvHeader is the first line of WriteCSV; its names are the JSON keys.

@@ -81,6 +81,55 @@ func TestIdealPipeline(t *testing.T) {
 	}
 }
 
+// TestIdealPathPipeline checks IdealPath against a packet-by-packet
+// simulation of store and forward over links of different rates (the
+// Rail-only fabric's levels), flows of whole packets: the bottleneck
+// serializes them all, every other hop adds one.
+func TestIdealPathPipeline(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 500 {
+		w := Wire{Payload: 8 * (1 + r.IntN(250)), Overhead: 8 * r.IntN(12), Prop: time.Duration(r.IntN(3000)), Ack: 8 * r.IntN(10)}
+		packets := 1 + r.IntN(40)
+		size := int64(packets * w.Payload)
+		// Rates of 1, 1/2, 1/4 and 1/8 byte per ns: whole ns per byte.
+		rates := make([]uint64, 1+r.IntN(6))
+		perByte := make([]int64, len(rates))
+		for i := range rates {
+			perByte[i] = int64(1) << r.IntN(4)
+			rates[i] = byteNs / uint64(perByte[i])
+		}
+		ser := int64(w.Payload + w.Overhead)
+		done := make([]int64, packets) // when packet i has left the current hop
+		for h := range rates {
+			var free int64
+			for i := range done {
+				start := free
+				if h > 0 {
+					start = max(done[i]+int64(w.Prop), free)
+				}
+				done[i] = start + ser*perByte[h]
+				free = done[i]
+			}
+		}
+		want := done[packets-1] + int64(w.Prop)
+		for _, pb := range perByte {
+			if w.Ack > 0 {
+				want += int64(w.Ack)*pb + int64(w.Prop) // the ack's way back
+			}
+		}
+		if got := IdealPath(size, rates, w); got != time.Duration(want) {
+			t.Fatalf("%d packets over %v, %+v: IdealPath %v, simulation %v", packets, rates, w, got, time.Duration(want))
+		}
+	}
+	w := Wire{Rate: byteNs, Payload: 1000, Overhead: 62, Prop: time.Microsecond, Ack: 66}
+	if a, b := Ideal(2500, 4, w), IdealPath(2500, []uint64{byteNs, byteNs, byteNs, byteNs}, w); a != b {
+		t.Errorf("equal rates: Ideal %v, IdealPath %v", a, b)
+	}
+	if IdealPath(1000, []uint64{byteNs, 0}, w) != 0 {
+		t.Error("a hop without a rate has an ideal")
+	}
+}
+
 func TestRecords(t *testing.T) {
 	flows := []Flow{{ID: 0, Src: 1, Dst: 2, Size: 1000, Start: 5, Kind: KindPoisson}, {ID: 1, Src: 3, Dst: 0, Size: 1e6, Start: 9, Kind: KindIncast, Group: 1}}
 	recs := Records(flows)

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/signaling"
+)
+
+// Every threshold that counts one-hop BDPs follows its own port's rate:
+// a Rail-only server (eth0 160 Mb/s, eth1 100 Mb/s) and a switch with
+// one cable overridden; thresholds given in bytes are the same
+// everywhere. (A BDP below one frame counts as one: TestPortBDPFloor.)
+func TestPortThresholdsFollowPortRates(t *testing.T) {
+	const rtt = 250 * time.Microsecond
+	bdp := func(rate uint64) int { return int(float64(rate) / 8 * rtt.Seconds()) }
+	for _, c := range []struct {
+		name  string
+		cfg   Node
+		rates []uint64 // per fabric port, in engine order
+	}{
+		{"server of a rail-only fabric", Node{Node: "h5", N: 4, K: 1, RateBps: 100_000_000,
+			Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}, []uint64{160e6, 100e6}},
+		{"switch, one cable overridden", Node{Node: "s1.2", N: 4, K: 1, RateBps: 100_000_000,
+			Ports: []PortConfig{{Name: "p3", RateBps: 400_000_000}}}, []uint64{100e6, 100e6, 100e6, 400e6}},
+		{"uniform", Node{Node: "s0.0", N: 2, K: 1, RateBps: 500_000_000}, []uint64{500e6, 500e6}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, fc := range []string{FCPortFC, FCPFC, FCBFC} {
+				cfg := c.cfg
+				cfg.Control, cfg.FC, cfg.ECN = "/x.sock", fc, true
+				cfg.SetDefaults()
+				if _, _, err := cfg.Validate(); err != nil {
+					t.Fatalf("%s: %v", fc, err)
+				}
+				pf, pfc, bfc := cfg.Thresholds(), cfg.PFCThresholds(), cfg.BFC()
+				if len(pf.PerPort) != len(c.rates) || len(pfc.PerPort) != len(c.rates) || len(bfc.PerPortBDP) != len(c.rates) {
+					t.Fatalf("%s: per-port thresholds for %d/%d/%d ports, want %d", fc, len(pf.PerPort), len(pfc.PerPort), len(bfc.PerPortBDP), len(c.rates))
+				}
+				for p, rate := range c.rates {
+					b := bdp(rate)
+					if want := (signaling.PortThresholds{XoffA: 6 * b, XonA: 4 * b, XoffB: 6 * b, XonB: 4 * b}); pf.Port(p) != want {
+						t.Errorf("%s port %d at %d bit/s: PortFC %+v, want %+v", fc, p, rate, pf.Port(p), want)
+					}
+					if want := (signaling.PFCLimits{Xoff: 6 * b, Xon: 4 * b}); pfc.Port(p) != want {
+						t.Errorf("%s port %d: PFC %+v, want %+v", fc, p, pfc.Port(p), want)
+					}
+					if bfc.PortBDP(p) != b {
+						t.Errorf("%s port %d: BFC BDP %d, want %d", fc, p, bfc.PortBDP(p), b)
+					}
+					// ECN: the papers' K_min 100 KB and K_max 400 KB at
+					// 100 Gb/s and a 2 us one-hop RTT are 4 and 16
+					// one-hop BDPs.
+					name := cfg.ports()[p]
+					kmin, kmax := int(float64(rate)/8*rtt.Seconds()*4), int(float64(rate)/8*rtt.Seconds()*16)
+					if e := cfg.PortECN(name); e.KminBytes != kmin || e.KmaxBytes != kmax || e.Pmax != 0.2 {
+						t.Errorf("%s %s: ECN %+v, want K_min %d, K_max %d", fc, name, e, kmin, kmax)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Thresholds given in bytes hold on every port whatever its rate, and
+// they are checked on every port: an X_on that is above the X_off one
+// port's rate gives is refused, naming the port.
+func TestPortThresholdsExplicit(t *testing.T) {
+	cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: FCPFC, RateBps: 100_000_000, PFCXoff: 50_000, PFCXon: 30_000,
+		ECN: true, ECNKminBytes: 30_000, Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
+	cfg.SetDefaults()
+	if _, _, err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"eth0", "eth1"} {
+		if l := cfg.PortPFC(p); l != (signaling.PFCLimits{Xoff: 50_000, Xon: 30_000}) {
+			t.Errorf("%s: %+v", p, l)
+		}
+		if e := cfg.PortECN(p); e.KminBytes != 30_000 || e.KmaxBytes != 16*cfg.PortBDP(p) {
+			t.Errorf("%s: ECN %+v: K_min given, K_max scaled to the port", p, e)
+		}
+	}
+	// Only X_on given, 20 KB: below the fast port's X_off (6 x 5000 B),
+	// above the slow port's (6 x 3125 B).
+	cfg = Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: FCPortFC, RateBps: 100_000_000, XonA: 20_000, XonB: 20_000,
+		Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
+	cfg.SetDefaults()
+	if _, _, err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "portfc thresholds of eth1") {
+		t.Errorf("X_on above the slow port's X_off: %v", err)
+	}
+}
+
+// A one-hop BDP below one full frame counts as one frame (1518 bytes):
+// at the Rail-only preset's 32 and 20 Mb/s and the default 250 us both
+// levels' BDPs are below it, so their BDP-counted thresholds are equal.
+func TestPortBDPFloor(t *testing.T) {
+	cfg := Node{Node: "h0", N: 4, K: 1, RateBps: 20_000_000, Ports: []PortConfig{{Name: "eth0", RateBps: 32_000_000}}}
+	cfg.SetDefaults()
+	for _, c := range []struct {
+		rtt        time.Duration
+		eth0, eth1 int
+	}{{250 * time.Microsecond, 1518, 1518}, {time.Millisecond, 4000, 2500}} {
+		cfg.OneHopRTT = Duration(c.rtt)
+		if b0, b1 := cfg.PortBDP("eth0"), cfg.PortBDP("eth1"); b0 != c.eth0 || b1 != c.eth1 {
+			t.Errorf("one-hop RTT %v: BDP %d/%d, want %d/%d", c.rtt, b0, b1, c.eth0, c.eth1)
+		}
+	}
+}
