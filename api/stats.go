@@ -24,6 +24,8 @@ type Stats struct {
 	XDPMode string      `json:"xdp_mode"`
 	Frames  FrameStats  `json:"frames"`
 	Ports   []PortStats `json:"ports"`
+	// Host is a server's own section (hostd only).
+	Host *HostStats `json:"host,omitempty"`
 }
 
 // FrameStats describes the UMEM frame pool.
@@ -155,3 +157,35 @@ type LinkState struct {
 
 // Impaired reports whether the port drops received frames on purpose.
 func (l LinkState) Impaired() bool { return l.LossPPM > 0 || l.Down }
+
+// HostStats are what a server's hostd adds to its Stats.
+type HostStats struct {
+	// ATE is the source's Asymmetric Traffic Engineering (level order
+	// ate), nil under any other policy.
+	ATE *ATEStats `json:"ate,omitempty"`
+}
+
+// ATEStats are a source's ATE choices (the PortFC paper's Algorithm 5):
+// a new RDMA flow that may start in either domain goes to the
+// high-bandwidth domain (level 0) unless the bytes its flows there have
+// in flight (sent, not acknowledged) reach P x CapHBDBytes (B_H), else
+// to the network domain (the other levels).
+type ATEStats struct {
+	P           float64 `json:"p"`
+	CapHBDBytes int64   `json:"cap_hbd_bytes"` // B_H
+	LimitBytes  int64   `json:"limit_bytes"`   // ceil(P x B_H)
+	// In-flight bytes now of the flows whose first hop is in each domain
+	// (T_H, T_N).
+	InFlightHBD     int64 `json:"inflight_hbd_bytes"`
+	InFlightNetwork int64 `json:"inflight_network_bytes"`
+	// Flows placed in each domain, and how often the choice differed
+	// from the one before (the HBD filling up, or draining).
+	HBD      uint64 `json:"hbd"`
+	Network  uint64 `json:"network"`
+	Switches uint64 `json:"switches"`
+	// Flows ATE did not place: their destination left no choice (it
+	// differs from the source in one domain only), or their request fixed
+	// the level order.
+	Fixed   uint64 `json:"fixed"`
+	Ordered uint64 `json:"ordered"`
+}

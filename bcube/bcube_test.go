@@ -172,6 +172,21 @@ func TestParsePolicy(t *testing.T) {
 			t.Errorf("ParsePolicy(%q) accepted", bad)
 		}
 	}
+	for in, want := range map[string]string{"": "hash", "hash": "hash", "ate": "ate", "ascending": "0,1,2", "2,0,1": "2,0,1"} {
+		p, err := tp.ParsePolicy(in)
+		if err != nil || p.String() != want || p.ATE != (in == "ate") {
+			t.Errorf("ParsePolicy(%q) = %v (ate %v) %v, want %s", in, p, p.ATE, err, want)
+		}
+	}
+	// Under ATE every node routes by the flow hash, as under hash.
+	ate, _ := tp.ParsePolicy("ate")
+	hp, _ := tp.ParsePolicy("hash")
+	for sp := uint16(0); sp < 30; sp++ {
+		f := FiveTuple{Src: [4]byte{1, 2, 3, 4}, SPort: sp}
+		if tp.FlowOrder(&ate, &f) != tp.FlowOrder(&hp, &f) {
+			t.Fatalf("ate and hash route port %d differently", sp)
+		}
+	}
 	p, _ := tp.ParsePolicy("hash")
 	seen := map[string]bool{}
 	for h := uint32(0); h < 30; h++ {

@@ -50,14 +50,36 @@ type Policy struct {
 	// Fixed, when set, is used for every flow; otherwise a flow takes
 	// parallel path FlowHash mod (k+1).
 	Fixed *Order
+	// ATE marks Asymmetric Traffic Engineering (the PortFC paper's
+	// Algorithm 5): a source NIC picks the first-hop domain of each of
+	// its RDMA flows by its in-flight bytes (hostd's ATE), and gives the
+	// flow a UDP source port whose flow hash names a parallel path that
+	// starts in that domain (ParallelPath(l) starts at level l). Every
+	// other node, and every
+	// other frame, routes as under hash: relays recompute the order from
+	// the flow hash, so the choice needs no header of its own.
+	ATE bool
 }
 
-// ParsePolicy parses "hash" (default), "ascending", "descending", or an
-// explicit comma-separated permutation of 0..k such as "1,0".
+// String names the policy as ParsePolicy reads it.
+func (p Policy) String() string {
+	switch {
+	case p.Fixed != nil:
+		return p.Fixed.String()
+	case p.ATE:
+		return "ate"
+	}
+	return "hash"
+}
+
+// ParsePolicy parses "hash" (default), "ate", "ascending", "descending",
+// or an explicit comma-separated permutation of 0..k such as "1,0".
 func (t Topology) ParsePolicy(s string) (Policy, error) {
 	switch s {
 	case "", "hash":
 		return Policy{}, nil
+	case "ate":
+		return Policy{ATE: true}, nil
 	case "ascending":
 		o := t.ParallelPath(t.k) // k, k-1... reversed below
 		for x := 0; x <= t.k; x++ {
@@ -70,7 +92,7 @@ func (t Topology) ParsePolicy(s string) (Policy, error) {
 	}
 	parts := strings.Split(s, ",")
 	if len(parts) != t.k+1 {
-		return Policy{}, fmt.Errorf("level order %q: want hash, ascending, descending or a permutation of 0..%d", s, t.k)
+		return Policy{}, fmt.Errorf("level order %q: want hash, ate, ascending, descending or a permutation of 0..%d", s, t.k)
 	}
 	var o Order
 	var seen [MaxLevels]bool

@@ -11,11 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/transport"
 )
 
 // Node is what lab writes for one node (a switch or a server) as JSON.
@@ -113,9 +115,16 @@ type Node struct {
 
 	// XDPMode is native, generic or auto (native, falling back to generic).
 	XDPMode string `json:"xdp_mode"`
-	// LevelOrder is the hosts' routing policy: hash, ascending, descending
-	// or a permutation such as "1,0".
+	// LevelOrder is the hosts' routing policy: hash, ate, ascending,
+	// descending or a permutation such as "1,0".
 	LevelOrder string `json:"level_order,omitempty"`
+	// ATEP and ATECapBytes are Asymmetric Traffic Engineering's p and
+	// B_H under level order ate (hostd's ATE): a new RDMA flow starts in
+	// the high-bandwidth domain (level 0) unless the bytes in flight
+	// there reach ATEP x B_H. ATEP 0: 0.9; ATECapBytes 0: ATECap's
+	// default.
+	ATEP        float64 `json:"ate_p,omitempty"`
+	ATECapBytes int64   `json:"ate_cap_bytes,omitempty"`
 
 	// Control is the path of the node's control socket (HTTP over a unix
 	// socket: GET /healthz, GET /stats, GET and POST /link).
@@ -244,6 +253,9 @@ func (c *Node) SetDefaults() {
 	if c.FCHold == 0 {
 		c.FCHold = DefaultFCHold
 	}
+	if c.LevelOrder == "ate" && c.ATEP == 0 {
+		c.ATEP = DefaultATEP
+	}
 	// The thresholds that count one-hop BDPs stay zero here: each port
 	// counts them at its own rate (PortThresholds, PortPFC, PortECN).
 }
@@ -259,6 +271,26 @@ func (c *Node) bdpAt(rateBps uint64) int {
 		rateBps = 1_000_000_000
 	}
 	return max(int(float64(rateBps)/8*c.OneHopRTT.D().Seconds()), 1518)
+}
+
+// DefaultATEP is ATE's p unless told otherwise: the paper's 0.9.
+const DefaultATEP = 0.9
+
+// ATECap is ATE's B_H in bytes, the server's high-bandwidth-domain
+// capacity: ATECapBytes if set, else what its level-0 port (eth0) carries
+// in transport.PaperHops one-hop RTTs — the round trip of the longest
+// BCube(n,1) path, the window IRN's in-flight cap (its BDP) covers — at
+// that port's rate (an unshaped port counts as 1 Gb/s); at least one
+// full frame.
+func (c *Node) ATECap() int64 {
+	if c.ATECapBytes > 0 {
+		return c.ATECapBytes
+	}
+	rate := c.PortRate(bcube.HostPort(0))
+	if rate == 0 {
+		rate = 1_000_000_000
+	}
+	return max(int64(float64(rate)/8*float64(transport.PaperHops)*c.OneHopRTT.D().Seconds()), 1518)
 }
 
 // Validate checks the config and resolves its topology and node.
@@ -296,8 +328,16 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	default:
 		errs = append(errs, fmt.Errorf("xdp_mode %q: want native, generic or auto", c.XDPMode))
 	}
-	if _, err := t.ParsePolicy(c.LevelOrder); err != nil {
+	if pol, err := t.ParsePolicy(c.LevelOrder); err != nil {
 		errs = append(errs, err)
+	} else if !pol.ATE && (c.ATEP != 0 || c.ATECapBytes != 0) {
+		errs = append(errs, fmt.Errorf("ate_p and ate_cap_bytes need level_order ate, not %s", pol))
+	}
+	if math.IsNaN(c.ATEP) || c.ATEP < 0 || c.ATEP > 1 {
+		errs = append(errs, fmt.Errorf("ate_p %g: want a fraction in (0, 1]", c.ATEP))
+	}
+	if c.ATECapBytes < 0 {
+		errs = append(errs, fmt.Errorf("ate_cap_bytes %d: must not be negative", c.ATECapBytes))
 	}
 	if _, err := SwitchEgress(t, c.Queueing, c.BFCQueues); err != nil {
 		errs = append(errs, err)

@@ -86,6 +86,50 @@ func TestConfigHold(t *testing.T) {
 	}
 }
 
+// Level order ate: p defaults to 0.9 and must be a fraction; ATE's
+// options need the ate order; B_H is eth0's rate (its override if any)
+// x 4 one-hop RTTs unless set.
+func TestConfigATE(t *testing.T) {
+	for _, c := range []struct {
+		order string
+		p     float64
+		capB  int64
+		ok    bool
+		wantP float64
+	}{
+		{"ate", 0, 0, true, 0.9},
+		{"ate", 0.5, 0, true, 0.5},
+		{"ate", 1, 5000, true, 1},
+		{"ate", 1.5, 0, false, 0},
+		{"ate", -0.1, 0, false, 0},
+		{"ate", 0.9, -1, false, 0},
+		{"hash", 0.9, 0, false, 0},
+		{"hash", 0, 1000, false, 0},
+		{"hash", 0, 0, true, 0},
+	} {
+		cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", LevelOrder: c.order, ATEP: c.p, ATECapBytes: c.capB}
+		cfg.SetDefaults()
+		_, _, err := cfg.Validate()
+		if (err == nil) != c.ok {
+			t.Errorf("%s p %g cap %d: %v", c.order, c.p, c.capB, err)
+		}
+		if err == nil && cfg.ATEP != c.wantP {
+			t.Errorf("%s p %g: p %g after defaults, want %g", c.order, c.p, cfg.ATEP, c.wantP)
+		}
+	}
+	cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", LevelOrder: "ate", RateBps: 100_000_000,
+		Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
+	cfg.SetDefaults()
+	// 160 Mb/s x 4 x 250 µs = 20 000 bytes.
+	if got := cfg.ATECap(); got != 20_000 {
+		t.Errorf("B_H %d, want 20000", got)
+	}
+	cfg.ATECapBytes = 4096
+	if got := cfg.ATECap(); got != 4096 {
+		t.Errorf("B_H %d, want the 4096 set", got)
+	}
+}
+
 // The relay queue of a PortFC server is strict by default and joins the
 // round robin with relay_queue drr; no other queueing has one to set.
 func TestConfigRelayQueue(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
@@ -38,6 +39,8 @@ type Node struct {
 	Teardown func() error
 	// Routes, if set, adds handlers to the control socket.
 	Routes func(mux *http.ServeMux)
+	// HostStats, if set, is the server's own section of GET /stats.
+	HostStats func() *api.HostStats
 }
 
 // Builder turns a validated node config into the node to run.

@@ -319,6 +319,9 @@ func (r *Running) Stats() api.Stats {
 		return s
 	}
 	s.BusyNs = r.eng.BusyNs()
+	if r.n.HostStats != nil {
+		s.Host = r.n.HostStats()
+	}
 	ls := r.links.states()
 	for i, bp := range r.ports {
 		ps := &s.Ports[i]

@@ -32,6 +32,11 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		return nil, err
 	}
 	host := NewHost(t, n.Index, policy, cfg.Queueing)
+	if policy.ATE {
+		if err := host.EnableATE(cfg.ATEP, cfg.ATECap()); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case cfg.FC == config.FCPortFC:
 		host.EnablePortFC(cfg.Thresholds())
@@ -57,7 +62,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err := host.SetPortTransport(ports); err != nil {
 		return nil, err
 	}
-	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes}
+	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes, HostStats: host.HostStats}
 	for l := 0; l < t.Levels(); l++ {
 		name := bcube.HostPort(l)
 		pq := qc

@@ -9,6 +9,7 @@
 package hostd
 
 import (
+	"fmt"
 	"net"
 
 	"github.com/bcfab/bcfab/api"
@@ -62,8 +63,9 @@ type Host struct {
 	bfc    *signaling.BFC // nil without BFC
 	bfcCfg *signaling.BFCConfig
 
-	g gen
-	r rdma
+	g   gen
+	r   rdma
+	ate *ATE // nil unless the policy is ATE
 
 	cls    *bpf.Classifier // on bc0's egress, nil until attached
 	clsMap config.DSCPMap
@@ -80,6 +82,32 @@ func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *
 		h.sw = append(h.sw, bcube.SwitchPortMAC(l, w, p))
 	}
 	return h
+}
+
+// EnableATE makes the host choose the first-hop domain of its RDMA
+// flows by ATE (ate.go), with threshold fraction p and HBD capacity capH
+// bytes (B_H); the policy must be ATE.
+func (h *Host) EnableATE(p float64, capH int64) error {
+	if !h.policy.ATE {
+		return fmt.Errorf("ate: the host routes by %v, not ate", h.policy)
+	}
+	a, err := NewATE(p, capH)
+	if err != nil {
+		return err
+	}
+	h.ate = a
+	return nil
+}
+
+// HostStats is the host's own section of its stats (on the engine
+// goroutine).
+func (h *Host) HostStats() *api.HostStats {
+	if h.ate == nil {
+		return nil
+	}
+	var s api.ATEStats
+	h.e.Call(func() { s = h.ate.Stats() })
+	return &api.HostStats{ATE: &s}
 }
 
 // EnablePortFC makes the host obey and relay PortFC signals once bound.

@@ -122,6 +122,13 @@ type rdmaFlow struct {
 	endEng   int64
 	firstEng int64 // the first packet's time, once s is released
 
+	// ATE's accounting (Host.ate set): the new payload bytes sent, and
+	// what of them, not yet acknowledged, the flow counts in flight in
+	// the domain of its first hop (port 0: the HBD).
+	ate      bool
+	sent     int64
+	inflight int64
+
 	// Messages (RDMARequest.MsgBytes): the engine time each was posted
 	// (its first packet sent) and acknowledged whole, how many are
 	// recorded; latency flows also each round trip.
@@ -450,6 +457,11 @@ func (r *rdma) finish(f *rdmaFlow) {
 	}
 	f.counters(&f.RDMAFlow)
 	f.firstEng = f.s.S.Start
+	if f.ate {
+		// Ended, it has nothing in flight any more.
+		r.h.ate.Add(f.Port == 0, -f.inflight)
+		f.inflight = 0
+	}
 	f.s = nil
 	f.msgSent, f.msgDone = nil, nil
 	r.ended = append(r.ended, f.ID)
@@ -511,32 +523,43 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
 	dcqcn := req.DCQCN == nil || *req.DCQCN
-	var want string
+	var want *bcube.Order
 	if req.Order != "" {
 		pol, err := t.ParsePolicy(req.Order)
 		if err != nil || pol.Fixed == nil {
 			return nil, fmt.Errorf("rdma: order %q: want a permutation such as 0,1", req.Order)
 		}
-		want = pol.Fixed.String()
-		if h.policy.Fixed != nil && h.policy.Fixed.String() != want {
+		want = pol.Fixed
+		if h.policy.Fixed != nil && *h.policy.Fixed != *want {
 			return nil, fmt.Errorf("rdma: order %s, but the lab routes every flow %s", want, h.policy.Fixed)
 		}
 	}
+	// ATE places the flows of a request whose destination gives it a
+	// choice all in one domain: nothing is sent while they are created,
+	// so the in-flight bytes it decides by do not change.
+	ateHBD := h.ate != nil && h.ate.HBD()
 	// Check everything before creating anything: a request starts all
 	// its flows or none.
 	type plan struct {
-		id    int
-		sport uint16
-		s     *transport.Sender
-		o     bcube.Order
-		port  int
-		path  int64 // the path's slowest rate
+		id     int
+		sport  uint16
+		s      *transport.Sender
+		o      bcube.Order
+		port   int
+		path   int64 // the path's slowest rate
+		placed bool  // ATE chose its order
 	}
 	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
 	plans := make([]plan, req.Flows)
 	for i := range plans {
 		id := r.base + len(r.flows) + 1 + i
-		sport, err := r.sourcePort(req.Dst, id, want)
+		w, placed := want, false
+		if h.ate != nil && want == nil {
+			if o, ok := h.ateOrder(req.Dst, id, ateHBD); ok {
+				w, placed = &o, true
+			}
+		}
+		sport, err := r.sourcePort(req.Dst, id, w)
 		if err != nil {
 			return nil, err
 		}
@@ -564,7 +587,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 				return nil, fmt.Errorf("rdma: %w", err)
 			}
 		}
-		plans[i] = plan{id, sport, s, o, port, path}
+		plans[i] = plan{id, sport, s, o, port, path, placed}
 	}
 	now := h.e.Now()
 	var out []*rdmaFlow
@@ -601,6 +624,14 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 			f.queue = h.queue(port, req.Dst, signaling.PCPData, false)
 			f.Queue = h.e.Egress(port).Name(f.queue)
 		}
+		if h.ate != nil {
+			f.ate = true
+			if pl.placed {
+				h.ate.Chose(port == 0)
+			} else {
+				h.ate.NoChoice(want != nil)
+			}
+		}
 		r.flows = append(r.flows, f)
 		r.active = append(r.active, f)
 		out = append(out, f)
@@ -610,17 +641,17 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 
 // sourcePort picks flow id's UDP source port, its entropy: from the
 // flow's block of 64, the first whose flow hash gives the level order
-// want ("" : any).
-func (r *rdma) sourcePort(dst, id int, want string) (uint16, error) {
+// want (nil: any).
+func (r *rdma) sourcePort(dst, id int, want *bcube.Order) (uint16, error) {
 	h := r.h
 	base := rdmaSPortBase + (id*64)%(65536-rdmaSPortBase)
-	if want == "" || h.policy.Fixed != nil {
+	if want == nil || h.policy.Fixed != nil {
 		return uint16(base), nil
 	}
 	src, d := bcube.ServerIP(h.self).As4(), bcube.ServerIP(dst).As4()
 	for sp := base; sp < base+64; sp++ {
 		tuple := bcube.FiveTuple{Src: src, Dst: d, Proto: header.ProtoUDP, SPort: uint16(sp), DPort: roce.UDPPort}
-		if o := h.t.FlowOrder(&h.policy, &tuple); o.String() == want {
+		if o := h.t.FlowOrder(&h.policy, &tuple); o == *want {
 			return uint16(sp), nil
 		}
 	}
@@ -717,9 +748,21 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			break
 		}
 		f.queued += int(d.Len)
+		if f.ate && !seg.Retx {
+			f.sent += int64(seg.Len)
+			r.ateSync(f)
+		}
 		made++
 	}
 	return made
+}
+
+// ateSync brings the in-flight bytes f counts in ATE's domain of its
+// first hop up to date: new bytes sent less bytes acknowledged.
+func (r *rdma) ateSync(f *rdmaFlow) {
+	x := max(f.sent-f.s.Acked(), 0)
+	r.h.ate.Add(f.Port == 0, x-f.inflight)
+	f.inflight = x
 }
 
 func sendOpcode(p transport.Position) roce.Opcode {
@@ -933,6 +976,9 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 		f.s.OnNak(expected, got, now)
 	} else {
 		f.s.OnAck(p.PSN(), now)
+	}
+	if f.ate {
+		r.ateSync(f)
 	}
 	f.messagesDone(now)
 	r.settle(f, now)

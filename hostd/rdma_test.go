@@ -38,6 +38,13 @@ type nic struct {
 
 func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic {
 	t.Helper()
+	return newNICPolicy(t, tp, self, p, bcube.Policy{}, nil)
+}
+
+// newNICPolicy is newNIC routing by pol, with before run on the host
+// before it is bound (nil: nothing).
+func newNICPolicy(t testing.TB, tp bcube.Topology, self int, p transport.Params, pol bcube.Policy, before func(*Host) error) *nic {
+	t.Helper()
 	mem := make([]byte, hFrames*hFrame)
 	var specs []dataplane.PortSpec
 	qc, err := config.ServerEgress(tp, config.QueueingPortFC, 0)
@@ -52,9 +59,14 @@ func newNIC(t testing.TB, tp bcube.Topology, self int, p transport.Params) *nic 
 		}
 		specs = append(specs, s)
 	}
-	h := NewHost(tp, self, bcube.Policy{}, config.QueueingPortFC)
+	h := NewHost(tp, self, pol, config.QueueingPortFC)
 	if err := h.SetTransport(p); err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		if err := before(h); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e, err := dataplane.NewEngine(dataplane.Memory{Bytes: mem, FrameSize: hFrame, NumFrames: hFrames, RingSize: hRing},
 		specs, h, dataplane.Options{BufferBytes: 1 << 30})

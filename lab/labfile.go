@@ -78,6 +78,8 @@ type File struct {
 
 	XDPMode       string          `yaml:"xdp-mode,omitempty"`
 	LevelOrder    string          `yaml:"level-order,omitempty"`
+	ATEP          float64         `yaml:"ate-p,omitempty"`
+	ATECap        *units.Size     `yaml:"ate-cap,omitempty"`
 	BinDir        string          `yaml:"bin-dir,omitempty"`
 	RunRoot       string          `yaml:"run-root,omitempty"`
 	MaxNodes      int             `yaml:"max-nodes,omitempty"`
@@ -317,6 +319,8 @@ func (f *File) apply(s *Spec, skip string) {
 	set("dscp-map", f.DSCPMap != nil, func() { s.DSCPMap, _ = config.ParseDSCPMap(*f.DSCPMap) })
 	set("xdp-mode", f.XDPMode != "", func() { s.XDPMode = f.XDPMode })
 	set("level-order", f.LevelOrder != "", func() { s.LevelOrder = f.LevelOrder })
+	set("ate-p", f.ATEP != 0, func() { s.ATEP = f.ATEP })
+	set("ate-cap", f.ATECap != nil, func() { s.ATECapBytes = int64(*f.ATECap) })
 	set("bin-dir", f.BinDir != "", func() { s.BinDir = f.BinDir })
 	set("run-root", f.RunRoot != "", func() { s.RunRoot = f.RunRoot })
 	set("max-nodes", f.MaxNodes != 0, func() { s.MaxNodes = f.MaxNodes })
@@ -469,6 +473,11 @@ func FileOf(s Spec) *File {
 	}
 	if s.LevelOrder != "" && s.LevelOrder != d.LevelOrder {
 		f.LevelOrder = s.LevelOrder
+	}
+	f.ATEP = s.ATEP
+	if s.ATECapBytes != 0 {
+		v := units.Size(s.ATECapBytes)
+		f.ATECap = &v
 	}
 	if s.BinDir != "" {
 		if def, err := DefaultBinDir(); err != nil || def != s.BinDir {

@@ -32,6 +32,18 @@ func TestReadFileExample(t *testing.T) {
 	}
 }
 
+// The Rail-only example: level-0 cables at 16 Mb/s, the rails at 10,
+// level order ate (p its default).
+func TestReadFileRailOnlyATE(t *testing.T) {
+	s, err := ReadFile("../examples/bcube41-railonly-ate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LevelOrder != "ate" || s.ATEP != 0 || s.RateBps != 10e6 || len(s.Links) != 16 || s.Links[15].RateBps != 16e6 {
+		t.Fatalf("spec %+v", s)
+	}
+}
+
 // Every field survives a file: FileOf, YAML, ParseFile and Check give the
 // spec back.
 func TestFileRoundTrip(t *testing.T) {
@@ -65,6 +77,11 @@ func TestFileRoundTrip(t *testing.T) {
 			s := Defaults()
 			s.N, s.K, s.FC, s.BFCQueues, s.BFCTable = 2, 1, "bfc", 8, 400
 			s.DSCPMap = config.DSCPMap{}
+			return s
+		}(),
+		func() Spec {
+			s := Defaults()
+			s.N, s.K, s.LevelOrder, s.ATEP, s.ATECapBytes = 4, 1, "ate", 0.75, 8192
 			return s
 		}(),
 	} {

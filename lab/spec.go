@@ -86,8 +86,15 @@ type Spec struct {
 	BufferBytes int `json:"buffer_bytes"`
 	// XDPMode is native, generic or auto (empty: dataplane's default).
 	XDPMode string `json:"xdp_mode"`
-	// LevelOrder is the servers' routing policy (empty: hash).
+	// LevelOrder is the servers' routing policy (empty: hash): hash,
+	// ate (Asymmetric Traffic Engineering, hostd's ATE), ascending,
+	// descending or a permutation such as "1,0".
 	LevelOrder string `json:"level_order"`
+	// ATEP and ATECapBytes are ATE's p and B_H under level order ate (0:
+	// 0.9, and the level-0 port's rate x 4 one-hop RTTs:
+	// config.Node.ATECap).
+	ATEP        float64 `json:"ate_p,omitempty"`
+	ATECapBytes int64   `json:"ate_cap_bytes,omitempty"`
 	// FC is the flow-control scheme of every node: none, portfc, pfc,
 	// pfcstar or bfc (empty: none). PFC runs with priority queueing (eight
 	// queues by 802.1Q priority), BFC with BFCQueues queues assigned to
@@ -492,6 +499,8 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		BufferBytes: s.BufferBytes,
 		XDPMode:     s.XDPMode,
 		LevelOrder:  s.LevelOrder,
+		ATEP:        s.ATEP,
+		ATECapBytes: s.ATECapBytes,
 		Control:     control,
 		FC:          s.FC,
 		OneHopRTT:   config.Duration(s.OneHopRTT),

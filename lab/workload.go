@@ -143,8 +143,10 @@ type WorkloadReport struct {
 	// the drain time passed.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// StartLag is how late the flows started against their schedule (the
-	// starters' and NICs' scheduling on a busy machine); it does not
-	// enter FCTs, which the NICs measure from the first byte sent.
+	// starters' and NICs' scheduling on a busy machine; a flow that waits
+	// for a group is due when the group's first phase has ended, if
+	// later than its start); it does not enter FCTs, which the NICs
+	// measure from the first byte sent.
 	StartLag workload.Dist[time.Duration] `json:"start_lag_ns"`
 	// StartErrors counts flows their NIC refused to start, FirstError
 	// says why the first was; those flows count as failed.
@@ -423,6 +425,16 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	if p := r.Pattern; p != nil {
 		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)
+		if p.Kind == workload.KindMoE && p.Few > 0 {
+			wl += fmt.Sprintf(" (%d experts, top-%d", p.Few, p.TopK)
+			if p.Skew > 0 {
+				wl += fmt.Sprintf(", Zipf skew %g", p.Skew)
+			}
+			wl += ")"
+		}
+		if p.Wait {
+			wl += ", second phase once the first has ended"
+		}
 	}
 	fc := r.FC
 	if fc == "" {

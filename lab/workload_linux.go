@@ -159,29 +159,91 @@ type workloadRun struct {
 	acked       []int64 // by flow, bytes acknowledged at the last poll
 	lastEnd     int64   // Unix ns of the latest flow end seen
 	queues      []QueueRow
+	// waits are the groups whose phase-0 flows other flows wait for
+	// (Flow.After): how many have not ended, and a channel closed when
+	// none is left.
+	waits map[int]*groupWait
+}
+
+type groupWait struct {
+	left int
+	done chan struct{}
+	at   time.Duration // when it was released, since the run's start
+}
+
+// end records that flow i has ended, or will never start (with mu held),
+// and releases the flows that wait for its group once all of the group's
+// first phase has.
+func (r *workloadRun) end(i int) {
+	if r.ended[i] {
+		return
+	}
+	r.ended[i] = true
+	f := &r.flows[i]
+	if w := r.waits[f.Group]; w != nil && f.Phase == 0 && f.Group != 0 {
+		if w.left--; w.left == 0 {
+			w.at = time.Since(r.t0)
+			close(w.done)
+		}
+	}
 }
 
 // run starts the flows on schedule and polls the NICs until every flow
 // has ended or the drain time after the last start has passed; it
-// returns when the run ended.
+// returns when the run ended. A flow that waits for a group
+// (Flow.After) starts, on its schedule, once the group's first phase
+// has ended; the drain time then runs again from the last such start.
 func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (time.Time, error) {
 	r.acked = make([]int64, len(r.flows))
 	bySrc := make([][]int, len(r.socks))
+	type dep struct{ group, src int }
+	deps := map[dep][]int{}
+	r.waits = map[int]*groupWait{}
 	for i, f := range r.flows {
+		if f.After != 0 {
+			deps[dep{f.After, f.Src}] = append(deps[dep{f.After, f.Src}], i)
+			if r.waits[f.After] == nil {
+				r.waits[f.After] = &groupWait{done: make(chan struct{})}
+			}
+			continue
+		}
 		bySrc[f.Src] = append(bySrc[f.Src], i)
+	}
+	for _, f := range r.flows {
+		if w := r.waits[f.Group]; w != nil && f.Phase == 0 {
+			w.left++
+		}
+	}
+	for _, w := range r.waits {
+		if w.left == 0 {
+			close(w.done)
+		}
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.t0 = time.Now().Add(workloadLead)
-	var starters sync.WaitGroup
+	var starters, waiters sync.WaitGroup
 	for src, ids := range bySrc {
 		if len(ids) == 0 {
 			continue
 		}
 		starters.Go(func() { r.starter(sctx, src, ids) })
 	}
+	for d, ids := range deps {
+		done := r.waits[d.group].done
+		waiters.Go(func() {
+			select {
+			case <-sctx.Done():
+				return
+			case <-done:
+			}
+			r.starter(sctx, d.src, ids)
+		})
+	}
 	startersDone := make(chan struct{})
 	go func() { starters.Wait(); close(startersDone) }()
+	allDone := make(chan struct{})
+	go func() { starters.Wait(); waiters.Wait(); close(allDone) }()
 
 	tick := time.NewTicker(min(workloadPoll, interval))
 	defer tick.Stop()
@@ -191,13 +253,22 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		select {
 		case <-ctx.Done():
 			starters.Wait()
+			waiters.Wait()
 			r.abort()
 			return time.Time{}, fmt.Errorf("workload interrupted: %w", ctx.Err())
 		case <-startersDone:
 			startersDone = nil
 			deadline = time.After(drain)
 			continue
+		case <-allDone:
+			allDone = nil
+			deadline = time.After(drain)
+			continue
 		case <-deadline:
+			// Flows still waiting for a group that did not end never
+			// start.
+			stop()
+			waiters.Wait()
 			r.poll()
 			r.abort()
 			return time.Now(), nil
@@ -226,7 +297,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		}
 		lastEnd := r.lastEnd
 		r.mu.Unlock()
-		if startersDone == nil && pending == 0 {
+		if startersDone == nil && allDone == nil && pending == 0 {
 			end := time.Now()
 			if lastEnd > 0 {
 				end = time.Unix(0, lastEnd)
@@ -276,7 +347,7 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 		got, err := startRDMA(ctx, r.socks[src], req)
 		r.mu.Lock()
 		if err != nil {
-			r.ended[i] = true
+			r.end(i)
 			r.recs[i].Failed = true
 			if r.startErrors++; r.firstError == "" {
 				r.firstError = fmt.Sprintf("h%d -> h%d: %v", f.Src, f.Dst, err)
@@ -285,7 +356,14 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 			r.rid[i] = got.ID
 			at := time.Unix(0, got.StartNs).Sub(r.t0)
 			r.recs[i].Start = at
-			r.lag = append(r.lag, max(0, at-f.Start))
+			// A flow that waited for a group is due when the group was
+			// released, if that is after its schedule's start: the lag is
+			// the runner's, not the wait.
+			due := f.Start
+			if w := r.waits[f.After]; f.After != 0 && w != nil {
+				due = max(due, w.at)
+			}
+			r.lag = append(r.lag, max(0, at-due))
 		}
 		r.mu.Unlock()
 	}
@@ -338,7 +416,7 @@ func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	if f.State == api.RDMARunning {
 		return
 	}
-	r.ended[i] = true
+	r.end(i)
 	r.cnps += f.CNPs
 	r.lastEnd = max(r.lastEnd, f.EndNs)
 	switch f.State {
@@ -356,7 +434,7 @@ func (r *workloadRun) abort() {
 	for i := range r.flows {
 		if !r.ended[i] && r.rid[i] > 0 {
 			ask[r.flows[i].Src] = append(ask[r.flows[i].Src], r.rid[i])
-			r.ended[i] = true
+			r.end(i)
 			r.aborted++
 		}
 	}

@@ -229,7 +229,7 @@ func TestCLI(t *testing.T) {
 	// The same seed gives the same schedule, another seed another one.
 	dry := func(seed string) string {
 		code, out, err := lab("workload", "--dry-run", "--cdf", "hadoop", "--load", "0.4", "--incast", "2", "--duration", "200ms", "--seed", seed)
-		if code != 0 || strings.Count(out, "\n") < 10 || !strings.HasPrefix(out, "id,src,dst,size,start_ns,kind,group\n") {
+		if code != 0 || strings.Count(out, "\n") < 10 || !strings.HasPrefix(out, "id,src,dst,size,start_ns,kind,group,phase,after\n") {
 			t.Fatalf("workload --dry-run: %d %v\n%s", code, err, out)
 		}
 		return out

@@ -194,12 +194,23 @@ func printStats(stdout io.Writer, st *api.Stats) {
 	}
 	tw.Flush()
 	printQueues(stdout, st)
+	if st.Host != nil && st.Host.ATE != nil {
+		printATE(stdout, st.Host.ATE)
+	}
 	if len(notes) > 0 {
 		fmt.Fprintln(stdout, "nonzero counters:")
 		for _, n := range notes {
 			fmt.Fprintln(stdout, " ", n)
 		}
 	}
+}
+
+// printATE prints a source's ATE choices and its in-flight bytes now.
+func printATE(w io.Writer, a *api.ATEStats) {
+	fmt.Fprintf(w, "ate: p %g of B_H %d B (level 0 full at %d B in flight)\n", a.P, a.CapHBDBytes, a.LimitBytes)
+	fmt.Fprintf(w, "  flows placed: level 0 (HBD) %d, network %d, choice changed %d times; not placed: no choice %d, order asked %d\n",
+		a.HBD, a.Network, a.Switches, a.Fixed, a.Ordered)
+	fmt.Fprintf(w, "  in flight now: level 0 %d B, network %d B\n", a.InFlightHBD, a.InFlightNetwork)
 }
 
 // printClassifier prints what the bc0 classifier counted, per class.

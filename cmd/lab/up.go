@@ -99,8 +99,12 @@ the file or a flag is bad.`,
 	add("buffer", func(s *lab.Spec) { s.BufferBytes = int(*buffer) })
 	xdpMode := fs.String("xdp-mode", d.XDPMode, "XDP attach `mode`: native, generic or auto")
 	add("xdp-mode", func(s *lab.Spec) { s.XDPMode = *xdpMode })
-	levelOrder := fs.String("level-order", d.LevelOrder, "servers' routing `policy`: hash, ascending, descending or a permutation like 1,0")
+	levelOrder := fs.String("level-order", d.LevelOrder, "servers' routing `policy`: hash, ate (Asymmetric Traffic Engineering: a new RDMA flow starts in level 0 unless its source's bytes in flight there reach --ate-p x --ate-cap), ascending, descending or a permutation like 1,0")
 	add("level-order", func(s *lab.Spec) { s.LevelOrder = *levelOrder })
+	ateP := fs.Float64("ate-p", 0, "level order ate: the `fraction` p of B_H at which level 0 counts as full (0: 0.9)")
+	add("ate-p", func(s *lab.Spec) { s.ATEP = *ateP })
+	ateCap := sizeFlag(fs, "ate-cap", "0", "level order ate: B_H, a source's level-0 capacity in bytes (0: its eth0 rate x 4 one-hop RTTs)")
+	add("ate-cap", func(s *lab.Spec) { s.ATECapBytes = int64(*ateCap) })
 	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
 	add("bin-dir", func(s *lab.Spec) { s.BinDir = *binDir })
 	maxNodes := fs.Int("max-nodes", d.MaxNodes, "refuse fabrics with more than `count` servers + switches")
@@ -307,6 +311,17 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 			}
 		}
 		fmt.Fprintf(w, "  ecn         marking at every egress: %s\n", strings.Join(marks, "; "))
+	}
+	if s.LevelOrder == "ate" {
+		p := s.ATEP
+		if p == 0 {
+			p = config.DefaultATEP
+		}
+		capText := "eth0's rate x 4 one-hop RTTs"
+		if s.ATECapBytes > 0 {
+			capText = lab.FormatSize(int(s.ATECapBytes))
+		}
+		fmt.Fprintf(w, "  ate         a new RDMA flow starts in level 0 unless its source has %g x B_H in flight there (B_H: %s); lab stats h<i> shows the choices\n", p, capText)
 	}
 	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
 	if len(st.Workers) > 0 {

@@ -24,7 +24,9 @@ func workloadCmd() *cobra.Command {
 		load                                           float64
 		seed                                           uint64
 		incast, maxFlows, mtu                          int
-		noDCQCN, asJSON, dryRun                        bool
+		noDCQCN, asJSON, dryRun, patternWait           bool
+		moeExperts, moeSenders, moeTopK                int
+		moeSkew                                        float64
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -35,7 +37,8 @@ a summary by size bin and the emulation health (exit 3 when invalid).
 Progress goes to stderr every -i.`,
 		Example: `  lab workload --name wl --cdf websearch --load 0.5 --incast 8 --duration 10s --seed 1 --records wl.csv
   lab workload --name wl --cdf storage --load 0.3 --pattern moe --mode irn --json > run.json
-  lab workload --name wl --cdf hadoop --load 0.4 --dry-run`,
+  lab workload --name wl --cdf hadoop --load 0.4 --dry-run
+  lab workload --name ro --load 0 --pattern moe --moe-experts 4 --moe-topk 2 --moe-skew 1.2 --pattern-size 64KB --duration 5s`,
 		GroupID: groupTraffic,
 		Args:    noArgs,
 	}
@@ -53,7 +56,12 @@ Progress goes to stderr every -i.`,
 	fs.StringVar(&pattern, "pattern", "", "a periodic collective: ps (parameter server) or moe (mixture of experts)")
 	patternSize := sizeFlag(fs, "pattern-size", "256KB", "bytes of every flow of the pattern")
 	patternPeriod := durationFlag(fs, "pattern-period", "", "1s", "time between two events of the pattern")
-	patternGap := durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second (0: half the period)")
+	patternGap := durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second (0: half the period, or none with --pattern-wait)")
+	fs.BoolVar(&patternWait, "pattern-wait", false, "a pattern's second phase starts when every flow of its first has ended, and --pattern-gap after it at the earliest (default on for moe)")
+	fs.IntVar(&moeExperts, "moe-experts", 0, "moe: experts per event (0: a quarter of the servers)")
+	fs.IntVar(&moeSenders, "moe-senders", 0, "moe: token senders per event (0: every server not an expert)")
+	fs.IntVar(&moeTopK, "moe-topk", 0, "moe: experts each sender dispatches a token group (--pattern-size bytes) to (0: 2)")
+	fs.Float64Var(&moeSkew, "moe-skew", 0, "moe: Zipf `exponent` of the experts' popularity: expert r of an event is drawn with weight 1/r^s (0: uniform)")
 	fs.IntVar(&maxFlows, "max-flows", 0, "refuse schedules longer than this (0: the library's bound)")
 	fs.StringVar(&mode, "mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
 	fs.BoolVar(&noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
@@ -63,7 +71,7 @@ Progress goes to stderr every -i.`,
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i) to `file` as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
-	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: id,src,dst,size,start_ns,kind,group) and run nothing")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: id,src,dst,size,start_ns,kind,group,phase,after) and run nothing")
 	hf := addHealthFlags(fs)
 	completeWords(cmd, "basis", "link", "host")
 	completeWords(cmd, "pattern", "ps", "moe")
@@ -91,7 +99,19 @@ Progress goes to stderr every -i.`,
 			if err != nil || (k != workload.KindPS && k != workload.KindMoE) {
 				return fmt.Errorf("--pattern %q: want ps or moe", pattern)
 			}
-			cfg.Pattern = &workload.Pattern{Kind: k, Size: int64(*patternSize), Period: patternPeriod.D(), Gap: patternGap.D()}
+			wait := patternWait
+			if k == workload.KindMoE && !cmd.Flags().Changed("pattern-wait") {
+				wait = true // the paper's MoE: combine once dispatch is complete
+			}
+			cfg.Pattern = &workload.Pattern{Kind: k, Size: int64(*patternSize), Period: patternPeriod.D(), Gap: patternGap.D(), Wait: wait}
+			if k == workload.KindMoE {
+				cfg.Pattern.Few, cfg.Pattern.Many, cfg.Pattern.TopK, cfg.Pattern.Skew = moeExperts, moeSenders, moeTopK, moeSkew
+			}
+		}
+		for _, name := range []string{"moe-experts", "moe-senders", "moe-topk", "moe-skew"} {
+			if cmd.Flags().Changed(name) && (cfg.Pattern == nil || cfg.Pattern.Kind != workload.KindMoE) {
+				return fmt.Errorf("--%s needs --pattern moe", name)
+			}
 		}
 		limits, err := hf.limits()
 		if err != nil {
@@ -161,9 +181,9 @@ func dryRunWorkload(c *common, cfg workload.Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "id,src,dst,size,start_ns,kind,group")
+	fmt.Fprintln(stdout, "id,src,dst,size,start_ns,kind,group,phase,after")
 	for _, f := range flows {
-		fmt.Fprintf(stdout, "%d,%d,%d,%d,%d,%s,%d\n", f.ID, f.Src, f.Dst, f.Size, int64(f.Start), f.Kind, f.Group)
+		fmt.Fprintf(stdout, "%d,%d,%d,%d,%d,%s,%d,%d,%d\n", f.ID, f.Src, f.Dst, f.Size, int64(f.Start), f.Kind, f.Group, f.Phase, f.After)
 	}
 	return nil
 }

@@ -47,6 +47,11 @@ type Flow struct {
 	// dispatch), 1 for a pattern's second (broadcast, combine); 0 for
 	// Poisson flows.
 	Phase int `json:"phase,omitempty"`
+	// After, if not 0, is the group whose phase-0 flows must all have
+	// ended (completed or failed) before this flow starts, and it
+	// starts no earlier than Start: a pattern's second phase under
+	// Pattern.Wait. A runner that never sees them end never starts it.
+	After int `json:"after,omitempty"`
 }
 
 // Basis is the per-host capacity that Config.Load is a fraction of.
@@ -151,10 +156,11 @@ func DefaultIncastPeriod(linkRate uint64, senders int, size int64) time.Duration
 // starts at Start, Start+Period, ... as long as its second phase starts
 // before the end of the run; each event draws its hosts anew, uniformly,
 // and every flow is Size bytes. The second phase starts Gap after the
-// first, whether or not the first has finished: the schedule is open
-// loop. A runner that wants the second phase to wait for the first can
-// start a group's phase-1 flows when all its phase-0 flows have completed
-// instead of at their Start.
+// first, whether or not the first has finished (open loop) — unless
+// Wait: then it starts once every flow of the first phase has ended,
+// and no earlier than Gap after the first (Flow.After names the group
+// it waits for), as a MoE layer's combine waits for the experts to have
+// all their tokens.
 //
 // KindPS (parameter server): Few servers (default 1) and Many workers
 // (default every other host), disjoint. Phase 0 (push): every worker
@@ -166,7 +172,11 @@ func DefaultIncastPeriod(linkRate uint64, senders int, size int64) time.Duration
 // (dispatch): every sender picks TopK distinct experts (default 2, at
 // most Few) uniformly and sends Size to each. Phase 1 (combine): every
 // expert sends Size back to each sender that dispatched to it, in the
-// same order. 2·Many·TopK flows per event.
+// same order. 2·Many·TopK flows per event. With Skew > 0 the experts are
+// not equally popular: each event ranks its experts (in the random order
+// it drew them) and a sender draws expert r (1..Few) with weight
+// 1/r^Skew (Zipf), without replacement; the first expert then gets the
+// largest share of the dispatch, and sends the most back.
 type Pattern struct {
 	Kind   Kind
 	Period time.Duration
@@ -181,12 +191,18 @@ type Pattern struct {
 	// TopK is, for KindMoE, the number of experts each sender uses; 0
 	// means the default.
 	TopK int
+	// Skew is, for KindMoE, the Zipf exponent of the experts'
+	// popularity (0: uniform).
+	Skew float64 `json:",omitempty"`
+	// Wait makes the second phase wait for the first to end (see
+	// above); then Gap 0 means no delay beyond it.
+	Wait bool `json:",omitempty"`
 }
 
 // Resolved returns p with its zero fields replaced by their defaults for
 // a fabric of the given number of hosts.
 func (p Pattern) Resolved(hosts int) Pattern {
-	if p.Gap == 0 {
+	if p.Gap == 0 && !p.Wait {
 		p.Gap = p.Period / 2
 	}
 	if p.Few == 0 {
@@ -304,6 +320,11 @@ func (c *Config) Validate() error {
 		if p.Kind == KindMoE && (p.TopK < 1 || p.TopK > p.Few) {
 			bad("pattern moe: top-k %d, want 1..%d (the experts)", p.TopK, p.Few)
 		}
+		if math.IsNaN(p.Skew) || p.Skew < 0 || p.Skew > 10 {
+			bad("pattern skew %g: want a Zipf exponent in [0, 10]", p.Skew)
+		} else if p.Skew > 0 && p.Kind != KindMoE {
+			bad("pattern skew: only moe has experts to skew")
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("workload: %w", err)
@@ -400,6 +421,10 @@ func Generate(c Config) ([]Flow, error) {
 		p := c.Pattern.Resolved(c.Hosts)
 		s := newStream(c.Seed, streamPattern)
 		var pairs [][2]int // phase 0 (src, dst) of one event
+		var z *zipf
+		if p.Kind == KindMoE && p.Skew > 0 {
+			z = newZipf(p.Few, p.Skew)
+		}
 		for t := p.Start; t+p.Gap < c.Duration; t += p.Period {
 			group++
 			hosts := reset()
@@ -408,7 +433,10 @@ func Generate(c Config) ([]Flow, error) {
 			pairs = pairs[:0]
 			for _, m := range many {
 				targets := few
-				if p.Kind == KindMoE {
+				switch {
+				case z != nil:
+					targets = z.choose(s, few, p.TopK)
+				case p.Kind == KindMoE:
 					// few is only reordered: it stays the set of experts.
 					targets = s.choose(few, p.TopK)
 				}
@@ -419,8 +447,12 @@ func Generate(c Config) ([]Flow, error) {
 			for _, pr := range pairs {
 				flows = append(flows, Flow{Src: pr[0], Dst: pr[1], Size: p.Size, Start: t, Kind: p.Kind, Group: group})
 			}
+			after := 0
+			if p.Wait {
+				after = group
+			}
 			for _, pr := range pairs {
-				flows = append(flows, Flow{Src: pr[1], Dst: pr[0], Size: p.Size, Start: t + p.Gap, Kind: p.Kind, Group: group, Phase: 1})
+				flows = append(flows, Flow{Src: pr[1], Dst: pr[0], Size: p.Size, Start: t + p.Gap, Kind: p.Kind, Group: group, Phase: 1, After: after})
 			}
 		}
 	}
@@ -441,6 +473,61 @@ func Generate(c Config) ([]Flow, error) {
 			}
 			f.Group = g
 		}
+		if f.After != 0 {
+			// Its group's phase 0 sorts before it (it starts no later,
+			// and was generated first), so the group has its number.
+			f.After = renumber[f.After]
+		}
 	}
 	return flows, nil
+}
+
+// zipf draws experts by rank with Zipf weights: rank r (1..n) has weight
+// 1/r^s.
+type zipf struct {
+	w    []float64 // by rank
+	pool []int     // scratch: the candidates left
+	pw   []float64 // scratch: their weights
+	out  []int
+}
+
+func newZipf(n int, s float64) *zipf {
+	z := &zipf{w: make([]float64, n), pool: make([]int, n), pw: make([]float64, n), out: make([]int, 0, n)}
+	for r := range z.w {
+		z.w[r] = 1 / math.Pow(float64(r+1), s)
+	}
+	return z
+}
+
+// choose draws k distinct elements of ranked (ranked[0] the most
+// popular) by their weights, one at a time among those left, and
+// returns them in the order drawn; ranked is left as it is. The result
+// is valid until the next call.
+func (z *zipf) choose(s *stream, ranked []int, k int) []int {
+	n := len(ranked)
+	pool, pw := z.pool[:n], z.pw[:n]
+	copy(pool, ranked)
+	copy(pw, z.w[:n])
+	total := 0.0
+	for _, w := range pw {
+		total += w
+	}
+	out := z.out[:0]
+	for i := range k {
+		// Draw among pool[i:], then move the drawn one to i.
+		x := s.float64() * total
+		j := i
+		for ; j < n-1; j++ {
+			if x < pw[j] {
+				break
+			}
+			x -= pw[j]
+		}
+		total -= pw[j]
+		pool[i], pool[j] = pool[j], pool[i]
+		pw[i], pw[j] = pw[j], pw[i]
+		out = append(out, pool[i])
+	}
+	z.out = out
+	return out
 }

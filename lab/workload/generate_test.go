@@ -516,3 +516,101 @@ func TestDefaultIncastPeriod(t *testing.T) {
 		}
 	}
 }
+
+// MoE with skewed experts and a combine that waits for the dispatch:
+// every sender still uses TopK distinct experts, the schedule is the
+// same for the same seed, the most popular expert of an event takes a
+// larger share of the dispatch than under uniform choice, and every
+// combine flow names its event's group as the one it waits for (its
+// Start is the dispatch's: Gap 0).
+func TestPatternMoESkewWait(t *testing.T) {
+	c := bcube41(t)
+	c.Load = 0
+	p := Pattern{Kind: KindMoE, Period: 10 * time.Millisecond, Size: 32_000, TopK: 2, Skew: 1.5, Wait: true}
+	c.Pattern = &p
+	if r := p.Resolved(16); r.Gap != 0 || r.Few != 4 {
+		t.Fatalf("resolved: %+v", r)
+	}
+	flows := generate(t, c)
+	checkSchedule(t, c, flows)
+	if !reflect.DeepEqual(flows, generate(t, c)) {
+		t.Fatal("the same config gave two schedules")
+	}
+	hottest := func(flows []Flow) float64 { // mean share of an event's dispatch its busiest expert takes
+		groups := phases(flows, KindMoE)
+		sum := 0.0
+		for g, ph := range groups {
+			per := map[int]int{}
+			perSender := map[int]map[int]bool{}
+			for _, f := range ph[0] {
+				per[f.Dst]++
+				if perSender[f.Src] == nil {
+					perSender[f.Src] = map[int]bool{}
+				}
+				perSender[f.Src][f.Dst] = true
+				if f.After != 0 {
+					t.Fatalf("group %d: dispatch %+v waits", g, f)
+				}
+			}
+			for s, es := range perSender {
+				if len(es) != 2 {
+					t.Fatalf("group %d: sender %d uses experts %v, want 2 distinct", g, s, es)
+				}
+			}
+			for i, f := range ph[1] {
+				d := ph[0][i]
+				if wantAfter := map[bool]int{true: g, false: 0}[p.Wait]; f.After != wantAfter || f.Src != d.Dst || f.Dst != d.Src {
+					t.Fatalf("group %d: combine %+v for dispatch %+v", g, f, d)
+				}
+				if p.Wait && f.Start != d.Start {
+					t.Fatalf("group %d: combine starts %v, dispatch %v", g, f.Start, d.Start)
+				}
+			}
+			most := 0
+			for _, n := range per {
+				most = max(most, n)
+			}
+			sum += float64(most) / float64(len(ph[0]))
+		}
+		return sum / float64(len(groups))
+	}
+	skewed := hottest(flows)
+	p.Skew, p.Wait = 0, false
+	uniform := hottest(generate(t, c))
+	// Weights 1, 0.35, 0.19, 0.13: the top expert is among the two of
+	// about 87% of the senders (a share of 0.435 of the 2 x 12 flows;
+	// 0.5 at most); uniformly each expert is among half of them, and the
+	// busiest of four about a third.
+	if skewed < 0.41 || uniform > 0.37 {
+		t.Fatalf("busiest expert's share of the dispatch: %.3f skewed, %.3f uniform", skewed, uniform)
+	}
+}
+
+// zipf draws rank r with probability 1/r^s over the sum, and k distinct
+// ranks when asked for k.
+func TestZipf(t *testing.T) {
+	z := newZipf(4, 1)
+	s := newStream(7, streamPattern)
+	ranked := []int{10, 11, 12, 13}
+	count := map[int]int{}
+	const n = 200_000
+	for range n {
+		count[z.choose(s, ranked, 1)[0]]++
+	}
+	total := 1 + 0.5 + 1.0/3 + 0.25
+	for r, x := range ranked {
+		want := 1 / float64(r+1) / total
+		if got := float64(count[x]) / n; math.Abs(got-want) > 0.01 {
+			t.Errorf("rank %d drawn %.3f of the time, want %.3f", r+1, got, want)
+		}
+	}
+	for range 1000 {
+		got := z.choose(s, ranked, 3)
+		if len(got) != 3 || got[0] == got[1] || got[1] == got[2] || got[0] == got[2] {
+			t.Fatalf("choose 3: %v", got)
+		}
+	}
+	if !slices.Equal(ranked, []int{10, 11, 12, 13}) {
+		t.Fatalf("the ranking changed: %v", ranked)
+	}
+}
