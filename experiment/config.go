@@ -52,7 +52,7 @@ type Config struct {
 	Kind  string `yaml:"kind"`
 	// Topology is BCube(N, K); loop and hol have their own (2,1) and
 	// (4,1) and refuse another.
-	Topology Topology `yaml:"topology"`
+	Topology Topology  `yaml:"topology"`
 	Lab      LabConfig `yaml:"lab"`
 	// Schemes are compared at every point: a flow-control scheme (none,
 	// portfc, pfc, pfcstar, bfc, bfc:Q) whose flows are lossless, irn and
