@@ -270,13 +270,19 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 	names := slices.Clone(pl.c.Schemes)
 	have := false
 	for s, scheme := range pl.c.Schemes {
+		some, bad := false, false
 		for _, l := range pl.c.Workload.Loads {
 			valid, inv := pl.match(scheme, cdf, l)
 			invalid = append(invalid, inv...)
 			v := mean(valid, b.metric)
 			values[s] = append(values[s], v)
-			have = have || !math.IsNaN(v)
+			some = some || !math.IsNaN(v)
+			bad = bad || len(inv) > 0
 		}
+		if !some && bad {
+			names[s] += " (INVALID, not plotted)"
+		}
+		have = have || some
 	}
 	if !have && len(invalid) == 0 {
 		return

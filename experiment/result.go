@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -45,6 +46,34 @@ type Result struct {
 type Metric struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
+}
+
+// metricJSON is a Metric in JSON, where NaN (not measured) is null.
+type metricJSON struct {
+	Name  string   `json:"name"`
+	Value *float64 `json:"value"`
+}
+
+// MarshalJSON writes NaN as null.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	j := metricJSON{Name: m.Name}
+	if !math.IsNaN(m.Value) && !math.IsInf(m.Value, 0) {
+		j.Value = &m.Value
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var j metricJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	m.Name, m.Value = j.Name, math.NaN()
+	if j.Value != nil {
+		m.Value = *j.Value
+	}
+	return nil
 }
 
 // Get is the metric called name and whether r has it.
