@@ -13,15 +13,20 @@ import (
 
 // SetScheme applies an experiment's scheme name to a lab spec: a
 // flow-control scheme (none, portfc, pfc, pfcstar, bfc), or bfc:Q for BFC
-// with Q queues per port, the HQ included (bfc:2 is a single data queue).
+// with Q queues per port, the HQ included (bfc:2 is a single data queue);
+// bfchash and bfchash:Q are BFC with queues assigned by flow hash
+// (stochastic fair queueing) rather than dynamically.
 func SetScheme(s *lab.Spec, scheme string) error {
 	fc, q, ok := strings.Cut(scheme, ":")
-	s.FC, s.BFCQueues = fc, 0
+	s.FC, s.BFCQueues, s.BFCHash = fc, 0, false
+	if fc == "bfchash" {
+		s.FC, s.BFCHash = "bfc", true
+	}
 	if !ok {
 		return nil
 	}
 	n, err := strconv.Atoi(q)
-	if fc != "bfc" || err != nil {
+	if s.FC != "bfc" || err != nil {
 		return fmt.Errorf("scheme %q: only bfc takes a queue count (bfc:32, bfc:2)", scheme)
 	}
 	s.BFCQueues = n

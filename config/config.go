@@ -49,6 +49,9 @@ type Node struct {
 	// egress port (0: 100 x BFCQueues).
 	BFCQueues int `json:"bfc_queues,omitempty"`
 	BFCTable  int `json:"bfc_table,omitempty"`
+	// BFCHash assigns BFC's queues by flow hash, statically, instead of
+	// dynamically (stochastic fair queueing, BFC's baseline).
+	BFCHash bool `json:"bfc_hash,omitempty"`
 	// ECN marking on egress queue length, RED-like: no mark below
 	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
 	// above. ECNKmaxBytes 0 turns marking off.
@@ -415,7 +418,7 @@ func (c *Node) BFC() signaling.BFCConfig {
 	h := fnv.New64a()
 	h.Write([]byte(c.Node))
 	return signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
-		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64()}
+		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64(), Hashed: c.BFCHash}
 }
 
 // Watchdog returns cfg's watchdog configuration (Detect 0: off).

@@ -55,7 +55,8 @@ type Config struct {
 	Topology Topology  `yaml:"topology"`
 	Lab      LabConfig `yaml:"lab"`
 	// Schemes are compared at every point: a flow-control scheme (none,
-	// portfc, pfc, pfcstar, bfc, bfc:Q) whose flows are lossless, irn and
+	// portfc, pfc, pfcstar, bfc, bfc:Q, bfchash: BFC with queues by flow
+	// hash, statically) whose flows are lossless, irn and
 	// gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
 	// FC/MODE for any other pairing (pfc/gbn).
 	Schemes []string `yaml:"schemes"`
@@ -198,12 +199,12 @@ func ParseScheme(s string) (Scheme, error) {
 		}
 	}
 	fc, q, hasQ := strings.Cut(sc.FC, ":")
-	if !slices.Contains([]string{"none", "portfc", "pfc", "pfcstar", "bfc"}, fc) {
-		return sc, fmt.Errorf("scheme %q: flow control %q: want none, portfc, pfc, pfcstar, bfc or bfc:Q, or irn, gbn, FC/MODE", s, fc)
+	if !slices.Contains([]string{"none", "portfc", "pfc", "pfcstar", "bfc", "bfchash"}, fc) {
+		return sc, fmt.Errorf("scheme %q: flow control %q: want none, portfc, pfc, pfcstar, bfc, bfc:Q, bfchash or bfchash:Q, or irn, gbn, FC/MODE", s, fc)
 	}
 	if hasQ {
 		n, err := strconv.Atoi(q)
-		if fc != "bfc" || err != nil || n < 2 {
+		if (fc != "bfc" && fc != "bfchash") || err != nil || n < 2 {
 			return sc, fmt.Errorf("scheme %q: only bfc takes a queue count, at least 2 (bfc:32, bfc:2)", s)
 		}
 	}
@@ -510,6 +511,9 @@ func (c *Config) LabSpec(fc, runRoot string) lab.Spec {
 		if f, q, ok := strings.Cut(fc, ":"); ok {
 			s.FC = f
 			s.BFCQueues, _ = strconv.Atoi(q)
+		}
+		if s.FC == "bfchash" {
+			s.FC, s.BFCHash = "bfc", true
 		}
 	}
 	return s

@@ -137,6 +137,7 @@ func TestParseScheme(t *testing.T) {
 		{"gbn", "none", "gbn"},
 		{"pfc/gbn", "pfc", "gbn"},
 		{"none", "none", "lossless"},
+		{"bfchash", "bfchash", "lossless"},
 	} {
 		s, err := ParseScheme(c.in)
 		if err != nil || s.FC != c.fc || s.Mode != c.mode {
@@ -156,6 +157,9 @@ func TestLabSpec(t *testing.T) {
 	}
 	if err := s.Validate(); err != nil {
 		t.Error(err)
+	}
+	if s := c.LabSpec("bfchash", ""); s.FC != "bfc" || !s.BFCHash {
+		t.Errorf("bfchash: spec %+v", s)
 	}
 }
 

@@ -222,7 +222,17 @@ func bars(p *plot.Plot, groups, names []string, values [][]float64, colors func(
 	}
 	p.NominalX(groups...)
 	p.Y.Min = 0
+	headroom(p)
 	return nil
+}
+
+// headroom raises the top of p's y axis above its data, for the legend
+// at the top to sit clear of it.
+func headroom(p *plot.Plot) {
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min + 1
+	}
+	p.Y.Max = p.Y.Min + 1.3*(p.Y.Max-p.Y.Min)
 }
 
 // schemeBars draws b: a group per scheme, a bar per metric.
@@ -360,8 +370,10 @@ func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 	}
 	if len(labels) > 0 {
 		p.NominalX(labels...)
+		p.X.Min, p.X.Max = -0.3, float64(len(labels))-0.7
 	}
 	p.Y.Min = 0
+	headroom(p)
 	title := fmt.Sprintf("%s slowdown by flow size, %s at load %s", map[string]string{"avg": "Average", "p99": "99th-percentile"}[stat], cdfTitle(cdf), loadName(load))
 	p.Title.Text = pl.title(title)
 	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, invalidNote(invalid))
@@ -404,6 +416,7 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 	}
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Y.Min, p.Y.Max, p.X.Min = 0, 1, 0
+	p.X.Max = max(1, 1.05*p.X.Max)
 	title := fmt.Sprintf("Switch queue length CDF, %s at load %s", cdfTitle(cdf), loadName(load))
 	p.Title.Text = pl.title(title)
 	pl.save(p, fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load)), title, invalidNote(invalid))
@@ -448,6 +461,8 @@ func (pl *plots) series() {
 				break
 			}
 		}
+		p.Y.Min = min(0, p.Y.Min)
+		headroom(p)
 		pl.save(p, "series-"+n, n, invalidNote(invalid))
 	}
 }

@@ -58,6 +58,7 @@ type File struct {
 	OneHopRTT *units.Duration `yaml:"one-hop-rtt,omitempty"`
 	BFCQueues int             `yaml:"bfc-queues,omitempty"`
 	BFCTable  int             `yaml:"bfc-table,omitempty"`
+	BFCHash   bool            `yaml:"bfc-hash,omitempty"`
 
 	ECN     *bool       `yaml:"ecn,omitempty"`
 	ECNKmin *units.Size `yaml:"ecn-kmin,omitempty"`
@@ -292,6 +293,7 @@ func (f *File) apply(s *Spec, skip string) {
 	set("one-hop-rtt", f.OneHopRTT != nil, func() { s.OneHopRTT = f.OneHopRTT.D() })
 	set("bfc-queues", f.BFCQueues != 0, func() { s.BFCQueues = f.BFCQueues })
 	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
+	set("bfc-hash", f.BFCHash, func() { s.BFCHash = f.BFCHash })
 	set("ecn", f.ECN != nil, func() { s.ECN = *f.ECN })
 	set("ecn-kmin", f.ECNKmin != nil, func() { s.ECNKminBytes = int(*f.ECNKmin) })
 	set("ecn-kmax", f.ECNKmax != nil, func() { s.ECNKmaxBytes = int(*f.ECNKmax) })
@@ -413,7 +415,7 @@ func FileOf(s Spec) *File {
 		v := units.Duration(s.OneHopRTT)
 		f.OneHopRTT = &v
 	}
-	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
+	f.BFCQueues, f.BFCTable, f.BFCHash = s.BFCQueues, s.BFCTable, s.BFCHash
 	if s.ECN {
 		on := true
 		f.ECN = &on

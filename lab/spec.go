@@ -90,6 +90,9 @@ type Spec struct {
 	// egress port (0: 100 x BFCQueues).
 	BFCQueues int `json:"bfc_queues,omitempty"`
 	BFCTable  int `json:"bfc_table,omitempty"`
+	// BFCHash assigns BFC's queues by flow hash, statically (stochastic
+	// fair queueing: BFC's baseline), instead of dynamically.
+	BFCHash bool `json:"bfc_hash,omitempty"`
 	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
 	// count BDPs of (0: dataplane's default, measured on the reference
 	// machine).
@@ -434,6 +437,7 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		PFCXon:      s.Xon,
 		BFCQueues:   s.BFCQueues,
 		BFCTable:    s.BFCTable,
+		BFCHash:     s.BFCHash,
 		LossPPM:     s.LossPPM,
 
 		FramesPerPort: s.FramesPerPort,

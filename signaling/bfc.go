@@ -42,6 +42,11 @@ type FlowTable struct {
 	load    [][]int32 // packets in the node per (port, queue)
 	empty   []uint64  // per port: bit q set when queue q holds no packet
 	rng     uint64
+	// Hashed assigns every flow the queue its hash names, for good,
+	// instead of an empty queue when it has none in the node: stochastic
+	// fair queueing, the static baseline BFC's dynamic assignment is
+	// compared with (its paper's Fig. 8).
+	Hashed bool
 }
 
 // NewFlowTable returns the table of a node with ports egress ports of
@@ -67,7 +72,11 @@ func NewFlowTable(ports, queues, size int, sticky int64, seed uint64) *FlowTable
 func (t *FlowTable) Assign(port int, hash uint64, now int64) (entry, queue int) {
 	entry = int(hash % uint64(t.size))
 	e := &t.entries[port][entry]
-	if !e.assigned || (e.packets == 0 && now-e.last > t.sticky) {
+	switch {
+	case t.Hashed:
+		// The high bits: the low ones chose the entry.
+		e.queue, e.assigned = int16(hash>>32%uint64(t.queues)), true
+	case !e.assigned || (e.packets == 0 && now-e.last > t.sticky):
 		e.queue = int16(t.pick(port))
 		e.assigned = true
 	}

@@ -55,6 +55,8 @@ type BFCConfig struct {
 	BDP int
 	// Seed fixes the random queue choices.
 	Seed uint64
+	// Hashed assigns queues by flow hash, statically (FlowTable.Hashed).
+	Hashed bool
 }
 
 // Validate reports whether c is usable.
@@ -89,6 +91,7 @@ func NewBFC(env Env, ports []BFCPort, cfg BFCConfig) *BFC {
 	b := &BFC{env: env, cfg: cfg, hq: cfg.Queues - 1,
 		T: NewFlowTable(len(ports), cfg.Queues-1, cfg.TableSize, cfg.Sticky, cfg.Seed),
 		B: NewBackpressure(env, ports, cfg.Queues, cfg.Refresh, cfg.Hold)}
+	b.T.Hashed = cfg.Hashed
 	for p := range ports {
 		b.hook = append(b.hook, bfcHooks{b, p})
 	}

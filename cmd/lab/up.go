@@ -96,6 +96,8 @@ the file or a flag is bad.`,
 	add("bfc-queues", func(s *lab.Spec) { s.BFCQueues = *bfcQueues })
 	bfcTable := fs.Int("bfc-table", 0, "BFC: flow-table `entries` per egress port (0: 100 x queues)")
 	add("bfc-table", func(s *lab.Spec) { s.BFCTable = *bfcTable })
+	bfcHash := fs.Bool("bfc-hash", false, "BFC: assign queues by flow hash, statically (stochastic fair queueing), not dynamically")
+	add("bfc-hash", func(s *lab.Spec) { s.BFCHash = *bfcHash })
 	oneHop := durationFlag(fs, "one-hop-rtt", "", "0", "NIC-switch round trip that thresholds count BDPs of (0: measured on the reference machine, 250us)")
 	add("one-hop-rtt", func(s *lab.Spec) { s.OneHopRTT = oneHop.D() })
 	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
