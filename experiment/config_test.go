@@ -28,8 +28,15 @@ func TestBuiltins(t *testing.T) {
 			if c.Name != name || c.IsQuick != quick || len(c.Points()) == 0 {
 				t.Errorf("%s quick=%v: name %q, quick %v, %d points", name, quick, c.Name, c.IsQuick, len(c.Points()))
 			}
-			if _, err := ConfigYAML(c); err != nil {
+			y, err := ConfigYAML(c)
+			if err != nil {
 				t.Errorf("%s: %v", name, err)
+			}
+			// As run: parses again to the same points, without its quick
+			// section.
+			again, err := Parse(y, false)
+			if err != nil || len(again.Points()) != len(c.Points()) || strings.Contains(string(y), "\nquick:") {
+				t.Errorf("%s quick=%v: config.yaml does not parse back (%v):\n%s", name, quick, err, y)
 			}
 		}
 	}
