@@ -62,8 +62,8 @@ var workloadPlots = []loadBars{
 	{"fct-avg", "Average FCT", "ms", "fct_avg_ms", nil},
 	{"fct-p99", "99th-percentile FCT", "ms", "fct_p99_ms", nil},
 	{"slowdown-avg-all", "Average slowdown, all flows", "FCT / ideal FCT", "slowdown_avg", nil},
-	{"goodput-poisson", "Goodput of the Poisson background", "Mb/s", "poisson_goodput_mbps", func(c *Config) bool { return len(c.Workload.CDFs) > 0 }},
-	{"goodput-incast", "Goodput of the incasts (bytes over each incast's time)", "Mb/s", "incast_goodput_mbps", func(c *Config) bool { return c.Workload.Incast != nil }},
+	{"goodput-poisson", "Goodput of the Poisson background, all hosts together", "Mb/s", "poisson_goodput_mbps", func(c *Config) bool { return len(c.Workload.CDFs) > 0 }},
+	{"goodput-incast", "Goodput of an incast (its bytes over its first start to last end)", "Mb/s", "incast_goodput_mbps", func(c *Config) bool { return c.Workload.Incast != nil }},
 	{"incast-time", "Incast completion time (first start to last end)", "ms", "incast_time_avg_ms", func(c *Config) bool { return c.Workload.Incast != nil }},
 	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", "ms", "jct_avg_ms", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"jct-p99", "99th-percentile job completion time", "ms", "jct_p99_ms", func(c *Config) bool { return c.Workload.Pattern != nil }},
@@ -219,8 +219,30 @@ func bars(p *plot.Plot, groups, names []string, values [][]float64, colors func(
 		b.Offset = vg.Length(float64(s)-float64(n-1)/2) * w
 		p.Add(b)
 		p.Legend.Add(names[s], b)
+		// Each bar's value above it, so a zero (a deadlock) reads as one.
+		var xys plotter.XYs
+		var texts []string
+		for g := range groups {
+			if v := values[s][g]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+				xys = append(xys, plotter.XY{X: float64(g), Y: v})
+				texts = append(texts, strconv.FormatFloat(v, 'g', 3, 64))
+			}
+		}
+		if len(xys) > 0 {
+			l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
+			if err != nil {
+				return err
+			}
+			for i := range l.TextStyle {
+				l.TextStyle[i].Font.Size = vg.Points(7)
+				l.TextStyle[i].XAlign = draw.XCenter
+			}
+			l.Offset = vg.Point{X: b.Offset, Y: vg.Points(2)}
+			p.Add(l)
+		}
 	}
 	p.NominalX(groups...)
+	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
 	p.Y.Min = 0
 	headroom(p)
 	return nil

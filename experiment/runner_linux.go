@@ -100,7 +100,7 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 	}
 	x.total, x.t0 = total, time.Now()
 	fmt.Fprintf(x.progress, "experiment %s: %d points, about %v (build %s); output in %s\n",
-		c.Name, len(points), total.Round(time.Minute), rep.Build, o.Out)
+		c.Name, len(points), roughly(total), rep.Build, o.Out)
 	var runErr error
 	for i, p := range points {
 		x.index, x.point, x.pointT0 = i, p, time.Now()
@@ -140,6 +140,14 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 	fmt.Fprintf(x.progress, "experiment %s: %d of %d points valid, %v; %s\n", c.Name, rep.Valid(), len(points),
 		rep.Elapsed.Round(time.Second), filepath.Join(o.Out, "README.md"))
 	return rep, runErr
+}
+
+// roughly rounds an estimate: to the minute from ten minutes on.
+func roughly(d time.Duration) time.Duration {
+	if d >= 10*time.Minute {
+		return d.Round(time.Minute)
+	}
+	return d.Round(10 * time.Second)
 }
 
 // prepareOut creates the output directory, refusing one that holds
