@@ -225,7 +225,7 @@ func bars(p *plot.Plot, groups, names []string, values [][]float64, colors func(
 		for g := range groups {
 			if v := values[s][g]; !math.IsNaN(v) && !math.IsInf(v, 0) {
 				xys = append(xys, plotter.XY{X: float64(g), Y: v})
-				texts = append(texts, strconv.FormatFloat(v, 'g', 3, 64))
+				texts = append(texts, barLabel(v))
 			}
 		}
 		if len(xys) > 0 {
@@ -255,6 +255,15 @@ func headroom(p *plot.Plot) {
 		p.Y.Max = p.Y.Min + 1
 	}
 	p.Y.Max = p.Y.Min + 1.3*(p.Y.Max-p.Y.Min)
+}
+
+// barLabel prints a bar's value: three significant digits, whole
+// numbers from 100 on (3614, not 3.61e+03).
+func barLabel(v float64) string {
+	if math.Abs(v) >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 // schemeBars draws b: a group per scheme, a bar per metric.
@@ -401,6 +410,9 @@ func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, invalidNote(invalid))
 }
 
+// queueFloorKB is where the queue CDF draws an empty queue.
+const queueFloorKB = 0.1
+
 // queueCDF draws the distribution of the switches' queued bytes (every
 // switch at every sample) for one CDF and load, a line per scheme.
 func (pl *plots) queueCDF(cdf string, load float64) {
@@ -418,10 +430,12 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 			continue
 		}
 		slices.Sort(q)
-		pts := make(plotter.XYs, 0, 2*len(q))
+		pts := make(plotter.XYs, 0, 2*len(q)+1)
 		for i, v := range q {
-			pts = append(pts, plotter.XY{X: v / 1e3, Y: float64(i) / float64(len(q))}, plotter.XY{X: v / 1e3, Y: float64(i+1) / float64(len(q))})
+			x := max(queueFloorKB, v/1e3) // a log axis has no 0
+			pts = append(pts, plotter.XY{X: x, Y: float64(i) / float64(len(q))}, plotter.XY{X: x, Y: float64(i+1) / float64(len(q))})
 		}
+		pts = append(pts, plotter.XY{X: max(queueFloorKB, 2*q[len(q)-1]/1e3), Y: 1})
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			pl.errs = append(pl.errs, err)
@@ -437,8 +451,12 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 		return
 	}
 	p.Legend.Top, p.Legend.Left = false, false
-	p.Y.Min, p.Y.Max, p.X.Min = 0, 1, 0
-	p.X.Max = max(1, 1.05*p.X.Max)
+	p.Y.Min, p.Y.Max = 0, 1
+	// Queues span empty to hundreds of KB: a log axis, empty drawn at
+	// its floor.
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.X.Min, p.X.Max = queueFloorKB, max(10*queueFloorKB, p.X.Max)
+	p.X.Label.Text = fmt.Sprintf("bytes queued at a switch (KB, log; empty drawn at %g)", queueFloorKB)
 	title := fmt.Sprintf("Switch queue length CDF, %s at load %s", cdfTitle(cdf), loadName(load))
 	p.Title.Text = pl.title(title)
 	pl.save(p, fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load)), title, invalidNote(invalid))

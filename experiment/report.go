@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -227,4 +229,77 @@ func cell(name string, v float64, ok bool) string {
 // DefaultOut is results/<name>-<UTC time>, the default output directory.
 func DefaultOut(name string, now time.Time) string {
 	return filepath.Join("results", name+"-"+now.UTC().Format("20060102T150405Z"))
+}
+
+// Replot draws the plots of the run in dir again and rewrites its
+// README.md and results.json: after a change to the plots, or to look at
+// a stopped run. It reads config.yaml, results.json and, for the
+// queue-length CDFs, every point's queues.csv.
+func Replot(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "config.yaml"), err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	c.IsQuick = rep.Quick
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if c.Kind != KindWorkload {
+			continue
+		}
+		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	plots := filepath.Join(dir, "plots")
+	if err := os.RemoveAll(plots); err != nil {
+		return nil, err
+	}
+	rep.Plots, err = Plot(c, rep.Results, plots)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeJSONFile(filepath.Join(dir, "results.json"), &rep); err != nil {
+		return nil, err
+	}
+	return &rep, writeWith(filepath.Join(dir, "README.md"), func(w io.Writer) error { return WriteREADME(w, c, &rep) })
+}
+
+// readSwitchQueues reads the switches' columns of a queues.csv
+// (lab.WorkloadReport.WriteQueuesCSV): every sample of every switch.
+func readSwitchQueues(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []float64
+	for _, row := range rows[min(1, len(rows)):] {
+		for i := 1; i < len(row) && i < len(rows[0]); i++ {
+			if !strings.HasPrefix(rows[0][i], "s") {
+				continue
+			}
+			v, err := strconv.ParseFloat(row[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

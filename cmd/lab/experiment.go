@@ -20,7 +20,7 @@ import (
 
 func experimentCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "experiment list|show|run",
+		Use:   "experiment list|show|run|replot",
 		Short: "the papers' experiments from files: labs, runs, plots and a report",
 		Long: `Each experiment is a YAML file (topology, rates, schemes, workload, loads,
 seeds, repetitions, and a quick section): the built-in ones are listed by
@@ -33,10 +33,10 @@ INVALID and left out of the plots (exit 3).`,
 		GroupID: groupBench,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("experiment: want list, show or run (lab experiment run NAME [--quick])")
+			return errors.New("experiment: want list, show, run or replot (lab experiment run NAME [--quick])")
 		},
 	}
-	cmd.AddCommand(experimentListCmd(), experimentShowCmd(), experimentRunCmd())
+	cmd.AddCommand(experimentListCmd(), experimentShowCmd(), experimentRunCmd(), experimentReplotCmd())
 	return cmd
 }
 
@@ -170,4 +170,20 @@ measured. Exit 3 when a point is INVALID.`,
 		return nil
 	}
 	return cmd
+}
+
+func experimentReplotCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "replot DIR",
+		Short: "draw a run's plots and README again from its files (config.yaml, results.json, queues.csv)",
+		Args:  exactArgs(1, "DIR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := experiment.Replot(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d plots; report %s/README.md\n", rep.Experiment, len(rep.Plots), args[0])
+			return nil
+		},
+	}
 }
