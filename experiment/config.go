@@ -405,7 +405,9 @@ func (c *Config) Validate() error {
 	if c.Lab.Rate == 0 {
 		bad("lab.rate: a rate is needed (the links are shaped at it; 10M-50M is what this machine carries, see docs/BENCHMARKS.md)")
 	}
-	if err := spec.Validate(); err != nil {
+	// The plan checks all a lab up would but whether the name is free,
+	// which is the runner's to check (a file is valid while its lab runs).
+	if _, err := lab.NewPlan(spec); err != nil {
 		bad("lab: %w", err)
 	}
 	if c.Lab.LevelOrder != "" && c.Kind == KindLoop {
