@@ -311,7 +311,7 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 	names := slices.Clone(pl.c.Schemes)
 	have := false
 	for s, scheme := range pl.c.Schemes {
-		some, bad := false, false
+		some, bad, ran := false, false, false
 		for _, l := range pl.c.Workload.Loads {
 			valid, inv := pl.match(scheme, cdf, l)
 			invalid = append(invalid, inv...)
@@ -319,8 +319,14 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 			values[s] = append(values[s], v)
 			some = some || !math.IsNaN(v)
 			bad = bad || len(inv) > 0
+			ran = ran || len(valid) > 0
 		}
-		if !some && bad {
+		switch {
+		case !some && ran:
+			// Valid, but nothing to measure: no incast or event
+			// completed.
+			names[s] += " (none complete)"
+		case !some && bad:
 			names[s] += " (INVALID, not plotted)"
 		}
 		have = have || some
