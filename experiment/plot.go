@@ -409,8 +409,16 @@ func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 		p.NominalX(labels...)
 		p.X.Min, p.X.Max = -0.3, float64(len(labels))-0.7
 	}
-	p.Y.Min = 0
-	headroom(p)
+	if lo, hi := p.Y.Min, p.Y.Max; lo > 0 && hi/lo > 20 {
+		// A scheme that collapses (Go-Back-N under incast) is orders of
+		// magnitude above the rest: a log axis keeps both readable.
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Min, p.Y.Max = lo/1.5, hi*4
+		p.Y.Label.Text += " (log)"
+	} else {
+		p.Y.Min = 0
+		headroom(p)
+	}
 	title := fmt.Sprintf("%s slowdown by flow size, %s at load %s", map[string]string{"avg": "Average", "p99": "99th-percentile"}[stat], cdfTitle(cdf), loadName(load))
 	p.Title.Text = pl.title(title)
 	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, invalidNote(invalid))
