@@ -59,18 +59,22 @@ func TestRunLab(t *testing.T) {
 	}
 	bins, runRoot := labBins(t), t.TempDir()
 	name := "xe" + time.Now().Format("150405")
-	run := func(rate, schemes, health, size, out string) *Report {
-		t.Helper()
+	runFor := func(limit time.Duration, rate, schemes, health, size, out string) (*Report, error) {
 		src := fmt.Sprintf(e2e, rate, name, schemes, health, size)
 		c, err := Parse([]byte(src), false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		var progress strings.Builder
 		rep, err := Run(ctx, c, RunOptions{Out: out, Source: []byte(src), BinDir: bins, RunRoot: runRoot, Progress: &progress})
 		t.Log(progress.String())
+		return rep, err
+	}
+	run := func(rate, schemes, health, size, out string) *Report {
+		t.Helper()
+		rep, err := runFor(2*time.Minute, rate, schemes, health, size, out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,5 +165,20 @@ func TestRunLab(t *testing.T) {
 		if !strings.Contains(p.Note, "INVALID: none-0-portfc-s1-r1") {
 			t.Errorf("plot %s does not say its only point is left out: %q", p.Name, p.Note)
 		}
+	}
+
+	// Interrupted (as by Ctrl-C) in the first point: its lab comes down,
+	// the files say the run stopped early.
+	out = filepath.Join(t.TempDir(), "stopped")
+	rep, err = runFor(3*time.Second, "10M", "[portfc, irn]", "{}", "64KB", out)
+	if err == nil || rep == nil || !rep.Interrupted || len(rep.Results) != 1 || rep.Results[0].Valid {
+		t.Fatalf("interrupted run: %v, report %+v", err, rep)
+	}
+	if _, err := os.Stat(filepath.Join(runRoot, name)); !os.IsNotExist(err) {
+		t.Errorf("lab %s not taken down after the interruption: %v", name, err)
+		lab.Down(runRoot, name, nil)
+	}
+	if readme, err := os.ReadFile(filepath.Join(out, "README.md")); err != nil || !strings.Contains(string(readme), "stopped early") {
+		t.Errorf("README.md of the interrupted run: %v\n%s", err, readme)
 	}
 }
