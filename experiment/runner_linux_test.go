@@ -170,7 +170,7 @@ func TestRunLab(t *testing.T) {
 	// Interrupted (as by Ctrl-C) in the first point: its lab comes down,
 	// the files say the run stopped early.
 	out = filepath.Join(t.TempDir(), "stopped")
-	rep, err = runFor(3*time.Second, "10M", "[portfc, irn]", "{}", "64KB", out)
+	rep, err = runFor(2*time.Second, "10M", "[portfc, irn]", "{}", "64KB", out)
 	if err == nil || rep == nil || !rep.Interrupted || len(rep.Results) != 1 || rep.Results[0].Valid {
 		t.Fatalf("interrupted run: %v, report %+v", err, rep)
 	}
