@@ -56,6 +56,12 @@ type WorkloadOptions struct {
 	// Interval is the time between polls and progress reports (0:
 	// DefaultWorkloadInterval).
 	Interval time.Duration
+	// PhaseWait starts the second phase of a pattern's event (the
+	// parameter server's broadcast, MoE's combine) when every flow of its
+	// first phase has ended (completed or failed), instead of at its
+	// scheduled time: the pull then starts when the push ends, as in a
+	// training step, whatever the schedule's gap.
+	PhaseWait bool
 	// Limits judge the run's emulation health.
 	Limits HealthLimits
 	// Progress, when not nil, is called after every poll.
@@ -134,9 +140,12 @@ type WorkloadReport struct {
 	Seed     uint64            `json:"seed"`
 	Incast   *workload.Incast  `json:"incast,omitempty"`
 	Pattern  *workload.Pattern `json:"pattern,omitempty"`
-	Mode     transport.Mode    `json:"mode"`
-	DCQCN    bool              `json:"dcqcn"`
-	MTU      int               `json:"mtu"`
+	// PhaseWait: the pattern's second phases started when their first
+	// ended, not on schedule (WorkloadOptions.PhaseWait).
+	PhaseWait bool           `json:"phase_wait,omitempty"`
+	Mode      transport.Mode `json:"mode"`
+	DCQCN     bool           `json:"dcqcn"`
+	MTU       int            `json:"mtu"`
 
 	Started time.Time `json:"started"`
 	// Elapsed runs from the run's start to its end: every flow ended, or
@@ -423,6 +432,9 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	if p := r.Pattern; p != nil {
 		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)
+		if r.PhaseWait {
+			wl += " (second phase when the first ends)"
+		}
 	}
 	fc := r.FC
 	if fc == "" {

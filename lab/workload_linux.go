@@ -94,6 +94,9 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		ideal: ideal,
 		lag:   make([]time.Duration, 0, len(flows)),
 	}
+	if o.PhaseWait && c.Pattern != nil {
+		r.phases = phaseGroups(flows)
+	}
 	dcqcn := !o.NoDCQCN
 	r.req.DCQCN = &dcqcn
 	for i := range r.recs {
@@ -108,6 +111,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		rep.CDF = c.CDF.Name()
 	}
 	rep.Pattern = c.Pattern
+	rep.PhaseWait = r.phases != nil
 	end, err := r.run(ctx, interval, drain)
 	if err != nil {
 		return nil, err
@@ -159,6 +163,88 @@ type workloadRun struct {
 	acked       []int64 // by flow, bytes acknowledged at the last poll
 	lastEnd     int64   // Unix ns of the latest flow end seen
 	queues      []QueueRow
+	// phases are the pattern events whose second phase waits for the
+	// first (WorkloadOptions.PhaseWait), by group; nil when none waits.
+	// launching counts the second phases being started. The drain time
+	// counts from the last start, of the schedule or of a second phase,
+	// so a first phase that never ends still ends the run.
+	phases    map[int]*phaseGroup
+	launching int
+}
+
+// phaseGroup is one pattern event whose second phase starts when its
+// first has ended.
+type phaseGroup struct {
+	first, second []int // flow indices
+	launched      bool
+}
+
+// phaseGroups gathers the two phases of every pattern event of flows.
+func phaseGroups(flows []workload.Flow) map[int]*phaseGroup {
+	groups := map[int]*phaseGroup{}
+	for i, f := range flows {
+		if f.Kind != workload.KindPS && f.Kind != workload.KindMoE {
+			continue
+		}
+		g := groups[f.Group]
+		if g == nil {
+			g = &phaseGroup{}
+			groups[f.Group] = g
+		}
+		if f.Phase == 0 {
+			g.first = append(g.first, i)
+		} else {
+			g.second = append(g.second, i)
+		}
+	}
+	return groups
+}
+
+// waits reports whether flow i starts when its event's first phase ends
+// rather than on schedule.
+func (r *workloadRun) waits(i int) bool {
+	f := &r.flows[i]
+	return r.phases != nil && f.Phase == 1 && (f.Kind == workload.KindPS || f.Kind == workload.KindMoE)
+}
+
+// launchReady starts the second phase of every event whose first phase
+// has ended and whose second has not been started, and returns how many
+// it started; it returns at once, the flows being started by goroutines
+// on launchers.
+func (r *workloadRun) launchReady(ctx context.Context, launchers *sync.WaitGroup) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, g := range r.phases {
+		if g.launched || !allEnded(r.ended, g.first) {
+			continue
+		}
+		g.launched = true
+		r.launching++
+		n++
+		ids := g.second
+		launchers.Go(func() {
+			for _, i := range ids {
+				if ctx.Err() != nil {
+					break
+				}
+				r.start(ctx, i, false)
+			}
+			r.mu.Lock()
+			r.launching--
+			r.mu.Unlock()
+		})
+	}
+	return n
+}
+
+func allEnded(ended []bool, ids []int) bool {
+	for _, i := range ids {
+		if !ended[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // run starts the flows on schedule and polls the NICs until every flow
@@ -168,7 +254,9 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 	r.acked = make([]int64, len(r.flows))
 	bySrc := make([][]int, len(r.socks))
 	for i, f := range r.flows {
-		bySrc[f.Src] = append(bySrc[f.Src], i)
+		if !r.waits(i) {
+			bySrc[f.Src] = append(bySrc[f.Src], i)
+		}
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -182,6 +270,10 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 	}
 	startersDone := make(chan struct{})
 	go func() { starters.Wait(); close(startersDone) }()
+	// Second phases that wait for their first are started by launchers;
+	// the drain time counts from when the last of them has started.
+	var launchers sync.WaitGroup
+	scheduled := false
 
 	tick := time.NewTicker(min(workloadPoll, interval))
 	defer tick.Stop()
@@ -191,19 +283,23 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		select {
 		case <-ctx.Done():
 			starters.Wait()
+			launchers.Wait()
 			r.abort()
 			return time.Time{}, fmt.Errorf("workload interrupted: %w", ctx.Err())
 		case <-startersDone:
-			startersDone = nil
+			startersDone, scheduled = nil, true
 			deadline = time.After(drain)
-			continue
 		case <-deadline:
 			r.poll()
+			launchers.Wait()
 			r.abort()
 			return time.Now(), nil
 		case <-tick.C:
+			r.poll()
 		}
-		r.poll()
+		if r.phases != nil && r.launchReady(sctx, &launchers) > 0 && scheduled {
+			deadline = time.After(drain) // from the latest start
+		}
 		r.mu.Lock()
 		p := WorkloadProgress{Elapsed: time.Since(r.t0), Flows: len(r.flows)}
 		pending := 0
@@ -226,7 +322,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		}
 		lastEnd := r.lastEnd
 		r.mu.Unlock()
-		if startersDone == nil && pending == 0 {
+		if scheduled && pending == 0 { // a second phase not yet started is pending
 			end := time.Now()
 			if lastEnd > 0 {
 				end = time.Unix(0, lastEnd)
@@ -271,23 +367,32 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 		if ctx.Err() != nil {
 			return
 		}
-		req := r.req
-		req.Dst, req.Bytes = f.Dst, f.Size
-		got, err := startRDMA(ctx, r.socks[src], req)
-		r.mu.Lock()
-		if err != nil {
-			r.ended[i] = true
-			r.recs[i].Failed = true
-			if r.startErrors++; r.firstError == "" {
-				r.firstError = fmt.Sprintf("h%d -> h%d: %v", f.Src, f.Dst, err)
-			}
-		} else {
-			r.rid[i] = got.ID
-			at := time.Unix(0, got.StartNs).Sub(r.t0)
-			r.recs[i].Start = at
-			r.lag = append(r.lag, max(0, at-f.Start))
+		r.start(ctx, i, true)
+	}
+}
+
+// start asks flow i's source NIC to start it now and records the
+// outcome; onSchedule counts its lateness against the schedule.
+func (r *workloadRun) start(ctx context.Context, i int, onSchedule bool) {
+	f := &r.flows[i]
+	req := r.req
+	req.Dst, req.Bytes = f.Dst, f.Size
+	got, err := startRDMA(ctx, r.socks[f.Src], req)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.ended[i] = true
+		r.recs[i].Failed = true
+		if r.startErrors++; r.firstError == "" {
+			r.firstError = fmt.Sprintf("h%d -> h%d: %v", f.Src, f.Dst, err)
 		}
-		r.mu.Unlock()
+		return
+	}
+	r.rid[i] = got.ID
+	at := time.Unix(0, got.StartNs).Sub(r.t0)
+	r.recs[i].Start = at
+	if onSchedule {
+		r.lag = append(r.lag, max(0, at-f.Start))
 	}
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +25,7 @@ func workloadCmd() *cobra.Command {
 		load                                           float64
 		seed                                           uint64
 		incast, maxFlows, mtu                          int
-		noDCQCN, asJSON, dryRun                        bool
+		noDCQCN, asJSON, dryRun, patternWait           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -54,6 +55,7 @@ Progress goes to stderr every -i.`,
 	patternSize := sizeFlag(fs, "pattern-size", "256KB", "bytes of every flow of the pattern")
 	patternPeriod := durationFlag(fs, "pattern-period", "", "1s", "time between two events of the pattern")
 	patternGap := durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second (0: half the period)")
+	fs.BoolVar(&patternWait, "pattern-wait", false, "start a pattern's second phase when every flow of its first has ended (the pull when the push ends), not --pattern-gap after it")
 	fs.IntVar(&maxFlows, "max-flows", 0, "refuse schedules longer than this (0: the library's bound)")
 	fs.StringVar(&mode, "mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
 	fs.BoolVar(&noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
@@ -100,7 +102,11 @@ Progress goes to stderr every -i.`,
 		if dryRun {
 			return dryRunWorkload(c, cfg, stdout)
 		}
-		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: noDCQCN, MTU: mtu, Drain: drain.D(), Interval: interval.D(), Limits: limits}
+		if patternWait && pattern == "" {
+			return errors.New("--pattern-wait: no --pattern")
+		}
+		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: noDCQCN, MTU: mtu, Drain: drain.D(), Interval: interval.D(),
+			PhaseWait: patternWait, Limits: limits}
 		if *interval > 0 {
 			o.Progress = func(p lab.WorkloadProgress) { fmt.Fprintln(stderr, p) }
 		}

@@ -152,9 +152,10 @@ func DefaultIncastPeriod(linkRate uint64, senders int, size int64) time.Duration
 // before the end of the run; each event draws its hosts anew, uniformly,
 // and every flow is Size bytes. The second phase starts Gap after the
 // first, whether or not the first has finished: the schedule is open
-// loop. A runner that wants the second phase to wait for the first can
-// start a group's phase-1 flows when all its phase-0 flows have completed
-// instead of at their Start.
+// loop. A runner that wants the second phase to wait for the first
+// starts a group's phase-1 flows when all its phase-0 flows have ended
+// instead of at their Start (lab.WorkloadOptions.PhaseWait, lab workload
+// --pattern-wait, an experiment's pattern.wait).
 //
 // KindPS (parameter server): Few servers (default 1) and Many workers
 // (default every other host), disjoint. Phase 0 (push): every worker
