@@ -167,18 +167,35 @@ type PatternConfig struct {
 	Wait bool `yaml:"wait,omitempty"`
 }
 
-// LoopConfig is bench.LoopOptions' timing.
+// LoopConfig is bench.LoopOptions: the scenarios, the timing, the
+// series' period and the flows' transport.
 type LoopConfig struct {
-	Warmup  units.Duration `yaml:"warmup,omitempty"`
-	Settle  units.Duration `yaml:"settle,omitempty"`
-	Measure units.Duration `yaml:"measure,omitempty"`
+	// Scenarios are run each with every scheme (bench.LoopScenarios:
+	// bcube21, the default, on BCube(2,1); bcube41-over, the same cycle
+	// with oversubscribed switch egresses, on BCube(4,1)).
+	Scenarios []string       `yaml:"scenarios,omitempty"`
+	Warmup    units.Duration `yaml:"warmup,omitempty"`
+	Settle    units.Duration `yaml:"settle,omitempty"`
+	Measure   units.Duration `yaml:"measure,omitempty"`
+	// Interval is the period of the throughput series (0: 250ms).
+	Interval units.Duration `yaml:"interval,omitempty"`
+	// Transport carries the flows: gen (empty: generated flows) or rdma.
+	Transport string `yaml:"transport,omitempty"`
 }
+
+// loopScenarios are the loop scenarios bench.Loop has, by name, with
+// their fabric (the experiment package builds on every platform;
+// bench.Loop runs on Linux only).
+var loopScenarios = map[string]Topology{"bcube21": {2, 1}, "bcube41-over": {4, 1}}
 
 // HoLConfig is bench.HoLOptions' timing and victim group.
 type HoLConfig struct {
 	Phase      units.Duration `yaml:"phase,omitempty"`
 	GroupFlows int            `yaml:"group_flows,omitempty"`
 	GroupSize  units.Size     `yaml:"group_size,omitempty"`
+	// Interval is the period of the victim's throughput series (0:
+	// 250ms).
+	Interval units.Duration `yaml:"interval,omitempty"`
 }
 
 // Scheme is one compared configuration: a lab's flow control and the
@@ -324,11 +341,15 @@ func strictNode(n *yaml.Node, v any) error {
 func (c *Config) setDefaults() {
 	switch c.Kind {
 	case KindLoop:
-		if c.Topology == (Topology{}) {
-			c.Topology = Topology{N: 2, K: 1}
-		}
 		if c.Loop == nil {
 			c.Loop = &LoopConfig{}
+		}
+		if len(c.Loop.Scenarios) == 0 {
+			c.Loop.Scenarios = []string{"bcube21"}
+		}
+		if c.Topology == (Topology{}) {
+			// The first scenario's: every other's is its own (Point's).
+			c.Topology = loopScenarios[c.Loop.Scenarios[0]]
 		}
 	case KindHoL:
 		if c.Topology == (Topology{}) {
@@ -431,15 +452,29 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	case KindLoop:
-		if c.Topology != (Topology{N: 2, K: 1}) {
-			bad("topology: the loop experiment runs on BCube(2,1)")
+		for i, sc := range c.Loop.Scenarios {
+			t, ok := loopScenarios[sc]
+			switch {
+			case !ok:
+				bad("loop.scenarios[%d]: %q: want bcube21 or bcube41-over", i, sc)
+			case slices.Contains(c.Loop.Scenarios[:i], sc):
+				bad("loop.scenarios[%d]: %q twice", i, sc)
+			case len(c.Loop.Scenarios) == 1 && t != c.Topology:
+				bad("topology: the loop experiment's scenario %s runs on BCube(%d,%d)", sc, t.N, t.K)
+			}
+		}
+		if tr := c.Loop.Transport; tr != "" && tr != "gen" && tr != "rdma" {
+			bad("loop.transport %q: want gen or rdma", tr)
+		}
+		if c.Loop.Interval < 0 || c.Loop.Warmup < 0 || c.Loop.Settle < 0 || c.Loop.Measure < 0 {
+			bad("loop: warmup, settle, measure and interval must not be negative")
 		}
 	case KindHoL:
 		if c.Topology != (Topology{N: 4, K: 1}) {
 			bad("topology: the hol experiment runs on BCube(4,1)")
 		}
-		if h := c.HoL; h.GroupFlows < 0 || h.GroupSize < 0 || h.Phase < 0 {
-			bad("hol: phase, group_flows and group_size must not be negative")
+		if h := c.HoL; h.GroupFlows < 0 || h.GroupSize < 0 || h.Phase < 0 || h.Interval < 0 {
+			bad("hol: phase, group_flows, group_size and interval must not be negative")
 		} else if h.Phase != 0 && h.Phase.D() < 2*time.Second {
 			bad("hol.phase %v: want at least 2s (one second of it settles)", h.Phase)
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -34,20 +36,25 @@ type schemeBars struct {
 	name, title, ylabel string
 	metrics             []string
 	legend              []string // one per metric
+	// prefix, when set, takes the metrics from the results instead:
+	// every one whose name has it (but the prefix alone), the legend
+	// the rest of the name.
+	prefix string
 }
 
 var (
 	loopPlots = []schemeBars{
-		{"loop-throughput", "Average throughput per flow, background and loop flows", "Mb/s",
-			[]string{"background_mbps", "loop_mbps"}, []string{"background (2-hop)", "loop (4-hop)"}},
-		{"loop-background-flows", "Background flows' throughput", "Mb/s",
-			[]string{"bg_h0_h1_mbps", "bg_h1_h3_mbps", "bg_h3_h2_mbps", "bg_h2_h0_mbps"}, []string{"h0->h1", "h1->h3", "h3->h2", "h2->h0"}},
+		{name: "loop-throughput", title: "Average throughput per flow, background and loop flows", ylabel: "Mb/s",
+			metrics: []string{"background_mbps", "loop_mbps", "incast_mbps"}, legend: []string{"background (2-hop)", "loop (4-hop)", "incast (1-hop)"}},
+		{name: "loop-background-flows", title: "Background flows' throughput", ylabel: "Mb/s", prefix: "bg_"},
+		{name: "loop-pauses", title: "Pauses sent in the measured window, by class", ylabel: "pauses", prefix: "pauses_"},
+		{name: "loop-servers-paused", title: "Servers' egress queues paused (mean over servers), by queue", ylabel: "% of the window", prefix: "servers_paused_pct_"},
 	}
 	holPlots = []schemeBars{
-		{"hol-victim", "Victim flow's throughput, alone and with the congested port", "Mb/s",
-			[]string{"victim_alone_mbps", "victim_congested_mbps"}, []string{"alone", "congested"}},
-		{"hol-group-fct", "Victim group's mean FCT, alone and with the congested port", "ms",
-			[]string{"group_fct_alone_ms", "group_fct_congested_ms"}, []string{"alone", "congested"}},
+		{name: "hol-victim", title: "Victim flow's throughput, alone and with the congested port", ylabel: "Mb/s",
+			metrics: []string{"victim_alone_mbps", "victim_congested_mbps"}, legend: []string{"alone", "congested"}},
+		{name: "hol-group-fct", title: "Victim group's mean FCT, alone and with the congested port", ylabel: "ms",
+			metrics: []string{"group_fct_alone_ms", "group_fct_congested_ms"}, legend: []string{"alone", "congested"}},
 	}
 )
 
@@ -80,13 +87,21 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 	pl := plots{c: c, dir: dir, results: results}
 	switch c.Kind {
 	case KindLoop:
-		for _, b := range loopPlots {
-			pl.schemeBars(b)
+		for _, sc := range c.Loop.Scenarios {
+			pl.scenario = sc
+			for _, b := range loopPlots {
+				b.name += "-" + sc
+				pl.schemeBars(b)
+			}
+			pl.series("loop-series-"+sc, "Throughput over time, mean per flow (solid: background, dashed: loop, dotted: incast)",
+				fmt.Sprintf("loop flows start at %v", orDefault(c.Loop.Warmup.D(), time.Second)))
 		}
+		pl.scenario = ""
 	case KindHoL:
 		for _, b := range holPlots {
 			pl.schemeBars(b)
 		}
+		pl.series("hol-victim-series", "Victim flow's throughput over time", "the incast starts at "+pl.incastStart())
 	case KindWorkload:
 		for _, cdf := range c.cdfNames() {
 			for _, b := range workloadPlots {
@@ -101,7 +116,6 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 			}
 		}
 	}
-	pl.series()
 	return pl.files, errors.Join(pl.errs...)
 }
 
@@ -111,6 +125,9 @@ type plots struct {
 	results []Result
 	files   []PlotFile
 	errs    []error
+	// scenario is the loop scenario being drawn (match keeps its
+	// results only).
+	scenario string
 }
 
 // schemeColor is scheme i's colour in every plot (Okabe-Ito, for colour
@@ -133,7 +150,7 @@ func schemeColor(i int) color.Color {
 func (pl *plots) match(scheme, cdf string, load float64) (valid []*Result, invalid []string) {
 	for i := range pl.results {
 		r := &pl.results[i]
-		if r.Scheme != scheme || r.CDF != cdf || (pl.c.Kind == KindWorkload && r.Load != load) {
+		if r.Scheme != scheme || r.CDF != cdf || r.Scenario != pl.scenario || (pl.c.Kind == KindWorkload && r.Load != load) {
 			continue
 		}
 		if r.Valid {
@@ -268,6 +285,24 @@ func barLabel(v float64) string {
 
 // schemeBars draws b: a group per scheme, a bar per metric.
 func (pl *plots) schemeBars(b schemeBars) {
+	if b.prefix != "" {
+		b.metrics, b.legend = nil, nil
+		for i := range pl.results {
+			r := &pl.results[i]
+			if r.Scenario != pl.scenario {
+				continue
+			}
+			for _, m := range r.Metrics {
+				if rest, ok := strings.CutPrefix(m.Name, b.prefix); ok && rest != "" && !slices.Contains(b.metrics, m.Name) {
+					b.metrics = append(b.metrics, m.Name)
+					b.legend = append(b.legend, strings.ReplaceAll(strings.TrimSuffix(rest, "_mbps"), "_", "->"))
+				}
+			}
+		}
+		if len(b.metrics) == 0 {
+			return
+		}
+	}
 	values := make([][]float64, len(b.metrics))
 	var groups, invalid []string
 	have := false
@@ -296,9 +331,14 @@ func (pl *plots) schemeBars(b schemeBars) {
 	pl.save(p, b.name, b.title, invalidNote(invalid))
 }
 
-// title prefixes an experiment's plot title with its topology and rate.
+// title prefixes an experiment's plot title with its topology and rate
+// (a loop scenario's own topology, and its name).
 func (pl *plots) title(t string) string {
-	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", pl.c.Name, t, pl.c.Topology.N, pl.c.Topology.K, pl.c.Lab.Rate)
+	topo, name := pl.c.Topology, pl.c.Name
+	if sc, ok := loopScenarios[pl.scenario]; ok {
+		topo, name = sc, name+" "+pl.scenario
+	}
+	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", name, t, topo.N, topo.K, pl.c.Lab.Rate)
 }
 
 // loadBars draws b for one CDF: a group per load, a bar per scheme.
@@ -476,26 +516,35 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 	pl.save(p, fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load)), title, invalidNote(invalid))
 }
 
-// series draws every time series the results carry (Result.Series), one
-// plot per series name and setting, a line per scheme (the mean over
-// repetitions is not taken: the first valid result's series is drawn).
-func (pl *plots) series() {
-	var names []string
-	for i := range pl.results {
-		for n := range pl.results[i].Series {
-			if !slices.Contains(names, n) {
-				names = append(names, n)
-			}
-		}
+// seriesDash are the dashes of a plot's series by name: one style per
+// kind of flow, the colour being the scheme's.
+var seriesDash = map[string][]vg.Length{
+	"background_mbps": nil,
+	"loop_mbps":       {vg.Points(6), vg.Points(3)},
+	"incast_mbps":     {vg.Points(1.5), vg.Points(2)},
+	"victim_mbps":     nil,
+}
+
+// series draws the time series of the results (Result.Series) in one
+// plot: a line per scheme and series name (solid, dashed, dotted: see
+// seriesDash), the first valid result of each scheme (repetitions are
+// not averaged). note goes under the title.
+func (pl *plots) series(name, title, note string) {
+	p := newPlot(pl.title(title), "time since the first flows started (s)", "throughput (Mb/s)")
+	if note != "" {
+		p.Title.Text += "\n" + note
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		p := newPlot(pl.title(n), "time (s)", n)
-		var invalid []string
-		for s, scheme := range pl.c.Schemes {
-			valid, inv := pl.match(scheme, "", 0)
-			invalid = append(invalid, inv...)
-			for _, r := range valid {
+	var invalid []string
+	have := false
+	for s, scheme := range pl.c.Schemes {
+		valid, inv := pl.match(scheme, "", 0)
+		invalid = append(invalid, inv...)
+		for _, r := range valid {
+			if len(r.Series) == 0 {
+				continue
+			}
+			names := slices.Sorted(maps.Keys(r.Series))
+			for _, n := range names {
 				pts := make(plotter.XYs, len(r.Series[n]))
 				for i, xy := range r.Series[n] {
 					pts[i] = plotter.XY{X: xy[0], Y: xy[1]}
@@ -505,18 +554,39 @@ func (pl *plots) series() {
 				}
 				l, err := plotter.NewLine(pts)
 				if err != nil {
-					pl.errs = append(pl.errs, err)
+					pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
 					return
 				}
 				l.Color = schemeColor(s)
 				l.Width = vg.Points(1.5)
+				l.Dashes = seriesDash[n]
 				p.Add(l)
-				p.Legend.Add(scheme, l)
-				break
+				label := scheme
+				if len(names) > 1 {
+					label += " " + strings.TrimSuffix(n, "_mbps")
+				}
+				p.Legend.Add(label, l)
+				have = true
 			}
+			break
 		}
-		p.Y.Min = min(0, p.Y.Min)
-		headroom(p)
-		pl.save(p, "series-"+n, n, invalidNote(invalid))
 	}
+	if !have && len(invalid) == 0 {
+		return
+	}
+	p.Legend.Top, p.Legend.Left = true, false
+	p.Y.Min = 0
+	headroom(p)
+	pl.save(p, name, title, invalidNote(invalid))
+}
+
+// incastStart is when the hol runs' incast started ("5.2 s"), from
+// the first result that says.
+func (pl *plots) incastStart() string {
+	for i := range pl.results {
+		if v, ok := pl.results[i].Get("incast_start_s"); ok && v > 0 {
+			return strconv.FormatFloat(v, 'f', 1, 64) + " s"
+		}
+	}
+	return "the second phase"
 }

@@ -16,12 +16,14 @@ import (
 type Point struct {
 	// ID names the point's directory: websearch-0.5-portfc-s1-r1,
 	// portfc-r1.
-	ID     string  `json:"id"`
-	Scheme string  `json:"scheme"`
-	CDF    string  `json:"cdf,omitempty"`
-	Load   float64 `json:"load"`
-	Seed   uint64  `json:"seed"`
-	Rep    int     `json:"rep"`
+	ID     string `json:"id"`
+	Scheme string `json:"scheme"`
+	// Scenario is a loop point's (bench.LoopScenarios).
+	Scenario string  `json:"scenario,omitempty"`
+	CDF      string  `json:"cdf,omitempty"`
+	Load     float64 `json:"load"`
+	Seed     uint64  `json:"seed"`
+	Rep      int     `json:"rep"`
 }
 
 // Points are the runs of c, in the order the runner takes them: for a
@@ -35,6 +37,18 @@ func (c *Config) Points() []Point {
 			p.ID = p.id(c.Kind)
 			ps = append(ps, p)
 		}
+	}
+	if c.Kind == KindLoop {
+		for _, sc := range c.Loop.Scenarios {
+			for rep := 1; rep <= c.Repetitions; rep++ {
+				for _, s := range c.Schemes {
+					p := Point{Scheme: s, Scenario: sc, Rep: rep}
+					p.ID = p.id(c.Kind)
+					ps = append(ps, p)
+				}
+			}
+		}
+		return ps
 	}
 	if c.Kind != KindWorkload {
 		for rep := 1; rep <= c.Repetitions; rep++ {
@@ -56,6 +70,9 @@ func (c *Config) Points() []Point {
 
 func (p Point) id(kind string) string {
 	s := strings.NewReplacer(":", "q", "/", "-").Replace(p.Scheme)
+	if p.Scenario != "" {
+		return fmt.Sprintf("%s-%s-r%d", p.Scenario, s, p.Rep)
+	}
 	if kind != KindWorkload {
 		return fmt.Sprintf("%s-r%d", s, p.Rep)
 	}
@@ -66,6 +83,9 @@ func (p Point) id(kind string) string {
 // seed 1".
 func (p Point) Label() string {
 	var parts []string
+	if p.Scenario != "" {
+		parts = append(parts, p.Scenario)
+	}
 	if p.CDF != "" {
 		parts = append(parts, fmt.Sprintf("%s load %g", p.CDF, p.Load))
 	}
@@ -87,7 +107,11 @@ func (c *Config) Estimate(p Point) time.Duration {
 	switch c.Kind {
 	case KindLoop:
 		l := c.Loop
-		return labUpDown + orDefault(l.Warmup.D(), time.Second) + orDefault(l.Settle.D(), time.Second) + orDefault(l.Measure.D(), 5*time.Second) + 2*time.Second
+		d := labUpDown + orDefault(l.Warmup.D(), time.Second) + orDefault(l.Settle.D(), time.Second) + orDefault(l.Measure.D(), 5*time.Second) + 2*time.Second
+		if p.Scenario == "bcube41-over" {
+			d += 10 * time.Second // 24 nodes to bring up and down, not 8
+		}
+		return d
 	case KindHoL:
 		ph := orDefault(c.HoL.Phase.D(), 5*time.Second)
 		return labUpDown + 4*ph + 4*time.Second

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,8 +95,8 @@ var keyMetrics = map[string][]struct{ name, head string }{
 		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"}, {"lost_share", "link time lost"},
 	},
 	KindLoop: {
-		{"background_mbps", "background Mb/s"}, {"loop_mbps", "loop Mb/s"}, {"deadlocked", "deadlock"}, {"stalled_queues", "stalled queues"},
-		{"drops", "drops"}, {"missing", "missing"}, {"lost_share", "link time lost"},
+		{"background_mbps", "background Mb/s"}, {"loop_mbps", "loop Mb/s"}, {"incast_mbps", "incast Mb/s"}, {"deadlocked", "deadlock"},
+		{"stalled_queues", "stalled queues"}, {"pauses", "pauses"}, {"drops", "drops"}, {"missing", "missing"}, {"lost_share", "link time lost"},
 	},
 	KindHoL: {
 		{"victim_alone_mbps", "victim alone Mb/s"}, {"victim_congested_mbps", "victim congested Mb/s"}, {"victim_ratio", "ratio"},
@@ -120,7 +121,16 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	if r.Quick {
 		b.WriteString(", **quick** version (its quick section applied)")
 	}
-	fmt.Fprintf(&b, ". BCube(%d,%d), %s links", c.Topology.N, c.Topology.K, c.Lab.Rate)
+	if c.Kind == KindLoop {
+		var scs []string
+		for _, sc := range c.Loop.Scenarios {
+			t := loopScenarios[sc]
+			scs = append(scs, fmt.Sprintf("%s (BCube(%d,%d))", sc, t.N, t.K))
+		}
+		fmt.Fprintf(&b, ". Scenarios %s, %s links", strings.Join(scs, ", "), c.Lab.Rate)
+	} else {
+		fmt.Fprintf(&b, ". BCube(%d,%d), %s links", c.Topology.N, c.Topology.K, c.Lab.Rate)
+	}
 	if c.Lab.ECN {
 		b.WriteString(", ECN marking on every egress")
 	}
@@ -167,6 +177,10 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		}
 		b.WriteString("\n")
 	}
+	if c.Kind == KindLoop {
+		prefixTable(&b, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
+		prefixTable(&b, r.Results, "Servers' egress queues paused, in % of the measured window: the mean over the servers' ports with that queue (those that sent or were paused), and the most of any:", "servers_paused_pct_", "servers_paused_max_pct_")
+	}
 	var bad []*Result
 	for j := range r.Results {
 		if !r.Results[j].Valid {
@@ -202,6 +216,45 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	b.WriteString("- `plots/`: every plot as PNG and SVG\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// prefixTable writes a table of every point's metrics whose names have
+// one of prefixes (a column each, headed by the rest of the name and,
+// past the first prefix, the prefix), when any point has one.
+func prefixTable(b *strings.Builder, results []Result, intro string, prefixes ...string) {
+	var names, heads []string
+	for pi, pre := range prefixes {
+		for j := range results {
+			for _, m := range results[j].Metrics {
+				rest, ok := strings.CutPrefix(m.Name, pre)
+				if !ok || rest == "" || slices.Contains(names, m.Name) {
+					continue
+				}
+				names = append(names, m.Name)
+				if pi > 0 {
+					rest = strings.TrimSuffix(strings.TrimSuffix(pre, "_"), "_pct") + " " + rest
+				}
+				heads = append(heads, rest)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s\n\n| point |", intro)
+	for _, h := range heads {
+		b.WriteString(" " + strings.ReplaceAll(h, "_", " ") + " |")
+	}
+	b.WriteString("\n| --- |" + strings.Repeat(" ---: |", len(names)) + "\n")
+	for j := range results {
+		res := &results[j]
+		fmt.Fprintf(b, "| %s |", res.ID)
+		for _, n := range names {
+			v, ok := res.Get(n)
+			b.WriteString(" " + cell(n, v, ok) + " |")
+		}
+		b.WriteString("\n")
+	}
 }
 
 // cell prints metric name's value for the README's table.

@@ -295,13 +295,13 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 		}
 	}
 	cw := csv.NewWriter(w)
-	head := append([]string{"experiment", "point", "scheme", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s", "schedule_digest"}, names...)
+	head := append([]string{"experiment", "point", "scheme", "scenario", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s", "schedule_digest"}, names...)
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	for i := range results {
 		r := &results[i]
-		row := []string{exp, r.ID, r.Scheme, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
+		row := []string{exp, r.ID, r.Scheme, r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
 			strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "),
 			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 1, 64), r.Schedule}
 		for _, n := range names {

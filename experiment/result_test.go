@@ -82,7 +82,7 @@ func TestPlotWorkload(t *testing.T) {
 }
 
 func TestPlotLoop(t *testing.T) {
-	c, err := Parse([]byte("name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc, portfc]\n"), false)
+	c, err := Parse([]byte("name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc, portfc]\nloop: {scenarios: [bcube21, bcube41-over]}\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,17 @@ func TestPlotLoop(t *testing.T) {
 		r.add("background_mbps", float64(i)*5)
 		r.add("loop_mbps", 3)
 		r.Series = map[string][][2]float64{"background_mbps": {{0, 1}, {1, 2}, {2, float64(i)}}}
+		if p.Scenario == "bcube21" {
+			r.add("bg_h0_h1_mbps", 2)
+			r.add("pauses_A", 10)
+			r.add("pauses_B", 20)
+			r.add("pauses", 30)
+			r.Series["loop_mbps"] = [][2]float64{{0, 0}, {1, 3}, {2, 4}}
+		}
 		results = append(results, r)
+	}
+	if len(results) != 4 || results[2].ID != "bcube41-over-pfc-r1" {
+		t.Fatalf("points %+v", results)
 	}
 	dir := t.TempDir()
 	files, err := Plot(c, results, dir)
@@ -107,9 +117,12 @@ func TestPlotLoop(t *testing.T) {
 			t.Errorf("%s: note %q with every point valid", f.Name, f.Note)
 		}
 	}
-	// The per-flow plot has no data (no bg_ metrics): not drawn.
-	if strings.Join(got, ",") != "loop-throughput,series-background_mbps" {
-		t.Errorf("plots %v", got)
+	// bcube41-over's points have no bg_ or pauses_ metrics: those plots
+	// are not drawn for it.
+	want := "loop-throughput-bcube21,loop-background-flows-bcube21,loop-pauses-bcube21,loop-series-bcube21," +
+		"loop-throughput-bcube41-over,loop-series-bcube41-over"
+	if strings.Join(got, ",") != want {
+		t.Errorf("plots %v, want %s", got, want)
 	}
 }
 

@@ -317,15 +317,18 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	return nil
 }
 
-// loop runs the loop bench for one scheme (it brings its lab up and down).
+// loop runs the loop bench for one scheme and scenario (it brings its
+// lab up and down).
 func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) error {
 	spec := x.spec(p.Scheme)
-	spec.N, spec.K = 2, 1
+	t := loopScenarios[p.Scenario]
+	spec.N, spec.K = t.N, t.K
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
 		return err
 	}
 	l := x.c.Loop
-	rs, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: []string{p.Scheme}, Warmup: l.Warmup.D(), Settle: l.Settle.D(), Measure: l.Measure.D(), Log: x.log})
+	rs, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: []string{p.Scheme}, Scenario: p.Scenario, Warmup: l.Warmup.D(), Settle: l.Settle.D(),
+		Measure: l.Measure.D(), Interval: l.Interval.D(), Transport: l.Transport, Log: x.log})
 	if err != nil {
 		return err
 	}
@@ -337,20 +340,7 @@ func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) err
 	if err := writeJSONFile(filepath.Join(dir, "report.json"), r); err != nil {
 		return err
 	}
-	res.add("background_mbps", r.BackgroundBps/1e6)
-	res.add("loop_mbps", r.LoopBps/1e6)
-	for _, f := range r.Background {
-		res.add("bg_"+flowKey(f.Flow)+"_mbps", f.Bps/1e6)
-	}
-	for _, f := range r.Loop {
-		res.add("loop_"+flowKey(f.Flow)+"_mbps", f.Bps/1e6)
-	}
-	res.add("deadlocked", b2f(r.Deadlocked()))
-	res.add("stalled_queues", float64(len(r.Stalls)))
-	res.add("cycle_queues", float64(len(r.Cycle)))
-	res.add("drops", float64(r.Drops))
-	res.add("missing", float64(r.Missing))
-	res.healthMetrics(r.Health)
+	res.LoopMetrics(r)
 	if !r.Health.Valid {
 		res.invalidate(r.Health.Problems...)
 	}
@@ -365,7 +355,8 @@ func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) erro
 		return err
 	}
 	h := x.c.HoL
-	rs, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: []string{p.Scheme}, Phase: h.Phase.D(), FCTFlows: h.GroupFlows, FCTBytes: int64(h.GroupSize), Log: x.log})
+	rs, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: []string{p.Scheme}, Phase: h.Phase.D(), FCTFlows: h.GroupFlows, FCTBytes: int64(h.GroupSize),
+		Interval: h.Interval.D(), Log: x.log})
 	if err != nil {
 		return err
 	}
@@ -394,18 +385,12 @@ func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) erro
 	res.add("drops", float64(r.Drops))
 	res.add("missing", float64(r.Missing))
 	res.healthMetrics(r.Health)
+	if len(r.SeriesT) > 0 {
+		res.Series = map[string][][2]float64{"victim_mbps": timeSeries(r.SeriesT, r.VictimSeries)}
+		res.add("incast_start_s", r.IncastT)
+	}
 	if !r.Health.Valid {
 		res.invalidate(r.Health.Problems...)
 	}
 	return nil
-}
-
-// flowKey makes "h0->h1" a metric name's part: "h0_h1".
-func flowKey(f string) string { return strings.ReplaceAll(f, "->", "_") }
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
