@@ -17,7 +17,8 @@ import (
 // (relayed_B ...), how long the servers' egress queues were paused in the
 // window, by queue (servers_paused_pct_b0: the mean over the servers'
 // ports that have a b0 queue and paused or sent anything, in percent of
-// the window; servers_paused_max_pct_b0 the most of any), whether the
+// the window; servers_paused_max_pct_b0 the most of any; BFC's data
+// queues Q0, Q1 ... count as one, Q), whether the
 // fabric deadlocked, and the series of the background, loop and incast
 // flows' mean throughput over the run (the ToN paper's Fig. 19).
 func (r *Result) LoopMetrics(lr *bench.LoopResult) {
@@ -62,10 +63,14 @@ func (r *Result) LoopMetrics(lr *bench.LoopResult) {
 		if !strings.HasPrefix(q.Node, "h") {
 			continue
 		}
-		a := byQueue[q.Queue]
+		name := q.Queue
+		if len(name) > 1 && name[0] == 'Q' && strings.Trim(name[1:], "0123456789") == "" {
+			name = "Q" // BFC's data queues, together
+		}
+		a := byQueue[name]
 		if a == nil {
 			a = &acc{}
-			byQueue[q.Queue] = a
+			byQueue[name] = a
 		}
 		a.sum += 100 * q.PausedFrac
 		a.max = max(a.max, 100*q.PausedFrac)

@@ -93,8 +93,8 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 				b.name += "-" + sc
 				pl.schemeBars(b)
 			}
-			pl.series("loop-series-"+sc, "Throughput over time, mean per flow (solid: background, dashed: loop, dotted: incast)",
-				fmt.Sprintf("loop flows start at %v", orDefault(c.Loop.Warmup.D(), time.Second)))
+			pl.series("loop-series-"+sc, "Throughput over time, mean per flow",
+				fmt.Sprintf("the loop flows start at %v", orDefault(c.Loop.Warmup.D(), time.Second)))
 		}
 		pl.scenario = ""
 	case KindHoL:
@@ -526,7 +526,7 @@ var seriesDash = map[string][]vg.Length{
 }
 
 // series draws the time series of the results (Result.Series) in one
-// plot: a line per scheme and series name (solid, dashed, dotted: see
+// plot: a line per scheme (its colour) and series name (its dashes, see
 // seriesDash), the first valid result of each scheme (repetitions are
 // not averaged). note goes under the title.
 func (pl *plots) series(name, title, note string) {
@@ -534,8 +534,8 @@ func (pl *plots) series(name, title, note string) {
 	if note != "" {
 		p.Title.Text += "\n" + note
 	}
-	var invalid []string
-	have := false
+	var invalid, kinds []string
+	entries := 0
 	for s, scheme := range pl.c.Schemes {
 		valid, inv := pl.match(scheme, "", 0)
 		invalid = append(invalid, inv...)
@@ -543,8 +543,8 @@ func (pl *plots) series(name, title, note string) {
 			if len(r.Series) == 0 {
 				continue
 			}
-			names := slices.Sorted(maps.Keys(r.Series))
-			for _, n := range names {
+			var first *plotter.Line
+			for _, n := range slices.Sorted(maps.Keys(r.Series)) {
 				pts := make(plotter.XYs, len(r.Series[n]))
 				for i, xy := range r.Series[n] {
 					pts[i] = plotter.XY{X: xy[0], Y: xy[1]}
@@ -561,22 +561,44 @@ func (pl *plots) series(name, title, note string) {
 				l.Width = vg.Points(1.5)
 				l.Dashes = seriesDash[n]
 				p.Add(l)
-				label := scheme
-				if len(names) > 1 {
-					label += " " + strings.TrimSuffix(n, "_mbps")
+				if first == nil || len(l.Dashes) == 0 {
+					first = l
 				}
-				p.Legend.Add(label, l)
-				have = true
+				if !slices.Contains(kinds, n) {
+					kinds = append(kinds, n)
+				}
+			}
+			if first != nil {
+				// The scheme's colour, solid.
+				sw := *first
+				sw.Dashes = nil
+				p.Legend.Add(scheme, &sw)
+				entries++
 			}
 			break
 		}
 	}
-	if !have && len(invalid) == 0 {
+	if entries == 0 && len(invalid) == 0 {
 		return
+	}
+	if len(kinds) > 1 {
+		// The flows' kinds by their dashes, in black.
+		order := []string{"background_mbps", "loop_mbps", "incast_mbps"}
+		slices.SortFunc(kinds, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+		for _, n := range kinds {
+			l := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: seriesDash[n]}}
+			p.Legend.Add(strings.TrimSuffix(n, "_mbps")+" flows", l)
+			entries++
+		}
 	}
 	p.Legend.Top, p.Legend.Left = true, false
 	p.Y.Min = 0
-	headroom(p)
+	if p.Y.Max <= 0 {
+		p.Y.Max = 1
+	}
+	// Room above the data for the legend, about 3.5% of the height
+	// per entry.
+	p.Y.Max /= 1 - min(0.6, 0.05+0.035*float64(entries))
 	pl.save(p, name, title, invalidNote(invalid))
 }
 

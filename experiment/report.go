@@ -179,7 +179,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	}
 	if c.Kind == KindLoop {
 		prefixTable(&b, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
-		prefixTable(&b, r.Results, "Servers' egress queues paused, in % of the measured window: the mean over the servers' ports with that queue (those that sent or were paused), and the most of any:", "servers_paused_pct_", "servers_paused_max_pct_")
+		prefixTable(&b, r.Results, "Servers' egress queues paused, in % of the measured window, by queue: the mean over the servers' ports with that queue that sent or were paused (Q: BFC's data queues together; summary.csv has the most of any port, servers_paused_max_pct_):", "servers_paused_pct_")
 	}
 	var bad []*Result
 	for j := range r.Results {
