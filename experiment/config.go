@@ -93,8 +93,12 @@ type Topology struct {
 type LabConfig struct {
 	// Name of the labs the runner brings up, one at a time (default "x"
 	// and the experiment's name, cut to 8 characters).
-	Name    string         `yaml:"name,omitempty"`
-	Rate    units.Rate     `yaml:"rate"`
+	Name string     `yaml:"name,omitempty"`
+	Rate units.Rate `yaml:"rate,omitempty"`
+	// Rates, in place of Rate, is each level's link rate (lab.Spec.Rates,
+	// one per level 0..k: "32M,20M" is a Rail-only fabric's); a
+	// workload's load then counts the slowest level's links.
+	Rates   units.Rates    `yaml:"rates,omitempty"`
 	Delay   units.Duration `yaml:"delay,omitempty"`
 	Buffer  units.Size     `yaml:"buffer,omitempty"`
 	ECN     bool           `yaml:"ecn,omitempty"`
@@ -428,8 +432,11 @@ func (c *Config) Validate() error {
 		bad("health: max_lost_share %g (want at most 1; negative: no bound), min_lost %v (want >= 0)", h.MaxLostShare, h.MinLost)
 	}
 	spec := c.LabSpec("", "")
-	if c.Lab.Rate == 0 {
+	switch {
+	case c.Lab.Rate == 0 && len(c.Lab.Rates) == 0:
 		bad("lab.rate: a rate is needed (the links are shaped at it; 10M-50M is what this machine carries, see docs/BENCHMARKS.md)")
+	case c.Lab.Rate != 0 && len(c.Lab.Rates) > 0:
+		bad("lab.rate and lab.rates: give one (rates sets every level's)")
 	}
 	// The plan checks all a lab up would but whether the name is free,
 	// which is the runner's to check (a file is valid while its lab runs).
@@ -540,6 +547,15 @@ func (c *Config) cdfNames() []string {
 	return c.Workload.CDFs
 }
 
+// RateText is the links' rate for titles: "20M", or per level
+// "32M,20M".
+func (c *Config) RateText() string {
+	if len(c.Lab.Rates) > 0 {
+		return c.Lab.Rates.String()
+	}
+	return c.Lab.Rate.String()
+}
+
 // LabSpec is the lab of a point of c under scheme fc (empty: none set),
 // named name (empty: c's lab name), before the lab's own defaults.
 func (c *Config) LabSpec(fc, runRoot string) lab.Spec {
@@ -547,6 +563,9 @@ func (c *Config) LabSpec(fc, runRoot string) lab.Spec {
 		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.Lab.Rate), Delay: c.Lab.Delay.D(),
 		BufferBytes: int(c.Lab.Buffer), ECN: c.Lab.ECN, Workers: c.Lab.Workers, LevelOrder: c.Lab.LevelOrder,
 		Xoff: int(c.Lab.Xoff), Xon: int(c.Lab.Xon), RunRoot: runRoot,
+	}
+	if len(c.Lab.Rates) > 0 {
+		s.Rates = slices.Clone([]uint64(c.Lab.Rates))
 	}
 	if fc != "" {
 		// ParseScheme has checked it.
@@ -569,6 +588,16 @@ func (c *Config) WorkloadConfig(cdf string, load float64, seed uint64) (workload
 	wc := workload.Config{
 		Hosts: t.Servers(), LinkRate: uint64(c.Lab.Rate), LinksPerHost: t.Levels(),
 		Load: load, Duration: w.Duration.D(), Seed: seed,
+	}
+	if rates := c.Lab.Rates; len(rates) > 0 {
+		// As lab.RunWorkload resolves it: the slowest level's links, and
+		// every link of a host where they differ.
+		wc.LinkRate = slices.Min(rates)
+		if slices.Max(rates) != wc.LinkRate {
+			for _, r := range rates {
+				wc.HostRate += r
+			}
+		}
 	}
 	if wc.Basis, err = workload.ParseBasis(w.Basis); err != nil {
 		return wc, err

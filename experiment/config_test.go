@@ -240,3 +240,30 @@ func TestDefaultLabName(t *testing.T) {
 		}
 	}
 }
+
+// TestRates: lab.rates is the lab's per-level rates, and a workload's
+// load counts the slowest level's links as the lab would.
+func TestRates(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rates: \"16M,10M\"}", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.LabSpec("portfc", ""); !slices.Equal(s.Rates, []uint64{16e6, 10e6}) || s.RateBps != 0 {
+		t.Errorf("spec rates %v, rate %d", s.Rates, s.RateBps)
+	}
+	wc, err := c.WorkloadConfig("websearch", 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.LinkRate != 10e6 || wc.HostRate != 26e6 {
+		t.Errorf("workload link rate %d, host rate %d; want 10M and 26M", wc.LinkRate, wc.HostRate)
+	}
+	if c.RateText() != "16M,10M" {
+		t.Errorf("rate text %q", c.RateText())
+	}
+	for _, bad := range []string{"lab: {rate: 10M, rates: \"16M,10M\"}", "lab: {rates: \"16M\"}"} {
+		if _, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", bad, 1)), false); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

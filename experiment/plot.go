@@ -101,7 +101,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 		for _, b := range holPlots {
 			pl.schemeBars(b)
 		}
-		pl.series("hol-victim-series", "Victim flow's throughput over time", "the incast starts at "+pl.incastStart())
+		pl.series("hol-victim-series", "Victim flow's throughput over time", "the incast starts at "+pl.incastStart()+"; each phase's victim group shares the link in its last second")
 	case KindWorkload:
 		for _, cdf := range c.cdfNames() {
 			for _, b := range workloadPlots {
@@ -338,7 +338,7 @@ func (pl *plots) title(t string) string {
 	if sc, ok := loopScenarios[pl.scenario]; ok {
 		topo, name = sc, name+" "+pl.scenario
 	}
-	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", name, t, topo.N, topo.K, pl.c.Lab.Rate)
+	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", name, t, topo.N, topo.K, pl.c.RateText())
 }
 
 // loadBars draws b for one CDF: a group per load, a bar per scheme.
@@ -599,7 +599,33 @@ func (pl *plots) series(name, title, note string) {
 	// Room above the data for the legend, about 3.5% of the height
 	// per entry.
 	p.Y.Max /= 1 - min(0.6, 0.05+0.035*float64(entries))
+	p.Y.Tick.Marker = niceTicks{}
 	pl.save(p, name, title, invalidNote(invalid))
+}
+
+// niceTicks labels an axis from 0 at steps of 1, 2 or 5 times a power
+// of ten, about five of them (gonum's default may label only two on a
+// stretched axis).
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{2, 5, 10} {
+		if step < raw {
+			step = m * mag
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step/1e9; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+	}
+	return ts
 }
 
 // incastStart is when the hol runs' incast started ("5.2 s"), from
