@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,7 +159,8 @@ func TestRunLab(t *testing.T) {
 	}
 	rows, err := csv.NewReader(sf).ReadAll()
 	sf.Close()
-	if err != nil || len(rows) != 2 || rows[1][7] != "false" || rows[1][8] == "" {
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	if err != nil || len(rows) != 2 || col("valid") < 0 || rows[1][col("valid")] != "false" || rows[1][col("problems")] == "" {
 		t.Errorf("summary.csv: %v %v", err, rows)
 	}
 	for _, p := range rep.Plots {
