@@ -12,9 +12,18 @@ all: build
 deps:
 	./scripts/install-deps.sh
 
+# The binaries name their build (internal/buildinfo): the Go tool stamps
+# the VCS revision itself in a plain checkout; these flags give it where it
+# cannot (a git worktree, GOFLAGS=-buildvcs=false).
+VCS_REV := $(shell git rev-parse HEAD 2>/dev/null)
+VCS_TIME := $(shell git log -1 --format=%cI 2>/dev/null)
+VCS_MOD := $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true || echo false)
+BUILDINFO := github.com/bcfab/bcfab/internal/buildinfo
+LDFLAGS := -X $(BUILDINFO).revision=$(VCS_REV) -X $(BUILDINFO).vcsTime=$(VCS_TIME) -X $(BUILDINFO).modified=$(VCS_MOD)
+
 build:
 	@mkdir -p bin
-	$(GO) build -o bin/ $(addprefix ./cmd/,$(BINS))
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ $(addprefix ./cmd/,$(BINS))
 
 # Bring up a small BCube, push traffic across a relayed path, tear it down.
 demo: deps build

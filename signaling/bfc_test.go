@@ -358,3 +358,43 @@ func TestBFCNodeAllocs(t *testing.T) {
 		t.Error("the run never paused: it did not exercise the signal path")
 	}
 }
+
+// Hashed against dynamic, over the same six flows: hashed, each keeps
+// the queue its table entry names (hash mod entries, mod queues) however
+// long it was idle, and two may share one; dynamically, no two of six
+// share one of eight queues.
+func TestFlowTableHashedAgainstDynamic(t *testing.T) {
+	const queues = 8
+	ft := NewFlowTable(1, queues, 100*queues, sticky, 1)
+	ft.hashed = true
+	first := map[uint64]int{}
+	shared := false
+	byQueue := map[int]bool{}
+	for f := uint64(1); f <= 6; f++ {
+		h := f * 0x9E3779B97F4A7C15
+		e, q := ft.Assign(0, h, 0)
+		ft.Enqueued(0, e, 0)
+		if want := int(h % (100 * queues) % queues); q != want {
+			t.Errorf("flow %d: queue %d, want %d (its hash's)", f, q, want)
+		}
+		shared = shared || byQueue[q]
+		byQueue[q] = true
+		first[h] = q
+	}
+	for h, q := range first {
+		if _, q2 := ft.Assign(0, h, 100*sticky); q2 != q {
+			t.Errorf("hash %x: queue %d, then %d after an idle time", h, q, q2)
+		}
+	}
+	dyn := NewFlowTable(1, queues, 100*queues, sticky, 1)
+	used := map[int]bool{}
+	for f := uint64(1); f <= 6; f++ {
+		e, q := dyn.Assign(0, f*0x9E3779B97F4A7C15, 0)
+		dyn.Enqueued(0, e, 0)
+		if used[q] {
+			t.Errorf("dynamic assignment put two of six flows in queue %d of %d", q, queues)
+		}
+		used[q] = true
+	}
+	t.Logf("hashed: six flows in %d queues of %d (shared: %v)", len(byQueue), queues, shared)
+}

@@ -136,7 +136,7 @@ worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(), nodeCmd(),
 		statusCmd(), statsCmd(), healthCmd(), metricsCmd(), captureCmd(), execCmd(),
 		genCmd(), linkCmd(), workloadCmd(),
-		benchCmd(),
+		benchCmd(), experimentCmd(),
 	)
 	root.SetHelpCommandGroupID(groupLab)
 	root.SetCompletionCommandGroupID(groupLab)

@@ -1,0 +1,189 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/bcfab/bcfab/experiment"
+)
+
+func experimentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "experiment list|show|run|replot",
+		Short: "the papers' experiments from files: labs, runs, plots and a report",
+		Long: `Each experiment is a YAML file (topology, rates, schemes, workload, loads,
+seeds, repetitions, and a quick section): the built-in ones are listed by
+'lab experiment list' and printed by 'lab experiment show NAME'; 'run -f
+FILE' runs an edited copy. A run brings every point's lab up and down
+itself and writes one directory: the config, the build, every lab's spec,
+raw per-flow records and time series, summary.csv, plots (PNG and SVG) and
+a README.md report. A point whose emulation health is not valid is marked
+INVALID and left out of the plots (exit 3).`,
+		GroupID: groupBench,
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return errors.New("experiment: want list, show, run or replot (lab experiment run NAME [--quick])")
+		},
+	}
+	cmd.AddCommand(experimentListCmd(), experimentShowCmd(), experimentRunCmd(), experimentReplotCmd())
+	return cmd
+}
+
+func experimentNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return experiment.List(), cobra.ShellCompDirectiveNoFileComp
+}
+
+func experimentListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "the built-in experiments and the figures they answer",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tKIND\tPOINTS\tQUICK\tFIGURE\tTITLE")
+			for _, name := range experiment.List() {
+				c, _, err := experiment.Load(name, "", false)
+				if err != nil {
+					return err
+				}
+				q, _, err := experiment.Load(name, "", true)
+				quick := "-"
+				if err == nil {
+					quick = fmt.Sprint(len(q.Points()))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", name, c.Kind, len(c.Points()), quick, c.Figure, c.Title)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func experimentShowCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:               "show NAME",
+		Short:             "print a built-in experiment's file (to edit a copy and run it with -f)",
+		Args:              exactArgs(1, "NAME"),
+		ValidArgsFunction: experimentNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := experiment.Builtin(args[0])
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+}
+
+func experimentRunCmd() *cobra.Command {
+	var (
+		file, out, binDir string
+		quick, dryRun     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run NAME | -f FILE",
+		Short: "run an experiment: every point's lab, the results, plots and README.md",
+		Long: `Runs every point of the experiment (scheme x CDF x load x seed x repetition)
+on a lab of its own, one at a time, and writes the output directory
+(default results/<name>-<UTC time>). Progress and the ETA go to stderr.
+Ctrl-C stops the point running, takes its lab down and writes what was
+measured. Exit 3 when a point is INVALID.`,
+		Example: `  lab experiment run loop --quick
+  lab experiment run fct --out results/fct-full
+  lab experiment show fct > my.yaml && lab experiment run -f my.yaml --dry-run`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: experimentNames,
+	}
+	c := addCommon(cmd)
+	fs := cmd.Flags()
+	fs.StringVarP(&file, "file", "f", "", "run the experiment in `FILE` instead of a built-in one")
+	fs.StringVar(&out, "out", "", "output `dir`ectory (default results/<name>-<UTC time>)")
+	fs.BoolVar(&quick, "quick", false, "apply the file's quick section: fewer schemes and loads, shorter runs")
+	fs.BoolVar(&dryRun, "dry-run", false, "check the file and list its points, run nothing")
+	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+		var name string
+		switch {
+		case len(args) == 1 && file != "":
+			return usagef(cmd, "run: name a built-in experiment or give -f FILE, not both")
+		case len(args) == 1:
+			name = args[0]
+		case file == "":
+			return usagef(cmd, "run: want NAME or -f FILE (lab experiment list)")
+		}
+		cfg, src, err := experiment.Load(name, file, quick)
+		if err != nil {
+			return err
+		}
+		points := cfg.Points()
+		if dryRun {
+			var est time.Duration
+			for _, p := range points {
+				est += cfg.Estimate(p)
+			}
+			fmt.Fprintf(stdout, "experiment %s (%s): %d points, about %v\n", cfg.Name, cfg.Kind, len(points), est.Round(time.Minute))
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			for _, p := range points {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.ID, p.Label(), cfg.Describe(p))
+			}
+			return tw.Flush()
+		}
+		if out == "" {
+			out = experiment.DefaultOut(cfg.Name, time.Now())
+		}
+		if fs.Changed("name") {
+			cfg.Lab.Name = c.name
+		}
+		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot, Progress: stderr}
+		if c.verbose {
+			o.Log = c.logger(stderr) // the labs' own logs
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		rep, err := experiment.Run(ctx, cfg, o)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %d of %d points valid; report %s/README.md\n", cfg.Name, rep.Valid(), len(rep.Results), out)
+		if rep.Valid() < len(rep.Results) {
+			var bad []string
+			for _, r := range rep.Results {
+				if !r.Valid {
+					bad = append(bad, r.ID)
+				}
+			}
+			return fmt.Errorf("%w: %s (marked in the report, not plotted)", errInvalidRun, strings.Join(bad, ", "))
+		}
+		return nil
+	}
+	return cmd
+}
+
+func experimentReplotCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "replot DIR",
+		Short: "draw a run's plots and README again from its files (config.yaml, results.json, queues.csv)",
+		Args:  exactArgs(1, "DIR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := experiment.Replot(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d plots; report %s/README.md\n", rep.Experiment, len(rep.Plots), args[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,652 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/bench"
+	"github.com/bcfab/bcfab/experiments"
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/units"
+)
+
+// The kinds of experiment: what one point of it runs.
+const (
+	// KindWorkload runs lab.RunWorkload on a lab per point: Poisson
+	// background from a CDF at a load, an incast, a pattern.
+	KindWorkload = "workload"
+	// KindLoop runs bench.Loop (the deadlock scenario, BCube(2,1)).
+	KindLoop = "loop"
+	// KindHoL runs bench.HoL (head-of-line blocking, BCube(4,1)).
+	KindHoL = "hol"
+)
+
+// Config is an experiment file. Every duration reads as Go's syntax or
+// plain seconds, every size as 1MB/256KiB, every rate as 20M. Parse
+// fills in the defaults; Validate checks it whole, before any lab comes
+// up.
+type Config struct {
+	// Name names the experiment and its output directory.
+	Name string `yaml:"name"`
+	// Title and Figure are for the report: what the experiment shows and
+	// which figure of which paper it answers.
+	Title  string `yaml:"title,omitempty"`
+	Figure string `yaml:"figure,omitempty"`
+	// Notes are printed in the report under the title.
+	Notes string `yaml:"notes,omitempty"`
+	Kind  string `yaml:"kind"`
+	// Topology is BCube(N, K); loop and hol have their own (2,1) and
+	// (4,1) and refuse another.
+	Topology Topology  `yaml:"topology"`
+	Lab      LabConfig `yaml:"lab"`
+	// Schemes are compared at every point: a flow-control scheme
+	// (bench.SetScheme: none, portfc, pfc, pfcstar, bfc, and the
+	// variants bfc:Q, bfc:hash and bfc:hash:Q for BFC with Q queues and
+	// queues by flow hash, portfc:drr for PortFC's relay queue in the
+	// servers' round robin) whose flows are lossless, irn and
+	// gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
+	// FC/MODE for any other pairing (pfc/gbn).
+	Schemes []string `yaml:"schemes"`
+	// Seeds of the workload (one point each); loop and hol have no
+	// randomness of their own and take only repetitions.
+	Seeds []uint64 `yaml:"seeds,omitempty"`
+	// Repetitions of every point (default 1).
+	Repetitions int `yaml:"repetitions,omitempty"`
+	// Health are the limits a run must keep to be valid.
+	Health HealthConfig `yaml:"health,omitempty"`
+
+	Workload *WorkloadConfig `yaml:"workload,omitempty"`
+	Loop     *LoopConfig     `yaml:"loop,omitempty"`
+	HoL      *HoLConfig      `yaml:"hol,omitempty"`
+
+	// Quick, when present, holds the keys that --quick replaces (any of
+	// the above but name and kind): fewer schemes and loads, shorter runs.
+	Quick yaml.Node `yaml:"quick,omitempty"`
+
+	// IsQuick records that Quick was applied.
+	IsQuick bool `yaml:"-"`
+}
+
+// Topology is BCube(N, K).
+type Topology struct {
+	N int `yaml:"n"`
+	K int `yaml:"k"`
+}
+
+// LabConfig is what every point's lab shares (see lab.Spec).
+type LabConfig struct {
+	// Name of the labs the runner brings up, one at a time (default "x"
+	// and the experiment's name, cut to 8 characters).
+	Name string     `yaml:"name,omitempty"`
+	Rate units.Rate `yaml:"rate,omitempty"`
+	// Rates, in place of Rate, is each level's link rate (lab.Spec.Rates,
+	// one per level 0..k: "32M,20M" is a Rail-only fabric's); a
+	// workload's load then counts the slowest level's links.
+	Rates   units.Rates    `yaml:"rates,omitempty"`
+	Delay   units.Duration `yaml:"delay,omitempty"`
+	Buffer  units.Size     `yaml:"buffer,omitempty"`
+	ECN     bool           `yaml:"ecn,omitempty"`
+	Workers int            `yaml:"workers,omitempty"`
+	// LevelOrder is the servers' routing policy (empty: hash).
+	LevelOrder string `yaml:"level_order,omitempty"`
+	// Xoff and Xon override the flow-control thresholds.
+	Xoff units.Size `yaml:"xoff,omitempty"`
+	Xon  units.Size `yaml:"xon,omitempty"`
+}
+
+// HealthConfig are lab.HealthLimits in the file's units.
+type HealthConfig struct {
+	MaxLostShare float64        `yaml:"max_lost_share,omitempty"`
+	MinLost      units.Duration `yaml:"min_lost,omitempty"`
+	MaxRingDrops int64          `yaml:"max_ring_drops,omitempty"`
+}
+
+// Limits are h as lab.HealthLimits.
+func (h HealthConfig) Limits() lab.HealthLimits {
+	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops}
+}
+
+// WorkloadConfig is the traffic of a workload experiment's points.
+type WorkloadConfig struct {
+	// CDFs of the Poisson background (built-in names or files), one
+	// point each; empty: no background (then Loads must be [0]).
+	CDFs []string `yaml:"cdfs,omitempty"`
+	// Loads of the background, fractions of one host link (see Basis).
+	Loads []float64 `yaml:"loads"`
+	Basis string    `yaml:"basis,omitempty"`
+	// Duration is the window in which flows start; MinFlows, when set,
+	// lengthens it for each CDF and load until the expected flows are at
+	// least MinFlows, up to MaxDuration.
+	Duration    units.Duration `yaml:"duration"`
+	MinFlows    int            `yaml:"min_flows,omitempty"`
+	MaxDuration units.Duration `yaml:"max_duration,omitempty"`
+	Incast      *IncastConfig  `yaml:"incast,omitempty"`
+	Pattern     *PatternConfig `yaml:"pattern,omitempty"`
+	// NoDCQCN turns DCQCN off (it acts only where lab.ecn marks).
+	NoDCQCN bool `yaml:"no_dcqcn,omitempty"`
+	MTU     int  `yaml:"mtu,omitempty"`
+	// Drain is how long a run waits for flows after the last start (0:
+	// lab.RunWorkload's default).
+	Drain units.Duration `yaml:"drain,omitempty"`
+	// Interval between progress lines and queue samples (default 1s).
+	Interval units.Duration `yaml:"interval,omitempty"`
+}
+
+// IncastConfig is a periodic N-to-1 incast.
+type IncastConfig struct {
+	Senders int            `yaml:"senders"`
+	Size    units.Size     `yaml:"size"`
+	Period  units.Duration `yaml:"period,omitempty"`
+	Start   units.Duration `yaml:"start,omitempty"`
+}
+
+// PatternConfig is a periodic two-phase collective (ps or moe).
+type PatternConfig struct {
+	Kind   string         `yaml:"kind"`
+	Size   units.Size     `yaml:"size"`
+	Period units.Duration `yaml:"period"`
+	Start  units.Duration `yaml:"start,omitempty"`
+	Gap    units.Duration `yaml:"gap,omitempty"`
+	Many   int            `yaml:"many,omitempty"`
+	Few    int            `yaml:"few,omitempty"`
+	TopK   int            `yaml:"top_k,omitempty"`
+	// Skew is MoE's Zipf exponent of the experts' popularity (0:
+	// uniform).
+	Skew float64 `yaml:"skew,omitempty"`
+	// Wait starts an event's second phase when its first has ended (every
+	// flow of it completed or failed) rather than Gap after its start
+	// (workload.Pattern.Wait).
+	Wait bool `yaml:"wait,omitempty"`
+}
+
+// LoopConfig is bench.LoopOptions: the scenarios, the timing, the
+// series' period and the flows' transport.
+type LoopConfig struct {
+	// Scenarios are run each with every scheme (bench.LoopScenarios:
+	// bcube21, the default, on BCube(2,1); bcube41-over, the same cycle
+	// with oversubscribed switch egresses, on BCube(4,1)).
+	Scenarios []string       `yaml:"scenarios,omitempty"`
+	Warmup    units.Duration `yaml:"warmup,omitempty"`
+	Settle    units.Duration `yaml:"settle,omitempty"`
+	Measure   units.Duration `yaml:"measure,omitempty"`
+	// Interval is the period of the throughput series (0: 250ms).
+	Interval units.Duration `yaml:"interval,omitempty"`
+	// Transport carries the flows: gen (empty: generated flows) or rdma.
+	Transport string `yaml:"transport,omitempty"`
+}
+
+// loopScenarios are the loop scenarios bench.Loop has, by name, with
+// their fabric (the experiment package builds on every platform;
+// bench.Loop runs on Linux only).
+var loopScenarios = map[string]Topology{"bcube21": {2, 1}, "bcube41-over": {4, 1}}
+
+// HoLConfig is bench.HoLOptions' timing and victim group.
+type HoLConfig struct {
+	Phase      units.Duration `yaml:"phase,omitempty"`
+	GroupFlows int            `yaml:"group_flows,omitempty"`
+	GroupSize  units.Size     `yaml:"group_size,omitempty"`
+	// Interval is the period of the victim's throughput series (0:
+	// 250ms).
+	Interval units.Duration `yaml:"interval,omitempty"`
+}
+
+// Scheme is one compared configuration: a lab's flow control and the
+// transport mode of the workload's flows.
+type Scheme struct {
+	Name string // as written in the file
+	FC   string // lab flow control with its variants (bench.SetScheme)
+	Mode string // lossless, irn or gbn
+}
+
+// ParseScheme reads a scheme name (see Config.Schemes).
+func ParseScheme(s string) (Scheme, error) {
+	sc := Scheme{Name: s, FC: s, Mode: transport.Lossless.String()}
+	switch {
+	case s == "irn" || s == "gbn":
+		sc.FC, sc.Mode = "none", s
+	case strings.Contains(s, "/"):
+		sc.FC, sc.Mode, _ = strings.Cut(s, "/")
+		if _, err := transport.ParseMode(sc.Mode); err != nil {
+			return sc, fmt.Errorf("scheme %q: %w", s, err)
+		}
+	}
+	fc, variants, _ := strings.Cut(sc.FC, ":")
+	if !slices.Contains([]string{"none", "portfc", "pfc", "pfcstar", "bfc"}, fc) {
+		return sc, fmt.Errorf("scheme %q: flow control %q: want none, portfc, portfc:drr, pfc, pfcstar, bfc, bfc:Q, bfc:hash or bfc:hash:Q, or irn, gbn, FC/MODE", s, fc)
+	}
+	if err := bench.SetScheme(&lab.Spec{}, sc.FC); err != nil {
+		return sc, err
+	}
+	for _, v := range strings.Split(variants, ":") {
+		if n, err := strconv.Atoi(v); err == nil && n < 2 {
+			return sc, fmt.Errorf("scheme %q: bfc's queue count %d: want at least 2 (bfc:32, bfc:2)", s, n)
+		}
+	}
+	return sc, nil
+}
+
+// nameRE is what an experiment's name may be: it names a directory.
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,39}$`)
+
+// List names the built-in experiments, sorted.
+func List() []string {
+	ents, _ := fs.ReadDir(experiments.FS, ".")
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Builtin returns the file of the built-in experiment name.
+func Builtin(name string) ([]byte, error) {
+	if !nameRE.MatchString(name) || !slices.Contains(List(), name) {
+		return nil, fmt.Errorf("experiment %q: not a built-in one (have %s; -f FILE runs a file)", name, strings.Join(List(), ", "))
+	}
+	return experiments.FS.ReadFile(path.Join(".", name+".yaml"))
+}
+
+// Load reads the experiment file at file (or the built-in experiment
+// name when file is empty) and parses it; quick applies its quick
+// section.
+func Load(name, file string, quick bool) (*Config, []byte, error) {
+	var (
+		data []byte
+		err  error
+	)
+	src := name
+	if file != "" {
+		src = file
+		data, err = os.ReadFile(file)
+	} else {
+		data, err = Builtin(name)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := Parse(data, quick)
+	if err != nil {
+		return nil, data, fmt.Errorf("%s: %w", src, err)
+	}
+	return c, data, nil
+}
+
+// Parse reads an experiment file strictly (a key the file format does
+// not have is an error naming its line), applies the quick section when
+// quick, fills in the defaults and validates the result.
+func Parse(data []byte, quick bool) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	if c.Quick.Kind != 0 {
+		// The quick section is checked as strictly as the rest, then laid
+		// over it: the keys it has replace the file's, nested maps key
+		// by key, lists whole.
+		var over Config
+		if err := strictNode(&c.Quick, &over); err != nil {
+			return nil, fmt.Errorf("parse quick: %w", err)
+		}
+		if over.Name != "" || over.Kind != "" || over.Quick.Kind != 0 {
+			return nil, fmt.Errorf("quick (line %d): may not change name or kind, or hold another quick", c.Quick.Line)
+		}
+		if quick {
+			if err := c.Quick.Decode(&c); err != nil {
+				return nil, fmt.Errorf("parse quick: %w", err)
+			}
+			c.IsQuick = true
+		}
+	} else if quick {
+		return nil, errors.New("--quick: the file has no quick section")
+	}
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// strictNode decodes n into v with unknown keys refused, as the file's
+// decoder does; the lines it reports are the file's.
+func strictNode(n *yaml.Node, v any) error {
+	// yaml.Node.Decode has no KnownFields: encode the node again (keeping
+	// line numbers through a comment is not possible) and decode it with
+	// a strict decoder, then name the section's first line in the error.
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("section starting at line %d: %w", n.Line, err)
+	}
+	return nil
+}
+
+// setDefaults fills in what the file leaves out.
+func (c *Config) setDefaults() {
+	switch c.Kind {
+	case KindLoop:
+		if c.Loop == nil {
+			c.Loop = &LoopConfig{}
+		}
+		if len(c.Loop.Scenarios) == 0 {
+			c.Loop.Scenarios = []string{"bcube21"}
+		}
+		if c.Topology == (Topology{}) {
+			// The first scenario's: every other's is its own (Point's).
+			c.Topology = loopScenarios[c.Loop.Scenarios[0]]
+		}
+	case KindHoL:
+		if c.Topology == (Topology{}) {
+			c.Topology = Topology{N: 4, K: 1}
+		}
+		if c.HoL == nil {
+			c.HoL = &HoLConfig{}
+		}
+	}
+	if c.Repetitions == 0 {
+		c.Repetitions = 1
+	}
+	if len(c.Seeds) == 0 {
+		c.Seeds = []uint64{1}
+	}
+	if c.Lab.Name == "" {
+		c.Lab.Name = DefaultLabName(c.Name)
+	}
+	if w := c.Workload; w != nil {
+		if w.Basis == "" {
+			w.Basis = "link"
+		}
+		if len(w.CDFs) == 0 && len(w.Loads) == 0 {
+			w.Loads = []float64{0}
+		}
+		if w.Interval == 0 {
+			w.Interval = units.Duration(time.Second)
+		}
+		if w.MaxDuration == 0 {
+			w.MaxDuration = units.Duration(10 * time.Minute)
+		}
+	}
+}
+
+// DefaultLabName is "x" and the experiment's letters and digits, at
+// most 8 characters: a lab name (^[a-z][a-z0-9]{0,7}$).
+func DefaultLabName(exp string) string {
+	b := []byte{'x'}
+	for i := 0; i < len(exp) && len(b) < 8; i++ {
+		if ch := exp[i]; ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' {
+			b = append(b, ch)
+		}
+	}
+	return string(b)
+}
+
+// Validate checks c whole: every error it finds, joined.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !nameRE.MatchString(c.Name) {
+		bad("name %q: want 1-40 lowercase letters, digits, '-' or '_'", c.Name)
+	}
+	if c.Repetitions < 1 {
+		bad("repetitions %d: want at least 1", c.Repetitions)
+	}
+	if len(c.Schemes) == 0 {
+		bad("schemes: name at least one")
+	}
+	seen := map[string]bool{}
+	for i, s := range c.Schemes {
+		sc, err := ParseScheme(s)
+		if err != nil {
+			bad("schemes[%d]: %w", i, err)
+			continue
+		}
+		if seen[s] {
+			bad("schemes[%d]: %q twice", i, s)
+		}
+		seen[s] = true
+		if c.Kind != KindWorkload && sc.Mode != transport.Lossless.String() {
+			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
+		}
+	}
+	if h := c.Health; h.MaxLostShare > 1 || math.IsNaN(h.MaxLostShare) || h.MinLost < 0 {
+		bad("health: max_lost_share %g (want at most 1; negative: no bound), min_lost %v (want >= 0)", h.MaxLostShare, h.MinLost)
+	}
+	spec := c.LabSpec("", "")
+	switch {
+	case c.Lab.Rate == 0 && len(c.Lab.Rates) == 0:
+		bad("lab.rate: a rate is needed (the links are shaped at it; 10M-50M is what this machine carries, see docs/BENCHMARKS.md)")
+	case c.Lab.Rate != 0 && len(c.Lab.Rates) > 0:
+		bad("lab.rate and lab.rates: give one (rates sets every level's)")
+	}
+	// The plan checks all a lab up would but whether the name is free,
+	// which is the runner's to check (a file is valid while its lab runs).
+	if _, err := lab.NewPlan(spec); err != nil {
+		bad("lab: %w", err)
+	}
+	if c.Lab.LevelOrder != "" && c.Kind == KindLoop {
+		bad("lab.level_order: the loop experiment routes its flows itself")
+	}
+	if c.Workload != nil && c.Kind != KindWorkload || c.Loop != nil && c.Kind != KindLoop || c.HoL != nil && c.Kind != KindHoL {
+		bad("kind %s: only its own section (workload, loop or hol) may be given", c.Kind)
+	}
+	switch c.Kind {
+	case KindWorkload:
+		if c.Workload == nil {
+			bad("kind workload: the workload section is missing")
+			break
+		}
+		if err := c.validateWorkload(); err != nil {
+			errs = append(errs, err)
+		}
+	case KindLoop:
+		for i, sc := range c.Loop.Scenarios {
+			t, ok := loopScenarios[sc]
+			switch {
+			case !ok:
+				bad("loop.scenarios[%d]: %q: want bcube21 or bcube41-over", i, sc)
+			case slices.Contains(c.Loop.Scenarios[:i], sc):
+				bad("loop.scenarios[%d]: %q twice", i, sc)
+			case len(c.Loop.Scenarios) == 1 && t != c.Topology:
+				bad("topology: the loop experiment's scenario %s runs on BCube(%d,%d)", sc, t.N, t.K)
+			}
+		}
+		if tr := c.Loop.Transport; tr != "" && tr != "gen" && tr != "rdma" {
+			bad("loop.transport %q: want gen or rdma", tr)
+		}
+		if c.Loop.Interval < 0 || c.Loop.Warmup < 0 || c.Loop.Settle < 0 || c.Loop.Measure < 0 {
+			bad("loop: warmup, settle, measure and interval must not be negative")
+		}
+	case KindHoL:
+		if c.Topology != (Topology{N: 4, K: 1}) {
+			bad("topology: the hol experiment runs on BCube(4,1)")
+		}
+		if h := c.HoL; h.GroupFlows < 0 || h.GroupSize < 0 || h.Phase < 0 || h.Interval < 0 {
+			bad("hol: phase, group_flows, group_size and interval must not be negative")
+		} else if h.Phase != 0 && h.Phase.D() < 2*time.Second {
+			bad("hol.phase %v: want at least 2s (one second of it settles)", h.Phase)
+		}
+	default:
+		bad("kind %q: want workload, loop or hol", c.Kind)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("experiment %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// validateWorkload checks the workload section by building every point's
+// workload and its schedule.
+func (c *Config) validateWorkload() error {
+	w := c.Workload
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if _, err := bcube.New(c.Topology.N, c.Topology.K); err != nil {
+		bad("topology: %w", err)
+		return errors.Join(errs...)
+	}
+	if len(w.Loads) == 0 {
+		bad("workload.loads: name at least one")
+	}
+	for _, l := range w.Loads {
+		if len(w.CDFs) == 0 && l != 0 {
+			bad("workload.loads: %g without cdfs (a background needs a flow-size distribution)", l)
+		}
+	}
+	if w.Duration <= 0 {
+		bad("workload.duration: must be positive")
+	}
+	if w.MinFlows < 0 {
+		bad("workload.min_flows %d: must not be negative", w.MinFlows)
+	}
+	if w.Pattern != nil && w.Pattern.Wait && w.Pattern.Gap != 0 {
+		bad("workload.pattern: gap and wait together (wait starts the second phase when the first ends)")
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	for _, cdf := range c.cdfNames() {
+		for _, load := range w.Loads {
+			wc, err := c.WorkloadConfig(cdf, load, c.Seeds[0])
+			if err != nil {
+				bad("workload %s load %g: %w", cdf, load, err)
+				continue
+			}
+			if _, err := workload.Generate(wc); err != nil {
+				bad("workload %s load %g: %w", cdf, load, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cdfNames are the workload's CDFs, or "none" when it has no background.
+func (c *Config) cdfNames() []string {
+	if len(c.Workload.CDFs) == 0 {
+		return []string{"none"}
+	}
+	return c.Workload.CDFs
+}
+
+// RateText is the links' rate for titles: "20M", or per level
+// "32M,20M".
+func (c *Config) RateText() string {
+	if len(c.Lab.Rates) > 0 {
+		return c.Lab.Rates.String()
+	}
+	return c.Lab.Rate.String()
+}
+
+// LabSpec is the lab of a point of c under scheme fc (empty: none set),
+// named name (empty: c's lab name), before the lab's own defaults.
+func (c *Config) LabSpec(fc, runRoot string) lab.Spec {
+	s := lab.Spec{
+		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.Lab.Rate), Delay: c.Lab.Delay.D(),
+		BufferBytes: int(c.Lab.Buffer), ECN: c.Lab.ECN, Workers: c.Lab.Workers, LevelOrder: c.Lab.LevelOrder,
+		Xoff: int(c.Lab.Xoff), Xon: int(c.Lab.Xon), RunRoot: runRoot,
+	}
+	if len(c.Lab.Rates) > 0 {
+		s.Rates = slices.Clone([]uint64(c.Lab.Rates))
+	}
+	if fc != "" {
+		// ParseScheme has checked it.
+		_ = bench.SetScheme(&s, fc)
+	}
+	return s
+}
+
+// WorkloadConfig is the workload of a point: the CDF (or "none"), load
+// and seed, for c's fabric, every default resolved as the lab would
+// (hosts, link rate, links per host, the incast's period, the pattern),
+// so that the schedule is known before any lab comes up; its duration
+// is lengthened for MinFlows.
+func (c *Config) WorkloadConfig(cdf string, load float64, seed uint64) (workload.Config, error) {
+	w := c.Workload
+	t, err := bcube.New(c.Topology.N, c.Topology.K)
+	if err != nil {
+		return workload.Config{}, err
+	}
+	wc := workload.Config{
+		Hosts: t.Servers(), LinkRate: uint64(c.Lab.Rate), LinksPerHost: t.Levels(),
+		Load: load, Duration: w.Duration.D(), Seed: seed,
+	}
+	if rates := c.Lab.Rates; len(rates) > 0 {
+		// As lab.RunWorkload resolves it: the slowest level's links, and
+		// every link of a host where they differ.
+		wc.LinkRate = slices.Min(rates)
+		if slices.Max(rates) != wc.LinkRate {
+			for _, r := range rates {
+				wc.HostRate += r
+			}
+		}
+	}
+	if wc.Basis, err = workload.ParseBasis(w.Basis); err != nil {
+		return wc, err
+	}
+	if cdf != "none" {
+		if wc.CDF, err = workload.OpenCDF(cdf); err != nil {
+			return wc, err
+		}
+	}
+	if in := w.Incast; in != nil {
+		x := workload.Incast{Senders: in.Senders, Size: int64(in.Size), Period: in.Period.D(), Start: in.Start.D()}
+		if x.Period == 0 {
+			x.Period = workload.DefaultIncastPeriod(wc.LinkRate, x.Senders, x.Size)
+		}
+		wc.Incast = &x
+	}
+	if p := w.Pattern; p != nil {
+		k, err := workload.ParseKind(p.Kind)
+		if err != nil || (k != workload.KindPS && k != workload.KindMoE) {
+			return wc, fmt.Errorf("pattern kind %q: want ps or moe", p.Kind)
+		}
+		x := workload.Pattern{Kind: k, Size: int64(p.Size), Period: p.Period.D(), Start: p.Start.D(), Gap: p.Gap.D(), Many: p.Many, Few: p.Few, TopK: p.TopK, Skew: p.Skew, Wait: p.Wait}
+		x = x.Resolved(wc.Hosts)
+		wc.Pattern = &x
+	}
+	if err := wc.Validate(); err != nil {
+		return wc, err
+	}
+	if w.MinFlows > 0 {
+		// The count grows about linearly with the duration: scale it by
+		// the shortfall of the schedule itself (not of the expected
+		// count, which a Poisson draw misses by a few percent), in whole
+		// seconds, up to the cap. The schedule is a function of the
+		// config, so the duration found is too.
+		for range 6 {
+			flows, err := workload.Generate(wc)
+			if err != nil {
+				return wc, err
+			}
+			if len(flows) >= w.MinFlows || wc.Duration >= w.MaxDuration.D() {
+				break
+			}
+			d := time.Duration(float64(wc.Duration) * float64(w.MinFlows) / float64(max(len(flows), 1)) * 1.03)
+			wc.Duration = min(w.MaxDuration.D(), d.Round(time.Second)+time.Second)
+		}
+	}
+	return wc, nil
+}

@@ -1,0 +1,269 @@
+package experiment
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// TestBuiltins parses every built-in experiment, full and quick, and
+// checks the quick section replaces only the keys it names.
+func TestBuiltins(t *testing.T) {
+	names := List()
+	for _, want := range []string{"fct", "hol", "incast-scale", "loop", "ps"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("built-in experiments %v lack %s", names, want)
+		}
+	}
+	for _, name := range names {
+		for _, quick := range []bool{false, true} {
+			c, _, err := Load(name, "", quick)
+			if err != nil {
+				t.Errorf("%s quick=%v: %v", name, quick, err)
+				continue
+			}
+			if c.Name != name || c.IsQuick != quick || len(c.Points()) == 0 {
+				t.Errorf("%s quick=%v: name %q, quick %v, %d points", name, quick, c.Name, c.IsQuick, len(c.Points()))
+			}
+			y, err := ConfigYAML(c)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			// As run: parses again to the same points, without its quick
+			// section.
+			again, err := Parse(y, false)
+			if err != nil || len(again.Points()) != len(c.Points()) || strings.Contains(string(y), "\nquick:") {
+				t.Errorf("%s quick=%v: config.yaml does not parse back (%v):\n%s", name, quick, err, y)
+			}
+		}
+	}
+	full, _, err := Load("fct", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, _, err := Load("fct", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(quick.Schemes) >= len(full.Schemes) || len(quick.Workload.Loads) != 1 || len(quick.Workload.CDFs) != 1 {
+		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v: want fewer", quick.Schemes, quick.Workload.Loads, quick.Workload.CDFs)
+	}
+	// Keys the quick section does not name stay: the incast, the rate.
+	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate != full.Lab.Rate || !quick.Lab.ECN {
+		t.Errorf("fct quick lost keys it does not set: incast %+v, lab %+v", quick.Workload.Incast, quick.Lab)
+	}
+}
+
+const tiny = `
+name: tiny
+kind: workload
+topology: {n: 2, k: 1}
+lab: {rate: 10M}
+schemes: [portfc, irn]
+workload:
+  cdfs: [websearch]
+  loads: [0.5]
+  duration: 2s
+quick:
+  schemes: [portfc]
+`
+
+func TestParseErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		quick      bool
+		want       string
+	}{
+		{"unknown key with its line", tiny + "colour: blue\n", false, "line 13: field colour not found"},
+		{"unknown nested key", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  flows: 3", 1), false, "line 11: field flows not found"},
+		{"unknown key in quick", tiny + "  loadz: [1]\n", false, "field loadz not found"},
+		{"quick changes kind", tiny + "  kind: loop\n", true, "may not change name or kind"},
+		{"no quick section", strings.Split(tiny, "quick:")[0], true, "no quick section"},
+		{"bad scheme", strings.Replace(tiny, "[portfc, irn]", "[portfc, pfx]", 1), false, `schemes[1]: scheme "pfx"`},
+		{"bad mode", strings.Replace(tiny, "[portfc, irn]", "[pfc/tcp]", 1), false, `scheme "pfc/tcp"`},
+		{"queue count on pfc", strings.Replace(tiny, "[portfc, irn]", "[\"pfc:4\"]", 1), false, "have variants"},
+		{"variant of portfc", strings.Replace(tiny, "[portfc, irn]", "[\"portfc:hash\"]", 1), false, "have variants"},
+		{"one bfc queue", strings.Replace(tiny, "[portfc, irn]", "[\"bfc:hash:1\"]", 1), false, "at least 2"},
+		{"old hashed bfc name", strings.Replace(tiny, "[portfc, irn]", "[bfchash]", 1), false, `flow control "bfchash"`},
+		{"scheme twice", strings.Replace(tiny, "[portfc, irn]", "[irn, irn]", 1), false, `"irn" twice`},
+		{"no rate", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {ecn: true}", 1), false, "lab.rate"},
+		{"bad rate", strings.Replace(tiny, "rate: 10M", "rate: fast", 1), false, `rate "fast"`},
+		{"bad duration", strings.Replace(tiny, "duration: 2s", "duration: soon", 1), false, "soon"},
+		{"bad lab name", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, name: Big-Lab}", 1), false, `lab name "Big-Lab"`},
+		{"load without cdf", strings.Replace(tiny, "cdfs: [websearch]", "cdfs: []", 1), false, "without cdfs"},
+		{"bad cdf", strings.Replace(tiny, "cdfs: [websearch]", "cdfs: [nosuch]", 1), false, "nosuch"},
+		{"load above 1", strings.Replace(tiny, "loads: [0.5]", "loads: [1.5]", 1), false, "load 1.5"},
+		{"wrong kind", strings.Replace(tiny, "kind: workload", "kind: movie", 1), false, `kind "movie"`},
+		{"loop with irn", "name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc, irn]\n", false, "no transport mode"},
+		{"loop on another fabric", "name: l\nkind: loop\ntopology: {n: 4, k: 1}\nlab: {rate: 10M}\nschemes: [pfc]\n", false, "BCube(2,1)"},
+		{"workload section in loop", "name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc]\nworkload: {loads: [0]}\n", false, "only its own section"},
+		{"wait with gap", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  pattern: {kind: ps, size: 1KB, period: 1s, gap: 1ms, wait: true}", 1), false, "gap and wait"},
+		{"too short a hol phase", "name: h\nkind: hol\nlab: {rate: 10M}\nschemes: [pfc]\nhol: {phase: 1s}\n", false, "at least 2s"},
+		{"bad name", strings.Replace(tiny, "name: tiny", "name: Tiny Run", 1), false, `name "Tiny Run"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.file), c.quick)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseTiny(t *testing.T) {
+	c, err := Parse([]byte(tiny), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Lab.Name != "xtiny" || c.Repetitions != 1 || !slices.Equal(c.Seeds, []uint64{1}) || c.Workload.Basis != "link" {
+		t.Errorf("defaults: lab %q, repetitions %d, seeds %v, basis %q", c.Lab.Name, c.Repetitions, c.Seeds, c.Workload.Basis)
+	}
+	var ids []string
+	for _, p := range c.Points() {
+		ids = append(ids, p.ID)
+	}
+	if want := []string{"websearch-0.5-portfc-s1-r1", "websearch-0.5-irn-s1-r1"}; !slices.Equal(ids, want) {
+		t.Errorf("points %v, want %v", ids, want)
+	}
+	q, err := Parse([]byte(tiny), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Points()) != 1 || q.Workload.Duration.D() != 2*time.Second {
+		t.Errorf("quick: %d points, duration %v", len(q.Points()), q.Workload.Duration)
+	}
+}
+
+func TestParseScheme(t *testing.T) {
+	for _, c := range []struct {
+		in, fc, mode string
+	}{
+		{"portfc", "portfc", "lossless"},
+		{"bfc:2", "bfc:2", "lossless"},
+		{"irn", "none", "irn"},
+		{"gbn", "none", "gbn"},
+		{"pfc/gbn", "pfc", "gbn"},
+		{"none", "none", "lossless"},
+		{"bfc:hash", "bfc:hash", "lossless"},
+		{"bfc:hash:8", "bfc:hash:8", "lossless"},
+		{"portfc:drr", "portfc:drr", "lossless"},
+		{"portfc:drr/irn", "portfc:drr", "irn"},
+	} {
+		s, err := ParseScheme(c.in)
+		if err != nil || s.FC != c.fc || s.Mode != c.mode {
+			t.Errorf("ParseScheme(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
+		}
+	}
+}
+
+func TestLabSpec(t *testing.T) {
+	c, err := Parse([]byte(tiny), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.LabSpec("bfc:2", "/tmp/r")
+	if s.FC != "bfc" || s.BFCQueues != 2 || s.N != 2 || s.K != 1 || s.RateBps != 10e6 || s.Name != "xtiny" || s.RunRoot != "/tmp/r" {
+		t.Errorf("spec %+v", s)
+	}
+	if err := s.Validate(); err != nil {
+		t.Error(err)
+	}
+	if s := c.LabSpec("bfc:hash:8", ""); s.FC != "bfc" || s.BFCAssign != config.BFCAssignHash || s.BFCQueues != 8 {
+		t.Errorf("bfc:hash:8: spec %+v", s)
+	}
+	if s := c.LabSpec("portfc:drr", ""); s.FC != "portfc" || s.RelayQueue != config.RelayDRR {
+		t.Errorf("portfc:drr: spec %+v", s)
+	}
+}
+
+// TestDeterminism: the same config and seed give the same flows, on
+// every parse; another seed gives others.
+func TestDeterminism(t *testing.T) {
+	digest := func(seed uint64) (string, int) {
+		c, _, err := Load("fct", "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wc, err := c.WorkloadConfig("hadoop", 0.5, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows, err := workload.Generate(wc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ScheduleDigest(flows), len(flows)
+	}
+	a, n := digest(1)
+	b, _ := digest(1)
+	c, _ := digest(2)
+	if a != b || n == 0 {
+		t.Errorf("seed 1 twice: %s and %s (%d flows)", a, b, n)
+	}
+	if a == c {
+		t.Errorf("seeds 1 and 2 give the same schedule %s", a)
+	}
+}
+
+// TestMinFlows: a point's duration grows until its schedule has at least
+// min_flows flows, and the result is the same every time.
+func TestMinFlows(t *testing.T) {
+	c, _, err := Load("fct", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cdf := range c.Workload.CDFs {
+		for _, load := range c.Workload.Loads {
+			wc, err := c.WorkloadConfig(cdf, load, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flows, err := workload.Generate(wc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(flows) < c.Workload.MinFlows {
+				t.Errorf("%s load %g: %d flows in %v, want at least %d", cdf, load, len(flows), wc.Duration, c.Workload.MinFlows)
+			}
+		}
+	}
+}
+
+func TestDefaultLabName(t *testing.T) {
+	for in, want := range map[string]string{"fct": "xfct", "incast-scale": "xincasts", "ps": "xps", "a_b": "xab"} {
+		if got := DefaultLabName(in); got != want {
+			t.Errorf("DefaultLabName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRates: lab.rates is the lab's per-level rates, and a workload's
+// load counts the slowest level's links as the lab would.
+func TestRates(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rates: \"16M,10M\"}", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.LabSpec("portfc", ""); !slices.Equal(s.Rates, []uint64{16e6, 10e6}) || s.RateBps != 0 {
+		t.Errorf("spec rates %v, rate %d", s.Rates, s.RateBps)
+	}
+	wc, err := c.WorkloadConfig("websearch", 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.LinkRate != 10e6 || wc.HostRate != 26e6 {
+		t.Errorf("workload link rate %d, host rate %d; want 10M and 26M", wc.LinkRate, wc.HostRate)
+	}
+	if c.RateText() != "16M,10M" {
+		t.Errorf("rate text %q", c.RateText())
+	}
+	for _, bad := range []string{"lab: {rate: 10M, rates: \"16M,10M\"}", "lab: {rates: \"16M\"}"} {
+		if _, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", bad, 1)), false); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}

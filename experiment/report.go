@@ -1,0 +1,358 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bcfab/bcfab/internal/buildinfo"
+)
+
+// Report is a run of an experiment: what results.json holds and
+// README.md shows.
+type Report struct {
+	Experiment string         `json:"experiment"`
+	Title      string         `json:"title,omitempty"`
+	Figure     string         `json:"figure,omitempty"`
+	Quick      bool           `json:"quick"`
+	Build      buildinfo.Info `json:"build"`
+	Started    time.Time      `json:"started"`
+	Elapsed    time.Duration  `json:"elapsed_ns"`
+	// Interrupted: the run was stopped (Ctrl-C) or failed before its last
+	// point; Error says why.
+	Interrupted bool       `json:"interrupted,omitempty"`
+	Error       string     `json:"error,omitempty"`
+	Points      int        `json:"points"`
+	Results     []Result   `json:"results"`
+	Plots       []PlotFile `json:"plots"`
+}
+
+// Valid counts the valid results.
+func (r *Report) Valid() int {
+	n := 0
+	for i := range r.Results {
+		if r.Results[i].Valid {
+			n++
+		}
+	}
+	return n
+}
+
+// writeJSONFile writes v, indented, to path.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// writeWith creates path and writes it with write.
+func writeWith(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ConfigYAML is c as run: its quick section applied and left out.
+func ConfigYAML(c *Config) ([]byte, error) {
+	x := *c
+	x.Quick = yaml.Node{}
+	b, err := yaml.Marshal(&x)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	head := "# The experiment as run"
+	if c.IsQuick {
+		head += " (--quick: its quick section applied)"
+	}
+	return append([]byte(head+".\n"), b...), nil
+}
+
+// keyMetrics are the columns of the README's table, by kind.
+var keyMetrics = map[string][]struct{ name, head string }{
+	KindWorkload: {
+		{"flows", "flows"}, {"completed", "done"}, {"fct_avg_ms", "FCT avg ms"}, {"fct_p99_ms", "FCT p99 ms"},
+		{"slowdown_avg", "slowdown avg"}, {"slowdown_p99", "slowdown p99"}, {"poisson_goodput_mbps", "Poisson goodput Mb/s"},
+		{"incast_goodput_mbps", "incast goodput Mb/s"}, {"jct_avg_ms", "JCT avg ms"}, {"pull_after_push_min_ms", "pull after push (min) ms"},
+		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"}, {"lost_share", "link time lost"},
+	},
+	KindLoop: {
+		{"background_mbps", "background Mb/s"}, {"loop_mbps", "loop Mb/s"}, {"incast_mbps", "incast Mb/s"}, {"deadlocked", "deadlock"},
+		{"stalled_queues", "stalled queues"}, {"pauses", "pauses"}, {"drops", "drops"}, {"missing", "missing"}, {"lost_share", "link time lost"},
+	},
+	KindHoL: {
+		{"victim_alone_mbps", "victim alone Mb/s"}, {"victim_congested_mbps", "victim congested Mb/s"}, {"victim_ratio", "ratio"},
+		{"group_fct_alone_ms", "group FCT alone ms"}, {"group_fct_congested_ms", "group FCT congested ms"}, {"group_fct_ratio", "FCT ratio"},
+		{"drops", "drops"}, {"lost_share", "link time lost"},
+	},
+}
+
+// WriteREADME writes the report for people: what ran on which build,
+// every point with its validity and key numbers, the plots, the files.
+func WriteREADME(w io.Writer, c *Config, r *Report) error {
+	var b strings.Builder
+	title := c.Title
+	if title == "" {
+		title = c.Name
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	fmt.Fprintf(&b, "Experiment `%s`", c.Name)
+	if c.Figure != "" {
+		fmt.Fprintf(&b, " (%s)", c.Figure)
+	}
+	if r.Quick {
+		b.WriteString(", **quick** version (its quick section applied)")
+	}
+	if c.Kind == KindLoop {
+		var scs []string
+		for _, sc := range c.Loop.Scenarios {
+			t := loopScenarios[sc]
+			scs = append(scs, fmt.Sprintf("%s (BCube(%d,%d))", sc, t.N, t.K))
+		}
+		fmt.Fprintf(&b, ". Scenarios %s, %s links", strings.Join(scs, ", "), c.RateText())
+	} else {
+		fmt.Fprintf(&b, ". BCube(%d,%d), %s links", c.Topology.N, c.Topology.K, c.RateText())
+	}
+	if c.Lab.ECN {
+		b.WriteString(", ECN marking on every egress")
+	}
+	fmt.Fprintf(&b, ".\n\nBuild: %s", r.Build)
+	if r.Build.Time != "" {
+		fmt.Fprintf(&b, " (commit time %s)", r.Build.Time)
+	}
+	fmt.Fprintf(&b, ". Started %s, took %v.\n\n", r.Started.UTC().Format(time.RFC3339), r.Elapsed.Round(time.Second))
+	if c.Notes != "" {
+		b.WriteString(strings.TrimSpace(c.Notes) + "\n\n")
+	}
+	fmt.Fprintf(&b, "%d of %d points ran, %d valid.", len(r.Results), r.Points, r.Valid())
+	if r.Interrupted {
+		fmt.Fprintf(&b, " **The run stopped early**: %s.", r.Error)
+	}
+	b.WriteString(" A point is valid when it ran to the end and the emulation kept up (its health: no daemon lost, no ring drops, no port losing more than its share of link time); an INVALID point's numbers are not the fabric's, and no plot shows them.\n\n")
+
+	b.WriteString("## Points\n\n")
+	cols := keyMetrics[c.Kind]
+	var have []int
+	for i, k := range cols {
+		for j := range r.Results {
+			if v, ok := r.Results[j].Get(k.name); ok && !math.IsNaN(v) {
+				have = append(have, i)
+				break
+			}
+		}
+	}
+	b.WriteString("| point | health |")
+	for _, i := range have {
+		b.WriteString(" " + cols[i].head + " |")
+	}
+	b.WriteString("\n| --- | --- |" + strings.Repeat(" ---: |", len(have)) + "\n")
+	for j := range r.Results {
+		res := &r.Results[j]
+		verdict := "valid"
+		if !res.Valid {
+			verdict = "**INVALID**"
+		}
+		fmt.Fprintf(&b, "| [%s](runs/%s/) | %s |", res.Label(), res.ID, verdict)
+		for _, i := range have {
+			v, ok := res.Get(cols[i].name)
+			b.WriteString(" " + cell(cols[i].name, v, ok) + " |")
+		}
+		b.WriteString("\n")
+	}
+	if c.Kind == KindLoop {
+		prefixTable(&b, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
+		prefixTable(&b, r.Results, "Servers' egress queues paused, in % of the measured window, by queue: the mean over the servers' ports with that queue that sent or were paused (Q: BFC's data queues together; summary.csv has the most of any port, servers_paused_max_pct_):", "servers_paused_pct_")
+	}
+	var bad []*Result
+	for j := range r.Results {
+		if !r.Results[j].Valid {
+			bad = append(bad, &r.Results[j])
+		}
+	}
+	if len(bad) > 0 {
+		b.WriteString("\nWhy the invalid points are invalid:\n\n")
+		for _, res := range bad {
+			fmt.Fprintf(&b, "- %s: %s\n", res.ID, strings.Join(res.Problems, "; "))
+		}
+	}
+	if len(r.Plots) > 0 {
+		b.WriteString("\n## Plots\n\n")
+		for _, p := range r.Plots {
+			fmt.Fprintf(&b, "### %s\n\n![%s](plots/%s.png)\n\n[SVG](plots/%s.svg)", p.Title, p.Title, p.Name, p.Name)
+			if p.Note != "" {
+				fmt.Fprintf(&b, " — %s", p.Note)
+			}
+			b.WriteString("\n\n")
+		}
+	}
+	b.WriteString("## Files\n\n")
+	b.WriteString("- `config.yaml`: the experiment as run; `source.yaml`: its file as given\n")
+	b.WriteString("- `build.json`: the build (module, VCS revision and time, modified, Go release)\n")
+	b.WriteString("- `summary.csv`: one row per point, every metric; `results.json`: the same with the per-bin summaries\n")
+	if c.Kind == KindWorkload {
+		b.WriteString("- `bins.csv`: FCT and slowdown per point and flow-size bin\n")
+		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's full spec), `report.json` (the workload's report: records, queue series, fabric counters, health), `records.csv` (per flow), `queues.csv` (bytes queued at every node, every second), `result.json`\n")
+	} else {
+		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's spec), `report.json` (the bench's result with its health), `result.json`\n")
+	}
+	b.WriteString("- `plots/`: every plot as PNG and SVG\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// prefixTable writes a table of every point's metrics whose names have
+// one of prefixes (a column each, headed by the rest of the name and,
+// past the first prefix, the prefix), when any point has one.
+func prefixTable(b *strings.Builder, results []Result, intro string, prefixes ...string) {
+	var names, heads []string
+	for pi, pre := range prefixes {
+		for j := range results {
+			for _, m := range results[j].Metrics {
+				rest, ok := strings.CutPrefix(m.Name, pre)
+				if !ok || rest == "" || slices.Contains(names, m.Name) {
+					continue
+				}
+				names = append(names, m.Name)
+				if pi > 0 {
+					rest = strings.TrimSuffix(strings.TrimSuffix(pre, "_"), "_pct") + " " + rest
+				}
+				heads = append(heads, rest)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s\n\n| point |", intro)
+	for _, h := range heads {
+		b.WriteString(" " + strings.ReplaceAll(h, "_", " ") + " |")
+	}
+	b.WriteString("\n| --- |" + strings.Repeat(" ---: |", len(names)) + "\n")
+	for j := range results {
+		res := &results[j]
+		fmt.Fprintf(b, "| %s |", res.ID)
+		for _, n := range names {
+			v, ok := res.Get(n)
+			b.WriteString(" " + cell(n, v, ok) + " |")
+		}
+		b.WriteString("\n")
+	}
+}
+
+// cell prints metric name's value for the README's table.
+func cell(name string, v float64, ok bool) string {
+	switch {
+	case !ok || math.IsNaN(v):
+		return "-"
+	case name == "deadlocked":
+		if v > 0 {
+			return "yes"
+		}
+		return "no"
+	case name == "lost_share":
+		return strconv.FormatFloat(100*v, 'f', 2, 64) + "%"
+	case v == math.Trunc(v) && math.Abs(v) < 1e9:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// DefaultOut is results/<name>-<UTC time>, the default output directory.
+func DefaultOut(name string, now time.Time) string {
+	return filepath.Join("results", name+"-"+now.UTC().Format("20060102T150405Z"))
+}
+
+// Replot draws the plots of the run in dir again and rewrites its
+// README.md and results.json: after a change to the plots, or to look at
+// a stopped run. It reads config.yaml, results.json and, for the
+// queue-length CDFs, every point's queues.csv.
+func Replot(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(data, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "config.yaml"), err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	c.IsQuick = rep.Quick
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if c.Kind != KindWorkload {
+			continue
+		}
+		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	plots := filepath.Join(dir, "plots")
+	if err := os.RemoveAll(plots); err != nil {
+		return nil, err
+	}
+	rep.Plots, err = Plot(c, rep.Results, plots)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeJSONFile(filepath.Join(dir, "results.json"), &rep); err != nil {
+		return nil, err
+	}
+	return &rep, writeWith(filepath.Join(dir, "README.md"), func(w io.Writer) error { return WriteREADME(w, c, &rep) })
+}
+
+// readSwitchQueues reads the switches' columns of a queues.csv
+// (lab.WorkloadReport.WriteQueuesCSV): every sample of every switch.
+func readSwitchQueues(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []float64
+	for _, row := range rows[min(1, len(rows)):] {
+		for i := 1; i < len(row) && i < len(rows[0]); i++ {
+			if !strings.HasPrefix(rows[0][i], "s") {
+				continue
+			}
+			v, err := strconv.ParseFloat(row[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}

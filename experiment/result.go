@@ -1,0 +1,352 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// Result is what one point gave.
+type Result struct {
+	Point
+	// Valid is false when the run failed or its emulation health was not
+	// valid: its numbers are then not the fabric's, and no plot shows
+	// them. Problems says why, one line each.
+	Valid    bool     `json:"valid"`
+	Problems []string `json:"problems,omitempty"`
+	// Elapsed is the point's wall time, lab up and down included.
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Metrics are the point's numbers by name, in a fixed order (the
+	// columns of summary.csv): see the metric names in this file and in
+	// the runner.
+	Metrics []Metric `json:"metrics"`
+	// Bins is a workload's summary by flow-size bin.
+	Bins []workload.BinSummary `json:"bins,omitempty"`
+	// Schedule is the digest of a workload's flows (ScheduleDigest):
+	// the same config and seed give the same digest.
+	Schedule string `json:"schedule_digest,omitempty"`
+	// Queues are a workload's switch queue samples in bytes: every
+	// switch's egress bytes at every sample (the queue-length CDF).
+	Queues []float64 `json:"-"`
+	// Series are time series by name (throughput of the loop's flows
+	// over time, say), each a list of (seconds, value).
+	Series map[string][][2]float64 `json:"series,omitempty"`
+}
+
+// Metric is one named number of a point.
+type Metric struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// metricJSON is a Metric in JSON, where NaN (not measured) is null.
+type metricJSON struct {
+	Name  string   `json:"name"`
+	Value *float64 `json:"value"`
+}
+
+// MarshalJSON writes NaN as null.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	j := metricJSON{Name: m.Name}
+	if !math.IsNaN(m.Value) && !math.IsInf(m.Value, 0) {
+		j.Value = &m.Value
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var j metricJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	m.Name, m.Value = j.Name, math.NaN()
+	if j.Value != nil {
+		m.Value = *j.Value
+	}
+	return nil
+}
+
+// Get is the metric called name and whether r has it.
+func (r *Result) Get(name string) (float64, bool) {
+	for _, m := range r.Metrics {
+		if m.Name == name {
+			return m.Value, true
+		}
+	}
+	return 0, false
+}
+
+func (r *Result) add(name string, v float64) { r.Metrics = append(r.Metrics, Metric{name, v}) }
+
+// invalidate marks r invalid for the reasons given.
+func (r *Result) invalidate(problems ...string) {
+	r.Valid = false
+	r.Problems = append(r.Problems, problems...)
+}
+
+// healthMetrics adds what every point reports of its emulation health.
+func (r *Result) healthMetrics(h lab.Health) {
+	r.add("machine_busy", h.MachineBusy)
+	r.add("daemon_share", h.DaemonShare)
+	r.add("lost_share", h.LostShare)
+	r.add("ring_drops", float64(h.RingDrops))
+}
+
+// Rejudge judges h again by limits, which may be stricter than those it
+// was judged by (a bench judges by the defaults): ring drops and the
+// worst port's lost link time.
+func Rejudge(h lab.Health, limits lab.HealthLimits) lab.Health {
+	if limits == (lab.HealthLimits{}) {
+		return h
+	}
+	if limits.MaxLostShare == 0 {
+		limits.MaxLostShare = lab.DefaultMaxLostShare
+	}
+	if limits.MinLost == 0 {
+		limits.MinLost = lab.DefaultMinLost
+	}
+	if limits.MaxRingDrops >= 0 && h.RingDrops > uint64(limits.MaxRingDrops) && !slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "XSK rings") }) {
+		h.Problems = append(h.Problems, fmt.Sprintf("XSK rings dropped %d frames (limit %d)", h.RingDrops, limits.MaxRingDrops))
+	}
+	if limits.MaxLostShare >= 0 && h.LostShare > limits.MaxLostShare && h.Lost > limits.MinLost && !slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "of link time") }) {
+		h.Problems = append(h.Problems, fmt.Sprintf("%s lost %v of link time, %.3g%% of the run (limit %.3g%%)", h.WorstPort, h.Lost.Round(time.Microsecond), 100*h.LostShare, 100*limits.MaxLostShare))
+	}
+	h.Limits = limits
+	h.Valid = len(h.Problems) == 0
+	return h
+}
+
+// WorkloadMetrics fills r from a workload run's report; flows are the
+// run's schedule (rep.Records in the same order), which says each
+// pattern flow's phase.
+func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow) {
+	s := &rep.Summary
+	r.add("flows", float64(s.Flows))
+	r.add("completed", float64(s.Completed))
+	r.add("failed", float64(s.Failed))
+	r.add("incomplete", float64(s.Incomplete))
+	r.add("fct_avg_ms", ms(s.All.FCT.Mean))
+	r.add("fct_p99_ms", ms(s.All.FCT.P99))
+	r.add("slowdown_avg", s.All.Slowdown.Mean)
+	r.add("slowdown_p99", s.All.Slowdown.P99)
+	r.add("goodput_mbps", s.Goodput/1e6)
+	var poisson int64
+	for i := range rep.Records {
+		if rc := &rep.Records[i]; rc.Kind == workload.KindPoisson && rc.Completed && !rc.Failed {
+			poisson += rc.Size
+		}
+	}
+	if rep.Elapsed > 0 {
+		r.add("poisson_goodput_mbps", 8*float64(poisson)/rep.Elapsed.Seconds()/1e6)
+	}
+	if rep.Incast != nil {
+		g := groupStats(rep.Records, flows, workload.KindIncast)
+		r.add("incast_goodput_mbps", g.goodput/1e6)
+		r.add("incast_time_avg_ms", g.avg)
+		r.add("incast_time_max_ms", g.max)
+		r.add("incast_complete", float64(g.complete))
+		r.add("incast_events", float64(g.events))
+	}
+	if p := rep.Pattern; p != nil {
+		g := groupStats(rep.Records, flows, p.Kind)
+		r.add("jct_avg_ms", g.avg)
+		r.add("jct_p99_ms", g.p99)
+		r.add("jct_complete", float64(g.complete))
+		r.add("jct_events", float64(g.events))
+		// The second phase against the first: when each event's pull
+		// started after its push ended, in ms (negative: before).
+		r.add("pull_after_push_min_ms", g.gapMin)
+		r.add("pull_after_push_max_ms", g.gapMax)
+	}
+	sw := make([]bool, len(rep.QueueNodes))
+	for i, n := range rep.QueueNodes {
+		sw[i] = strings.HasPrefix(n, "s")
+	}
+	r.Queues = r.Queues[:0]
+	for _, row := range rep.Queues {
+		for i, b := range row.Bytes {
+			if i < len(sw) && sw[i] {
+				r.Queues = append(r.Queues, float64(b))
+			}
+		}
+	}
+	q := slices.Clone(r.Queues)
+	slices.Sort(q)
+	r.add("switch_queue_p50_kb", workload.Percentile(q, 50)/1e3)
+	r.add("switch_queue_p99_kb", workload.Percentile(q, 99)/1e3)
+	r.add("switch_queue_max_kb", workload.Percentile(q, 100)/1e3)
+	f := &rep.Fabric
+	r.add("drops", float64(f.Drops))
+	r.add("pauses", float64(f.Pauses))
+	r.add("ecn_marks", float64(f.ECNMarks))
+	r.add("cnps", float64(f.CNPs))
+	r.add("retransmissions", float64(s.Retransmissions))
+	r.add("start_lag_avg_ms", ms(rep.StartLag.Mean))
+	r.healthMetrics(rep.Health)
+	r.Bins = s.Bins
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// groups is what groupStats found of a kind's events.
+type groups struct {
+	events, complete int
+	// avg, p99 and max of the complete events' times, first start to
+	// last end, in ms; goodput their mean bytes over that time in bit/s.
+	avg, p99, max, goodput float64
+	// gapMin, gapMax: over the complete two-phase events, the second
+	// phase's first start less the first phase's last end, in ms.
+	gapMin, gapMax float64
+}
+
+// groupStats sums up the events (incasts, pattern events) of kind: an
+// event is complete when every flow of it completed; its time runs from
+// its first flow's start to its last flow's end (start plus FCT).
+func groupStats(recs []workload.FlowRecord, flows []workload.Flow, kind workload.Kind) groups {
+	type ev struct {
+		start, end           time.Duration
+		end0, start1         time.Duration
+		bytes                int64
+		incomplete, twoPhase bool
+	}
+	byGroup := map[int]*ev{}
+	var order []int
+	for i := range recs {
+		rc := &recs[i]
+		if rc.Kind != kind {
+			continue
+		}
+		e := byGroup[rc.Group]
+		if e == nil {
+			e = &ev{start: math.MaxInt64, start1: math.MaxInt64}
+			byGroup[rc.Group] = e
+			order = append(order, rc.Group)
+		}
+		if !rc.Completed || rc.Failed {
+			e.incomplete = true
+			continue
+		}
+		end := rc.Start + rc.FCT
+		e.start, e.end = min(e.start, rc.Start), max(e.end, end)
+		e.bytes += rc.Size
+		if i < len(flows) && flows[i].Phase == 1 {
+			e.twoPhase = true
+			e.start1 = min(e.start1, rc.Start)
+		} else {
+			e.end0 = max(e.end0, end)
+		}
+	}
+	g := groups{events: len(order), gapMin: math.NaN(), gapMax: math.NaN()}
+	var times []float64
+	for _, k := range order {
+		e := byGroup[k]
+		if e.incomplete {
+			continue
+		}
+		g.complete++
+		t := e.end - e.start
+		times = append(times, ms(t))
+		if t > 0 {
+			g.goodput += 8 * float64(e.bytes) / t.Seconds()
+		}
+		if e.twoPhase {
+			gap := ms(e.start1 - e.end0)
+			if math.IsNaN(g.gapMin) || gap < g.gapMin {
+				g.gapMin = gap
+			}
+			if math.IsNaN(g.gapMax) || gap > g.gapMax {
+				g.gapMax = gap
+			}
+		}
+	}
+	if len(times) == 0 {
+		g.avg, g.p99, g.max, g.goodput = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		return g
+	}
+	slices.Sort(times)
+	for _, t := range times {
+		g.avg += t / float64(len(times))
+	}
+	g.p99, g.max = workload.Percentile(times, 99), times[len(times)-1]
+	g.goodput /= float64(len(times))
+	return g
+}
+
+// WriteSummaryCSV writes one row per result: the point, its validity and
+// problems, then every metric any result has, in the order first seen
+// (empty where a result lacks it).
+func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
+	var names []string
+	for i := range results {
+		for _, m := range results[i].Metrics {
+			if !slices.Contains(names, m.Name) {
+				names = append(names, m.Name)
+			}
+		}
+	}
+	cw := csv.NewWriter(w)
+	head := append([]string{"experiment", "point", "scheme", "scenario", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s", "schedule_digest"}, names...)
+	if err := cw.Write(head); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	for i := range results {
+		r := &results[i]
+		row := []string{exp, r.ID, r.Scheme, r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
+			strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "),
+			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 1, 64), r.Schedule}
+		for _, n := range names {
+			v, ok := r.Get(n)
+			switch {
+			case !ok || math.IsNaN(v):
+				row = append(row, "")
+			default:
+				row = append(row, strconv.FormatFloat(v, 'g', 6, 64))
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// WriteBinsCSV writes a workload's per-bin summaries: one row per point
+// and size bin.
+func WriteBinsCSV(w io.Writer, results []Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"point", "scheme", "cdf", "load", "seed", "rep", "valid", "bin", "above_bytes", "up_to_bytes",
+		"flows", "completed", "failed", "fct_avg_ms", "fct_p99_ms", "slowdown_avg", "slowdown_p50", "slowdown_p99"}); err != nil {
+		return fmt.Errorf("write bins: %w", err)
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for i := range results {
+		r := &results[i]
+		for _, b := range r.Bins {
+			row := []string{r.ID, r.Scheme, r.CDF, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid),
+				b.Label, strconv.FormatInt(b.Above, 10), strconv.FormatInt(b.UpTo, 10), strconv.Itoa(b.Flows), strconv.Itoa(b.Completed),
+				strconv.Itoa(b.Failed), f(ms(b.FCT.Mean)), f(ms(b.FCT.P99)), f(b.Slowdown.Mean), f(b.Slowdown.P50), f(b.Slowdown.P99)}
+			if err := cw.Write(row); err != nil {
+				return fmt.Errorf("write bins: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write bins: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// fakeResults are a valid portfc point and an invalid irn point of the
+// tiny experiment, as a run would give them.
+func fakeResults(t *testing.T) (*Config, []Result) {
+	t.Helper()
+	c, err := Parse([]byte(tiny), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := c.Points()
+	bins := func(scale float64) []workload.BinSummary {
+		var bs []workload.BinSummary
+		for i := range workload.DefaultBins.Len() {
+			bs = append(bs, workload.BinSummary{Label: workload.DefaultBins.Label(i), Flows: 10, Completed: 10,
+				Slowdown: workload.Dist[float64]{N: 10, Mean: scale * float64(i+1), P99: 3 * scale * float64(i+1)}})
+		}
+		return bs
+	}
+	good := Result{Point: ps[0], Valid: true, Bins: bins(1), Queues: []float64{0, 0, 1000, 5000, 12000}}
+	bad := Result{Point: ps[1], Valid: true, Bins: bins(2), Queues: []float64{0, 9000}}
+	for _, r := range []*Result{&good, &bad} {
+		r.add("flows", 40)
+		r.add("fct_avg_ms", 12.5)
+		r.add("fct_p99_ms", 80)
+		r.add("poisson_goodput_mbps", 4.2)
+	}
+	good.add("switch_queue_p99_kb", 12)
+	bad.invalidate("s0.0/p1 lost 1s of link time, 50% of the run (limit 1%)")
+	return c, []Result{good, bad}
+}
+
+func TestPlotWorkload(t *testing.T) {
+	c, results := fakeResults(t)
+	dir := t.TempDir()
+	files, err := Plot(c, results, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]PlotFile{}
+	for _, f := range files {
+		names[f.Name] = f
+		checkPlotFiles(t, dir, f.Name)
+	}
+	for _, want := range []string{"slowdown-avg-websearch-load0.5", "slowdown-p99-websearch-load0.5", "queue-cdf-websearch-load0.5",
+		"fct-avg-websearch", "goodput-poisson-websearch", "switch-queue-p99-websearch"} {
+		f, ok := names[want]
+		if !ok {
+			t.Errorf("no plot %s among %v", want, files)
+			continue
+		}
+		// The invalid point is named, and left out of the legend.
+		if !strings.Contains(f.Note, "INVALID: websearch-0.5-irn-s1-r1") {
+			t.Errorf("%s: note %q does not name the invalid point", want, f.Note)
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, want+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svg, []byte(">portfc<")) || bytes.Contains(svg, []byte(">irn<")) {
+			t.Errorf("%s.svg: legend has portfc %v, irn %v; want portfc only", want, bytes.Contains(svg, []byte(">portfc<")), bytes.Contains(svg, []byte(">irn<")))
+		}
+	}
+	if _, ok := names["jct-avg-websearch"]; ok {
+		t.Error("a pattern plot for a workload without a pattern")
+	}
+}
+
+func TestPlotLoop(t *testing.T) {
+	c, err := Parse([]byte("name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc, portfc]\nloop: {scenarios: [bcube21, bcube41-over]}\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []Result
+	for i, p := range c.Points() {
+		r := Result{Point: p, Valid: true}
+		r.add("background_mbps", float64(i)*5)
+		r.add("loop_mbps", 3)
+		r.Series = map[string][][2]float64{"background_mbps": {{0, 1}, {1, 2}, {2, float64(i)}}}
+		if p.Scenario == "bcube21" {
+			r.add("bg_h0_h1_mbps", 2)
+			r.add("pauses_A", 10)
+			r.add("pauses_B", 20)
+			r.add("pauses", 30)
+			r.Series["loop_mbps"] = [][2]float64{{0, 0}, {1, 3}, {2, 4}}
+		}
+		results = append(results, r)
+	}
+	if len(results) != 4 || results[2].ID != "bcube41-over-pfc-r1" {
+		t.Fatalf("points %+v", results)
+	}
+	dir := t.TempDir()
+	files, err := Plot(c, results, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Name)
+		checkPlotFiles(t, dir, f.Name)
+		if f.Note != "" {
+			t.Errorf("%s: note %q with every point valid", f.Name, f.Note)
+		}
+	}
+	// bcube41-over's points have no bg_ or pauses_ metrics: those plots
+	// are not drawn for it.
+	want := "loop-throughput-bcube21,loop-background-flows-bcube21,loop-pauses-bcube21,loop-series-bcube21," +
+		"loop-throughput-bcube41-over,loop-series-bcube41-over"
+	if strings.Join(got, ",") != want {
+		t.Errorf("plots %v, want %s", got, want)
+	}
+}
+
+// checkPlotFiles checks name.png is a PNG and name.svg an SVG, both of
+// some size.
+func checkPlotFiles(t *testing.T, dir, name string) {
+	t.Helper()
+	png, err := os.ReadFile(filepath.Join(dir, name+".png"))
+	if err != nil || len(png) < 5000 || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%s.png: %d bytes, %v", name, len(png), err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+	if err != nil || len(svg) < 2000 || !bytes.Contains(svg[:min(200, len(svg))], []byte("<svg")) {
+		t.Errorf("%s.svg: %d bytes, %v", name, len(svg), err)
+	}
+}
+
+func TestSummaryCSV(t *testing.T) {
+	_, results := fakeResults(t)
+	var b bytes.Buffer
+	if err := WriteSummaryCSV(&b, "tiny", results); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want a header and 2", len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for _, h := range []string{"point", "scheme", "valid", "problems", "flows", "fct_avg_ms", "switch_queue_p99_kb"} {
+		if _, ok := col[h]; !ok {
+			t.Errorf("no column %s in %v", h, rows[0])
+		}
+	}
+	good, bad := rows[1], rows[2]
+	if good[col["valid"]] != "true" || good[col["switch_queue_p99_kb"]] != "12" || good[col["fct_avg_ms"]] != "12.5" {
+		t.Errorf("valid row %v", good)
+	}
+	if bad[col["valid"]] != "false" || !strings.Contains(bad[col["problems"]], "lost 1s") || bad[col["switch_queue_p99_kb"]] != "" {
+		t.Errorf("invalid row %v", bad)
+	}
+	var bins bytes.Buffer
+	if err := WriteBinsCSV(&bins, results); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(bins.String(), "\n"); n != 1+2*workload.DefaultBins.Len() {
+		t.Errorf("bins.csv has %d lines", n)
+	}
+}
+
+func TestREADME(t *testing.T) {
+	c, results := fakeResults(t)
+	rep := &Report{Experiment: c.Name, Points: 2, Results: results, Started: time.Now(),
+		Plots: []PlotFile{{Name: "fct-avg-websearch", Title: "Average FCT", Note: "not plotted, INVALID: websearch-0.5-irn-s1-r1"}}}
+	rep.Build.Module, rep.Build.Revision, rep.Build.GoVersion = "github.com/bcfab/bcfab", "0123456789abcdef", "go1.26"
+	var b bytes.Buffer
+	if err := WriteREADME(&b, c, rep); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	for _, want := range []string{"Build: github.com/bcfab/bcfab", "rev 0123456789ab", "1 valid", "**INVALID**", "lost 1s of link time",
+		"![Average FCT](plots/fct-avg-websearch.png)", "(plots/fct-avg-websearch.svg)", "runs/websearch-0.5-portfc-s1-r1/"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("README lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestGroupStats(t *testing.T) {
+	ms := time.Millisecond
+	flows := []workload.Flow{
+		{ID: 0, Kind: workload.KindPS, Group: 1}, {ID: 1, Kind: workload.KindPS, Group: 1},
+		{ID: 2, Kind: workload.KindPS, Group: 1, Phase: 1}, {ID: 3, Kind: workload.KindPS, Group: 1, Phase: 1},
+		{ID: 4, Kind: workload.KindPS, Group: 2}, {ID: 5, Kind: workload.KindPS, Group: 2, Phase: 1},
+	}
+	recs := workload.Records(flows)
+	done := func(i int, start, fct time.Duration) {
+		recs[i].Start = start
+		recs[i].Complete(fct, 0)
+		recs[i].Size = 1000
+	}
+	done(0, 0, 80*ms)
+	done(1, 0, 100*ms)     // the push ends at 100 ms
+	done(2, 150*ms, 50*ms) // the pull starts 50 ms later
+	done(3, 160*ms, 60*ms) // and ends at 220 ms
+	done(4, 1000*ms, 10*ms)
+	g := groupStats(recs, flows, workload.KindPS) // group 2's pull never completed
+	if g.events != 2 || g.complete != 1 || g.avg != 220 || g.gapMin != 50 || g.gapMax != 50 {
+		t.Errorf("groups %+v; want 2 events, 1 complete, 220 ms, gap 50 ms", g)
+	}
+	if none := groupStats(recs, flows, workload.KindIncast); none.events != 0 || !math.IsNaN(none.avg) {
+		t.Errorf("no incast: %+v", none)
+	}
+}
+
+func TestRejudge(t *testing.T) {
+	h := lab.Health{Valid: true, Wall: 10 * time.Second, Lost: 20 * time.Millisecond, LostShare: 0.002, WorstPort: "h0/eth0", RingDrops: 3}
+	if got := Rejudge(h, lab.HealthLimits{}); !got.Valid {
+		t.Errorf("no limits: %+v", got)
+	}
+	if got := Rejudge(h, lab.HealthLimits{MaxRingDrops: 5}); !got.Valid {
+		t.Errorf("within limits: %+v", got)
+	}
+	got := Rejudge(h, lab.HealthLimits{MaxLostShare: 0.001, MinLost: time.Millisecond, MaxRingDrops: -1})
+	if got.Valid || len(got.Problems) != 1 || !strings.Contains(got.Problems[0], "h0/eth0 lost 20ms") {
+		t.Errorf("strict lost-time limit: %+v", got)
+	}
+}
+
+func TestMetricJSON(t *testing.T) {
+	in := []Metric{{"a", 1.5}, {"b", math.NaN()}}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `[{"name":"a","value":1.5},{"name":"b","value":null}]` {
+		t.Errorf("json %s", b)
+	}
+	var out []Metric
+	if err := json.Unmarshal(b, &out); err != nil || len(out) != 2 || out[0].Value != 1.5 || !math.IsNaN(out[1].Value) {
+		t.Errorf("round trip: %v %v", out, err)
+	}
+}
