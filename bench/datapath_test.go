@@ -5,8 +5,6 @@ package bench
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,17 +12,7 @@ import (
 )
 
 // buildBins builds swd and xdpfwd into a temporary directory.
-func buildBins(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, c := range []string{"swd", "xdpfwd"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
-		if err != nil {
-			t.Fatalf("build %s: %v\n%s", c, err, out)
-		}
-	}
-	return dir
-}
+func buildBins(t *testing.T) string { return testns.Bins(t, "swd", "xdpfwd") }
 
 // A short run of the benchmark: swd, the bridge and the bare forwarder
 // forward frames of both sizes from the blaster to the sink, and nothing is

@@ -4,8 +4,6 @@ package bench
 
 import (
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,18 +11,8 @@ import (
 	"github.com/bcfab/bcfab/lab"
 )
 
-// labBins builds swd and hostd into a temporary directory.
-func labBins(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, c := range []string{"swd", "hostd", "bcfabd"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
-		if err != nil {
-			t.Fatalf("build %s: %v\n%s", c, err, out)
-		}
-	}
-	return dir
-}
+// labBins builds the daemons a lab runs into a temporary directory.
+func labBins(t *testing.T) string { return testns.Bins(t, "swd", "hostd", "bcfabd") }
 
 func logLoop(t *testing.T, res []LoopResult) {
 	for _, r := range res {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,17 +20,7 @@ import (
 )
 
 // labBins builds the daemons a lab runs into a directory of the test's.
-func labBins(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, c := range []string{"swd", "hostd", "bcfabd"} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
-		if err != nil {
-			t.Fatalf("build %s: %v\n%s", c, err, out)
-		}
-	}
-	return dir
-}
+func labBins(t *testing.T) string { return testns.Bins(t, "swd", "hostd", "bcfabd") }
 
 // e2e is a tiny experiment: a parameter server on BCube(2,1) whose pull
 // waits for the push, under two schemes.

@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,20 +16,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/lab"
 )
 
 // realBins builds swd, hostd and bcfabd into a temporary directory.
-func realBins(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, c := range []string{"swd", "hostd", lab.WorkerBin} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", c, err, out)
-		}
-	}
-	return dir
-}
+func realBins(t *testing.T) string { return testns.Bins(t, "swd", "hostd", lab.WorkerBin) }
 
 // During traffic, lab metrics serves every node's ports and queues, as
 // Prometheus' own parser reads them, and counters only grow.

@@ -14,6 +14,8 @@ package testns
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -23,4 +25,19 @@ func RequireRoot(tb testing.TB) {
 	if os.Geteuid() != 0 {
 		tb.Skip("needs root: creates network namespaces and AF_XDP sockets")
 	}
+}
+
+// Bins builds the project's commands cmds (swd, hostd, bcfabd, ...) into
+// a directory of the test's, removed after it, and returns the directory:
+// the BinDir of a lab the test brings up.
+func Bins(tb testing.TB, cmds ...string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	for _, c := range cmds {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, c), "github.com/bcfab/bcfab/cmd/"+c).CombinedOutput()
+		if err != nil {
+			tb.Fatalf("build %s: %v\n%s", c, err, out)
+		}
+	}
+	return dir
 }
