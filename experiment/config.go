@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -136,8 +137,14 @@ type WorkloadConfig struct {
 	Duration    units.Duration `yaml:"duration"`
 	MinFlows    int            `yaml:"min_flows,omitempty"`
 	MaxDuration units.Duration `yaml:"max_duration,omitempty"`
-	Incast      *IncastConfig  `yaml:"incast,omitempty"`
-	Pattern     *PatternConfig `yaml:"pattern,omitempty"`
+	// CDFRates give a CDF's points their own link rate in place of
+	// lab.rate: a CDF of many small flows starts more flows a second at
+	// the same load, and this machine drives only so many (storage at
+	// 5M where the others run at 20M). Slowdowns compare across rates;
+	// the report and plots name each CDF's rate.
+	CDFRates map[string]units.Rate `yaml:"cdf_rates,omitempty"`
+	Incast   *IncastConfig         `yaml:"incast,omitempty"`
+	Pattern  *PatternConfig        `yaml:"pattern,omitempty"`
 	// NoDCQCN turns DCQCN off (it acts only where lab.ecn marks).
 	NoDCQCN bool `yaml:"no_dcqcn,omitempty"`
 	MTU     int  `yaml:"mtu,omitempty"`
@@ -316,6 +323,10 @@ func Parse(data []byte, quick bool) (*Config, error) {
 				return nil, fmt.Errorf("parse quick: %w", err)
 			}
 			c.IsQuick = true
+			if w := c.Workload; w != nil {
+				// A quick run may run fewer CDFs than the rates name.
+				maps.DeleteFunc(w.CDFRates, func(cdf string, _ units.Rate) bool { return !slices.Contains(w.CDFs, cdf) })
+			}
 		}
 	} else if quick {
 		return nil, errors.New("--quick: the file has no quick section")
@@ -435,7 +446,7 @@ func (c *Config) Validate() error {
 	if h := c.Health; h.MaxLostShare > 1 || math.IsNaN(h.MaxLostShare) || h.MinLost < 0 {
 		bad("health: max_lost_share %g (want at most 1; negative: no bound), min_lost %v (want >= 0)", h.MaxLostShare, h.MinLost)
 	}
-	spec := c.LabSpec("", "")
+	spec := c.LabSpec("", "", "")
 	switch {
 	case c.Lab.Rate == 0 && len(c.Lab.Rates) == 0:
 		bad("lab.rate: a rate is needed (the links are shaped at it; 10M-50M is what this machine carries, see docs/BENCHMARKS.md)")
@@ -522,6 +533,20 @@ func (c *Config) validateWorkload() error {
 	if w.MinFlows < 0 {
 		bad("workload.min_flows %d: must not be negative", w.MinFlows)
 	}
+	for _, cdf := range slices.Sorted(maps.Keys(w.CDFRates)) {
+		switch r := w.CDFRates[cdf]; {
+		case !slices.Contains(w.CDFs, cdf):
+			bad("workload.cdf_rates: %q is not one of workload.cdfs %v", cdf, w.CDFs)
+		case r <= 0:
+			bad("workload.cdf_rates: %s: a rate is needed", cdf)
+		case len(c.Lab.Rates) > 0:
+			bad("workload.cdf_rates: not with lab.rates (a CDF's rate replaces lab.rate)")
+		default:
+			if _, err := lab.NewPlan(c.LabSpec("", cdf, "")); err != nil {
+				bad("workload.cdf_rates: %s: %w", cdf, err)
+			}
+		}
+	}
 	if w.Pattern != nil && w.Pattern.Wait && w.Pattern.Gap != 0 {
 		bad("workload.pattern: gap and wait together (wait starts the second phase when the first ends)")
 	}
@@ -551,20 +576,45 @@ func (c *Config) cdfNames() []string {
 	return c.Workload.CDFs
 }
 
-// RateText is the links' rate for titles: "20M", or per level
-// "32M,20M".
-func (c *Config) RateText() string {
+// rate is the link rate of cdf's points: its workload.cdf_rates entry,
+// else lab.rate (0 with lab.rates).
+func (c *Config) rate(cdf string) units.Rate {
+	if c.Workload != nil {
+		if r, ok := c.Workload.CDFRates[cdf]; ok {
+			return r
+		}
+	}
+	return c.Lab.Rate
+}
+
+// RateText is the links' rate for titles: "20M", per level "32M,20M";
+// for cdf "" every CDF's ("20M (storage 5M)"), else cdf's.
+func (c *Config) RateText(cdf string) string {
 	if len(c.Lab.Rates) > 0 {
 		return c.Lab.Rates.String()
 	}
-	return c.Lab.Rate.String()
+	if cdf != "" {
+		return c.rate(cdf).String()
+	}
+	t := c.Lab.Rate.String()
+	if c.Workload != nil && len(c.Workload.CDFRates) > 0 {
+		var o []string
+		for _, name := range c.Workload.CDFs {
+			if r, ok := c.Workload.CDFRates[name]; ok {
+				o = append(o, name+" "+r.String())
+			}
+		}
+		t += " (" + strings.Join(o, ", ") + ")"
+	}
+	return t
 }
 
-// LabSpec is the lab of a point of c under scheme fc (empty: none set),
-// named name (empty: c's lab name), before the lab's own defaults.
-func (c *Config) LabSpec(fc, runRoot string) lab.Spec {
+// LabSpec is the lab of a point of c under scheme fc (empty: none set)
+// and, for a workload, CDF cdf (empty: lab.rate's), with its run
+// directory under runRoot, before the lab's own defaults.
+func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 	s := lab.Spec{
-		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.Lab.Rate), Delay: c.Lab.Delay.D(),
+		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.rate(cdf)), Delay: c.Lab.Delay.D(),
 		BufferBytes: int(c.Lab.Buffer), ECN: c.Lab.ECN, Workers: c.Lab.Workers, LevelOrder: c.Lab.LevelOrder,
 		Xoff: int(c.Lab.Xoff), Xon: int(c.Lab.Xon), RunRoot: runRoot,
 	}
@@ -590,7 +640,7 @@ func (c *Config) WorkloadConfig(cdf string, load float64, seed uint64) (workload
 		return workload.Config{}, err
 	}
 	wc := workload.Config{
-		Hosts: t.Servers(), LinkRate: uint64(c.Lab.Rate), LinksPerHost: t.Levels(),
+		Hosts: t.Servers(), LinkRate: uint64(c.rate(cdf)), LinksPerHost: t.Levels(),
 		Load: load, Duration: w.Duration.D(), Seed: seed,
 	}
 	if rates := c.Lab.Rates; len(rates) > 0 {

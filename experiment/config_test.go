@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/units"
 )
 
 // TestBuiltins parses every built-in experiment, full and quick, and
@@ -165,17 +166,17 @@ func TestLabSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.LabSpec("bfc:2", "/tmp/r")
+	s := c.LabSpec("bfc:2", "", "/tmp/r")
 	if s.FC != "bfc" || s.BFCQueues != 2 || s.N != 2 || s.K != 1 || s.RateBps != 10e6 || s.Name != "xtiny" || s.RunRoot != "/tmp/r" {
 		t.Errorf("spec %+v", s)
 	}
 	if err := s.Validate(); err != nil {
 		t.Error(err)
 	}
-	if s := c.LabSpec("bfc:hash:8", ""); s.FC != "bfc" || s.BFCAssign != config.BFCAssignHash || s.BFCQueues != 8 {
+	if s := c.LabSpec("bfc:hash:8", "", ""); s.FC != "bfc" || s.BFCAssign != config.BFCAssignHash || s.BFCQueues != 8 {
 		t.Errorf("bfc:hash:8: spec %+v", s)
 	}
-	if s := c.LabSpec("portfc:drr", ""); s.FC != "portfc" || s.RelayQueue != config.RelayDRR {
+	if s := c.LabSpec("portfc:drr", "", ""); s.FC != "portfc" || s.RelayQueue != config.RelayDRR {
 		t.Errorf("portfc:drr: spec %+v", s)
 	}
 }
@@ -248,7 +249,7 @@ func TestRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := c.LabSpec("portfc", ""); !slices.Equal(s.Rates, []uint64{16e6, 10e6}) || s.RateBps != 0 {
+	if s := c.LabSpec("portfc", "", ""); !slices.Equal(s.Rates, []uint64{16e6, 10e6}) || s.RateBps != 0 {
 		t.Errorf("spec rates %v, rate %d", s.Rates, s.RateBps)
 	}
 	wc, err := c.WorkloadConfig("websearch", 0.5, 1)
@@ -258,12 +259,68 @@ func TestRates(t *testing.T) {
 	if wc.LinkRate != 10e6 || wc.HostRate != 26e6 {
 		t.Errorf("workload link rate %d, host rate %d; want 10M and 26M", wc.LinkRate, wc.HostRate)
 	}
-	if c.RateText() != "16M,10M" {
-		t.Errorf("rate text %q", c.RateText())
+	if c.RateText("") != "16M,10M" {
+		t.Errorf("rate text %q", c.RateText(""))
 	}
 	for _, bad := range []string{"lab: {rate: 10M, rates: \"16M,10M\"}", "lab: {rates: \"16M\"}"} {
 		if _, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", bad, 1)), false); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
+	}
+}
+
+// TestCDFRates: workload.cdf_rates gives a CDF's points their own link
+// rate, in the lab and in the schedule (the same load of a slower link
+// starts fewer flows), and names it in titles.
+func TestCDFRates(t *testing.T) {
+	file := strings.Replace(tiny, "cdfs: [websearch]", "cdfs: [websearch, storage]\n  cdf_rates: {storage: 5M}", 1)
+	c, err := Parse([]byte(file), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.LabSpec("portfc", "storage", ""); s.RateBps != 5e6 {
+		t.Errorf("storage lab rate %d, want 5M", s.RateBps)
+	}
+	if s := c.LabSpec("portfc", "websearch", ""); s.RateBps != 10e6 {
+		t.Errorf("websearch lab rate %d, want lab.rate 10M", s.RateBps)
+	}
+	slow, err := c.WorkloadConfig("storage", 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Workload.CDFRates = nil
+	fast, err := c.WorkloadConfig("storage", 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Workload.CDFRates = map[string]units.Rate{"storage": 5e6}
+	a, _ := workload.Generate(slow)
+	b, _ := workload.Generate(fast)
+	if slow.LinkRate != 5e6 || len(a)*3 > len(b)*2 {
+		t.Errorf("storage at 5M: link rate %d, %d flows against %d at 10M", slow.LinkRate, len(a), len(b))
+	}
+	if got := c.RateText(""); got != "10M (storage 5M)" {
+		t.Errorf("rate text %q", got)
+	}
+	if got := c.RateText("storage"); got != "5M" {
+		t.Errorf("storage rate text %q", got)
+	}
+	for _, x := range []struct{ from, to, want string }{
+		{"cdf_rates: {storage: 5M}", "cdf_rates: {hadoop: 5M}", `"hadoop" is not one of workload.cdfs`},
+		{"cdf_rates: {storage: 5M}", "cdf_rates: {storage: 0}", "storage: a rate is needed"},
+		{"lab: {rate: 10M}", "lab: {rates: \"16M,10M\"}", "not with lab.rates"},
+	} {
+		_, err := Parse([]byte(strings.Replace(file, x.from, x.to, 1)), false)
+		if err == nil || !strings.Contains(err.Error(), x.want) {
+			t.Errorf("%s: error %v, want %q", x.to, err, x.want)
+		}
+	}
+	// The quick section may run fewer CDFs than cdf_rates names.
+	q, err := Parse([]byte(file+"  workload: {cdfs: [websearch]}\n"), true)
+	if err != nil {
+		t.Fatalf("quick with fewer CDFs: %v", err)
+	}
+	if len(q.Workload.CDFRates) != 0 {
+		t.Errorf("quick with websearch only: rates %v left", q.Workload.CDFRates)
 	}
 }

@@ -104,6 +104,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 		pl.series("hol-victim-series", "Victim flow's throughput over time", "the incast starts at "+pl.incastStart()+"; each phase's victim group shares the link in its last second")
 	case KindWorkload:
 		for _, cdf := range c.cdfNames() {
+			pl.cdf = cdf
 			for _, b := range workloadPlots {
 				if b.when == nil || b.when(c) {
 					pl.loadBars(b, cdf)
@@ -128,6 +129,8 @@ type plots struct {
 	// scenario is the loop scenario being drawn (match keeps its
 	// results only).
 	scenario string
+	// cdf is the workload CDF being drawn (its links' rate titles it).
+	cdf string
 }
 
 // schemeColor is scheme i's colour in every plot (Okabe-Ito, for colour
@@ -338,7 +341,7 @@ func (pl *plots) title(t string) string {
 	if sc, ok := loopScenarios[pl.scenario]; ok {
 		topo, name = sc, name+" "+pl.scenario
 	}
-	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", name, t, topo.N, topo.K, pl.c.RateText())
+	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", name, t, topo.N, topo.K, pl.c.RateText(pl.cdf))
 }
 
 // loadBars draws b for one CDF: a group per load, a bar per scheme.
@@ -535,48 +538,49 @@ func (pl *plots) series(name, title, note string) {
 		p.Title.Text += "\n" + note
 	}
 	var invalid, kinds []string
-	entries := 0
+	entries, reps := 0, 0
 	for s, scheme := range pl.c.Schemes {
 		valid, inv := pl.match(scheme, "", 0)
 		invalid = append(invalid, inv...)
+		names := map[string]bool{}
 		for _, r := range valid {
-			if len(r.Series) == 0 {
+			for n := range r.Series {
+				names[n] = true
+			}
+		}
+		var first *plotter.Line
+		for _, n := range slices.Sorted(maps.Keys(names)) {
+			pts, k := meanSeries(valid, n)
+			if len(pts) == 0 {
 				continue
 			}
-			var first *plotter.Line
-			for _, n := range slices.Sorted(maps.Keys(r.Series)) {
-				pts := make(plotter.XYs, len(r.Series[n]))
-				for i, xy := range r.Series[n] {
-					pts[i] = plotter.XY{X: xy[0], Y: xy[1]}
-				}
-				if len(pts) == 0 {
-					continue
-				}
-				l, err := plotter.NewLine(pts)
-				if err != nil {
-					pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
-					return
-				}
-				l.Color = schemeColor(s)
-				l.Width = vg.Points(1.5)
-				l.Dashes = seriesDash[n]
-				p.Add(l)
-				if first == nil || len(l.Dashes) == 0 {
-					first = l
-				}
-				if !slices.Contains(kinds, n) {
-					kinds = append(kinds, n)
-				}
+			reps = max(reps, k)
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
+				return
 			}
-			if first != nil {
-				// The scheme's colour, solid.
-				sw := *first
-				sw.Dashes = nil
-				p.Legend.Add(scheme, &sw)
-				entries++
+			l.Color = schemeColor(s)
+			l.Width = vg.Points(1.5)
+			l.Dashes = seriesDash[n]
+			p.Add(l)
+			if first == nil || len(l.Dashes) == 0 {
+				first = l
 			}
-			break
+			if !slices.Contains(kinds, n) {
+				kinds = append(kinds, n)
+			}
 		}
+		if first != nil {
+			// The scheme's colour, solid.
+			sw := *first
+			sw.Dashes = nil
+			p.Legend.Add(scheme, &sw)
+			entries++
+		}
+	}
+	if reps > 1 {
+		p.Title.Text += fmt.Sprintf("\neach line the mean of up to %d valid repetitions", reps)
 	}
 	if entries == 0 && len(invalid) == 0 {
 		return
@@ -601,6 +605,36 @@ func (pl *plots) series(name, title, note string) {
 	p.Y.Max /= 1 - min(0.6, 0.05+0.035*float64(entries))
 	p.Y.Tick.Marker = niceTicks{}
 	pl.save(p, name, title, invalidNote(invalid))
+}
+
+// meanSeries is series n of rs averaged sample by sample (the runs
+// sample at the same interval from the same start, so sample i is the
+// same moment in each), over the samples every run has; and how many
+// runs it averaged.
+func meanSeries(rs []*Result, n string) (plotter.XYs, int) {
+	var have [][][2]float64
+	for _, r := range rs {
+		if xs := r.Series[n]; len(xs) > 0 {
+			have = append(have, xs)
+		}
+	}
+	if len(have) == 0 {
+		return nil, 0
+	}
+	l := len(have[0])
+	for _, xs := range have[1:] {
+		l = min(l, len(xs))
+	}
+	pts := make(plotter.XYs, l)
+	for i := range pts {
+		for _, xs := range have {
+			pts[i].X += xs[i][0]
+			pts[i].Y += xs[i][1]
+		}
+		pts[i].X /= float64(len(have))
+		pts[i].Y /= float64(len(have))
+	}
+	return pts, len(have)
 }
 
 // niceTicks labels an axis from 0 at steps of 1, 2 or 5 times a power

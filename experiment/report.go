@@ -127,9 +127,9 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 			t := loopScenarios[sc]
 			scs = append(scs, fmt.Sprintf("%s (BCube(%d,%d))", sc, t.N, t.K))
 		}
-		fmt.Fprintf(&b, ". Scenarios %s, %s links", strings.Join(scs, ", "), c.RateText())
+		fmt.Fprintf(&b, ". Scenarios %s, %s links", strings.Join(scs, ", "), c.RateText(""))
 	} else {
-		fmt.Fprintf(&b, ". BCube(%d,%d), %s links", c.Topology.N, c.Topology.K, c.RateText())
+		fmt.Fprintf(&b, ". BCube(%d,%d), %s links", c.Topology.N, c.Topology.K, c.RateText(""))
 	}
 	if c.Lab.ECN {
 		b.WriteString(", ECN marking on every egress")

@@ -251,3 +251,20 @@ func TestMetricJSON(t *testing.T) {
 		t.Errorf("round trip: %v %v", out, err)
 	}
 }
+
+// TestMeanSeries checks a series plot's line is the repetitions' mean,
+// sample by sample, over the samples every repetition has.
+func TestMeanSeries(t *testing.T) {
+	rs := []*Result{
+		{Series: map[string][][2]float64{"background_mbps": {{0, 10}, {1, 20}, {2, 30}}}},
+		{Series: map[string][][2]float64{"background_mbps": {{0, 20}, {1, 40}}}},
+		{Series: map[string][][2]float64{"loop_mbps": {{0, 1}}}},
+	}
+	pts, n := meanSeries(rs, "background_mbps")
+	if n != 2 || len(pts) != 2 || pts[0].Y != 15 || pts[1].Y != 30 || pts[1].X != 1 {
+		t.Errorf("mean %v of %d runs, want [{0 15} {1 30}] of 2", pts, n)
+	}
+	if pts, n := meanSeries(rs, "incast_mbps"); n != 0 || pts != nil {
+		t.Errorf("absent series: %v of %d", pts, n)
+	}
+}

@@ -235,9 +235,10 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 	return res
 }
 
-// spec is point p's lab under scheme fc.
-func (x *runner) spec(fc string) lab.Spec {
-	s := x.c.LabSpec(fc, x.runRoot)
+// spec is the lab of a point under scheme fc, and for a workload CDF
+// cdf (else "").
+func (x *runner) spec(fc, cdf string) lab.Spec {
+	s := x.c.LabSpec(fc, cdf, x.runRoot)
 	s.BinDir = x.o.BinDir
 	return s
 }
@@ -257,8 +258,8 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if err != nil {
 		return err
 	}
-	spec := x.spec(sc.FC)
-	fmt.Fprintf(x.progress, "  %d flows over %v; lab %s up (fc %s, transport %s)\n", len(flows), wc.Duration, spec.Name, sc.FC, sc.Mode)
+	spec := x.spec(sc.FC, p.CDF)
+	fmt.Fprintf(x.progress, "  %d flows over %v; lab %s up (%s links, fc %s, transport %s)\n", len(flows), wc.Duration, spec.Name, x.c.RateText(p.CDF), sc.FC, sc.Mode)
 	st, err := lab.Up(ctx, spec, x.log)
 	if err != nil {
 		return fmt.Errorf("lab up: %w", err)
@@ -320,7 +321,7 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 // loop runs the loop bench for one scheme and scenario (it brings its
 // lab up and down).
 func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) error {
-	spec := x.spec(p.Scheme)
+	spec := x.spec(p.Scheme, "")
 	t := loopScenarios[p.Scenario]
 	spec.N, spec.K = t.N, t.K
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
@@ -349,7 +350,7 @@ func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) err
 
 // hol runs the hol bench for one scheme (it brings its lab up and down).
 func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) error {
-	spec := x.spec(p.Scheme)
+	spec := x.spec(p.Scheme, "")
 	spec.N, spec.K = 4, 1
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
 		return err
