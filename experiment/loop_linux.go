@@ -119,10 +119,3 @@ func timeSeries(t, bps []float64) [][2]float64 {
 
 // flowKey makes "h0->h1" a metric name's part: "h0_h1".
 func flowKey(f string) string { return strings.ReplaceAll(f, "->", "_") }
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}

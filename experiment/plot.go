@@ -218,6 +218,41 @@ func invalidNote(invalid []string) string {
 	return "not plotted, INVALID: " + strings.Join(invalid, ", ")
 }
 
+// partialNote says which of rs (valid points) had flows that never
+// ended, whose numbers count only the flows that did.
+func partialNote(rs []*Result) string {
+	var ids []string
+	for _, r := range rs {
+		if n, ok := r.Get("incomplete"); ok && n > 0 {
+			d, _ := r.Get("deadlocked")
+			id := fmt.Sprintf("%s (%.0f", r.ID, n)
+			if d > 0 {
+				id += ", deadlock"
+			}
+			ids = append(ids, id+")")
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	sort.Strings(ids)
+	if len(ids) > 3 {
+		ids = append(ids[:3], fmt.Sprintf("%d more", len(ids)-3))
+	}
+	return "flows never ended, the ended counted: " + strings.Join(ids, ", ")
+}
+
+// joinNotes puts the non-empty notes one per line.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // bars adds grouped bars to p: values[s][g] is series s's bar in group
 // g (NaN: no bar).
 func bars(p *plot.Plot, groups, names []string, values [][]float64, colors func(int) color.Color) error {
@@ -353,11 +388,13 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 	values := make([][]float64, len(pl.c.Schemes))
 	names := slices.Clone(pl.c.Schemes)
 	have := false
+	var partial []*Result
 	for s, scheme := range pl.c.Schemes {
 		some, bad, ran := false, false, false
 		for _, l := range pl.c.Workload.Loads {
 			valid, inv := pl.match(scheme, cdf, l)
 			invalid = append(invalid, inv...)
+			partial = append(partial, valid...)
 			v := mean(valid, b.metric)
 			values[s] = append(values[s], v)
 			some = some || !math.IsNaN(v)
@@ -383,7 +420,7 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 		pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
 		return
 	}
-	pl.save(p, name, b.title+", "+cdfTitle(cdf), invalidNote(invalid))
+	pl.save(p, name, b.title+", "+cdfTitle(cdf), joinNotes(invalidNote(invalid), partialNote(partial)))
 }
 
 func cdfTitle(cdf string) string {
@@ -400,11 +437,13 @@ func loadName(load float64) string { return strconv.FormatFloat(load, 'g', -1, 6
 // every size bin, a line per scheme.
 func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 	var labels, invalid []string
+	var partial []*Result
 	p := newPlot("", "flow size", "slowdown (FCT / ideal FCT), "+stat)
 	have := false
 	for s, scheme := range pl.c.Schemes {
 		valid, inv := pl.match(scheme, cdf, load)
 		invalid = append(invalid, inv...)
+		partial = append(partial, valid...)
 		if len(valid) == 0 {
 			continue
 		}
@@ -464,7 +503,7 @@ func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 	}
 	title := fmt.Sprintf("%s slowdown by flow size, %s at load %s", map[string]string{"avg": "Average", "p99": "99th-percentile"}[stat], cdfTitle(cdf), loadName(load))
 	p.Title.Text = pl.title(title)
-	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, invalidNote(invalid))
+	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, joinNotes(invalidNote(invalid), partialNote(partial)))
 }
 
 // queueFloorKB is where the queue CDF draws an empty queue.

@@ -89,7 +89,7 @@ func ConfigYAML(c *Config) ([]byte, error) {
 // keyMetrics are the columns of the README's table, by kind.
 var keyMetrics = map[string][]struct{ name, head string }{
 	KindWorkload: {
-		{"flows", "flows"}, {"completed", "done"}, {"fct_avg_ms", "FCT avg ms"}, {"fct_p99_ms", "FCT p99 ms"},
+		{"flows", "flows"}, {"completed", "done"}, {"deadlocked", "deadlock"}, {"fct_avg_ms", "FCT avg ms"}, {"fct_p99_ms", "FCT p99 ms"},
 		{"slowdown_avg", "slowdown avg"}, {"slowdown_p99", "slowdown p99"}, {"poisson_goodput_mbps", "Poisson goodput Mb/s"},
 		{"incast_goodput_mbps", "incast goodput Mb/s"}, {"jct_avg_ms", "JCT avg ms"}, {"pull_after_push_min_ms", "pull after push (min) ms"},
 		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"}, {"lost_share", "link time lost"},
@@ -180,6 +180,9 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	if c.Kind == KindLoop {
 		prefixTable(&b, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
 		prefixTable(&b, r.Results, "Servers' egress queues paused, in % of the measured window, by queue: the mean over the servers' ports with that queue that sent or were paused (Q: BFC's data queues together; summary.csv has the most of any port, servers_paused_max_pct_):", "servers_paused_pct_")
+	}
+	if c.Kind == KindWorkload {
+		partialTable(&b, r.Results)
 	}
 	var bad []*Result
 	for j := range r.Results {
@@ -277,6 +280,35 @@ func cell(name string, v float64, ok bool) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// partialTable lists the points whose flows did not all end in the
+// drain time, with what the watchdogs found then: their FCTs and
+// slowdowns are those of the flows that ended.
+func partialTable(b *strings.Builder, rs []Result) {
+	first := true
+	for i := range rs {
+		r := &rs[i]
+		n, _ := r.Get("incomplete")
+		if n <= 0 {
+			continue
+		}
+		if first {
+			b.WriteString("\nPoints whose flows did not all end within the drain time (their FCTs, slowdowns and goodputs count the flows that ended; `report.txt` in the point's directory has the cycle):\n\n")
+			first = false
+		}
+		flows, _ := r.Get("flows")
+		cyc, _ := r.Get("cycle_queues")
+		st, _ := r.Get("stalled_queues")
+		why := "no queue stalled: the flows were moving, slower than the drain time allowed"
+		switch {
+		case cyc > 0:
+			why = fmt.Sprintf("**deadlock**: a cycle of %.0f queues pausing each other (%.0f stalled in all)", cyc, st)
+		case st > 0:
+			why = fmt.Sprintf("%.0f queues stalled, in no cycle", st)
+		}
+		fmt.Fprintf(b, "- %s: %.0f of %.0f flows incomplete; %s\n", r.ID, n, flows, why)
+	}
 }
 
 // DefaultOut is results/<name>-<UTC time>, the default output directory.

@@ -135,6 +135,11 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("completed", float64(s.Completed))
 	r.add("failed", float64(s.Failed))
 	r.add("incomplete", float64(s.Incomplete))
+	// Why flows never ended: the queues stalled when the drain time ran
+	// out, and whether they paused each other around a loop.
+	r.add("deadlocked", b2f(len(rep.Cycle) > 0))
+	r.add("stalled_queues", float64(len(rep.Stalls)))
+	r.add("cycle_queues", float64(len(rep.Cycle)))
 	r.add("fct_avg_ms", ms(s.All.FCT.Mean))
 	r.add("fct_p99_ms", ms(s.All.FCT.P99))
 	r.add("slowdown_avg", s.All.Slowdown.Mean)
@@ -349,4 +354,12 @@ func WriteBinsCSV(w io.Writer, results []Result) error {
 		return fmt.Errorf("write bins: %w", err)
 	}
 	return nil
+}
+
+// b2f is 1 for true, 0 for false.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -268,3 +268,35 @@ func TestMeanSeries(t *testing.T) {
 		t.Errorf("absent series: %v of %d", pts, n)
 	}
 }
+
+// TestPartialPoints: a valid point whose flows did not all end is named,
+// with the deadlock the watchdogs found, in the README and in the notes
+// of the plots of its numbers.
+func TestPartialPoints(t *testing.T) {
+	c, results := fakeResults(t)
+	good := &results[0]
+	good.add("incomplete", 7)
+	good.add("deadlocked", 1)
+	good.add("stalled_queues", 9)
+	good.add("cycle_queues", 4)
+	rep := &Report{Experiment: c.Name, Points: 2, Results: results, Started: time.Now()}
+	var b bytes.Buffer
+	if err := WriteREADME(&b, c, rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := "- websearch-0.5-portfc-s1-r1: 7 of 40 flows incomplete; **deadlock**: a cycle of 4 queues pausing each other (9 stalled in all)"; !strings.Contains(b.String(), want) {
+		t.Errorf("README lacks %q:\n%s", want, b.String())
+	}
+	files, err := Plot(c, results, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		// Every plot of the point's numbers; a queue CDF is of samples,
+		// not flows.
+		want := !strings.HasPrefix(f.Name, "queue-cdf-")
+		if got := strings.Contains(f.Note, "websearch-0.5-portfc-s1-r1 (7, deadlock)"); got != want {
+			t.Errorf("%s: note %q names the partial point: %v, want %v", f.Name, f.Note, got, want)
+		}
+	}
+}

@@ -154,6 +154,13 @@ type WorkloadReport struct {
 	FirstError  string `json:"first_error,omitempty"`
 	// Aborted counts the flows stopped at the end of the drain time.
 	Aborted int `json:"aborted,omitempty"`
+	// Stalls are the queues the nodes' watchdogs reported stalled when
+	// the drain time ended with flows still running (taken before they
+	// were stopped), and Cycle those of them that pause each other
+	// around a loop of links: a deadlock, which is why those flows never
+	// end. Both are empty when every flow ended in time.
+	Stalls []Stall `json:"stalls,omitempty"`
+	Cycle  []Stall `json:"cycle,omitempty"`
 
 	// QueueNodes names the columns of Queues: every node of the lab.
 	// Queues is a time series, one row per progress interval, of the
@@ -463,6 +470,13 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	if r.Aborted > 0 {
 		fmt.Fprintf(&b, "%d flows were still running at the end and were stopped\n", r.Aborted)
+		switch {
+		case len(r.Cycle) > 0:
+			fmt.Fprintf(&b, "deadlock: at the end a cycle of %d stalled queues, each paused by the next: %s (%d queues stalled in all)\n",
+				len(r.Cycle), cycleText(r.Cycle), len(r.Stalls))
+		case len(r.Stalls) > 0:
+			fmt.Fprintf(&b, "%d queues were stalled at the end, in no cycle\n", len(r.Stalls))
+		}
 	}
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
@@ -490,4 +504,14 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		return err
 	}
 	return r.Health.WriteText(w)
+}
+
+// cycleText is a cycle of stalled queues as "s0.0 p1 q3 -> h1 eth0 q3 ->
+// back to s0.0".
+func cycleText(c []Stall) string {
+	hops := make([]string, len(c))
+	for i, s := range c {
+		hops[i] = s.Node + " " + s.Port + " " + s.Queue
+	}
+	return strings.Join(hops, " -> ") + " -> back to " + c[0].Node
 }

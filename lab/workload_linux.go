@@ -108,6 +108,11 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		rep.CDF = c.CDF.Name()
 	}
 	rep.Pattern = c.Pattern
+	r.inspect = func() {
+		if sr, err := Status(runRoot, name); err == nil {
+			r.stalls, r.cycle = sr.Stalls, sr.Cycle
+		}
+	}
 	end, err := r.run(ctx, interval, drain)
 	if err != nil {
 		return nil, err
@@ -120,6 +125,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	rep.Fabric.CNPs = r.cnps
 	rep.StartLag = workload.DurationDist(r.lag)
 	rep.StartErrors, rep.FirstError, rep.Aborted = r.startErrors, r.firstError, r.aborted
+	rep.Stalls, rep.Cycle = r.stalls, r.cycle
 	for i := range r.recs {
 		if r.recs[i].Start < 0 {
 			r.recs[i].Start = flows[i].Start
@@ -159,6 +165,11 @@ type workloadRun struct {
 	acked       []int64 // by flow, bytes acknowledged at the last poll
 	lastEnd     int64   // Unix ns of the latest flow end seen
 	queues      []QueueRow
+	// stalls and cycle are the lab's stalled queues when the drain time
+	// ended with flows running (inspect sets them).
+	stalls, cycle []Stall
+	// inspect, when not nil, takes the lab's stalled queues.
+	inspect func()
 	// waits are the groups whose phase-0 flows other flows wait for
 	// (Flow.After): how many have not ended, and a channel closed when
 	// none is left.
@@ -270,6 +281,10 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			stop()
 			waiters.Wait()
 			r.poll()
+			if r.running() > 0 && r.inspect != nil {
+				// Why they are still running, before they are stopped.
+				r.inspect()
+			}
 			r.abort()
 			return time.Now(), nil
 		case <-tick.C:
@@ -425,6 +440,19 @@ func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	case api.RDMAFailed:
 		rec.Failed = true
 	}
+}
+
+// running counts the flows started and not ended.
+func (r *workloadRun) running() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for i := range r.flows {
+		if !r.ended[i] && r.rid[i] > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // abort stops the flows still running; they stay incomplete.
