@@ -75,6 +75,7 @@ var workloadPlots = []loadBars{
 	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", "ms", "jct_avg_ms", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"jct-p99", "99th-percentile job completion time", "ms", "jct_p99_ms", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
+	{"incomplete", "Flows that never ended (a deadlock, or slower than the drain time)", "% of the flows", "incomplete_pct", nil},
 }
 
 // Plot draws every plot of c's results into dir (PNG and SVG each) and

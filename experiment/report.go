@@ -299,9 +299,11 @@ func partialTable(b *strings.Builder, rs []Result) {
 		}
 		flows, _ := r.Get("flows")
 		cyc, _ := r.Get("cycle_queues")
-		st, _ := r.Get("stalled_queues")
+		st, recorded := r.Get("stalled_queues")
 		why := "no queue stalled: the flows were moving, slower than the drain time allowed"
 		switch {
+		case !recorded:
+			why = "the run (an older build) did not record the stalled queues"
 		case cyc > 0:
 			why = fmt.Sprintf("**deadlock**: a cycle of %.0f queues pausing each other (%.0f stalled in all)", cyc, st)
 		case st > 0:
@@ -342,6 +344,12 @@ func Replot(dir string) (*Report, error) {
 		r := &rep.Results[i]
 		if c.Kind != KindWorkload {
 			continue
+		}
+		if _, ok := r.Get("incomplete_pct"); !ok {
+			// A run from before the metric: it is the point's counts'.
+			n, _ := r.Get("incomplete")
+			f, _ := r.Get("flows")
+			r.add("incomplete_pct", incompletePct(int(n), int(f)))
 		}
 		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err

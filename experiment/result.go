@@ -135,6 +135,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("completed", float64(s.Completed))
 	r.add("failed", float64(s.Failed))
 	r.add("incomplete", float64(s.Incomplete))
+	r.add("incomplete_pct", incompletePct(s.Incomplete, s.Flows))
 	// Why flows never ended: the queues stalled when the drain time ran
 	// out, and whether they paused each other around a loop.
 	r.add("deadlocked", b2f(len(rep.Cycle) > 0))
@@ -362,4 +363,12 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// incompletePct is the share of flows that never ended, in percent.
+func incompletePct(incomplete, flows int) float64 {
+	if flows == 0 {
+		return 0
+	}
+	return 100 * float64(incomplete) / float64(flows)
 }

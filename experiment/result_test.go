@@ -300,3 +300,29 @@ func TestPartialPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestReplotOldRun: replot redraws a run directory and gives a result
+// from before incomplete_pct the metric, from its counts.
+func TestReplotOldRun(t *testing.T) {
+	c, results := fakeResults(t)
+	results[0].add("incomplete", 10)
+	dir := t.TempDir()
+	rep := &Report{Experiment: c.Name, Points: 2, Results: results, Started: time.Now()}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(tiny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONFile(filepath.Join(dir, "results.json"), rep); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Replot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := got.Results[0].Get("incomplete_pct"); !ok || v != 25 {
+		t.Errorf("incomplete_pct %v %v, want 25 (10 of 40 flows)", v, ok)
+	}
+	checkPlotFiles(t, filepath.Join(dir, "plots"), "incomplete-websearch")
+	if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || !bytes.Contains(b, []byte("10 of 40 flows incomplete")) {
+		t.Errorf("README %v:\n%s", err, b)
+	}
+}
