@@ -301,6 +301,8 @@ func bars(p *plot.Plot, groups, names []string, values [][]float64, colors func(
 	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
 	p.Y.Min = 0
 	headroom(p)
+	// Labels as the values are written (2500, not 2500.00).
+	p.Y.Tick.Marker = niceTicks{}
 	return nil
 }
 
