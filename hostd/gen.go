@@ -206,12 +206,13 @@ func (g *gen) Produce(now int64) int {
 				q, m = bfc.Classify(f.Port, f.hash, -1, 0, now)
 				meta |= m
 			}
-			if eg.Paused(q) || f.queued+f.req.FrameLen > f.req.Window {
-				break
-			}
+			// A flow's end does not wait for its queue's pause to lift.
 			if (f.deadline > 0 && now >= f.deadline) || (f.req.Bytes > 0 && int64(f.Bytes) >= f.req.Bytes) {
 				f.Done = true
 				f.EndNs = time.Now().UnixNano()
+				break
+			}
+			if eg.PausedAt(q, now) || f.queued+f.req.FrameLen > f.req.Window {
 				break
 			}
 			addr, ok := e.Alloc()
@@ -251,12 +252,25 @@ func (g *gen) dequeued(meta uint64, n int) {
 }
 
 // NextTick implements dataplane.Timer: the engine wakes at the next
-// flow deadline even if nothing else is due.
+// flow deadline, and at the next pause expiry of a running flow's port
+// (a pause whose Resume was lost lapses without a frame to wake the
+// engine), even if nothing else is due.
 func (g *gen) NextTick() int64 {
 	next := int64(-1)
+	consider := func(t int64) {
+		if next < 0 || t < next {
+			next = t
+		}
+	}
 	for _, f := range g.flows {
-		if !f.Done && f.deadline > 0 && (next < 0 || f.deadline < next) {
-			next = f.deadline
+		if f.Done {
+			continue
+		}
+		if f.deadline > 0 {
+			consider(f.deadline)
+		}
+		if t, ok := g.h.e.Egress(f.Port).NextExpiry(); ok {
+			consider(t)
 		}
 	}
 	return next

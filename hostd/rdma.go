@@ -701,7 +701,7 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			q, m = bfc.Classify(f.Port, f.hash, -1, 0, now)
 			meta |= m
 		}
-		if eg.Paused(q) {
+		if eg.PausedAt(q, now) {
 			f.blocked, f.blockQ = blockPaused, q
 			break
 		}

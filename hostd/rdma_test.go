@@ -713,3 +713,38 @@ func TestPastRing(t *testing.T) {
 		t.Errorf("add to a full ring: %v allocations, want 0", allocs)
 	}
 }
+
+// A generated flow whose queue's pause lapses (its Resume lost, the
+// queue empty, so nothing dequeues it) sends again once the pause's
+// expiry has passed, and the engine is told to wake then; a flow whose
+// time is up ends even while its queue stays paused.
+func TestGenPauseLapses(t *testing.T) {
+	n := newNIC(t, bcube.MustNew(2, 1), 0, fastParams())
+	g := n.h.g
+	f, err := g.start(api.GenRequest{Dst: 1, Duration: int64(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg := n.e.Egress(f.Port)
+	now := n.e.Now()
+	eg.Pause(f.queue, now, now+1000)
+	if made := g.Produce(now); made != 0 {
+		t.Fatalf("a paused flow made %d frames", made)
+	}
+	if next := g.NextTick(); next != now+1000 {
+		t.Errorf("NextTick %d, want the pause's expiry %d", next, now+1000)
+	}
+	if made := g.Produce(now + 1000); made == 0 || eg.Paused(f.queue) {
+		t.Fatalf("after the pause lapsed the flow made %d frames (queue paused %v)", made, eg.Paused(f.queue))
+	}
+	n.e.Take(f.Port, func(int, []byte) {})
+	f.queued = 0
+
+	// Paused until a Resume that never comes; the flow's deadline passes.
+	eg.Pause(f.queue, now+2000, 0)
+	f.deadline = now + 3000
+	g.Produce(now + 3000)
+	if !f.Done {
+		t.Error("a flow past its deadline did not end while its queue was paused")
+	}
+}

@@ -570,6 +570,15 @@ func (e *Egress) Overridden(q int) bool { return e.override&(1<<q) != 0 }
 // Pause or Resume call: those lift the pauses that have expired.
 func (e *Egress) Paused(q int) bool { return e.paused&(1<<q) != 0 }
 
+// PausedAt reports whether q is paused at now, lifting first the pauses
+// that have expired by then, as Eligible does. A producer that holds
+// back from a paused queue asks this: an empty queue is never dequeued,
+// so Paused would keep a lapsed pause (one whose Resume was lost) forever.
+func (e *Egress) PausedAt(q int, now int64) bool {
+	e.setNow(now)
+	return e.paused&(1<<q) != 0
+}
+
 // NextExpiry is the earliest pause expiry among paused queues with an
 // expiry; ok is false when there is none.
 func (e *Egress) NextExpiry() (t int64, ok bool) {

@@ -400,6 +400,23 @@ func TestEgressPause(t *testing.T) {
 				t.Fatal("resume of a running queue counted time")
 			}
 		}},
+		{"expiry of an empty queue, read by PausedAt", func(t *testing.T, e *Egress) {
+			e.Pause(2, 100, 500)
+			if !e.PausedAt(2, 499) {
+				t.Fatal("not paused at 499")
+			}
+			// Nothing dequeues an empty queue: Paused keeps the lapsed
+			// pause until a call that takes the time lifts it.
+			if !e.Paused(2) {
+				t.Fatal("Paused lifted a pause without a clock")
+			}
+			if e.PausedAt(2, 500) || e.Paused(2) {
+				t.Fatal("paused at its expiry")
+			}
+			if s := e.Stats(2); s.PausedNs != 400 {
+				t.Fatalf("paused %d ns, want 400", s.PausedNs)
+			}
+		}},
 		{"expiry, alone", func(t *testing.T, e *Egress) {
 			backlog(e, 0)
 			e.Pause(0, 100, 500)

@@ -44,7 +44,7 @@ func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("flows did not finish")
+			t.Fatalf("flows did not finish; queues holding frames: %v", heldQueues(f))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -76,6 +76,23 @@ func incast(t *testing.T, f *Fabric, d time.Duration) uint64 {
 		t.Fatalf("h0 heard %d flows", len(sinks[0]))
 	}
 	return bytes
+}
+
+// heldQueues lists every node's queue that holds frames or is paused:
+// what a stuck flow waits behind.
+func heldQueues(f *Fabric) []string {
+	var out []string
+	for i, e := range append(append([]*dataplane.Engine{}, f.Hosts...), f.Sws...) {
+		ps, _ := e.Snapshot()
+		for _, p := range ps {
+			for _, q := range p.Queues {
+				if q.Packets > 0 || q.Paused {
+					out = append(out, fmt.Sprintf("node %d %s %s: %d frames, paused %v", i, p.Name, q.Name, q.Packets, q.Paused))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // fabricDrops counts every drop of every node, and the in-memory cables'.
