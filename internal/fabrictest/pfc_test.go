@@ -35,16 +35,11 @@ func nodeName(f *Fabric, i int) string {
 // stalled now.
 func stalls(f *Fabric) []string {
 	var out []string
-	for i, e := range append(append([]*dataplane.Engine{}, f.Hosts...), f.Sws...) {
-		ps, _ := e.Snapshot()
-		for _, p := range ps {
-			for _, q := range p.Queues {
-				if q.Stalled {
-					out = append(out, fmt.Sprintf("%s %s %s", nodeName(f, i), p.Name, q.Name))
-				}
-			}
+	eachQueue(f, func(node, port string, q api.QueueStats) {
+		if q.Stalled {
+			out = append(out, fmt.Sprintf("%s %s %s", node, port, q.Name))
 		}
-	}
+	})
 	sort.Strings(out)
 	return out
 }

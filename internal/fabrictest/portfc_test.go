@@ -82,17 +82,24 @@ func incast(t *testing.T, f *Fabric, d time.Duration) uint64 {
 // what a stuck flow waits behind.
 func heldQueues(f *Fabric) []string {
 	var out []string
+	eachQueue(f, func(node, port string, q api.QueueStats) {
+		if q.Packets > 0 || q.Paused {
+			out = append(out, fmt.Sprintf("%s %s %s: %d frames, paused %v", node, port, q.Name, q.Packets, q.Paused))
+		}
+	})
+	return out
+}
+
+// eachQueue calls fn with every queue of every node, hosts first.
+func eachQueue(f *Fabric, fn func(node, port string, q api.QueueStats)) {
 	for i, e := range append(append([]*dataplane.Engine{}, f.Hosts...), f.Sws...) {
 		ps, _ := e.Snapshot()
 		for _, p := range ps {
 			for _, q := range p.Queues {
-				if q.Packets > 0 || q.Paused {
-					out = append(out, fmt.Sprintf("node %d %s %s: %d frames, paused %v", i, p.Name, q.Name, q.Packets, q.Paused))
-				}
+				fn(nodeName(f, i), p.Name, q)
 			}
 		}
 	}
-	return out
 }
 
 // fabricDrops counts every drop of every node, and the in-memory cables'.
