@@ -391,13 +391,13 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 	values := make([][]float64, len(pl.c.Schemes))
 	names := slices.Clone(pl.c.Schemes)
 	have := false
-	var partial []*Result
+	var drawn []*Result
 	for s, scheme := range pl.c.Schemes {
 		some, bad, ran := false, false, false
 		for _, l := range pl.c.Workload.Loads {
 			valid, inv := pl.match(scheme, cdf, l)
 			invalid = append(invalid, inv...)
-			partial = append(partial, valid...)
+			drawn = append(drawn, valid...)
 			v := mean(valid, b.metric)
 			values[s] = append(values[s], v)
 			some = some || !math.IsNaN(v)
@@ -423,7 +423,7 @@ func (pl *plots) loadBars(b loadBars, cdf string) {
 		pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
 		return
 	}
-	pl.save(p, name, b.title+", "+cdfTitle(cdf), joinNotes(invalidNote(invalid), partialNote(partial)))
+	pl.save(p, name, b.title+", "+cdfTitle(cdf), joinNotes(invalidNote(invalid), partialNote(drawn)))
 }
 
 func cdfTitle(cdf string) string {
@@ -440,13 +440,13 @@ func loadName(load float64) string { return strconv.FormatFloat(load, 'g', -1, 6
 // every size bin, a line per scheme.
 func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 	var labels, invalid []string
-	var partial []*Result
+	var drawn []*Result
 	p := newPlot("", "flow size", "slowdown (FCT / ideal FCT), "+stat)
 	have := false
 	for s, scheme := range pl.c.Schemes {
 		valid, inv := pl.match(scheme, cdf, load)
 		invalid = append(invalid, inv...)
-		partial = append(partial, valid...)
+		drawn = append(drawn, valid...)
 		if len(valid) == 0 {
 			continue
 		}
@@ -506,7 +506,7 @@ func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
 	}
 	title := fmt.Sprintf("%s slowdown by flow size, %s at load %s", map[string]string{"avg": "Average", "p99": "99th-percentile"}[stat], cdfTitle(cdf), loadName(load))
 	p.Title.Text = pl.title(title)
-	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, joinNotes(invalidNote(invalid), partialNote(partial)))
+	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, joinNotes(invalidNote(invalid), partialNote(drawn)))
 }
 
 // queueFloorKB is where the queue CDF draws an empty queue.

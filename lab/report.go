@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/bcfab/bcfab/api"
@@ -166,6 +167,19 @@ func PeerPort(t bcube.Topology, node, port string) (peer, peerPort string, ok bo
 	}
 	w, p := t.SwitchOf(n.Index, i)
 	return bcube.SwitchName(i, w), bcube.SwitchPort(p), true
+}
+
+// CycleText is a cycle of stalled queues (FindCycle's) as "s0.0 p1 P3
+// -> h1 eth0 P3 -> back to s0.0"; "" for none.
+func CycleText(c []Stall) string {
+	if len(c) == 0 {
+		return ""
+	}
+	hops := make([]string, len(c))
+	for i, s := range c {
+		hops[i] = s.Node + " " + s.Port + " " + s.Queue
+	}
+	return strings.Join(hops, " -> ") + " -> back to " + c[0].Node
 }
 
 // FindCycle returns stalled queues that wait on each other around a loop

@@ -473,7 +473,7 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		switch {
 		case len(r.Cycle) > 0:
 			fmt.Fprintf(&b, "deadlock: at the end a cycle of %d stalled queues, each paused by the next: %s (%d queues stalled in all)\n",
-				len(r.Cycle), cycleText(r.Cycle), len(r.Stalls))
+				len(r.Cycle), CycleText(r.Cycle), len(r.Stalls))
 		case len(r.Stalls) > 0:
 			fmt.Fprintf(&b, "%d queues were stalled at the end, in no cycle\n", len(r.Stalls))
 		}
@@ -504,14 +504,4 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		return err
 	}
 	return r.Health.WriteText(w)
-}
-
-// cycleText is a cycle of stalled queues as "s0.0 p1 q3 -> h1 eth0 q3 ->
-// back to s0.0".
-func cycleText(c []Stall) string {
-	hops := make([]string, len(c))
-	for i, s := range c {
-		hops[i] = s.Node + " " + s.Port + " " + s.Queue
-	}
-	return strings.Join(hops, " -> ") + " -> back to " + c[0].Node
 }

@@ -44,3 +44,40 @@ func setOwed(slot *uint8, pending *int, n uint8) {
 	}
 	*slot = n
 }
+
+// refresh is the refresh timer of a set of signalled states: how many
+// are signalled, how many Resumes still owe repetitions (setOwed keeps
+// it), and when the next refresh is due. It runs while either count is
+// above 0.
+type refresh struct {
+	active, owed int
+	next         int64
+}
+
+func (r *refresh) idle() bool { return r.active == 0 && r.owed == 0 }
+
+// arm starts the timer, due one period after now, if it is not running.
+func (r *refresh) arm(now, period int64) {
+	if r.idle() {
+		r.next = now + period
+	}
+}
+
+// nextTick is when the next refresh is due, or -1 when the timer is not
+// running.
+func (r *refresh) nextTick() int64 {
+	if r.idle() {
+		return -1
+	}
+	return r.next
+}
+
+// due reports whether a refresh is due at now and, if so, schedules the
+// one after it.
+func (r *refresh) due(now, period int64) bool {
+	if r.idle() || now < r.next {
+		return false
+	}
+	r.next = now + period
+	return true
+}

@@ -131,10 +131,8 @@ type SwitchPortFC struct {
 	peer     []net.HardwareAddr
 	seq      []uint32
 	on       [][2]bool  // signalled (port, class)
-	active   int        // how many (port, class) are signalled
 	resend   [][2]uint8 // Resumes of (port, class) still to repeat
-	resends  int        // how many (port, class) have some
-	next     int64      // next refresh
+	refresh             // of the signalled (port, class) and those owing Resumes
 	C        []Counters
 	buf      [FrameLen]byte
 }
@@ -179,13 +177,13 @@ func (s *SwitchPortFC) check(p, q int, up bool) {
 	c := class - 1
 	switch {
 	case up && !s.on[p][c] && level >= xoff:
-		s.arm()
+		s.arm(s.env.Now(), s.th.Refresh)
 		s.setResend(p, c, 0)
 		s.on[p][c] = true
 		s.active++
 		s.broadcast(p, uint8(class), TypePause)
 	case !up && s.on[p][c] && level <= xon:
-		s.arm()
+		s.arm(s.env.Now(), s.th.Refresh)
 		s.on[p][c] = false
 		s.active--
 		s.setResend(p, c, ResumeRepeats)
@@ -193,15 +191,8 @@ func (s *SwitchPortFC) check(p, q int, up bool) {
 	}
 }
 
-// arm starts the refresh timer if it is not running.
-func (s *SwitchPortFC) arm() {
-	if s.active == 0 && s.resends == 0 {
-		s.next = s.env.Now() + s.th.Refresh
-	}
-}
-
 // setResend sets how many more times the Resume of (p, class c) goes out.
-func (s *SwitchPortFC) setResend(p, c int, n uint8) { setOwed(&s.resend[p][c], &s.resends, n) }
+func (s *SwitchPortFC) setResend(p, c int, n uint8) { setOwed(&s.resend[p][c], &s.owed, n) }
 
 // broadcast sends {class, p} of type typ to the servers on every other port.
 func (s *SwitchPortFC) broadcast(p int, class, typ uint8) {
@@ -241,19 +232,13 @@ func (s *SwitchPortFC) OnSignal(in int, sig Signal) {
 
 // NextTick is when Tick must run next, or -1 when nothing is signalled
 // and no Resume is left to repeat.
-func (s *SwitchPortFC) NextTick() int64 {
-	if s.active == 0 && s.resends == 0 {
-		return -1
-	}
-	return s.next
-}
+func (s *SwitchPortFC) NextTick() int64 { return s.nextTick() }
 
 // Tick repeats every signalled state and the Resumes still to repeat.
 func (s *SwitchPortFC) Tick(now int64) {
-	if (s.active == 0 && s.resends == 0) || now < s.next {
+	if !s.due(now, s.th.Refresh) {
 		return
 	}
-	s.next = now + s.th.Refresh
 	for p := range s.on {
 		for c := 0; c < 2; c++ {
 			switch {
@@ -292,13 +277,11 @@ type HostPortFC struct {
 	buf  [FrameLen]byte
 
 	// Relay back-pressure (relayguard.go), per fabric port: guarded,
-	// signalled, Resumes still to repeat; how many are signalled and
-	// owe repeats; the next refresh.
-	guard             []bool
-	rOn               []bool
-	rResend           []uint8
-	rActive, rResends int
-	next              int64
+	// signalled, Resumes still to repeat; and their refresh timer.
+	guard   []bool
+	rOn     []bool
+	rResend []uint8
+	relay   refresh
 }
 
 // NewHostPortFC returns the PortFC logic of server self (ports 0..k are its

@@ -74,24 +74,17 @@ func (h *HostPortFC) checkRelay(l, q int, up bool) {
 	level, lim := h.env.Egress(l).QueueBytes(q), h.th.Port(l)
 	switch {
 	case up && !h.rOn[l] && level >= lim.XoffB:
-		h.armRelay()
-		setOwed(&h.rResend[l], &h.rResends, 0)
+		h.relay.arm(h.env.Now(), h.th.Refresh)
+		setOwed(&h.rResend[l], &h.relay.owed, 0)
 		h.rOn[l] = true
-		h.rActive++
+		h.relay.active++
 		h.relaySignal(l, TypePause)
 	case !up && h.rOn[l] && level <= lim.XonB:
-		h.armRelay()
+		h.relay.arm(h.env.Now(), h.th.Refresh)
 		h.rOn[l] = false
-		h.rActive--
-		setOwed(&h.rResend[l], &h.rResends, ResumeRepeats)
+		h.relay.active--
+		setOwed(&h.rResend[l], &h.relay.owed, ResumeRepeats)
 		h.relaySignal(l, TypeResume)
-	}
-}
-
-// armRelay starts the refresh timer if it is not running.
-func (h *HostPortFC) armRelay() {
-	if h.rActive == 0 && h.rResends == 0 {
-		h.next = h.env.Now() + h.th.Refresh
 	}
 }
 
@@ -121,26 +114,20 @@ func (h *HostPortFC) relaySignal(l int, typ uint8) {
 
 // NextTick is when Tick must run next, or -1 when no relay queue holds
 // its switches paused and no Resume is left to repeat.
-func (h *HostPortFC) NextTick() int64 {
-	if h.rActive == 0 && h.rResends == 0 {
-		return -1
-	}
-	return h.next
-}
+func (h *HostPortFC) NextTick() int64 { return h.relay.nextTick() }
 
 // Tick repeats the state of every signalling relay queue and the Resumes
 // still to repeat.
 func (h *HostPortFC) Tick(now int64) {
-	if (h.rActive == 0 && h.rResends == 0) || now < h.next {
+	if !h.relay.due(now, h.th.Refresh) {
 		return
 	}
-	h.next = now + h.th.Refresh
 	for l := range h.rOn {
 		switch {
 		case h.rOn[l]:
 			h.relaySignal(l, TypeState)
 		case h.rResend[l] > 0:
-			setOwed(&h.rResend[l], &h.rResends, h.rResend[l]-1)
+			setOwed(&h.rResend[l], &h.relay.owed, h.rResend[l]-1)
 			h.relaySignal(l, TypeResume)
 		}
 	}

@@ -398,11 +398,7 @@ func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, 
 	}
 	for _, r := range res {
 		if len(r.Cycle) > 0 {
-			var hops []string
-			for _, s := range r.Cycle {
-				hops = append(hops, s.Node+" "+s.Port+" "+s.Queue)
-			}
-			fmt.Fprintf(stdout, "%s deadlock cycle: %s\n", r.FC, strings.Join(hops, " -> "))
+			fmt.Fprintf(stdout, "%s deadlock cycle: %s\n", r.FC, lab.CycleText(r.Cycle))
 		}
 	}
 }

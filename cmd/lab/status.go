@@ -80,12 +80,8 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 			}
 		}
 		if len(r.Cycle) > 0 {
-			var hops []string
-			for _, s := range r.Cycle {
-				hops = append(hops, s.Node+" "+s.Port+" "+s.Queue)
-			}
-			fmt.Fprintf(stdout, "deadlock: a cycle of %d stalled queues, each paused by the next: %s -> back to %s\n",
-				len(r.Cycle), strings.Join(hops, " -> "), r.Cycle[0].Node)
+			fmt.Fprintf(stdout, "deadlock: a cycle of %d stalled queues, each paused by the next: %s\n",
+				len(r.Cycle), lab.CycleText(r.Cycle))
 		}
 	}
 	if bad > 0 {
