@@ -69,6 +69,9 @@ type PortStats struct {
 	LateFrames uint64 `json:"shaper_late_frames,omitempty"`
 	MaxLateNs  int64  `json:"shaper_max_late_ns,omitempty"`
 	LostLinkNs int64  `json:"shaper_lost_ns,omitempty"`
+	// RTT is the one-hop round trips the port's timing probes measured
+	// (the fidelity monitor; nil: none yet, or the port does not probe).
+	RTT *RTT `json:"rtt,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.
@@ -188,4 +191,17 @@ type ATEStats struct {
 	// the level order.
 	Fixed   uint64 `json:"fixed"`
 	Ordered uint64 `json:"ordered"`
+}
+
+// DelayRequest is what POST /delay takes: the emulator's own per-hop
+// latency, measured by the lab, to take off the model's link delay.
+type DelayRequest struct {
+	CompNs int64 `json:"comp_ns"`
+}
+
+// DelayState is what POST /delay answers: the compensation now, and what
+// every fabric port's delay line holds a frame for after its last bit.
+type DelayState struct {
+	CompNs  int64 `json:"comp_ns"`
+	DelayNs int64 `json:"delay_ns"`
 }

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/signaling"
-	"github.com/bcfab/bcfab/transport"
 )
 
 // Node is what lab writes for one node (a switch or a server) as JSON.
@@ -32,9 +32,22 @@ type Node struct {
 	// RateBps is the emulated link rate of every fabric port, in bit/s, on
 	// the wire (Ethernet preamble, IFG and FCS included); 0 means unshaped.
 	RateBps uint64 `json:"rate_bps"`
-	// Delay is the propagation delay each egress holds a frame for after
-	// serialising it.
-	Delay Duration `json:"delay"`
+	// Target is the network the lab emulates, and Dilation the D it runs
+	// it at (package scale): every time, rate and amount of data the node
+	// uses that no field below overrides comes from them (Model). Zero
+	// Target: the papers' network (scale.Papers), or scale.Native for an
+	// unshaped node; zero Dilation: the target's link rate / RateBps.
+	Target   scale.Target `json:"target"`
+	Dilation float64      `json:"dilation"`
+	// DelayComp is the emulator's own per-hop latency, measured when the
+	// lab came up: every egress's delay line holds a frame for the
+	// model's link delay less this (LinkDelay), so that the frame reaches
+	// the peer when the target's link would deliver it.
+	DelayComp Duration `json:"delay_comp,omitempty"`
+	// ProbeInterval is how often every fabric port probes its link's
+	// round trip, the fidelity monitor (0: scale.ProbeInterval; negative:
+	// never).
+	ProbeInterval Duration `json:"probe_interval,omitempty"`
 	// BufferBytes is the node's shared buffer: what all its egress queues
 	// may hold together (a switch's buffer is shared by its ports).
 	BufferBytes int `json:"buffer_bytes"`
@@ -61,9 +74,9 @@ type Node struct {
 	RelayQueue string `json:"relay_queue,omitempty"`
 	// ECN marking on egress queue length, RED-like: no mark below
 	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
-	// above. ECN turns marking on with the papers' thresholds scaled to
-	// each port's rate and OneHopRTT (PortECN) for those of the three
-	// left zero; without ECN, ECNKmaxBytes 0 turns marking off.
+	// above. ECN turns marking on with the model's thresholds at each
+	// port's rate (PortECN) for those of the three left zero; without
+	// ECN, ECNKmaxBytes 0 turns marking off.
 	ECN          bool    `json:"ecn,omitempty"`
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
@@ -79,36 +92,34 @@ type Node struct {
 	// with the relay raising the priority by one, PFC*) or bfc. PFC needs
 	// queueing priority and BFC queueing bfc, each the default with it.
 	FC string `json:"fc"`
-	// OneHopRTT is the round trip between a NIC and its switch as measured
-	// on the lab; with a port's rate (PortRate) it gives the one-hop BDP
-	// that the port's thresholds are counted in.
-	OneHopRTT Duration `json:"one_hop_rtt"`
-	// PortFC thresholds in bytes (0: 6 and 4 one-hop BDPs at each port's
-	// own rate for X_off and X_on, for both classes: A compares the sum
-	// of a switch port's A queues, B its B queue).
+	// PortFC thresholds in bytes (0: the model's X_off and X_on, in
+	// one-hop BDPs at each port's own rate, for both classes: A compares
+	// the sum of a switch port's A queues, B its B queue).
 	XoffA int `json:"xoff_a,omitempty"`
 	XonA  int `json:"xon_a,omitempty"`
 	XoffB int `json:"xoff_b,omitempty"`
 	XonB  int `json:"xon_b,omitempty"`
-	// PFC thresholds per (ingress port, priority) in bytes (0: 6 and 4
-	// one-hop BDPs at the ingress port's rate).
+	// PFC thresholds per (ingress port, priority) in bytes (0: the
+	// model's, at the ingress port's rate).
 	PFCXoff int `json:"pfc_xoff,omitempty"`
 	PFCXon  int `json:"pfc_xon,omitempty"`
 	// FCRefresh is how often a signalled flow-control state is repeated,
 	// and how far apart a resume is repeated (three times) after it was
-	// sent, so a lost Resume is repaired within FCRefresh.
+	// sent, so a lost Resume is repaired within FCRefresh (0: the
+	// model's).
 	FCRefresh Duration `json:"fc_refresh"`
 	// FCHold is how long a receiver keeps a pause it does not hear again
 	// (PFC: at least this, or the frame's quanta if longer). It must
 	// outlast any stall of the pausing daemon, so a pause holds while
-	// its sender is late (0: 1s; at least 3 x FCRefresh).
+	// its sender is late (0: the model's, never under
+	// scale.HoldFloor; at least 3 x FCRefresh).
 	FCHold Duration `json:"fc_hold,omitempty"`
 
 	// The watchdog (every scheme): a queue paused, not empty and sending
-	// nothing for WatchdogDetect is reported stalled (0: 200ms; negative:
-	// no watchdog). WatchdogAction none (report only), forward (ignore
-	// pauses) or drop (discard its frames), for WatchdogRestore (0:
-	// 200ms).
+	// nothing for WatchdogDetect is reported stalled (0: the model's;
+	// negative: no watchdog). WatchdogAction none (report only), forward
+	// (ignore pauses) or drop (discard its frames), for WatchdogRestore
+	// (0: the model's).
 	WatchdogDetect  Duration `json:"watchdog_detect,omitempty"`
 	WatchdogAction  string   `json:"watchdog_action,omitempty"`
 	WatchdogRestore Duration `json:"watchdog_restore,omitempty"`
@@ -158,12 +169,10 @@ const MaxLossPPM = 1_000_000
 
 // Defaults for the fields a lab may leave zero.
 const (
-	// DefaultRateBps is the link rate a lab gets unless told otherwise: what
-	// this class of machine (2 cores) sustains faithfully on a 4-hop path of
-	// kernel TCP through five daemons (docs/BENCHMARKS.md). The papers run
-	// 100 Gb/s; thresholds scale with the rate, so the ratios hold.
-	DefaultRateBps     = 500_000_000
-	DefaultBufferBytes = 4 << 20
+	// DefaultRateBps is the link rate a lab gets unless told otherwise:
+	// the papers' network at D = 200, a rate kernel TCP sustains on a
+	// 4-hop path of five nodes on two cores (docs/BENCHMARKS.md).
+	DefaultRateBps = 500_000_000
 	// A 1024-entry fill ring lets a daemon go unscheduled for about 120 ms
 	// at 100 Mb/s (25 ms at the default rate) before the kernel has no
 	// frame to receive into: many daemons share two cores. Half of a
@@ -172,11 +181,6 @@ const (
 	DefaultRingSize      = 1024
 	DefaultFrameSize     = 2048
 	DefaultXDPMode       = "native"
-	// DefaultOneHopRTT is the NIC-switch round trip measured on the
-	// reference machine (half the idle 2-hop ping RTT, docs/BENCHMARKS.md).
-	DefaultOneHopRTT = Duration(250 * time.Microsecond)
-	DefaultFCRefresh = Duration(time.Millisecond)
-	DefaultFCHold    = Duration(signaling.DefaultHold)
 )
 
 // Flow-control schemes.
@@ -191,11 +195,25 @@ const (
 // IsPFC reports whether scheme is PFC or PFC*.
 func IsPFC(scheme string) bool { return scheme == FCPFC || scheme == FCPFCStar }
 
-// SetDefaults fills zero fields with the defaults above (RateBps excepted:
-// zero means unshaped and is a valid choice).
+// SetDefaults fills zero fields with the defaults above and the model's
+// values (RateBps excepted: zero means unshaped and is a valid choice).
 func (c *Node) SetDefaults() {
+	if c.Target.IsZero() {
+		c.Target = scale.Papers()
+		if c.RateBps == 0 {
+			c.Target = scale.Native(0)
+		}
+	}
+	if c.Dilation == 0 {
+		c.Dilation = 1
+		if c.RateBps != 0 && c.Target.LinkRateBps > 0 {
+			c.Dilation = float64(c.Target.LinkRateBps) / float64(c.RateBps)
+		}
+	}
+	m := c.Model()
+	fc := m.FlowControl()
 	if c.BufferBytes == 0 {
-		c.BufferBytes = DefaultBufferBytes
+		c.BufferBytes = int(c.Target.BufferBytes)
 	}
 	if c.FramesPerPort == 0 {
 		c.FramesPerPort = DefaultFramesPerPort
@@ -236,22 +254,19 @@ func (c *Node) SetDefaults() {
 		}
 	}
 	if c.WatchdogDetect == 0 {
-		c.WatchdogDetect = Duration(DefaultWatchdogDetect)
+		c.WatchdogDetect = Duration(fc.WatchdogDetect)
 	}
 	if c.WatchdogRestore == 0 {
-		c.WatchdogRestore = Duration(DefaultWatchdogRestore)
+		c.WatchdogRestore = Duration(fc.WatchdogRestore)
 	}
 	if c.WatchdogAction == "" {
 		c.WatchdogAction = WatchdogNone
 	}
-	if c.OneHopRTT == 0 {
-		c.OneHopRTT = DefaultOneHopRTT
-	}
 	if c.FCRefresh == 0 {
-		c.FCRefresh = DefaultFCRefresh
+		c.FCRefresh = Duration(fc.Refresh)
 	}
 	if c.FCHold == 0 {
-		c.FCHold = DefaultFCHold
+		c.FCHold = Duration(fc.Hold)
 	}
 	if c.LevelOrder == "ate" && c.ATEP == 0 {
 		c.ATEP = DefaultATEP
@@ -260,37 +275,47 @@ func (c *Node) SetDefaults() {
 	// counts them at its own rate (PortThresholds, PortPFC, PortECN).
 }
 
+// Model is the scale model the node runs: its Target at its Dilation.
+func (c *Node) Model() scale.Model { return scale.Model{Target: c.Target, D: c.Dilation} }
+
+// LinkDelay is how long each fabric egress's delay line holds a frame
+// after its last bit: the model's link delay less the emulator's own
+// latency (DelayComp), never negative.
+func (c *Node) LinkDelay() time.Duration {
+	return max(0, c.Model().LinkDelay()-c.DelayComp.D())
+}
+
+// ProbeEvery is how often fabric ports probe their links (0: never).
+func (c *Node) ProbeEvery() time.Duration {
+	switch {
+	case c.ProbeInterval < 0:
+		return 0
+	case c.ProbeInterval == 0:
+		return scale.ProbeInterval
+	}
+	return c.ProbeInterval.D()
+}
+
 // BDP is the one-hop bandwidth-delay product at RateBps in bytes (at
-// least one full frame; an unshaped lab counts as 1 Gb/s). A port whose
-// rate differs has its own (PortBDP).
+// least one full frame). A port whose rate differs has its own
+// (PortBDP).
 func (c *Node) BDP() int { return c.bdpAt(c.RateBps) }
 
-// bdpAt is the one-hop BDP of a link of rateBps.
-func (c *Node) bdpAt(rateBps uint64) int {
-	if rateBps == 0 {
-		rateBps = 1_000_000_000
-	}
-	return max(int(float64(rateBps)/8*c.OneHopRTT.D().Seconds()), 1518)
-}
+// bdpAt is the one-hop BDP of a link of rateBps (0: a target link's).
+func (c *Node) bdpAt(rateBps uint64) int { return int(c.Model().BDP(rateBps)) }
 
 // DefaultATEP is ATE's p unless told otherwise: the paper's 0.9.
 const DefaultATEP = 0.9
 
 // ATECap is ATE's B_H in bytes, the server's high-bandwidth-domain
 // capacity: ATECapBytes if set, else what its level-0 port (eth0) carries
-// in transport.PaperHops one-hop RTTs — the round trip of the longest
-// BCube(n,1) path, the window IRN's in-flight cap (its BDP) covers — at
-// that port's rate (an unshaped port counts as 1 Gb/s); at least one
-// full frame.
+// in the round trip of the longest BCube(n,1) path — the window IRN's
+// in-flight cap covers (the model's transport) — at that port's rate.
 func (c *Node) ATECap() int64 {
 	if c.ATECapBytes > 0 {
 		return c.ATECapBytes
 	}
-	rate := c.PortRate(bcube.HostPort(0))
-	if rate == 0 {
-		rate = 1_000_000_000
-	}
-	return max(int64(float64(rate)/8*float64(transport.PaperHops)*c.OneHopRTT.D().Seconds()), 1518)
+	return c.Model().Transport(c.PortRate(bcube.HostPort(0))).BDPBytes
 }
 
 // Validate checks the config and resolves its topology and node.
@@ -320,8 +345,11 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	if c.FramesPerPort < 2*c.RingSize+64 {
 		errs = append(errs, fmt.Errorf("frames_per_port %d: need at least fill + tx rings (2 x %d) + 64", c.FramesPerPort, c.RingSize))
 	}
-	if c.Delay < 0 || c.Delay.D() > time.Second {
-		errs = append(errs, fmt.Errorf("delay %v: want 0..1s", c.Delay.D()))
+	if _, err := scale.WithDilation(c.Target, c.Dilation); err != nil {
+		errs = append(errs, err)
+	}
+	if c.DelayComp < 0 || c.DelayComp.D() > time.Second {
+		errs = append(errs, fmt.Errorf("delay_comp %v: want 0..1s", c.DelayComp.D()))
 	}
 	switch c.XDPMode {
 	case "native", "generic", "auto":
@@ -487,14 +515,14 @@ func (c *Node) PFCThresholds() signaling.PFCThresholds {
 	return th
 }
 
-// BFC returns cfg's BFC configuration. The sticky time is two one-hop
-// RTTs, Th's BDP the one-hop BDP at each port's rate, and the random
+// BFC returns cfg's BFC configuration. The sticky time is the model's
+// (two one-hop RTTs), Th's BDP the one-hop BDP at each port's rate, and the random
 // queue choices are seeded by the node's name, so each node differs and
 // every run is the same.
 func (c *Node) BFC() signaling.BFCConfig {
 	h := fnv.New64a()
 	h.Write([]byte(c.Node))
-	b := signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: 2 * int64(c.OneHopRTT),
+	b := signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: int64(c.Model().FlowControl().Sticky),
 		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64(),
 		Hashed: c.BFCAssign == BFCAssignHash}
 	for _, name := range c.ports() {

@@ -28,11 +28,11 @@ func TestConfigPFCDefaults(t *testing.T) {
 			t.Fatalf("%s: %v", c.fc, err)
 		}
 		th := cfg.PFCThresholds()
-		bdp := 100_000_000 / 8 * 250 / 1_000_000 // 100 Mb/s x 250 us
+		bdp := 25_000 // the papers' one-hop BDP, at any D
 		if cfg.Queueing != c.queueing || th.Lossless != c.lossless || th.Xoff != 6*bdp || th.Xon != 4*bdp {
 			t.Errorf("%s k=%d: queueing %s, thresholds %+v", c.fc, c.k, cfg.Queueing, th)
 		}
-		if w := cfg.Watchdog(); w.Detect != 200*time.Millisecond || w.Action != WatchdogNone {
+		if w := cfg.Watchdog(); w.Detect != time.Second || w.Action != WatchdogNone { // 1 ms x D 1000
 			t.Errorf("%s: watchdog %+v", c.fc, w)
 		}
 	}
@@ -65,8 +65,9 @@ func TestConfigLoss(t *testing.T) {
 	}
 }
 
-// Every scheme's receivers hold a pause fc_hold (1 s by default), and a
-// hold shorter than three refreshes is refused.
+// Every scheme's receivers hold a pause fc_hold (the target's 335 µs x D,
+// at least scale.HoldFloor: 1 s at D = 1,000) and refresh it every 10 µs
+// x D; a hold shorter than three refreshes is refused.
 func TestConfigHold(t *testing.T) {
 	for _, fc := range []string{FCPortFC, FCPFC, FCPFCStar, FCBFC} {
 		cfg := Node{Node: "h0", N: 2, K: 1, Control: "/x.sock", FC: fc, RateBps: 100_000_000}
@@ -76,10 +77,10 @@ func TestConfigHold(t *testing.T) {
 		}
 		hold := int64(time.Second)
 		if cfg.Thresholds().HoldNs() != hold || cfg.PFCThresholds().Hold != hold || cfg.BFC().Hold != hold ||
-			cfg.PFCThresholds().Repeat != int64(time.Millisecond) {
+			cfg.PFCThresholds().Repeat != int64(10*time.Millisecond) {
 			t.Errorf("%s: hold %v", fc, cfg.FCHold.D())
 		}
-		cfg.FCHold = Duration(2 * time.Millisecond)
+		cfg.FCHold = Duration(20 * time.Millisecond)
 		if _, _, err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "fc_hold") {
 			t.Errorf("%s: a hold of two refreshes: %v", fc, err)
 		}
@@ -87,8 +88,8 @@ func TestConfigHold(t *testing.T) {
 }
 
 // Level order ate: p defaults to 0.9 and must be a fraction; ATE's
-// options need the ate order; B_H is eth0's rate (its override if any)
-// x 4 one-hop RTTs unless set.
+// options need the ate order; B_H is what eth0 (its override if any)
+// carries in 4 one-hop RTTs unless set.
 func TestConfigATE(t *testing.T) {
 	for _, c := range []struct {
 		order string
@@ -120,9 +121,9 @@ func TestConfigATE(t *testing.T) {
 	cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", LevelOrder: "ate", RateBps: 100_000_000,
 		Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
 	cfg.SetDefaults()
-	// 160 Mb/s x 4 x 250 µs = 20 000 bytes.
-	if got := cfg.ATECap(); got != 20_000 {
-		t.Errorf("B_H %d, want 20000", got)
+	// eth0 is a 160 Gb/s target link at D = 1,000: 4 one-hop BDPs of 40 KB.
+	if got := cfg.ATECap(); got != 160_000 {
+		t.Errorf("B_H %d, want 160000", got)
 	}
 	cfg.ATECapBytes = 4096
 	if got := cfg.ATECap(); got != 4096 {

@@ -6,7 +6,6 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
-	"github.com/bcfab/bcfab/transport"
 )
 
 // PortConfig overrides one fabric port of a node at bring-up: its link
@@ -88,39 +87,34 @@ func (c *Node) validatePorts(t bcube.Topology, node bcube.Node) []error {
 // port. The name "" stands for a port at RateBps.
 
 // PortBDP is the one-hop bandwidth-delay product of fabric port name in
-// bytes: its rate times OneHopRTT, at least one full frame (an unshaped
-// port counts as 1 Gb/s).
+// bytes: the target's one-hop BDP of a link of the port's rate x D (the
+// model's), at least one full frame.
 func (c *Node) PortBDP(name string) int { return c.bdpAt(c.PortRate(name)) }
 
 // PortThresholds are PortFC's thresholds of fabric port name: the
-// configured bytes, or 6 (X_off) and 4 (X_on) of its one-hop BDPs.
+// configured bytes, or the model's X_off and X_on at the port's rate.
 func (c *Node) PortThresholds(name string) signaling.PortThresholds {
-	bdp := c.PortBDP(name)
-	return signaling.PortThresholds{XoffA: orBDPs(c.XoffA, 6, bdp), XonA: orBDPs(c.XonA, 4, bdp),
-		XoffB: orBDPs(c.XoffB, 6, bdp), XonB: orBDPs(c.XonB, 4, bdp)}
+	th := c.Model().Thresholds(c.PortRate(name))
+	return signaling.PortThresholds{XoffA: or(c.XoffA, th.Xoff), XonA: or(c.XonA, th.Xon),
+		XoffB: or(c.XoffB, th.Xoff), XonB: or(c.XonB, th.Xon)}
 }
 
 // PortPFC is PFC's X_off and X_on of ingress port name: the configured
-// bytes, or 6 and 4 of its one-hop BDPs.
+// bytes, or the model's at the port's rate.
 func (c *Node) PortPFC(name string) signaling.PFCLimits {
-	bdp := c.PortBDP(name)
-	return signaling.PFCLimits{Xoff: orBDPs(c.PFCXoff, 6, bdp), Xon: orBDPs(c.PFCXon, 4, bdp)}
+	th := c.Model().Thresholds(c.PortRate(name))
+	return signaling.PFCLimits{Xoff: or(c.PFCXoff, th.Xoff), Xon: or(c.PFCXon, th.Xon)}
 }
 
 // PortECN is the ECN marking of egress port name: the configured K_min,
-// K_max and P_max, and with ECN those left zero scaled from the papers'
-// to the port's rate and OneHopRTT (transport.DefaultParams). Off
-// (K_max 0) without ECN and K_max.
+// K_max and P_max, and with ECN those left zero the model's at the
+// port's rate. Off (K_max 0) without ECN and K_max.
 func (c *Node) PortECN(name string) queues.ECNConfig {
 	e := queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
 	if !c.ECN {
 		return e
 	}
-	rate := c.PortRate(name)
-	if rate == 0 {
-		rate = 1_000_000_000 // unshaped counts as 1 Gb/s, as BDP does
-	}
-	d := transport.DefaultParams(int64(rate), c.OneHopRTT.D()).ECN
+	d := c.Model().ECN(c.PortRate(name))
 	if e.KminBytes == 0 {
 		e.KminBytes = d.KminBytes
 	}
@@ -133,12 +127,12 @@ func (c *Node) PortECN(name string) queues.ECNConfig {
 	return e
 }
 
-// orBDPs is v, or units one-hop BDPs of bdp bytes when v is 0.
-func orBDPs(v, units, bdp int) int {
+// or is v, or def when v is 0.
+func or(v, def int) int {
 	if v != 0 {
 		return v
 	}
-	return units * bdp
+	return def
 }
 
 // fabricPorts are the names of node's fabric ports in engine order: a

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/bcfab/bcfab/scale"
 	"strings"
 	"testing"
 	"time"
@@ -11,20 +12,22 @@ import (
 // Every threshold that counts one-hop BDPs follows its own port's rate:
 // a Rail-only server (eth0 160 Mb/s, eth1 100 Mb/s) and a switch with
 // one cable overridden; thresholds given in bytes are the same
-// everywhere. (A BDP below one frame counts as one: TestPortBDPFloor.)
+// everywhere. A port's one-hop BDP is the target's link of its rate x D:
+// the papers' network at D = 1,000 here (100 Mb/s links, a 2 ms one-hop
+// RTT).
 func TestPortThresholdsFollowPortRates(t *testing.T) {
-	const rtt = 250 * time.Microsecond
+	const rtt = 2 * time.Millisecond
 	bdp := func(rate uint64) int { return int(float64(rate) / 8 * rtt.Seconds()) }
 	for _, c := range []struct {
 		name  string
 		cfg   Node
 		rates []uint64 // per fabric port, in engine order
 	}{
-		{"server of a rail-only fabric", Node{Node: "h5", N: 4, K: 1, RateBps: 100_000_000,
+		{"server of a rail-only fabric", Node{Node: "h5", N: 4, K: 1, RateBps: 100_000_000, Dilation: 1000,
 			Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}, []uint64{160e6, 100e6}},
-		{"switch, one cable overridden", Node{Node: "s1.2", N: 4, K: 1, RateBps: 100_000_000,
+		{"switch, one cable overridden", Node{Node: "s1.2", N: 4, K: 1, RateBps: 100_000_000, Dilation: 1000,
 			Ports: []PortConfig{{Name: "p3", RateBps: 400_000_000}}}, []uint64{100e6, 100e6, 100e6, 400e6}},
-		{"uniform", Node{Node: "s0.0", N: 2, K: 1, RateBps: 500_000_000}, []uint64{500e6, 500e6}},
+		{"uniform", Node{Node: "s0.0", N: 2, K: 1, RateBps: 500_000_000, Dilation: 1000}, []uint64{500e6, 500e6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, fc := range []string{FCPortFC, FCPFC, FCBFC} {
@@ -49,9 +52,9 @@ func TestPortThresholdsFollowPortRates(t *testing.T) {
 					if bfc.PortBDP(p) != b {
 						t.Errorf("%s port %d: BFC BDP %d, want %d", fc, p, bfc.PortBDP(p), b)
 					}
-					// ECN: the papers' K_min 100 KB and K_max 400 KB at
-					// 100 Gb/s and a 2 us one-hop RTT are 4 and 16
-					// one-hop BDPs.
+					// ECN: the papers' K_min 100 KB and K_max 400 KB on
+					// a 100 Gb/s link with a 2 µs one-hop RTT are 4 and
+					// 16 one-hop BDPs, at any rate.
 					name := cfg.ports()[p]
 					kmin, kmax := int(float64(rate)/8*rtt.Seconds()*4), int(float64(rate)/8*rtt.Seconds()*16)
 					if e := cfg.PortECN(name); e.KminBytes != kmin || e.KmaxBytes != kmax || e.Pmax != 0.2 {
@@ -81,9 +84,9 @@ func TestPortThresholdsExplicit(t *testing.T) {
 			t.Errorf("%s: ECN %+v: K_min given, K_max scaled to the port", p, e)
 		}
 	}
-	// Only X_on given, 20 KB: below the fast port's X_off (6 x 5000 B),
-	// above the slow port's (6 x 3125 B).
-	cfg = Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: FCPortFC, RateBps: 100_000_000, XonA: 20_000, XonB: 20_000,
+	// Only X_on given, 200 KB: below the fast port's X_off (6 x 40 KB),
+	// above the slow port's (6 x 25 KB).
+	cfg = Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: FCPortFC, RateBps: 100_000_000, XonA: 200_000, XonB: 200_000,
 		Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
 	cfg.SetDefaults()
 	if _, _, err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "portfc thresholds of eth1") {
@@ -91,19 +94,20 @@ func TestPortThresholdsExplicit(t *testing.T) {
 	}
 }
 
-// A one-hop BDP below one full frame counts as one frame (1518 bytes):
-// at the Rail-only preset's 32 and 20 Mb/s and the default 250 us both
-// levels' BDPs are below it, so their BDP-counted thresholds are equal.
-func TestPortBDPFloor(t *testing.T) {
+// Each port counts its BDP at its own rate x D: at the Rail-only preset's
+// 32 and 20 Mb/s of the papers' network (D = 5,000) eth0 is a 160 Gb/s
+// target link and eth1 a 100 Gb/s one. A native target's BDP below one
+// full frame counts as one frame (1518 bytes).
+func TestPortBDP(t *testing.T) {
 	cfg := Node{Node: "h0", N: 4, K: 1, RateBps: 20_000_000, Ports: []PortConfig{{Name: "eth0", RateBps: 32_000_000}}}
 	cfg.SetDefaults()
-	for _, c := range []struct {
-		rtt        time.Duration
-		eth0, eth1 int
-	}{{250 * time.Microsecond, 1518, 1518}, {time.Millisecond, 4000, 2500}} {
-		cfg.OneHopRTT = Duration(c.rtt)
-		if b0, b1 := cfg.PortBDP("eth0"), cfg.PortBDP("eth1"); b0 != c.eth0 || b1 != c.eth1 {
-			t.Errorf("one-hop RTT %v: BDP %d/%d, want %d/%d", c.rtt, b0, b1, c.eth0, c.eth1)
-		}
+	if b0, b1 := cfg.PortBDP("eth0"), cfg.PortBDP("eth1"); b0 != 40_000 || b1 != 25_000 {
+		t.Errorf("papers at D 5000: BDP %d/%d, want 40000/25000", b0, b1)
+	}
+	cfg = Node{Node: "h0", N: 4, K: 1, RateBps: 20_000_000, Target: scale.Native(20_000_000),
+		Ports: []PortConfig{{Name: "eth0", RateBps: 32_000_000}}}
+	cfg.SetDefaults()
+	if b0, b1 := cfg.PortBDP("eth0"), cfg.PortBDP("eth1"); b0 != 1518 || b1 != 1518 {
+		t.Errorf("native: BDP %d/%d, want 1518/1518", b0, b1)
 	}
 }

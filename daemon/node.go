@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -18,7 +19,10 @@ type Port struct {
 	RateBps  uint64
 	Delay    time.Duration
 	CapBytes int
-	Queues   queues.EgressConfig
+	// MAC and PeerMAC are a fabric port's cable ends, its own and its
+	// peer's (nil for the application port): its link is probed.
+	MAC, PeerMAC net.HardwareAddr
+	Queues       queues.EgressConfig
 }
 
 // Node is a node as its builder describes it (swd.NewNode, hostd.NewNode):

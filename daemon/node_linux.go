@@ -35,6 +35,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -108,7 +109,8 @@ func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) 
 			}
 			r.ports = append(r.ports, bp)
 			r.links.add(p.Ifname, xc, bp.prog.SetConfig)
-			specs = append(specs, dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues})
+			specs = append(specs, dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues,
+				MAC: p.MAC, PeerMAC: p.PeerMAC})
 			n.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
 		}
 		if n.Setup != nil {
@@ -123,7 +125,7 @@ func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) 
 		return r, err
 	}
 	r.eng, err = dataplane.NewEngine(dataplane.Memory{Bytes: r.umem.Bytes(), FrameSize: r.umem.FrameSize(), NumFrames: r.umem.NumFrames(), RingSize: cfg.RingSize},
-		specs, n.Handler, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log})
+		specs, n.Handler, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery()})
 	if err != nil {
 		return r, err
 	}
@@ -296,6 +298,23 @@ func (r *Running) serve() (*http.Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
 	})
+	mux.HandleFunc("POST /delay", func(w http.ResponseWriter, req *http.Request) {
+		var dr api.DelayRequest
+		dec := json.NewDecoder(http.MaxBytesReader(w, req.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&dr); err != nil {
+			http.Error(w, "delay: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if dr.CompNs < 0 || dr.CompNs > int64(time.Second) {
+			http.Error(w, fmt.Sprintf("delay: compensation %v: want 0..1s", time.Duration(dr.CompNs)), http.StatusBadRequest)
+			return
+		}
+		st := r.setDelayComp(time.Duration(dr.CompNs))
+		n.Log.Info("delay", "comp", time.Duration(st.CompNs), "link_delay", time.Duration(st.DelayNs))
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
 	debugRoutes(mux)
 	if n.Routes != nil {
 		n.Routes(mux)
@@ -307,6 +326,17 @@ func (r *Running) serve() (*http.Server, error) {
 		}
 	}()
 	return srv, nil
+}
+
+// setDelayComp takes comp, the emulator's measured per-hop latency, off
+// the model's link delay of every fabric port and clears the probes'
+// round trips (POST /delay).
+func (r *Running) setDelayComp(comp time.Duration) api.DelayState {
+	cfg := r.n.Config
+	cfg.DelayComp = config.Duration(comp)
+	d := cfg.LinkDelay()
+	r.eng.SetLinkDelay(d.Nanoseconds())
+	return api.DelayState{CompNs: comp.Nanoseconds(), DelayNs: d.Nanoseconds()}
 }
 
 // Stats is what GET /stats answers.

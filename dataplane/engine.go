@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,7 @@ import (
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -115,7 +117,15 @@ type PortSpec struct {
 	// Tap, if set, carries the port's transmissions while SetTapped is on.
 	Tap     FrameWriter
 	RateBps uint64 // 0: unshaped
-	Delay   time.Duration
+	// Delay is how long the port holds a frame after its last bit has
+	// been serialised (the link's propagation delay, less what the
+	// emulator adds): a frame reaches the peer then, store and forward.
+	// An unshaped port holds it for Delay after it leaves the queue.
+	Delay time.Duration
+	// MAC and PeerMAC are the cable's two ends, this port's and its
+	// peer's: with them (and Options.ProbeEvery) the port probes the
+	// link's round trip (probe.go).
+	MAC, PeerMAC net.HardwareAddr
 	// CapBytes caps the bytes queued at this port (0: only the node's
 	// shared buffer limits it).
 	CapBytes int
@@ -144,6 +154,9 @@ type Options struct {
 	Watchdog config.Watchdog
 	// Log receives the watchdog's reports (nil: discarded).
 	Log *slog.Logger
+	// ProbeEvery is how often every port with a PeerMAC probes its link's
+	// round trip (probe.go); 0: never.
+	ProbeEvery time.Duration
 }
 
 const (
@@ -151,16 +164,8 @@ const (
 	// shaperBurst is how far ahead of real time a shaped port may run: the
 	// time granularity of the emulated links. It bounds wake-ups to about
 	// one per 3/4 burst per busy port without changing the average rate.
-	shaperBurst = 100 * time.Microsecond
-	// shaperCatchup bounds the link time a backlogged port that was served
-	// late may make up for: the nodes share few cores with the kernel's
-	// own frame work, which lands on them in bursts of up to 2 ms (a
-	// softirq's budget), and a late pass must not turn into lost link
-	// capacity. It is the larger of a time and a number of full frames,
-	// so that a slow link, whose frames take long, tolerates the same
-	// jitter in frames as a fast one.
-	shaperCatchup       = time.Millisecond
-	shaperCatchupFrames = 8
+	// (scale.ShaperBurst says what it changes in target time.)
+	shaperBurst = scale.ShaperBurst
 	// retryWait is how soon to retry a port whose TX the kernel refused.
 	retryWait = 20 * time.Microsecond
 	// maxQueueCapacity bounds the frames a port's delay line holds.
@@ -180,9 +185,15 @@ type port struct {
 	io      PortIO
 	egress  *queues.Egress
 	shaper  queues.Shaper
-	wire    *queues.DelayLine // nil without delay
-	stalled bool              // the kernel did not take every TX descriptor
-	tapped  atomic.Bool
+	wire    *queues.DelayLine // nil for an unshaped port without delay
+	delayNs int64             // held after the last bit (PortSpec.Delay)
+	// probe: the port probes its link (PeerMAC set, probing on); rtt is
+	// the round trips measured, probeSeq the last probe's number.
+	probe    bool
+	probeSeq uint32
+	rtt      rttHist
+	stalled  bool // the kernel did not take every TX descriptor
+	tapped   atomic.Bool
 	// idle: the last dequeue found nothing eligible (empty, or every
 	// queue with frames paused), so the link has been idle since (or
 	// since its last frame ended); the lag accounting does not count the
@@ -249,6 +260,13 @@ type Engine struct {
 	// clock, when set, replaces the time since epoch: tests drive the
 	// engine on a fake clock with it.
 	clock func() int64
+	// monoBase is the machine's monotonic clock at the engine's time 0,
+	// set when the engine begins: a probe's send time is monoBase + the
+	// engine time.
+	monoBase   int64
+	probeEvery int64 // ns; 0: no probes
+	nextProbe  int64
+	probeBuf   [signaling.FrameLen]byte
 
 	timers   []Timer
 	source   Source
@@ -266,15 +284,6 @@ type Engine struct {
 	snap     rawSnapshot // written by the worker, read under snapMu
 }
 
-// catchup is a shaped port's catch-up bound at rateBps.
-func catchup(rateBps uint64) time.Duration {
-	if rateBps == 0 {
-		return shaperCatchup
-	}
-	frames := time.Duration(shaperCatchupFrames*(1518+queues.WireOverhead)*8) * time.Second / time.Duration(rateBps)
-	return max(shaperCatchup, frames)
-}
-
 // NewEngine builds an engine over mem and ports. All frames start free. A
 // Worker runs it (Worker.Add), or Run on a worker of its own.
 func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, error) {
@@ -288,7 +297,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		return nil, fmt.Errorf("dataplane: buffer of %d bytes", opts.BufferBytes)
 	}
 	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, opts: opts,
-		ready: make(chan struct{}), snapDone: make(chan struct{}, 1)}
+		ready: make(chan struct{}), snapDone: make(chan struct{}, 1), probeEvery: opts.ProbeEvery.Nanoseconds()}
 	e.maxQueued = mem.NumFrames - len(ports)*2*mem.RingSize
 	if e.maxQueued < 64 {
 		return nil, fmt.Errorf("dataplane: %d frames leave %d for queues after %d ports' rings of %d", mem.NumFrames, e.maxQueued, len(ports), mem.RingSize)
@@ -315,9 +324,10 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		if err != nil {
 			return nil, fmt.Errorf("dataplane: port %d (%s): %w", i, s.Name, err)
 		}
-		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, catchup(s.RateBps))}
-		if s.Delay > 0 {
-			if p.wire, err = queues.NewDelayLine(qcap, s.Delay); err != nil {
+		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, scale.Catchup(s.RateBps)),
+			delayNs: max(0, s.Delay.Nanoseconds()), probe: opts.ProbeEvery > 0 && len(s.PeerMAC) == 6 && len(s.MAC) == 6}
+		if s.RateBps > 0 || s.Delay > 0 {
+			if p.wire, err = queues.NewDelayLine(qcap); err != nil {
 				return nil, err
 			}
 		}
@@ -527,6 +537,10 @@ func (e *Engine) Emit(port int, b []byte) bool {
 // file); it returns how many frames it received, produced or
 // transmitted.
 func (e *Engine) step(now int64) int {
+	if e.probeEvery > 0 && now >= e.nextProbe {
+		e.sendProbes()
+		e.nextProbe = now + e.probeEvery
+	}
 	for _, t := range e.timers {
 		if next := t.NextTick(); next >= 0 && now >= next {
 			t.Tick(now)
@@ -557,6 +571,11 @@ func (e *Engine) begin() {
 		e.epoch = time.Now()
 	}
 	e.started = time.Now()
+	now := e.Now()
+	e.monoBase = monotonicNs() - now
+	// The first probes a fraction of an interval in, different for every
+	// engine, so the nodes of a lab do not probe in step.
+	e.nextProbe = now + e.probeEvery/2 + int64(uint64(e.monoBase)%uint64(max(e.probeEvery/2, 1)))
 	for _, p := range e.ports {
 		e.refill(p)
 		p.rxReady = true
@@ -666,6 +685,10 @@ func (e *Engine) receive(in int, p *port, max int) int {
 		d := &e.rx[j]
 		p.rxPackets++
 		p.rxBytes += uint64(d.Len)
+		if signaling.IsProbe(e.mem.Bytes[d.Addr : d.Addr+uint64(d.Len)]) {
+			e.probeIn(in, p, d)
+			continue
+		}
 		*v = Verdict{}
 		e.h.Handle(in, d, v)
 		if v.Port < 0 {
@@ -904,7 +927,7 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		}
 		return queues.Packet{}, false
 	}
-	pk, _, ok := p.egress.Dequeue(now)
+	pk, q, ok := p.egress.Dequeue(now)
 	if !ok {
 		// Nothing eligible (empty, or every queue with frames paused): the
 		// link is idle now and earns no catch-up credit for it.
@@ -922,10 +945,19 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	}
 	p.shaper.Send(now, int(pk.Len))
 	e.buffered -= int(pk.Len)
+	if hq := p.egress.HQ(); p.probe && (q == hq || hq < 0) { // probes leave by the HQ (or a port's only queue)
+		end := now
+		if p.spec.RateBps > 0 {
+			end = p.shaper.Free()
+		}
+		e.stampProbe(&xdp.Desc{Addr: pk.Addr, Len: pk.Len}, end)
+	}
 	return pk, true
 }
 
-// next returns the frame p may put on the TX ring now, if any.
+// next returns the frame p may put on the TX ring now, if any. A shaped
+// port's frames wait in its delay line until their link delivers them:
+// the end of their serialisation (the shaper's schedule) plus the delay.
 func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
 	if p.wire != nil {
 		for !p.wire.Full() {
@@ -933,7 +965,11 @@ func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
 			if !ok {
 				break
 			}
-			p.wire.Put(now, pk)
+			due := now
+			if p.spec.RateBps > 0 {
+				due = p.shaper.Free()
+			}
+			p.wire.Put(due+p.delayNs, pk)
 		}
 		return p.wire.Take(now)
 	}
@@ -975,6 +1011,9 @@ func (e *Engine) deadline(now int64) int64 {
 	}
 	if e.wd.next >= 0 {
 		consider(e.wd.next)
+	}
+	if e.probeEvery > 0 {
+		consider(e.nextProbe)
 	}
 	return next
 }
@@ -1038,6 +1077,7 @@ type rawPort struct {
 	queues                                 []queues.QueueStats
 	stalls                                 []api.QueueStats // the watchdog's fields only
 	signals                                map[string]uint64
+	rtt                                    rttHist
 }
 
 // takeSnapshot copies the counters into e.snap (the engine's goroutine,
@@ -1062,6 +1102,9 @@ func (e *Engine) takeSnapshot() {
 		r.captured = p.tapped.Load()
 		r.drops = p.drops
 		r.lag = p.shaper.Lag()
+		if p.probe {
+			r.rtt = p.rtt
+		}
 		for q := range r.queues {
 			r.queues[q] = eg.Stats(q)
 			r.stalls[q] = api.QueueStats{}
@@ -1095,6 +1138,7 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			LateFrames:    r.lag.LateFrames,
 			MaxLateNs:     r.lag.MaxNs,
 			LostLinkNs:    r.lag.LostNs,
+			RTT:           r.rtt.export(),
 		}
 		if len(r.signals) > 0 {
 			ps.Signals = maps.Clone(r.signals)

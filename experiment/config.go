@@ -99,11 +99,14 @@ type LabConfig struct {
 	// Rates, in place of Rate, is each level's link rate (lab.Spec.Rates,
 	// one per level 0..k: "32M,20M" is a Rail-only fabric's); a
 	// workload's load then counts the slowest level's links.
-	Rates   units.Rates    `yaml:"rates,omitempty"`
-	Delay   units.Duration `yaml:"delay,omitempty"`
-	Buffer  units.Size     `yaml:"buffer,omitempty"`
-	ECN     bool           `yaml:"ecn,omitempty"`
-	Workers int            `yaml:"workers,omitempty"`
+	Rates units.Rates `yaml:"rates,omitempty"`
+	// Target is the network every point's lab emulates (papers, the
+	// default; native; or a target file: lab.ResolveTarget), at D =
+	// its link rate / the point's rate.
+	Target  string     `yaml:"target,omitempty"`
+	Buffer  units.Size `yaml:"buffer,omitempty"`
+	ECN     bool       `yaml:"ecn,omitempty"`
+	Workers int        `yaml:"workers,omitempty"`
 	// LevelOrder is the servers' routing policy (empty: hash).
 	LevelOrder string `yaml:"level_order,omitempty"`
 	// Xoff and Xon override the flow-control thresholds.
@@ -614,12 +617,16 @@ func (c *Config) RateText(cdf string) string {
 // directory under runRoot, before the lab's own defaults.
 func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 	s := lab.Spec{
-		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.rate(cdf)), Delay: c.Lab.Delay.D(),
+		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.rate(cdf)),
 		BufferBytes: int(c.Lab.Buffer), ECN: c.Lab.ECN, Workers: c.Lab.Workers, LevelOrder: c.Lab.LevelOrder,
 		Xoff: int(c.Lab.Xoff), Xon: int(c.Lab.Xon), RunRoot: runRoot,
 	}
 	if len(c.Lab.Rates) > 0 {
 		s.Rates = slices.Clone([]uint64(c.Lab.Rates))
+	}
+	if c.Lab.Target != "" {
+		// Validate has resolved it once.
+		s.Target, _ = lab.ResolveTarget(c.Lab.Target, s.RateBps)
 	}
 	if fc != "" {
 		// ParseScheme has checked it.

@@ -20,7 +20,7 @@ package hostd
 //
 // B_H is the source's HBD capacity in bytes: what its level-0 link
 // carries in one round trip of the longest path, the same window IRN's
-// in-flight cap is (transport.PaperHops one-hop RTTs), at the level-0
+// in-flight cap is (four one-hop BDPs of the scale model), at the level-0
 // rate (config.Node.ATECap). p defaults to the paper's 0.9
 // (config.DefaultATEP).
 

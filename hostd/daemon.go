@@ -50,14 +50,14 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	case cfg.FC == config.FCBFC:
 		host.EnableBFC(cfg.BFC())
 	}
-	if err := host.SetTransport(TransportParams(int64(cfg.RateBps), cfg.OneHopRTT.D())); err != nil {
+	if err := host.SetTransport(TransportParams(cfg.Model(), cfg.RateBps)); err != nil {
 		return nil, err
 	}
 	// Flows take their port's line rate and their path's bottleneck BDP
 	// (a Rail-only server's ports differ).
 	var ports []transport.Params
 	for l := 0; l < t.Levels(); l++ {
-		ports = append(ports, TransportParams(int64(cfg.PortRate(bcube.HostPort(l))), cfg.OneHopRTT.D()))
+		ports = append(ports, TransportParams(cfg.Model(), cfg.PortRate(bcube.HostPort(l))))
 	}
 	if err := host.SetPortTransport(ports); err != nil {
 		return nil, err
@@ -67,8 +67,10 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		name := bcube.HostPort(l)
 		pq := qc
 		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
-		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.Delay.D(),
-			CapBytes: cfg.PortCapBytes, Queues: pq})
+		w, p := t.SwitchOf(n.Index, l)
+		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
+			CapBytes: cfg.PortCapBytes, Queues: pq,
+			MAC: bcube.HostPortMAC(n.Index, l), PeerMAC: bcube.SwitchPortMAC(l, w, p)})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.

@@ -1,8 +1,8 @@
 package hostd
 
 import (
+	"github.com/bcfab/bcfab/scale"
 	"testing"
-	"time"
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
@@ -13,9 +13,9 @@ import (
 // line rate of the port it leaves by, and IRN's in-flight cap is the
 // BDP of the slowest level its path crosses.
 func TestPortTransport(t *testing.T) {
-	const rtt = 250 * time.Microsecond
+	m := scale.Model{Target: scale.Papers(), D: 1000} // 100 Mb/s links
 	tp := bcube.MustNew(4, 1)
-	fast, slow := TransportParams(160e6, rtt), TransportParams(100e6, rtt)
+	fast, slow := TransportParams(m, 160e6), TransportParams(m, 100e6)
 	n := newNIC(t, tp, 0, slow)
 	if err := n.h.SetPortTransport([]transport.Params{fast}); err == nil {
 		t.Error("transport for one port of two accepted")

@@ -51,6 +51,7 @@ import (
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/xdp"
@@ -209,24 +210,42 @@ func rdmaStartPSN(qp uint32) uint32 {
 	return h & roce.PSNMask
 }
 
-// PacingCatchup is how much of its pacing schedule a flow that the engine
-// served late makes up for: as long as the shaper's catch-up, since a
-// daemon sharing few cores with many others is often woken later than a
-// packet time (89 µs for 1 KB at 100 Mb/s).
-const PacingCatchup = time.Millisecond
-
-// TransportParams are the NIC's transport parameters on links of rateBps
-// with the given one-hop RTT: transport.DefaultParams, paced with
-// PacingCatchup.
-func TransportParams(rateBps int64, oneHopRTT time.Duration) transport.Params {
-	p := transport.DefaultParams(rateBps, oneHopRTT)
-	p.PacingCatchup = PacingCatchup
-	return p
+// TransportParams are the NIC's transport parameters on a port of
+// rateBps (0: a target link's lab rate) under model m: every constant the
+// model's (scale.Model.Transport), DCQCN on, each flow paced with the
+// emulator's catch-up (scale.Catchup), since a node sharing few cores
+// with many others is often woken later than a packet time.
+func TransportParams(m scale.Model, rateBps uint64) transport.Params {
+	t := m.Transport(rateBps)
+	return transport.Params{
+		LineRateBps:   t.LineRateBps,
+		WireOverhead:  transport.DefaultWireOverhead,
+		PacingCatchup: t.PacingCatchup,
+		RTO:           t.RTO,
+		RTOLow:        t.RTOLow,
+		RTOHigh:       t.RTOHigh,
+		RTOThreshold:  t.RTOThreshold,
+		BDPBytes:      t.BDPBytes,
+		AckEvery:      t.AckEvery,
+		AckDelay:      t.AckDelay,
+		CNPInterval:   t.CNPInterval,
+		DCQCN: transport.DCQCNParams{
+			Enabled:        true,
+			G:              t.G,
+			AlphaPeriod:    t.AlphaPeriod,
+			IncreasePeriod: t.Increase,
+			ByteCounter:    t.ByteCounter,
+			F:              t.F,
+			AIRateBps:      t.AIRate,
+			HAIRateBps:     t.HAIRate,
+			MinRateBps:     t.MinRt,
+		},
+		ECN: transport.ECNParams(m.ECN(rateBps)),
+	}
 }
 
 // SetTransport sets the parameters of the flows started from now on and
-// of the receivers created from now on (DESIGN §7: scaled with the link
-// rate and one-hop RTT). It drops those SetPortTransport set.
+// of the receivers created from now on (DESIGN §7: the scale model's). It drops those SetPortTransport set.
 func (h *Host) SetTransport(p transport.Params) error {
 	if err := p.Validate(); err != nil {
 		return err
@@ -418,7 +437,7 @@ func (h *Host) unixOffset() int64 { return time.Now().UnixNano() - h.e.Now() }
 func (r *rdma) init(h *Host) {
 	r.h = h
 	if r.params.AckEvery == 0 {
-		r.params = TransportParams(0, 0)
+		r.params = TransportParams(scale.Model{Target: scale.Papers(), D: 1}, 0)
 	}
 	if r.linger == 0 {
 		r.linger = int64(rdmaRecvLinger)

@@ -3,6 +3,7 @@ package hostd
 import (
 	"context"
 	"encoding/binary"
+	"github.com/bcfab/bcfab/scale"
 	"runtime"
 	"testing"
 	"time"
@@ -176,7 +177,13 @@ func (pr *pair) toA(q int, b []byte) {
 	pr.a.deliver(0, b)
 }
 
-func fastParams() transport.Params { return TransportParams(1e9, 20*time.Microsecond) }
+// fastParams are the papers' network at 1 Gb/s with its timers (RTOs,
+// ACK delay, DCQCN) 10 times shorter than D = 100 makes them: quick tests.
+func fastParams() transport.Params {
+	p := TransportParams(scale.Model{Target: scale.Papers(), D: 10}, 1e9)
+	p.LineRateBps, p.DCQCN.AIRateBps, p.DCQCN.HAIRateBps, p.DCQCN.MinRateBps = 1e9, 1e6, 10e6, 1e6
+	return p
+}
 
 // The frames on the wire: data as RoCEv2 SEND with PCP 3, ECT(0), the
 // flow's source port and QP, in its a/b queue; ACKs back with PCP 6 in

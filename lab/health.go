@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/scale"
 )
 
 // Emulation health: whether the daemons kept up with the fabric they
@@ -62,6 +64,10 @@ type HealthLimits struct {
 	// MaxRingDrops bounds the frames the kernel's XSK rings dropped, all
 	// ports together (0: none allowed; negative: no bound).
 	MaxRingDrops int64 `json:"max_ring_drops"`
+	// MaxRTTError bounds how far the links' median achieved one-hop RTT
+	// may be from the model's, as a share of it (0: scale.MaxRTTError;
+	// negative: no bound).
+	MaxRTTError float64 `json:"max_rtt_error"`
 }
 
 func (l HealthLimits) withDefaults() HealthLimits {
@@ -70,6 +76,9 @@ func (l HealthLimits) withDefaults() HealthLimits {
 	}
 	if l.MinLost == 0 {
 		l.MinLost = DefaultMinLost
+	}
+	if l.MaxRTTError == 0 {
+		l.MaxRTTError = scale.MaxRTTError
 	}
 	return l
 }
@@ -81,10 +90,15 @@ type HealthSample struct {
 	// CPUs is the number of CPUs the machine offers; Busy and Total its
 	// CPU time spent busy and in all since boot (/proc/stat, in clock
 	// ticks).
-	CPUs  int          `json:"cpus"`
-	Busy  uint64       `json:"busy_ticks"`
-	Total uint64       `json:"total_ticks"`
-	Nodes []NodeSample `json:"nodes"`
+	CPUs  int    `json:"cpus"`
+	Busy  uint64 `json:"busy_ticks"`
+	Total uint64 `json:"total_ticks"`
+	// ModelRTT is the one-hop RTT the lab's model asks of its links (the
+	// target's x D), and Judge whether the achieved one is held to it (a
+	// native target's links are the emulator's own: reported only).
+	ModelRTT time.Duration `json:"model_rtt_ns,omitempty"`
+	Judge    bool          `json:"judge_rtt,omitempty"`
+	Nodes    []NodeSample  `json:"nodes"`
 	// Procs are the processes that host the nodes (workers, or the nodes'
 	// own daemons).
 	Procs []ProcSample `json:"procs"`
@@ -125,6 +139,8 @@ type PortSample struct {
 	LostNs    int64  `json:"lost_ns"`
 	// TxFrames is what the port has transmitted: one frame-hop each.
 	TxFrames uint64 `json:"tx_frames"`
+	// RTT is the one-hop round trips its probes measured (nil: none).
+	RTT *api.RTT `json:"rtt,omitempty"`
 }
 
 // nodeSample is the part of a NodeSample that a node's stats give.
@@ -132,7 +148,7 @@ func nodeSample(st *api.Stats) NodeSample {
 	n := NodeSample{Node: st.Node, Pid: st.Pid, Started: st.StartedUnixNs, CPU: time.Duration(st.BusyNs)}
 	for i := range st.Ports {
 		p := &st.Ports[i]
-		n.Ports = append(n.Ports, PortSample{Name: p.Name, RingDrops: p.RingDrops(), Late: p.LateFrames, MaxLateNs: p.MaxLateNs, LostNs: p.LostLinkNs, TxFrames: p.TxPackets})
+		n.Ports = append(n.Ports, PortSample{Name: p.Name, RingDrops: p.RingDrops(), Late: p.LateFrames, MaxLateNs: p.MaxLateNs, LostNs: p.LostLinkNs, TxFrames: p.TxPackets, RTT: p.RTT})
 	}
 	return n
 }
@@ -185,7 +201,35 @@ type Health struct {
 	LostTotal time.Duration `json:"lost_total_ns"`
 	// Ports lists the ports with ring drops or lost link time.
 	Ports []PortHealth `json:"ports,omitempty"`
+	// Fidelity is how close the links' achieved one-hop RTT was to the
+	// model's (nil: the lab does not probe its links).
+	Fidelity *Fidelity `json:"fidelity,omitempty"`
 }
+
+// Fidelity is the fidelity monitor's finding over a run: the one-hop
+// round trips every fabric port's probes measured (propagation only: a
+// probe's own queueing and serialisation do not count), against the
+// model's.
+type Fidelity struct {
+	Model   time.Duration `json:"model_rtt_ns"`
+	Samples uint64        `json:"samples"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	Mean    time.Duration `json:"mean_ns"`
+	// Error is (P50 - Model) / Model.
+	Error float64 `json:"error"`
+	// Worst is the port whose median was furthest from the model's, and
+	// WorstP50 that median.
+	Worst    string        `json:"worst_port,omitempty"`
+	WorstP50 time.Duration `json:"worst_p50_ns,omitempty"`
+	// RTT is the histogram of every port's samples together.
+	RTT api.RTT `json:"rtt"`
+}
+
+// minFidelitySamples is the fewest probe round trips a run's fidelity is
+// judged on; fewer (a run shorter than a few probe intervals) is a
+// warning.
+const minFidelitySamples = 20
 
 // DaemonCPU is one node's CPU time in a run; Share is of one CPU.
 type DaemonCPU struct {
@@ -230,6 +274,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 	}
 	problem := func(format string, args ...any) { h.Problems = append(h.Problems, fmt.Sprintf(format, args...)) }
 	var cpus []DaemonCPU
+	var fid *Fidelity
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if n.Err != "" {
@@ -270,6 +315,15 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 					p.LostNs -= q.LostNs
 					p.TxFrames -= q.TxFrames
 					newMax = p.MaxLateNs > q.MaxLateNs
+				}
+			}
+			if rtt := portRTT(p, b); rtt.Count > 0 {
+				if fid == nil {
+					fid = &Fidelity{Model: s.ModelRTT}
+				}
+				fid.RTT.Add(rtt)
+				if p50 := time.Duration(rtt.Quantile(0.5)); fid.Worst == "" || absDur(p50-s.ModelRTT) > absDur(fid.WorstP50-s.ModelRTT) {
+					fid.Worst, fid.WorstP50 = n.Node+"/"+p.Name, p50
 				}
 			}
 			h.RingDrops += p.RingDrops
@@ -339,12 +393,53 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		problem("%s lost %v of link time, %s of the run (limit %s): its daemon was not scheduled in time",
 			h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare), percent(limits.MaxLostShare))
 	}
+	if fid != nil {
+		fid.Samples = fid.RTT.Count
+		fid.P50, fid.P99 = time.Duration(fid.RTT.Quantile(0.5)), time.Duration(fid.RTT.Quantile(0.99))
+		fid.Mean = time.Duration(fid.RTT.MeanNs())
+		if fid.Model > 0 {
+			fid.Error = float64(fid.P50-fid.Model) / float64(fid.Model)
+		}
+		h.Fidelity = fid
+		switch {
+		case !s.Judge || fid.Model <= 0 || limits.MaxRTTError < 0:
+		case fid.Samples < minFidelitySamples:
+			h.Warnings = append(h.Warnings, fmt.Sprintf("only %d probe round trips: too few to judge the links' fidelity", fid.Samples))
+		case math.Abs(fid.Error) > limits.MaxRTTError:
+			problem("the links' one-hop RTT was %v at p50 (p99 %v) against the model's %v: %+.1f%% off (limit %s): the emulator did not realise the target's delay",
+				roundRTT(fid.P50), roundRTT(fid.P99), roundRTT(fid.Model), 100*fid.Error, percent(limits.MaxRTTError))
+		}
+	}
 	if h.MachineBusy > machineBusyWarn {
 		h.Warnings = append(h.Warnings, fmt.Sprintf("the machine was %s busy: the run was CPU-bound", percent(h.MachineBusy)))
 	}
 	h.Valid = len(h.Problems) == 0
 	return h
 }
+
+// portRTT is the round trips port p measured since its sample in b (nil:
+// since it started).
+func portRTT(p PortSample, b *NodeSample) api.RTT {
+	if p.RTT == nil {
+		return api.RTT{}
+	}
+	if b != nil {
+		if k := slices.IndexFunc(b.Ports, func(q PortSample) bool { return q.Name == p.Name }); k >= 0 && b.Ports[k].RTT != nil {
+			return p.RTT.Sub(*b.Ports[k].RTT)
+		}
+	}
+	return *p.RTT
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// roundRTT rounds a round trip for people: to the µs.
+func roundRTT(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
 
 func share(part, whole time.Duration) float64 {
 	if whole <= 0 {
@@ -431,6 +526,20 @@ func (h *Health) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " (%s in the lab's processes)\n", micros(h.DaemonPerHop))
 	}
 	fmt.Fprintf(&b, "  rings: %d frames dropped\n", h.RingDrops)
+	if f := h.Fidelity; f != nil {
+		fmt.Fprintf(&b, "  links: one-hop RTT p50 %v, p99 %v over %d probes", roundRTT(f.P50), roundRTT(f.P99), f.Samples)
+		if f.Model > 0 {
+			fmt.Fprintf(&b, ", model %v (%+.1f%% at p50", roundRTT(f.Model), 100*f.Error)
+			if h.Limits.MaxRTTError >= 0 {
+				fmt.Fprintf(&b, ", limit %s", percent(h.Limits.MaxRTTError))
+			}
+			b.WriteString(")")
+		}
+		if f.Worst != "" {
+			fmt.Fprintf(&b, "; furthest %s p50 %v", f.Worst, roundRTT(f.WorstP50))
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "  shapers: %d late frames", h.LateFrames)
 	if h.MaxLate > 0 {
 		fmt.Fprintf(&b, " (largest lateness %v)", h.MaxLate.Round(time.Microsecond))

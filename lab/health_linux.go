@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/scale"
 )
 
 // SampleHealth samples the emulation health of lab name: every daemon's
@@ -28,6 +29,10 @@ func SampleHealth(runRoot, name string) (*HealthSample, error) {
 // the nodes that answered, by node.
 func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
 	s := &HealthSample{At: time.Now(), CPUs: runtime.NumCPU(), Nodes: make([]NodeSample, len(st.Nodes))}
+	if st.Spec.ProbeInterval >= 0 && !st.Spec.Target.IsZero() {
+		s.ModelRTT = st.Spec.Model().OneHopRTT()
+		s.Judge = st.Spec.Target.Name != scale.NativeName
+	}
 	stats := make([]*api.Stats, len(st.Nodes))
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		s.Busy, s.Total, _ = parseMachineCPU(b)

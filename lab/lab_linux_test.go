@@ -103,7 +103,8 @@ func testLogger(t *testing.T) *slog.Logger {
 func testSpec(t *testing.T, n, k int) Spec {
 	t.Helper()
 	requireRoot(t)
-	s := Spec{Name: uniqueName(), N: n, K: k, RateBps: 1e9, BinDir: fakeBinDir(t), RunRoot: t.TempDir(), HealthTimeout: 20 * time.Second, Workers: PerNode}
+	s := Spec{Name: uniqueName(), N: n, K: k, RateBps: 1e9, BinDir: fakeBinDir(t), RunRoot: t.TempDir(), HealthTimeout: 20 * time.Second, Workers: PerNode,
+		ProbeInterval: -1} // the fake daemons do not probe their links
 	t.Cleanup(func() {
 		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -436,7 +437,7 @@ func TestBadInputsCreateNothing(t *testing.T) {
 	requireRoot(t)
 	root := t.TempDir()
 	before := netnsList(t)
-	good := Spec{Name: uniqueName(), N: 2, K: 1, BinDir: fakeBinDir(t), RunRoot: root, Workers: PerNode}
+	good := Spec{Name: uniqueName(), N: 2, K: 1, BinDir: fakeBinDir(t), RunRoot: root, Workers: PerNode, ProbeInterval: -1}
 	for _, c := range []struct {
 		name string
 		mod  func(*Spec)

@@ -25,6 +25,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -49,19 +50,24 @@ type File struct {
 	Name     string       `yaml:"name,omitempty"`
 	Topology FileTopology `yaml:"topology"`
 
-	Rate   *units.Rate     `yaml:"rate,omitempty"`
-	Rates  *units.Rates    `yaml:"rates,omitempty"`
-	Delay  *units.Duration `yaml:"delay,omitempty"`
-	Buffer *units.Size     `yaml:"buffer,omitempty"`
-	Loss   *units.Loss     `yaml:"loss,omitempty"`
+	Rate  *units.Rate  `yaml:"rate,omitempty"`
+	Rates *units.Rates `yaml:"rates,omitempty"`
+	// Target names the emulated network: papers, native, or a target
+	// file (scale.ReadTarget); Dilation is its D in place of a rate.
+	Target   string      `yaml:"target,omitempty"`
+	Dilation float64     `yaml:"dilation,omitempty"`
+	Buffer   *units.Size `yaml:"buffer,omitempty"`
+	// ProbeInterval 0 turns the fidelity monitor off, as
+	// --probe-interval 0.
+	ProbeInterval *units.Duration `yaml:"probe-interval,omitempty"`
+	Loss          *units.Loss     `yaml:"loss,omitempty"`
 
-	FC        string          `yaml:"fc,omitempty"`
-	Xoff      *units.Size     `yaml:"xoff,omitempty"`
-	Xon       *units.Size     `yaml:"xon,omitempty"`
-	OneHopRTT *units.Duration `yaml:"one-hop-rtt,omitempty"`
-	BFCQueues int             `yaml:"bfc-queues,omitempty"`
-	BFCTable  int             `yaml:"bfc-table,omitempty"`
-	BFCAssign string          `yaml:"bfc-assign,omitempty"`
+	FC        string      `yaml:"fc,omitempty"`
+	Xoff      *units.Size `yaml:"xoff,omitempty"`
+	Xon       *units.Size `yaml:"xon,omitempty"`
+	BFCQueues int         `yaml:"bfc-queues,omitempty"`
+	BFCTable  int         `yaml:"bfc-table,omitempty"`
+	BFCAssign string      `yaml:"bfc-assign,omitempty"`
 	// RelayQueue: strict or drr (Spec.RelayQueue).
 	RelayQueue string `yaml:"relay-queue,omitempty"`
 
@@ -120,10 +126,10 @@ type FileLink struct {
 // config.DefaultRateBps, not unshaped).
 func Defaults() Spec {
 	return Spec{
-		Name: DefaultName, RunRoot: DefaultRunRoot, RateBps: config.DefaultRateBps, BufferBytes: config.DefaultBufferBytes,
-		XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: config.FCNone, MaxNodes: DefaultMaxNodes,
-		HealthTimeout: DefaultHealthTimeout, WatchdogDetect: config.DefaultWatchdogDetect, WatchdogAction: "none",
-		WatchdogRestore: config.DefaultWatchdogRestore, DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
+		Name: DefaultName, RunRoot: DefaultRunRoot, RateBps: config.DefaultRateBps, BufferBytes: int(scale.Papers().BufferBytes),
+		Target: scale.Papers(), XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: config.FCNone, MaxNodes: DefaultMaxNodes,
+		HealthTimeout: DefaultHealthTimeout, WatchdogAction: "none",
+		DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
 	}
 }
 
@@ -208,12 +214,12 @@ func lineValues(n *yaml.Node) error {
 	readers := map[string]func(string) error{
 		"rate":             func(s string) error { _, err := units.ParseRate(s); return err },
 		"rates":            func(s string) error { _, err := units.ParseRates(s); return err },
-		"delay":            func(s string) error { _, err := units.ParseDuration(s); return err },
+		"target":           func(s string) error { _, err := ResolveTarget(s, 0); return err },
 		"buffer":           func(s string) error { _, err := units.ParseSize(s); return err },
+		"probe-interval":   func(s string) error { _, err := units.ParseDuration(s); return err },
 		"loss":             func(s string) error { _, err := units.ParseLoss(s); return err },
 		"xoff":             func(s string) error { _, err := units.ParseSize(s); return err },
 		"xon":              func(s string) error { _, err := units.ParseSize(s); return err },
-		"one-hop-rtt":      func(s string) error { _, err := units.ParseDuration(s); return err },
 		"ecn-kmin":         func(s string) error { _, err := units.ParseSize(s); return err },
 		"ecn-kmax":         func(s string) error { _, err := units.ParseSize(s); return err },
 		"watchdog-detect":  func(s string) error { _, err := units.ParseDuration(s); return err },
@@ -293,13 +299,24 @@ func (f *File) apply(s *Spec, skip string) {
 	}
 	set("rate", f.Rate != nil, func() { s.RateBps = uint64(*f.Rate) })
 	set("rates", f.Rates != nil, func() { s.Rates = append([]uint64(nil), *f.Rates...) })
-	set("delay", f.Delay != nil, func() { s.Delay = f.Delay.D() })
+	set("target", f.Target != "", func() { s.Target, _ = ResolveTarget(f.Target, s.RateBps) })
+	set("dilation", f.Dilation != 0, func() {
+		s.Dilation = f.Dilation
+		if f.Rate == nil {
+			s.RateBps = 0 // the target's rate / D
+		}
+	})
+	set("probe-interval", f.ProbeInterval != nil, func() {
+		s.ProbeInterval = f.ProbeInterval.D()
+		if s.ProbeInterval == 0 {
+			s.ProbeInterval = -1
+		}
+	})
 	set("buffer", f.Buffer != nil, func() { s.BufferBytes = int(*f.Buffer) })
 	set("loss", f.Loss != nil, func() { s.LossPPM = int(*f.Loss) })
 	set("fc", f.FC != "", func() { s.FC = f.FC })
 	set("xoff", f.Xoff != nil, func() { s.Xoff = int(*f.Xoff) })
 	set("xon", f.Xon != nil, func() { s.Xon = int(*f.Xon) })
-	set("one-hop-rtt", f.OneHopRTT != nil, func() { s.OneHopRTT = f.OneHopRTT.D() })
 	set("bfc-queues", f.BFCQueues != 0, func() { s.BFCQueues = f.BFCQueues })
 	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
 	set("bfc-assign", f.BFCAssign != "", func() { s.BFCAssign = f.BFCAssign })
@@ -411,9 +428,15 @@ func FileOf(s Spec) *File {
 		r := units.Rate(s.RateBps)
 		f.Rate = &r
 	}
-	if s.Delay != 0 {
-		v := units.Duration(s.Delay)
-		f.Delay = &v
+	if !s.Target.IsZero() && s.Target.Name != scale.PapersName {
+		f.Target = s.Target.Name
+	}
+	if s.Dilation != 0 && len(s.Rates) == 0 && s.RateBps == 0 {
+		f.Dilation = s.Dilation
+	}
+	if s.ProbeInterval != 0 {
+		v := units.Duration(max(s.ProbeInterval, 0)) // off (negative) is 0
+		f.ProbeInterval = &v
 	}
 	if s.BufferBytes != 0 && s.BufferBytes != d.BufferBytes {
 		v := units.Size(s.BufferBytes)
@@ -433,10 +456,6 @@ func FileOf(s Spec) *File {
 	if s.Xon != 0 {
 		v := units.Size(s.Xon)
 		f.Xon = &v
-	}
-	if s.OneHopRTT != 0 {
-		v := units.Duration(s.OneHopRTT)
-		f.OneHopRTT = &v
 	}
 	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
 	f.BFCAssign, f.RelayQueue = s.BFCAssign, s.RelayQueue

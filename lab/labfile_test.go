@@ -2,6 +2,7 @@ package lab
 
 import (
 	"bytes"
+	"github.com/bcfab/bcfab/scale"
 	"os"
 	"reflect"
 	"strings"
@@ -54,8 +55,9 @@ func TestFileRoundTrip(t *testing.T) {
 		func() Spec {
 			s := Defaults()
 			s.Name, s.N, s.K = "rt", 4, 1
-			s.RateBps, s.Delay, s.BufferBytes, s.LossPPM = 2_500_000_000, 50*time.Microsecond, 512<<10, 5_000
-			s.FC, s.Xoff, s.Xon, s.OneHopRTT = "pfc", 200_000, 100_000, 300*time.Microsecond
+			s.RateBps, s.BufferBytes, s.LossPPM = 2_500_000_000, 512<<10, 5_000
+			s.Target = scale.Native(2_500_000_000)
+			s.FC, s.Xoff, s.Xon = "pfc", 200_000, 100_000
 			s.ECN, s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax = true, 10_000, 40_000, 0.5
 			s.WatchdogDetect, s.WatchdogAction, s.WatchdogRestore = -1, "drop", time.Second
 			s.XDPMode, s.LevelOrder, s.BinDir, s.RunRoot, s.MaxNodes, s.HealthTimeout = "generic", "1,0", "/opt/bin", "/tmp/labs", 40, time.Minute
@@ -246,14 +248,14 @@ func TestLevelRates(t *testing.T) {
 			t.Fatalf("no node %s", c.node)
 		}
 		cfg := n.Config
-		bdp := int(float64(c.rate) / 8 * config.DefaultOneHopRTT.D().Seconds())
+		bdp := int(float64(c.rate) / 8 * p.Spec.Model().OneHopRTT().Seconds())
 		if r := cfg.PortRate(c.port); r != c.rate {
 			t.Errorf("%s %s: rate %d, want %d", c.node, c.port, r, c.rate)
 		}
 		if th := cfg.PortThresholds(c.port); th.XoffA != 6*bdp || th.XonB != 4*bdp {
 			t.Errorf("%s %s: PortFC thresholds %+v, want 6 and 4 BDPs of %d", c.node, c.port, th, bdp)
 		}
-		if e, kmin := cfg.PortECN(c.port), int(float64(c.rate)/8*config.DefaultOneHopRTT.D().Seconds()*4); e.KminBytes != kmin {
+		if e, kmin := cfg.PortECN(c.port), int(float64(c.rate)/8*p.Spec.Model().OneHopRTT().Seconds()*4); e.KminBytes != kmin {
 			t.Errorf("%s %s: ECN %+v, want K_min %d, 4 BDPs", c.node, c.port, e, kmin)
 		}
 	}

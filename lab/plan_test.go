@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
 )
 
 func TestPlan(t *testing.T) {
@@ -21,7 +20,7 @@ func TestPlan(t *testing.T) {
 		{3, 2, 54, 81, 27, 27},
 	} {
 		t.Run(fmt.Sprintf("BCube(%d,%d)", c.n, c.k), func(t *testing.T) {
-			spec := Spec{Name: "bt", N: c.n, K: c.k, RateBps: 2_500_000_000, Delay: 10 * time.Microsecond,
+			spec := Spec{Name: "bt", N: c.n, K: c.k, RateBps: 2_500_000_000,
 				RunRoot: "/run/x", BinDir: "/opt/bin", LevelOrder: "ascending"}
 			p, err := NewPlan(spec)
 			if err != nil {
@@ -55,8 +54,8 @@ func TestPlan(t *testing.T) {
 					t.Fatalf("config node %v for %s", node, n.Name)
 				}
 				c := n.Config
-				if c.Lab != "bt" || c.N != tp.N() || c.K != tp.K() || c.RateBps != 2_500_000_000 || c.Delay.D() != 10*time.Microsecond ||
-					c.XDPMode != "native" || c.BufferBytes != config.DefaultBufferBytes || c.RingSize == 0 || c.LevelOrder != "ascending" {
+				if c.Lab != "bt" || c.N != tp.N() || c.K != tp.K() || c.RateBps != 2_500_000_000 || c.Dilation != 40 || c.LinkDelay() != 40*time.Microsecond ||
+					c.XDPMode != "native" || c.BufferBytes != 5_000_000 || c.RingSize == 0 || c.LevelOrder != "ascending" {
 					t.Fatalf("%s config %+v", n.Name, c)
 				}
 				if i < tp.Servers() {

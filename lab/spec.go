@@ -3,14 +3,17 @@ package lab
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -79,10 +82,25 @@ type Spec struct {
 	// on top. Every threshold counted in one-hop BDPs is counted at its
 	// own port's rate.
 	Rates []uint64 `json:"rates,omitempty"`
-	// Delay is the propagation delay of every link.
-	Delay time.Duration `json:"delay"`
+	// Target is the network the lab emulates (package scale; zero: the
+	// papers', scale.Papers, or the emulator's own, scale.Native, for an
+	// unshaped lab), and Dilation the D it runs it at (0: the target's
+	// link rate / RateBps, or / the slowest of Rates). Every time, rate
+	// and amount of data the nodes use comes from the two, but for the
+	// fields below that override one. With Dilation and no rate, RateBps
+	// is the target's link rate / D.
+	Target   scale.Target `json:"target"`
+	Dilation float64      `json:"dilation"`
+	// DelayComp is not an input: lab up measures the emulator's own
+	// per-hop latency on the running lab and takes it off every delay
+	// line (config.Node.DelayComp), and records it here.
+	DelayComp time.Duration `json:"delay_comp,omitempty"`
+	// ProbeInterval is how often every fabric port probes its link's round
+	// trip (0: scale.ProbeInterval; negative: never, and no fidelity
+	// monitor).
+	ProbeInterval time.Duration `json:"probe_interval,omitempty"`
 	// BufferBytes is each node's shared buffer, shared by all its egress
-	// queues (0: dataplane's default).
+	// queues (0: the target's).
 	BufferBytes int `json:"buffer_bytes"`
 	// XDPMode is native, generic or auto (empty: dataplane's default).
 	XDPMode string `json:"xdp_mode"`
@@ -113,18 +131,14 @@ type Spec struct {
 	// allocation: strict (empty: before the a and b queues) or drr (in
 	// their round robin).
 	RelayQueue string `json:"relay_queue,omitempty"`
-	// OneHopRTT is the NIC-switch round trip the flow-control thresholds
-	// count BDPs of (0: dataplane's default, measured on the reference
-	// machine).
-	OneHopRTT time.Duration `json:"one_hop_rtt"`
 	// Xoff and Xon override the thresholds in bytes, PortFC's for both
-	// classes and PFC's per (ingress port, priority) (0: 6 and 4 one-hop
-	// BDPs).
+	// classes and PFC's per (ingress port, priority) (0: the model's, 6
+	// and 4 one-hop BDPs of the papers' target).
 	Xoff int `json:"xoff"`
 	Xon  int `json:"xon"`
-	// The watchdog of every node: WatchdogDetect 0 means 200ms, negative
-	// turns it off; WatchdogAction none (report only, the default),
-	// forward or drop, for WatchdogRestore (0: 200ms).
+	// The watchdog of every node: WatchdogDetect 0 means the model's,
+	// negative turns it off; WatchdogAction none (report only, the
+	// default), forward or drop, for WatchdogRestore (0: the model's).
 	WatchdogDetect  time.Duration `json:"watchdog_detect"`
 	WatchdogAction  string        `json:"watchdog_action"`
 	WatchdogRestore time.Duration `json:"watchdog_restore"`
@@ -138,9 +152,9 @@ type Spec struct {
 	LossPPM int `json:"loss_ppm,omitempty"`
 
 	// ECN turns on RED-like ECN marking at every egress (DCQCN's switch
-	// side), with thresholds scaled from the papers (K_min 100 KB, K_max
-	// 400 KB, P_max 0.2 at 100 Gb/s and a 2 us one-hop RTT) to each
-	// port's rate and OneHopRTT (config.Node.PortECN). A
+	// side), with the model's thresholds (the papers' K_min 100 KB, K_max
+	// 400 KB, P_max 0.2 on a target link) at each port's rate
+	// (config.Node.PortECN). A
 	// nonzero ECNKminBytes, ECNKmaxBytes or ECNPmax overrides that value
 	// on every port and turns marking on by itself.
 	ECN          bool    `json:"ecn,omitempty"`
@@ -231,8 +245,23 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.XDPMode == "" {
 		s.XDPMode = config.DefaultXDPMode
 	}
+	if s.Target.IsZero() {
+		s.Target = scale.Papers()
+		if s.RateBps == 0 && len(s.Rates) == 0 && s.Dilation == 0 {
+			s.Target = scale.Native(0)
+		}
+	}
+	if s.Dilation != 0 && s.RateBps == 0 && len(s.Rates) == 0 {
+		s.RateBps = uint64(math.Round(float64(s.Target.LinkRateBps) / s.Dilation))
+	}
+	if s.Dilation == 0 {
+		s.Dilation = 1
+		if r := s.refRate(); r > 0 {
+			s.Dilation = float64(s.Target.LinkRateBps) / float64(r)
+		}
+	}
 	if s.BufferBytes == 0 {
-		s.BufferBytes = config.DefaultBufferBytes
+		s.BufferBytes = int(s.Target.BufferBytes)
 	}
 	if s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0 {
 		// The thresholds left zero are scaled per port, to its rate.
@@ -417,6 +446,20 @@ func labNamespaces(name string) ([]string, error) {
 	return out, nil
 }
 
+// refRate is the lab's rate of a target link: RateBps, or the slowest
+// level's with Rates (a Rail-only fabric's network domain: its faster
+// level is a faster target link, at the same D).
+func (s Spec) refRate() uint64 {
+	if len(s.Rates) == 0 {
+		return s.RateBps
+	}
+	return slices.Min(s.Rates)
+}
+
+// Model is the scale model the lab runs (defaults applied: Target and
+// Dilation set).
+func (s Spec) Model() scale.Model { return scale.Model{Target: s.Target, D: s.Dilation} }
+
 // LevelRate is the rate of level l's cables: Rates[l], or RateBps (a
 // cable of Links may override it).
 func (s Spec) LevelRate(l int) uint64 {
@@ -490,31 +533,33 @@ func Namespace(lab, node string) string { return lab + "-" + node }
 // daemonConfig is the config of one daemon of the lab, defaults applied.
 func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 	c := config.Node{
-		Lab:         s.Name,
-		Node:        node,
-		N:           t.N(),
-		K:           t.K(),
-		RateBps:     s.nodeRate(t, node),
-		Delay:       config.Duration(s.Delay),
-		BufferBytes: s.BufferBytes,
-		XDPMode:     s.XDPMode,
-		LevelOrder:  s.LevelOrder,
-		ATEP:        s.ATEP,
-		ATECapBytes: s.ATECapBytes,
-		Control:     control,
-		FC:          s.FC,
-		OneHopRTT:   config.Duration(s.OneHopRTT),
-		XoffA:       s.Xoff,
-		XoffB:       s.Xoff,
-		XonA:        s.Xon,
-		XonB:        s.Xon,
-		PFCXoff:     s.Xoff,
-		PFCXon:      s.Xon,
-		BFCQueues:   s.BFCQueues,
-		BFCTable:    s.BFCTable,
-		BFCAssign:   s.BFCAssign,
-		RelayQueue:  s.RelayQueue,
-		LossPPM:     s.LossPPM,
+		Lab:           s.Name,
+		Node:          node,
+		N:             t.N(),
+		K:             t.K(),
+		RateBps:       s.nodeRate(t, node),
+		Target:        s.Target,
+		Dilation:      s.Dilation,
+		DelayComp:     config.Duration(s.DelayComp),
+		ProbeInterval: config.Duration(s.ProbeInterval),
+		BufferBytes:   s.BufferBytes,
+		XDPMode:       s.XDPMode,
+		LevelOrder:    s.LevelOrder,
+		ATEP:          s.ATEP,
+		ATECapBytes:   s.ATECapBytes,
+		Control:       control,
+		FC:            s.FC,
+		XoffA:         s.Xoff,
+		XoffB:         s.Xoff,
+		XonA:          s.Xon,
+		XonB:          s.Xon,
+		PFCXoff:       s.Xoff,
+		PFCXon:        s.Xon,
+		BFCQueues:     s.BFCQueues,
+		BFCTable:      s.BFCTable,
+		BFCAssign:     s.BFCAssign,
+		RelayQueue:    s.RelayQueue,
+		LossPPM:       s.LossPPM,
 
 		FramesPerPort: s.FramesPerPort,
 		RingSize:      s.RingSize,

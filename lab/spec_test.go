@@ -1,13 +1,12 @@
 package lab
 
 import (
+	"github.com/bcfab/bcfab/scale"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bcfab/bcfab/config"
 )
 
 // asUser makes Validate see the given effective uid for one test.
@@ -48,7 +47,8 @@ func TestValidate(t *testing.T) {
 		{"relative run root", with(func(s *Spec) { s.RunRoot = "run" }), "absolute"},
 		{"xdp mode", with(func(s *Spec) { s.XDPMode = "fast" }), "xdp_mode"},
 		{"level order", with(func(s *Spec) { s.LevelOrder = "0,0" }), "level order"},
-		{"delay", with(func(s *Spec) { s.Delay = 2 * time.Second }), "delay"},
+		{"dilation", with(func(s *Spec) { s.Dilation, s.RateBps = 0.5, 0 }), "dilation 0.5: want 1..100000"},
+		{"target", with(func(s *Spec) { s.Target = scale.Papers(); s.Target.XonBDPs = 9 }), "target papers: xon 9 and xoff 6 BDPs"},
 		{"buffer", with(func(s *Spec) { s.BufferBytes = 100 }), "buffer_bytes"},
 		{"socket path", with(func(s *Spec) { s.RunRoot = "/" + strings.Repeat("x", 100) }), "too long"},
 		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc, pfcstar or bfc`},
@@ -63,8 +63,8 @@ func TestValidate(t *testing.T) {
 		{"watchdog detect", with(func(s *Spec) { s.WatchdogDetect = time.Millisecond }), "watchdog detection time"},
 		{"loss above 1", with(func(s *Spec) { s.LossPPM = 1_000_001 }), "loss_ppm 1000001: want 0..1000000"},
 		{"negative loss", with(func(s *Spec) { s.LossPPM = -1 }), "loss_ppm -1"},
-		{"ecn pmax", with(func(s *Spec) { s.ECNPmax = 1.5 }), "ecn: want 0 <= kmin (125000) <= kmax (500000) and 0 < pmax (1.5) <= 1"},
-		{"ecn kmin above kmax", with(func(s *Spec) { s.ECN, s.ECNKminBytes = true, 1<<20 }), "ecn: want 0 <= kmin (1048576) <= kmax (500000)"},
+		{"ecn pmax", with(func(s *Spec) { s.ECNPmax = 1.5 }), "ecn: want 0 <= kmin (100000) <= kmax (400000) and 0 < pmax (1.5) <= 1"},
+		{"ecn kmin above kmax", with(func(s *Spec) { s.ECN, s.ECNKminBytes = true, 1<<20 }), "ecn: want 0 <= kmin (1048576) <= kmax (400000)"},
 		{"ecn negative kmax", with(func(s *Spec) { s.ECNKmaxBytes = -1 }), "ecn: want"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestDefaults(t *testing.T) {
 	exe, _ := os.Executable()
 	exe, _ = filepath.EvalSymlinks(exe)
 	if s.Name != "bc" || s.RunRoot != "/run/bcfab" || s.MaxNodes != DefaultMaxNodes || s.HealthTimeout != time.Minute ||
-		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != config.DefaultBufferBytes || s.BinDir != filepath.Dir(exe) {
+		s.XDPMode != "native" || s.LevelOrder != "hash" || s.BufferBytes != 5_000_000 || s.Target.Name != "native" || s.Dilation != 1 || s.BinDir != filepath.Dir(exe) {
 		t.Fatalf("defaults: %+v", s)
 	}
 	if p.RunDir != "/run/bcfab/bc" || p.Nodes[0].Config.Control != "/run/bcfab/bc/h0.sock" {
@@ -133,8 +133,9 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-// ECN marking: off unless asked; on, the papers' thresholds scaled to the
-// lab's rate and one-hop RTT, each overridable, and every daemon gets them.
+// ECN marking: off unless asked; on, the model's thresholds (the papers'
+// bytes at every D; the native target's counted in its RTT), each
+// overridable, and every daemon gets them.
 func TestECN(t *testing.T) {
 	for _, c := range []struct {
 		name       string
@@ -143,12 +144,12 @@ func TestECN(t *testing.T) {
 		pmax       float64
 	}{
 		{"off", Spec{}, 0, 0, 0},
-		{"100M", Spec{ECN: true, RateBps: 100e6}, 12_500, 50_000, 0.2},
-		{"500M", Spec{ECN: true, RateBps: 500e6}, 62_500, 250_000, 0.2},
-		{"unshaped counts as 1G", Spec{ECN: true}, 125_000, 500_000, 0.2},
-		{"100M, 500us", Spec{ECN: true, RateBps: 100e6, OneHopRTT: 500 * time.Microsecond}, 25_000, 100_000, 0.2},
-		{"kmin override", Spec{ECN: true, RateBps: 500e6, ECNKminBytes: 30_000}, 30_000, 250_000, 0.2},
-		{"overrides imply ecn", Spec{RateBps: 100e6, ECNKmaxBytes: 80_000, ECNPmax: 0.5}, 12_500, 80_000, 0.5},
+		{"100M", Spec{ECN: true, RateBps: 100e6}, 100_000, 400_000, 0.2},
+		{"500M", Spec{ECN: true, RateBps: 500e6}, 100_000, 400_000, 0.2},
+		{"unshaped: native at 1G", Spec{ECN: true}, 125_000, 500_000, 0.2},
+		{"native 100M", Spec{ECN: true, RateBps: 100e6, Target: scale.Native(100e6)}, 12_500, 50_000, 0.2},
+		{"kmin override", Spec{ECN: true, RateBps: 500e6, ECNKminBytes: 30_000}, 30_000, 400_000, 0.2},
+		{"overrides imply ecn", Spec{RateBps: 100e6, ECNKmaxBytes: 80_000, ECNPmax: 0.5}, 100_000, 80_000, 0.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := c.spec

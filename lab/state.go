@@ -31,6 +31,9 @@ type State struct {
 	// Workers are the worker processes that host the nodes (none when
 	// every node has a daemon of its own).
 	Workers []WorkerState `json:"workers,omitempty"`
+	// Calibration is the emulator's own latency, measured once the
+	// daemons were up (nil: the lab does not probe its links).
+	Calibration *Calibration `json:"calibration,omitempty"`
 
 	path string
 	// daemons are the daemons this process started, by node.

@@ -386,7 +386,7 @@ func WorkloadWire(spec Spec, mtu int) workload.Wire {
 		Rate:     slices.Min(spec.LevelRates()),
 		Payload:  mtu,
 		Overhead: transport.DefaultWireOverhead,
-		Prop:     spec.Delay,
+		Prop:     spec.Model().LinkDelay(),
 		Ack:      transport.DefaultWireOverhead + roce.AETHLen,
 	}
 }

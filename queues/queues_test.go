@@ -108,9 +108,10 @@ func TestShaperCatchUp(t *testing.T) {
 }
 
 func TestDelayLine(t *testing.T) {
-	d, _ := NewDelayLine(8, 100*time.Microsecond)
-	d.Put(0, Packet{Addr: 1})
-	d.Put(50_000, Packet{Addr: 2})
+	d, _ := NewDelayLine(8)
+	d.Put(100_000, Packet{Addr: 1})
+	d.Put(150_000, Packet{Addr: 2})
+	d.Put(120_000, Packet{Addr: 3}) // due earlier, leaves after the one ahead
 	if _, ok := d.Take(99_999); ok {
 		t.Fatal("early")
 	}
@@ -119,6 +120,28 @@ func TestDelayLine(t *testing.T) {
 	}
 	if due, _ := d.NextDue(); due != 150_000 {
 		t.Fatalf("next due %d", due)
+	}
+	if _, ok := d.Take(149_999); ok {
+		t.Fatal("second early")
+	}
+	for _, want := range []uint64{2, 3} {
+		if p, ok := d.Take(150_000); !ok || p.Addr != want {
+			t.Fatalf("got %v %v, want %d", p.Addr, ok, want)
+		}
+	}
+}
+
+// Free is the end of the last frame's serialisation: a store-and-forward
+// link delivers it then.
+func TestShaperFree(t *testing.T) {
+	s := NewShaper(1e9, 0, 0)
+	s.Send(1000, 1000-WireOverhead) // 1000 bytes on the wire: 8 µs at 1 Gb/s
+	if got := s.Free(); got != 9000 {
+		t.Fatalf("Free() = %d, want 9000", got)
+	}
+	s.Send(2000, 1000-WireOverhead) // starts when the link frees
+	if got := s.Free(); got != 17000 {
+		t.Fatalf("Free() = %d, want 17000", got)
 	}
 }
 

@@ -112,44 +112,49 @@ func (s *Shaper) Send(nowNs int64, n int) {
 // Lag reports how late the port's frames started.
 func (s *Shaper) Lag() Lag { return s.lag }
 
+// Free is when (ns) the link ends serialising the last frame Send
+// accounted for: the frame's last bit, when a store-and-forward link
+// delivers it (plus its propagation delay).
+func (s *Shaper) Free() int64 { return (s.freePs + 999) / 1000 }
+
 // TxTime is the serialisation time of an n-byte frame.
 func (s *Shaper) TxTime(n int) time.Duration {
 	return time.Duration((int64(n) + s.overhead) * s.psPerByte / 1000)
 }
 
-// DelayLine holds frames that have left the shaper for the propagation
-// delay of the link, in order.
+// DelayLine holds frames that have left the shaper until the time their
+// link delivers them (the end of their serialisation plus the
+// propagation delay, which the caller computes), in order.
 type DelayLine struct {
-	fifo  *FIFO
-	due   []int64
-	delay int64
+	fifo *FIFO
+	due  []int64
 }
 
 // NewDelayLine returns a delay line for up to capacity frames (a power of
-// two); delay 0 makes it a pass-through the caller can skip.
-func NewDelayLine(capacity int, delay time.Duration) (*DelayLine, error) {
+// two).
+func NewDelayLine(capacity int) (*DelayLine, error) {
 	f, err := NewFIFO(capacity)
 	if err != nil {
 		return nil, err
 	}
-	return &DelayLine{fifo: f, due: make([]int64, capacity), delay: delay.Nanoseconds()}, nil
+	return &DelayLine{fifo: f, due: make([]int64, capacity)}, nil
 }
 
-func (d *DelayLine) Delay() int64 { return d.delay }
-func (d *DelayLine) Len() int     { return d.fifo.Len() }
-func (d *DelayLine) Full() bool   { return d.fifo.Full() }
+func (d *DelayLine) Len() int   { return d.fifo.Len() }
+func (d *DelayLine) Full() bool { return d.fifo.Full() }
 
-// Put starts p's propagation at now.
-func (d *DelayLine) Put(nowNs int64, p Packet) bool {
+// Put holds p until due (ns). Frames leave in the order they were put: a
+// due earlier than the one ahead of it waits for that one.
+func (d *DelayLine) Put(due int64, p Packet) bool {
 	slot := d.fifo.tail & d.fifo.mask
 	if !d.fifo.Push(p) {
 		return false
 	}
-	d.due[slot] = nowNs + d.delay
+	d.due[slot] = due
 	return true
 }
 
-// Take returns the head if its propagation has ended by now.
+// Take returns the head if it is due by now.
 func (d *DelayLine) Take(nowNs int64) (Packet, bool) {
 	if d.fifo.Len() == 0 || d.due[d.fifo.head&d.fifo.mask] > nowNs {
 		return Packet{}, false
@@ -157,7 +162,7 @@ func (d *DelayLine) Take(nowNs int64) (Packet, bool) {
 	return d.fifo.Pop()
 }
 
-// NextDue is when the head arrives; ok is false when the line is empty.
+// NextDue is when the head is due; ok is false when the line is empty.
 func (d *DelayLine) NextDue() (int64, bool) {
 	if d.fifo.Len() == 0 {
 		return 0, false

@@ -59,9 +59,16 @@ const (
 	// Version is the only version of the frame.
 	Version = 1
 
-	// Schemes.
+	// Schemes. SchemeProbe is not flow control: the timing probes of the
+	// fidelity monitor, which every fabric port exchanges with its peer
+	// (TypeProbe, answered by TypeEcho).
 	SchemePortFC = 1
 	SchemeBFC    = 2
+	SchemeProbe  = 3
+
+	// Probe types.
+	TypeProbe = 1
+	TypeEcho  = 2
 
 	// Types. TypeState is BFC's periodic bitmap; for PortFC it is a state
 	// refresh of (class, port) meaning "paused".
@@ -168,6 +175,13 @@ func validate(h []byte) error {
 	}
 	body := h[8:24]
 	switch h[1] {
+	case SchemeProbe:
+		if typ != TypeProbe && typ != TypeEcho {
+			return errType
+		}
+		if h[3] != 0 {
+			return errFlags
+		}
 	case SchemePortFC:
 		if body[0] != ClassA && body[0] != ClassB {
 			return errClass
@@ -283,6 +297,36 @@ func PutBFC(b []byte, dst, src []byte, typ uint8, seq uint32, upstreamQ uint16, 
 	}
 	return FrameLen
 }
+
+// Probe fields: the monotonic time (ns, CLOCK_MONOTONIC, shared by every
+// node of a machine) at which the frame's last bit left its sender's
+// link, and in an Echo the one-way delay the echoing node measured for
+// the Probe it answers.
+
+// ProbeSent is a probe frame's send time.
+func (s Signal) ProbeSent() int64 { return int64(binary.BigEndian.Uint64(s[offBody:])) }
+
+// ProbeForward is an Echo's forward one-way delay in ns.
+func (s Signal) ProbeForward() int64 { return int64(binary.BigEndian.Uint64(s[offBody+8:])) }
+
+// PutProbe writes a probe frame (TypeProbe, or TypeEcho with the forward
+// delay fwd) into b, which must hold FrameLen bytes, and returns FrameLen.
+// Its send time is written when its last bit is known to leave
+// (SetProbeSent).
+func PutProbe(b []byte, dst, src []byte, typ uint8, seq uint32, fwd int64) int {
+	putHeader(b, dst, src, SchemeProbe, typ, 0, seq)
+	binary.BigEndian.PutUint64(b[offBody+8:], uint64(fwd))
+	return FrameLen
+}
+
+// IsProbe reports whether b is a probe frame (the test the datapath makes
+// on every frame of its strict high-priority queue and on receive).
+func IsProbe(b []byte) bool {
+	return len(b) >= HeaderLen && IsSignal(b) && b[offScheme] == SchemeProbe
+}
+
+// SetProbeSent writes the send time of the probe frame b in place.
+func SetProbeSent(b []byte, ns int64) { binary.BigEndian.PutUint64(b[offBody:], uint64(ns)) }
 
 // SetRelayed sets the relayed flag of the signal frame b in place: a server
 // relaying a class-B signal forwards the frame it received.

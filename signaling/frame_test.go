@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"strings"
 	"testing"
+
+	"github.com/gopacket/gopacket"
 )
 
 var (
@@ -150,7 +153,9 @@ var malformedCases = []struct {
 	{"version 0", func() []byte { b := validPortFC(); b[offVersion] = 0; return b }, errVersion},
 	{"version 2", func() []byte { b := validPortFC(); b[offVersion] = 2; return b }, errVersion},
 	{"scheme 0", func() []byte { b := validPortFC(); b[offScheme] = 0; return b }, errScheme},
-	{"scheme 3", func() []byte { b := validPortFC(); b[offScheme] = 3; return b }, errScheme},
+	{"scheme 4", func() []byte { b := validPortFC(); b[offScheme] = 4; return b }, errScheme},
+	{"probe type", func() []byte { b := validPortFC(); b[offScheme] = SchemeProbe; b[offType] = TypeState; return b }, errType},
+	{"probe flags", func() []byte { b := validPortFC(); b[offScheme] = SchemeProbe; b[offFlags] = FlagRelayed; return b }, errFlags},
 	{"type 0", func() []byte { b := validPortFC(); b[offType] = 0; return b }, errType},
 	{"type 4", func() []byte { b := validBFCState(); b[offType] = 4; return b }, errType},
 	{"flag 0x02", func() []byte { b := validPortFC(); b[offFlags] = 0x02; return b }, errFlags},
@@ -295,5 +300,36 @@ func BenchmarkPutPortFC(b *testing.B) {
 	b.SetBytes(FrameLen)
 	for i := 0; b.Loop(); i++ {
 		PutPortFC(buf, macA, macB, TypePause, 0, uint32(i), ClassA, 1, 0, 1)
+	}
+}
+
+// A probe and its echo: written, parsed by the datapath's view and by the
+// gopacket layer, with the send time set in place.
+func TestProbeFrame(t *testing.T) {
+	dst, src := []byte{2, 0x20, 1, 0, 2, 3}, []byte{2, 0x10, 0, 0, 14, 1}
+	b := make([]byte, FrameLen)
+	if n := PutProbe(b, dst, src, TypeEcho, 7, 5_000_123); n != FrameLen {
+		t.Fatalf("PutProbe = %d", n)
+	}
+	if !IsProbe(b) {
+		t.Fatal("not a probe")
+	}
+	SetProbeSent(b, 1<<40+17)
+	s, err := ParseSignal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scheme() != SchemeProbe || s.Type() != TypeEcho || s.Seq() != 7 || s.ProbeSent() != 1<<40+17 || s.ProbeForward() != 5_000_123 {
+		t.Errorf("parsed %v", s)
+	}
+	var f FC
+	if err := f.DecodeFromBytes(b[ethLen:], gopacket.NilDecodeFeedback); err != nil {
+		t.Fatal(err)
+	}
+	if f.SentNs != 1<<40+17 || f.ForwardNs != 5_000_123 || !strings.Contains(f.String(), "echo") {
+		t.Errorf("layer %+v: %s", f, f.String())
+	}
+	if IsProbe(validPortFC()) {
+		t.Error("a PortFC frame is a probe")
 	}
 }

@@ -42,8 +42,8 @@ type FC struct {
 	// Version is the frame's version; SerializeTo writes Version (1)
 	// when it is zero.
 	Version uint8
-	Scheme  uint8 // SchemePortFC or SchemeBFC
-	Type    uint8 // TypePause, TypeResume or TypeState
+	Scheme  uint8 // SchemePortFC, SchemeBFC or SchemeProbe
+	Type    uint8 // TypePause, TypeResume or TypeState; TypeProbe or TypeEcho
 	Flags   uint8 // FlagRelayed or 0
 	Seq     uint32
 
@@ -57,6 +57,10 @@ type FC struct {
 	UpstreamQ uint16
 	Bitmap    uint64
 	Queues    uint16
+
+	// Probe: the send time (CLOCK_MONOTONIC ns) and an Echo's forward
+	// one-way delay (ns).
+	SentNs, ForwardNs int64
 }
 
 func (f *FC) LayerType() gopacket.LayerType  { return LayerTypeFC }
@@ -86,6 +90,9 @@ func (f *FC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	case f.Scheme == SchemePortFC:
 		f.Class, f.Port, f.OriginLevel = body[0], body[1], body[2]
 		f.OriginIndex = binary.BigEndian.Uint32(body[4:8])
+	case f.Scheme == SchemeProbe:
+		f.SentNs = int64(binary.BigEndian.Uint64(body[0:8]))
+		f.ForwardNs = int64(binary.BigEndian.Uint64(body[8:16]))
 	case f.Type == TypeState:
 		f.Bitmap = binary.BigEndian.Uint64(body[0:8])
 		f.Queues = binary.BigEndian.Uint16(body[8:10])
@@ -124,6 +131,9 @@ func (f *FC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpti
 	case f.Scheme == SchemePortFC:
 		body[0], body[1], body[2] = f.Class, f.Port, f.OriginLevel
 		binary.BigEndian.PutUint32(body[4:8], f.OriginIndex)
+	case f.Scheme == SchemeProbe:
+		binary.BigEndian.PutUint64(body[0:8], uint64(f.SentNs))
+		binary.BigEndian.PutUint64(body[8:16], uint64(f.ForwardNs))
 	case f.Type == TypeState:
 		binary.BigEndian.PutUint64(body[0:8], f.Bitmap)
 		binary.BigEndian.PutUint16(body[8:10], f.Queues)
@@ -144,10 +154,20 @@ func (f *FC) String() string {
 		b.WriteString("PortFC")
 	case SchemeBFC:
 		b.WriteString("BFC")
+	case SchemeProbe:
+		b.WriteString("Probe")
 	default:
 		fmt.Fprintf(&b, "scheme(%d)", f.Scheme)
 	}
 	b.WriteByte(' ')
+	if f.Scheme == SchemeProbe {
+		if f.Type == TypeEcho {
+			fmt.Fprintf(&b, "echo sent=%d forward=%dns seq=%d", f.SentNs, f.ForwardNs, f.Seq)
+		} else {
+			fmt.Fprintf(&b, "probe sent=%d seq=%d", f.SentNs, f.Seq)
+		}
+		return b.String()
+	}
 	b.WriteString(TypeName(f.Type))
 	switch {
 	case f.Scheme == SchemePortFC:

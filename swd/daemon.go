@@ -35,8 +35,10 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		name := bcube.SwitchPort(p)
 		pq := qc
 		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
-		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.Delay.D(),
-			CapBytes: cfg.PortCapBytes, Queues: pq})
+		peer := t.ServerAt(n.Level, n.Index, p)
+		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
+			CapBytes: cfg.PortCapBytes, Queues: pq,
+			MAC: bcube.SwitchPortMAC(n.Level, n.Index, p), PeerMAC: bcube.HostPortMAC(peer, n.Level)})
 	}
 	return d, nil
 }

@@ -85,70 +85,28 @@
 // PacingCatchup lets it make up for that much of it (a caller woken
 // coarsely, like an emulated NIC on a loaded machine).
 //
-// # Parameters and scaling
+// # Parameters
 //
-// The papers run 100 Gb/s links with 1 µs delay (one-hop RTT 2 µs, one-hop
-// BDP 25 KB). The emulated fabric is slower and its RTT is what the lab
-// measures, so DefaultParams(rate, oneHopRTT) scales (Scale):
-//
-//   - times by oneHopRTT / 2 µs, so a timer spans as many RTTs;
-//   - amounts of data by the ratio of one-hop BDPs (rate x RTT) / 25 KB,
-//     so thresholds hold as many BDPs (DESIGN §3: PortFC's X_off of 6 BDP
-//     and DCQCN's K_min of 4 BDP keep their relation);
-//   - rates by rate / 100 Gb/s, so a step is the same fraction of the
-//     link.
-//
-// With oneHopRTT 0 the RTT is taken to slow down with the rate (2 µs x
-// 100 Gb/s / rate): times scale by 100 Gb/s / rate and data not at all,
-// which keeps every behaviour in packets and packet times. Packets do not
-// shrink with the fabric, so at the lab's rates a BDP is fewer packets
-// than in the papers (about 3 of 1 KB at 100 Mb/s and 250 µs, against 25).
-//
-// The values, at the papers' point and at 100 Mb/s with the lab's default
-// one-hop RTT of 250 µs (time x125, data x0.125, rate x0.001):
-//
-//	parameter                 paper, 100 Gb/s        scaling   100 Mb/s, 250 µs
-//	GBN RTO                   10 ms                  time      1.25 s
-//	IRN RTO_low               100 µs                 time      12.5 ms
-//	IRN RTO_high              320 µs                 time      40 ms
-//	IRN threshold N           3 packets              -         3
-//	IRN in-flight cap (BDP)   100 KB (4 hops x 2 µs) data      12.5 KB
-//	lossless timeout          none                   -         none (a held flow waits)
-//	ACK coalescing            4 packets              -         4
-//	ACK delay                 1 µs (half an RTT)     time      125 µs, at least 4 packet times (355 µs)
-//	CNP interval (NP)         50 µs                  time      6.25 ms
-//	g                         1/256                  -         1/256
-//	alpha, initial            1                      -         1
-//	alpha period K            55 µs                  time      6.875 ms
-//	rate-increase timer T     55 µs                  time      6.875 ms
-//	byte counter B            10 MB                  data      1.25 MB
-//	fast recovery F           5                      -         5
-//	R_AI                      100 Mb/s (0.1%)        rate      100 kb/s
-//	R_HAI                     1 Gb/s (10 R_AI)       rate      1 Mb/s
-//	minimum rate              100 Mb/s (0.1%)        rate      100 kb/s
-//	ECN K_min                 100 KB                 data      12.5 KB
-//	ECN K_max                 400 KB                 data      50 KB
-//	ECN P_max                 0.2                    -         0.2
-//	wire overhead             86 B per packet        -         86 B
-//
-// Where they come from: RTO_low, RTO_high, N and the BDP cap are IRN's
-// (SIGCOMM 2018) as the PortFC evaluation uses them, with the BDP of the
-// longest BCube(n,1) path (four links); GBN's 10 ms RTO and K_min, K_max,
-// P_max are the PortFC evaluation's; g, K, T, B, F, the 50 µs CNP interval
-// and the alpha and timer rules are the DCQCN paper's (SIGCOMM 2015),
-// whose R_AI of 40 Mb/s at 40 Gb/s gives the 0.1%; R_HAI = 10 R_AI is
-// QCN's ratio (5 and 50 Mb/s), and the hyper step is a constant R_HAI per
-// event as in common implementations (ns-3's rdma-hw); the minimum rate
-// is that implementation's 100 Mb/s at 100 Gb/s. The ACK coalescing and
-// delay are this project's: each ACK frees at most 4 packets of the IRN
-// window (13 packets of 1 KB at 12.5 KB), and no ACK waits longer than
-// half a one-hop RTT or, where that is shorter than 4 packets at the
-// line rate (a lab scales times but not the MTU: 125 µs is 1.4 packets
-// of 1 KB at 100 Mb/s, while the papers' 1 µs is a dozen at 100 Gb/s),
-// than 4 packet times, so that a flow at line rate is acknowledged every
-// 4 packets and not after each by the timer. The wire overhead is Ethernet, 802.1Q, IPv4, UDP,
-// BTH and ICRC (62 B) plus the preamble, FCS and inter-frame gap the
-// lab's shaper counts (24 B).
+// Params holds a run's constants as the lab uses them; this package
+// derives none of them. Package scale derives every one from the target
+// network and the lab's dilation D (times x D, rates / D, data in the
+// same bytes) and lists each with its target value; hostd builds Params
+// from it (hostd.TransportParams). Where the target's values come from:
+// RTO_low, RTO_high, N and the BDP cap are IRN's (SIGCOMM 2018) as the
+// PortFC evaluation uses them, with the BDP of the longest BCube(n,1)
+// path (four links); GBN's 10 ms RTO and K_min, K_max, P_max are the
+// PortFC evaluation's; g, K, T, B, F, the 50 µs CNP interval and the
+// alpha and timer rules are the DCQCN paper's (SIGCOMM 2015), whose R_AI
+// of 40 Mb/s at 40 Gb/s gives the 0.1%; R_HAI = 10 R_AI is QCN's ratio
+// (5 and 50 Mb/s), and the hyper step is a constant R_HAI per event as in
+// common implementations (ns-3's rdma-hw); the minimum rate is that
+// implementation's 100 Mb/s at 100 Gb/s. The ACK coalescing and delay
+// are this project's: each ACK frees at most 4 packets of the IRN window,
+// and no ACK waits longer than half a one-hop RTT or, where that is
+// shorter than 4 packets at the line rate, than 4 packet times (ackDelay).
+// The wire overhead is Ethernet, 802.1Q, IPv4, UDP, BTH and ICRC (62 B)
+// plus the preamble, FCS and inter-frame gap the lab's shaper counts (24
+// B).
 //
 // ECNParams are the switch side's numbers; they convert to
 // queues.ECNConfig as they are.

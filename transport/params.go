@@ -3,7 +3,6 @@ package transport
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -68,62 +67,6 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	}
 	*m = v
 	return nil
-}
-
-// The reference point of the papers every default is scaled from.
-const (
-	// PaperRateBps is the papers' link rate, 100 Gb/s.
-	PaperRateBps = 100_000_000_000
-	// PaperOneHopRTT is the papers' one-hop round trip: twice their 1 µs
-	// link delay.
-	PaperOneHopRTT = 2 * time.Microsecond
-	// PaperHops is the number of links of the longest BCube(n,1) path
-	// (server, switch, relay server, switch, server), over which IRN's
-	// in-flight cap is one BDP.
-	PaperHops = 4
-)
-
-// Scale maps the papers' constants to an emulated fabric whose links run
-// at another rate and whose one-hop round trip is another time, keeping
-// what the control loops see: a time is the same number of one-hop round
-// trips, an amount of data the same number of one-hop BDPs, a rate the
-// same fraction of the link rate.
-type Scale struct {
-	Time  float64 // emulated one-hop RTT / PaperOneHopRTT
-	Rate  float64 // emulated link rate / PaperRateBps
-	Bytes float64 // Time x Rate: emulated one-hop BDP / the papers' (25 KB)
-}
-
-// NewScale is the scale of a fabric of linkRateBps links (<= 0: the
-// papers' 100 Gb/s) and the given one-hop RTT. An RTT of 0 stands for the
-// papers' RTT slowed down with the rate (2 µs x 100 Gb/s / rate): then
-// times scale by 100 Gb/s / rate and data amounts stay as they are, so
-// every behaviour is the papers' in packets and packet times.
-func NewScale(linkRateBps int64, oneHopRTT time.Duration) Scale {
-	if linkRateBps <= 0 {
-		linkRateBps = PaperRateBps
-	}
-	r := float64(linkRateBps) / PaperRateBps
-	t := 1 / r
-	if oneHopRTT > 0 {
-		t = float64(oneHopRTT) / float64(PaperOneHopRTT)
-	}
-	return Scale{Time: t, Rate: r, Bytes: t * r}
-}
-
-// Duration scales a time of the papers.
-func (s Scale) Duration(paper time.Duration) time.Duration {
-	return time.Duration(math.Round(float64(paper) * s.Time))
-}
-
-// Size scales an amount of data of the papers, in bytes; at least 1.
-func (s Scale) Size(paper int64) int64 {
-	return max(1, int64(math.Round(float64(paper)*s.Bytes)))
-}
-
-// RateBps scales a rate of the papers, in bit/s; at least 1.
-func (s Scale) RateBps(paper int64) int64 {
-	return max(1, int64(math.Round(float64(paper)*s.Rate)))
 }
 
 // DCQCNParams are the reaction point's (the sender's) constants.
@@ -214,79 +157,19 @@ type Params struct {
 	ECN   ECNParams
 }
 
-// The papers' constants at 100 Gb/s (see the package documentation).
-const (
-	paperRTO          = 10 * time.Millisecond
-	paperRTOLow       = 100 * time.Microsecond
-	paperRTOHigh      = 320 * time.Microsecond
-	paperRTOThreshold = 3
-	paperCNPInterval  = 50 * time.Microsecond
-	paperAlphaPeriod  = 55 * time.Microsecond
-	paperIncrease     = 55 * time.Microsecond
-	paperByteCounter  = 10_000_000
-	paperF            = 5
-	paperAIRate       = 100_000_000   // 0.1% of the link rate
-	paperHAIRate      = 1_000_000_000 // 10 R_AI
-	paperMinRate      = 100_000_000   // 0.1% of the link rate
-	paperKmin         = 100_000
-	paperKmax         = 400_000
-	paperPmax         = 0.2
-	paperAckDelay     = 1 * time.Microsecond // half a one-hop RTT
-	// DefaultAckEvery is the receivers' ACK coalescing.
-	DefaultAckEvery = 4
-	// DefaultWireOverhead is Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 +
-	// BTH 12 + ICRC 4 bytes, plus the 24 bytes of preamble, FCS and
-	// inter-frame gap the shaper counts.
-	DefaultWireOverhead = 86
-)
-
-// DefaultParams are the papers' constants scaled to links of linkRateBps
-// (<= 0: 100 Gb/s) with the given one-hop RTT (0: see NewScale): times by
-// Scale.Duration, amounts of data by Scale.Size, rates by Scale.RateBps.
-// DCQCN is enabled.
-func DefaultParams(linkRateBps int64, oneHopRTT time.Duration) Params {
-	if linkRateBps <= 0 {
-		linkRateBps = PaperRateBps
-	}
-	s := NewScale(linkRateBps, oneHopRTT)
-	return Params{
-		LineRateBps:  linkRateBps,
-		WireOverhead: DefaultWireOverhead,
-		RTO:          s.Duration(paperRTO),
-		RTOLow:       s.Duration(paperRTOLow),
-		RTOHigh:      s.Duration(paperRTOHigh),
-		RTOThreshold: paperRTOThreshold,
-		BDPBytes:     s.Size(PaperRateBps / 8 * PaperHops * int64(PaperOneHopRTT) / int64(time.Second)),
-		AckEvery:     DefaultAckEvery,
-		AckDelay:     s.Duration(paperAckDelay),
-		CNPInterval:  s.Duration(paperCNPInterval),
-		DCQCN: DCQCNParams{
-			Enabled:        true,
-			G:              1.0 / 256,
-			AlphaPeriod:    s.Duration(paperAlphaPeriod),
-			IncreasePeriod: s.Duration(paperIncrease),
-			ByteCounter:    s.Size(paperByteCounter),
-			F:              paperF,
-			AIRateBps:      s.RateBps(paperAIRate),
-			HAIRateBps:     s.RateBps(paperHAIRate),
-			MinRateBps:     s.RateBps(paperMinRate),
-		},
-		ECN: ECNParams{
-			KminBytes: int(s.Size(paperKmin)),
-			KmaxBytes: int(s.Size(paperKmax)),
-			Pmax:      paperPmax,
-		},
-	}
-}
+// DefaultWireOverhead is what a data packet adds to its payload on the
+// wire: Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 bytes,
+// plus the 24 bytes of preamble, FCS and inter-frame gap the shaper
+// counts.
+const DefaultWireOverhead = 86
 
 // ackDelay is the coalescing timer of a receiver of packets of mtu
 // payload bytes: AckDelay, but never less than AckEvery packets' time at
 // the line rate. The papers' timer (half a one-hop RTT) outlasts a dozen
-// 1 KB packets at 100 Gb/s; a lab scales times and amounts of data but
-// not the MTU, so at 100 Mb/s the scaled timer would fire after one or
-// two packets and every data packet would cost an ACK, half of all the
-// frames the fabric carries. With the floor, a flow at line rate is
-// acknowledged every AckEvery packets, as at the papers' point.
+// 1 KB packets at 100 Gb/s, and so does a dilated lab's (package scale),
+// where the floor changes nothing; a network whose timer is shorter than
+// AckEvery packets (the emulator's native one at a low rate) would
+// otherwise acknowledge every data packet.
 func (p *Params) ackDelay(mtu int) time.Duration {
 	if p.LineRateBps <= 0 {
 		return p.AckDelay

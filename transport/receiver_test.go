@@ -172,7 +172,7 @@ func TestLosslessReceiverGap(t *testing.T) {
 // flow at line rate must still be acknowledged every AckEvery packets,
 // not by the timer after each packet.
 func TestAckDelayFloor(t *testing.T) {
-	p := DefaultParams(100e6, 250*time.Microsecond)
+	p := testParams()
 	if p.AckDelay != 125*time.Microsecond {
 		t.Fatalf("scaled ACK delay %v, want 125µs", p.AckDelay)
 	}
@@ -199,7 +199,8 @@ func TestAckDelayFloor(t *testing.T) {
 		t.Errorf("%d ACKs for 400 packets at line rate, want %d", acks, 400/p.AckEvery)
 	}
 	// At the papers' rate the floor is below the timer: nothing changes.
-	q := DefaultParams(100e9, 0)
+	q := testParams()
+	q.LineRateBps, q.AckDelay = 100e9, time.Microsecond
 	if got := q.ackDelay(mtu); got != q.AckDelay {
 		t.Errorf("100 Gb/s: timer %v, want the papers' %v", got, q.AckDelay)
 	}

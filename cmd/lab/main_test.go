@@ -40,7 +40,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "bcube", "-n", "1", "-k", "1"}, 1, "n = 1"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 2, `invalid argument "fast" for "--rate" flag: rate "fast"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1X"}, 2, `invalid argument "1X" for "--buffer" flag: size "1X"`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "0"}, 1, "--buffer 0"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "0.5"}, 1, "dilation 0.5: want 1..100000"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "10", "--rate", "1G"}, 1, "--dilation and --rate: give one"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--target", "nowhere.yaml"}, 1, `--target: target "nowhere.yaml": not papers or native`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 1, "--buffer 4G: at most 2 GiB"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
 		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
@@ -196,12 +198,14 @@ func TestCLI(t *testing.T) {
 	}
 	t.Cleanup(func() { lab("down") })
 
-	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--dscp-map", "26=3,46=5", "--workers", "0")
+	code, out, err := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bin, "--rate", "2.5G", "--buffer", "512KiB", "--loss", "1%", "--ecn", "--dscp-map", "26=3,46=5", "--workers", "0",
+		"--probe-interval", "0") // the fake daemons do not probe their links
 	if code != 0 {
 		t.Fatalf("up: %d %v", code, err)
 	}
 	for _, want := range []string{"BCube(2,1) up in", "8: " + name + "-h0", "4 hostd + 4 swd", "rate 2.5 Gbit/s", "buffer 512 KiB",
-		"loss        1% injected on every fabric link", "ecn         marking at every egress: K_min 312500 B, K_max 1250000 B, P_max 0.2",
+		"loss        1% injected on every fabric link", "ecn         marking at every egress: K_min 100000 B, K_max 400000 B, P_max 0.2",
+		"emulates    the papers' network (100 Gb/s, 1µs links, 5 MB buffers) at D = 40",
 		"ip netns exec " + name + "-h0 ping -c3 198.18.0.3", "lab down --name " + name} {
 		if !strings.Contains(out, want) {
 			t.Errorf("up output lacks %q:\n%s", want, out)
@@ -334,7 +338,7 @@ func TestUpFile(t *testing.T) {
 	over := upSpec(t, "-f", "../../examples/bcube41-portfc.yaml", "--name", "pf2", "--rate", "200M", "--dscp-map", "26=3,46=5")
 	want := flags
 	want.Name, want.RateBps, want.DSCPMap = "pf2", 200e6, config.DSCPMap{26: 3, 46: 5}
-	want.ECNKminBytes, want.ECNKmaxBytes = over.ECNKminBytes, over.ECNKmaxBytes // scaled to the rate
+	want.Dilation = 500 // 100 Gb/s over 200 Mb/s
 	if !reflect.DeepEqual(over, want) {
 		t.Errorf("file with flags:\n%+v\nwant\n%+v", over, want)
 	}
@@ -393,7 +397,7 @@ func TestUpBadFile(t *testing.T) {
 // lab up's summary of a Rail-only lab gives each level's rate and, with
 // ECN, each level's marking, scaled to its rate.
 func TestPrintUpRates(t *testing.T) {
-	spec := upSpec(t, "railonly", "--name", "ro", "--ecn", "--one-hop-rtt", "1ms")
+	spec := upSpec(t, "railonly", "--name", "ro", "--ecn")
 	p, err := lab.NewPlan(spec)
 	if err != nil {
 		t.Fatal(err)
@@ -401,7 +405,7 @@ func TestPrintUpRates(t *testing.T) {
 	var out bytes.Buffer
 	printUp(&out, p, &lab.State{RunDir: "/run/bcfab/ro"}, time.Second)
 	for _, want := range []string{"rates 32 Mbit/s (level 0), 20 Mbit/s (level 1)",
-		"ecn         marking at every egress: level 0 K_min 16000 B, K_max 64000 B, P_max 0.2; level 1 K_min 10000 B, K_max 40000 B, P_max 0.2"} {
+		"ecn         marking at every egress: level 0 K_min 160000 B, K_max 640000 B, P_max 0.2; level 1 K_min 100000 B, K_max 400000 B, P_max 0.2", "emulates    the papers' network (100 Gb/s, 1µs links, 5 MB buffers) at D = 5000"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("lab up railonly --ecn lacks %q:\n%s", want, out.String())
 		}

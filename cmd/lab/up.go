@@ -19,6 +19,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -28,6 +29,7 @@ type upFlags struct {
 	c        *common
 	file     string
 	topology string
+	target   string
 	asJSON   bool
 	fields   []specFlag
 }
@@ -93,9 +95,26 @@ the file or a flag is bad.`,
 	rates := new(units.Rates)
 	fs.Var(rates, "rates", "link rate of each level 0..k, comma-separated: 160M,100M (a Rail-only NDC's HBD and rails); replaces --rate")
 	add("rates", func(s *lab.Spec) { s.Rates = append([]uint64(nil), (*rates)...) })
-	delay := durationFlag(fs, "delay", "", "0", "propagation delay of every link")
-	add("delay", func(s *lab.Spec) { s.Delay = delay.D() })
-	buffer := sizeFlag(fs, "buffer", units.CompactSize(int64(d.BufferBytes)), "shared buffer of each node, for all its egress queues: 4M, 512K, 100000")
+	fs.StringVar(&f.target, "target", scale.PapersName, "the `network` the lab emulates, at D = its link rate / --rate: papers (100 Gb/s, 1 µs links, 5 MB buffers), native (the emulator's own links at --rate, D = 1), or a target file (YAML)")
+	dilation := fs.Float64("dilation", 0, "the dilation `D` in place of --rate: every time of the target x D, every rate / D (the links run at the target's rate / D)")
+	add("dilation", func(s *lab.Spec) {
+		if *dilation != 0 {
+			s.Dilation = *dilation
+			if !fs.Changed("rate") && !fs.Changed("rates") {
+				s.RateBps = 0 // the target's rate / D
+			}
+		}
+	})
+	probe := durationFlag(fs, "probe-interval", "", "0", "how often every fabric port probes its link's one-hop RTT, the fidelity monitor (default 100ms); 0 turns it off (and the delay lines' calibration)")
+	add("probe-interval", func(s *lab.Spec) {
+		if fs.Changed("probe-interval") {
+			s.ProbeInterval = probe.D()
+			if s.ProbeInterval == 0 {
+				s.ProbeInterval = -1 // off
+			}
+		}
+	})
+	buffer := sizeFlag(fs, "buffer", "0", "shared buffer of each node, for all its egress queues: 4M, 512K, 100000 (0: the target's, 5 MB)")
 	add("buffer", func(s *lab.Spec) { s.BufferBytes = int(*buffer) })
 	xdpMode := fs.String("xdp-mode", d.XDPMode, "XDP attach `mode`: native, generic or auto")
 	add("xdp-mode", func(s *lab.Spec) { s.XDPMode = *xdpMode })
@@ -121,14 +140,15 @@ the file or a flag is bad.`,
 	add("bfc-assign", func(s *lab.Spec) { s.BFCAssign = *bfcAssign })
 	relayQueue := fs.String("relay-queue", "", "PortFC: how servers serve the relay queue: strict (before a and b; empty: strict) or drr (in their round robin)")
 	add("relay-queue", func(s *lab.Spec) { s.RelayQueue = *relayQueue })
-	oneHop := durationFlag(fs, "one-hop-rtt", "", "0", "NIC-switch round trip that thresholds count BDPs of (0: measured on the reference machine, 250us)")
-	add("one-hop-rtt", func(s *lab.Spec) { s.OneHopRTT = oneHop.D() })
-	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")
+	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: the target's, 6 one-hop BDPs)")
 	add("xoff", func(s *lab.Spec) { s.Xoff = int(*xoff) })
-	xon := sizeFlag(fs, "xon", "0", "X_on in bytes (0: 4 one-hop BDPs)")
+	xon := sizeFlag(fs, "xon", "0", "X_on in bytes (0: the target's, 4 one-hop BDPs)")
 	add("xon", func(s *lab.Spec) { s.Xon = int(*xon) })
-	wdDetect := durationFlag(fs, "watchdog-detect", "", d.WatchdogDetect.String(), "report a queue paused, not empty and sending nothing for this long; 0 turns the watchdog off")
+	wdDetect := durationFlag(fs, "watchdog-detect", "", "0", "report a queue paused, not empty and sending nothing for this long (default: the target's 1 ms x D); 0 turns the watchdog off")
 	add("watchdog-detect", func(s *lab.Spec) {
+		if !fs.Changed("watchdog-detect") {
+			return // the model's
+		}
 		s.WatchdogDetect = wdDetect.D()
 		if s.WatchdogDetect == 0 {
 			s.WatchdogDetect = -1 // off
@@ -136,7 +156,7 @@ the file or a flag is bad.`,
 	})
 	wdAction := fs.String("watchdog-action", d.WatchdogAction, "what the watchdog does to a stalled queue: none (report), forward (ignore pauses) or drop (discard its frames)")
 	add("watchdog-action", func(s *lab.Spec) { s.WatchdogAction = *wdAction })
-	wdRestore := durationFlag(fs, "watchdog-restore", "", d.WatchdogRestore.String(), "how long a watchdog action lasts before the queue obeys pauses again")
+	wdRestore := durationFlag(fs, "watchdog-restore", "", "0", "how long a watchdog action lasts before the queue obeys pauses again (0: the target's 1 ms x D)")
 	add("watchdog-restore", func(s *lab.Spec) { s.WatchdogRestore = wdRestore.D() })
 	loss := lossFlag(fs, "loss", "0", "injected loss on every fabric link, each direction dropped on receive: a probability like 0.01, 1% or 100ppm")
 	add("loss", func(s *lab.Spec) { s.LossPPM = int(*loss) })
@@ -232,14 +252,21 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 	if f.file != "" && fs.Changed("rate") {
 		spec.Rates = nil // the flag's rate for every level, over the file's rates
 	}
+	if f.file == "" || fs.Changed("target") {
+		t, err := lab.ResolveTarget(f.target, spec.RateBps)
+		if err != nil {
+			return spec, fmt.Errorf("--target: %w", err)
+		}
+		spec.Target = t
+	}
+	if fs.Changed("dilation") && (fs.Changed("rate") || fs.Changed("rates")) {
+		return spec, errors.New("--dilation and --rate: give one (the rate is the target's / D)")
+	}
 	if f.file == "" && f.topology == lab.TopologyRailOnly {
 		if !fs.Changed("n") {
 			spec.N = 0
 		}
 		spec = lab.RailOnly(spec)
-	}
-	if spec.BufferBytes == 0 {
-		return spec, errors.New("--buffer 0: an egress port needs room for at least two frames")
 	}
 	for _, s := range []struct {
 		flag string
@@ -288,8 +315,14 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if len(s.Rates) > 0 {
 		rate = "rates " + s.RatesText()
 	}
-	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s, delay %v, buffer %s per node\n",
-		len(p.Links), len(p.AppLinks), rate, s.Delay, lab.FormatSize(s.BufferBytes))
+	m := p.Spec.Model()
+	fmt.Fprintf(w, "  emulates    %s\n", m)
+	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s, delay %v (one-hop RTT %v = %v of the target), buffer %s per node\n",
+		len(p.Links), len(p.AppLinks), rate, m.LinkDelay(), m.OneHopRTT(), m.Target.OneHopRTT(), lab.FormatSize(s.BufferBytes))
+	if c := st.Calibration; c != nil {
+		fmt.Fprintf(w, "  delay line  %v per hop after the emulator's own %v (measured: idle one-hop RTT p50 %v over %d probes)\n",
+			max(0, m.LinkDelay()-c.PerHop), c.PerHop, c.IdleRTT, c.Samples)
+	}
 	if s.LossPPM > 0 {
 		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/bcfab/bcfab/scale"
 	"net"
 	"net/http"
 	"os"
@@ -177,7 +178,7 @@ func (n *fakeNIC) serve(t *testing.T) string {
 		defer n.mu.Unlock()
 		now := time.Now().UnixNano()
 		n.advance(now)
-		rep := api.RDMAReport{NowNs: now, Params: hostd.TransportParams(100e6, 250*time.Microsecond)}
+		rep := api.RDMAReport{NowNs: now, Params: hostd.TransportParams(scale.Model{Target: scale.Native(100e6), D: 1}, 100e6)}
 		if ids := r.URL.Query().Get("id"); ids != "" {
 			for _, s := range strings.Split(ids, ",") {
 				id, _ := strconv.Atoi(s)

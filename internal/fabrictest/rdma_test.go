@@ -1,6 +1,7 @@
 package fabrictest
 
 import (
+	"github.com/bcfab/bcfab/scale"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -44,7 +45,7 @@ func rdmaFabricOpts(t *testing.T, tp bcube.Topology, loss float64, o Options) *F
 		}
 	})
 	for _, h := range f.HostLogic {
-		if err := h.SetTransport(hostd.TransportParams(rdmaRate, 250*time.Microsecond)); err != nil {
+		if err := h.SetTransport(hostd.TransportParams(scale.Model{Target: scale.Native(rdmaRate), D: 1}, rdmaRate)); err != nil {
 			t.Fatal(err)
 		}
 	}

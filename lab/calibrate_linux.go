@@ -1,0 +1,98 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/config"
+)
+
+// Calibration's bounds: it gathers probes for at most calibrateMax (a
+// daemon's first probe goes out within one probe interval of its start),
+// until it has calibrateSamples round trips and two per link.
+const (
+	calibrateMax     = 5 * time.Second
+	calibrateSamples = 100
+)
+
+// calibrate measures the emulator's per-hop latency on the idle lab from
+// its links' probes, sets every node's delay compensation (POST /delay)
+// and records it in the state and the nodes' config files, so a node
+// started again keeps it.
+func calibrate(ctx context.Context, p *Plan, st *State, log *slog.Logger) error {
+	m := p.Spec.Model()
+	want := max(uint64(calibrateSamples), uint64(2*len(p.Links)))
+	deadline := time.Now().Add(calibrateMax)
+	poll := max(p.Spec.ProbeInterval, 50*time.Millisecond)
+	var all api.RTT
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+		all = api.RTT{}
+		var (
+			mu   sync.Mutex
+			ferr error
+		)
+		eachNode(st.Nodes, func(_ int, n NodeState) {
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			s, err := FetchStats(c, n.Control)
+			mu.Lock() // eachNode runs a few at a time
+			defer mu.Unlock()
+			if err != nil {
+				ferr = fmt.Errorf("calibrate: %s: %w", n.Name, err)
+				return
+			}
+			for _, port := range s.Ports {
+				if port.RTT != nil {
+					all.Add(*port.RTT)
+				}
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if all.Count >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("calibrate: %d probe round trips in %v, want %d: the links do not answer their probes", all.Count, calibrateMax, want)
+		}
+	}
+	idle := time.Duration(all.Quantile(0.5))
+	perHop := max(0, (idle-m.OneHopRTT())/2)
+	c := &Calibration{IdleRTT: idle, PerHop: perHop, Samples: all.Count}
+	log.Info("delay lines calibrated", "idle_rtt", idle, "model_rtt", m.OneHopRTT(), "per_hop", perHop, "samples", all.Count)
+	body, _ := json.Marshal(api.DelayRequest{CompNs: perHop.Nanoseconds()})
+	var (
+		mu   sync.Mutex
+		serr error
+	)
+	eachNode(st.Nodes, func(_ int, n NodeState) {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := controlDo(c, n.Control, "POST", "/delay", bytes.NewReader(body)); err != nil {
+			mu.Lock()
+			serr = fmt.Errorf("calibrate: %s: %w", n.Name, err)
+			mu.Unlock()
+		}
+	})
+	if serr != nil {
+		return serr
+	}
+	st.Spec.DelayComp = perHop
+	st.Calibration = c
+	for i := range p.Nodes {
+		p.Nodes[i].Config.DelayComp = config.Duration(perHop)
+	}
+	return writeConfigs(p)
+}

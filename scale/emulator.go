@@ -1,0 +1,62 @@
+package scale
+
+import "time"
+
+// What the emulator adds to a model: tolerances for its own scheduling
+// jitter, in the lab's time. None of them is part of the target; each
+// says why it is a lab time and what it changes in target time.
+const (
+	// HoldFloor is the least lab time a receiver keeps a pause it does
+	// not hear again. A pause must hold while the daemon that sent it is
+	// descheduled, or a late daemon would make a lossless run lossy; at
+	// large D the target's hold is longer anyway (335 µs x 5,000 = 1.7
+	// s).
+	HoldFloor = time.Second
+
+	// ShaperBurst is how far ahead of its link's schedule a port may take
+	// a frame from its queue. A frame still reaches the peer at its
+	// scheduled time (the delay line releases it when its last bit has
+	// been serialised, plus the link delay), so the burst changes only
+	// how early a frame leaves its queue: at most 100 µs / D of target
+	// time (20 ns at D = 5,000). It bounds a busy port's wake-ups to
+	// about one per 75 µs.
+	ShaperBurst = 100 * time.Microsecond
+
+	// catchupTime and catchupFrames bound the link time a backlogged port
+	// (or a paced flow) that was served late may make up for by sending
+	// back to back: the larger of a time — the kernel's own frame work
+	// lands on the nodes' cores in bursts of up to a softirq's 2 ms
+	// budget — and a number of full frames, so a slow link tolerates
+	// the same jitter in frames as a fast one. Frames sent to catch up
+	// arrive later than the target's link would deliver them; the
+	// fidelity monitor sees that as one-hop delay beyond the model's.
+	catchupTime   = time.Millisecond
+	catchupFrames = 8
+	fullFrame     = 1518 + 24 // bytes on the wire: frame, preamble, FCS, gap
+
+	// MinSample is the shortest interval a run samples every node's
+	// queues at: each sample asks every node for its counters.
+	MinSample = 100 * time.Millisecond
+
+	// ProbeInterval is how often every fabric port sends a timing probe
+	// to its peer (the fidelity monitor): a 60-byte frame in the strict
+	// high-priority queue, which the peer answers at once. At 100 ms a
+	// BCube(4,1) lab sends about 2,000 frames a second for it, 1% of
+	// what the machine carries.
+	ProbeInterval = 100 * time.Millisecond
+
+	// MaxRTTError is the largest relative error of a run's median
+	// achieved one-hop RTT against the model's (target x D) that keeps
+	// the run valid.
+	MaxRTTError = 0.10
+)
+
+// Catchup is the catch-up bound of a port or a paced flow on a link of
+// rateBps (0: unshaped).
+func Catchup(rateBps uint64) time.Duration {
+	if rateBps == 0 {
+		return catchupTime
+	}
+	frames := time.Duration(catchupFrames*fullFrame*8) * time.Second / time.Duration(rateBps)
+	return max(catchupTime, frames)
+}
