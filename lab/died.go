@@ -36,29 +36,30 @@ func (e *ProcessDiedError) Error() string {
 	return who + " died at " + e.At.Local().Format(time.TimeOnly)
 }
 
-// nodeSpan writes the nodes in set in the lab's node order (order),
-// consecutive nodes of one kind as first..last: "h0..h7, s0.0..s1.1".
-func nodeSpan(order []NodeState, set map[string]bool) string {
+// nodeSpan writes the nodes in set in the lab's node order (order, the
+// names of every node), consecutive nodes of one kind (server h, switch
+// s) as first..last: "h0..h7, s0.0..s1.1".
+func nodeSpan(order []string, set map[string]bool) string {
 	var parts []string
 	first, last := -1, -1
 	flush := func() {
 		switch {
 		case first < 0:
 		case first == last:
-			parts = append(parts, order[first].Name)
+			parts = append(parts, order[first])
 		case first+1 == last:
-			parts = append(parts, order[first].Name, order[last].Name)
+			parts = append(parts, order[first], order[last])
 		default:
-			parts = append(parts, order[first].Name+".."+order[last].Name)
+			parts = append(parts, order[first]+".."+order[last])
 		}
 		first, last = -1, -1
 	}
 	for i, n := range order {
-		if !set[n.Name] {
+		if !set[n] {
 			flush()
 			continue
 		}
-		if first >= 0 && order[last].Kind != n.Kind {
+		if first >= 0 && order[last][0] != n[0] {
 			flush()
 		}
 		if first < 0 {
@@ -68,6 +69,18 @@ func nodeSpan(order []NodeState, set map[string]bool) string {
 	}
 	flush()
 	return strings.Join(parts, ", ")
+}
+
+// deadProcess is the error of a process that hosted the nodes in set,
+// found not running (at zero) or seen gone at at.
+func deadProcess(worker string, pid int, order []string, set map[string]bool, at time.Time) *ProcessDiedError {
+	e := &ProcessDiedError{Worker: worker, Pid: pid, Span: nodeSpan(order, set), At: at}
+	for _, n := range order {
+		if set[n] {
+			e.Nodes = append(e.Nodes, n)
+		}
+	}
+	return e
 }
 
 // AbortedError is a run (Run: "workload") stopped because a process that

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -24,13 +25,11 @@ func (p hostProc) running() bool { return cmdlineHas(p.pid, p.config) }
 
 // died is p's error, seen gone at at (zero: found not running).
 func (p hostProc) died(st *State, at time.Time) *ProcessDiedError {
-	e := &ProcessDiedError{Worker: p.worker, Pid: p.pid, Span: nodeSpan(st.Nodes, p.nodes), At: at}
-	for _, n := range st.Nodes {
-		if p.nodes[n.Name] {
-			e.Nodes = append(e.Nodes, n.Name)
-		}
+	order := make([]string, len(st.Nodes))
+	for i, n := range st.Nodes {
+		order[i] = n.Name
 	}
-	return e
+	return deadProcess(p.worker, p.pid, order, p.nodes, at)
 }
 
 // hostProcs lists the processes that host st's nodes: its workers, and
@@ -59,6 +58,21 @@ func notRunning(st *State) *ProcessDiedError {
 		if !p.running() {
 			return p.died(st, time.Time{})
 		}
+	}
+	return nil
+}
+
+// NotRunning returns a *ProcessDiedError for the first process hosting
+// nodes of lab name that is not running, nil when every one runs (or the
+// lab has no state): what a tool whose requests to the lab failed tells
+// its user in place of each failure.
+func NotRunning(runRoot, name string) error {
+	st, err := loadDefault(runRoot, name)
+	if err != nil {
+		return nil
+	}
+	if d := notRunning(st); d != nil {
+		return fmt.Errorf("lab %s: %w", st.Lab, d)
 	}
 	return nil
 }
