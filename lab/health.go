@@ -169,7 +169,8 @@ type Health struct {
 	// CPU time (every process and the kernel) over FrameHops, and
 	// DaemonPerHop the lab's processes' alone: what one frame-hop costs
 	// the emulation, the figure that decides how much rate and how many
-	// flows a lab of this machine can carry. 0 when nothing was sent.
+	// flows a lab can carry on the machine that runs it. 0 when nothing
+	// was sent.
 	FrameHops    uint64        `json:"frame_hops"`
 	CPUPerHop    time.Duration `json:"cpu_per_hop_ns"`
 	DaemonPerHop time.Duration `json:"daemon_cpu_per_hop_ns"`
