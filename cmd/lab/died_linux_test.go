@@ -23,10 +23,17 @@ import (
 // kill -9 of a worker during lab workload: the command exits within 5 s
 // of the kill with status 4 and one line naming the worker, its pid and
 // its nodes; lab status says it in one line, not one per node; lab down
-// leaves no namespace and no process of the lab.
+// leaves no namespace and no process of the lab. The same for the daemon
+// of a node of its own.
 func TestWorkloadWorkerDies(t *testing.T) {
 	testns.RequireRoot(t)
 	bins := testns.Bins(t, "swd", "hostd", lab.WorkerBin, "lab")
+	for _, workers := range []string{"2", "0"} {
+		t.Run("workers="+workers, func(t *testing.T) { workloadProcessDies(t, bins, workers) })
+	}
+}
+
+func workloadProcessDies(t *testing.T, bins, workers string) {
 	root := t.TempDir()
 	name := fmt.Sprintf("wd%04d", rand.IntN(10000))
 	cmd := func(args ...string) *exec.Cmd {
@@ -44,7 +51,7 @@ func TestWorkloadWorkerDies(t *testing.T) {
 		}
 		return code, string(out)
 	}
-	if code, out := run("up", "bcube", "--n", "2", "--k", "1", "--rate", "10M", "--fc", "portfc", "--workers", "2"); code != 0 {
+	if code, out := run("up", "bcube", "--n", "2", "--k", "1", "--rate", "10M", "--fc", "portfc", "--workers", workers); code != 0 {
 		t.Fatalf("up: exit %d\n%s", code, out)
 	}
 	down := false
@@ -57,7 +64,20 @@ func TestWorkloadWorkerDies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := st.Workers[0]
+	// The victim: worker w0, or the daemon of s0.0.
+	var (
+		pid    int
+		prefix string
+		nodes  []string
+		worker = workers != "0"
+	)
+	if worker {
+		w := st.Workers[0]
+		pid, prefix, nodes = w.Pid, "lab: worker "+w.Name+" (pid ", w.Nodes
+	} else {
+		n, _ := st.Node("s0.0")
+		pid, prefix, nodes = n.Pid, "lab: daemon of s0.0 (pid ", []string{"s0.0"}
+	}
 
 	wl := cmd("workload", "--cdf", "hadoop", "--load", "0.5", "--incast", "2", "--duration", "10s", "-i", "0")
 	var stdout, stderr bytes.Buffer
@@ -87,7 +107,7 @@ func TestWorkloadWorkerDies(t *testing.T) {
 		}
 	}
 	time.Sleep(500 * time.Millisecond)
-	if err := syscall.Kill(w.Pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	killed := time.Now()
@@ -116,12 +136,12 @@ func TestWorkloadWorkerDies(t *testing.T) {
 	}
 	line := lines[0]
 	t.Logf("its line: %s", line)
-	for _, want := range []string{"lab: worker " + w.Name + " ", "pid " + strconv.Itoa(w.Pid), " died at ", "; workload aborted"} {
+	for _, want := range []string{prefix + strconv.Itoa(pid), " died at ", "; workload aborted"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("%q lacks %q", line, want)
 		}
 	}
-	for _, n := range w.Nodes {
+	for _, n := range nodes {
 		if !strings.Contains(line, n) {
 			t.Errorf("%q does not name node %s", line, n)
 		}
@@ -129,13 +149,17 @@ func TestWorkloadWorkerDies(t *testing.T) {
 
 	code, out := run("status")
 	t.Logf("lab status:\n%s", out)
-	if code == 0 || strings.Count(out, "worker "+w.Name) != 1 {
-		t.Errorf("status: exit %d, want one line for the dead worker:\n%s", code, out)
-	}
-	for _, n := range w.Nodes {
-		if strings.Contains(out, "\n"+n+": ") {
-			t.Errorf("status has a line for %s of the dead worker:\n%s", n, out)
+	if worker {
+		if code == 0 || strings.Count(out, "worker w0") != 1 {
+			t.Errorf("status: exit %d, want one line for the dead worker:\n%s", code, out)
 		}
+		for _, n := range nodes {
+			if strings.Contains(out, "\n"+n+": ") {
+				t.Errorf("status has a line for %s of the dead worker:\n%s", n, out)
+			}
+		}
+	} else if code == 0 || strings.Count(out, "s0.0: daemon not running") != 1 {
+		t.Errorf("status: exit %d, want one line for the dead daemon:\n%s", code, out)
 	}
 
 	if code, out := run("down"); code != 0 {
