@@ -142,9 +142,10 @@ type WorkloadConfig struct {
 	MaxDuration units.Duration `yaml:"max_duration,omitempty"`
 	// CDFRates give a CDF's points their own link rate in place of
 	// lab.rate: a CDF of many small flows starts more flows a second at
-	// the same load, and this machine drives only so many (storage at
-	// 5M where the others run at 20M). Slowdowns compare across rates;
-	// the report and plots name each CDF's rate.
+	// the same load, and a machine drives only so many flow starts a
+	// second validly (experiments/fct.yaml runs storage at 5M where the
+	// others run at 20M). Slowdowns compare across rates; the report and
+	// plots name each CDF's rate.
 	CDFRates map[string]units.Rate `yaml:"cdf_rates,omitempty"`
 	Incast   *IncastConfig         `yaml:"incast,omitempty"`
 	Pattern  *PatternConfig        `yaml:"pattern,omitempty"`
@@ -452,7 +453,7 @@ func (c *Config) Validate() error {
 	spec := c.LabSpec("", "", "")
 	switch {
 	case c.Lab.Rate == 0 && len(c.Lab.Rates) == 0:
-		bad("lab.rate: a rate is needed (the links are shaped at it; 10M-50M is what this machine carries, see docs/BENCHMARKS.md)")
+		bad("lab.rate: a rate is needed (the links are shaped at it; the rates a machine carries validly are measured in docs/BENCHMARKS.md, Emulation capacity)")
 	case c.Lab.Rate != 0 && len(c.Lab.Rates) > 0:
 		bad("lab.rate and lab.rates: give one (rates sets every level's)")
 	}

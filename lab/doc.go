@@ -1,7 +1,8 @@
 // Package lab builds, runs and removes an emulated BCube(n, k) fabric on one
 // Linux machine: one network namespace per node, veth pairs for the cables,
-// and one daemon per node (swd for a switch, hostd for a server) started
-// inside its namespace.
+// and the nodes' engines, on worker processes (bcfabd, each serving many
+// nodes on one thread; the default) or in a daemon per node (swd for a
+// switch, hostd for a server) started inside its namespace.
 //
 // Bringing a lab up is a pipeline (see Up):
 //
@@ -14,9 +15,10 @@
 //     and bc0 <-> bc0nic with the server's address in every server).
 //  4. Create the fabric veth pairs straight into their namespaces and bring
 //     them up; nothing of a lab is ever configured in the root namespace.
-//  5. Write each daemon's config.Node and start the daemons with
-//     ip netns exec, recording their pids in state.json as they start.
-//  6. Wait until every daemon answers GET /healthz on its control socket.
+//  5. Write each node's config.Node (and each worker's config.Worker) and
+//     start the workers, or the daemons with ip netns exec, recording
+//     their pids in state.json as they start.
+//  6. Wait until every node answers GET /healthz on its control socket.
 //
 // A failure at any step removes everything created so far. Down removes a
 // lab from its state file alone; Status, Stats and List read a running lab.
@@ -25,9 +27,11 @@
 // flows of a workload.Config and reports their FCTs (WorkloadReport), and
 // SampleHealth samples the emulation's health: every report of a run
 // carries a Health, and a run whose daemons did not keep up is flagged
-// invalid (see health.go for the rules).
+// invalid (see health.go for the rules). A run watches the processes that
+// host the lab's nodes and stops when one dies (watch_linux.go).
 //
-// What a daemon can rely on, and what the lab expects of it:
+// What a daemon of its own node can rely on, and what the lab expects of
+// it (a worker's nodes get the same, through their worker):
 //
 //   - It is started as ip netns exec <ns> <BinDir>/swd|hostd --config <file>
 //     (no other flag), in its node's namespace with that namespace's /sys,

@@ -14,7 +14,7 @@ import (
 // StartFlow starts a generated flow at server node of lab name (hostd's
 // traffic generator: it obeys flow control and never overruns its NIC).
 func StartFlow(runRoot, name, node string, req api.GenRequest) (*api.GenFlow, error) {
-	sock, err := serverSocket(runRoot, name, node)
+	sock, explain, err := server(runRoot, name, node)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func StartFlow(runRoot, name, node string, req api.GenRequest) (*api.GenFlow, er
 	defer cancel()
 	out, err := controlDo(ctx, sock, http.MethodPost, "/gen", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", node, err)
+		return nil, explain(err)
 	}
 	var f api.GenFlow
 	if err := json.Unmarshal(out, &f); err != nil {
@@ -38,7 +38,7 @@ func StartFlow(runRoot, name, node string, req api.GenRequest) (*api.GenFlow, er
 // Flows reports the generated flows of server node and what its sink
 // counted.
 func Flows(runRoot, name, node string) (*api.GenReport, error) {
-	sock, err := serverSocket(runRoot, name, node)
+	sock, explain, err := server(runRoot, name, node)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func Flows(runRoot, name, node string) (*api.GenReport, error) {
 	defer cancel()
 	out, err := controlGet(ctx, sock, "/gen")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", node, err)
+		return nil, explain(err)
 	}
 	var r api.GenReport
 	if err := json.Unmarshal(out, &r); err != nil {
@@ -55,28 +55,38 @@ func Flows(runRoot, name, node string) (*api.GenReport, error) {
 	return &r, nil
 }
 
-func serverSocket(runRoot, name, node string) (string, error) {
+// server is the control socket of server node of lab name, and a
+// function that explains a request to it that failed: when the process
+// hosting node is not running, that (one line for the process, whatever
+// the request met), else node and err.
+func server(runRoot, name, node string) (sock string, explain func(error) error, err error) {
 	st, err := loadDefault(runRoot, name)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	n, ok := st.Node(node)
 	if !ok || n.Kind != KindServer {
-		return "", fmt.Errorf("lab %s has no server %q (servers are h0..h%d)", st.Lab, node, serverCount(st.Spec)-1)
+		return "", nil, fmt.Errorf("lab %s has no server %q (servers are h0..h%d)", st.Lab, node, serverCount(st.Spec)-1)
 	}
-	return n.Control, nil
+	explain = func(err error) error {
+		if d := hostOf(st, node); d != nil {
+			return fmt.Errorf("lab %s: %w", st.Lab, d)
+		}
+		return fmt.Errorf("%s: %w", node, err)
+	}
+	return n.Control, explain, nil
 }
 
 // StartRDMA starts the one RDMA flow of req at server node of lab name
 // (its NIC: a reliable-connected flow with the request's loss recovery).
 func StartRDMA(runRoot, name, node string, req api.RDMARequest) (*api.RDMAFlow, error) {
-	sock, err := serverSocket(runRoot, name, node)
+	sock, explain, err := server(runRoot, name, node)
 	if err != nil {
 		return nil, err
 	}
 	f, err := startRDMA(context.Background(), sock, req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", node, err)
+		return nil, explain(err)
 	}
 	return f, nil
 }
@@ -84,13 +94,13 @@ func StartRDMA(runRoot, name, node string, req api.RDMARequest) (*api.RDMAFlow, 
 // RDMAFlows reports every RDMA flow server node of lab name sent and
 // received (GET /rdma).
 func RDMAFlows(runRoot, name, node string) (*api.RDMAReport, error) {
-	sock, err := serverSocket(runRoot, name, node)
+	sock, explain, err := server(runRoot, name, node)
 	if err != nil {
 		return nil, err
 	}
 	r, err := rdmaFlows(sock, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", node, err)
+		return nil, explain(err)
 	}
 	return r, nil
 }

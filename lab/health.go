@@ -118,7 +118,13 @@ type NodeSample struct {
 	Ports []PortSample  `json:"ports,omitempty"`
 	// Err says why the node could not be sampled.
 	Err string `json:"error,omitempty"`
+	// Worker names the worker that hosts the node ("": a daemon of its
+	// own).
+	Worker string `json:"worker,omitempty"`
 }
+
+// procNotRunning is ProcSample.Err of a process that is not running.
+const procNotRunning = "not running"
 
 // ProcSample is one process that hosts nodes: a worker (Name w<i>) or a
 // node's own daemon (Name the node's).
@@ -179,7 +185,8 @@ type Health struct {
 	// CPU time (every process and the kernel) over FrameHops, and
 	// DaemonPerHop the lab's processes' alone: what one frame-hop costs
 	// the emulation, the figure that decides how much rate and how many
-	// flows a lab of this machine can carry. 0 when nothing was sent.
+	// flows a lab can carry on the machine that runs it. 0 when nothing
+	// was sent.
 	FrameHops    uint64        `json:"frame_hops"`
 	CPUPerHop    time.Duration `json:"cpu_per_hop_ns"`
 	DaemonPerHop time.Duration `json:"daemon_cpu_per_hop_ns"`
@@ -273,10 +280,37 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		}
 	}
 	problem := func(format string, args ...any) { h.Problems = append(h.Problems, fmt.Sprintf(format, args...)) }
+	// A worker that is not running is one problem, naming its nodes,
+	// where its nodes would be one each.
+	deadWorkers := map[string]int{} // worker -> pid
+	for _, p := range s.Procs {
+		if p.Err == procNotRunning {
+			deadWorkers[p.Name] = p.Pid
+		}
+	}
+	order := make([]string, len(s.Nodes))
+	deadNodes := map[string]map[string]bool{} // worker -> its nodes
+	for i, n := range s.Nodes {
+		order[i] = n.Node
+		if _, dead := deadWorkers[n.Worker]; dead && n.Err != "" {
+			if deadNodes[n.Worker] == nil {
+				deadNodes[n.Worker] = map[string]bool{}
+			}
+			deadNodes[n.Worker][n.Node] = true
+		}
+	}
+	for _, p := range s.Procs {
+		if set := deadNodes[p.Name]; set != nil {
+			h.Problems = append(h.Problems, deadProcess(p.Name, p.Pid, order, set, time.Time{}).Error())
+		}
+	}
 	var cpus []DaemonCPU
 	var fid *Fidelity
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
+		if deadNodes[n.Worker][n.Node] {
+			continue // its worker's problem says so
+		}
 		if n.Err != "" {
 			problem("%s: %s", n.Node, n.Err)
 			continue

@@ -65,7 +65,7 @@ func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
 func sampleProc(name string, pid int, config string) ProcSample {
 	p := ProcSample{Name: name, Pid: pid}
 	if !cmdlineHas(pid, config) {
-		p.Err = "not running"
+		p.Err = procNotRunning
 		return p
 	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -80,7 +80,7 @@ func sampleProc(name string, pid int, config string) ProcSample {
 
 func sampleNode(st *State, n NodeState) (NodeSample, *api.Stats) {
 	fail := func(format string, args ...any) (NodeSample, *api.Stats) {
-		return NodeSample{Node: n.Name, Pid: n.Pid, Err: fmt.Sprintf(format, args...)}, nil
+		return NodeSample{Node: n.Name, Pid: n.Pid, Worker: n.Worker, Err: fmt.Sprintf(format, args...)}, nil
 	}
 	if !cmdlineHas(n.Pid, st.procConfig(n)) {
 		if n.Worker != "" {
@@ -95,6 +95,6 @@ func sampleNode(st *State, n NodeState) (NodeSample, *api.Stats) {
 		return fail("%v", err)
 	}
 	out := nodeSample(stats)
-	out.Node, out.Pid = n.Name, n.Pid
+	out.Node, out.Pid, out.Worker = n.Name, n.Pid, n.Worker
 	return out, stats
 }

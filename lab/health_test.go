@@ -154,8 +154,8 @@ func TestHealthShortRun(t *testing.T) {
 }
 
 // On workers, the daemons' CPU is the workers' and each node's its
-// engine's busy time; a node stopped and started again, and every node of
-// a worker that died, invalidate the run.
+// engine's busy time; a node stopped and started again, and a worker
+// that died (one problem naming its nodes), invalidate the run.
 func TestHealthWorkers(t *testing.T) {
 	at := func(d time.Duration, w0, w1 time.Duration, nodes ...NodeSample) *HealthSample {
 		s := &HealthSample{At: time.Unix(1000, 0).Add(d), CPUs: 2, Nodes: nodes,
@@ -181,10 +181,10 @@ func TestHealthWorkers(t *testing.T) {
 
 	after = at(10*time.Second, 5*time.Second, -1,
 		n("h0", 100, 1, 3*time.Second), n("h1", 100, 2, 0),
-		NodeSample{Node: "s0.0", Pid: 101, Err: "worker w1 (pid 101) is not running"})
+		NodeSample{Node: "s0.0", Pid: 101, Worker: "w1", Err: "worker w1 (pid 101) is not running"})
 	h = after.Since(before, 0, HealthLimits{})
 	got := strings.Join(h.Problems, "\n")
-	for _, w := range []string{"h1: node restarted", "s0.0: worker w1 (pid 101) is not running"} {
+	for _, w := range []string{"h1: node restarted", "worker w1 (pid 101; nodes s0.0) is not running"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("problems lack %q:\n%s", w, got)
 		}

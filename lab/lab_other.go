@@ -33,3 +33,4 @@ func StopNode(string, string, string, *slog.Logger) error              { return 
 func StartNode(context.Context, string, string, string, *slog.Logger) error {
 	return errNotLinux
 }
+func NotRunning(string, string) error { return nil }

@@ -3,13 +3,12 @@ package lab
 // The Rail-only NDC preset (DESIGN §2, §9): BCube(n,1) whose level-0
 // cables, the high-bandwidth domain (HBD, NVLink/NVSwitch-like), run
 // faster than its level-1 cables, the rails. The PortFC papers run 160
-// and 100 Gb/s (ToN §III-E, §V-E). This machine carries a BCube(4,1)
-// workload validly up to 50 Mb/s per link (docs/BENCHMARKS.md, "Emulation
-// capacity"), so the preset keeps the ratio at 32 and 20 Mb/s: the
-// fabric's frame rate stays well below the uniform 50 Mb/s that was
-// valid, room for the relays' extra hops and for the signals of flow
-// control. lab up railonly --rates 160M,100M (or any pair) runs another
-// scale.
+// and 100 Gb/s (ToN §III-E, §V-E). The preset keeps that ratio at 32 and
+// 20 Mb/s, well below the highest uniform rate at which a BCube(4,1)
+// workload was measured valid (docs/BENCHMARKS.md, "Emulation capacity"):
+// a Rail-only fabric's relays add frame-hops and flow control adds
+// signals, and both levels must stay within what the emulation carries.
+// lab up railonly --rates 160M,100M (or any pair) runs another scale.
 
 // RailOnlyN is the preset's n: Rail-only NDC(4,1), 16 servers of four
 // HBDs of four, joined by four rails.

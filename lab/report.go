@@ -25,6 +25,9 @@ type Report struct {
 	// Impaired lists every port that drops received frames on purpose
 	// now (injected loss or link down), with what it dropped so far.
 	Impaired []Impairment `json:"impaired,omitempty"`
+	// Dead lists the workers that are not running, each with the nodes
+	// it hosted (their NodeStatus says so too, one by one).
+	Dead []ProcessDiedError `json:"dead,omitempty"`
 }
 
 // Impairment is a port whose XDP program drops received frames on

@@ -23,11 +23,10 @@ const (
 	DefaultRunRoot = "/run/bcfab"
 
 	// DefaultMaxNodes caps servers + switches. Every node is a namespace
-	// with its own veths, sockets and UMEM; on the machine this project
-	// runs on (2 cores, 24 GiB) BCube(16,1), 256 servers + 32 switches =
-	// 288 nodes on workers, is the measured scale target
-	// (docs/BENCHMARKS.md); raise MaxNodes deliberately on a bigger
-	// machine.
+	// with its own veths, sockets and UMEM, so a lab's size is bounded by
+	// memory and bring-up time; the cap admits BCube(16,1) on workers
+	// (256 servers + 32 switches = 288 nodes), the largest lab measured
+	// (docs/BENCHMARKS.md). Raise MaxNodes deliberately for more.
 	DefaultMaxNodes = 300
 	// PerNodeMaxNodes caps a lab whose every node runs a daemon process of
 	// its own: BCube(8,1), 80 daemons, is what that mode was measured
@@ -315,7 +314,7 @@ func (s Spec) check() (bcube.Topology, error) {
 		if ok {
 			count = fmt.Sprintf("%d servers + %d switches = %d nodes", servers, switches, servers+switches)
 		}
-		return bcube.Topology{}, fmt.Errorf("BCube(%d,%d) is too large: %s, the limit is %d (this machine has 2 cores and 24 GiB; BCube(16,1) with 288 nodes is the scale target)",
+		return bcube.Topology{}, fmt.Errorf("BCube(%d,%d) is too large: %s, the limit is %d (BCube(16,1), 288 nodes, is the largest lab measured; --max-nodes raises it)",
 			s.N, s.K, count, s.MaxNodes)
 	}
 	if servers, switches, _ := nodeCount(s.N, s.K); s.Workers == PerNode && servers+switches > min(s.MaxNodes, PerNodeMaxNodes) {

@@ -27,6 +27,11 @@ func Status(runRoot, name string) (*Report, error) {
 	}
 	r := &Report{Lab: st.Lab, Spec: st.Spec, Phase: st.Phase, Created: st.Created, Nodes: make([]NodeStatus, len(st.Nodes))}
 	workers := workerReports(st)
+	for _, p := range hostProcs(st) {
+		if p.worker != "" && p.pid != 0 && !p.running() {
+			r.Dead = append(r.Dead, *p.died(st, time.Time{}))
+		}
+	}
 	eachNode(st.Nodes, func(i int, n NodeState) { r.Nodes[i] = nodeStatus(st, workers, n) })
 	for _, n := range r.Nodes {
 		if n.Stats != nil {
@@ -153,6 +158,9 @@ func Stats(runRoot, name, node string) (*api.Stats, error) {
 	defer cancel()
 	s, err := FetchStats(ctx, n.Control)
 	if err != nil {
+		if d := hostOf(st, node); d != nil {
+			return nil, fmt.Errorf("lab %s: %w", st.Lab, d)
+		}
 		return nil, fmt.Errorf("%s: %w", node, err)
 	}
 	return s, nil

@@ -21,8 +21,8 @@ import (
 )
 
 // workers bounds the goroutines that create namespaces and links. The
-// kernel serialises most of that work on the rtnl lock, and this machine
-// has 2 cores: a few workers only overlap syscall latency.
+// kernel serialises most of that work on the rtnl lock, so a few in
+// flight overlap syscall latency and more would only wait for the lock.
 const workers = 4
 
 // Up brings up the lab described by spec and returns its state once every

@@ -26,7 +26,10 @@ const workloadPoll = 250 * time.Millisecond
 // WorkloadReport). It fails before starting anything when the workload
 // is invalid or a daemon of the lab does not answer; once started, a run
 // always ends with a report (flows that could not start count as failed)
-// unless ctx is cancelled, which stops the flows still running.
+// unless ctx is cancelled, which stops the flows still running, or a
+// process that hosts nodes of the lab dies: then the flows still running
+// are stopped within about a second and the error is an *AbortedError
+// naming the process and its nodes.
 func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (*WorkloadReport, error) {
 	st, err := loadDefault(runRoot, name)
 	if err != nil {
@@ -66,6 +69,9 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			return nil, fmt.Errorf("lab %s has no server h%d", st.Lab, i)
 		}
 		socks[i] = n.Control
+	}
+	if d := notRunning(st); d != nil {
+		return nil, fmt.Errorf("lab %s: %w", st.Lab, d)
 	}
 	before, stats0 := snapshot(st)
 	for _, n := range before.Nodes {
@@ -113,7 +119,12 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			r.stalls, r.cycle = sr.Stalls, sr.Cycle
 		}
 	}
-	end, err := r.run(ctx, interval, drain)
+	// A process that hosts nodes and dies mid-run stops the run: its
+	// nodes' flows can neither end nor be measured, and every flow
+	// through them would fail one by one until the drain time ended.
+	wctx, stopWatch := watchLab(ctx, st)
+	end, err := r.run(wctx, interval, drain)
+	stopWatch()
 	if err != nil {
 		return nil, err
 	}
@@ -266,6 +277,9 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			starters.Wait()
 			waiters.Wait()
 			r.abort()
+			if d := diedCause(ctx); d != nil {
+				return time.Time{}, &AbortedError{Run: "workload", Died: d}
+			}
 			return time.Time{}, fmt.Errorf("workload interrupted: %w", ctx.Err())
 		case <-startersDone:
 			startersDone = nil

@@ -126,3 +126,39 @@ func nicFlows(t *testing.T, s Spec, h int) int {
 	}
 	return len(r.Flows)
 }
+
+// The flows that wait for a group are released when the last of its
+// phase-0 flows ends, whether it completed or failed, and not before;
+// ending a flow twice counts once.
+func TestWorkloadGroupWait(t *testing.T) {
+	flows := []workload.Flow{
+		{ID: 0, Group: 1, Kind: workload.KindMoE},
+		{ID: 1, Group: 1, Kind: workload.KindMoE},
+		{ID: 2, Group: 1, Phase: 1, After: 1, Kind: workload.KindMoE},
+		{ID: 3, Group: 2, Kind: workload.KindMoE},
+	}
+	w := &groupWait{left: 2, done: make(chan struct{})}
+	r := &workloadRun{flows: flows, ended: make([]bool, len(flows)), waits: map[int]*groupWait{1: w}}
+	released := func() bool {
+		select {
+		case <-w.done:
+			return true
+		default:
+			return false
+		}
+	}
+	r.end(0)
+	r.end(0)
+	r.end(3) // another group
+	if released() {
+		t.Fatal("released with one of two dispatch flows running")
+	}
+	r.end(2) // a waiting flow itself does not count
+	if released() {
+		t.Fatal("released by the second phase")
+	}
+	r.end(1)
+	if !released() || w.left != 0 {
+		t.Fatalf("not released when the phase ended: %d left", w.left)
+	}
+}

@@ -3,16 +3,17 @@ package signaling
 import "time"
 
 // Holding a pause under overload. The nodes are daemons that share a few
-// cores: one may go unscheduled for hundreds of milliseconds (320 ms was
-// seen on a loaded 2-core machine). A receiver that let a pause lapse
-// after a few refresh periods would then send into a full buffer while
-// the pausing node is merely late. So every scheme holds a pause for
-// Hold without hearing it again (PFC: at least Hold, or the frame's
-// quanta if longer), far above any stall, and ends it early only on an
-// explicit resume. A lost resume must not then stall a queue for Hold:
-// senders repeat a resume ResumeRepeats times, one refresh apart, after
-// sending it (BFC: the bitmap without the queue), so it takes that many
-// frames lost in a row before the hold has to end the pause.
+// cores: one may go unscheduled for hundreds of milliseconds on a loaded
+// machine (README, "A pause holds while its sender is late"). A receiver
+// that let a pause lapse after a few refresh periods would then send into
+// a full buffer while the pausing node is merely late. So every scheme
+// holds a pause for Hold without hearing it again (PFC: at least Hold, or
+// the frame's quanta if longer), far above any stall, and ends it early
+// only on an explicit resume. A lost resume must not then stall a queue
+// for Hold: senders repeat a resume ResumeRepeats times, one refresh
+// apart, after sending it (BFC: the bitmap without the queue), so it
+// takes that many frames lost in a row before the hold has to end the
+// pause.
 const (
 	// DefaultHold is how long a receiver keeps a pause it does not hear
 	// again.

@@ -98,7 +98,9 @@ func experimentRunCmd() *cobra.Command {
 on a lab of its own, one at a time, and writes the output directory
 (default results/<name>-<UTC time>). Progress and the ETA go to stderr.
 Ctrl-C stops the point running, takes its lab down and writes what was
-measured. Exit 3 when a point is INVALID.`,
+measured. A point whose run fails (a worker of its lab died, say) is
+INVALID with the reason; its lab is taken down and the next point runs
+on a fresh lab. Exit 3 when a point is INVALID.`,
 		Example: `  lab experiment run loop --quick
   lab experiment run fct --out results/fct-full
   lab experiment show fct > my.yaml && lab experiment run -f my.yaml --dry-run`,

@@ -49,6 +49,7 @@ const (
 	exitError   = 1
 	exitUsage   = 2
 	exitInvalid = 3
+	exitDied    = 4
 )
 
 // usageError is a malformed command line: exit 2, with a hint to the
@@ -84,6 +85,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	var (
 		ue   usageError
 		exit *exec.ExitError
+		died *lab.ProcessDiedError
 	)
 	switch {
 	case err == nil:
@@ -96,6 +98,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, fmt.Errorf("%w (see %s)", ue.err, hint)
 	case strings.HasPrefix(err.Error(), "unknown command"):
 		return exitUsage, fmt.Errorf("%w (see lab -h)", err)
+	case errors.As(err, &died):
+		return exitDied, err // one line: the process, its nodes, when
 	case errors.Is(err, errInvalidRun):
 		return exitInvalid, err // the report was printed, flagged invalid
 	case errors.As(err, &exit):
@@ -200,7 +204,10 @@ command's flags. Sizes take iperf3's units (64K, 1M: 1024-based; 1MB:
 or seconds (200ms, 1.5s, 10).
 
 Exit status: 0 done, 1 an error, 2 bad usage, 3 a run whose emulation
-health is invalid (the daemons did not keep up; its report says so).
+health is invalid (the daemons did not keep up; its report says so), 4 a
+process hosting nodes of the lab (a worker, or a node's daemon) died or
+is not running: a run is stopped within a second, and one line names the
+process, its nodes and when.
 
 Example:
   lab up bcube --n 4 --k 1 --fc portfc

@@ -68,8 +68,14 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 		tw.Flush()
 		fmt.Fprintf(stdout, "drops: %d lost by the emulator (DROPS), %d dropped on purpose (INJECTED: injected loss, links down)\n", drops, injected)
 		printImpaired(stdout, r)
+		// A dead worker is one line, not one per node it hosted.
+		dead := map[string]bool{}
+		for _, d := range r.Dead {
+			fmt.Fprintln(stdout, d.Error())
+			dead[d.Worker] = true
+		}
 		for _, n := range r.Nodes {
-			if n.Err != "" {
+			if n.Err != "" && !(dead[n.Worker] && n.NamespaceExists && !n.Alive) {
 				fmt.Fprintf(stdout, "%s: %s\n", n.Name, n.Err)
 			}
 		}

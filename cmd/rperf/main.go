@@ -18,7 +18,8 @@
 // exits 1 when a flow fails (a lossless flow that met a gap, a flow
 // stopped for making no progress) or the NIC cannot be reached, 2 on bad
 // usage, 3 when the emulation health is invalid: the daemons did not
-// keep up, and the numbers are not the fabric's.
+// keep up, and the numbers are not the fabric's; 4 when a request failed
+// because a process hosting nodes of the lab is not running.
 package main
 
 import (
@@ -34,6 +35,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -129,6 +131,14 @@ func runTest(ctx context.Context, o *options, out, errw io.Writer) int {
 	} else {
 		err = t.run(ctx, rep)
 	}
+	if err != nil && !errors.Is(err, errInvalidRun) && o.lab != "" {
+		// A request that failed because the worker or daemon hosting a
+		// node died is that one fact, not what the request met.
+		if d := lab.NotRunning(o.runRoot, o.lab); d != nil {
+			fmt.Fprintf(errw, "rperf: error - %v\n", d)
+			return 4
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: error - %v\n", err)
 		if errors.Is(err, errInvalidRun) {
@@ -174,7 +184,9 @@ until Ctrl-C (SIGINT or SIGTERM), which stops the flows and prints the
 summary.
 
 Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
-emulation health is invalid (the daemons did not keep up).`,
+emulation health is invalid (the daemons did not keep up), 4 a request
+failed because a process hosting nodes of the lab (a worker, or a
+node's daemon) is not running; one line names it and its nodes.`,
 		Example: `  ip netns exec t1-h0 rperf -c 198.18.0.15 -t 5
   ip netns exec t1-h0 rperf -c h3 -n 100M -P 2 --mode irn -J
   ip netns exec t1-h0 rperf -c h3 -R -b 50M -O 1 -t 5
