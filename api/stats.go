@@ -49,9 +49,14 @@ type PortStats struct {
 	MaxQueueBytes uint64 `json:"max_queue_bytes"`
 	// Captured: a packet capture listens on the port, so it transmits
 	// through the kernel's packet path (slower) where the capture sees it.
-	Captured bool              `json:"captured"`
-	Drops    map[string]uint64 `json:"drops"`
-	Queues   []QueueStats      `json:"queues,omitempty"`
+	Captured bool `json:"captured"`
+	// Patched: the port's cable joins two nodes of one worker in memory
+	// (lab up --links patch); XDP and XSK then count what the cable did
+	// as the program and the socket would have, and XDP "mirror" the
+	// copies written for captures.
+	Patched bool              `json:"patched,omitempty"`
+	Drops   map[string]uint64 `json:"drops"`
+	Queues  []QueueStats      `json:"queues,omitempty"`
 	// Signals counts flow-control frames sent, received and relayed by
 	// class and type ("tx_pause_A", "rx_resume_B", "relayed_state_B", ...).
 	Signals map[string]uint64 `json:"signals,omitempty"`

@@ -87,6 +87,12 @@ type Config struct {
 	Down bool
 	// Fallback is the verdict for frames of a queue with no socket.
 	Fallback Verdict
+	// Patched says the port's link is patched in memory: every frame on
+	// the interface is a copy written for captures, counted (Mirror) and
+	// passed to the stack while Captured, else dropped. LossPPM and Down
+	// are then applied by the patch (package patch), not here.
+	Patched  bool
+	Captured bool
 }
 
 // MaxLossPPM is the LossPPM that drops every frame.
@@ -110,6 +116,7 @@ type Counters struct {
 	Fallback uint64 // frames of a queue without socket, given the fallback verdict
 	Loss     uint64 // frames dropped by injected loss
 	Down     uint64 // frames dropped because the link is down
+	Mirror   uint64 // copies of a patched link's frames (Config.Patched)
 }
 
 // Indices of the counters map, as in xdp_redirect.c.
@@ -119,6 +126,7 @@ const (
 	counterFallback
 	counterLoss
 	counterDown
+	counterMirror
 	numCounters
 )
 

@@ -118,6 +118,12 @@ func (p *Program) SetConfig(c Config) error {
 	if c.Fallback == Drop {
 		v.Fallback = xdpDrop
 	}
+	if c.Patched {
+		v.Patched = 1
+	}
+	if c.Captured {
+		v.Captured = 1
+	}
 	if err := p.objs.Config.Update(uint32(0), &v, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("bpf: set config: %w", err)
 	}
@@ -143,6 +149,7 @@ func (p *Program) Counters() (Counters, error) {
 		Fallback: sums[counterFallback],
 		Loss:     sums[counterLoss],
 		Down:     sums[counterDown],
+		Mirror:   sums[counterMirror],
 	}, nil
 }
 

@@ -66,6 +66,11 @@ func TestProgramRun(t *testing.T) {
 		{"full loss", Config{LossPPM: MaxLossPPM}, xdpDrop, Counters{RX: 1, Loss: 1}},
 		{"down", Config{Down: true}, xdpDrop, Counters{RX: 1, Down: 1}},
 		{"down wins over loss", Config{Down: true, LossPPM: MaxLossPPM}, xdpDrop, Counters{RX: 1, Down: 1}},
+		// A patched port's interface carries only copies for captures:
+		// counted apart, passed to the taps while captured, and never
+		// impaired or counted as link traffic.
+		{"patched drops copies", Config{Patched: true, Down: true}, xdpDrop, Counters{Mirror: 1}},
+		{"patched and captured passes copies", Config{Patched: true, Captured: true, LossPPM: MaxLossPPM}, xdpPass, Counters{Mirror: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +113,7 @@ func delta(a, b Counters) Counters {
 		Fallback: a.Fallback - b.Fallback,
 		Loss:     a.Loss - b.Loss,
 		Down:     a.Down - b.Down,
+		Mirror:   a.Mirror - b.Mirror,
 	}
 }
 

@@ -9,7 +9,14 @@
 // the receiving queue. Frames are first subject to two fault injections
 // that the lab uses: an administrative link-down switch and random loss.
 //
+// A port whose link is patched in memory (package patch) receives its
+// frames there; what reaches its interface are copies the sender writes
+// for packet captures. Such a copy is counted (MIRROR) and passed to the
+// stack, where the taps see it, while the port is captured, or dropped;
+// it is not link traffic and counts nowhere else.
+//
 // Stages, in order:
+//  0. a patched port's copy: MIRROR, then PASS when captured, else DROP;
 //  1. count the frame (RX);
 //  2. drop it if the port is down (DOWN);
 //  3. drop it with probability loss_ppm / 10^6 (LOSS);
@@ -27,6 +34,7 @@ enum {
 	COUNTER_FALLBACK = 2,
 	COUNTER_LOSS = 3,
 	COUNTER_DOWN = 4,
+	COUNTER_MIRROR = 5,
 	COUNTER_MAX,
 };
 
@@ -35,6 +43,8 @@ struct config {
 	__u32 loss_ppm; // frames dropped per million, 0..1000000
 	__u32 down;     // non-zero: drop every frame
 	__u32 fallback; // XDP_PASS or XDP_DROP when no socket is registered
+	__u32 patched;  // non-zero: the link is patched in memory (stage 0)
+	__u32 captured; // with patched: pass the copies to the stack
 };
 
 struct {
@@ -69,9 +79,13 @@ int xdp_redirect(struct xdp_md *ctx) {
 	__u32 zero = 0;
 	__u64 fallback = XDP_PASS;
 
-	count(COUNTER_RX);
-
 	struct config *cfg = bpf_map_lookup_elem(&config, &zero);
+	if (cfg && cfg->patched) {
+		count(COUNTER_MIRROR);
+		return cfg->captured ? XDP_PASS : XDP_DROP;
+	}
+
+	count(COUNTER_RX);
 	if (cfg) {
 		if (cfg->down) {
 			count(COUNTER_DOWN);

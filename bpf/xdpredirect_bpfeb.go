@@ -18,6 +18,8 @@ type xdpRedirectConfig struct {
 	LossPpm  uint32
 	Down     uint32
 	Fallback uint32
+	Patched  uint32
+	Captured uint32
 }
 
 // Names of all BPF objects in the ELF.

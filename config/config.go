@@ -161,6 +161,10 @@ type Node struct {
 	// DSCPMap is the classes a server's bc0 classifier gives kernel
 	// traffic by DSCP (nil: DefaultDSCPMap; empty: none mapped).
 	DSCPMap DSCPMap `json:"dscp_map"`
+
+	// Patches are the fabric ports whose cable is patched in memory
+	// (lab up --links patch); the others use their veth.
+	Patches []PatchPort `json:"patches,omitempty"`
 }
 
 // MaxLossPPM is the largest injected loss: every frame (a million per

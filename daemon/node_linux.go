@@ -9,9 +9,12 @@ package daemon
 //     program, configure its injected loss (fabric ports:
 //     Config.PortImpairment), attach it to the interface, bind an AF_XDP socket
 //     sharing the UMEM, register the socket in the program's XSK map, open
-//     the port's packet socket for captures; then the node's own setup
-//     (hostd: bc0) and the namespace's packet-socket table, which the
-//     capture watcher reads;
+//     the port's packet socket for captures; a port whose cable is patched
+//     (Config.Patches, on a worker with a patch panel) plugs into its cable
+//     too, which then carries its frames, its impairment and copies for
+//     captures (the program only passes those to the taps); then the
+//     node's own setup (hostd: bc0) and the namespace's packet-socket
+//     table, which the capture watcher reads;
 //  3. the engine, the node's handler bound to it;
 //  4. the control socket (HTTP on a unix socket): /healthz, /stats, /link
 //     and the node's own routes;
@@ -37,6 +40,7 @@ import (
 	"github.com/bcfab/bcfab/bpf"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/patch"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -65,6 +69,12 @@ type boundPort struct {
 	sock    *xdp.Socket
 	tap     *PacketTX
 	mode    bpf.Mode
+	// patch is the port's end of its cable when it is patched (nil: the
+	// socket carries its frames); cfg is its program's last config,
+	// under mu, as captures and POST /link both change it.
+	patch *patch.End
+	mu    sync.Mutex
+	cfg   bpf.Config
 }
 
 // Start brings n up inside its namespace (Config.Netns) and puts its
@@ -72,6 +82,13 @@ type boundPort struct {
 // hosts only this node). The engine starts once w runs. On error nothing
 // of the node is left.
 func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) {
+	return StartPatched(n, w, worker, nil)
+}
+
+// StartPatched is Start on a worker whose nodes' patched cables
+// (Config.Patches) plug into panel; with a nil panel every port uses its
+// veth.
+func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Panel) (r *Running, err error) {
 	cfg := n.Config
 	mode, err := bpf.ParseMode(cfg.XDPMode)
 	if err != nil {
@@ -99,19 +116,34 @@ func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) 
 		}
 		for _, p := range n.Ports {
 			xc := bpf.Config{}
+			cable := ""
 			if fabricPort(p.Ifname) {
 				loss, down := cfg.PortImpairment(p.Ifname)
 				xc.LossPPM, xc.Down = uint32(loss), down
+				if panel != nil {
+					cable = cfg.PatchCable(p.Ifname)
+				}
 			}
-			bp, err := bindPort(r.umem, p, mode, cfg.RingSize, xc)
+			bp, err := bindPort(r.umem, p, mode, cfg.RingSize, xc, cable != "")
 			if err != nil {
 				return fmt.Errorf("port %s: %w", p.Ifname, err)
 			}
 			r.ports = append(r.ports, bp)
-			r.links.add(p.Ifname, xc, bp.prog.SetConfig)
-			specs = append(specs, dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues,
-				MAC: p.MAC, PeerMAC: p.PeerMAC})
-			n.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps)
+			spec := dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues,
+				MAC: p.MAC, PeerMAC: p.PeerMAC}
+			if cable != "" {
+				if bp.patch, err = panel.Plug(cable, r.umem.Bytes(), r.umem.FrameSize(), cfg.RingSize); err != nil {
+					return fmt.Errorf("port %s: %w", p.Ifname, err)
+				}
+				bp.patch.SetImpairment(xc.LossPPM, xc.Down)
+				bp.patch.SetMirror(bp.tap)
+				// The cable carries the frames and writes the copies
+				// captures see; the engine transmits as if uncaptured.
+				spec.IO, spec.Tap = bp.patch, nil
+			}
+			r.links.add(p.Ifname, xc, bp.setConfig)
+			specs = append(specs, spec)
+			n.Log.Debug("port up", "if", p.Ifname, "xdp", bp.mode.String(), "rate_bps", p.RateBps, "patch", cable)
 		}
 		if n.Setup != nil {
 			if err := n.Setup(); err != nil {
@@ -145,7 +177,7 @@ func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) 
 	r.stopTap, r.tapDone = cancel, make(chan struct{})
 	go func() {
 		defer close(r.tapDone)
-		watchTaps(ctx, r.eng, r.taps, ifindexes, TapPoll)
+		watchTaps(ctx, r.setTapped, r.taps, ifindexes, TapPoll)
 	}()
 	n.Log.Info("up", "node", cfg.Node, "ports", len(r.ports), "frames", frames, "xdp", r.ports[0].mode.String(),
 		"control", cfg.Control, "loss_ppm", cfg.LossPPM, "worker", worker)
@@ -203,19 +235,30 @@ func (r *Running) close() error {
 	return errors.Join(errs...)
 }
 
-// bindPort brings up port p with its XDP program configured xc before it
-// is attached, so no frame passes unimpaired.
-func bindPort(umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config) (bp *boundPort, err error) {
+// bindPort brings up port p with its XDP program configured xc (and as
+// patched) before it is attached, so no frame passes unimpaired.
+func bindPort(umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config, patched bool) (bp *boundPort, err error) {
 	ifi, err := net.InterfaceByName(p.Ifname)
 	if err != nil {
 		return nil, fmt.Errorf("interface: %w", err)
 	}
-	bp = &boundPort{spec: p, ifindex: ifi.Index}
+	xc.Patched = patched
+	bp = &boundPort{spec: p, ifindex: ifi.Index, cfg: xc}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, bp.close())
 		}
 	}()
+	if patched {
+		// The copies a captured port passes to the stack end there:
+		// strict reverse-path filtering drops them, as their sources
+		// are reached through other interfaces (a server's bc0), so a
+		// server's kernel never takes a frame addressed to it twice.
+		// (/proc/sys/net is the calling thread's namespace's.)
+		if err = os.WriteFile("/proc/sys/net/ipv4/conf/"+p.Ifname+"/rp_filter", []byte("1"), 0); err != nil {
+			return bp, fmt.Errorf("rp_filter: %w", err)
+		}
+	}
 	if bp.prog, err = bpf.Load(); err != nil {
 		return bp, err
 	}
@@ -237,8 +280,59 @@ func bindPort(umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config) (b
 	return bp, nil
 }
 
+// setConfig applies the port's impairment: to its program, and to its
+// cable's end when patched (where its frames arrive).
+func (bp *boundPort) setConfig(c bpf.Config) error {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	c.Patched, c.Captured = bp.cfg.Patched, bp.cfg.Captured
+	if err := bp.prog.SetConfig(c); err != nil {
+		return err
+	}
+	bp.cfg = c
+	if bp.patch != nil {
+		bp.patch.SetImpairment(c.LossPPM, c.Down)
+	}
+	return nil
+}
+
+// setCaptured says whether a capture listens on a patched port: its
+// cable then writes copies, and its program passes them to the taps.
+func (bp *boundPort) setCaptured(on bool) error {
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if bp.cfg.Captured == on {
+		return nil
+	}
+	c := bp.cfg
+	c.Captured = on
+	if err := bp.prog.SetConfig(c); err != nil {
+		return err
+	}
+	bp.cfg = c
+	bp.patch.SetTapped(on)
+	return nil
+}
+
+// setTapped switches port i in or out of capture mode.
+func (r *Running) setTapped(i int, on bool) {
+	bp := r.ports[i]
+	if bp.patch == nil {
+		r.eng.SetTapped(i, on)
+		return
+	}
+	if err := bp.setCaptured(on); err != nil {
+		r.n.Log.Warn("capture", "port", bp.spec.Ifname, "err", err)
+	}
+}
+
 func (bp *boundPort) close() error {
 	var errs []error
+	if bp.patch != nil {
+		// The engine left its worker (Stop removes it first), so the
+		// peer no longer writes into this node's memory.
+		bp.patch.Unplug()
+	}
 	if bp.prog != nil {
 		errs = append(errs, bp.prog.Close())
 	}
@@ -364,6 +458,25 @@ func (r *Running) Stats() api.Stats {
 		}
 		if c, err := bp.prog.Counters(); err == nil {
 			ps.XDP = map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "fallback": c.Fallback, "loss": c.Loss, "down": c.Down}
+			if bp.patch != nil {
+				ps.XDP["mirror"] = c.Mirror
+			}
+		}
+		if bp.patch != nil {
+			// The cable's counts mean what the program's and the
+			// socket's would on a veth.
+			c := bp.patch.Counters()
+			ps.Patched, ps.Captured = true, bp.patch.Tapped()
+			for k, v := range map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "loss": c.Loss, "down": c.Down} {
+				if ps.XDP != nil {
+					ps.XDP[k] += v
+				}
+			}
+			if ps.XSK != nil {
+				ps.XSK["rx_dropped"] += c.RxDropped
+				ps.XSK["rx_ring_full"] += c.RxRingFull
+				ps.XSK["rx_fill_ring_empty"] += c.RxFillRingEmpty
+			}
 		}
 	}
 	return s

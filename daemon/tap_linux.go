@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/dataplane"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,15 +86,16 @@ func tappedIfindexes(table *os.File) (set map[int]bool, all bool, err error) {
 	return set, all, sc.Err()
 }
 
-// watchTaps switches ports into and out of capture mode until ctx ends.
-func watchTaps(ctx context.Context, e *dataplane.Engine, table *os.File, ifindexes []int, every time.Duration) {
+// watchTaps switches ports into and out of capture mode (set) until ctx
+// ends.
+func watchTaps(ctx context.Context, set func(port int, on bool), table *os.File, ifindexes []int, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		set, all, err := tappedIfindexes(table)
+		tapped, all, err := tappedIfindexes(table)
 		if err == nil {
 			for i, idx := range ifindexes {
-				e.SetTapped(i, all || set[idx])
+				set(i, all || tapped[idx])
 			}
 		}
 		select {

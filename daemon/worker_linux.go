@@ -5,8 +5,9 @@ package daemon
 //  1. read its config (config.Worker): its name, control socket and the
 //     node configs of the nodes it hosts;
 //  2. start its worker thread, then bring every node up on it (each in
-//     its own namespace, a few at a time); one that fails ends the
-//     process, so lab up sees it and removes the lab;
+//     its own namespace, a few at a time), their patched cables plugged
+//     into the worker's patch panel; one that fails ends the process, so
+//     lab up sees it and removes the lab;
 //  3. serve its control socket: GET /healthz (200 once every node is up),
 //     GET /worker (api.WorkerReport) and POST /nodes/{node}/stop and
 //     /nodes/{node}/start, which take one node down and up again while
@@ -29,6 +30,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/patch"
 )
 
 // startParallel is how many nodes a worker brings up at once: each step is
@@ -39,9 +41,11 @@ const startParallel = 4
 type workerProc struct {
 	cfg *config.Worker
 	w   *dataplane.Worker
-	b   Builders
-	lv  slog.Level
-	log *slog.Logger
+	// panel joins the patched cables between the worker's nodes.
+	panel *patch.Panel
+	b     Builders
+	lv    slog.Level
+	log   *slog.Logger
 
 	mu    sync.Mutex
 	nodes []*hosted
@@ -69,7 +73,7 @@ func runWorker(ctx context.Context, path string, b Builders, lv slog.Level, log 
 		return err
 	}
 	defer w.Close()
-	p := &workerProc{cfg: cfg, w: w, b: b, lv: lv, log: log}
+	p := &workerProc{cfg: cfg, w: w, panel: patch.NewPanel(), b: b, lv: lv, log: log}
 	for _, np := range cfg.Nodes {
 		p.nodes = append(p.nodes, &hosted{path: np, state: api.NodeStopped})
 	}
@@ -164,7 +168,7 @@ func (p *workerProc) start(h *hosted) error {
 		h.name, h.kind = n.Config.Node, n.Kind
 		p.mu.Unlock()
 		var r *Running
-		if r, err = Start(n, p.w, p.cfg.Name); err == nil {
+		if r, err = StartPatched(n, p.w, p.cfg.Name, p.panel); err == nil {
 			p.mu.Lock()
 			h.run, h.logf, h.state, h.err = r, logf, api.NodeRunning, ""
 			p.mu.Unlock()

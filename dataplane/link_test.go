@@ -9,10 +9,10 @@ import (
 	"github.com/bcfab/bcfab/xdp"
 )
 
-// linkRig is a rig on a fake clock whose ports are 10 Mb/s links with a
+// delayRig is a rig on a fake clock whose ports are 10 Mb/s links with a
 // delay and probes, served as a punctual worker would (a pass at every
 // deadline the engine names).
-type linkRig struct {
+type delayRig struct {
 	*rig
 	now int64
 }
@@ -22,8 +22,8 @@ var (
 	macFar  = net.HardwareAddr{2, 0x10, 0, 0, 0, 1}
 )
 
-func newLinkRig(t *testing.T, delay, probe time.Duration) *linkRig {
-	lr := &linkRig{}
+func newDelayRig(t *testing.T, delay, probe time.Duration) *delayRig {
+	lr := &delayRig{}
 	lr.rig = newRigPorts(t, PortSpec{RateBps: 10_000_000, Delay: delay, MAC: macNear, PeerMAC: macFar},
 		Options{BufferBytes: 1 << 20, ProbeEvery: probe}, func(e *Engine) { e.clock = func() int64 { return lr.now } })
 	return lr
@@ -31,7 +31,7 @@ func newLinkRig(t *testing.T, delay, probe time.Duration) *linkRig {
 
 // arrivals runs the engine to end and returns when each frame reached
 // port 1's far end, with its bytes.
-func (r *linkRig) arrivals(end int64) (times []int64, frames [][]byte) {
+func (r *delayRig) arrivals(end int64) (times []int64, frames [][]byte) {
 	for {
 		r.e.step(r.now)
 		for r.far[1].Receive(r.desc[:]) > 0 {
@@ -57,7 +57,7 @@ func (r *linkRig) arrivals(end int64) (times []int64, frames [][]byte) {
 // framing take 819.2 µs at 10 Mb/s.
 func TestLinkStoreAndForward(t *testing.T) {
 	const delay = 2 * time.Millisecond
-	r := newLinkRig(t, delay, 0)
+	r := newDelayRig(t, delay, 0)
 	for range 3 {
 		r.send(1000)
 	}
@@ -77,7 +77,7 @@ func TestLinkStoreAndForward(t *testing.T) {
 // SetLinkDelay changes the hold of every shaped port for the frames that
 // leave from then on.
 func TestSetLinkDelay(t *testing.T) {
-	r := newLinkRig(t, 5*time.Millisecond, 0)
+	r := newDelayRig(t, 5*time.Millisecond, 0)
 	r.e.SetLinkDelay(int64(time.Millisecond))
 	r.send(1000)
 	times, _ := r.arrivals(int64(time.Second))
@@ -92,7 +92,7 @@ func TestSetLinkDelay(t *testing.T) {
 // the Echo's own way back, neither frame's serialisation counted.
 func TestProbeRoundTrip(t *testing.T) {
 	const delay = 3 * time.Millisecond
-	r := newLinkRig(t, delay, 100*time.Millisecond)
+	r := newDelayRig(t, delay, 100*time.Millisecond)
 	times, frames := r.arrivals(int64(260 * time.Millisecond))
 	var probes []int
 	for i, b := range frames {
@@ -145,7 +145,7 @@ func TestProbeRoundTrip(t *testing.T) {
 // A probe that arrives is answered with an Echo in the HQ, carrying the
 // forward delay; a malformed probe is dropped and counted.
 func TestProbeAnswered(t *testing.T) {
-	r := newLinkRig(t, time.Millisecond, time.Hour) // no probes of its own in the test
+	r := newDelayRig(t, time.Millisecond, time.Hour) // no probes of its own in the test
 	probe := make([]byte, signaling.FrameLen)
 	signaling.PutProbe(probe, macNear, macFar, signaling.TypeProbe, 7, 0)
 	signaling.SetProbeSent(probe, r.e.monoBase+1000)
@@ -171,7 +171,7 @@ func TestProbeAnswered(t *testing.T) {
 
 // The probe path allocates nothing: sending, answering and timing them.
 func TestProbeAllocs(t *testing.T) {
-	r := newLinkRig(t, time.Millisecond, time.Millisecond)
+	r := newDelayRig(t, time.Millisecond, time.Millisecond)
 	step := int64(0)
 	allocs := testing.AllocsPerRun(200, func() {
 		step += int64(time.Millisecond)

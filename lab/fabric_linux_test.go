@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -197,20 +198,32 @@ func checkNoDrops(t *testing.T, s Spec) {
 	}
 }
 
-// tcpdump on a switch port shows the frames the switch transmits there:
-// the daemon sees the capture and moves that port's transmissions to the
-// kernel's packet path.
+// tcpdump on a switch port shows the frames the switch transmits there
+// and, on a patched cable, those it receives there, as on a real
+// interface: the daemon sees the capture, and the port's frames are
+// written through its veth as well.
 func TestFabricTcpdumpOnSwitchPort(t *testing.T) {
+	for _, mode := range []string{config.LinksPatch, config.LinksVeth} {
+		t.Run(mode, func(t *testing.T) { testTcpdumpOnSwitchPort(t, mode) })
+	}
+}
+
+func testTcpdumpOnSwitchPort(t *testing.T, mode string) {
 	if _, err := exec.LookPath("tcpdump"); err != nil {
 		t.Skip("tcpdump not installed (make deps installs it)")
 	}
 	s := realSpec(t, 4, 1)
+	s.LinkMode = mode
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}
-	// h0 -> h3 crosses s0.0 and leaves it by p3.
+	// h0 -> h3 crosses s0.0 and leaves it by p3; h3's replies come in
+	// there.
 	pcap := filepath.Join(t.TempDir(), "p3.pcap")
-	dump := exec.Command("ip", "netns", "exec", Namespace(s.Name, "s0.0"), "timeout", "20", "tcpdump", "-i", "p3", "-U", "-c", "3", "-w", pcap, "vlan and icmp")
+	dump := exec.Command("ip", "netns", "exec", Namespace(s.Name, "s0.0"), "timeout", "20", "tcpdump", "-i", "p3", "-U", "-c", "6", "-w", pcap, "vlan and icmp")
+	if mode == config.LinksVeth {
+		dump.Args[len(dump.Args)-4] = "3" // only what it sends shows
+	}
 	var stderr bytes.Buffer
 	dump.Stderr = &stderr
 	if err := dump.Start(); err != nil {
@@ -235,7 +248,7 @@ func TestFabricTcpdumpOnSwitchPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	out, in := 0, 0
 	for {
 		data, _, err := r.ReadPacketData()
 		if err != nil {
@@ -244,14 +257,30 @@ func TestFabricTcpdumpOnSwitchPort(t *testing.T) {
 		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
 		eth := p.Layer(layers.LayerTypeEthernet).(*layers.Ethernet)
 		ip, _ := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4)
-		if !bytes.Equal(eth.SrcMAC, bcube.SwitchPortMAC(0, 0, 3)) || !bytes.Equal(eth.DstMAC, bcube.HostPortMAC(3, 0)) ||
-			ip == nil || !ip.DstIP.Equal(bcube.ServerIP(3).AsSlice()) {
-			t.Errorf("captured frame is not s0.0 p3 -> h3: %v", p)
+		switch {
+		case ip == nil:
+			t.Errorf("captured frame is not IPv4: %v", p)
+		case bytes.Equal(eth.SrcMAC, bcube.SwitchPortMAC(0, 0, 3)) && bytes.Equal(eth.DstMAC, bcube.HostPortMAC(3, 0)) &&
+			ip.DstIP.Equal(bcube.ServerIP(3).AsSlice()):
+			out++
+		case bytes.Equal(eth.SrcMAC, bcube.HostPortMAC(3, 0)) && bytes.Equal(eth.DstMAC, bcube.SwitchPortMAC(0, 0, 3)) &&
+			ip.SrcIP.Equal(bcube.ServerIP(3).AsSlice()):
+			in++
+		default:
+			t.Errorf("captured frame is neither s0.0 p3 -> h3 nor h3 -> s0.0 p3: %v", p)
 		}
-		n++
 	}
-	if n != 3 {
-		t.Fatalf("captured %d frames, want 3", n)
+	want := 3
+	if mode == config.LinksPatch {
+		want = 6
+		if out == 0 || in == 0 {
+			t.Errorf("captured %d frames sent and %d received, want both directions", out, in)
+		}
+	} else if in != 0 {
+		t.Errorf("captured %d received frames on a veth, whose received frames go XDP -> XSK", in)
+	}
+	if out+in != want {
+		t.Fatalf("captured %d frames, want %d", out+in, want)
 	}
 	checkNoDrops(t, s)
 }

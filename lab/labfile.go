@@ -95,6 +95,7 @@ type File struct {
 	Workers       *int            `yaml:"workers,omitempty"`
 	WorkerSlack   *units.Duration `yaml:"worker-slack,omitempty"`
 	WorkerPoll    *time.Duration  `yaml:"worker-poll,omitempty"`
+	LinkMode      string          `yaml:"link-mode,omitempty"`
 	FramesPerPort int             `yaml:"frames-per-port,omitempty"`
 	RingSize      int             `yaml:"ring-size,omitempty"`
 
@@ -130,6 +131,7 @@ func Defaults() Spec {
 		Target: scale.Papers(), XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: config.FCNone, MaxNodes: DefaultMaxNodes,
 		HealthTimeout: DefaultHealthTimeout, WatchdogAction: "none",
 		DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
+		LinkMode: DefaultLinkMode,
 	}
 }
 
@@ -350,6 +352,7 @@ func (f *File) apply(s *Spec, skip string) {
 	})
 	set("worker-slack", f.WorkerSlack != nil, func() { s.WorkerSlack = f.WorkerSlack.D() })
 	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
+	set("link-mode", f.LinkMode != "", func() { s.LinkMode = f.LinkMode })
 	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
 	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
 	if f.Topology.Kind == TopologyRailOnly && skip != "topology" {
@@ -526,6 +529,9 @@ func FileOf(s Spec) *File {
 		f.WorkerPoll = &v
 	}
 	f.FramesPerPort, f.RingSize = s.FramesPerPort, s.RingSize
+	if s.LinkMode != "" && s.LinkMode != d.LinkMode {
+		f.LinkMode = s.LinkMode
+	}
 	for _, l := range s.Links {
 		fl := FileLink{Endpoints: l.Endpoints, Down: l.Down}
 		if l.RateBps != 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 )
 
 // BCube(2,1) up with 0.5% loss on every fabric link; lab link then makes
@@ -18,8 +19,17 @@ import (
 // eth0's receive. What the sink misses is exactly what that port's XDP
 // program dropped, at about 1%, counted as injected and not as a drop.
 // Loss set back to 0 stops; a link set down drops everything.
+//
+// Patched cables (the default: every node on one worker) and veths alike.
 func TestLossLab(t *testing.T) {
+	for _, mode := range []string{config.LinksPatch, config.LinksVeth} {
+		t.Run(mode, func(t *testing.T) { testLossLab(t, mode) })
+	}
+}
+
+func testLossLab(t *testing.T, mode string) {
 	s := realSpec(t, 2, 1)
+	s.LinkMode = mode
 	s.LossPPM = 5_000
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)

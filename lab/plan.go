@@ -160,7 +160,30 @@ func NewPlan(spec Spec) (*Plan, error) {
 		})
 	}
 	p.assignWorkers()
+	p.patchCables()
 	return p, nil
+}
+
+// patchCables patches every fabric cable whose two nodes share a worker
+// (Spec.LinkMode patch): both ends' configs name it, and the worker moves
+// its frames in memory; the veth stays for captures.
+func (p *Plan) patchCables() {
+	if p.Spec.LinkMode != config.LinksPatch || len(p.Workers) == 0 {
+		return
+	}
+	index := map[string]int{}
+	for i := range p.Nodes {
+		index[p.Nodes[i].Name] = i
+	}
+	for _, l := range p.Links {
+		a, b := &p.Nodes[index[l.A.Node]], &p.Nodes[index[l.B.Node]]
+		if a.Worker < 0 || a.Worker != b.Worker {
+			continue
+		}
+		cable := l.A.Node + ":" + l.A.Ifname + "-" + l.B.Node + ":" + l.B.Ifname
+		a.Config.Patches = append(a.Config.Patches, config.PatchPort{Port: l.A.Ifname, Cable: cable})
+		b.Config.Patches = append(b.Config.Patches, config.PatchPort{Port: l.B.Ifname, Cable: cable})
+	}
 }
 
 // assignWorkers deals the nodes to Spec.Workers workers so that many

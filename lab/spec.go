@@ -41,6 +41,9 @@ const (
 	// unless told otherwise (docs/BENCHMARKS.md, "Workers", measures the
 	// choice).
 	DefaultWorkers = 1
+	// DefaultLinkMode is how a cable between two nodes of one worker
+	// moves frames unless told otherwise (Spec.LinkMode).
+	DefaultLinkMode = config.LinksVeth
 	// PerNode as Spec.Workers runs every node in a process of its own
 	// (swd and hostd), for fault isolation.
 	PerNode = -1
@@ -179,6 +182,12 @@ type Spec struct {
 	// dataplane.WorkerOptions; 0: its defaults, negative: none).
 	WorkerSlack      time.Duration `json:"worker_slack,omitempty"`
 	WorkerPollBudget time.Duration `json:"worker_poll_budget,omitempty"`
+	// LinkMode is how a fabric cable between two nodes of one worker
+	// moves frames: patch (in memory, package patch) or veth (AF_XDP
+	// through the kernel, as every other cable); "": DefaultLinkMode.
+	// Shaping, delay, rings, loss, link down, counters and captures are
+	// the same in both.
+	LinkMode string `json:"link_mode,omitempty"`
 
 	// BinDir holds the bcfabd, swd and hostd binaries; default: the
 	// directory of the running executable (bin/ when run as bin/lab).
@@ -228,6 +237,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Workers == 0 {
 		s.Workers = DefaultWorkers
+	}
+	if s.LinkMode == "" {
+		s.LinkMode = DefaultLinkMode
 	}
 	if servers, switches, ok := nodeCount(s.N, s.K); ok && s.FramesPerPort == 0 && servers+switches > BigFabric {
 		s.FramesPerPort = BigFramesPerPort
@@ -335,6 +347,9 @@ func (s Spec) check() (bcube.Topology, error) {
 	}
 	if s.HealthTimeout < 0 {
 		return t, fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
+	}
+	if s.LinkMode != config.LinksPatch && s.LinkMode != config.LinksVeth {
+		return t, fmt.Errorf("links %q: want %s or %s", s.LinkMode, config.LinksPatch, config.LinksVeth)
 	}
 	if s.Workers != PerNode && (s.Workers < 1 || s.Workers > MaxWorkers) {
 		return t, fmt.Errorf("workers %d: want 1..%d worker processes, or one process per node", s.Workers, MaxWorkers)

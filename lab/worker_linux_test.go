@@ -13,13 +13,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bcfab/bcfab/config"
 )
 
 func TestNodeStopStart(t *testing.T) {
-	for _, workers := range []int{2, PerNode} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+	// One worker: every cable patched; two: some patched, some veths.
+	for _, tc := range []struct {
+		workers int
+		links   string
+	}{{1, config.LinksPatch}, {2, config.LinksPatch}, {2, config.LinksVeth}, {PerNode, config.LinksPatch}} {
+		workers := tc.workers
+		t.Run(fmt.Sprintf("workers=%d,links=%s", workers, tc.links), func(t *testing.T) {
 			s := realSpec(t, 2, 1)
-			s.Workers = workers
+			s.Workers, s.LinkMode = workers, tc.links
 			if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 				t.Fatal(err)
 			}

@@ -175,6 +175,8 @@ the file or a flag is bad.`,
 			s.Workers = lab.PerNode
 		}
 	})
+	links := fs.String("links", d.LinkMode, "how a cable between two nodes of one worker moves frames: patch (in memory) or veth (AF_XDP through the kernel)")
+	add("links", func(s *lab.Spec) { s.LinkMode = *links })
 	wSlack := durationFlag(fs, "worker-slack", "", "0", "how late a worker may serve a deadline so that close ones share a wake-up (0: 50us)")
 	add("worker-slack", func(s *lab.Spec) { s.WorkerSlack = wSlack.D() })
 	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)")
@@ -189,6 +191,7 @@ the file or a flag is bad.`,
 	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
 	completeWords(cmd, "fc", config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
+	completeWords(cmd, "links", config.LinksPatch, config.LinksVeth)
 	completeWords(cmd, "level-order", "hash", "ascending", "descending")
 	completeWords(cmd, "watchdog-action", "none", "forward", "drop")
 	_ = cmd.MarkFlagDirname("bin-dir")

@@ -1,0 +1,377 @@
+// Package patch is a cable in memory between two ports whose nodes one
+// worker thread runs, as Open vSwitch's patch ports, DPDK's ring PMD and
+// VPP's memif join datapaths: no syscall, no skb, one copy. Each End is
+// the port's I/O (dataplane.PortIO) and behaves as an AF_XDP socket in
+// copy mode on a veth whose XDP program impairs what it receives.
+//
+// A frame from end A to end B:
+//
+//  1. A's engine puts its descriptor on A's TX ring (Transmit), after
+//     its shaper and delay line, and kicks;
+//  2. the kick does what B's veth, XDP program and socket would: count
+//     the frame received (RX), drop it if B's link is down (Down) or by
+//     B's injected loss (Loss), count it redirected (Redirect), then
+//     copy it into a frame from B's fill ring, Headroom bytes in, and
+//     put it on B's receive ring; a full receive ring (RxRingFull) or no
+//     fill frame (RxDropped, RxFillRingEmpty) drops it, as the kernel's
+//     socket does;
+//  3. A's frame completes at once, and B's worker is told B has frames;
+//  4. while A's port or B's is captured, A also writes a copy through
+//     its veth (SetMirror), where the packet taps of both ends see it:
+//     every frame when A is captured, those B received when only B is.
+//
+// The two ends of a cable are driven by one worker thread: a kick writes
+// into the peer's memory, so an end may be released (and its memory
+// freed) only once its engine has left that worker, which SetNotify(nil)
+// tells the end. Each ring has one producer and one consumer; counters
+// and settings are safe to read and change from any goroutine.
+package patch
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// Headroom is where a received frame starts in its chunk: where
+// copy-mode AF_XDP puts it (XDP_PACKET_HEADROOM), so a handler finds the
+// same room in front of a frame on either kind of link.
+const Headroom = 256
+
+// MaxLossPPM is the loss that drops every frame.
+const MaxLossPPM = 1_000_000
+
+// FrameWriter writes one frame by copy (a packet socket on the port's
+// veth).
+type FrameWriter interface {
+	WriteFrame(b []byte) error
+}
+
+// Counters are what an end counted of the frames that reached it, with
+// the meaning of the XDP program's counters (RX, Redirect, Loss, Down)
+// and of its socket's (RxDropped, RxRingFull, RxFillRingEmpty), and of
+// what it sent: frames lost because no peer was there (NoPeer), copies
+// written for captures (Mirrored) and those the writer refused
+// (MirrorErrors).
+type Counters struct {
+	RX, Redirect, Loss, Down               uint64
+	RxDropped, RxRingFull, RxFillRingEmpty uint64
+	NoPeer, Mirrored, MirrorErrors         uint64
+}
+
+// Cable joins two ends.
+type Cable struct {
+	name string
+	ends [2]atomic.Pointer[End]
+}
+
+// End is one end of a cable: one port's I/O. Not safe for concurrent
+// use, except as the package says.
+type End struct {
+	panel *Panel // nil: a Pair's
+	cable *Cable
+	side  int
+	mem   []byte
+	chunk uint64
+
+	// The receive side: the owner's engine produces fill and consumes
+	// rx; the peer's kick consumes fill and produces rx.
+	fill ring[uint64]
+	rx   ring[xdp.Desc]
+	rng  uint64 // the peer's kick only
+
+	// The transmit side, the owner's only: descriptors waiting for the
+	// kick, and completed frames not yet reclaimed.
+	tx       []xdp.Desc
+	comp     []uint64
+	compHead int
+	compLen  int
+
+	live   atomic.Bool // its engine reads its rings: the peer may write
+	notify atomic.Pointer[func()]
+	mirror FrameWriter
+
+	lossPPM atomic.Uint32
+	down    atomic.Bool
+	tapped  atomic.Bool
+
+	rxc, redirect, loss, downc     atomic.Uint64
+	rxDropped, ringFull, fillEmpty atomic.Uint64
+	noPeer, mirrored, mirrorErrs   atomic.Uint64
+}
+
+func newEnd(c *Cable, side int, mem []byte, chunk, ringSize int) (*End, error) {
+	switch {
+	case ringSize <= 0 || ringSize&(ringSize-1) != 0:
+		return nil, fmt.Errorf("patch: ring size %d is not a power of two", ringSize)
+	case chunk <= Headroom || chunk&(chunk-1) != 0:
+		return nil, fmt.Errorf("patch: frame size %d is not a power of two above %d", chunk, Headroom)
+	}
+	return &End{cable: c, side: side, mem: mem, chunk: uint64(chunk),
+		fill: newRing[uint64](ringSize), rx: newRing[xdp.Desc](ringSize),
+		tx: make([]xdp.Desc, 0, ringSize), comp: make([]uint64, ringSize),
+		rng: uint64(side)*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d}, nil
+}
+
+// Pair returns the two ends of a new cable over memories a and b (frames
+// of chunk bytes, rings of ringSize), both receiving at once: for tests
+// and in-process fabrics.
+func Pair(a, b []byte, chunk, ringSize int) (*End, *End, error) {
+	c := &Cable{name: "pair"}
+	ea, err := newEnd(c, 0, a, chunk, ringSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	eb, _ := newEnd(c, 1, b, chunk, ringSize)
+	ea.live.Store(true)
+	eb.live.Store(true)
+	c.ends[0].Store(ea)
+	c.ends[1].Store(eb)
+	return ea, eb, nil
+}
+
+// Panel pairs the ends of a process's cables by name. Safe for concurrent
+// use.
+type Panel struct {
+	mu     sync.Mutex
+	cables map[string]*Cable
+}
+
+// NewPanel returns an empty panel.
+func NewPanel() *Panel { return &Panel{cables: map[string]*Cable{}} }
+
+// ErrCableFull is returned when a cable already has two ends.
+var ErrCableFull = errors.New("patch: cable has two ends already")
+
+// Plug returns a new end of cable name over mem (frames of chunk bytes,
+// rings of ringSize). It receives nothing until its engine joins a worker
+// (SetNotify); until the other end is plugged in, what it sends is lost.
+func (p *Panel) Plug(name string, mem []byte, chunk, ringSize int) (*End, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.cables[name]
+	if c == nil {
+		c = &Cable{name: name}
+	}
+	side := 0
+	if c.ends[0].Load() != nil {
+		side = 1
+		if c.ends[1].Load() != nil {
+			return nil, fmt.Errorf("patch: plug %s: %w", name, ErrCableFull)
+		}
+	}
+	e, err := newEnd(c, side, mem, chunk, ringSize)
+	if err != nil {
+		return nil, fmt.Errorf("patch: plug %s: %w", name, err)
+	}
+	c.ends[side].Store(e)
+	p.cables[name] = c
+	e.panel = p
+	return e, nil
+}
+
+// Unplug takes e out of its cable; the peer's frames are lost from then
+// on. Call it after e's engine left its worker.
+func (e *End) Unplug() {
+	p := e.panel
+	if p == nil {
+		e.cable.ends[e.side].CompareAndSwap(e, nil)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := e.cable
+	c.ends[e.side].CompareAndSwap(e, nil)
+	if c.ends[0].Load() == nil && c.ends[1].Load() == nil {
+		delete(p.cables, c.name)
+	}
+}
+
+// Cable is the name of e's cable.
+func (e *End) Cable() string { return e.cable.name }
+
+// SetNotify names the function to call after frames arrived at e (a
+// dataplane worker's poller sets it when e's engine joins the worker,
+// and sets nil when it leaves). e receives only in between.
+func (e *End) SetNotify(f func()) {
+	if f == nil {
+		e.live.Store(false)
+		e.notify.Store(nil)
+		return
+	}
+	e.notify.Store(&f)
+	e.live.Store(true)
+}
+
+// SetMirror names the writer of copies for captures.
+func (e *End) SetMirror(w FrameWriter) { e.mirror = w }
+
+// SetImpairment sets what e drops of the frames that reach it: lossPPM
+// per million at random, or all while down.
+func (e *End) SetImpairment(lossPPM uint32, down bool) {
+	e.lossPPM.Store(min(lossPPM, MaxLossPPM))
+	e.down.Store(down)
+}
+
+// SetTapped says whether a capture listens on e's port.
+func (e *End) SetTapped(on bool) { e.tapped.Store(on) }
+
+// Tapped reports whether a capture listens on e's port.
+func (e *End) Tapped() bool { return e.tapped.Load() }
+
+// Counters returns e's counters.
+func (e *End) Counters() Counters {
+	return Counters{RX: e.rxc.Load(), Redirect: e.redirect.Load(), Loss: e.loss.Load(), Down: e.downc.Load(),
+		RxDropped: e.rxDropped.Load(), RxRingFull: e.ringFull.Load(), RxFillRingEmpty: e.fillEmpty.Load(),
+		NoPeer: e.noPeer.Load(), Mirrored: e.mirrored.Load(), MirrorErrors: e.mirrorErrs.Load()}
+}
+
+// Receive takes received frames (dataplane.PortIO).
+func (e *End) Receive(descs []xdp.Desc) int { return e.rx.pop(descs) }
+
+// Fill gives frames to receive into (dataplane.PortIO).
+func (e *End) Fill(addrs []uint64) int { return e.fill.push(addrs) }
+
+// FillFree is the room on the fill ring (dataplane.PortIO).
+func (e *End) FillFree() int { return e.fill.free() }
+
+// Transmit queues frames for the next kick (dataplane.PortIO).
+func (e *End) Transmit(descs []xdp.Desc) int {
+	n := min(len(descs), e.TxFree())
+	e.tx = append(e.tx, descs[:n]...)
+	return n
+}
+
+// TxFree is the room on the TX ring: what neither waits for a kick nor
+// for reclaiming (dataplane.PortIO).
+func (e *End) TxFree() int { return cap(e.tx) - len(e.tx) - e.compLen }
+
+// Complete returns transmitted frames (dataplane.PortIO).
+func (e *End) Complete(addrs []uint64) int {
+	n := min(len(addrs), e.compLen)
+	size := len(e.comp)
+	for i := range n {
+		addrs[i] = e.comp[(e.compHead+i)&(size-1)]
+	}
+	e.compHead = (e.compHead + n) & (size - 1)
+	e.compLen -= n
+	return n
+}
+
+// Kick moves the queued frames across the cable (dataplane.PortIO).
+func (e *End) Kick() error {
+	if len(e.tx) == 0 {
+		return nil
+	}
+	peer := e.cable.ends[1-e.side].Load()
+	if peer != nil && !peer.live.Load() {
+		peer = nil
+	}
+	mirrorAll := e.mirror != nil && e.tapped.Load()
+	var received FrameWriter
+	if e.mirror != nil && !mirrorAll && peer != nil && peer.tapped.Load() {
+		received = e.mirror
+	}
+	if mirrorAll {
+		for _, d := range e.tx {
+			e.writeMirror(e.mirror, e.mem[d.Addr:d.Addr+uint64(d.Len)])
+		}
+	}
+	delivered := 0
+	if peer != nil {
+		delivered = peer.take(e, received)
+	} else {
+		e.noPeer.Add(uint64(len(e.tx)))
+	}
+	size := len(e.comp)
+	for _, d := range e.tx {
+		e.comp[(e.compHead+e.compLen)&(size-1)] = d.Addr
+		e.compLen++
+	}
+	e.tx = e.tx[:0]
+	if delivered > 0 {
+		if f := peer.notify.Load(); f != nil {
+			(*f)()
+		}
+	}
+	return nil
+}
+
+func (e *End) writeMirror(w FrameWriter, b []byte) {
+	if err := w.WriteFrame(b); err != nil {
+		e.mirrorErrs.Add(1)
+		return
+	}
+	e.mirrored.Add(1)
+}
+
+// take receives the frames src kicks: the work of the receiving veth's
+// XDP program and socket (see the top of the file). received, if set,
+// gets a copy of each frame that reached the ring.
+func (e *End) take(src *End, received FrameWriter) int {
+	down, lossPPM := e.down.Load(), e.lossPPM.Load()
+	fc, fp := e.fill.cons.Load(), e.fill.prod.Load()
+	rp, rc := e.rx.prod.Load(), e.rx.cons.Load()
+	size := uint32(len(e.rx.entries))
+	var rx, redirect, loss, downc, dropped, full, empty uint64
+	for _, d := range src.tx {
+		rx++
+		if down {
+			downc++
+			continue
+		}
+		if lossPPM > 0 && e.rand()%MaxLossPPM < uint64(lossPPM) {
+			loss++
+			continue
+		}
+		redirect++
+		if rp-rc >= size {
+			full++
+			continue
+		}
+		if fc == fp {
+			dropped++
+			empty++
+			continue
+		}
+		if uint64(d.Len) > e.chunk-Headroom {
+			dropped++
+			continue
+		}
+		a := e.fill.entries[fc&e.fill.mask]
+		fc++
+		frame := src.mem[d.Addr : d.Addr+uint64(d.Len)]
+		copy(e.mem[a+Headroom:a+e.chunk], frame)
+		e.rx.entries[rp&e.rx.mask] = xdp.Desc{Addr: a + Headroom, Len: d.Len}
+		rp++
+		if received != nil {
+			src.writeMirror(received, frame)
+		}
+	}
+	e.fill.cons.Store(fc)
+	e.rx.prod.Store(rp)
+	e.rxc.Add(rx)
+	for _, c := range [...]struct {
+		v *atomic.Uint64
+		n uint64
+	}{{&e.redirect, redirect}, {&e.loss, loss}, {&e.downc, downc}, {&e.rxDropped, dropped}, {&e.ringFull, full}, {&e.fillEmpty, empty}} {
+		if c.n > 0 {
+			c.v.Add(c.n)
+		}
+	}
+	return int(redirect - full - dropped)
+}
+
+// rand is xorshift64*: the injected loss's draws, one per frame, need
+// only be uniform and cheap.
+func (e *End) rand() uint64 {
+	x := e.rng
+	x ^= x >> 12
+	x ^= x << 25
+	x ^= x >> 27
+	e.rng = x
+	return x * 0x2545f4914f6cdd1d
+}

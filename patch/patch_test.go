@@ -1,0 +1,302 @@
+package patch
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/bcfab/bcfab/xdp"
+)
+
+const (
+	tChunk = 2048
+	tRing  = 16
+)
+
+// rig is a cable whose end a sends frames of its own memory and end b
+// receives them into frames the test gives it.
+type rig struct {
+	a, b     *End
+	amem     []byte
+	bmem     []byte
+	notified int
+}
+
+func newRig(t testing.TB) *rig {
+	r := &rig{amem: make([]byte, 2*tRing*tChunk), bmem: make([]byte, 2*tRing*tChunk)}
+	var err error
+	if r.a, r.b, err = Pair(r.amem, r.bmem, tChunk, tRing); err != nil {
+		t.Fatal(err)
+	}
+	r.b.SetNotify(func() { r.notified++ })
+	return r
+}
+
+// fill gives b n receive frames.
+func (r *rig) fill(n int) {
+	addrs := make([]uint64, n)
+	for i := range addrs {
+		addrs[i] = uint64((tRing + i) * tChunk)
+	}
+	r.b.Fill(addrs)
+}
+
+// send sends n frames from a, frame i of length 60+i whose first byte is
+// seq+i, and kicks.
+func (r *rig) send(t testing.TB, seq byte, n int) {
+	descs := make([]xdp.Desc, n)
+	for i := range descs {
+		a := uint64(i * tChunk)
+		l := 60 + i
+		for j := range l {
+			r.amem[a+uint64(j)] = seq + byte(i)
+		}
+		descs[i] = xdp.Desc{Addr: a, Len: uint32(l)}
+	}
+	if got := r.a.Transmit(descs); got != n {
+		t.Fatalf("Transmit took %d of %d", got, n)
+	}
+	if err := r.a.Kick(); err != nil {
+		t.Fatal(err)
+	}
+	comp := make([]uint64, tRing)
+	if got := r.a.Complete(comp); got != n {
+		t.Fatalf("completed %d of %d", got, n)
+	}
+}
+
+// A kick moves frames into b's fill frames, 256 bytes in, intact, and
+// tells b's worker; a's frames complete at once.
+func TestPatchDelivers(t *testing.T) {
+	r := newRig(t)
+	r.fill(4)
+	r.send(t, 10, 4)
+	var d [8]xdp.Desc
+	n := r.b.Receive(d[:])
+	if n != 4 || r.notified != 1 {
+		t.Fatalf("received %d frames, notified %d times; want 4, 1", n, r.notified)
+	}
+	for i, x := range d[:n] {
+		if x.Addr%tChunk != Headroom || x.Len != uint32(60+i) {
+			t.Errorf("frame %d at %d, %d bytes; want offset %d, %d bytes", i, x.Addr, x.Len, Headroom, 60+i)
+		}
+		if !bytes.Equal(r.bmem[x.Addr:x.Addr+uint64(x.Len)], bytes.Repeat([]byte{10 + byte(i)}, int(x.Len))) {
+			t.Errorf("frame %d damaged", i)
+		}
+	}
+	c := r.b.Counters()
+	if c.RX != 4 || c.Redirect != 4 || c.RxDropped+c.RxRingFull+c.Loss+c.Down != 0 {
+		t.Errorf("counters %+v", c)
+	}
+	if r.a.TxFree() != tRing {
+		t.Errorf("TxFree %d after completion, want %d", r.a.TxFree(), tRing)
+	}
+}
+
+// The receive side counts as the kernel's veth, XDP program and socket
+// would: down and loss first (program), then a full receive ring
+// (rx_ring_full) and no fill frame (rx_dropped, rx_fill_ring_empty).
+func TestPatchDropsCountAsTheKernel(t *testing.T) {
+	t.Run("fill empty", func(t *testing.T) {
+		r := newRig(t)
+		r.fill(2)
+		r.send(t, 0, 5)
+		c := r.b.Counters()
+		if c.RX != 5 || c.Redirect != 5 || c.RxDropped != 3 || c.RxFillRingEmpty != 3 || c.RxRingFull != 0 {
+			t.Errorf("counters %+v", c)
+		}
+	})
+	t.Run("ring full", func(t *testing.T) {
+		r := newRig(t)
+		r.fill(tRing)
+		r.send(t, 0, tRing)
+		// The ring holds tRing frames nobody took; refill and send again.
+		addrs := []uint64{uint64(0)}
+		r.b.Fill(addrs)
+		r.send(t, 0, 2)
+		c := r.b.Counters()
+		if c.RX != tRing+2 || c.RxRingFull != 2 || c.RxDropped != 0 {
+			t.Errorf("counters %+v", c)
+		}
+	})
+	t.Run("down", func(t *testing.T) {
+		r := newRig(t)
+		r.fill(4)
+		r.b.SetImpairment(0, true)
+		r.send(t, 0, 4)
+		c := r.b.Counters()
+		if c.RX != 4 || c.Down != 4 || c.Redirect != 0 || r.notified != 0 {
+			t.Errorf("counters %+v, notified %d", c, r.notified)
+		}
+		r.b.SetImpairment(0, false)
+		r.send(t, 0, 4)
+		var d [8]xdp.Desc
+		if n := r.b.Receive(d[:]); n != 4 {
+			t.Errorf("received %d after the link came up, want 4", n)
+		}
+	})
+	t.Run("loss", func(t *testing.T) {
+		r := newRig(t)
+		r.b.SetImpairment(250_000, false)
+		var d [tRing]xdp.Desc
+		lost := 0
+		const rounds = 2000
+		for range rounds {
+			r.fill(8)
+			r.send(t, 0, 8)
+			n := r.b.Receive(d[:])
+			lost += 8 - n
+		}
+		c := r.b.Counters()
+		if c.Loss != uint64(lost) || c.RX != 8*rounds || c.Redirect != c.RX-c.Loss {
+			t.Errorf("counters %+v, lost %d", c, lost)
+		}
+		if share := float64(lost) / (8 * rounds); share < 0.23 || share > 0.27 {
+			t.Errorf("lost %.3f of the frames at 25%%", share)
+		}
+	})
+}
+
+// An end receives only while its engine is on a worker (SetNotify), and
+// a panel pairs ends by cable name, lets one be replaced, and refuses a
+// third.
+func TestPanelPlugUnplug(t *testing.T) {
+	p := NewPanel()
+	amem, bmem := make([]byte, 2*tRing*tChunk), make([]byte, 2*tRing*tChunk)
+	a, err := p.Plug("h0:eth0-s0.0:p0", amem, tChunk, tRing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func() {
+		a.Transmit([]xdp.Desc{{Addr: 0, Len: 60}})
+		_ = a.Kick()
+		var c [4]uint64
+		a.Complete(c[:])
+	}
+	send()
+	if a.Counters().NoPeer != 1 {
+		t.Fatalf("a frame without a peer: %+v", a.Counters())
+	}
+	b, err := p.Plug("h0:eth0-s0.0:p0", bmem, tChunk, tRing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Plug("h0:eth0-s0.0:p0", bmem, tChunk, tRing); !errors.Is(err, ErrCableFull) {
+		t.Fatalf("a third end: %v", err)
+	}
+	b.Fill([]uint64{tChunk})
+	send()
+	if c := b.Counters(); c.RX != 0 || a.Counters().NoPeer != 2 {
+		t.Fatalf("an end not on a worker received: %+v", c)
+	}
+	b.SetNotify(func() {})
+	send()
+	if c := b.Counters(); c.Redirect != 1 {
+		t.Fatalf("a live end: %+v", c)
+	}
+	b.SetNotify(nil)
+	b.Unplug()
+	b2, err := p.Plug("h0:eth0-s0.0:p0", bmem, tChunk, tRing)
+	if err != nil {
+		t.Fatalf("plug after unplug: %v", err)
+	}
+	b2.SetNotify(func() {})
+	b2.Fill([]uint64{tChunk})
+	send()
+	if c := b2.Counters(); c.Redirect != 1 {
+		t.Fatalf("the new end: %+v", c)
+	}
+	a.Unplug()
+	b2.Unplug()
+	if len(p.cables) != 0 {
+		t.Errorf("%d cables left after both ends left", len(p.cables))
+	}
+}
+
+type writes struct{ frames [][]byte }
+
+func (w *writes) WriteFrame(b []byte) error {
+	w.frames = append(w.frames, append([]byte(nil), b...))
+	return nil
+}
+
+// While a's port is captured, every frame it sends is written through its
+// veth; while only b's is, those b received.
+func TestPatchMirrorsForCaptures(t *testing.T) {
+	r := newRig(t)
+	w := &writes{}
+	r.a.SetMirror(w)
+	r.fill(8)
+	r.send(t, 0, 2)
+	if len(w.frames) != 0 {
+		t.Fatalf("%d copies without a capture", len(w.frames))
+	}
+	r.a.SetTapped(true)
+	r.b.SetImpairment(0, true)
+	r.send(t, 0, 2)
+	if len(w.frames) != 2 {
+		t.Fatalf("%d copies with the sender captured, want 2 (lost ones too)", len(w.frames))
+	}
+	r.a.SetTapped(false)
+	r.b.SetTapped(true)
+	r.send(t, 0, 2)
+	if len(w.frames) != 2 {
+		t.Fatalf("%d copies of frames b never received", len(w.frames)-2)
+	}
+	r.b.SetImpairment(0, false)
+	r.send(t, 0, 3)
+	if len(w.frames) != 5 || r.a.Counters().Mirrored != 5 {
+		t.Fatalf("%d copies with the receiver captured, want 5", len(w.frames))
+	}
+}
+
+// Moving frames across allocates nothing.
+func TestPatchZeroAllocs(t *testing.T) {
+	r := newRig(t)
+	descs := make([]xdp.Desc, 8)
+	for i := range descs {
+		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
+	}
+	recv := make([]xdp.Desc, 8)
+	addrs := make([]uint64, 8)
+	r.fill(8)
+	allocs := testing.AllocsPerRun(1000, func() {
+		r.a.Transmit(descs)
+		_ = r.a.Kick()
+		r.a.Complete(addrs)
+		n := r.b.Receive(recv)
+		for i := range n {
+			addrs[i] = recv[i].Addr &^ (tChunk - 1)
+		}
+		r.b.Fill(addrs[:n])
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per batch, want 0", allocs)
+	}
+}
+
+// BenchmarkPatchFrame is one 1000-byte frame's way across, in batches of
+// 8: transmit, kick (copy), complete, receive, refill.
+func BenchmarkPatchFrame(b *testing.B) {
+	r := newRig(b)
+	const n = 8
+	descs := make([]xdp.Desc, n)
+	for i := range descs {
+		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
+	}
+	recv := make([]xdp.Desc, n)
+	addrs := make([]uint64, n)
+	r.fill(n)
+	b.ReportAllocs()
+	b.SetBytes(1000)
+	for i := 0; i < b.N; i += n {
+		r.a.Transmit(descs)
+		_ = r.a.Kick()
+		r.a.Complete(addrs)
+		k := r.b.Receive(recv)
+		for j := range k {
+			addrs[j] = recv[j].Addr &^ (tChunk - 1)
+		}
+		r.b.Fill(addrs[:k])
+	}
+}
