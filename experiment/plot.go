@@ -37,24 +37,31 @@ type schemeBars struct {
 	metrics             []string
 	legend              []string // one per metric
 	// prefix, when set, takes the metrics from the results instead:
-	// every one whose name has it (but the prefix alone), the legend
-	// the rest of the name.
-	prefix string
+	// every one whose name has it and ends in suffix (but the prefix
+	// alone), the legend the rest of the name.
+	prefix, suffix string
 }
+
+// The units of the plots: the target network's (package scale), which a
+// result's lab figures are read into (Result.targetUnits).
+const (
+	unitRate = "Gb/s, the target's"
+	unitTime = "µs, the target's"
+)
 
 var (
 	loopPlots = []schemeBars{
-		{name: "loop-throughput", title: "Average throughput per flow, background and loop flows", ylabel: "Mb/s",
-			metrics: []string{"background_mbps", "loop_mbps", "incast_mbps"}, legend: []string{"background (2-hop)", "loop (4-hop)", "incast (1-hop)"}},
-		{name: "loop-background-flows", title: "Background flows' throughput", ylabel: "Mb/s", prefix: "bg_"},
+		{name: "loop-throughput", title: "Average throughput per flow, background and loop flows", ylabel: unitRate,
+			metrics: []string{"background_gbps", "loop_gbps", "incast_gbps"}, legend: []string{"background (2-hop)", "loop (4-hop)", "incast (1-hop)"}},
+		{name: "loop-background-flows", title: "Background flows' throughput", ylabel: unitRate, prefix: "bg_", suffix: "_gbps"},
 		{name: "loop-pauses", title: "Pauses sent in the measured window, by class", ylabel: "pauses", prefix: "pauses_"},
 		{name: "loop-servers-paused", title: "Servers' egress queues paused (mean over servers), by queue", ylabel: "% of the window", prefix: "servers_paused_pct_"},
 	}
 	holPlots = []schemeBars{
-		{name: "hol-victim", title: "Victim flow's throughput, alone and with the congested port", ylabel: "Mb/s",
-			metrics: []string{"victim_alone_mbps", "victim_congested_mbps"}, legend: []string{"alone", "congested"}},
-		{name: "hol-group-fct", title: "Victim group's mean FCT, alone and with the congested port", ylabel: "ms",
-			metrics: []string{"group_fct_alone_ms", "group_fct_congested_ms"}, legend: []string{"alone", "congested"}},
+		{name: "hol-victim", title: "Victim flow's throughput, alone and with the congested port", ylabel: unitRate,
+			metrics: []string{"victim_alone_gbps", "victim_congested_gbps"}, legend: []string{"alone", "congested"}},
+		{name: "hol-group-fct", title: "Victim group's mean FCT, alone and with the congested port", ylabel: unitTime,
+			metrics: []string{"group_fct_alone_us", "group_fct_congested_us"}, legend: []string{"alone", "congested"}},
 	}
 )
 
@@ -66,14 +73,14 @@ type loadBars struct {
 }
 
 var workloadPlots = []loadBars{
-	{"fct-avg", "Average FCT", "ms", "fct_avg_ms", nil},
-	{"fct-p99", "99th-percentile FCT", "ms", "fct_p99_ms", nil},
+	{"fct-avg", "Average FCT", unitTime, "fct_avg_us", nil},
+	{"fct-p99", "99th-percentile FCT", unitTime, "fct_p99_us", nil},
 	{"slowdown-avg-all", "Average slowdown, all flows", "FCT / ideal FCT", "slowdown_avg", nil},
-	{"goodput-poisson", "Goodput of the Poisson background, all hosts together", "Mb/s", "poisson_goodput_mbps", func(c *Config) bool { return len(c.Workload.CDFs) > 0 }},
-	{"goodput-incast", "Goodput of an incast (its bytes over its first start to last end)", "Mb/s", "incast_goodput_mbps", func(c *Config) bool { return c.Workload.Incast != nil }},
-	{"incast-time", "Incast completion time (first start to last end)", "ms", "incast_time_avg_ms", func(c *Config) bool { return c.Workload.Incast != nil }},
-	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", "ms", "jct_avg_ms", func(c *Config) bool { return c.Workload.Pattern != nil }},
-	{"jct-p99", "99th-percentile job completion time", "ms", "jct_p99_ms", func(c *Config) bool { return c.Workload.Pattern != nil }},
+	{"goodput-poisson", "Goodput of the Poisson background, all hosts together", unitRate, "poisson_goodput_gbps", func(c *Config) bool { return len(c.Workload.CDFs) > 0 }},
+	{"goodput-incast", "Goodput of an incast (its bytes over its first start to last end)", unitRate, "incast_goodput_gbps", func(c *Config) bool { return c.Workload.Incast != nil }},
+	{"incast-time", "Incast completion time (first start to last end)", unitTime, "incast_time_avg_us", func(c *Config) bool { return c.Workload.Incast != nil }},
+	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", unitTime, "jct_avg_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
+	{"jct-p99", "99th-percentile job completion time", unitTime, "jct_p99_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
 	{"incomplete", "Flows that never ended (a deadlock, or slower than the drain time)", "% of the flows", "incomplete_pct", nil},
 }
@@ -334,9 +341,9 @@ func (pl *plots) schemeBars(b schemeBars) {
 				continue
 			}
 			for _, m := range r.Metrics {
-				if rest, ok := strings.CutPrefix(m.Name, b.prefix); ok && rest != "" && !slices.Contains(b.metrics, m.Name) {
+				if rest, ok := strings.CutPrefix(m.Name, b.prefix); ok && rest != "" && strings.HasSuffix(rest, b.suffix) && !slices.Contains(b.metrics, m.Name) {
 					b.metrics = append(b.metrics, m.Name)
-					b.legend = append(b.legend, strings.ReplaceAll(strings.TrimSuffix(rest, "_mbps"), "_", "->"))
+					b.legend = append(b.legend, strings.ReplaceAll(strings.TrimSuffix(rest, b.suffix), "_", "->"))
 				}
 			}
 		}
@@ -575,7 +582,7 @@ var seriesDash = map[string][]vg.Length{
 // seriesDash), the first valid result of each scheme (repetitions are
 // not averaged). note goes under the title.
 func (pl *plots) series(name, title, note string) {
-	p := newPlot(pl.title(title), "time since the first flows started (s)", "throughput (Mb/s)")
+	p := newPlot(pl.title(title), "time since the first flows started (ms, the target's)", "throughput ("+unitRate+")")
 	if note != "" {
 		p.Title.Text += "\n" + note
 	}
@@ -595,6 +602,12 @@ func (pl *plots) series(name, title, note string) {
 			pts, k := meanSeries(valid, n)
 			if len(pts) == 0 {
 				continue
+			}
+			// The lab's seconds and Mb/s, in the target's ms and Gb/s.
+			if d := valid[0].Dilation; d > 0 {
+				for i := range pts {
+					pts[i].X, pts[i].Y = pts[i].X/d*1e3, pts[i].Y*d/1e3
+				}
 			}
 			reps = max(reps, k)
 			l, err := plotter.NewLine(pts)

@@ -86,21 +86,22 @@ func ConfigYAML(c *Config) ([]byte, error) {
 	return append([]byte(head+".\n"), b...), nil
 }
 
-// keyMetrics are the columns of the README's table, by kind.
+// keyMetrics are the columns of the README's table, by kind, in the
+// target's units (rates in Gb/s, times in µs: Result.targetUnits).
 var keyMetrics = map[string][]struct{ name, head string }{
 	KindWorkload: {
-		{"flows", "flows"}, {"completed", "done"}, {"deadlocked", "deadlock"}, {"fct_avg_ms", "FCT avg ms"}, {"fct_p99_ms", "FCT p99 ms"},
-		{"slowdown_avg", "slowdown avg"}, {"slowdown_p99", "slowdown p99"}, {"poisson_goodput_mbps", "Poisson goodput Mb/s"},
-		{"incast_goodput_mbps", "incast goodput Mb/s"}, {"jct_avg_ms", "JCT avg ms"}, {"pull_after_push_min_ms", "pull after push (min) ms"},
+		{"flows", "flows"}, {"completed", "done"}, {"deadlocked", "deadlock"}, {"fct_avg_us", "FCT avg µs"}, {"fct_p99_us", "FCT p99 µs"},
+		{"slowdown_avg", "slowdown avg"}, {"slowdown_p99", "slowdown p99"}, {"poisson_goodput_gbps", "Poisson goodput Gb/s"},
+		{"incast_goodput_gbps", "incast goodput Gb/s"}, {"jct_avg_us", "JCT avg µs"}, {"pull_after_push_min_us", "pull after push (min) µs"},
 		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"}, {"lost_share", "link time lost"},
 	},
 	KindLoop: {
-		{"background_mbps", "background Mb/s"}, {"loop_mbps", "loop Mb/s"}, {"incast_mbps", "incast Mb/s"}, {"deadlocked", "deadlock"},
+		{"background_gbps", "background Gb/s"}, {"loop_gbps", "loop Gb/s"}, {"incast_gbps", "incast Gb/s"}, {"deadlocked", "deadlock"},
 		{"stalled_queues", "stalled queues"}, {"pauses", "pauses"}, {"drops", "drops"}, {"missing", "missing"}, {"lost_share", "link time lost"},
 	},
 	KindHoL: {
-		{"victim_alone_mbps", "victim alone Mb/s"}, {"victim_congested_mbps", "victim congested Mb/s"}, {"victim_ratio", "ratio"},
-		{"group_fct_alone_ms", "group FCT alone ms"}, {"group_fct_congested_ms", "group FCT congested ms"}, {"group_fct_ratio", "FCT ratio"},
+		{"victim_alone_gbps", "victim alone Gb/s"}, {"victim_congested_gbps", "victim congested Gb/s"}, {"victim_ratio", "ratio"},
+		{"group_fct_alone_us", "group FCT alone µs"}, {"group_fct_congested_us", "group FCT congested µs"}, {"group_fct_ratio", "FCT ratio"},
 		{"drops", "drops"}, {"lost_share", "link time lost"},
 	},
 }
@@ -134,6 +135,9 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	if c.Lab.ECN {
 		b.WriteString(", ECN marking on every egress")
 	}
+	if m, err := c.LabSpec("", "", "/").ResolvedModel(); err == nil {
+		fmt.Fprintf(&b, ". Each lab emulates %s (a point at another rate at its own D); the rates and times of the tables and plots are the target's: the lab's rate x D, its time / D", m)
+	}
 	fmt.Fprintf(&b, ".\n\nBuild: %s", r.Build)
 	if r.Build.Time != "" {
 		fmt.Fprintf(&b, " (commit time %s)", r.Build.Time)
@@ -146,7 +150,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	if r.Interrupted {
 		fmt.Fprintf(&b, " **The run stopped early**: %s.", r.Error)
 	}
-	b.WriteString(" A point is valid when it ran to the end and the emulation kept up (its health: no daemon lost, no ring drops, no port losing more than its share of link time); an INVALID point's numbers are not the fabric's, and no plot shows them.\n\n")
+	b.WriteString(" A point is valid when it ran to the end and the emulation kept up (its health: no daemon lost, no ring drops, no port losing more than its share of link time, the links' one-hop RTT within 10% of the model's); an INVALID point's numbers are not the fabric's, and no plot shows them.\n\n")
 
 	b.WriteString("## Points\n\n")
 	cols := keyMetrics[c.Kind]

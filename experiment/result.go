@@ -38,8 +38,37 @@ type Result struct {
 	// switch's egress bytes at every sample (the queue-length CDF).
 	Queues []float64 `json:"-"`
 	// Series are time series by name (throughput of the loop's flows
-	// over time, say), each a list of (seconds, value).
+	// over time, say), each a list of (seconds, value), in the lab's time
+	// and rates.
 	Series map[string][][2]float64 `json:"series,omitempty"`
+	// Dilation is the D of the point's lab (its scale model; 0: unknown,
+	// a result from before the model): targetUnits reads the lab's rates
+	// and times into the target's with it.
+	Dilation float64 `json:"dilation,omitempty"`
+}
+
+// labOnly are metrics in the lab's time that have no meaning in the
+// target's: the emulator's own.
+var labOnly = map[string]bool{"start_lag_avg_ms": true}
+
+// targetUnits adds, for every metric of the lab's rates (name_mbps, Mb/s)
+// and times (name_ms, ms), the same in the target's units: name_gbps, the
+// rate x D in Gb/s, and name_us, the time / D in µs. Plots and reports
+// show those; summary.csv has both.
+func (r *Result) targetUnits() {
+	if r.Dilation <= 0 {
+		return
+	}
+	n := len(r.Metrics)
+	for _, m := range r.Metrics[:n] {
+		switch {
+		case labOnly[m.Name]:
+		case strings.HasSuffix(m.Name, "_mbps"):
+			r.add(strings.TrimSuffix(m.Name, "_mbps")+"_gbps", m.Value*r.Dilation/1e3)
+		case strings.HasSuffix(m.Name, "_ms"):
+			r.add(strings.TrimSuffix(m.Name, "_ms")+"_us", m.Value/r.Dilation*1e3)
+		}
+	}
 }
 
 // Metric is one named number of a point.
@@ -191,6 +220,12 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("switch_queue_p50_kb", workload.Percentile(q, 50)/1e3)
 	r.add("switch_queue_p99_kb", workload.Percentile(q, 99)/1e3)
 	r.add("switch_queue_max_kb", workload.Percentile(q, 100)/1e3)
+	if bdp := rep.Model.Target.BDP(0); rep.Model.D > 0 && bdp > 0 {
+		// The same queues in one-hop BDPs of the target's links.
+		r.add("switch_queue_p99_bdp", workload.Percentile(q, 99)/float64(bdp))
+		r.add("switch_queue_max_bdp", workload.Percentile(q, 100)/float64(bdp))
+	}
+	r.Dilation = rep.Model.D
 	f := &rep.Fabric
 	r.add("drops", float64(f.Drops))
 	r.add("pauses", float64(f.Pauses))
@@ -335,16 +370,26 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 func WriteBinsCSV(w io.Writer, results []Result) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"point", "scheme", "cdf", "load", "seed", "rep", "valid", "bin", "above_bytes", "up_to_bytes",
-		"flows", "completed", "failed", "fct_avg_ms", "fct_p99_ms", "slowdown_avg", "slowdown_p50", "slowdown_p99"}); err != nil {
+		"flows", "completed", "failed", "fct_avg_ms", "fct_p99_ms", "slowdown_avg", "slowdown_p50", "slowdown_p99",
+		"fct_avg_us", "fct_p99_us"}); err != nil {
 		return fmt.Errorf("write bins: %w", err)
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	for i := range results {
 		r := &results[i]
+		// The bins' FCTs in the target's µs (lab ms / D x 1000); empty
+		// when the point's D is not known.
+		target := func(labMs float64) string {
+			if r.Dilation <= 0 {
+				return ""
+			}
+			return f(labMs / r.Dilation * 1e3)
+		}
 		for _, b := range r.Bins {
 			row := []string{r.ID, r.Scheme, r.CDF, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid),
 				b.Label, strconv.FormatInt(b.Above, 10), strconv.FormatInt(b.UpTo, 10), strconv.Itoa(b.Flows), strconv.Itoa(b.Completed),
-				strconv.Itoa(b.Failed), f(ms(b.FCT.Mean)), f(ms(b.FCT.P99)), f(b.Slowdown.Mean), f(b.Slowdown.P50), f(b.Slowdown.P99)}
+				strconv.Itoa(b.Failed), f(ms(b.FCT.Mean)), f(ms(b.FCT.P99)), f(b.Slowdown.Mean), f(b.Slowdown.P50), f(b.Slowdown.P99),
+				target(ms(b.FCT.Mean)), target(ms(b.FCT.P99))}
 			if err := cw.Write(row); err != nil {
 				return fmt.Errorf("write bins: %w", err)
 			}

@@ -39,6 +39,8 @@ func fakeResults(t *testing.T) (*Config, []Result) {
 		r.add("fct_avg_ms", 12.5)
 		r.add("fct_p99_ms", 80)
 		r.add("poisson_goodput_mbps", 4.2)
+		r.Dilation = 5000
+		r.targetUnits()
 	}
 	good.add("switch_queue_p99_kb", 12)
 	bad.invalidate("s0.0/p1 lost 1s of link time, 50% of the run (limit 1%)")
@@ -88,7 +90,7 @@ func TestPlotLoop(t *testing.T) {
 	}
 	var results []Result
 	for i, p := range c.Points() {
-		r := Result{Point: p, Valid: true}
+		r := Result{Point: p, Valid: true, Dilation: 10_000} // 10 Mb/s
 		r.add("background_mbps", float64(i)*5)
 		r.add("loop_mbps", 3)
 		r.Series = map[string][][2]float64{"background_mbps": {{0, 1}, {1, 2}, {2, float64(i)}}}
@@ -99,6 +101,7 @@ func TestPlotLoop(t *testing.T) {
 			r.add("pauses", 30)
 			r.Series["loop_mbps"] = [][2]float64{{0, 0}, {1, 3}, {2, 4}}
 		}
+		r.targetUnits()
 		results = append(results, r)
 	}
 	if len(results) != 4 || results[2].ID != "bcube41-over-pfc-r1" {
@@ -324,5 +327,31 @@ func TestReplotOldRun(t *testing.T) {
 	checkPlotFiles(t, filepath.Join(dir, "plots"), "incomplete-websearch")
 	if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || !bytes.Contains(b, []byte("10 of 40 flows incomplete")) {
 		t.Errorf("README %v:\n%s", err, b)
+	}
+}
+
+// A point's lab rates and times read in the target's units: Mb/s x D in
+// Gb/s, ms / D in µs; the emulator's own start lag has no target value.
+func TestTargetUnits(t *testing.T) {
+	r := Result{Dilation: 5000}
+	r.add("fct_avg_ms", 12.5)
+	r.add("poisson_goodput_mbps", 4.2)
+	r.add("start_lag_avg_ms", 3)
+	r.add("slowdown_avg", 2)
+	r.targetUnits()
+	got := map[string]float64{}
+	for _, m := range r.Metrics {
+		got[m.Name] = m.Value
+	}
+	if got["fct_avg_us"] != 2.5 || got["poisson_goodput_gbps"] != 21 || len(r.Metrics) != 6 {
+		t.Errorf("metrics %v", r.Metrics)
+	}
+	if _, ok := got["start_lag_avg_us"]; ok {
+		t.Error("the start lag read in the target's time")
+	}
+	none := Result{}
+	none.add("fct_avg_ms", 1)
+	if none.targetUnits(); len(none.Metrics) != 1 {
+		t.Errorf("without a D: %v", none.Metrics)
 	}
 }

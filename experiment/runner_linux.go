@@ -229,6 +229,12 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 	if err != nil {
 		res.invalidate("run failed: " + err.Error())
 	}
+	if res.Dilation == 0 {
+		if m, merr := x.spec(p.Scheme, p.CDF).ResolvedModel(); merr == nil {
+			res.Dilation = m.D
+		}
+	}
+	res.targetUnits()
 	if err := writeJSONFile(filepath.Join(dir, "result.json"), res); err != nil {
 		res.invalidate("result not written: " + err.Error())
 	}

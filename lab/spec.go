@@ -471,8 +471,18 @@ func (s Spec) refRate() uint64 {
 }
 
 // Model is the scale model the lab runs (defaults applied: Target and
-// Dilation set).
+// Dilation set; ResolvedModel applies them).
 func (s Spec) Model() scale.Model { return scale.Model{Target: s.Target, D: s.Dilation} }
+
+// ResolvedModel is the scale model of s with its defaults applied: the
+// target and D a lab of s runs.
+func (s Spec) ResolvedModel() (scale.Model, error) {
+	r, err := s.withDefaults()
+	if err != nil {
+		return scale.Model{}, err
+	}
+	return r.Model(), nil
+}
 
 // LevelRate is the rate of level l's cables: Rates[l], or RateBps (a
 // cable of Links may override it).

@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/transport"
 )
 
@@ -24,14 +25,7 @@ import (
 // summary, what the fabric did meanwhile (drops, pauses, ECN marks, CNPs)
 // and the run's emulation health.
 
-// Defaults of WorkloadOptions.
 const (
-	// DefaultWorkloadDrain is the least time a run waits, after its last
-	// flow started, for the flows still running.
-	DefaultWorkloadDrain = 10 * time.Second
-	// DefaultWorkloadInterval is the time between two polls of the NICs
-	// (and progress reports).
-	DefaultWorkloadInterval = time.Second
 	// workloadLead is the time between starting the run and its first
 	// possible flow start, for the starters to be ready.
 	workloadLead = 100 * time.Millisecond
@@ -50,11 +44,13 @@ type WorkloadOptions struct {
 	// MTU is the flows' payload per packet (0: api.DefaultRDMAMTU).
 	MTU int
 	// Drain is how long the run waits for flows after the last start
-	// (0: the largest of DefaultWorkloadDrain, Config.Duration and four
-	// times the ideal FCT of the schedule's slowest flow).
+	// (0: the largest of the model's least drain time, the target's 2 ms
+	// x D, Config.Duration and four times the ideal FCT of the
+	// schedule's slowest flow).
 	Drain time.Duration
-	// Interval is the time between polls and progress reports (0:
-	// DefaultWorkloadInterval).
+	// Interval is the time between polls, queue samples and progress
+	// reports (0: the model's queue sample interval, the target's 200 µs
+	// x D, at least scale.MinSample).
 	Interval time.Duration
 	// Limits judge the run's emulation health.
 	Limits HealthLimits
@@ -63,10 +59,11 @@ type WorkloadOptions struct {
 }
 
 // defaultDrain is the drain time of a run of the given duration and
-// flows: long enough for its slowest flow to finish at a quarter of its
-// ideal rate after the last start.
-func defaultDrain(duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
-	d := max(DefaultWorkloadDrain, duration)
+// flows under model m: at least the model's least drain time (the
+// target's x D) and the duration, and long enough for its slowest flow
+// to finish at a quarter of its ideal rate after the last start.
+func defaultDrain(m scale.Model, duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
+	d := max(m.Runner().DrainMin, duration)
 	for _, f := range flows {
 		d = max(d, 4*ideal(f.Src, f.Dst, f.Size))
 	}
@@ -168,8 +165,14 @@ type WorkloadReport struct {
 	QueueNodes []string   `json:"queue_nodes"`
 	Queues     []QueueRow `json:"queues"`
 
+	// Model is the scale model the lab ran (the target and D); Target is
+	// Summary in the target's time and rates (FCTs and the duration / D,
+	// goodput x D), which the report prints. Summary and Records keep
+	// the lab's own times (records also give the target's).
+	Model   scale.Model           `json:"model"`
 	Records []workload.FlowRecord `json:"records"`
 	Summary workload.Summary      `json:"summary"`
+	Target  workload.Summary      `json:"target_summary"`
 	Fabric  FabricCounters        `json:"fabric"`
 	Health  Health                `json:"health"`
 }
@@ -478,11 +481,17 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "%d queues were stalled at the end, in no cycle\n", len(r.Stalls))
 		}
 	}
+	sum := &r.Summary
+	if r.Model.D > 0 {
+		fmt.Fprintf(&b, "emulates %s: the times and goodput below are the target's (the lab's / D, x D); the lab ran %v, goodput %s\n",
+			r.Model, r.Elapsed.Round(time.Millisecond), goodput(r.Summary.Goodput))
+		sum = &r.Target
+	}
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if err := r.Summary.WriteText(w); err != nil {
+	if err := sum.WriteText(w); err != nil {
 		return err
 	}
 	b.Reset()
@@ -496,8 +505,12 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-6s %8d %8d %8d %8d %8d\n", n.Node, n.Drops, n.Injected, n.Pauses, n.PausesRx, n.ECNMarks)
 	}
 	if q := r.QueuePeak(); q.Bytes > 0 {
-		fmt.Fprintf(&b, "queues: largest %s at %s, %.1fs into the run (series of %d samples: --queues)\n",
-			sizeText(int64(q.Bytes)), q.Node, q.Elapsed.Seconds(), len(r.Queues))
+		bdps := ""
+		if r.Model.D > 0 {
+			bdps = fmt.Sprintf(" (%.1f one-hop BDPs of the target)", float64(q.Bytes)/float64(r.Model.Target.BDP(0)))
+		}
+		fmt.Fprintf(&b, "queues: largest %s%s at %s, %.1fs into the run (series of %d samples: --queues)\n",
+			sizeText(int64(q.Bytes)), bdps, q.Node, q.Elapsed.Seconds(), len(r.Queues))
 	}
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {

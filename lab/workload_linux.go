@@ -80,13 +80,14 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		}
 	}
 	ideal := WorkloadIdeal(st.Spec, t, mtu)
+	model := st.Spec.Model()
 	drain := o.Drain
 	if drain == 0 {
-		drain = defaultDrain(c.Duration, flows, ideal)
+		drain = defaultDrain(model, c.Duration, flows, ideal)
 	}
 	interval := o.Interval
 	if interval <= 0 {
-		interval = DefaultWorkloadInterval
+		interval = model.Runner().QueueSample
 	}
 	r := &workloadRun{
 		st:    st,
@@ -108,7 +109,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	rep := &WorkloadReport{
 		Lab: st.Lab, Topology: t.String(), RateBps: st.Spec.LevelRate(0), Rates: st.Spec.Rates, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
 		Load: c.Load, Basis: c.Basis.String(), Duration: c.Duration, Seed: c.Seed, Incast: c.Incast,
-		Mode: mode, DCQCN: dcqcn, MTU: mtu,
+		Mode: mode, DCQCN: dcqcn, MTU: mtu, Model: model,
 	}
 	if c.CDF != nil {
 		rep.CDF = c.CDF.Name()
@@ -142,6 +143,9 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			r.recs[i].Start = flows[i].Start
 		}
 	}
+	for i := range r.recs {
+		r.recs[i].SetTarget(model.D)
+	}
 	rep.Records = r.recs
 	for _, n := range st.Nodes {
 		rep.QueueNodes = append(rep.QueueNodes, n.Name)
@@ -150,6 +154,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	if rep.Summary, err = workload.Summarize(r.recs, rep.Elapsed, workload.DefaultBins); err != nil {
 		return nil, err
 	}
+	rep.Target = rep.Summary.Dilated(model.D)
 	return rep, nil
 }
 

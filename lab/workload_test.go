@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"github.com/bcfab/bcfab/scale"
 	"slices"
 	"strings"
 	"testing"
@@ -62,14 +63,15 @@ func TestDefaultDrain(t *testing.T) {
 	w := workload.Wire{Rate: 10e6, Payload: 1000, Overhead: 0}
 	ideal := workload.IdealByHops(w, func(int, int) int { return 1 })
 	short := []workload.Flow{{Size: 1000}}
-	if d := defaultDrain(3*time.Second, short, ideal); d != DefaultWorkloadDrain {
+	m := scale.Model{Target: scale.Papers(), D: 10_000} // 10 Mb/s: the least drain 2 ms x D = 20 s
+	if d := defaultDrain(m, 3*time.Second, short, ideal); d != 20*time.Second {
 		t.Errorf("short flows: %v", d)
 	}
-	if d := defaultDrain(time.Minute, short, ideal); d != time.Minute {
+	if d := defaultDrain(m, time.Minute, short, ideal); d != time.Minute {
 		t.Errorf("long run: %v", d)
 	}
 	// 25 MB at 10 Mb/s is 20 s alone: 80 s.
-	if d := defaultDrain(time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 80*time.Second {
+	if d := defaultDrain(m, time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 80*time.Second {
 		t.Errorf("a 25 MB flow: %v", d)
 	}
 }

@@ -11,12 +11,14 @@
 local ETHERTYPE = 0x88B5
 local HEADER_LEN = 24 -- after the Ethernet header
 
-local SCHEME_PORTFC, SCHEME_BFC = 1, 2
+local SCHEME_PORTFC, SCHEME_BFC, SCHEME_PROBE = 1, 2, 3
 local TYPE_PAUSE, TYPE_RESUME, TYPE_STATE = 1, 2, 3
+local TYPE_PROBE, TYPE_ECHO = 1, 2
 local FLAG_RELAYED = 0x01
 
-local schemes = { [SCHEME_PORTFC] = "PortFC", [SCHEME_BFC] = "BFC" }
+local schemes = { [SCHEME_PORTFC] = "PortFC", [SCHEME_BFC] = "BFC", [SCHEME_PROBE] = "Probe" }
 local types = { [TYPE_PAUSE] = "Pause", [TYPE_RESUME] = "Resume", [TYPE_STATE] = "State" }
+local probe_types = { [TYPE_PROBE] = "Probe", [TYPE_ECHO] = "Echo" }
 local classes = { [1] = "A", [2] = "B" }
 
 local p = Proto("bcfab", "bcfab flow-control signal")
@@ -37,6 +39,8 @@ f.origin = ProtoField.string("bcfab.portfc.origin", "Origin switch")
 f.upstreamq = ProtoField.uint16("bcfab.bfc.upstreamq", "Upstream queue", base.DEC)
 f.bitmap = ProtoField.uint64("bcfab.bfc.bitmap", "Paused bitmap", base.HEX)
 f.queues = ProtoField.uint16("bcfab.bfc.queues", "Queues", base.DEC)
+f.sent = ProtoField.uint64("bcfab.probe.sent", "Sent (monotonic ns, last bit)", base.DEC)
+f.forward = ProtoField.int64("bcfab.probe.forward", "Forward one-way delay (ns)", base.DEC)
 f.reserved = ProtoField.bytes("bcfab.reserved", "Reserved")
 f.padding = ProtoField.bytes("bcfab.padding", "Padding")
 
@@ -94,8 +98,15 @@ function p.dissector(tvb, pinfo, tree)
 		si:add_proto_expert_info(e_malformed, "unknown scheme")
 		bad = bad or ("scheme " .. scheme)
 	end
+	local tnames = types
+	if scheme == SCHEME_PROBE then
+		tnames = probe_types
+	end
 	local ti = t:add(f.type, tvb:range(2, 1))
-	if not types[typ] then
+	if scheme == SCHEME_PROBE then
+		ti:append_text(" (" .. (probe_types[typ] or "unknown") .. ")")
+	end
+	if not tnames[typ] then
 		ti:add_proto_expert_info(e_malformed, "unknown type")
 		bad = bad or ("type " .. typ)
 	end
@@ -109,7 +120,7 @@ function p.dissector(tvb, pinfo, tree)
 
 	local body = tvb:range(8, 16)
 	local desc = (schemes[scheme] or ("scheme(" .. scheme .. ")")) .. " " ..
-		string.lower(types[typ] or ("type(" .. typ .. ")"))
+		string.lower(tnames[typ] or ("type(" .. typ .. ")"))
 	if scheme == SCHEME_PORTFC then
 		local class, port, level = body:range(0, 1):uint(), body:range(1, 1):uint(), body:range(2, 1):uint()
 		local index = body:range(4, 4):uint()
@@ -130,6 +141,12 @@ function p.dissector(tvb, pinfo, tree)
 		end
 		desc = desc .. string.format(" class=%s port=%d origin=%s",
 			classes[class] or ("class(" .. class .. ")"), port, origin)
+	elseif scheme == SCHEME_PROBE then
+		t:add(f.sent, body:range(0, 8))
+		t:add(f.forward, body:range(8, 8))
+		if typ == TYPE_ECHO then
+			desc = desc .. string.format(" forward=%dns", body:range(8, 8):int64():tonumber())
+		end
 	elseif scheme == SCHEME_BFC and typ == TYPE_STATE then
 		local queues = body:range(8, 2):uint()
 		t:add(f.bitmap, body:range(0, 8))

@@ -17,6 +17,7 @@ import (
 // judges one.
 type healthFlags struct {
 	maxLost  string
+	maxRTT   string
 	maxRings int64
 }
 
@@ -24,15 +25,15 @@ func addHealthFlags(fs *pflag.FlagSet) *healthFlags {
 	h := &healthFlags{}
 	fs.StringVar(&h.maxLost, "max-lost", "1%", "largest `share` of the run a port may lose to a late daemon for the run to be valid (-1: no limit)")
 	fs.Int64Var(&h.maxRings, "max-ring-drops", 0, "most `frames` the kernel's XSK rings may drop for the run to be valid (-1: no limit)")
+	fs.StringVar(&h.maxRTT, "max-rtt-error", "10%", "largest `share` by which the links' median one-hop RTT may miss the model's (the target's x D) for the run to be valid (-1: no limit)")
 	return h
 }
 
-func (h *healthFlags) limits() (lab.HealthLimits, error) {
-	l := lab.HealthLimits{MaxRingDrops: h.maxRings}
-	s := strings.TrimSpace(h.maxLost)
+// share reads a share flag: "1%", "0.01", or -1 (no limit).
+func share(flag, s string) (float64, error) {
+	s = strings.TrimSpace(s)
 	if s == "-1" {
-		l.MaxLostShare = -1
-		return l, nil
+		return -1, nil
 	}
 	var v float64
 	var err error
@@ -43,9 +44,20 @@ func (h *healthFlags) limits() (lab.HealthLimits, error) {
 		_, err = fmt.Sscanf(s, "%g", &v)
 	}
 	if err != nil || v <= 0 || v > 1 {
-		return l, fmt.Errorf("--max-lost %q: want a share such as 1%% or 0.01, or -1", h.maxLost)
+		return 0, fmt.Errorf("--%s %q: want a share such as 1%% or 0.01, or -1", flag, s)
 	}
-	l.MaxLostShare = v
+	return v, nil
+}
+
+func (h *healthFlags) limits() (lab.HealthLimits, error) {
+	l := lab.HealthLimits{MaxRingDrops: h.maxRings}
+	var err error
+	if l.MaxLostShare, err = share("max-lost", h.maxLost); err != nil {
+		return l, err
+	}
+	if l.MaxRTTError, err = share("max-rtt-error", h.maxRTT); err != nil {
+		return l, err
+	}
 	return l, nil
 }
 
@@ -57,8 +69,9 @@ func healthCmd() *cobra.Command {
 		Use:   "health",
 		Short: "emulation health: daemon CPU, XSK ring drops, shaper lag",
 		Long: `Judges whether the emulation keeps up: the daemons' CPU time, the frames the
-kernel's XSK rings dropped and each shaped port's lost link time, since
-the daemons started or over the next --for. Exits 3 when invalid.`,
+kernel's XSK rings dropped, each shaped port's lost link time and the links'
+achieved one-hop RTT against the model's (the fidelity monitor), since the
+daemons started or over the next --for. Exits 3 when invalid.`,
 		Example: "  lab health --name wl\n  lab health --name wl --for 5s",
 		GroupID: groupLook,
 		Args:    noArgs,

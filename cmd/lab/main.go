@@ -139,7 +139,7 @@ worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 	root.AddCommand(
 		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(), nodeCmd(),
 		statusCmd(), statsCmd(), healthCmd(), metricsCmd(), captureCmd(), execCmd(),
-		genCmd(), linkCmd(), workloadCmd(),
+		genCmd(), linkCmd(), workloadCmd(), modelCmd(),
 		benchCmd(), experimentCmd(),
 	)
 	root.SetHelpCommandGroupID(groupLab)

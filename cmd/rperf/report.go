@@ -19,6 +19,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/bcfab/bcfab/scale"
 	"io"
 	"math"
 	"strings"
@@ -51,6 +52,11 @@ type Start struct {
 	TestStart    TestStart        `json:"test_start"`
 	Params       transport.Params `json:"params"`
 	Streams      []StreamInfo     `json:"streams"`
+	// Model is the lab's scale model (the network it emulates at D);
+	// IdealFCTNs, for a sized test, a flow's FCT alone at line rate over
+	// its path, in the lab's time (the target's x D).
+	Model      *scale.Model `json:"model,omitempty"`
+	IdealFCTNs int64        `json:"ideal_fct_ns,omitempty"`
 }
 
 type Timestamp struct {
@@ -562,6 +568,13 @@ func printSummary(w io.Writer, d *Document) {
 		fct := "-"
 		if s.FCTNs > 0 {
 			fct = time.Duration(s.FCTNs).Round(time.Microsecond).String()
+			if m := d.Start.Model; m != nil && m.D > 0 {
+				fct += fmt.Sprintf(" (%v in the target", targetDur(m.TargetTime(time.Duration(s.FCTNs))))
+				if id := d.Start.IdealFCTNs; id > 0 {
+					fct += fmt.Sprintf(", %.3fx its ideal %v", float64(s.FCTNs)/float64(id), targetDur(m.TargetTime(time.Duration(id))))
+				}
+				fct += ")"
+			}
 		}
 		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packets (%s)  timeouts %d  NAKs %d  CNPs %d",
 			streamTag(s.ID, s.Role), s.State, fct, s.Sender.Retransmits, strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
@@ -602,3 +615,15 @@ func formatBytes(v float64) string { return units.IperfBytes(v) }
 
 // formatBits is iperf3's adaptive bit rate ("99.8 Mbits/sec").
 func formatBits(v float64) string { return units.IperfBits(v) }
+
+// targetDur rounds a target time for people: to the ns below 10 µs, else
+// to a thousandth of its unit.
+func targetDur(d time.Duration) time.Duration {
+	switch {
+	case d < 10*time.Microsecond:
+		return d
+	case d < 10*time.Millisecond:
+		return d.Round(10 * time.Nanosecond)
+	}
+	return d.Round(10 * time.Microsecond)
+}

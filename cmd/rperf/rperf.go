@@ -63,6 +63,9 @@ type test struct {
 	dstIP string
 	local *side // this server's NIC
 	sides []*side
+	// spec is the lab's (nil: --socket alone, no lab known): its scale
+	// model gives the FCTs in the target's time.
+	spec *lab.Spec
 }
 
 func newSide(sock string, dst int) *side {
@@ -107,6 +110,7 @@ func newTest(o *options) (*test, error) {
 		if !ok || n.Kind != lab.KindServer {
 			return nil, fmt.Errorf("lab %s has no server %q", o.lab, o.node)
 		}
+		t.spec = &st.Spec
 		if sock == "" {
 			sock = n.Control
 		}
@@ -465,6 +469,16 @@ func (t *test) startSection(flows []api.RDMAFlow, roles []string, t0 int64, rep 
 			NumStreams: len(flows), Bytes: o.bytes, Duration: o.duration.Seconds(), Interval: o.interval.Seconds(), Order: o.order,
 			Omit: o.omit.Seconds(), Reverse: o.reverse, Bidir: o.bidir, RateLimitBps: int64(o.rateBps), UntilStopped: o.forever},
 		Params: rep.Params,
+	}
+	if t.spec != nil && t.spec.Dilation > 0 {
+		m := t.spec.Model()
+		s.Model = &m
+		if o.bytes > 0 && t.self >= 0 {
+			if tp, err := bcube.New(t.spec.N, t.spec.K); err == nil {
+				ideal := lab.WorkloadIdeal(*t.spec, tp, flows[0].MTU)
+				s.IdealFCTNs = int64(ideal(t.self, t.dst, o.bytes))
+			}
+		}
 	}
 	if o.forever {
 		s.TestStart.Duration = 0

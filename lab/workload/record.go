@@ -40,6 +40,22 @@ type FlowRecord struct {
 	// error). Neither: the flow was still running when the run ended.
 	Completed bool `json:"completed"`
 	Failed    bool `json:"failed"`
+
+	// The start, FCT and ideal FCT in the target network's time: the
+	// lab's divided by the dilation D of the lab's scale model (package
+	// scale). 0 when the run's D is not known (SetTarget).
+	TargetStart    time.Duration `json:"start_target_ns,omitempty"`
+	TargetFCT      time.Duration `json:"fct_target_ns,omitempty"`
+	TargetIdealFCT time.Duration `json:"ideal_fct_target_ns,omitempty"`
+}
+
+// SetTarget fills r's target times from its lab times at dilation d.
+func (r *FlowRecord) SetTarget(d float64) {
+	if d <= 0 {
+		return
+	}
+	at := func(t time.Duration) time.Duration { return time.Duration(math.Round(float64(t) / d)) }
+	r.TargetStart, r.TargetFCT, r.TargetIdealFCT = at(r.Start), at(r.FCT), at(r.IdealFCT)
 }
 
 // NewRecord starts the record of f: identity, size, scheduled start and
@@ -173,10 +189,16 @@ func IdealByPath(w Wire, path func(src, dst int) []uint64) IdealFunc {
 }
 
 // csvHeader is the first line of WriteCSV; its names are the JSON keys.
-var csvHeader = []string{"id", "src", "dst", "size", "start_ns", "fct_ns", "ideal_fct_ns", "slowdown", "retransmissions", "kind", "group", "completed", "failed"}
+// Files written before the target times were recorded lack the last
+// three columns; ReadCSV reads both.
+var csvHeader = []string{"id", "src", "dst", "size", "start_ns", "fct_ns", "ideal_fct_ns", "slowdown", "retransmissions", "kind", "group", "completed", "failed",
+	"start_target_ns", "fct_target_ns", "ideal_fct_target_ns"}
+
+// csvLabColumns is the number of columns before the target times.
+const csvLabColumns = 13
 
 // WriteCSV writes records as CSV with a header line; times are integer
-// nanoseconds, booleans true/false.
+// nanoseconds (the lab's, then the target's), booleans true/false.
 func WriteCSV(w io.Writer, recs []FlowRecord) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -198,6 +220,9 @@ func WriteCSV(w io.Writer, recs []FlowRecord) error {
 		row[10] = strconv.Itoa(r.Group)
 		row[11] = strconv.FormatBool(r.Completed)
 		row[12] = strconv.FormatBool(r.Failed)
+		row[13] = strconv.FormatInt(int64(r.TargetStart), 10)
+		row[14] = strconv.FormatInt(int64(r.TargetFCT), 10)
+		row[15] = strconv.FormatInt(int64(r.TargetIdealFCT), 10)
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -212,13 +237,16 @@ func WriteCSV(w io.Writer, recs []FlowRecord) error {
 // ReadCSV reads what WriteCSV wrote.
 func ReadCSV(r io.Reader) ([]FlowRecord, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(csvHeader)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read csv header: %w", err)
 	}
-	for i, name := range csvHeader {
+	if len(head) != len(csvHeader) && len(head) != csvLabColumns {
+		return nil, fmt.Errorf("read csv header: %d columns, want %d (or %d, without target times)", len(head), len(csvHeader), csvLabColumns)
+	}
+	cr.FieldsPerRecord = len(head)
+	for i, name := range csvHeader[:len(head)] {
 		if head[i] != name {
 			return nil, fmt.Errorf("read csv header: column %d is %q, want %q", i+1, head[i], name)
 		}
@@ -280,6 +308,11 @@ func parseRow(row []string) (FlowRecord, error) {
 	r.Group = int(integer(10))
 	r.Completed = boolean(11)
 	r.Failed = boolean(12)
+	if len(row) > csvLabColumns {
+		r.TargetStart = time.Duration(integer(13))
+		r.TargetFCT = time.Duration(integer(14))
+		r.TargetIdealFCT = time.Duration(integer(15))
+	}
 	return r, errors.Join(errs...)
 }
 

@@ -229,6 +229,30 @@ func Summarize(recs []FlowRecord, duration time.Duration, bins Bins) (Summary, e
 	return s, nil
 }
 
+// Dilated is s in the time of a network the lab emulates at dilation d
+// (package scale): every duration divided by d, the goodput multiplied
+// by it; counts, bytes and slowdowns are the same.
+func (s Summary) Dilated(d float64) Summary {
+	if d <= 0 || d == 1 {
+		return s
+	}
+	at := func(t time.Duration) time.Duration { return time.Duration(math.Round(float64(t) / d)) }
+	bin := func(b BinSummary) BinSummary {
+		f := &b.FCT
+		f.Mean, f.P50, f.P95, f.P99, f.P999, f.Max = at(f.Mean), at(f.P50), at(f.P95), at(f.P99), at(f.P999), at(f.Max)
+		return b
+	}
+	s.Duration = at(s.Duration)
+	s.Goodput *= d
+	s.All = bin(s.All)
+	bins := make([]BinSummary, len(s.Bins))
+	for i, b := range s.Bins {
+		bins[i] = bin(b)
+	}
+	s.Bins = bins
+	return s
+}
+
 // WriteJSON writes s as indented JSON; times are integer nanoseconds.
 func (s *Summary) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(s, "", "  ")
