@@ -12,12 +12,6 @@ const (
 	WatchdogDrop    = "drop"
 )
 
-// Watchdog defaults, as SONiC's.
-const (
-	DefaultWatchdogDetect  = 200 * time.Millisecond
-	DefaultWatchdogRestore = 200 * time.Millisecond
-)
-
 // Watchdog configures the watchdog; a zero Detect turns it off.
 type Watchdog struct {
 	Detect  time.Duration

@@ -26,6 +26,11 @@ import (
 // and the run's emulation health.
 
 const (
+	// drainFactor is the slowdown of the slowest flow the default drain
+	// time waits for. Under WebSearch at load 0.5 with incasts, flows of
+	// tens of MB finish at slowdowns up to about 7 (docs/BENCHMARKS.md,
+	// "Scale model"); 10 leaves them room.
+	drainFactor = 10
 	// workloadLead is the time between starting the run and its first
 	// possible flow start, for the starters to be ready.
 	workloadLead = 100 * time.Millisecond
@@ -45,7 +50,7 @@ type WorkloadOptions struct {
 	MTU int
 	// Drain is how long the run waits for flows after the last start
 	// (0: the largest of the model's least drain time, the target's 2 ms
-	// x D, Config.Duration and four times the ideal FCT of the
+	// x D, Config.Duration and drainFactor times the ideal FCT of the
 	// schedule's slowest flow).
 	Drain time.Duration
 	// Interval is the time between polls, queue samples and progress
@@ -61,11 +66,13 @@ type WorkloadOptions struct {
 // defaultDrain is the drain time of a run of the given duration and
 // flows under model m: at least the model's least drain time (the
 // target's x D) and the duration, and long enough for its slowest flow
-// to finish at a quarter of its ideal rate after the last start.
+// to finish at 1/drainFactor of its ideal rate after the last start.
+// A run ends as soon as its last flow does, so the drain costs time only
+// when flows never end (a deadlock).
 func defaultDrain(m scale.Model, duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
 	d := max(m.Runner().DrainMin, duration)
 	for _, f := range flows {
-		d = max(d, 4*ideal(f.Src, f.Dst, f.Size))
+		d = max(d, drainFactor*ideal(f.Src, f.Dst, f.Size))
 	}
 	return d
 }

@@ -70,8 +70,8 @@ func TestDefaultDrain(t *testing.T) {
 	if d := defaultDrain(m, time.Minute, short, ideal); d != time.Minute {
 		t.Errorf("long run: %v", d)
 	}
-	// 25 MB at 10 Mb/s is 20 s alone: 80 s.
-	if d := defaultDrain(m, time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 80*time.Second {
+	// 25 MB at 10 Mb/s is 20 s alone: 200 s.
+	if d := defaultDrain(m, time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 200*time.Second {
 		t.Errorf("a 25 MB flow: %v", d)
 	}
 }

@@ -68,7 +68,7 @@ process, its nodes and when, and no report (exit 4).`,
 	fs.StringVar(&mode, "mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
 	fs.BoolVar(&noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
 	fs.IntVar(&mtu, "mtu", 0, "payload per packet (0: 1024)")
-	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start (0: the largest of the target's 2 ms x D, --duration and 4 x the slowest flow's ideal FCT)")
+	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
 	interval := durationFlag(fs, "interval", "i", "1s", "time between progress lines (on stderr) and queue samples")
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i) to `file` as CSV")
