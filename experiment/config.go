@@ -119,11 +119,14 @@ type HealthConfig struct {
 	MaxLostShare float64        `yaml:"max_lost_share,omitempty"`
 	MinLost      units.Duration `yaml:"min_lost,omitempty"`
 	MaxRingDrops int64          `yaml:"max_ring_drops,omitempty"`
+	// MaxRTTError bounds the links' median one-hop RTT's error against
+	// the model's (0: 10%; negative: none).
+	MaxRTTError float64 `yaml:"max_rtt_error,omitempty"`
 }
 
 // Limits are h as lab.HealthLimits.
 func (h HealthConfig) Limits() lab.HealthLimits {
-	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops}
+	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops, MaxRTTError: h.MaxRTTError}
 }
 
 // WorkloadConfig is the traffic of a workload experiment's points.

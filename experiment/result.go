@@ -129,6 +129,14 @@ func (r *Result) healthMetrics(h lab.Health) {
 	r.add("daemon_share", h.DaemonShare)
 	r.add("lost_share", h.LostShare)
 	r.add("ring_drops", float64(h.RingDrops))
+	if f := h.Fidelity; f != nil {
+		// The links' one-hop RTT the fidelity monitor measured, and its
+		// error against the model's (Result.targetUnits adds the
+		// target's µs).
+		r.add("link_rtt_p50_ms", ms(f.P50))
+		r.add("link_rtt_p99_ms", ms(f.P99))
+		r.add("link_rtt_error", f.Error)
+	}
 }
 
 // Rejudge judges h again by limits, which may be stricter than those it
