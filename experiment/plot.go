@@ -102,7 +102,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 				pl.schemeBars(b)
 			}
 			pl.series("loop-series-"+sc, "Throughput over time, mean per flow",
-				fmt.Sprintf("the loop flows start at %v", orDefault(c.Loop.Warmup.D(), time.Second)))
+				"the loop flows start at "+pl.at(orDefault(c.Loop.Warmup.D(), time.Second).Seconds()))
 		}
 		pl.scenario = ""
 	case KindHoL:
@@ -386,7 +386,32 @@ func (pl *plots) title(t string) string {
 	if sc, ok := loopScenarios[pl.scenario]; ok {
 		topo, name = sc, name+" "+pl.scenario
 	}
-	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links)", name, t, topo.N, topo.K, pl.c.RateText(pl.cdf))
+	d := ""
+	if D := pl.dilation(); D > 0 {
+		d = fmt.Sprintf(", D = %.4g", D)
+	}
+	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links%s)", name, t, topo.N, topo.K, pl.c.RateText(pl.cdf), d)
+}
+
+// dilation is the D of the plotted points (of the CDF being drawn: a CDF
+// may run at a rate of its own), 0 when unknown.
+func (pl *plots) dilation() float64 {
+	for i := range pl.results {
+		if r := &pl.results[i]; r.Dilation > 0 && (pl.cdf == "" || r.CDF == pl.cdf) {
+			return r.Dilation
+		}
+	}
+	return 0
+}
+
+// at says a time of the lab, sec seconds, in the target's time (and the
+// lab's).
+func (pl *plots) at(sec float64) string {
+	lab := strconv.FormatFloat(sec, 'f', -1, 64) + " s"
+	if D := pl.dilation(); D > 0 {
+		return fmt.Sprintf("%v of the target (%s of the lab)", time.Duration(sec/D*1e9).Round(time.Microsecond/10), lab)
+	}
+	return lab
 }
 
 // loadBars draws b for one CDF: a group per load, a bar per scheme.
@@ -722,7 +747,7 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 func (pl *plots) incastStart() string {
 	for i := range pl.results {
 		if v, ok := pl.results[i].Get("incast_start_s"); ok && v > 0 {
-			return strconv.FormatFloat(v, 'f', 1, 64) + " s"
+			return pl.at(math.Round(v*10) / 10)
 		}
 	}
 	return "the second phase"
