@@ -77,6 +77,10 @@ type PortStats struct {
 	// RTT is the one-hop round trips the port's timing probes measured
 	// (the fidelity monitor; nil: none yet, or the port does not probe).
 	RTT *RTT `json:"rtt,omitempty"`
+	// LinkDelayNs is how long the port holds a frame after its last bit
+	// now: the model's link delay less the emulator's latency, as the
+	// probes steer it.
+	LinkDelayNs int64 `json:"link_delay_ns,omitempty"`
 }
 
 // QueueStats are one egress queue's counters.

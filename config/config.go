@@ -46,8 +46,11 @@ type Node struct {
 	DelayComp Duration `json:"delay_comp,omitempty"`
 	// ProbeInterval is how often every fabric port probes its link's
 	// round trip, the fidelity monitor (0: scale.ProbeInterval; negative:
-	// never).
+	// never). The probes start on POST /probe, once the lab knows every
+	// node runs, or at once with ProbeAtStart (a node started again in a
+	// running lab).
 	ProbeInterval Duration `json:"probe_interval,omitempty"`
+	ProbeAtStart  bool     `json:"probe_at_start,omitempty"`
 	// BufferBytes is the node's shared buffer: what all its egress queues
 	// may hold together (a switch's buffer is shared by its ports).
 	BufferBytes int `json:"buffer_bytes"`
@@ -298,6 +301,16 @@ func (c *Node) ProbeEvery() time.Duration {
 		return scale.ProbeInterval
 	}
 	return c.ProbeInterval.D()
+}
+
+// SteerRTT is the one-hop round trip the fabric ports steer their delay
+// lines to with their probes: the model's, with probes on; 0 (no
+// steering) for a native target, whose links are the emulator's own.
+func (c *Node) SteerRTT() time.Duration {
+	if c.ProbeEvery() == 0 || c.Target.Name == scale.NativeName {
+		return 0
+	}
+	return c.Model().OneHopRTT()
 }
 
 // BDP is the one-hop bandwidth-delay product at RateBps in bytes (at

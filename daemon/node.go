@@ -22,7 +22,10 @@ type Port struct {
 	// MAC and PeerMAC are a fabric port's cable ends, its own and its
 	// peer's (nil for the application port): its link is probed.
 	MAC, PeerMAC net.HardwareAddr
-	Queues       queues.EgressConfig
+	// MaxDelay is the model's whole link delay, the most the probes may
+	// steer Delay to (0: Delay).
+	MaxDelay time.Duration
+	Queues   queues.EgressConfig
 }
 
 // Node is a node as its builder describes it (swd.NewNode, hostd.NewNode):

@@ -130,7 +130,7 @@ func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Pane
 			}
 			r.ports = append(r.ports, bp)
 			spec := dataplane.PortSpec{Name: p.Ifname, IO: bp.sock, Tap: bp.tap, RateBps: p.RateBps, Delay: p.Delay, CapBytes: p.CapBytes, Queues: p.Queues,
-				MAC: p.MAC, PeerMAC: p.PeerMAC}
+				MAC: p.MAC, PeerMAC: p.PeerMAC, MaxDelay: p.MaxDelay}
 			if cable != "" {
 				if bp.patch, err = panel.Plug(cable, r.umem.Bytes(), r.umem.FrameSize(), cfg.RingSize); err != nil {
 					return fmt.Errorf("port %s: %w", p.Ifname, err)
@@ -157,7 +157,7 @@ func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Pane
 		return r, err
 	}
 	r.eng, err = dataplane.NewEngine(dataplane.Memory{Bytes: r.umem.Bytes(), FrameSize: r.umem.FrameSize(), NumFrames: r.umem.NumFrames(), RingSize: cfg.RingSize},
-		specs, n.Handler, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery()})
+		specs, n.Handler, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery(), ModelRTT: cfg.SteerRTT()})
 	if err != nil {
 		return r, err
 	}
@@ -169,6 +169,9 @@ func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Pane
 		return r, err
 	}
 	r.added = true
+	if cfg.ProbeAtStart {
+		r.eng.StartProbes()
+	}
 	ifindexes := make([]int, len(r.ports))
 	for i, bp := range r.ports {
 		ifindexes[i] = bp.ifindex
@@ -391,6 +394,10 @@ func (r *Running) serve() (*http.Server, error) {
 		n.Log.Info("link", "port", st.Port, "loss_ppm", st.LossPPM, "down", st.Down)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("POST /probe", func(w http.ResponseWriter, req *http.Request) {
+		r.eng.StartProbes()
+		w.WriteHeader(http.StatusOK)
 	})
 	mux.HandleFunc("POST /delay", func(w http.ResponseWriter, req *http.Request) {
 		var dr api.DelayRequest

@@ -126,6 +126,9 @@ type PortSpec struct {
 	// peer's: with them (and Options.ProbeEvery) the port probes the
 	// link's round trip (probe.go).
 	MAC, PeerMAC net.HardwareAddr
+	// MaxDelay bounds the hold the probes may steer Delay to: the
+	// model's whole link delay (0: Delay).
+	MaxDelay time.Duration
 	// CapBytes caps the bytes queued at this port (0: only the node's
 	// shared buffer limits it).
 	CapBytes int
@@ -157,6 +160,11 @@ type Options struct {
 	// ProbeEvery is how often every port with a PeerMAC probes its link's
 	// round trip (probe.go); 0: never.
 	ProbeEvery time.Duration
+	// ModelRTT, when set with ProbeEvery, is the one-hop round trip the
+	// links are to achieve: every shaped port steers its delay line's hold
+	// (between 0 and its PortSpec.MaxDelay) so that the median of its
+	// probes' round trips meets it (probe.go, "Steering").
+	ModelRTT time.Duration
 }
 
 const (
@@ -192,6 +200,7 @@ type port struct {
 	probe    bool
 	probeSeq uint32
 	rtt      rttHist
+	steer    steering
 	stalled  bool // the kernel did not take every TX descriptor
 	tapped   atomic.Bool
 	// idle: the last dequeue found nothing eligible (empty, or every
@@ -265,6 +274,8 @@ type Engine struct {
 	// engine time.
 	monoBase   int64
 	probeEvery int64 // ns; 0: no probes
+	probing    bool  // StartProbes was called: the ports probe
+	modelRTT   int64 // ns; 0: the delay lines are not steered
 	nextProbe  int64
 	probeBuf   [signaling.FrameLen]byte
 
@@ -297,7 +308,8 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		return nil, fmt.Errorf("dataplane: buffer of %d bytes", opts.BufferBytes)
 	}
 	e := &Engine{mem: mem, frameMask: ^uint64(mem.FrameSize - 1), h: h, opts: opts,
-		ready: make(chan struct{}), snapDone: make(chan struct{}, 1), probeEvery: opts.ProbeEvery.Nanoseconds()}
+		ready: make(chan struct{}), snapDone: make(chan struct{}, 1), probeEvery: opts.ProbeEvery.Nanoseconds(),
+		modelRTT: opts.ModelRTT.Nanoseconds()}
 	e.maxQueued = mem.NumFrames - len(ports)*2*mem.RingSize
 	if e.maxQueued < 64 {
 		return nil, fmt.Errorf("dataplane: %d frames leave %d for queues after %d ports' rings of %d", mem.NumFrames, e.maxQueued, len(ports), mem.RingSize)
@@ -326,6 +338,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		}
 		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, scale.Catchup(s.RateBps)),
 			delayNs: max(0, s.Delay.Nanoseconds()), probe: opts.ProbeEvery > 0 && len(s.PeerMAC) == 6 && len(s.MAC) == 6}
+		p.steer.max = max(s.MaxDelay, s.Delay).Nanoseconds()
 		if s.RateBps > 0 || s.Delay > 0 {
 			if p.wire, err = queues.NewDelayLine(qcap); err != nil {
 				return nil, err
@@ -537,7 +550,7 @@ func (e *Engine) Emit(port int, b []byte) bool {
 // file); it returns how many frames it received, produced or
 // transmitted.
 func (e *Engine) step(now int64) int {
-	if e.probeEvery > 0 && now >= e.nextProbe {
+	if e.probing && now >= e.nextProbe {
 		e.sendProbes()
 		e.nextProbe = now + e.probeEvery
 	}
@@ -571,11 +584,7 @@ func (e *Engine) begin() {
 		e.epoch = time.Now()
 	}
 	e.started = time.Now()
-	now := e.Now()
-	e.monoBase = monotonicNs() - now
-	// The first probes a fraction of an interval in, different for every
-	// engine, so the nodes of a lab do not probe in step.
-	e.nextProbe = now + e.probeEvery/2 + int64(uint64(e.monoBase)%uint64(max(e.probeEvery/2, 1)))
+	e.monoBase = monotonicNs() - e.Now()
 	for _, p := range e.ports {
 		e.refill(p)
 		p.rxReady = true
@@ -1012,7 +1021,7 @@ func (e *Engine) deadline(now int64) int64 {
 	if e.wd.next >= 0 {
 		consider(e.wd.next)
 	}
-	if e.probeEvery > 0 {
+	if e.probing {
 		consider(e.nextProbe)
 	}
 	return next
@@ -1078,6 +1087,7 @@ type rawPort struct {
 	stalls                                 []api.QueueStats // the watchdog's fields only
 	signals                                map[string]uint64
 	rtt                                    rttHist
+	delay                                  int64
 }
 
 // takeSnapshot copies the counters into e.snap (the engine's goroutine,
@@ -1105,6 +1115,7 @@ func (e *Engine) takeSnapshot() {
 		if p.probe {
 			r.rtt = p.rtt
 		}
+		r.delay = p.delayNs
 		for q := range r.queues {
 			r.queues[q] = eg.Stats(q)
 			r.stalls[q] = api.QueueStats{}
@@ -1139,6 +1150,7 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			MaxLateNs:     r.lag.MaxNs,
 			LostLinkNs:    r.lag.LostNs,
 			RTT:           r.rtt.export(),
+			LinkDelayNs:   r.delay,
 		}
 		if len(r.signals) > 0 {
 			ps.Signals = maps.Clone(r.signals)

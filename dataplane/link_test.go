@@ -26,6 +26,7 @@ func newDelayRig(t *testing.T, delay, probe time.Duration) *delayRig {
 	lr := &delayRig{}
 	lr.rig = newRigPorts(t, PortSpec{RateBps: 10_000_000, Delay: delay, MAC: macNear, PeerMAC: macFar},
 		Options{BufferBytes: 1 << 20, ProbeEvery: probe}, func(e *Engine) { e.clock = func() int64 { return lr.now } })
+	lr.e.StartProbes()
 	return lr
 }
 
@@ -169,9 +170,11 @@ func TestProbeAnswered(t *testing.T) {
 	}
 }
 
-// The probe path allocates nothing: sending, answering and timing them.
+// The probe path allocates nothing: sending, answering, timing them and
+// steering the delay line.
 func TestProbeAllocs(t *testing.T) {
 	r := newDelayRig(t, time.Millisecond, time.Millisecond)
+	r.e.modelRTT = int64(2 * time.Millisecond) // and steering
 	step := int64(0)
 	allocs := testing.AllocsPerRun(200, func() {
 		step += int64(time.Millisecond)
@@ -209,4 +212,38 @@ func (r *rig) inject(t *testing.T, i int, b []byte) {
 	}
 	_ = r.far[1].Kick()
 	r.e.readableAll()
+}
+
+// Steering: a port whose round trips run long by 400 µs takes a quarter
+// of that off its hold after every window of probes, never below 0 nor
+// above the model's delay; round trips on the model leave it be.
+func TestSteering(t *testing.T) {
+	s := steering{max: 5_000_000}
+	delay := int64(4_800_000)
+	for i := range steerWindow - 1 {
+		if d := s.sample(10_400_000+int64(i%3), 10_000_000, delay); d != delay {
+			t.Fatalf("moved after %d samples", i+1)
+		}
+	}
+	if d := s.sample(10_400_000, 10_000_000, delay); d != 4_700_000 {
+		t.Errorf("hold %d after a window 400 µs long, want 4700000", d)
+	}
+	for range steerWindow {
+		delay = s.sample(9_000_000, 10_000_000, 4_900_000)
+	}
+	if delay != 5_000_000 {
+		t.Errorf("hold %d after a window 1 ms short, want the model's 5000000", delay)
+	}
+	for range steerWindow {
+		delay = s.sample(30_000_000, 10_000_000, 1_000_000)
+	}
+	if delay != 0 {
+		t.Errorf("hold %d after a window 20 ms long, want 0", delay)
+	}
+	for range steerWindow {
+		delay = s.sample(10_000_000, 10_000_000, 3_000_000)
+	}
+	if delay != 3_000_000 {
+		t.Errorf("hold %d on the model, want it unchanged", delay)
+	}
 }

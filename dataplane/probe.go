@@ -19,6 +19,20 @@ package dataplane
 // A lab compares those round trips with its model's (the target's x D):
 // they include everything the emulator adds to a hop (the delay line's
 // lateness, the kernel's transmit, the peer's wake-up).
+//
+// Steering. What the emulator adds to a hop depends on its load: an idle
+// engine sleeps and pays a wake-up per frame, a busy one does not, and a
+// large lab's pass over its nodes takes longer than a small one's. So the
+// per-hop latency measured when the lab came up (the delay lines' first
+// compensation) is only a start: with Options.ModelRTT, every shaped port
+// takes the median of its last steerWindow round trips and moves its
+// delay line's hold by a quarter of the median's error against the
+// model's (each end of the cable corrects its own direction, so together
+// they take half the error off per window), between 0 and the model's
+// whole link delay. The median tracks the model while the emulator's
+// latency stays below the link delay; the spread around it (the p99) is
+// the emulator's jitter, which steering cannot remove and the run's
+// health reports.
 
 import (
 	"github.com/bcfab/bcfab/api"
@@ -58,6 +72,27 @@ func (h *rttHist) export() *api.RTT {
 	return r
 }
 
+// StartProbes starts the ports' probes (with Options.ProbeEvery), the
+// first a fraction of an interval from now, different for every engine so
+// the nodes of a lab do not probe in step. A lab starts them once every
+// node runs: a probe to a peer whose engine has not begun would find no
+// frame to be received into and count as a ring drop. Safe from any
+// goroutine.
+func (e *Engine) StartProbes() {
+	if e.probeEvery <= 0 {
+		return
+	}
+	e.Call(func() {
+		if e.probing {
+			return
+		}
+		e.probing = true
+		now := e.Now()
+		e.nextProbe = now + e.probeEvery/2 + int64(uint64(monotonicNs())%uint64(max(e.probeEvery/2, 1)))
+		e.poke()
+	})
+}
+
 // sendProbes queues a probe on every port that probes its link.
 func (e *Engine) sendProbes() {
 	for i, p := range e.ports {
@@ -94,10 +129,47 @@ func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 		}
 	default: // TypeEcho
 		if sent := sig.ProbeSent(); sent != 0 {
-			p.rtt.add(sig.ProbeForward() + e.monoBase + e.Now() - sent)
+			rtt := sig.ProbeForward() + e.monoBase + e.Now() - sent
+			p.rtt.add(rtt)
+			if e.modelRTT > 0 && p.wire != nil && p.spec.RateBps > 0 {
+				p.delayNs = p.steer.sample(rtt, e.modelRTT, p.delayNs)
+			}
 		}
 	}
 	e.release(d.Addr)
+}
+
+// steerWindow is how many round trips a steering step takes the median
+// of.
+const steerWindow = 16
+
+// steering is a port's delay-line steering state (see the top of the
+// file).
+type steering struct {
+	win  [steerWindow]int64
+	n    int
+	max  int64 // the hold's upper bound: the model's link delay
+	sort [steerWindow]int64
+}
+
+// sample takes one round trip and returns the delay line's hold: delay,
+// or at the end of a window, delay less a quarter of the window median's
+// error against model, within [0, max].
+func (s *steering) sample(rtt, model, delay int64) int64 {
+	s.win[s.n] = rtt
+	s.n++
+	if s.n < steerWindow {
+		return delay
+	}
+	s.n = 0
+	s.sort = s.win
+	for i := 1; i < steerWindow; i++ { // insertion sort: 16 values, no allocation
+		for j := i; j > 0 && s.sort[j] < s.sort[j-1]; j-- {
+			s.sort[j], s.sort[j-1] = s.sort[j-1], s.sort[j]
+		}
+	}
+	median := (s.sort[steerWindow/2-1] + s.sort[steerWindow/2]) / 2
+	return min(max(delay-(median-model)/4, 0), s.max)
 }
 
 // stampProbe writes the send time into a probe frame leaving port p's
@@ -111,8 +183,9 @@ func (e *Engine) stampProbe(pk *xdp.Desc, end int64) {
 
 // SetLinkDelay sets how long every shaped port holds a frame after its
 // last bit before it reaches the peer (the model's link delay less the
-// emulator's own latency), and clears the probes' histograms, whose
-// round trips were measured with the old delay. Safe from any goroutine.
+// emulator's own latency), and clears the probes' histograms and
+// steering windows, whose round trips were measured with the old delay.
+// Safe from any goroutine.
 func (e *Engine) SetLinkDelay(ns int64) {
 	e.Call(func() {
 		for _, p := range e.ports {
@@ -120,6 +193,7 @@ func (e *Engine) SetLinkDelay(ns int64) {
 				p.delayNs = max(ns, 0)
 			}
 			p.rtt = rttHist{}
+			p.steer.n = 0
 		}
 	})
 }

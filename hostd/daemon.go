@@ -70,7 +70,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		w, p := t.SwitchOf(n.Index, l)
 		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq,
-			MAC: bcube.HostPortMAC(n.Index, l), PeerMAC: bcube.SwitchPortMAC(l, w, p)})
+			MAC: bcube.HostPortMAC(n.Index, l), PeerMAC: bcube.SwitchPortMAC(l, w, p), MaxDelay: cfg.Model().LinkDelay()})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.

@@ -21,6 +21,32 @@ const (
 	calibrateSamples = 100
 )
 
+// startProbes starts every node's link probes (POST /probe), once every
+// node runs, and records in the nodes' config files that a node started
+// again probes at once.
+func startProbes(ctx context.Context, p *Plan, st *State) error {
+	var (
+		mu   sync.Mutex
+		serr error
+	)
+	eachNode(st.Nodes, func(_ int, n NodeState) {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := controlDo(c, n.Control, "POST", "/probe", nil); err != nil {
+			mu.Lock()
+			serr = fmt.Errorf("start probes: %s: %w", n.Name, err)
+			mu.Unlock()
+		}
+	})
+	if serr != nil {
+		return serr
+	}
+	for i := range p.Nodes {
+		p.Nodes[i].Config.ProbeAtStart = true
+	}
+	return writeConfigs(p)
+}
+
 // calibrate measures the emulator's per-hop latency on the idle lab from
 // its links' probes, sets every node's delay compensation (POST /delay)
 // and records it in the state and the nodes' config files, so a node

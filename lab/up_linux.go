@@ -150,9 +150,14 @@ func up(ctx context.Context, p *Plan, st *State, ip string, log *slog.Logger) er
 	if err := stage("daemons healthy", func() error { return waitHealthy(ctx, st, p.Spec.HealthTimeout) }); err != nil {
 		return err
 	}
-	if p.Spec.ProbeInterval >= 0 && p.Spec.Model().LinkDelay() > 0 {
-		if err := stage("delay lines calibrated", func() error { return calibrate(ctx, p, st, log) }); err != nil {
+	if p.Spec.ProbeInterval >= 0 {
+		if err := stage("probes started", func() error { return startProbes(ctx, p, st) }); err != nil {
 			return err
+		}
+		if p.Spec.Model().LinkDelay() > 0 {
+			if err := stage("delay lines calibrated", func() error { return calibrate(ctx, p, st, log) }); err != nil {
+				return err
+			}
 		}
 	}
 	st.Phase = PhaseUp

@@ -38,7 +38,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		peer := t.ServerAt(n.Level, n.Index, p)
 		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq,
-			MAC: bcube.SwitchPortMAC(n.Level, n.Index, p), PeerMAC: bcube.HostPortMAC(peer, n.Level)})
+			MAC: bcube.SwitchPortMAC(n.Level, n.Index, p), PeerMAC: bcube.HostPortMAC(peer, n.Level), MaxDelay: cfg.Model().LinkDelay()})
 	}
 	return d, nil
 }
