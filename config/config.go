@@ -345,6 +345,10 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	if err != nil {
 		return t, node, err
 	}
+	if _, err := scale.WithDilation(c.Target, c.Dilation); err != nil {
+		// Every derived value would be as wrong: say this alone.
+		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)
+	}
 	var errs []error
 	pow2 := func(v int) bool { return v > 0 && v&(v-1) == 0 }
 	if c.Control == "" {
@@ -361,9 +365,6 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if c.FramesPerPort < 2*c.RingSize+64 {
 		errs = append(errs, fmt.Errorf("frames_per_port %d: need at least fill + tx rings (2 x %d) + 64", c.FramesPerPort, c.RingSize))
-	}
-	if _, err := scale.WithDilation(c.Target, c.Dilation); err != nil {
-		errs = append(errs, err)
 	}
 	if c.DelayComp < 0 || c.DelayComp.D() > time.Second {
 		errs = append(errs, fmt.Errorf("delay_comp %v: want 0..1s", c.DelayComp.D()))

@@ -29,6 +29,8 @@ func TestLossLab(t *testing.T) {
 
 func testLossLab(t *testing.T, mode string) {
 	s := realSpec(t, 2, 1)
+	// No link probes: the test counts every frame a link drops on purpose.
+	s.ProbeInterval = -1
 	s.LinkMode = mode
 	s.LossPPM = 5_000
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {

@@ -5,6 +5,7 @@ package lab
 import (
 	"bytes"
 	"fmt"
+	"github.com/bcfab/bcfab/config"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,8 +55,12 @@ func TestPortFCIncastLab(t *testing.T) {
 			bmax = q.MaxBytes
 		}
 	}
-	_ = st
-	xoff := 6 * int(rate/8*250e-6) // the default: 6 one-hop BDPs
+	n, _ := st.Node("s0.0")
+	cfg, _, _, err := config.Load(n.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xoff := cfg.PortThresholds("p0").XoffB // the model's: 6 one-hop BDPs of the target
 	// The sources react within 5-15 ms on this machine (measured: the
 	// switch's receive rings and the sources' wake-ups, on two cores
 	// shared by 24 daemons): what they send meanwhile lands on top of

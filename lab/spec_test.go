@@ -63,8 +63,8 @@ func TestValidate(t *testing.T) {
 		{"watchdog detect", with(func(s *Spec) { s.WatchdogDetect = time.Millisecond }), "watchdog detection time"},
 		{"loss above 1", with(func(s *Spec) { s.LossPPM = 1_000_001 }), "loss_ppm 1000001: want 0..1000000"},
 		{"negative loss", with(func(s *Spec) { s.LossPPM = -1 }), "loss_ppm -1"},
-		{"ecn pmax", with(func(s *Spec) { s.ECNPmax = 1.5 }), "ecn: want 0 <= kmin (100000) <= kmax (400000) and 0 < pmax (1.5) <= 1"},
-		{"ecn kmin above kmax", with(func(s *Spec) { s.ECN, s.ECNKminBytes = true, 1<<20 }), "ecn: want 0 <= kmin (1048576) <= kmax (400000)"},
+		{"ecn pmax", with(func(s *Spec) { s.ECNPmax = 1.5 }), "ecn: want 0 <= kmin (125000) <= kmax (500000) and 0 < pmax (1.5) <= 1"},
+		{"ecn kmin above kmax", with(func(s *Spec) { s.ECN, s.ECNKminBytes = true, 1<<20 }), "ecn: want 0 <= kmin (1048576) <= kmax (500000)"},
 		{"ecn negative kmax", with(func(s *Spec) { s.ECNKmaxBytes = -1 }), "ecn: want"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -149,7 +149,7 @@ func TestECN(t *testing.T) {
 		{"unshaped: native at 1G", Spec{ECN: true}, 125_000, 500_000, 0.2},
 		{"native 100M", Spec{ECN: true, RateBps: 100e6, Target: scale.Native(100e6)}, 12_500, 50_000, 0.2},
 		{"kmin override", Spec{ECN: true, RateBps: 500e6, ECNKminBytes: 30_000}, 30_000, 400_000, 0.2},
-		{"overrides imply ecn", Spec{RateBps: 100e6, ECNKmaxBytes: 80_000, ECNPmax: 0.5}, 100_000, 80_000, 0.5},
+		{"overrides imply ecn", Spec{RateBps: 100e6, Target: scale.Native(100e6), ECNKmaxBytes: 80_000, ECNPmax: 0.5}, 12_500, 80_000, 0.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := c.spec

@@ -115,6 +115,9 @@ function p.dissector(tvb, pinfo, tree)
 	if bit.band(flags, 0xFE) ~= 0 then
 		fi:add(f.flags_unknown, tvb:range(3, 1)):add_proto_expert_info(e_malformed, "unknown flag bits set")
 		bad = bad or string.format("flags 0x%02x", flags)
+	elseif scheme == SCHEME_PROBE and flags ~= 0 then
+		fi:add_proto_expert_info(e_malformed, "a probe has no flags")
+		bad = bad or string.format("flags 0x%02x", flags)
 	end
 	t:add(f.seq, tvb:range(4, 4))
 
