@@ -63,7 +63,9 @@ func tsharkCBFC(t *testing.T, pcap string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	lines := strings.Split(run("-T", "fields", "-E", "separator=|", "-e", "eth.dst", "-e", "macc.opcode", "-e", "macc.cbfc.enbv",
+	// MAC control frames only: the link's timing probes (0x88B5, the
+	// fidelity monitor) ride the same capture.
+	lines := strings.Split(run("-Y", "eth.type == 0x8808", "-T", "fields", "-E", "separator=|", "-e", "eth.dst", "-e", "macc.opcode", "-e", "macc.cbfc.enbv",
 		"-e", "macc.cbfc.pause_time.c3"), "\n")
 	pause, resume := 0, 0
 	for _, l := range lines {
