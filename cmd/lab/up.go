@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -257,6 +255,9 @@ func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRates(spec); err != nil {
+		return usagef(cmd, "%w", err)
+	}
 	plan, err := lab.NewPlan(spec)
 	if err != nil {
 		return err
@@ -293,25 +294,10 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if s.LossPPM > 0 {
 		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
 	}
-	if s.ECN {
-		// As each level's switches mark (servers' ports of a level alike).
-		var marks []string
-		for l := range t.Levels() {
-			n, ok := p.Node(bcube.SwitchName(l, 0))
-			if !ok {
-				continue
-			}
-			e := n.Config.PortECN(bcube.SwitchPort(0))
-			m := fmt.Sprintf("K_min %d B, K_max %d B, P_max %g", e.KminBytes, e.KmaxBytes, e.Pmax)
-			if !s.Uniform() {
-				m = fmt.Sprintf("level %d %s", l, m)
-			}
-			if !slices.Contains(marks, m) {
-				marks = append(marks, m)
-			}
-		}
-		fmt.Fprintf(w, "  ecn         marking at every egress: %s\n", strings.Join(marks, "; "))
-	}
+	printFlowControl(w, p)
+	printECN(w, p)
+	printCables(w, p)
+	printCapacity(w, s)
 	if s.LevelOrder == "ate" {
 		p := s.ATEP
 		if p == 0 {
