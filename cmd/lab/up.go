@@ -259,6 +259,10 @@ func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
 		return usagef(cmd, "%w", err)
 	}
 	plan, err := lab.NewPlan(spec)
+	var choice *lab.ChoiceError
+	if errors.As(err, &choice) && f.file == "" {
+		return usagef(cmd, "--%v", choice)
+	}
 	if err != nil {
 		return err
 	}

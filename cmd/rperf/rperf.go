@@ -27,6 +27,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bcfab/bcfab/api"
@@ -49,6 +50,7 @@ const stopGrace = 5 * time.Second
 // side is a NIC that sends in the test, its control socket and its flows.
 type side struct {
 	role   string // "" with one direction; "TX-C" (this server's) or "RX-C" (DST's) with --bidir
+	name   string // the server whose NIC it is, h<i>; "" with --socket alone
 	sock   string
 	client *http.Client
 	dst    int // where its flows go
@@ -78,7 +80,7 @@ func newTest(o *options) (*test, error) {
 	t := &test{o: o, self: -1}
 	dst, err := parseDst(o.dst)
 	if err != nil {
-		return nil, err
+		return nil, usageError{err}
 	}
 	t.dst, t.dstIP = dst, bcube.ServerIP(dst).String()
 	sock := o.socket
@@ -105,7 +107,20 @@ func newTest(o *options) (*test, error) {
 		}
 		n, ok := st.Node(o.node)
 		if !ok || n.Kind != lab.KindServer {
-			return nil, fmt.Errorf("lab %s has no server %q", o.lab, o.node)
+			return nil, usageError{fmt.Errorf("--node %q: lab %s has servers h0..h%d", o.node, o.lab, servers(st)-1)}
+		}
+		if d, ok := st.Node(bcube.HostName(dst)); !ok || d.Kind != lab.KindServer {
+			return nil, usageError{fmt.Errorf("-c %s: lab %s has servers h0..h%d", o.dst, o.lab, servers(st)-1)}
+		}
+		if bcube.HostName(dst) == o.node {
+			return nil, usageError{fmt.Errorf("-c %s: that is this server; give another", o.dst)}
+		}
+		if o.order != "" {
+			if t, err := bcube.New(st.Spec.N, st.Spec.K); err == nil {
+				if p, err := t.ParsePolicy(o.order); err != nil || p.Fixed == nil {
+					return nil, usageError{fmt.Errorf("--order %q: want a permutation of the levels 0..%d, such as 1,0", o.order, t.K())}
+				}
+			}
 		}
 		if sock == "" {
 			sock = n.Control
@@ -115,12 +130,14 @@ func newTest(o *options) (*test, error) {
 		}
 	}
 	t.local = newSide(sock, dst)
+	t.local.name = o.node
 	if o.reverse || o.bidir {
 		rn, ok := st.Node(bcube.HostName(dst))
 		if !ok || rn.Kind != lab.KindServer {
 			return nil, fmt.Errorf("lab %s has no server h%d", o.lab, dst)
 		}
 		remote := newSide(rn.Control, t.self)
+		remote.name = bcube.HostName(dst)
 		if o.reverse {
 			t.sides = []*side{remote}
 		} else {
@@ -131,6 +148,24 @@ func newTest(o *options) (*test, error) {
 		t.sides = []*side{t.local}
 	}
 	return t, nil
+}
+
+// usageError is a bad flag or argument found once the lab is known
+// (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// servers is how many servers lab st has.
+func servers(st *lab.State) int {
+	n := 0
+	for _, x := range st.Nodes {
+		if x.Kind == lab.KindServer {
+			n++
+		}
+	}
+	return n
 }
 
 // parseDst reads h<i> or a fabric address.
@@ -181,21 +216,40 @@ func (s *side) call(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		var ue interface{ Unwrap() error }
-		if errors.As(err, &ue) && ue.Unwrap() != nil {
-			err = ue.Unwrap()
-		}
-		return fmt.Errorf("hostd at %s: %w", s.sock, err)
+		return fmt.Errorf("%s does not answer: %w", s.nic(), rootCause(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("hostd at %s: %w", s.sock, err)
+		return fmt.Errorf("%s does not answer: %w", s.nic(), rootCause(err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("hostd: %s", strings.TrimSpace(string(b)))
+		// The NIC's own words: what it refused and why.
+		return fmt.Errorf("%s refused: %s", s.nic(), strings.TrimSpace(string(b)))
 	}
 	return json.Unmarshal(b, out)
+}
+
+// nic names the side's NIC for the user: the server it belongs to.
+func (s *side) nic() string {
+	if s.name != "" {
+		return s.name + "'s NIC (hostd)"
+	}
+	return "the NIC (hostd)"
+}
+
+// rootCause is the system's reason a call failed (connection refused,
+// no such file: the daemon is not running), without net/http's and
+// net's wrappers, which name the socket's path.
+func rootCause(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // request is what every side's NIC is asked to start.
