@@ -167,7 +167,7 @@ the file or a flag is bad.`,
 	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
 	completeWords(cmd, "fc", config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
-	completeWords(cmd, "level-order", "hash", "ascending", "descending")
+	completeWords(cmd, "level-order", "hash", "ate", "ascending", "descending")
 	completeWords(cmd, "watchdog-action", "none", "forward", "drop")
 	_ = cmd.MarkFlagDirname("bin-dir")
 	return cmd
