@@ -49,9 +49,11 @@ type Collector struct {
 // queue, and most queues of a small lab never pause, mark or stall.
 // The zero Options export every series.
 type Options struct {
-	// Lean leaves out what the fields below say cannot be non-zero, and
-	// the series of queues that have carried nothing and held no pause
-	// yet (they appear with their first frame).
+	// Lean leaves out what the fields below say cannot be non-zero, the
+	// series of queues that have carried nothing and held no pause yet
+	// (they appear with their first frame), and the zero parts of counts
+	// split by reason, verdict, signal kind or priority (they appear with
+	// their first count).
 	Lean bool
 	// Pauses: the lab runs flow control (a queue can be paused; never the
 	// HQ). Without it, no pause and no watchdog stall can happen.
@@ -225,8 +227,15 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 		gauge(portQueue, float64(p.QueueBytes), P)
 		gauge(portQueuePkts, float64(p.QueuePackets), P)
 		gauge(portQueueMax, float64(p.MaxQueueBytes), P)
+		o := c.opts
+		// A count split by reason, verdict, class or priority shows, in
+		// a lean scrape, the parts that have counted something: most
+		// reasons and signal kinds of a port stay at zero all run.
+		split := func(v uint64) bool { return !o.Lean || v != 0 }
 		for _, r := range sortedKeys(p.Drops) {
-			counter(portDrops, p.Drops[r], P, r)
+			if split(p.Drops[r]) {
+				counter(portDrops, p.Drops[r], P, r)
+			}
 		}
 		for _, k := range xskKeys {
 			if v, ok := p.XSK[k]; ok {
@@ -236,7 +245,7 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 		for _, k := range sortedKeys(p.XDP) {
 			if k == "rx" {
 				counter(portXDPRx, p.XDP[k], P)
-			} else {
+			} else if split(p.XDP[k]) {
 				counter(portXDP, p.XDP[k], P, k)
 			}
 		}
@@ -247,13 +256,15 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 		gauge(portMaxLate, float64(p.MaxLateNs)/1e9, P)
 		seconds(portLost, p.LostLinkNs, P)
 		for _, k := range sortedKeys(p.Signals) {
+			if !split(p.Signals[k]) {
+				continue
+			}
 			if dir, typ, class, ok := signalKey(k); ok {
 				counter(portSignals, p.Signals[k], P, dir, typ, class)
 			} else {
 				counter(portSigOther, p.Signals[k], P, k)
 			}
 		}
-		o := c.opts
 		for qi := range p.Queues {
 			q := &p.Queues[qi]
 			if o.Lean && idle(q) {
@@ -298,8 +309,10 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 	if cl := n.Classifier; cl != nil {
 		gauge(classUp, b2f(cl.Attached))
 		for prio, cc := range cl.Classes {
-			counter(classPackets, cc.Packets, itoa(prio))
-			counter(classBytes, cc.Bytes, itoa(prio))
+			if !c.opts.Lean || cc.Packets != 0 {
+				counter(classPackets, cc.Packets, itoa(prio))
+				counter(classBytes, cc.Bytes, itoa(prio))
+			}
 		}
 		counter(classPackets, cl.Untagged.Packets, "untagged")
 		counter(classBytes, cl.Untagged.Bytes, "untagged")

@@ -73,7 +73,7 @@ func TestMetricsLab(t *testing.T) {
 	if few >= 1000 || few >= all {
 		t.Errorf("lab metrics of BCube(2,1) exports %d series by default (%d with --all-series): want fewer than 1000", few, all)
 	}
-	for _, fam := range []string{"bcfab_port_tx_bytes_total", "bcfab_port_drops_total", "bcfab_queue_enqueued_packets_total", "bcfab_queue_paused_seconds_total"} {
+	for _, fam := range []string{"bcfab_port_tx_bytes_total", "bcfab_port_xsk_rx_dropped_total", "bcfab_queue_enqueued_packets_total", "bcfab_queue_paused_seconds_total"} {
 		if len(leanFams[fam].GetMetric()) == 0 {
 			t.Errorf("lab metrics by default has no %s", fam)
 		}
