@@ -1020,13 +1020,16 @@ func (f *rdmaFlow) messagesDone(now int64) {
 const peakMinWindow = 10 * time.Millisecond
 
 // peak is a message flow's payload rate over the best tenth of its time
-// (first message posted to last acknowledged): the most messages
-// acknowledged within any window of that length that opens at a
-// completion (those completed at its opening not counted: they were
-// delivered before). Windows of a fixed time, not of a number of
-// messages, so an ACK that completes many small messages at once counts
-// as the burst it is, not as an infinite rate; and no shorter than
-// peakMinWindow (the whole flow, when it is shorter).
+// (first message posted to last acknowledged): the best rate over a span
+// that opens at a completion (or at the first posting) and closes at the
+// first completion at least that long after, counting the messages
+// completed within it (those completed at its opening were delivered
+// before). A span closes at a completion, not at a fixed time, so a
+// message that straddles a window's end does not go missing from it (with
+// large messages that made peak read below the average); it is no
+// shorter than peakMinWindow, so an ACK that completes many small
+// messages at once counts as the burst it is, not as an infinite rate.
+// The whole flow is one of the spans: peak is never below the average.
 func (f *rdmaFlow) peak() float64 {
 	n := int(f.seenMsgs)
 	if n == 0 {
@@ -1038,27 +1041,34 @@ func (f *rdmaFlow) peak() float64 {
 	if x <= 0 {
 		return 0
 	}
-	most, j := 0, 0
+	best := 0.0
+	// rate of the span (open, d[j]] holding messages k..j.
+	rate := func(open int64, k, j int) {
+		if span := d[j] - open; span > 0 {
+			best = max(best, float64(int64(j-k+1)*f.MsgBytes*8)*1e9/float64(span))
+		}
+	}
+	j := 0
+	for j < n && d[j]-f.msgSent[0] < x {
+		j++
+	}
+	if j < n {
+		rate(f.msgSent[0], 0, j)
+	}
+	k := 0 // the first message completed after d[i]
 	for i := 0; i < n; i++ {
-		// Messages k..j-1 were acknowledged within (d[i], d[i]+x]:
-		// those acknowledged at the window's opening, d[i], were
-		// delivered before it.
-		for j < n && d[j]-d[i] <= x {
+		for j < n && d[j]-d[i] < x {
 			j++
 		}
-		k := i
-		for k < j && d[k] == d[i] {
+		if j == n {
+			break
+		}
+		for k < n && d[k] <= d[i] {
 			k++
 		}
-		most = max(most, j-k)
+		rate(d[i], k, j)
 	}
-	// The flow's first tenth, which opens at its first posting.
-	first := 0
-	for first < n && d[first]-f.msgSent[0] <= x {
-		first++
-	}
-	most = max(most, first)
-	return float64(int64(most)*f.MsgBytes*8) * 1e9 / float64(x)
+	return best
 }
 
 func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {

@@ -755,3 +755,31 @@ func TestGenPauseLapses(t *testing.T) {
 		t.Error("a flow past its deadline did not end while its queue was paused")
 	}
 }
+
+// peak is never below the average: large messages, each completing
+// every 16.7 ms (1 MiB at 500 Mb/s), used to read a sixth low, a window
+// of 100 ms holding five whole messages and part of a sixth.
+func TestPeakNotBelowAverage(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		bytes int64
+		every int64 // ns between completions
+		n     int
+	}{
+		{"1MiB at 500M", 1 << 20, 16_777_216, 60},
+		{"128KiB at 500M", 128 << 10, 2_097_152, 476},
+		{"2B bunched", 2, 1_000_000, 1000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &rdmaFlow{RDMAFlow: api.RDMAFlow{MsgBytes: c.bytes}, msgSent: make([]int64, c.n), msgDone: make([]int64, c.n), seenMsgs: int64(c.n)}
+			for i := range c.n {
+				f.msgSent[i] = 0
+				f.msgDone[i] = int64(i+1) * c.every
+			}
+			avg := float64(int64(c.n)*c.bytes*8) * 1e9 / float64(f.msgDone[c.n-1])
+			if p := f.peak(); p < avg || p > avg*1.01 {
+				t.Errorf("peak %.1f Mb/s, average %.1f: want the average (completions evenly spaced)", p/1e6, avg/1e6)
+			}
+		})
+	}
+}

@@ -3,11 +3,13 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/bcfab/bcfab/api"
 )
@@ -39,17 +41,44 @@ func controlDo(ctx context.Context, sock, method, path string, body io.Reader) (
 	}
 	resp, err := (&http.Client{Transport: tr}).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s on %s: %w", method, path, sock, unwrapURLError(err))
+		return nil, &ControlError{Method: method, Path: path, Socket: sock, Err: noAnswer(unwrapURLError(err))}
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s on %s: %w", method, path, sock, err)
+		return nil, &ControlError{Method: method, Path: path, Socket: sock, Err: noAnswer(err)}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s %s on %s: %s: %s", method, path, sock, resp.Status, strings.TrimSpace(string(out)))
+		// The daemon's own words say what it refused and why.
+		return nil, &ControlError{Method: method, Path: path, Socket: sock, Status: resp.StatusCode,
+			Err: errors.New(strings.TrimSpace(string(out)))}
 	}
 	return out, nil
+}
+
+// ControlError is a control-socket call that failed. Its text is the
+// user's: what the daemon answered, or that it did not answer; the
+// request and the socket are kept for whoever needs them (logs, tests).
+type ControlError struct {
+	Method, Path, Socket string
+	Status               int // the HTTP status of a refusal; 0: no answer
+	Err                  error
+}
+
+func (e *ControlError) Error() string { return e.Err.Error() }
+func (e *ControlError) Unwrap() error { return e.Err }
+
+// noAnswer says that a daemon did not answer, and the system's reason
+// (connection refused, no such file: the daemon is not running).
+func noAnswer(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Errorf("its daemon does not answer: %w", errno)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("its daemon does not answer: %w", context.DeadlineExceeded)
+	}
+	return fmt.Errorf("its daemon does not answer: %w", err)
 }
 
 // unwrapURLError drops net/http's "Get "http://daemon/...":" wrapper, which

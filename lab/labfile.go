@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"time"
 
@@ -274,9 +276,94 @@ func yamlError(err error) error {
 	var line int
 	if _, err := fmt.Sscanf(msg, "line %d:", &line); err == nil {
 		_, rest, _ := strings.Cut(msg, ": ")
-		return &lineError{line, errors.New(rest)}
+		return &lineError{line, errors.New(userWords(rest))}
 	}
-	return &lineError{1, errors.New(msg)}
+	return &lineError{1, errors.New(userWords(msg))}
+}
+
+var (
+	unknownFieldRE = regexp.MustCompile(`^field (\S+) not found in type lab\.(\w+)$`)
+	badKindRE      = regexp.MustCompile("^cannot unmarshal !!(\\w+) `(.*)` into (\\S+)$")
+)
+
+// userWords says the yaml package's complaints in a lab file's terms:
+// its keys and values, not Go's types.
+func userWords(msg string) string {
+	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
+		where, keys := "", fileKeys(reflect.TypeFor[File]())
+		switch m[2] {
+		case "FileTopology":
+			where, keys = " under topology", fileKeys(reflect.TypeFor[FileTopology]())
+		case "FileLink":
+			where, keys = " in a link", fileKeys(reflect.TypeFor[FileLink]())
+		}
+		hint := ""
+		if k := closestKey(m[1], keys); k != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", k)
+		}
+		return fmt.Sprintf("unknown key %s%s%s; the keys are lab up's flags without their dashes (lab up -h)", m[1], where, hint)
+	}
+	if m := badKindRE.FindStringSubmatch(msg); m != nil {
+		want := map[string]string{"int": "a whole number", "bool": "true or false", "float64": "a number", "string": "a word",
+			"[]string": "a list"}[m[3]]
+		if want == "" {
+			want = "a mapping of keys"
+			if strings.HasPrefix(m[3], "[]") {
+				want = "a list"
+			}
+		}
+		return fmt.Sprintf("%q: want %s", m[2], want)
+	}
+	return msg
+}
+
+// fileKeys are the keys a lab file type takes.
+func fileKeys(t reflect.Type) []string {
+	var keys []string
+	for i := range t.NumField() {
+		if k, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); k != "" && k != "-" {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// closestKey is the key of keys nearest to k (a typo, a longer name of
+// it, another way to write it), or "".
+func closestKey(k string, keys []string) string {
+	aliases := map[string]string{"flowcontrol": "fc", "flow-control": "fc", "flow_control": "fc", "scheme": "fc",
+		"bandwidth": "rate", "speed": "rate", "latency": "delay", "buffer-size": "buffer", "drop": "loss"}
+	if a, ok := aliases[strings.ToLower(k)]; ok {
+		return a
+	}
+	best, bestD := "", 3 // at most two edits away
+	for _, c := range keys {
+		if d := editDistance(strings.ToLower(k), c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is Levenshtein's distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Spec is the lab the file describes: its keys laid over Defaults.

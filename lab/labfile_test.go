@@ -116,8 +116,10 @@ func TestFileErrors(t *testing.T) {
 	}{
 		{head + "rate: fast\n", `6: rate: rate "fast"`},
 		{head + "buffer: 1X\n", `6: buffer: size "1X"`},
-		{head + "bogus: 1\n", "6: field bogus not found"},
-		{head + "fc: portfcc\n", `6: config for h0: fc "portfcc"`},
+		{head + "bogus: 1\n", "6: unknown key bogus;"},
+		{head + "fc: portfcc\n", `6: fc "portfcc": want none, portfc`},
+		{head + "flowcontrol: pfc\n", "6: unknown key flowcontrol (did you mean fc?)"},
+		{head + "rat: 10M\n", "6: unknown key rat (did you mean rate?)"},
 		{head + "rate: 1G\nloss: 2\n", `7: loss: loss "2"`},
 		{head + "xoff: 1000\nxon: 2000\nfc: portfc\n", "6: config for h0: portfc thresholds"},
 		{"name: bad\ntopology:\n  kind: bcube\n  n: 1\n  k: 1\n", "2: n = 1"},

@@ -92,6 +92,9 @@ const maxSocketPath = 107
 // NewPlan validates the spec's contents (not root, not the name's
 // availability: see Spec.Validate) and resolves it. It touches nothing.
 func NewPlan(spec Spec) (*Plan, error) {
+	if err := spec.checkChoices(); err != nil {
+		return nil, err
+	}
 	s, err := spec.withDefaults()
 	if err != nil {
 		return nil, err

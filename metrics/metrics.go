@@ -41,12 +41,55 @@ type Collector struct {
 	lab     string
 	source  Source
 	timeout time.Duration
+	opts    Options
+}
+
+// Options say what the lab is, so that the collector leaves out the
+// series its configuration keeps at zero: most of a lab's series are per
+// queue, and most queues of a small lab never pause, mark or stall.
+// The zero Options export every series.
+type Options struct {
+	// Lean leaves out what the fields below say cannot be non-zero, the
+	// series of queues that have carried nothing and held no pause yet
+	// (they appear with their first frame), and the zero parts of counts
+	// split by reason, verdict, signal kind or priority (they appear with
+	// their first count).
+	Lean bool
+	// Pauses: the lab runs flow control (a queue can be paused; never the
+	// HQ). Without it, no pause and no watchdog stall can happen.
+	Pauses bool
+	// ECN: egress queues mark.
+	ECN bool
+	// Watchdog: stalls are detected; WatchdogActs: and acted on (ignored
+	// pauses, recoveries).
+	Watchdog, WatchdogActs bool
 }
 
 // NewCollector collects lab's counters from source, which must answer
-// within timeout per scrape.
+// within timeout per scrape; every series, unless WithOptions says what
+// the lab is.
 func NewCollector(lab string, source Source, timeout time.Duration) *Collector {
 	return &Collector{lab: lab, source: source, timeout: timeout}
+}
+
+// WithOptions sets what the collector leaves out.
+func (c *Collector) WithOptions(o Options) *Collector {
+	c.opts = o
+	return c
+}
+
+// idle reports whether q has carried nothing and held no pause, drop or
+// stall: a lean scrape leaves its series out until it does.
+func idle(q *api.QueueStats) bool {
+	if q.EnqPackets != 0 || q.MaxBytes != 0 || q.Paused || q.PausedNs != 0 || q.Stalls != 0 || q.Stalled || q.Recovering {
+		return false
+	}
+	for _, v := range q.Drops {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -184,8 +227,15 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 		gauge(portQueue, float64(p.QueueBytes), P)
 		gauge(portQueuePkts, float64(p.QueuePackets), P)
 		gauge(portQueueMax, float64(p.MaxQueueBytes), P)
+		o := c.opts
+		// A count split by reason, verdict, class or priority shows, in
+		// a lean scrape, the parts that have counted something: most
+		// reasons and signal kinds of a port stay at zero all run.
+		split := func(v uint64) bool { return !o.Lean || v != 0 }
 		for _, r := range sortedKeys(p.Drops) {
-			counter(portDrops, p.Drops[r], P, r)
+			if split(p.Drops[r]) {
+				counter(portDrops, p.Drops[r], P, r)
+			}
 		}
 		for _, k := range xskKeys {
 			if v, ok := p.XSK[k]; ok {
@@ -195,7 +245,7 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 		for _, k := range sortedKeys(p.XDP) {
 			if k == "rx" {
 				counter(portXDPRx, p.XDP[k], P)
-			} else {
+			} else if split(p.XDP[k]) {
 				counter(portXDP, p.XDP[k], P, k)
 			}
 		}
@@ -206,14 +256,23 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 		gauge(portMaxLate, float64(p.MaxLateNs)/1e9, P)
 		seconds(portLost, p.LostLinkNs, P)
 		for _, k := range sortedKeys(p.Signals) {
+			if !split(p.Signals[k]) {
+				continue
+			}
 			if dir, typ, class, ok := signalKey(k); ok {
 				counter(portSignals, p.Signals[k], P, dir, typ, class)
 			} else {
 				counter(portSigOther, p.Signals[k], P, k)
 			}
 		}
-		for _, q := range p.Queues {
+		for qi := range p.Queues {
+			q := &p.Queues[qi]
+			if o.Lean && idle(q) {
+				continue
+			}
 			Q := q.Name
+			// The HQ is never paused, in every scheme.
+			pauses := !o.Lean || o.Pauses && Q != "HQ"
 			counter(queueEnq, q.EnqPackets, P, Q)
 			counter(queueEnqBytes, q.EnqBytes, P, Q)
 			counter(queueDeq, q.DeqPackets, P, Q)
@@ -221,25 +280,39 @@ func (c *Collector) node(ch chan<- prometheus.Metric, n *Node) {
 			gauge(queueDepth, float64(q.Bytes), P, Q)
 			gauge(queueDepthPk, float64(q.Packets), P, Q)
 			gauge(queueMax, float64(q.MaxBytes), P, Q)
-			gauge(queuePaused, b2f(q.Paused), P, Q)
-			seconds(queuePausedS, q.PausedNs, P, Q)
-			gauge(queueMaxPause, float64(q.MaxPauseNs)/1e9, P, Q)
-			counter(queueECN, q.ECNMarks, P, Q)
-			for _, r := range sortedKeys(q.Drops) {
-				counter(queueDrops, q.Drops[r], P, Q, r)
+			if pauses {
+				gauge(queuePaused, b2f(q.Paused), P, Q)
+				seconds(queuePausedS, q.PausedNs, P, Q)
+				gauge(queueMaxPause, float64(q.MaxPauseNs)/1e9, P, Q)
 			}
-			counter(queueIgnored, q.IgnoredPauses, P, Q)
-			counter(queueStalls, q.Stalls, P, Q)
-			gauge(queueStalled, b2f(q.Stalled), P, Q)
-			seconds(queueStalledS, q.StalledNs, P, Q)
-			gauge(queueRecover, b2f(q.Recovering), P, Q)
+			if !o.Lean || o.ECN {
+				counter(queueECN, q.ECNMarks, P, Q)
+			}
+			for _, r := range sortedKeys(q.Drops) {
+				// The port's drops by reason are always there; a queue's
+				// show the reasons it has dropped for.
+				if !o.Lean || q.Drops[r] != 0 {
+					counter(queueDrops, q.Drops[r], P, Q, r)
+				}
+			}
+			if pauses && (!o.Lean || o.Watchdog) {
+				counter(queueStalls, q.Stalls, P, Q)
+				gauge(queueStalled, b2f(q.Stalled), P, Q)
+				seconds(queueStalledS, q.StalledNs, P, Q)
+				if !o.Lean || o.WatchdogActs {
+					counter(queueIgnored, q.IgnoredPauses, P, Q)
+					gauge(queueRecover, b2f(q.Recovering), P, Q)
+				}
+			}
 		}
 	}
 	if cl := n.Classifier; cl != nil {
 		gauge(classUp, b2f(cl.Attached))
 		for prio, cc := range cl.Classes {
-			counter(classPackets, cc.Packets, itoa(prio))
-			counter(classBytes, cc.Bytes, itoa(prio))
+			if !c.opts.Lean || cc.Packets != 0 {
+				counter(classPackets, cc.Packets, itoa(prio))
+				counter(classBytes, cc.Bytes, itoa(prio))
+			}
 		}
 		counter(classPackets, cl.Untagged.Packets, "untagged")
 		counter(classBytes, cl.Untagged.Bytes, "untagged")

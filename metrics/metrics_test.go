@@ -182,3 +182,74 @@ func checkGrowing(t *testing.T, a, b map[string]*dto.MetricFamily) {
 		t.Errorf("help: %q", b["bcfab_port_tx_bytes_total"].GetHelp())
 	}
 }
+
+// A lean collector leaves out what the lab's configuration keeps at zero
+// (pauses without flow control, marks without ECN, the HQ's pauses),
+// queues that carried nothing, and the zero parts of counts split by
+// reason or kind.
+func TestLean(t *testing.T) {
+	nodes := func(context.Context) ([]Node, error) {
+		n := fakeNodes(1)
+		p := &n[0].Stats.Ports[0]
+		p.Queues = append(p.Queues, api.QueueStats{Index: 2, Name: "HQ", EnqPackets: 3, Drops: map[string]uint64{"buffer_full": 0}},
+			api.QueueStats{Index: 3, Name: "A1", Drops: map[string]uint64{"buffer_full": 0}})
+		return n, nil
+	}
+	series := func(o Options) map[string]int {
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(NewCollector("t", nodes, time.Second).WithOptions(o))
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				out[f.GetName()]++
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "queue" {
+						out[f.GetName()+"/"+l.GetValue()]++
+					}
+				}
+			}
+		}
+		return out
+	}
+	all := series(Options{})
+	none := series(Options{Lean: true})
+	pfc := series(Options{Lean: true, Pauses: true, ECN: true, Watchdog: true})
+	total := func(m map[string]int) (n int) {
+		for k, v := range m {
+			if !strings.Contains(k, "/") {
+				n += v
+			}
+		}
+		return n
+	}
+	t.Logf("series: all %d, lean without flow control %d, lean with pauses, ECN and the watchdog %d", total(all), total(none), total(pfc))
+	for _, c := range []struct {
+		what string
+		got  int
+		want int
+	}{
+		{"all: A1's enqueued", all["bcfab_queue_enqueued_packets_total/A1"], 1},
+		{"lean: A1 (idle)", none["bcfab_queue_enqueued_packets_total/A1"], 0},
+		{"lean: HQ", none["bcfab_queue_enqueued_packets_total/HQ"], 1},
+		{"lean, no fc: pauses", none["bcfab_queue_paused_seconds_total"], 0},
+		{"lean, no ecn: marks", none["bcfab_queue_ecn_marks_total"], 0},
+		{"lean, no watchdog: stalls", none["bcfab_queue_stalls_total"], 0},
+		{"lean, fc: the HQ's pauses", pfc["bcfab_queue_paused_seconds_total/HQ"], 0},
+		{"lean, fc: A0's pauses", pfc["bcfab_queue_paused_seconds_total/A0"], 4},
+		{"lean, fc: ignored pauses (no action)", pfc["bcfab_queue_ignored_pauses_total"], 0},
+		{"lean: port drops by reason, the non-zero ones", none["bcfab_port_drops_total"], all["bcfab_port_drops_total"] / 2},
+		{"lean: signals, the non-zero ones", none["bcfab_port_signals_total"] + none["bcfab_port_signal_events_total"], all["bcfab_port_signals_total"] + all["bcfab_port_signal_events_total"] - 4},
+		{"lean: the HQ's zero drop reasons", none["bcfab_queue_drops_total/HQ"], 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d series, want %d", c.what, c.got, c.want)
+		}
+	}
+	if total(none) >= total(pfc) || total(pfc) >= total(all) {
+		t.Errorf("series: all %d, lean with fc %d, without %d: want fewer each", total(all), total(pfc), total(none))
+	}
+}

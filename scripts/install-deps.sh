@@ -6,7 +6,7 @@
 # present it changes nothing.
 set -euo pipefail
 
-pkgs=(iproute2 iputils-ping iperf3 tcpdump tshark ethtool clang llvm libbpf-dev make openvswitch-switch)
+pkgs=(iproute2 iputils-ping iperf3 tcpdump tshark ethtool clang llvm libbpf-dev make openvswitch-switch bash-completion)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

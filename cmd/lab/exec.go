@@ -78,6 +78,9 @@ every frame. -w also writes them to a pcap file.`,
 	fs.BoolVar(&all, "all", false, "print every frame, not only PortFC/BFC signals and PFC (the file then holds every frame too)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		node, port := args[0], args[1]
+		if err := checkNodePort(cmd, c, node, port); err != nil {
+			return err
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		what := "PortFC/BFC signals and PFC"

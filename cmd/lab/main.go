@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -436,4 +437,27 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "NO"
+}
+
+// checkNodePort checks that node is a node of the lab and port one of
+// its ports (fabric ports, and a server's bc0 and bc0nic), from the lab's
+// state, before anything reaches a daemon or a tool.
+func checkNodePort(cmd *cobra.Command, c *common, node, port string) error {
+	st, err := lab.LoadState(c.runRoot, c.name)
+	if err != nil {
+		return err
+	}
+	if _, ok := st.Node(node); !ok {
+		return usagef(cmd, "node %q: lab %s has servers h0..h%d and switches s0.0..%s", node, st.Lab,
+			len(slices.DeleteFunc(slices.Clone(st.Nodes), func(n lab.NodeState) bool { return n.Kind != lab.KindServer }))-1,
+			st.Nodes[len(st.Nodes)-1].Name)
+	}
+	ports := nodePorts(st.Spec.N, st.Spec.K, node)
+	if strings.HasPrefix(node, "h") {
+		ports = append(ports, "bc0", "bc0nic")
+	}
+	if !slices.Contains(ports, port) {
+		return usagef(cmd, "port %q: %s's ports are %s", port, node, strings.Join(ports, ", "))
+	}
+	return nil
 }

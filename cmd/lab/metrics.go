@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/metrics"
 )
@@ -24,8 +25,8 @@ import (
 // metricsCmd serves a lab's counters to Prometheus.
 func metricsCmd() *cobra.Command {
 	var (
-		listen      string
-		allowRemote bool
+		listen           string
+		allowRemote, all bool
 	)
 	cmd := &cobra.Command{
 		Use:   "metrics",
@@ -44,18 +45,20 @@ listens on loopback only unless --allow-remote.`,
 	fs := cmd.Flags()
 	fs.StringVar(&listen, "listen", "127.0.0.1:9464", "`address` to serve /metrics on")
 	fs.BoolVar(&allowRemote, "allow-remote", false, "allow a --listen address other than loopback")
+	fs.BoolVar(&all, "all-series", false, "every series, also those the lab's configuration keeps at zero (pauses without flow control, ECN marks without ECN, stalls without the watchdog) and those of queues that have carried nothing yet")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkListen(listen, allowRemote); err != nil {
 			return usagef(cmd, "%w", err)
 		}
-		if _, err := lab.LoadState(c.runRoot, c.name); err != nil {
+		st, err := lab.LoadState(c.runRoot, c.name)
+		if err != nil {
 			return err
 		}
 		ln, err := net.Listen("tcp", listen)
 		if err != nil {
 			return err
 		}
-		srv := metricsServer(c.runRoot, c.name)
+		srv := metricsServer(c.runRoot, c.name, seriesOptions(st.Spec, all))
 		fmt.Fprintf(cmd.ErrOrStderr(), "serving lab %s's metrics on http://%s/metrics; Ctrl-C stops\n", c.name, ln.Addr())
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -73,8 +76,19 @@ listens on loopback only unless --allow-remote.`,
 	return cmd
 }
 
+// seriesOptions are the series lab metrics leaves out of a lab of spec:
+// none with all.
+func seriesOptions(spec lab.Spec, all bool) metrics.Options {
+	if all {
+		return metrics.Options{}
+	}
+	pauses := spec.FC != "" && spec.FC != config.FCNone
+	return metrics.Options{Lean: true, Pauses: pauses, ECN: spec.ECN || spec.ECNKminBytes > 0 || spec.ECNKmaxBytes > 0 || spec.ECNPmax > 0,
+		Watchdog: pauses && spec.WatchdogDetect >= 0, WatchdogActs: spec.WatchdogAction != "" && spec.WatchdogAction != config.WatchdogNone}
+}
+
 // metricsServer serves /metrics of lab name.
-func metricsServer(runRoot, name string) *http.Server {
+func metricsServer(runRoot, name string, opts metrics.Options) *http.Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.NewCollector(name, func(ctx context.Context) ([]metrics.Node, error) {
 		snaps, err := lab.Snapshot(ctx, runRoot, name)
@@ -86,7 +100,7 @@ func metricsServer(runRoot, name string) *http.Server {
 			nodes[i] = metrics.Node{Name: s.Node, Kind: s.Kind, Stats: s.Stats, Classifier: s.Classifier, Err: s.Err}
 		}
 		return nodes, nil
-	}, 10*time.Second))
+	}, 10*time.Second).WithOptions(opts))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {

@@ -49,15 +49,35 @@ func TestMetricsLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := metricsServer(spec.RunRoot, spec.Name)
+	srv := metricsServer(spec.RunRoot, spec.Name, seriesOptions(spec, true))
 	go srv.Serve(ln)
 	defer srv.Shutdown(context.Background())
 	url := "http://" + ln.Addr().String() + "/metrics"
+	// By default, the series the lab's configuration keeps at zero, and
+	// those of queues that have carried nothing, are left out.
+	lnLean, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean := metricsServer(spec.RunRoot, spec.Name, seriesOptions(spec, false))
+	go lean.Serve(lnLean)
+	defer lean.Shutdown(context.Background())
 
 	time.Sleep(500 * time.Millisecond)
 	first := scrapeFamilies(t, url)
 	time.Sleep(time.Second)
 	second := scrapeFamilies(t, url)
+	leanFams := scrapeFamilies(t, "http://"+lnLean.Addr().String()+"/metrics")
+	all, few := seriesCount(second), seriesCount(leanFams)
+	t.Logf("series: %d with --all-series, %d by default", all, few)
+	if few >= 1000 || few >= all {
+		t.Errorf("lab metrics of BCube(2,1) exports %d series by default (%d with --all-series): want fewer than 1000", few, all)
+	}
+	for _, fam := range []string{"bcfab_port_tx_bytes_total", "bcfab_port_xsk_rx_dropped_total", "bcfab_queue_enqueued_packets_total", "bcfab_queue_paused_seconds_total"} {
+		if len(leanFams[fam].GetMetric()) == 0 {
+			t.Errorf("lab metrics by default has no %s", fam)
+		}
+	}
 
 	st, err := lab.LoadState(spec.RunRoot, spec.Name)
 	if err != nil {
@@ -105,6 +125,14 @@ func TestMetricsLab(t *testing.T) {
 		}
 	}
 	t.Logf("%d counter series, %d families", n, len(second))
+}
+
+func seriesCount(f map[string]*dto.MetricFamily) int {
+	n := 0
+	for _, fa := range f {
+		n += len(fa.GetMetric())
+	}
+	return n
 }
 
 func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {

@@ -5,6 +5,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,12 +49,23 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout := cmd.OutOrStdout()
-		var src, dst int
-		if _, err := fmt.Sscanf(args[0], "h%d", &src); err != nil {
-			return fmt.Errorf("gen: source %q: want a server h<i>", args[0])
+		src, dst, t, err := genEnds(cmd, c, args)
+		if err != nil {
+			return err
 		}
-		if _, err := fmt.Sscanf(args[1], "h%d", &dst); err != nil {
-			return fmt.Errorf("gen: destination %q: want a server h<i>", args[1])
+		if order != "" {
+			if p, err := t.ParsePolicy(order); err != nil || p.Fixed == nil {
+				return usagef(cmd, "--order %q: want a permutation of the levels 0..%d, such as %s", order, t.K(), exampleOrder(t))
+			}
+		}
+		if frame < 64 || frame > api.DefaultGenFrame {
+			return usagef(cmd, "--frame %d: want 64..%d bytes (on the wire, without FCS)", frame, api.DefaultGenFrame)
+		}
+		// The emulation's health over the flow (--wait): frames the flow
+		// misses because the rings dropped them are not the fabric's.
+		var before *lab.HealthSample
+		if wait {
+			before, _ = lab.SampleHealth(c.runRoot, c.name)
 		}
 		req := api.GenRequest{Dst: dst, Duration: int64(*dur), FrameLen: frame, Order: order, Bytes: int64(*size)}
 		f, err := lab.StartFlow(c.runRoot, c.name, args[0], req)
@@ -90,22 +103,83 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 				sink = &r.Sink[i]
 			}
 		}
+		var health *lab.Health
+		if before != nil {
+			if after, err := lab.SampleHealth(c.runRoot, c.name); err == nil {
+				h := after.Since(before, 0, lab.HealthLimits{})
+				health = &h
+			}
+		}
 		if asJSON {
-			return writeJSON(stdout, map[string]any{"flow": f, "sink": sink})
+			if err := writeJSON(stdout, map[string]any{"flow": f, "sink": sink, "emulation_health": health}); err != nil {
+				return err
+			}
+			return invalidHealth(health)
 		}
-		secs := float64(f.EndNs-f.StartNs) / 1e9
-		fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %d frames, %d bytes in %.2fs\n",
-			f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, f.Packets, f.Bytes, secs)
-		if sink == nil {
-			return fmt.Errorf("gen: %s heard nothing of flow %d", args[1], f.ID)
+		if err := printGen(stdout, args, f, sink); err != nil && invalidHealth(health) == nil {
+			return err
 		}
-		rx := float64(sink.LastNs-sink.FirstNs) / 1e9
-		fmt.Fprintf(stdout, "  received %d frames, %d bytes, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
-			sink.Packets, sink.Bytes, float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
-			time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
-		return nil
+		if health != nil {
+			fmt.Fprintf(stdout, "  %s\n", health.Short())
+		}
+		return invalidHealth(health)
 	}
 	return cmd
+}
+
+// printGen reports a generated flow and what its sink counted.
+func printGen(stdout io.Writer, args []string, f *api.GenFlow, sink *api.SinkReport) error {
+	secs := float64(f.EndNs-f.StartNs) / 1e9
+	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %d frames, %d bytes in %.2fs\n",
+		f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, f.Packets, f.Bytes, secs)
+	if sink == nil {
+		return fmt.Errorf("gen: %s heard nothing of flow %d", args[1], f.ID)
+	}
+	rx := float64(sink.LastNs-sink.FirstNs) / 1e9
+	fmt.Fprintf(stdout, "  received %d frames, %d bytes, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
+		sink.Packets, sink.Bytes, float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
+		time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
+	return nil
+}
+
+// genEnds reads SRC and DST, two servers of the lab, from its state
+// (before anything reaches a daemon).
+func genEnds(cmd *cobra.Command, c *common, args []string) (src, dst int, t bcube.Topology, err error) {
+	st, err := lab.LoadState(c.runRoot, c.name)
+	if err != nil {
+		return 0, 0, t, err
+	}
+	if t, err = bcube.New(st.Spec.N, st.Spec.K); err != nil {
+		return 0, 0, t, err
+	}
+	var ends [2]int
+	for i, what := range []string{"SRC", "DST"} {
+		n, ok := st.Node(args[i])
+		if _, err := fmt.Sscanf(args[i], "h%d", &ends[i]); err != nil || !ok || n.Kind != lab.KindServer {
+			return 0, 0, t, usagef(cmd, "%s %q: lab %s has servers h0..h%d", what, args[i], st.Lab, t.Servers()-1)
+		}
+	}
+	if ends[0] == ends[1] {
+		return 0, 0, t, usagef(cmd, "SRC and DST are both %s: want two servers", args[0])
+	}
+	return ends[0], ends[1], t, nil
+}
+
+// exampleOrder is a level order of t: k, ..., 0.
+func exampleOrder(t bcube.Topology) string {
+	var o []string
+	for l := t.K(); l >= 0; l-- {
+		o = append(o, fmt.Sprint(l))
+	}
+	return strings.Join(o, ",")
+}
+
+// invalidHealth is errInvalidRun with h's problems when h is invalid.
+func invalidHealth(h *lab.Health) error {
+	if h == nil || h.Valid {
+		return nil
+	}
+	return fmt.Errorf("%w: the emulation did not keep up: %s", errInvalidRun, strings.Join(h.Problems, "; "))
 }
 
 // linkCmd changes, or with no change flag reports, the injected loss and

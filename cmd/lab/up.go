@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -192,7 +190,7 @@ the file or a flag is bad.`,
 	completeWords(cmd, "fc", config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
 	completeWords(cmd, "links", config.LinksPatch, config.LinksVeth)
-	completeWords(cmd, "level-order", "hash", "ascending", "descending")
+	completeWords(cmd, "level-order", "hash", "ate", "ascending", "descending")
 	completeWords(cmd, "watchdog-action", "none", "forward", "drop")
 	_ = cmd.MarkFlagDirname("bin-dir")
 	return cmd
@@ -287,7 +285,14 @@ func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRates(spec); err != nil {
+		return usagef(cmd, "%w", err)
+	}
 	plan, err := lab.NewPlan(spec)
+	var choice *lab.ChoiceError
+	if errors.As(err, &choice) && f.file == "" {
+		return usagef(cmd, "--%v", choice)
+	}
 	if err != nil {
 		return err
 	}
@@ -329,25 +334,10 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if s.LossPPM > 0 {
 		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
 	}
-	if s.ECN {
-		// As each level's switches mark (servers' ports of a level alike).
-		var marks []string
-		for l := range t.Levels() {
-			n, ok := p.Node(bcube.SwitchName(l, 0))
-			if !ok {
-				continue
-			}
-			e := n.Config.PortECN(bcube.SwitchPort(0))
-			m := fmt.Sprintf("K_min %d B, K_max %d B, P_max %g", e.KminBytes, e.KmaxBytes, e.Pmax)
-			if !s.Uniform() {
-				m = fmt.Sprintf("level %d %s", l, m)
-			}
-			if !slices.Contains(marks, m) {
-				marks = append(marks, m)
-			}
-		}
-		fmt.Fprintf(w, "  ecn         marking at every egress: %s\n", strings.Join(marks, "; "))
-	}
+	printFlowControl(w, p)
+	printECN(w, p)
+	printCables(w, p)
+	printCapacity(w, s)
 	if s.LevelOrder == "ate" {
 		p := s.ATEP
 		if p == 0 {

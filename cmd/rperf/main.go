@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -117,6 +118,9 @@ func runTest(ctx context.Context, o *options, out, errw io.Writer) int {
 	t, err := newTest(o)
 	if err != nil {
 		fmt.Fprintf(errw, "rperf: %v\n", err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 1
 	}
 	var rep reporter = &textReporter{w: out}
@@ -235,7 +239,7 @@ node's daemon) is not running; one line names it and its nodes.`,
 	fs.StringVar(&o.runRoot, "run-root", "/run/bcfab", "where labs keep their run directories")
 	fs.StringVar(&o.socket, "socket", "", "the NIC's control socket, instead of --lab/--node")
 	_ = cmd.RegisterFlagCompletionFunc("mode", cobra.FixedCompletions([]string{"lossless", "gbn", "irn"}, cobra.ShellCompDirectiveNoFileComp))
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	return cmd
 }
 
@@ -251,8 +255,12 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, om
 		return errors.New("give -n or -t, not both")
 	case fs.Changed("bytes") && size <= 0:
 		return fmt.Errorf("-n %v: want a positive number of bytes", size)
-	case o.parallel < 1:
-		return fmt.Errorf("-P %d: want at least 1", o.parallel)
+	case o.parallel < 1 || o.parallel > api.MaxRDMAParallel:
+		return fmt.Errorf("-P %d: want 1..%d flows", o.parallel, api.MaxRDMAParallel)
+	case o.mode != "lossless" && o.mode != "gbn" && o.mode != "irn":
+		return fmt.Errorf("--mode %q: want lossless, gbn or irn (rperf runs RDMA flows; for TCP, run iperf3 in the namespace)", o.mode)
+	case o.mtu < api.MinRDMAMTU || o.mtu > api.MaxRDMAMTU:
+		return fmt.Errorf("--mtu %d: want %d..%d bytes of payload per packet", o.mtu, api.MinRDMAMTU, api.MaxRDMAMTU)
 	case timeout <= 0:
 		return fmt.Errorf("--timeout %v: want > 0", timeout)
 	case o.reverse && o.bidir:
@@ -287,6 +295,23 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, om
 	}
 	o.interval, o.omit, o.timeout = interval.D(), omit.D(), timeout.D()
 	return nil
+}
+
+// flagError is a flag's error in rperf's words: iperf3's habits that
+// mean something else here are explained.
+func flagError(err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "flag needs an argument: 's' in -s"):
+		return errors.New("-s is perftest's message size here (-s 64K), not iperf3's server: every server's NIC (hostd) already answers; run rperf -c DST on the sending side")
+	case strings.HasPrefix(msg, "flag needs an argument: "):
+		flag := strings.TrimPrefix(msg, "flag needs an argument: ")
+		if _, short, ok := strings.Cut(flag, " in "); ok {
+			flag = short
+		}
+		return fmt.Errorf("%s takes a value", flag)
+	}
+	return err
 }
 
 // parseFlags parses args as run does, without running anything (tests).

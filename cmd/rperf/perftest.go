@@ -95,6 +95,29 @@ func (t *test) perftest(ctx context.Context, rep reporter) (err error) {
 	if o.lab != "" {
 		before, _ = lab.SampleHealth(o.runRoot, o.lab)
 	}
+	health := func() *lab.Health {
+		if before == nil {
+			return nil
+		}
+		after, err := lab.SampleHealth(o.runRoot, o.lab)
+		if err != nil {
+			return nil
+		}
+		h := after.Since(before, 0, lab.HealthLimits{})
+		return &h
+	}
+	// failed is why a size ended the test: the emulation's health when it
+	// is invalid (a gap the rings' drops made is not the flow's), else err.
+	failed := func(err error) error {
+		pt.Health = health()
+		if doc.Start.Version != "" { // the header is out: end its table with the health
+			rep.end(doc)
+		}
+		if bad := invalid(pt.Health); bad != nil {
+			return fmt.Errorf("%w (%v)", bad, err)
+		}
+		return err
+	}
 	var params api.RDMAReport // the NIC's parameters: its link rate
 	if err := t.local.call(ctx, http.MethodGet, "/rdma", nil, &params); err != nil {
 		return err
@@ -124,11 +147,11 @@ func (t *test) perftest(ctx context.Context, rep reporter) (err error) {
 		}
 		fl, err := t.wait(ctx)
 		if err != nil {
-			return err
+			return failed(err)
 		}
 		for _, f := range fl {
 			if f.State != api.RDMADone {
-				return fmt.Errorf("%d-byte messages: flow %d %s: %s", size, f.ID, f.State, f.Failure)
+				return failed(fmt.Errorf("%d-byte messages: flow %d %s: %s", size, f.ID, f.State, f.Failure))
 			}
 		}
 		if o.lat {
@@ -158,17 +181,9 @@ func (t *test) perftest(ctx context.Context, rep reporter) (err error) {
 		pt.Bandwidth = append(pt.Bandwidth, row)
 		rep.row(row)
 	}
-	if before != nil {
-		if after, err := lab.SampleHealth(o.runRoot, o.lab); err == nil {
-			h := after.Since(before, 0, lab.HealthLimits{})
-			pt.Health = &h
-		}
-	}
+	pt.Health = health()
 	rep.end(doc)
-	if h := pt.Health; h != nil && !h.Valid {
-		return fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
-	}
-	return nil
+	return invalid(pt.Health)
 }
 
 // wait polls the sides' flows until they have all ended (or made no

@@ -465,13 +465,15 @@ func printHeader(w io.Writer, d *Document) {
 	case ts.Bidir:
 		fmt.Fprintf(w, "Bidirectional: TX-C from %s, RX-C from %s\n", nodeName(s), s.ConnectingTo.Server)
 	}
-	for _, st := range s.Streams {
-		fmt.Fprintf(w, "%s QP 0x%06x, UDP source port %d, leaves by %s (queue %s), level order %s\n",
-			streamTag(st.ID, st.Role), st.QP, st.SPort, st.Port, st.Queue, st.Order)
+	for i, st := range s.Streams {
+		fmt.Fprintf(w, "%s flow %d, QP 0x%06x, UDP source port %d, leaves by %s (queue %s), level order %s\n",
+			streamTag(i+1, st.Role), st.ID, st.QP, st.SPort, st.Port, st.Queue, st.Order)
 	}
 }
 
-// streamTag is "[  1]", or "[  1][TX-C]" with --bidir.
+// streamTag is "[  1]", or "[  1][TX-C]" with --bidir: the stream's
+// number in the test, as iperf3 numbers its streams (the NICs number
+// their flows each on its own, so both directions may have a flow 1).
 func streamTag(id int, role string) string {
 	if role != "" {
 		return fmt.Sprintf("[%3d][%s]", id, role)
@@ -513,8 +515,8 @@ func printInterval(w io.Writer, iv *Interval, streams int) {
 	if iv.Sum.Omitted {
 		omitted = "  (omitted)"
 	}
-	for _, s := range iv.Streams {
-		fmt.Fprintf(w, "%s %s  %5d  %5d  %s%s\n", streamTag(s.ID, s.Role), span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs,
+	for i, s := range iv.Streams {
+		fmt.Fprintf(w, "%s %s  %5d  %5d  %s%s\n", streamTag(i+1, s.Role), span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs,
 			formatBits(s.RateBps), omitted)
 	}
 	if streams > 1 {
@@ -542,8 +544,8 @@ func printSummary(w io.Writer, d *Document) {
 	e := &d.End
 	fmt.Fprintln(w, separator)
 	fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr")
-	for _, s := range e.Streams {
-		tag := streamTag(s.ID, s.Role)
+	for i, s := range e.Streams {
+		tag := streamTag(i+1, s.Role)
 		fmt.Fprintf(w, "%s %s  %5d  sender\n", tag, span(s.Sender.Start, s.Sender.End, s.Sender.Bytes, s.Sender.BitsPerSecond), s.Sender.Retransmits)
 		fmt.Fprintf(w, "%s %s         receiver\n", tag, span(s.Receiver.Start, s.Receiver.End, s.Receiver.Bytes, s.Receiver.BitsPerSecond))
 	}
@@ -564,7 +566,7 @@ func printSummary(w io.Writer, d *Document) {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, s := range e.Streams {
+	for i, s := range e.Streams {
 		fct := "-"
 		if s.FCTNs > 0 {
 			fct = time.Duration(s.FCTNs).Round(time.Microsecond).String()
@@ -577,7 +579,7 @@ func printSummary(w io.Writer, d *Document) {
 			}
 		}
 		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packets (%s)  timeouts %d  NAKs %d  CNPs %d",
-			streamTag(s.ID, s.Role), s.State, fct, s.Sender.Retransmits, strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
+			streamTag(i+1, s.Role), s.State, fct, s.Sender.Retransmits, strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
 		if s.Failure != "" {
 			line += "  (" + s.Failure + ")"
 		}

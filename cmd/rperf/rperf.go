@@ -27,6 +27,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bcfab/bcfab/api"
@@ -49,6 +50,7 @@ const stopGrace = 5 * time.Second
 // side is a NIC that sends in the test, its control socket and its flows.
 type side struct {
 	role   string // "" with one direction; "TX-C" (this server's) or "RX-C" (DST's) with --bidir
+	name   string // the server whose NIC it is, h<i>; "" with --socket alone
 	sock   string
 	client *http.Client
 	dst    int // where its flows go
@@ -81,7 +83,7 @@ func newTest(o *options) (*test, error) {
 	t := &test{o: o, self: -1}
 	dst, err := parseDst(o.dst)
 	if err != nil {
-		return nil, err
+		return nil, usageError{err}
 	}
 	t.dst, t.dstIP = dst, bcube.ServerIP(dst).String()
 	sock := o.socket
@@ -108,7 +110,20 @@ func newTest(o *options) (*test, error) {
 		}
 		n, ok := st.Node(o.node)
 		if !ok || n.Kind != lab.KindServer {
-			return nil, fmt.Errorf("lab %s has no server %q", o.lab, o.node)
+			return nil, usageError{fmt.Errorf("--node %q: lab %s has servers h0..h%d", o.node, o.lab, servers(st)-1)}
+		}
+		if d, ok := st.Node(bcube.HostName(dst)); !ok || d.Kind != lab.KindServer {
+			return nil, usageError{fmt.Errorf("-c %s: lab %s has servers h0..h%d", o.dst, o.lab, servers(st)-1)}
+		}
+		if bcube.HostName(dst) == o.node {
+			return nil, usageError{fmt.Errorf("-c %s: that is this server; give another", o.dst)}
+		}
+		if o.order != "" {
+			if t, err := bcube.New(st.Spec.N, st.Spec.K); err == nil {
+				if p, err := t.ParsePolicy(o.order); err != nil || p.Fixed == nil {
+					return nil, usageError{fmt.Errorf("--order %q: want a permutation of the levels 0..%d, such as 1,0", o.order, t.K())}
+				}
+			}
 		}
 		t.spec = &st.Spec
 		if sock == "" {
@@ -119,12 +134,14 @@ func newTest(o *options) (*test, error) {
 		}
 	}
 	t.local = newSide(sock, dst)
+	t.local.name = o.node
 	if o.reverse || o.bidir {
 		rn, ok := st.Node(bcube.HostName(dst))
 		if !ok || rn.Kind != lab.KindServer {
 			return nil, fmt.Errorf("lab %s has no server h%d", o.lab, dst)
 		}
 		remote := newSide(rn.Control, t.self)
+		remote.name = bcube.HostName(dst)
 		if o.reverse {
 			t.sides = []*side{remote}
 		} else {
@@ -135,6 +152,24 @@ func newTest(o *options) (*test, error) {
 		t.sides = []*side{t.local}
 	}
 	return t, nil
+}
+
+// usageError is a bad flag or argument found once the lab is known
+// (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// servers is how many servers lab st has.
+func servers(st *lab.State) int {
+	n := 0
+	for _, x := range st.Nodes {
+		if x.Kind == lab.KindServer {
+			n++
+		}
+	}
+	return n
 }
 
 // parseDst reads h<i> or a fabric address.
@@ -185,21 +220,40 @@ func (s *side) call(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		var ue interface{ Unwrap() error }
-		if errors.As(err, &ue) && ue.Unwrap() != nil {
-			err = ue.Unwrap()
-		}
-		return fmt.Errorf("hostd at %s: %w", s.sock, err)
+		return fmt.Errorf("%s does not answer: %w", s.nic(), rootCause(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("hostd at %s: %w", s.sock, err)
+		return fmt.Errorf("%s does not answer: %w", s.nic(), rootCause(err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("hostd: %s", strings.TrimSpace(string(b)))
+		// The NIC's own words: what it refused and why.
+		return fmt.Errorf("%s refused: %s", s.nic(), strings.TrimSpace(string(b)))
 	}
 	return json.Unmarshal(b, out)
+}
+
+// nic names the side's NIC for the user: the server it belongs to.
+func (s *side) nic() string {
+	if s.name != "" {
+		return s.name + "'s NIC (hostd)"
+	}
+	return "the NIC (hostd)"
+}
+
+// rootCause is the system's reason a call failed (connection refused,
+// no such file: the daemon is not running), without net/http's and
+// net's wrappers, which name the socket's path.
+func rootCause(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // request is what every side's NIC is asked to start.
@@ -328,13 +382,26 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 	var runErr error
 	stopping, stopAt := false, int64(0) // interrupted: flows told to stop, at
 	interrupted := ctx.Done()           // nil once handled
+	// A timed test's flows stop at planned, and their last bytes are
+	// acknowledged a little after: the boundary at (or within a tenth of
+	// an interval before) it is not reported on its own, so the last
+	// interval runs to the flows' real end instead of leaving a sliver
+	// of a few milliseconds whose rate means nothing.
+	planned := int64(-1)
+	if o.bytes == 0 && !o.forever {
+		planned = t0 + int64(o.duration+o.omit)
+	}
 	for {
 		now := time.Now().UnixNano()
 		wake := now + int64(pollEvery)
 		boundary := int64(-1)
 		if iv > 0 {
 			boundary = t0 + k*int64(iv)
-			wake = min(wake, boundary)
+			if planned >= 0 && boundary >= planned-int64(iv)/10 && !stopping {
+				boundary = -1 // the end reports it
+			} else {
+				wake = min(wake, boundary)
+			}
 		}
 		if omitted {
 			wake = min(wake, max(omitEnd, now))
@@ -421,6 +488,11 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 		}
 	}
 	rep.end(doc)
+	// A failed flow on an invalid run is the emulator's doing (its rings
+	// dropped frames a lossless flow then missed): say so, exit 3.
+	if err := invalid(doc.End.Health); err != nil && (runErr != nil || doc.End.Failures > 0) {
+		return err
+	}
 	if runErr != nil {
 		return runErr
 	}
@@ -433,10 +505,16 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 		}
 		return fmt.Errorf("%d of %d flows failed: %s", doc.End.Failures, len(last.flows), strings.Join(why, "; "))
 	}
-	if h := doc.End.Health; h != nil && !h.Valid {
-		return fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
+	return invalid(doc.End.Health)
+}
+
+// invalid is errInvalidRun with the health's problems when h says the
+// emulation did not keep up, else nil (also when the lab is not known).
+func invalid(h *lab.Health) error {
+	if h == nil || h.Valid {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: %s", errInvalidRun, strings.Join(h.Problems, "; "))
 }
 
 // pathRate is the link rate a test's utilisation counts: the slowest of

@@ -231,7 +231,7 @@ func TestTextReport(t *testing.T) {
 	}
 	for _, re := range []string{
 		`(?m)^Connecting to host 198\.18\.0\.3 \(h3\) .* mode lossless, DCQCN on, MTU 1024, 2 flows, 4\.00 MBytes per flow$`,
-		`(?m)^\[  1\] QP 0x400001, UDP source port 49153, leaves by eth1 \(queue a0\), level order 0,1$`,
+		`(?m)^\[  1\] flow 1, QP 0x400001, UDP source port 49153, leaves by eth1 \(queue a0\), level order 0,1$`,
 		`(?m)^\[ ID\] Interval +Transfer +Bitrate +Retr`,
 		`(?m)^\[  2\]   0\.00-0\.10   sec  +[0-9.]+ [KM]Bytes +[0-9.]+ Mbits/sec +\d+ +\d+ +100 Mbits/sec$`,
 		`(?m)^\[SUM\]   0\.10-0\.20   sec `,

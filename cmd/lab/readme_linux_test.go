@@ -1,0 +1,133 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/internal/testns"
+)
+
+// recipe is one `bin/lab ...` line of a README code block, and what its
+// comment says it prints: every "quoted" text in the comment.
+type recipe struct {
+	args []string
+	want []string
+}
+
+var quoted = regexp.MustCompile(`"([^"]+)"`)
+
+// readmeRecipe reads the lab commands of the README's code block that
+// follows the line starting with title, up to its lab down.
+func readmeRecipe(t *testing.T, title string) []recipe {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []recipe
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	found, in := false, false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case !found:
+			found = strings.HasPrefix(line, title)
+			continue
+		case !in:
+			in = strings.HasPrefix(line, "```")
+			continue
+		case strings.HasPrefix(line, "```"):
+			return out
+		}
+		if !strings.HasPrefix(line, "bin/lab ") {
+			continue
+		}
+		cmd, comment, _ := strings.Cut(line, "#")
+		r := recipe{args: strings.Fields(cmd)[1:]}
+		for _, m := range quoted.FindAllStringSubmatch(comment, -1) {
+			r.want = append(r.want, m[1])
+		}
+		out = append(out, r)
+		if r.args[0] == "down" {
+			return out
+		}
+	}
+	t.Fatalf("README: no code block after %q ending in lab down", title)
+	return nil
+}
+
+// The README's recipes run as written (on a lab of the test's own name
+// and run root) and print what their comments quote: the flow-control
+// capture and the PFC deadlock, caught by the watchdog and captured.
+func TestReadmeRecipes(t *testing.T) {
+	testns.RequireRoot(t)
+	bin := realBins(t)
+	for _, title := range []string{"With flow control:", "PFC, its deadlock, and the watchdog:"} {
+		t.Run(strings.TrimSuffix(title, ":"), func(t *testing.T) {
+			steps := readmeRecipe(t, title)
+			name := fmt.Sprintf("rm%05x", rand.IntN(1<<20))
+			root := t.TempDir()
+			down := false
+			t.Cleanup(func() {
+				if !down {
+					run([]string{"down", "--name", name, "--run-root", root}, &bytes.Buffer{}, &bytes.Buffer{})
+				}
+			})
+			for _, s := range steps {
+				args := append([]string(nil), s.args...)
+				for i := range args {
+					if i > 0 && args[i-1] == "--name" {
+						args[i] = name
+					}
+				}
+				args = append(args, "--run-root", root)
+				switch args[0] {
+				case "up":
+					args = append(args, "--bin-dir", bin)
+				case "capture":
+					args = append(args, "--duration", "10s") // never hang the suite
+				}
+				// What a recipe reports may take a moment to happen (a
+				// deadlock forms, the watchdog's detection time passes):
+				// a reader runs the next line a few seconds later.
+				var out string
+				for try := 0; ; try++ {
+					var o, e bytes.Buffer
+					code, err := run(args, &o, &e)
+					out = o.String() + e.String()
+					if code != 0 {
+						t.Fatalf("lab %s: exit %d, %v\n%s", strings.Join(args, " "), code, err, out)
+					}
+					if missing(out, s.want) == "" || try == 10 {
+						break
+					}
+					time.Sleep(time.Second)
+				}
+				t.Logf("lab %s\n%s", strings.Join(args, " "), out)
+				if m := missing(out, s.want); m != "" {
+					t.Errorf("README says lab %s prints %q; it printed:\n%s", strings.Join(s.args, " "), m, out)
+				}
+				down = down || args[0] == "down"
+			}
+		})
+	}
+}
+
+// missing is the first of want that out lacks, or "".
+func missing(out string, want []string) string {
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			return w
+		}
+	}
+	return ""
+}

@@ -1,0 +1,138 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/units"
+)
+
+// The lines of lab up's summary that say what the lab emulates: its flow
+// control with the thresholds the daemons were configured with (read
+// from the nodes' configs, never recomputed), ECN, the cables that differ
+// from the rest, and what this machine can emulate at the lab's rates.
+// Each is a function of its own so that the summary can grow lines beside
+// them.
+
+// perLevel is one text per level of p's switches (a switch's port p0
+// stands for its level: every port of a level runs at one rate unless a
+// cable says otherwise), joined, and prefixed by their level only when
+// levels differ.
+func perLevel(p *lab.Plan, text func(c *config.Node, port string) string) string {
+	t := p.Topology
+	var out, plain []string
+	for l := range t.Levels() {
+		n, ok := p.Node(bcube.SwitchName(l, 0))
+		if !ok {
+			continue
+		}
+		s := text(&n.Config, bcube.SwitchPort(0))
+		plain = append(plain, s)
+		out = append(out, fmt.Sprintf("level %d %s", l, s))
+	}
+	if len(plain) > 0 && !slices.ContainsFunc(plain, func(s string) bool { return s != plain[0] }) {
+		return plain[0]
+	}
+	return strings.Join(out, "; ")
+}
+
+// bytesBDP is n bytes, and how many one-hop BDPs of bdp bytes they are.
+func bytesBDP(n, bdp int) string {
+	if bdp <= 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%d B (%.3g BDP)", n, float64(n)/float64(bdp))
+}
+
+// printFlowControl prints the scheme and its thresholds.
+func printFlowControl(w io.Writer, p *lab.Plan) {
+	s := p.Spec
+	var text string
+	switch s.FC {
+	case config.FCPortFC:
+		relay := s.RelayQueue
+		if relay == "" {
+			relay = "strict"
+		}
+		text = "portfc: switch egress " + perLevel(p, func(c *config.Node, port string) string {
+			th, bdp := c.PortThresholds(port), c.PortBDP(port)
+			if th.XoffA == th.XoffB && th.XonA == th.XonB {
+				return fmt.Sprintf("X_off %s, X_on %s per class (A, B)", bytesBDP(th.XoffA, bdp), bytesBDP(th.XonA, bdp))
+			}
+			return fmt.Sprintf("A X_off %s X_on %s, B X_off %s X_on %s",
+				bytesBDP(th.XoffA, bdp), bytesBDP(th.XonA, bdp), bytesBDP(th.XoffB, bdp), bytesBDP(th.XonB, bdp))
+		}) + "; servers' relay queue " + relay
+	case config.FCPFC, config.FCPFCStar:
+		what := "pfc"
+		if s.FC == config.FCPFCStar {
+			what = "pfcstar (PFC, priority +1 at every relay)"
+		}
+		text = what + ": every ingress port and priority " + perLevel(p, func(c *config.Node, port string) string {
+			l, bdp := c.PortPFC(port), c.PortBDP(port)
+			return fmt.Sprintf("X_off %s, X_on %s", bytesBDP(l.Xoff, bdp), bytesBDP(l.Xon, bdp))
+		}) + "; pauses of 65535 quanta, refreshed"
+	case config.FCBFC:
+		q, assign := s.BFCQueues, s.BFCAssign
+		if q == 0 {
+			q = 32
+		}
+		if assign == "" {
+			assign = "dynamic"
+		}
+		text = fmt.Sprintf("bfc: %d queues per port (the HQ one of them), assignment %s; pause threshold one-hop BDP %s / active queues",
+			q, assign, perLevel(p, func(c *config.Node, port string) string { return fmt.Sprintf("%d B", c.PortBDP(port)) }))
+	default:
+		text = "none: no pauses; a frame that finds the buffer full is dropped (a lossless flow then fails)"
+	}
+	fmt.Fprintf(w, "  flow ctl    %s\n", text)
+}
+
+// printECN prints the marking of every egress, or that there is none.
+func printECN(w io.Writer, p *lab.Plan) {
+	if !p.Spec.ECN {
+		fmt.Fprintf(w, "  ecn         off (--ecn marks CE at every egress; DCQCN then slows flows)\n")
+		return
+	}
+	fmt.Fprintf(w, "  ecn         marking at every egress: %s\n", perLevel(p, func(c *config.Node, port string) string {
+		e := c.PortECN(port)
+		return fmt.Sprintf("K_min %d B, K_max %d B, P_max %g", e.KminBytes, e.KmaxBytes, e.Pmax)
+	}))
+}
+
+// printCables prints the cables whose rate, loss or state differ from
+// the lab's (lab files' links), as both of their ends were configured.
+func printCables(w io.Writer, p *lab.Plan) {
+	var cables []string
+	for _, l := range p.Links {
+		n, ok := p.Node(l.A.Node)
+		if !ok {
+			continue
+		}
+		c := &n.Config
+		var what []string
+		if r := c.PortRate(l.A.Ifname); r != c.RateBps {
+			what = append(what, "rate "+units.CompactRate(r))
+		}
+		loss, down := c.PortImpairment(l.A.Ifname)
+		if down {
+			what = append(what, "down")
+		} else if loss != c.LossPPM {
+			what = append(what, "loss "+lab.FormatLoss(loss)+" each way")
+		}
+		if len(what) > 0 {
+			cables = append(cables, fmt.Sprintf("%s:%s-%s:%s %s", l.A.Node, l.A.Ifname, l.B.Node, l.B.Ifname, strings.Join(what, ", ")))
+		}
+	}
+	if len(cables) == 0 {
+		fmt.Fprintf(w, "  cables      all alike (lab link or a lab file's links impair one)\n")
+		return
+	}
+	fmt.Fprintf(w, "  cables      %d impaired: %s\n", len(cables), strings.Join(cables, "; "))
+}
