@@ -26,21 +26,11 @@ const (
 // node runs, and records in the nodes' config files that a node started
 // again probes at once.
 func startProbes(ctx context.Context, p *Plan, st *State) error {
-	var (
-		mu   sync.Mutex
-		serr error
-	)
-	eachNode(st.Nodes, func(_ int, n NodeState) {
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if _, err := controlDo(c, n.Control, "POST", "/probe", nil); err != nil {
-			mu.Lock()
-			serr = fmt.Errorf("start probes: %s: %w", n.Name, err)
-			mu.Unlock()
-		}
-	})
-	if serr != nil {
-		return serr
+	if err := eachNodeDo(ctx, st.Nodes, func(c context.Context, n NodeState) error {
+		_, err := controlDo(c, n.Control, "POST", "/probe", nil)
+		return err
+	}); err != nil {
+		return fmt.Errorf("start probes: %w", err)
 	}
 	for i := range p.Nodes {
 		p.Nodes[i].Config.ProbeAtStart = true
@@ -65,28 +55,22 @@ func calibrate(ctx context.Context, p *Plan, st *State, log *slog.Logger) error 
 		case <-time.After(poll):
 		}
 		all = api.RTT{}
-		var (
-			mu   sync.Mutex
-			ferr error
-		)
-		eachNode(st.Nodes, func(_ int, n NodeState) {
-			c, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
+		var mu sync.Mutex
+		if err := eachNodeDo(ctx, st.Nodes, func(c context.Context, n NodeState) error {
 			s, err := FetchStats(c, n.Control)
-			mu.Lock() // eachNode runs a few at a time
-			defer mu.Unlock()
 			if err != nil {
-				ferr = fmt.Errorf("calibrate: %s: %w", n.Name, err)
-				return
+				return err
 			}
+			mu.Lock() // eachNodeDo runs a few at a time
+			defer mu.Unlock()
 			for _, port := range s.Ports {
 				if port.RTT != nil {
 					all.Add(*port.RTT)
 				}
 			}
-		})
-		if ferr != nil {
-			return ferr
+			return nil
+		}); err != nil {
+			return fmt.Errorf("calibrate: %w", err)
 		}
 		if all.Count >= want {
 			break
@@ -106,21 +90,11 @@ func calibrate(ctx context.Context, p *Plan, st *State, log *slog.Logger) error 
 	c := &Calibration{IdleRTT: idle, PerHop: perHop, Samples: all.Count}
 	log.Info("delay lines calibrated", "idle_rtt", idle, "model_rtt", m.OneHopRTT(), "per_hop", perHop, "samples", all.Count)
 	body, _ := json.Marshal(api.DelayRequest{CompNs: perHop.Nanoseconds()})
-	var (
-		mu   sync.Mutex
-		serr error
-	)
-	eachNode(st.Nodes, func(_ int, n NodeState) {
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if _, err := controlDo(c, n.Control, "POST", "/delay", bytes.NewReader(body)); err != nil {
-			mu.Lock()
-			serr = fmt.Errorf("calibrate: %s: %w", n.Name, err)
-			mu.Unlock()
-		}
-	})
-	if serr != nil {
-		return serr
+	if err := eachNodeDo(ctx, st.Nodes, func(c context.Context, n NodeState) error {
+		_, err := controlDo(c, n.Control, "POST", "/delay", bytes.NewReader(body))
+		return err
+	}); err != nil {
+		return fmt.Errorf("calibrate: %w", err)
 	}
 	st.Spec.DelayComp = perHop
 	st.Calibration = c
@@ -128,4 +102,25 @@ func calibrate(ctx context.Context, p *Plan, st *State, log *slog.Logger) error 
 		p.Nodes[i].Config.DelayComp = config.Duration(perHop)
 	}
 	return writeConfigs(p)
+}
+
+// eachNodeDo runs f for every node, a few at a time, each within 5 s of
+// ctx, and returns the first error, naming its node.
+func eachNodeDo(ctx context.Context, nodes []NodeState, f func(context.Context, NodeState) error) error {
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	eachNode(nodes, func(_ int, n NodeState) {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := f(c, n); err != nil {
+			mu.Lock()
+			if first == nil {
+				first = fmt.Errorf("%s: %w", n.Name, err)
+			}
+			mu.Unlock()
+		}
+	})
+	return first
 }
