@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/internal/testtool"
 	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -201,9 +202,7 @@ func checkNoDrops(t *testing.T, s Spec) {
 // the daemon sees the capture and moves that port's transmissions to the
 // kernel's packet path.
 func TestFabricTcpdumpOnSwitchPort(t *testing.T) {
-	if _, err := exec.LookPath("tcpdump"); err != nil {
-		t.Skip("tcpdump not installed (make deps installs it)")
-	}
+	testtool.Require(t, "tcpdump", "capture on a switch port")
 	s := realSpec(t, 4, 1)
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)

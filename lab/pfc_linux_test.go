@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/bcfab/bcfab/internal/testtool"
 )
 
 // Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the
@@ -50,12 +52,9 @@ func TestPFCIncastLab(t *testing.T) {
 // and quanta 65535 or 0, and flags none.
 func tsharkCBFC(t *testing.T, pcap string) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Log("tshark not installed: skipping the CBFC check (make deps installs it)")
-		return
-	}
+	tshark := testtool.Require(t, "tshark", "check the 802.1Qbb frames as Wireshark decodes them (CBFC)")
 	run := func(args ...string) string {
-		cmd := exec.Command("tshark", append([]string{"-n", "-r", pcap}, args...)...)
+		cmd := exec.Command(tshark, append([]string{"-n", "-r", pcap}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 		out, err := cmd.Output()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/internal/testtool"
 )
 
 // fcSpec is a real lab running PortFC on links of rateBps.
@@ -132,14 +133,11 @@ func incastDelivered(t *testing.T, s Spec, n int) uint64 {
 // every frame of the capture as a bcfab signal and flags none malformed.
 func tsharkDecodes(t *testing.T, pcap string) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Log("tshark not installed: skipping the dissector check (make deps installs it)")
-		return
-	}
+	tshark := testtool.Require(t, "tshark", "check the signals against the project's dissector")
 	_, file, _, _ := runtime.Caller(0)
 	lua := filepath.Join(filepath.Dir(file), "..", "scripts", "bcfab.lua")
 	run := func(args ...string) string {
-		cmd := exec.Command("tshark", append([]string{"-X", "lua_script:" + lua, "-r", pcap}, args...)...)
+		cmd := exec.Command(tshark, append([]string{"-X", "lua_script:" + lua, "-r", pcap}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 		out, err := cmd.Output()
 		if err != nil {
