@@ -30,6 +30,25 @@ func logLoop(t *testing.T, res []LoopResult) {
 	}
 }
 
+// validLoops checks that Loop returned a result for every scheme of fcs,
+// each from a valid run: what an invalid run measured (a daemon behind
+// its links, a ring overflowing) is the machine, so no property of it is
+// checked.
+func validLoops(t *testing.T, res []LoopResult, fcs []string) {
+	t.Helper()
+	if len(res) != len(fcs) {
+		t.Fatalf("%d results for the %d schemes %v", len(res), len(fcs), fcs)
+	}
+	for i, r := range res {
+		if r.FC != fcs[i] {
+			t.Errorf("result %d is %s, want %s", i, r.FC, fcs[i])
+		}
+		if !r.Health.Valid {
+			t.Fatalf("%s: the run is not valid, so it measured nothing: %v", r.FC, r.Health.Problems)
+		}
+	}
+}
+
 // checkLoopSeries: a series for every flow, sampled from the start of
 // the background flows to the end of the measured window, and the
 // pauses and queues of the window read from every node.
@@ -68,12 +87,13 @@ func TestLoopLab(t *testing.T) {
 	// network at D = 1,000 this traffic keeps every queue below X_off
 	// (150 KB) and nothing pauses (docs/FIDELITY.md, "Loop").
 	spec := lab.Spec{RateBps: 100e6, Target: scale.Native(100e6), BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lp" + time.Now().Format("150405")}
-	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second}
+	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{"pfc", "pfcstar", "portfc"}}
 	res, err := Loop(t.Context(), o)
 	logLoop(t, res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	validLoops(t, res, o.FC)
 	for _, r := range res {
 		switch r.FC {
 		case "pfc":
@@ -125,6 +145,7 @@ func TestLoopLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validLoops(t, res, o.FC)
 	for _, f := range res[0].Background {
 		if f.Bps == 0 {
 			t.Errorf("pfc with watchdog recovery: %s stopped", f.Flow)
@@ -152,6 +173,7 @@ func TestLoopBFCLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validLoops(t, res, o.FC)
 	many, one := res[0], res[1]
 	for _, f := range append(many.Background, many.Loop...) {
 		if f.Bps == 0 {

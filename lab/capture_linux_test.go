@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testtool"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -89,9 +89,7 @@ var allLines = map[int]string{
 // the capture's, and a packet socket bound to it to transmit frames.
 func captureNS(t *testing.T, ifname string) (send func(frames [][]byte)) {
 	t.Helper()
-	if _, err := exec.LookPath("tcpdump"); err != nil {
-		t.Skip("tcpdump not installed (make deps installs it)")
-	}
+	testtool.Require(t, "tcpdump", "capture")
 	testns.New(t)
 	testns.DisableIPv6(t)
 	a, _ := testns.Veth(t, ifname, ifname+"p")

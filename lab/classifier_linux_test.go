@@ -13,6 +13,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/internal/testtool"
 )
 
 // Kernel traffic rides the class its DSCP names (the bc0 classifier and
@@ -22,9 +23,7 @@ import (
 // s0.0's egress toward h1 counts each run in that priority's queue, and a
 // capture on the port shows the PCP tshark reads.
 func TestClassifierLab(t *testing.T) {
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("iperf3 not installed (make deps installs it)")
-	}
+	testtool.Require(t, "iperf3", "send kernel traffic of a DSCP through bc0")
 	s := realSpec(t, 2, 1)
 	s.RateBps, s.FC = 100e6, config.FCPFC
 	s.DSCPMap = config.DSCPMap{26: 3, 46: 5}
@@ -113,11 +112,8 @@ func TestClassifierLab(t *testing.T) {
 // test (DSCP dscp) in the capture with 802.1Q priority pcp.
 func tsharkPCP(t *testing.T, pcap, dscp string, pcp int) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Log("tshark not installed: skipping the PCP check (make deps installs it)")
-		return
-	}
-	cmd := exec.Command("tshark", "-n", "-r", pcap, "-Y", "tcp.len > 1000 && ip.dsfield.dscp == "+dscp, "-T", "fields", "-e", "vlan.priority")
+	tshark := testtool.Require(t, "tshark", "read the priorities of the captured frames")
+	cmd := exec.Command(tshark, "-n", "-r", pcap, "-Y", "tcp.len > 1000 && ip.dsfield.dscp == "+dscp, "-T", "fields", "-e", "vlan.priority")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	out, err := cmd.Output()
 	if err != nil {

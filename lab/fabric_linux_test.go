@@ -18,6 +18,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/internal/testtool"
 	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -209,9 +210,7 @@ func TestFabricTcpdumpOnSwitchPort(t *testing.T) {
 }
 
 func testTcpdumpOnSwitchPort(t *testing.T, mode string) {
-	if _, err := exec.LookPath("tcpdump"); err != nil {
-		t.Skip("tcpdump not installed (make deps installs it)")
-	}
+	testtool.Require(t, "tcpdump", "capture on a switch port")
 	s := realSpec(t, 4, 1)
 	s.LinkMode = mode
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {

@@ -7,20 +7,25 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/bcfab/bcfab/internal/testtool"
 )
 
 // Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the
 // three sources before its buffer overflows. Nothing is dropped anywhere,
 // nothing is missing at h0, and the frames s0.0 sends are 802.1Qbb as
 // tshark decodes them (CBFC, class 3 enabled, quanta 0xFFFF to pause and
-// 0 to resume), captured by tcpdump in s0.0's namespace.
+// 0 to resume), captured by tcpdump in s0.0's namespace. In a valid run,
+// h0 receives at the bottleneck's rate, and s0.0's queue toward h0 holds
+// no more than what its three ingress ports may hold: X_off each, plus
+// what a source sends before it obeys.
 func TestPFCIncastLab(t *testing.T) {
-	const rate = 100e6
 	s := realSpec(t, 4, 1)
-	s.FC, s.RateBps = "pfc", rate
+	s.FC, s.RateBps = "pfc", 50e6
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}
+	healthy := runHealth(t, s)
 	pcap, capOut := incastCaptured(t, s, incastSources, 20)
 	for _, want := range []string{"> 01:80:c2:00:00:01 PFC enable=0x08 P3=65535", "> 01:80:c2:00:00:01 PFC enable=0x08 P3=0"} {
 		if !strings.Contains(capOut, want) {
@@ -29,7 +34,8 @@ func TestPFCIncastLab(t *testing.T) {
 	}
 	tsharkCBFC(t, pcap)
 
-	total := incastDelivered(t, s, len(incastSources))
+	sink := incastDelivered(t, s, incastSources)
+	healthy()
 	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +44,19 @@ func TestPFCIncastLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("h0 received %.1f Mb/s of %.0f; s0.0 p1 sent %v; h1 eth0 received %v; s0.0 p0 queue max %d B",
-		float64(total)*8/3/1e6, rate/1e6, sw.Ports[1].Signals, h1.Ports[0].Signals, sw.Ports[0].MaxQueueBytes)
+	cfg := nodeConfig(t, s, "s0.0")
+	var bound int
+	for _, in := range []string{"p1", "p2", "p3"} {
+		bound += cfg.PortPFC(in).Xoff + reactionHeadroom(cfg.PortRate(in))
+	}
+	if bound >= cfg.BufferBytes {
+		t.Fatalf("the queue bound %d reaches the buffer's %d bytes: it would hold without flow control", bound, cfg.BufferBytes)
+	}
+	t.Logf("s0.0 p1 sent %v; h1 eth0 received %v; s0.0 p0 queue max %d B, bound %d", sw.Ports[1].Signals, h1.Ports[0].Signals, sw.Ports[0].MaxQueueBytes, bound)
+	if q := int(sw.Ports[0].MaxQueueBytes); q > bound {
+		t.Errorf("s0.0 p0 queued %d bytes: over 3 x (X_off + headroom) = %d", q, bound)
+	}
+	checkIncastGoodput(t, sink, 1, cfg.PortRate("p0"))
 	if sw.Ports[1].Signals["tx_xoff_P3"] == 0 || sw.Ports[1].Signals["tx_xon_P3"] == 0 || h1.Ports[0].Signals["rx_xoff_P3"] == 0 {
 		t.Error("no X_off/X_on crossed s0.0 p1 -> h1")
 	}
@@ -50,12 +67,9 @@ func TestPFCIncastLab(t *testing.T) {
 // and quanta 65535 or 0, and flags none.
 func tsharkCBFC(t *testing.T, pcap string) {
 	t.Helper()
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Log("tshark not installed: skipping the CBFC check (make deps installs it)")
-		return
-	}
+	tshark := testtool.Require(t, "tshark", "check the 802.1Qbb frames as Wireshark decodes them (CBFC)")
 	run := func(args ...string) string {
-		cmd := exec.Command("tshark", append([]string{"-n", "-r", pcap}, args...)...)
+		cmd := exec.Command(tshark, append([]string{"-n", "-r", pcap}, args...)...)
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 		out, err := cmd.Output()
 		if err != nil {

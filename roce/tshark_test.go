@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bcfab/bcfab/internal/pcaptest"
+	"github.com/bcfab/bcfab/internal/testtool"
 )
 
 // tsharkRun runs tshark on path with a private profile (no user
@@ -66,10 +67,7 @@ var rpcrdmaOff = []string{"--disable-heuristic", "rpcrdma_infiniband"}
 // ICRC values themselves are checked against an independent
 // implementation in TestKnownAnswers and against refICRC everywhere.
 func TestTshark(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed (make deps installs it): cannot check RoCEv2 frames against Wireshark's dissector")
-	}
+	tshark := testtool.Require(t, "tshark", "check RoCEv2 frames against Wireshark's dissector")
 	ss := samples()
 	empty := dataSample("send only, no payload", OpSendOnly, 42, true, 0)
 	ss = append(ss, empty)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bcfab/bcfab/internal/pcaptest"
+	"github.com/bcfab/bcfab/internal/testtool"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -263,10 +264,7 @@ func BenchmarkSerializeLayer(b *testing.B) {
 // The Lua dissector in scripts/ decodes every field of every sample as the
 // Go side does, and flags malformed frames.
 func TestTsharkDissector(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed (make deps installs it): cannot check scripts/bcfab.lua")
-	}
+	tshark := testtool.Require(t, "tshark", "check scripts/bcfab.lua")
 	script, err := filepath.Abs("../scripts/bcfab.lua")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/bcfab/bcfab/internal/pcaptest"
+	"github.com/bcfab/bcfab/internal/testtool"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -233,10 +234,7 @@ func BenchmarkPutParsePFC(b *testing.B) {
 // frames as 802.1Qbb CBFC with the classes and quanta written, and
 // flags nothing.
 func TestTsharkPFC(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed (make deps installs it): cannot check PFC frames")
-	}
+	tshark := testtool.Require(t, "tshark", "check PFC frames")
 	dir := t.TempDir()
 	path := filepath.Join(dir, "pfc.pcap")
 	var frames [][]byte

@@ -20,6 +20,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testtool"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/roce"
 )
@@ -195,10 +196,7 @@ func TestRperfLinkRate(t *testing.T) {
 // receiver's answers (captured where they leave h3) hold selective NAKs
 // as well as ACKs, and CNPs when a queue was marked (usually a few).
 func TestRperfCapture(t *testing.T) {
-	tshark, err := exec.LookPath("tshark")
-	if err != nil {
-		t.Skip("tshark not installed (scripts/install-deps.sh installs it)")
-	}
+	tshark := testtool.Require(t, "tshark", "check rperf's frames as RoCEv2")
 	spec := upLab(t, "rc", lab.Spec{LossPPM: 10000, ECN: true})
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)

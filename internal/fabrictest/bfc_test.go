@@ -19,12 +19,15 @@ var bfcCfg = signaling.BFCConfig{Queues: 32, TableSize: 3200, Sticky: 50_000_000
 // Th. Nothing is dropped or lost, although the sources offer three times
 // what h0's link carries (without backpressure the 1 MiB buffer
 // overflows within 50 ms).
-func TestBFCIncast(t *testing.T) {
+func TestBFCIncast(t *testing.T) { validRun(t, bfcIncast) }
+
+func bfcIncast(t testing.TB) {
 	f, err := New(bcube.MustNew(4, 1), Options{RateBps: fcRate, BFC: &bfcCfg, Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	bytes := incast(t, f, 500*time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)

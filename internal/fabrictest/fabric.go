@@ -50,6 +50,7 @@ type Fabric struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 	errs    chan error
+	started time.Time
 }
 
 // App is the kernel side of a server's bc0 in a Fabric.
@@ -257,6 +258,7 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	for _, e := range append(f.Hosts, f.Sws...) {
 		<-e.Ready()
 	}
+	f.started = time.Now()
 	return f, nil
 }
 
@@ -320,4 +322,52 @@ func (a *App) Recv(timeout time.Duration) []byte {
 		}
 		t.Stop()
 	}
+}
+
+// Health is how well the fabric's nodes kept up with their links since
+// New: the in-process counterpart of a lab's emulation health. The
+// fabric's engines share the test process's threads with everything else
+// on the machine; a node not scheduled in time overflows a cable's
+// receive ring or leaves its link idle with frames waiting, and a run in
+// which that happened measures the machine, not the schemes.
+type Health struct {
+	Wall      time.Duration
+	RingDrops uint64        // frames the cables' receive rings dropped
+	Lost      time.Duration // link time the worst port lost (shaper lag)
+	WorstPort string
+}
+
+// Health limits: a port may lose 1% of the run's link time, and at least
+// a few scheduler ticks, as a lab's run may (lab.DefaultMaxLostShare,
+// lab.DefaultMinLost).
+const (
+	maxLostShare = 0.01
+	minLost      = 10 * time.Millisecond
+)
+
+// Valid reports whether the run measured the fabric.
+func (h Health) Valid() bool {
+	return h.RingDrops == 0 && (h.Lost <= minLost || h.Lost.Seconds() <= maxLostShare*h.Wall.Seconds())
+}
+
+func (h Health) String() string {
+	return fmt.Sprintf("%d receive-ring drops, %v of link time lost at most (%s) in %v", h.RingDrops, h.Lost, h.WorstPort, h.Wall.Round(time.Millisecond))
+}
+
+// Health reports the run's health so far.
+func (f *Fabric) Health() Health {
+	h := Health{Wall: time.Since(f.started)}
+	for _, c := range f.Cables {
+		h.RingDrops += c.Drops()
+	}
+	for i, e := range append(append([]*dataplane.Engine{}, f.Hosts...), f.Sws...) {
+		ps, _ := e.Snapshot()
+		for _, p := range ps {
+			if l := time.Duration(p.LostLinkNs); l > h.Lost {
+				h.Lost = l
+				h.WorstPort = fmt.Sprintf("%d/%s", i, p.Name)
+			}
+		}
+	}
+	return h
 }

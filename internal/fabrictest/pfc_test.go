@@ -46,13 +46,16 @@ func stalls(f *Fabric) []string {
 
 // Incast 3 -> 1 under PFC: s0.0 pauses the three sources' priority 3
 // before its buffer overflows; nothing is dropped or lost.
-func TestPFCIncast(t *testing.T) {
+func TestPFCIncast(t *testing.T) { validRun(t, pfcIncast) }
+
+func pfcIncast(t testing.TB) {
 	tp := bcube.MustNew(4, 1)
 	f, err := New(tp, Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	bytes := incast(t, f, 500*time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
@@ -84,7 +87,7 @@ func TestPFCIncast(t *testing.T) {
 // s0.0, h1->h3 over s1.1, h3->h2 over s0.1, h2->h0 over s1.0), and from
 // 300 ms on the four 4-hop flows whose routes form that cycle. It returns the bytes each background flow moved
 // in the window [start+500ms, start+1s] after the loop flows started.
-func loopRun(t *testing.T, f *Fabric) map[string]uint64 {
+func loopRun(t testing.TB, f *Fabric) map[string]uint64 {
 	t.Helper()
 	start := func(src, dst int, order string, dur time.Duration) {
 		t.Helper()
@@ -133,12 +136,15 @@ func loopRun(t *testing.T, f *Fabric) map[string]uint64 {
 // Under plain PFC the loop deadlocks: every background flow stops within
 // a second of the loop flows starting, and the watchdog reports stalled
 // queues on all four switches and all four servers — the cycle.
-func TestPFCLoopDeadlocks(t *testing.T) {
+func TestPFCLoopDeadlocks(t *testing.T) { validRun(t, pFCLoopDeadlocks) }
+
+func pFCLoopDeadlocks(t testing.TB) {
 	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	moved := loopRun(t, f)
 	for k, v := range moved {
 		t.Logf("%s: %d bytes in 500 ms", k, v)
@@ -166,12 +172,15 @@ func TestPFCLoopDeadlocks(t *testing.T) {
 
 // PFC* on the same scenario: relays raise the priority, nothing
 // deadlocks, nothing is dropped.
-func TestPFCStarLoopKeepsMoving(t *testing.T) {
+func TestPFCStarLoopKeepsMoving(t *testing.T) { validRun(t, pFCStarLoopKeepsMoving) }
+
+func pFCStarLoopKeepsMoving(t testing.TB) {
 	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcStarTh, PFCStar: true, Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	moved := loopRun(t, f)
 	for k, v := range moved {
 		t.Logf("%s: %d bytes in 500 ms", k, v)
@@ -190,13 +199,16 @@ func TestPFCStarLoopKeepsMoving(t *testing.T) {
 // With the watchdog's forward action on, a PFC deadlock does not last:
 // stalled queues ignore pauses for the restoration time, the cycle
 // drains, and the background flows move again.
-func TestWatchdogRecoveryBreaksDeadlock(t *testing.T) {
+func TestWatchdogRecoveryBreaksDeadlock(t *testing.T) { validRun(t, watchdogRecoveryBreaksDeadlock) }
+
+func watchdogRecoveryBreaksDeadlock(t testing.TB) {
 	wd := config.Watchdog{Detect: 100 * time.Millisecond, Restore: 200 * time.Millisecond, Action: config.WatchdogForward}
 	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: wd})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	moved := loopRun(t, f)
 	var total uint64
 	for k, v := range moved {

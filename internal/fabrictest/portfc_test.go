@@ -19,7 +19,7 @@ var fcTh = signaling.Thresholds{XoffA: 30000, XonA: 20000, XoffB: 30000, XonB: 2
 
 const fcRate = 100e6
 
-func startFlows(t *testing.T, f *Fabric, flows [][2]int, dur time.Duration) {
+func startFlows(t testing.TB, f *Fabric, flows [][2]int, dur time.Duration) {
 	t.Helper()
 	for _, fl := range flows {
 		if _, err := f.HostLogic[fl[0]].StartFlow(api.GenRequest{Dst: fl[1], Duration: int64(dur)}); err != nil {
@@ -30,7 +30,7 @@ func startFlows(t *testing.T, f *Fabric, flows [][2]int, dur time.Duration) {
 
 // waitFlows waits until every source's flows are done and their frames
 // have drained, then returns the sink reports by destination.
-func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map[int][]api.SinkReport {
+func waitFlows(t testing.TB, f *Fabric, flows [][2]int, limit time.Duration) map[int][]api.SinkReport {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -48,7 +48,7 @@ func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // let the last frames drain
+	drained(t, f, 10*time.Second)
 	out := map[int][]api.SinkReport{}
 	for _, fl := range flows {
 		if _, ok := out[fl[1]]; !ok {
@@ -60,7 +60,7 @@ func waitFlows(t *testing.T, f *Fabric, flows [][2]int, limit time.Duration) map
 
 // incast runs h1, h2, h3 -> h0 for d, waits for it to drain, checks that
 // no flow lost a frame, and returns the bytes h0 received.
-func incast(t *testing.T, f *Fabric, d time.Duration) uint64 {
+func incast(t testing.TB, f *Fabric, d time.Duration) uint64 {
 	t.Helper()
 	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}}
 	startFlows(t, f, flows, d)
@@ -127,13 +127,16 @@ func fabricDrops(f *Fabric) (uint64, []string) {
 // Incast 3 -> 1 on BCube(4,1): h1, h2, h3 send to h0 at line rate through
 // s0.0's port 0. PortFC pauses them before the B queue overflows: nothing
 // is dropped, nothing is lost, and the B queue stays near X_off.
-func TestPortFCIncast(t *testing.T) {
+func TestPortFCIncast(t *testing.T) { validRun(t, portFCIncast) }
+
+func portFCIncast(t testing.TB) {
 	tp := bcube.MustNew(4, 1)
 	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	bytes := incast(t, f, 400*time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
@@ -186,7 +189,9 @@ func TestIncastWithoutFlowControlDrops(t *testing.T) {
 // those switches' own A congestion pauses the a queues of their servers
 // (still hop 3 of the A class, which servers never relay). Nothing else is
 // ever paused.
-func TestPortFCPropagationBound(t *testing.T) {
+func TestPortFCPropagationBound(t *testing.T) { validRun(t, portFCPropagationBound) }
+
+func portFCPropagationBound(t testing.TB) {
 	tp := bcube.MustNew(4, 1)
 	order, _ := tp.ParsePolicy("1,0") // correct level 1 first: h5 -> h0 relays at h1
 	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, Policy: order})
@@ -194,6 +199,7 @@ func TestPortFCPropagationBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	// Incast into h0 from h1..h3 (2-hop), plus h5, h6, h7 -> h0 (4-hop,
 	// relayed by h1, h2, h3 through s1.1, s1.2, s1.3).
 	flows := [][2]int{{1, 0}, {2, 0}, {3, 0}, {5, 0}, {6, 0}, {7, 0}}
@@ -269,17 +275,18 @@ func TestPortFCPropagationBound(t *testing.T) {
 // queue served strictly (the default) or in the round with a and b, where
 // only its guard keeps the relays from overflowing.
 func TestPortFCLoopKeepsMoving(t *testing.T) {
-	t.Run("strict", func(t *testing.T) { portFCLoop(t, false) })
-	t.Run("drr", func(t *testing.T) { portFCLoop(t, true) })
+	t.Run("strict", func(t *testing.T) { validRun(t, func(t testing.TB) { portFCLoop(t, false) }) })
+	t.Run("drr", func(t *testing.T) { validRun(t, func(t testing.TB) { portFCLoop(t, true) }) })
 }
 
-func portFCLoop(t *testing.T, drr bool) {
+func portFCLoop(t testing.TB, drr bool) {
 	tp := bcube.MustNew(2, 1)
 	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, RelayDRR: drr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	start := func(src, dst int, order string, dur time.Duration) {
 		t.Helper()
 		g, err := f.HostLogic[src].StartFlow(api.GenRequest{Dst: dst, Duration: int64(dur), Order: order})
@@ -351,11 +358,11 @@ func TestPortFCLostSignals(t *testing.T) {
 		{"first resumes lost", fcTh, false},
 		{"every resume lost, short hold", short, true},
 	} {
-		t.Run(c.name, func(t *testing.T) { portFCLostSignals(t, c.th, c.all) })
+		t.Run(c.name, func(t *testing.T) { validRun(t, func(t testing.TB) { portFCLostSignals(t, c.th, c.all) }) })
 	}
 }
 
-func portFCLostSignals(t *testing.T, th signaling.Thresholds, all bool) {
+func portFCLostSignals(t testing.TB, th signaling.Thresholds, all bool) {
 	tp := bcube.MustNew(4, 1)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -396,6 +403,7 @@ func portFCLostSignals(t *testing.T, th signaling.Thresholds, all bool) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	bytes := incast(t, f, 400*time.Millisecond)
 	mu.Lock()
 	t.Logf("lost %d resumes and %d other signals; h0 received %d bytes (%.1f Mb/s)", lostResume, lostOther, bytes, float64(bytes)*8/0.4/1e6)
@@ -413,16 +421,29 @@ func portFCLostSignals(t *testing.T, th signaling.Thresholds, all bool) {
 	if !all {
 		wait = time.Duration((signaling.ResumeRepeats + 1) * th.Refresh)
 	}
-	time.Sleep(wait + 50*time.Millisecond)
-	for i, e := range f.Hosts {
-		ps, _ := e.Snapshot()
-		for _, p := range ps {
-			for _, q := range p.Queues {
-				if q.Paused && q.Packets > 0 {
-					t.Errorf("h%d %s %s still paused with %d frames", i, p.Name, q.Name, q.Packets)
+	// Polled to a deadline of that time and a margin for the engines'
+	// wake-ups: a queue still paused with frames after it is stuck.
+	deadline := time.Now().Add(wait + 500*time.Millisecond)
+	for {
+		var stuck []string
+		for i, e := range f.Hosts {
+			ps, _ := e.Snapshot()
+			for _, p := range ps {
+				for _, q := range p.Queues {
+					if q.Paused && q.Packets > 0 {
+						stuck = append(stuck, fmt.Sprintf("h%d %s %s still paused with %d frames", i, p.Name, q.Name, q.Packets))
+					}
 				}
 			}
 		}
+		if len(stuck) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%v after the flows ended: %v", wait+500*time.Millisecond, stuck)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -433,7 +454,9 @@ func portFCLostSignals(t *testing.T, th signaling.Thresholds, all bool) {
 // toward it before its buffer overflows: nothing is dropped or lost.
 // (Unguarded, the relay queue grows at 37.5 Mb/s: in a run with the
 // guard turned off it reached 729 KB and h1 dropped 769 frames.)
-func TestPortFCRelayAcrossUnequalLinks(t *testing.T) {
+func TestPortFCRelayAcrossUnequalLinks(t *testing.T) { validRun(t, portFCRelayAcrossUnequalLinks) }
+
+func portFCRelayAcrossUnequalLinks(t testing.TB) {
 	tp := bcube.MustNew(2, 1)
 	pol, err := tp.ParsePolicy("ascending")
 	if err != nil {
@@ -444,6 +467,7 @@ func TestPortFCRelayAcrossUnequalLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	watch(t, f)
 	if !f.HostLogic[1].PortFC().Guarded(1) || f.HostLogic[1].PortFC().Guarded(0) {
 		t.Fatal("h1 guards the wrong relay queues: want its rail's (eth1) only")
 	}

@@ -18,12 +18,12 @@ const rdmaRate = 100e6
 // rdmaFabric is BCube(2,1) at 100 Mb/s whose NICs run the transport with
 // the lab's default parameters, losing each frame on a cable with
 // probability loss (data and control alike).
-func rdmaFabric(t *testing.T, loss float64) *Fabric {
+func rdmaFabric(t testing.TB, loss float64) *Fabric {
 	return rdmaFabricOpts(t, bcube.MustNew(2, 1), loss, Options{})
 }
 
 // rdmaFabricOpts is rdmaFabric on tp with the flow control of o.
-func rdmaFabricOpts(t *testing.T, tp bcube.Topology, loss float64, o Options) *Fabric {
+func rdmaFabricOpts(t testing.TB, tp bcube.Topology, loss float64, o Options) *Fabric {
 	t.Helper()
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -44,6 +44,7 @@ func rdmaFabricOpts(t *testing.T, tp bcube.Topology, loss float64, o Options) *F
 			t.Error(err)
 		}
 	})
+	watch(t, f)
 	for _, h := range f.HostLogic {
 		if err := h.SetTransport(hostd.TransportParams(scale.Model{Target: scale.Native(rdmaRate), D: 1}, rdmaRate)); err != nil {
 			t.Fatal(err)
@@ -53,7 +54,7 @@ func rdmaFabricOpts(t *testing.T, tp bcube.Topology, loss float64, o Options) *F
 }
 
 // runRDMA starts req at src and waits until its flows end.
-func runRDMA(t *testing.T, f *Fabric, src int, req api.RDMARequest, limit time.Duration) []api.RDMAFlow {
+func runRDMA(t testing.TB, f *Fabric, src int, req api.RDMARequest, limit time.Duration) []api.RDMAFlow {
 	t.Helper()
 	fs, err := f.HostLogic[src].StartRDMA(req)
 	if err != nil {
@@ -84,7 +85,9 @@ func runRDMA(t *testing.T, f *Fabric, src int, req api.RDMARequest, limit time.D
 // A lossless flow over four hops (h0 -> h3 through a relay) completes at
 // nearly the link rate with nothing retransmitted; the receiver took
 // every packet once, in order.
-func TestRDMALossless(t *testing.T) {
+func TestRDMALossless(t *testing.T) { validRun(t, rdmaLossless) }
+
+func rdmaLossless(t testing.TB) {
 	f := rdmaFabric(t, 0)
 	const size = 2 << 20
 	fs := runRDMA(t, f, 0, api.RDMARequest{Dst: 3, Bytes: size}, 10*time.Second)
@@ -113,7 +116,9 @@ func TestRDMALossless(t *testing.T) {
 
 // 1% loss on every cable: Go-Back-N and IRN complete every flow, IRN
 // retransmitting fewer bytes; a lossless flow fails on the first gap.
-func TestRDMALoss(t *testing.T) {
+func TestRDMALoss(t *testing.T) { validRun(t, rdmaLoss) }
+
+func rdmaLoss(t testing.TB) {
 	f := rdmaFabric(t, 0.01)
 	const size = 1 << 20
 	retx := map[string]uint64{}
@@ -139,7 +144,9 @@ func TestRDMALoss(t *testing.T) {
 }
 
 // Timed flows end after their duration; several flows share the path.
-func TestRDMADuration(t *testing.T) {
+func TestRDMADuration(t *testing.T) { validRun(t, rdmaDuration) }
+
+func rdmaDuration(t testing.TB) {
 	f := rdmaFabric(t, 0)
 	start := time.Now()
 	fs := runRDMA(t, f, 1, api.RDMARequest{Dst: 2, Duration: int64(300 * time.Millisecond), Flows: 3, Order: "1,0"}, 10*time.Second)
@@ -203,44 +210,46 @@ func TestRDMAIncastFlowControl(t *testing.T) {
 		{"none", Options{Buffer: 64 << 10}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f := rdmaFabricOpts(t, bcube.MustNew(4, 1), 0, c.o)
-			var ids [4][]int
-			for src := 1; src <= 3; src++ {
-				fs, err := f.HostLogic[src].StartRDMA(api.RDMARequest{Dst: 0, Bytes: 1 << 20, DCQCN: new(bool)})
-				if err != nil {
-					t.Fatal(err)
+			validRun(t, func(t testing.TB) {
+				f := rdmaFabricOpts(t, bcube.MustNew(4, 1), 0, c.o)
+				var ids [4][]int
+				for src := 1; src <= 3; src++ {
+					fs, err := f.HostLogic[src].StartRDMA(api.RDMARequest{Dst: 0, Bytes: 1 << 20, DCQCN: new(bool)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ids[src] = append(ids[src], fs[0].ID)
 				}
-				ids[src] = append(ids[src], fs[0].ID)
-			}
-			deadline := time.Now().Add(15 * time.Second)
-			failed := 0
-			for src := 1; src <= 3; src++ {
-				for {
-					fl := f.HostLogic[src].RDMA(ids[src]).Flows[0]
-					if fl.State != api.RDMARunning {
-						t.Logf("h%d: %s, FCT %v %s", src, fl.State, time.Duration(fl.FCTNs), fl.Failure)
-						if fl.State != api.RDMADone {
-							failed++
+				deadline := time.Now().Add(15 * time.Second)
+				failed := 0
+				for src := 1; src <= 3; src++ {
+					for {
+						fl := f.HostLogic[src].RDMA(ids[src]).Flows[0]
+						if fl.State != api.RDMARunning {
+							t.Logf("h%d: %s, FCT %v %s", src, fl.State, time.Duration(fl.FCTNs), fl.Failure)
+							if fl.State != api.RDMADone {
+								failed++
+							}
+							break
 						}
-						break
+						if time.Now().After(deadline) {
+							t.Fatalf("h%d: still running: %+v", src, fl)
+						}
+						time.Sleep(10 * time.Millisecond)
 					}
-					if time.Now().After(deadline) {
-						t.Fatalf("h%d: still running: %+v", src, fl)
-					}
-					time.Sleep(10 * time.Millisecond)
 				}
-			}
-			var dropped uint64
-			for _, e := range append(f.Hosts, f.Sws...) {
-				ps, _ := e.Snapshot()
-				dropped += drops(ps)
-			}
-			switch {
-			case c.ok && (failed != 0 || dropped != 0):
-				t.Errorf("%d flows failed, %d frames dropped", failed, dropped)
-			case !c.ok && (failed == 0 || dropped == 0):
-				t.Errorf("without flow control: %d flows failed, %d frames dropped", failed, dropped)
-			}
+				var dropped uint64
+				for _, e := range append(f.Hosts, f.Sws...) {
+					ps, _ := e.Snapshot()
+					dropped += drops(ps)
+				}
+				switch {
+				case c.ok && (failed != 0 || dropped != 0):
+					t.Errorf("%d flows failed, %d frames dropped", failed, dropped)
+				case !c.ok && (failed == 0 || dropped == 0):
+					t.Errorf("without flow control: %d flows failed, %d frames dropped", failed, dropped)
+				}
+			})
 		})
 	}
 }

@@ -31,6 +31,7 @@ type pipeEnd struct {
 	comp   []uint64
 	notify func()
 	drops  uint64
+	lost   uint64
 }
 
 // Pipe returns the cable this end belongs to.
@@ -61,11 +62,20 @@ func (e *End) SetNotify(f func()) {
 	e.p.mu.Unlock()
 }
 
-// Drops is the number of frames lost arriving at this end.
+// Drops is the number of frames lost arriving at this end because its
+// receive ring was full or its fill ring empty: the receiver did not keep
+// up. Frames Lose took are counted apart (Lost).
 func (e *End) Drops() uint64 {
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
 	return e.p.ends[e.side].drops
+}
+
+// Lost is the number of frames Lose took on their way to this end.
+func (e *End) Lost() uint64 {
+	e.p.mu.Lock()
+	defer e.p.mu.Unlock()
+	return e.p.ends[e.side].lost
 }
 
 func (e *End) me() *pipeEnd { return &e.p.ends[e.side] }
@@ -93,9 +103,12 @@ func (e *End) Kick() error {
 	m, peer := e.me(), &e.p.ends[1-e.side]
 	for _, d := range m.tx {
 		frame := m.mem[d.Addr : d.Addr+uint64(d.Len)]
-		if len(peer.fill) == 0 || len(peer.rx) >= peer.ring || (e.p.Lose != nil && e.p.Lose(frame)) {
+		switch {
+		case e.p.Lose != nil && e.p.Lose(frame):
+			peer.lost++
+		case len(peer.fill) == 0 || len(peer.rx) >= peer.ring:
 			peer.drops++
-		} else {
+		default:
 			a := peer.fill[len(peer.fill)-1]
 			peer.fill = peer.fill[:len(peer.fill)-1]
 			copy(peer.mem[a+headroom:], frame)
