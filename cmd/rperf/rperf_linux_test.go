@@ -264,8 +264,10 @@ func TestRperfCapture(t *testing.T) {
 	for i, c := range caps {
 		n := checkCapture(t, tshark, c.file, ops)
 		t.Logf("%s %s: %d RoCEv2 frames", c.node, c.port, n)
-		if i == 0 && n < 10000 {
-			t.Errorf("%d frames of rperf traffic captured at h0, want 10000", n)
+		// The capture stops at 10,000 frames, of which the links' timing
+		// probes (one each way every 100 ms) are a few dozen.
+		if i == 0 && n < 9800 {
+			t.Errorf("%d frames of rperf traffic captured at h0, want 10000 less the probes", n)
 		}
 		total += n
 	}
