@@ -67,7 +67,10 @@ func (o *CaptureOptions) Validate() error {
 
 // captureFilter keeps the flow-control frames: PortFC/BFC signals and
 // MAC control (802.1Qbb PFC, 802.3x PAUSE).
-const captureFilter = "ether proto 0x88b5 or ether proto 0x8808"
+//
+// The links' timing probes (EtherType 0x88B5, scheme 3: the fidelity
+// monitor's) are not flow control: left out unless All.
+const captureFilter = "(ether proto 0x88b5 and ether[15] != 3) or ether proto 0x8808"
 
 // killGrace is how long tcpdump gets to exit after SIGTERM before SIGKILL.
 const killGrace = 2 * time.Second

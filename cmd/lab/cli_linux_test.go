@@ -52,10 +52,10 @@ func TestCLIRealLab(t *testing.T) {
 		}
 	})
 
-	if code, out, errs := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bins, "--rate", "20M", "--fc", "portfc", "--delay", "1ms"); code != 0 {
-		t.Fatalf("up --delay 1ms: %d\n%s%s", code, out, errs)
-	} else if !strings.Contains(out, "delay") {
-		t.Errorf("up does not show the delay:\n%s", out)
+	if code, out, errs := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bins, "--dilation", "5000", "--fc", "portfc"); code != 0 {
+		t.Fatalf("up --dilation 5000: %d\n%s%s", code, out, errs)
+	} else if !strings.Contains(out, "at D = 5000") || !strings.Contains(out, "rate 20 Mbit/s, delay 5ms") {
+		t.Errorf("up does not show the model, the rate and the delay:\n%s", out)
 	}
 
 	code, out, errs := lab("gen", "h1", "h0", "--bytes", "1M", "--wait")
