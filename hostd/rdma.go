@@ -1048,6 +1048,7 @@ func (f *rdmaFlow) peak() float64 {
 			best = max(best, float64(int64(j-k+1)*f.MsgBytes*8)*1e9/float64(span))
 		}
 	}
+	rate(f.msgSent[0], 0, n-1) // the whole flow
 	j := 0
 	for j < n && d[j]-f.msgSent[0] < x {
 		j++

@@ -17,9 +17,8 @@ import (
 // daemon's first probe goes out within one probe interval of its start),
 // until it has calibrateSamples round trips and two per link.
 const (
-	calibrateMax      = 5 * time.Second
-	calibrateSamples  = 100
-	calibrateQuantile = 0.1
+	calibrateMax     = 5 * time.Second
+	calibrateSamples = 100
 )
 
 // startProbes starts every node's link probes (POST /probe), once every
@@ -79,13 +78,14 @@ func calibrate(ctx context.Context, p *Plan, st *State, log *slog.Logger) error 
 			return fmt.Errorf("calibrate: %d probe round trips in %v, want %d: the links do not answer their probes", all.Count, calibrateMax, want)
 		}
 	}
-	// The low tail, not the median: an idle engine sleeps between frames
+	// The shortest, not the median: an idle engine sleeps between frames
 	// and pays a wake-up per hop that a busy one, the one a run has, does
-	// not; the round trips that met an awake engine are the estimate of a
+	// not; the round trip that met awake engines is the estimate of a
 	// loaded hop (measured: the idle median over-compensates a loaded lab
-	// by 2-19%; docs/BENCHMARKS.md, "Scale model"). The probes' steering
-	// corrects what remains while the lab runs.
-	idle := time.Duration(all.Quantile(calibrateQuantile))
+	// by 2-19%, the idle 10th percentile by 10-15% at D = 1,000;
+	// docs/BENCHMARKS.md, "Scale model"). The probes' steering corrects
+	// what remains while the lab runs, idle or loaded.
+	idle := time.Duration(all.MinNs)
 	perHop := max(0, (idle-m.OneHopRTT())/2)
 	c := &Calibration{IdleRTT: idle, PerHop: perHop, Samples: all.Count}
 	log.Info("delay lines calibrated", "idle_rtt", idle, "model_rtt", m.OneHopRTT(), "per_hop", perHop, "samples", all.Count)

@@ -328,7 +328,7 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s, delay %v (one-hop RTT %v = %v of the target), buffer %s per node\n",
 		len(p.Links), len(p.AppLinks), rate, m.LinkDelay(), m.OneHopRTT(), m.Target.OneHopRTT(), lab.FormatSize(s.BufferBytes))
 	if c := st.Calibration; c != nil {
-		fmt.Fprintf(w, "  delay line  %v per hop after the emulator's own %v (measured: idle one-hop RTT p10 %v over %d probes; the probes steer it while the lab runs)\n",
+		fmt.Fprintf(w, "  delay line  %v per hop after the emulator's own %v (measured: shortest idle one-hop RTT %v of %d probes; the probes steer it while the lab runs)\n",
 			max(0, m.LinkDelay()-c.PerHop), c.PerHop, c.IdleRTT, c.Samples)
 	}
 	if s.LossPPM > 0 {

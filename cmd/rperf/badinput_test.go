@@ -66,7 +66,7 @@ func TestBadInputs(t *testing.T) {
 		{append([]string{"-c", "h0"}, at...), 2, "-c h0: that is this server"},
 		{append([]string{"-c", "h3", "--order", "0,0"}, at...), 2, `--order "0,0": want a permutation of the levels 0..1`},
 		{[]string{"-c", "h3", "--lab", "tb", "--node", "s0.0", "--run-root", root}, 2, `--node "s0.0": lab tb has servers h0..h3`},
-		{append([]string{"-c", "h3", "-t", "1"}, at...), 1, "h0's NIC (hostd) does not answer: no such file or directory"},
+		{append([]string{"-c", "h3", "-t", "1"}, at...), 4, "lab tb: daemon of h0 (pid 0) is not running"},
 	} {
 		var out, errw bytes.Buffer
 		code := runCtx(context.Background(), c.args, &out, &errw)
