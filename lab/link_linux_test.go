@@ -68,7 +68,7 @@ func TestSetLink(t *testing.T) {
 		{"h0", "eth0", LinkConfig{LossPPM: ppm(1), Dir: "up"}, `link direction "up"`},
 		{"h0", "eth0", LinkConfig{LossPPM: ppm(1_000_001)}, "loss 1000001 ppm: want 0..1000000"},
 		// h3 eth1's peer is s1.1, which refuses: h3's end is put back.
-		{"h3", "eth1", LinkConfig{LossPPM: ppm(0)}, "s1.1: POST /link"},
+		{"h3", "eth1", LinkConfig{LossPPM: ppm(0)}, "s1.1: refusing as told"},
 	} {
 		before, err := Status(s.RunRoot, s.Name)
 		if err != nil {
