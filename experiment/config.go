@@ -122,11 +122,14 @@ type HealthConfig struct {
 	// MaxRTTError bounds the links' median one-hop RTT's error against
 	// the model's (0: 10%; negative: none).
 	MaxRTTError float64 `yaml:"max_rtt_error,omitempty"`
+	// MinRTTError is the error that never invalidates a point (0:
+	// 300µs, scale.MinRTTError).
+	MinRTTError units.Duration `yaml:"min_rtt_error,omitempty"`
 }
 
 // Limits are h as lab.HealthLimits.
 func (h HealthConfig) Limits() lab.HealthLimits {
-	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops, MaxRTTError: h.MaxRTTError}
+	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops, MaxRTTError: h.MaxRTTError, MinRTTError: h.MinRTTError.D()}
 }
 
 // WorkloadConfig is the traffic of a workload experiment's points.

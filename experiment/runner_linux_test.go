@@ -134,7 +134,7 @@ func TestRunLab(t *testing.T) {
 	// make sure any lost link time, and any miss of the model's one-hop
 	// RTT by the links, counts.
 	out = filepath.Join(t.TempDir(), "bad")
-	rep = run("1G", "[portfc]", "{max_lost_share: 0.000001, min_lost: 1ns, max_rtt_error: 0.000001}", "4MB", out)
+	rep = run("1G", "[portfc]", "{max_lost_share: 0.000001, min_lost: 1ns, max_rtt_error: 0.000001, min_rtt_error: 1ns}", "4MB", out)
 	if len(rep.Results) != 1 || rep.Results[0].Valid {
 		t.Fatalf("at 1 Gb/s with strict limits: %+v, want one INVALID point", rep.Results)
 	}

@@ -68,6 +68,9 @@ type HealthLimits struct {
 	// may be from the model's, as a share of it (0: scale.MaxRTTError;
 	// negative: no bound).
 	MaxRTTError float64 `json:"max_rtt_error"`
+	// MinRTTError is the error that never invalidates a run (0:
+	// scale.MinRTTError).
+	MinRTTError time.Duration `json:"min_rtt_error_ns"`
 }
 
 func (l HealthLimits) withDefaults() HealthLimits {
@@ -79,6 +82,9 @@ func (l HealthLimits) withDefaults() HealthLimits {
 	}
 	if l.MaxRTTError == 0 {
 		l.MaxRTTError = scale.MaxRTTError
+	}
+	if l.MinRTTError == 0 {
+		l.MinRTTError = scale.MinRTTError
 	}
 	return l
 }
@@ -439,7 +445,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		case !s.Judge || fid.Model <= 0 || limits.MaxRTTError < 0:
 		case fid.Samples < minFidelitySamples:
 			h.Warnings = append(h.Warnings, fmt.Sprintf("only %d probe round trips: too few to judge the links' fidelity", fid.Samples))
-		case math.Abs(fid.Error) > limits.MaxRTTError:
+		case math.Abs(fid.Error) > limits.MaxRTTError && absDur(fid.P50-fid.Model) > limits.MinRTTError:
 			problem("the links' one-hop RTT was %v at p50 (p99 %v) against the model's %v: %+.1f%% off (limit %s): the emulator did not realise the target's delay",
 				roundRTT(fid.P50), roundRTT(fid.P99), roundRTT(fid.Model), 100*fid.Error, percent(limits.MaxRTTError))
 		}

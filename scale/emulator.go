@@ -47,8 +47,16 @@ const (
 
 	// MaxRTTError is the largest relative error of a run's median
 	// achieved one-hop RTT against the model's (target x D) that keeps
-	// the run valid.
+	// the run valid, unless the error is within MinRTTError.
 	MaxRTTError = 0.10
+
+	// MinRTTError is the error of a run's median one-hop RTT that never
+	// invalidates it: what the emulator's own per-hop latency swings by
+	// between an idle engine and a busy one (55-218 µs a hop measured,
+	// docs/BENCHMARKS.md), which the delay lines' steering takes a second
+	// or two to follow. Above D = 3,000 (a 6 ms model RTT) MaxRTTError is
+	// the stricter bound.
+	MinRTTError = 300 * time.Microsecond
 )
 
 // Catchup is the catch-up bound of a port or a paced flow on a link of
