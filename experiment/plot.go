@@ -388,7 +388,7 @@ func (pl *plots) title(t string) string {
 	}
 	d := ""
 	if D := pl.dilation(); D > 0 {
-		d = fmt.Sprintf(", D = %.4g", D)
+		d = ", D = " + strconv.FormatFloat(D, 'f', -1, 64)
 	}
 	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links%s)", name, t, topo.N, topo.K, pl.c.RateText(pl.cdf), d)
 }
