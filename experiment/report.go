@@ -36,6 +36,9 @@ type Report struct {
 	Points      int        `json:"points"`
 	Results     []Result   `json:"results"`
 	Plots       []PlotFile `json:"plots"`
+	// Reruns are the points run again after the run (RunAgain), oldest
+	// first.
+	Reruns []Rerun `json:"reruns,omitempty"`
 }
 
 // Valid counts the valid results.
@@ -147,6 +150,9 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		b.WriteString(strings.TrimSpace(c.Notes) + "\n\n")
 	}
 	fmt.Fprintf(&b, "%d of %d points ran, %d valid.", len(r.Results), r.Points, r.Valid())
+	if len(r.Reruns) > 0 {
+		b.WriteString(" Some points were run again after the run (\"Points run again\", below).")
+	}
 	if r.Interrupted {
 		fmt.Fprintf(&b, " **The run stopped early**: %s.", r.Error)
 	}
@@ -200,6 +206,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 			fmt.Fprintf(&b, "- %s: %s\n", res.ID, strings.Join(res.Problems, "; "))
 		}
 	}
+	writeReruns(&b, r)
 	if len(r.Plots) > 0 {
 		b.WriteString("\n## Plots\n\n")
 		for _, p := range r.Plots {
@@ -327,21 +334,31 @@ func DefaultOut(name string, now time.Time) string {
 // a stopped run. It reads config.yaml, results.json and, for the
 // queue-length CDFs, every point's queues.csv.
 func Replot(dir string) (*Report, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	c, rep, err := readRun(dir)
 	if err != nil {
 		return nil, err
+	}
+	return rep, rewrite(dir, c, rep)
+}
+
+// readRun reads the experiment and the report of the run in dir:
+// config.yaml, results.json and every workload point's queues.csv.
+func readRun(dir string) (*Config, *Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	if err != nil {
+		return nil, nil, err
 	}
 	c, err := Parse(data, false)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "config.yaml"), err)
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "config.yaml"), err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rep Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
 	}
 	c.IsQuick = rep.Quick
 	for i := range rep.Results {
@@ -356,21 +373,28 @@ func Replot(dir string) (*Report, error) {
 			r.add("incomplete_pct", incompletePct(int(n), int(f)))
 		}
 		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	return c, &rep, nil
+}
+
+// rewrite draws the plots of rep into dir/plots, replacing what was
+// there, and writes results.json and README.md.
+func rewrite(dir string, c *Config, rep *Report) error {
 	plots := filepath.Join(dir, "plots")
 	if err := os.RemoveAll(plots); err != nil {
-		return nil, err
+		return err
 	}
+	var err error
 	rep.Plots, err = Plot(c, rep.Results, plots)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := writeJSONFile(filepath.Join(dir, "results.json"), &rep); err != nil {
-		return nil, err
+	if err := writeJSONFile(filepath.Join(dir, "results.json"), rep); err != nil {
+		return err
 	}
-	return &rep, writeWith(filepath.Join(dir, "README.md"), func(w io.Writer) error { return WriteREADME(w, c, &rep) })
+	return writeWith(filepath.Join(dir, "README.md"), func(w io.Writer) error { return WriteREADME(w, c, rep) })
 }
 
 // readSwitchQueues reads the switches' columns of a queues.csv

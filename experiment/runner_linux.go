@@ -61,19 +61,9 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 	if err := prepareOut(o.Out); err != nil {
 		return nil, err
 	}
-	runRoot := o.RunRoot
-	if runRoot == "" {
-		runRoot = lab.DefaultRunRoot
-	}
-	if _, err := os.Stat(filepath.Join(runRoot, c.Lab.Name)); err == nil {
-		return nil, fmt.Errorf("lab name %q is in use (%s exists): lab down --name %s, or set lab.name in the experiment", c.Lab.Name, filepath.Join(runRoot, c.Lab.Name), c.Lab.Name)
-	}
-	x := &runner{c: c, o: o, runRoot: runRoot, log: o.Log, progress: o.Progress}
-	if x.log == nil {
-		x.log = slog.New(slog.DiscardHandler)
-	}
-	if x.progress == nil {
-		x.progress = io.Discard
+	x, err := newRunner(c, o)
+	if err != nil {
+		return nil, err
 	}
 	points := c.Points()
 	rep := &Report{Experiment: c.Name, Title: c.Title, Figure: c.Figure, Quick: c.IsQuick, Build: buildinfo.Read(),
@@ -139,6 +129,104 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 	}
 	fmt.Fprintf(x.progress, "experiment %s: %d of %d points valid, %v; %s\n", c.Name, rep.Valid(), len(points),
 		rep.Elapsed.Round(time.Second), filepath.Join(o.Out, "README.md"))
+	return rep, runErr
+}
+
+// newRunner is a runner of c's points into o.Out, once c's lab name is
+// known to be free.
+func newRunner(c *Config, o RunOptions) (*runner, error) {
+	runRoot := o.RunRoot
+	if runRoot == "" {
+		runRoot = lab.DefaultRunRoot
+	}
+	if _, err := os.Stat(filepath.Join(runRoot, c.Lab.Name)); err == nil {
+		return nil, fmt.Errorf("lab name %q is in use (%s exists): lab down --name %s, or set lab.name in the experiment", c.Lab.Name, filepath.Join(runRoot, c.Lab.Name), c.Lab.Name)
+	}
+	x := &runner{c: c, o: o, runRoot: runRoot, log: o.Log, progress: o.Progress}
+	if x.log == nil {
+		x.log = slog.New(slog.DiscardHandler)
+	}
+	if x.progress == nil {
+		x.progress = io.Discard
+	}
+	return x, nil
+}
+
+// RunAgain runs points of the run in o.Out again: those named by ids, or,
+// with none, every INVALID point and every point a stopped run never
+// reached. Each runs on a fresh lab from the run's own config.yaml (with
+// o's lab name, when set) as Run runs it; the attempt before's files move
+// to runs/<point>.attempt<N>, the new result takes its place, and the
+// report records the rerun (Report.Reruns). Then summary.csv,
+// results.json, the plots and README.md are written again. It returns the
+// report even when it stops early; the error says why it stopped.
+func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (*Report, error) {
+	c, rep, err := readRun(o.Out)
+	if err != nil {
+		return nil, err
+	}
+	if labName != "" {
+		c.Lab.Name = labName
+	}
+	points, err := rep.toRerun(c, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(points) == 0 {
+		return rep, fmt.Errorf("every point of %s is valid: nothing to run again (name points with --points)", o.Out)
+	}
+	x, err := newRunner(c, o)
+	if err != nil {
+		return nil, err
+	}
+	rep.Points = len(c.Points())
+	for _, p := range points {
+		x.total += c.Estimate(p)
+	}
+	x.t0 = time.Now()
+	build := buildinfo.Read()
+	fmt.Fprintf(x.progress, "experiment %s: %d points to run again, about %v (build %s); in %s\n",
+		c.Name, len(points), roughly(x.total), build, o.Out)
+	var runErr error
+	for i, p := range points {
+		x.index, x.point, x.pointT0 = i, p, time.Now()
+		prev := rep.result(p.ID)
+		rr := Rerun{Point: p.ID, Attempt: rep.attempts(p.ID) + 1, Build: build, Started: time.Now(), Replaced: replaced(prev)}
+		dir := filepath.Join(o.Out, "runs", p.ID)
+		if _, err := os.Stat(dir); err == nil {
+			rr.Kept = filepath.Join("runs", fmt.Sprintf("%s.attempt%d", p.ID, rr.Attempt-1))
+			if err := os.Rename(dir, filepath.Join(o.Out, rr.Kept)); err != nil {
+				runErr = err
+				break
+			}
+		}
+		fmt.Fprintf(x.progress, "[%d/%d] %s: %s, attempt %d%s\n", i+1, len(points), c.Name, p.Label(), rr.Attempt, x.eta(0))
+		res := x.run(ctx, p)
+		rr.Elapsed, rr.Valid = res.Elapsed, res.Valid
+		rep.replace(c, res)
+		rep.Reruns = append(rep.Reruns, rr)
+		x.done += c.Estimate(p)
+		verdict := "valid"
+		if !res.Valid {
+			verdict = "INVALID: " + strings.Join(res.Problems, "; ")
+		}
+		fmt.Fprintf(x.progress, "[%d/%d] %s: %s in %v\n", i+1, len(points), p.ID, verdict, res.Elapsed.Round(time.Second))
+		if err := x.writeProgress(rep); err != nil {
+			runErr = err
+			break
+		}
+		if ctx.Err() != nil {
+			runErr = fmt.Errorf("experiment %s interrupted: %w", c.Name, ctx.Err())
+			break
+		}
+	}
+	if err := x.writeProgress(rep); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	if err := rewrite(o.Out, c, rep); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	fmt.Fprintf(x.progress, "experiment %s: %d of %d points valid; %s\n", c.Name, rep.Valid(), rep.Points, filepath.Join(o.Out, "README.md"))
 	return rep, runErr
 }
 

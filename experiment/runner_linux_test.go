@@ -173,4 +173,32 @@ func TestRunLab(t *testing.T) {
 	if readme, err := os.ReadFile(filepath.Join(out, "README.md")); err != nil || !strings.Contains(string(readme), "stopped early") {
 		t.Errorf("README.md of the interrupted run: %v\n%s", err, readme)
 	}
+
+	// Run again in place: the interrupted point (its files kept as
+	// attempt 1) and the point the run never reached, both valid now, in
+	// the experiment's order, with every file rewritten.
+	var progress strings.Builder
+	rep, err = RunAgain(context.Background(), RunOptions{Out: out, BinDir: bins, RunRoot: runRoot, Progress: &progress}, nil, "")
+	t.Log(progress.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Results) != 2 || rep.Results[0].ID != "none-0-portfc-s1-r1" || rep.Results[1].ID != "none-0-irn-s1-r1" || rep.Valid() != 2 {
+		t.Fatalf("after the rerun: %d results, %d valid: %+v", len(rep.Results), rep.Valid(), rep.Results)
+	}
+	if len(rep.Reruns) != 2 || rep.Reruns[0].Attempt != 2 || rep.Reruns[0].Kept != "runs/none-0-portfc-s1-r1.attempt1" ||
+		rep.Reruns[1].Attempt != 1 || rep.Reruns[1].Kept != "" || !rep.Reruns[0].Valid || !rep.Reruns[1].Valid {
+		t.Errorf("reruns: %+v", rep.Reruns)
+	}
+	for _, f := range []string{"runs/none-0-portfc-s1-r1.attempt1/result.json", "runs/none-0-portfc-s1-r1/records.csv", "runs/none-0-irn-s1-r1/records.csv", "plots/jct-avg-none.png"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s after the rerun: %v", f, err)
+		}
+	}
+	if readme, err := os.ReadFile(filepath.Join(out, "README.md")); err != nil || !strings.Contains(string(readme), "## Points run again") || !strings.Contains(string(readme), "2 of 2 points ran, 2 valid") {
+		t.Errorf("README.md after the rerun: %v\n%s", err, readme)
+	}
+	if _, err := RunAgain(context.Background(), RunOptions{Out: out, BinDir: bins, RunRoot: runRoot}, nil, ""); err == nil || !strings.Contains(err.Error(), "nothing to run again") {
+		t.Errorf("a rerun of a run whose points are all valid: %v", err)
+	}
 }

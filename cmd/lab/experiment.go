@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -20,7 +21,7 @@ import (
 
 func experimentCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "experiment list|show|run|replot",
+		Use:   "experiment list|show|run|rerun|replot",
 		Short: "the papers' experiments from files: labs, runs, plots and a report",
 		Long: `Each experiment is a YAML file (topology, rates, schemes, workload, loads,
 seeds, repetitions, and a quick section): the built-in ones are listed by
@@ -29,14 +30,15 @@ FILE' runs an edited copy. A run brings every point's lab up and down
 itself and writes one directory: the config, the build, every lab's spec,
 raw per-flow records and time series, summary.csv, plots (PNG and SVG) and
 a README.md report. A point whose emulation health is not valid is marked
-INVALID and left out of the plots (exit 3).`,
+INVALID and left out of the plots (exit 3); 'rerun DIR' runs a run's
+INVALID points again in place.`,
 		GroupID: groupBench,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("experiment: want list, show, run or replot (lab experiment run NAME [--quick])")
+			return errors.New("experiment: want list, show, run, rerun or replot (lab experiment run NAME [--quick])")
 		},
 	}
-	cmd.AddCommand(experimentListCmd(), experimentShowCmd(), experimentRunCmd(), experimentReplotCmd())
+	cmd.AddCommand(experimentListCmd(), experimentShowCmd(), experimentRunCmd(), experimentRerunCmd(), experimentReplotCmd())
 	return cmd
 }
 
@@ -161,6 +163,64 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		}
 		fmt.Fprintf(stdout, "%s: %d of %d points valid; report %s/README.md\n", cfg.Name, rep.Valid(), len(rep.Results), out)
 		if rep.Valid() < len(rep.Results) {
+			var bad []string
+			for _, r := range rep.Results {
+				if !r.Valid {
+					bad = append(bad, r.ID)
+				}
+			}
+			return fmt.Errorf("%w: %s (marked in the report, not plotted)", errInvalidRun, strings.Join(bad, ", "))
+		}
+		return nil
+	}
+	return cmd
+}
+
+func experimentRerunCmd() *cobra.Command {
+	var (
+		binDir string
+		ids    []string
+	)
+	cmd := &cobra.Command{
+		Use:   "rerun DIR",
+		Short: "run a run's INVALID points again, in place: fresh labs, the run's own config",
+		Long: `Runs again, one at a time on a fresh lab each, the points of the run in
+DIR that are INVALID or that a stopped run never reached (or, with
+--points, the points named), from the run's own config.yaml. Each new
+result takes its point's place in summary.csv, results.json, the plots
+and README.md; the attempt before's files move to
+runs/<point>.attempt<N>, and README.md lists every rerun with its build
+and why the attempt before was not kept. Exit 3 when a point is still
+INVALID.`,
+		Example: `  lab experiment rerun results/fct-full
+  lab experiment rerun results/loop-full --points bcube21-pfc-r2`,
+		Args: exactArgs(1, "DIR"),
+	}
+	c := addCommon(cmd)
+	fs := cmd.Flags()
+	fs.StringSliceVar(&ids, "points", nil, "run these `point`s again (their directory names under runs/), valid or not")
+	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		dir := args[0]
+		if st, err := os.Stat(filepath.Join(dir, "results.json")); err != nil || st.IsDir() {
+			return usagef(cmd, "rerun: %s is not a run directory of lab experiment run (no results.json)", dir)
+		}
+		o := experiment.RunOptions{Out: dir, BinDir: binDir, RunRoot: c.runRoot, Progress: cmd.ErrOrStderr()}
+		if c.verbose {
+			o.Log = c.logger(cmd.ErrOrStderr())
+		}
+		name := ""
+		if fs.Changed("name") {
+			name = c.name
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		rep, err := experiment.RunAgain(ctx, o, ids, name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d of %d points valid; report %s/README.md\n", rep.Experiment, rep.Valid(), len(rep.Results), dir)
+		if rep.Valid() < rep.Points {
 			var bad []string
 			for _, r := range rep.Results {
 				if !r.Valid {
