@@ -325,7 +325,8 @@ func DefaultOut(name string, now time.Time) string {
 // Replot draws the plots of the run in dir again and rewrites its
 // README.md and results.json: after a change to the plots, or to look at
 // a stopped run. It reads config.yaml, results.json and, for the
-// queue-length CDFs, every point's queues.csv.
+// queue-length CDFs and the slowdown by flow size, every point's
+// queues.csv and records.csv.
 func Replot(dir string) (*Report, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	if err != nil {
@@ -356,6 +357,9 @@ func Replot(dir string) (*Report, error) {
 			r.add("incomplete_pct", incompletePct(int(n), int(f)))
 		}
 		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if r.Slowdowns, err = readFlowSlowdowns(filepath.Join(dir, "runs", r.ID, "records.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	}
