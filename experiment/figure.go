@@ -11,12 +11,15 @@ package experiment
 //  4. One or more panels side by side, their axes aligned.
 
 import (
+	"bytes"
 	"fmt"
 	"hash/fnv"
+	"html"
 	"image/color"
 	"io"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -105,13 +108,19 @@ func wrap(sty text.Style, s string, w vg.Length) []string {
 }
 
 // titleLines are the title's lines and their style: figTitleSize, or
-// smaller when that takes more than two lines.
+// smaller when that takes more than two lines. A title too long for a
+// line breaks before its last parenthesis first (the fabric, the rate
+// and D), then where it must.
 func (f *figure) titleLines(w vg.Length) ([]string, text.Style) {
 	var lines []string
 	var sty text.Style
 	for _, size := range []float64{figTitleSize, 10.5, 9.5} {
 		sty = textStyle(size)
-		if lines = wrap(sty, f.title, w); len(lines) <= 2 {
+		title := f.title
+		if i := strings.LastIndex(title, " ("); i > 0 && sty.Width(title) > w && !strings.Contains(title, "\n") {
+			title = title[:i] + "\n" + title[i+1:]
+		}
+		if lines = wrap(sty, title, w); len(lines) <= 2 {
 			break
 		}
 	}
@@ -221,7 +230,7 @@ func (f *figure) save(dir, name string) error {
 		w   interface {
 			WriteTo(w io.Writer) (int64, error)
 		}
-	}{{".png", vgimg.PngCanvas{Canvas: png}}, {".svg", svg}} {
+	}{{".png", vgimg.PngCanvas{Canvas: png}}, {".svg", portableSVG{svg}}} {
 		if err := writeWith(filepath.Join(dir, name+out.ext), func(w io.Writer) error {
 			_, err := out.w.WriteTo(w)
 			return err
@@ -230,6 +239,36 @@ func (f *figure) save(dir, name string) error {
 		}
 	}
 	return nil
+}
+
+// portableSVG writes an SVG whose text keeps the widths the layout gave
+// it in any viewer: the layout measures the text in Liberation Serif,
+// which a viewer may lack, and a wider font in its place would run past
+// the legend's entries and the figure's edge. So every text names the
+// fonts metric-compatible with it (Times New Roman), and its width
+// (textLength, the font fitted to it).
+type portableSVG struct{ c *vgsvg.Canvas }
+
+var svgText = regexp.MustCompile(`(<text [^>]*)style="font-family:Liberation Serif;([^"]*font-size:([0-9.]+)px[^"]*)">([^<]*)</text>`)
+
+// WriteTo implements io.WriterTo.
+func (s portableSVG) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	if _, err := s.c.WriteTo(&b); err != nil {
+		return 0, err
+	}
+	out := svgText.ReplaceAllFunc(b.Bytes(), func(m []byte) []byte {
+		g := svgText.FindSubmatch(m)
+		size, err := strconv.ParseFloat(string(g[3]), 64)
+		if err != nil {
+			return m
+		}
+		width := textStyle(size).Width(html.UnescapeString(string(g[4])))
+		return fmt.Appendf(nil, `%stextLength="%.2f" lengthAdjust="spacingAndGlyphs" style="font-family:'Liberation Serif','Times New Roman',Times,serif;%s">%s</text>`,
+			g[1], width.Points(), g[2], g[4])
+	})
+	n, err := w.Write(out)
+	return int64(n), err
 }
 
 // newPanel is a panel with the figures' fonts and a light grid along

@@ -229,6 +229,10 @@ func TestPhaseMarkers(t *testing.T) {
 			t.Errorf("hol-victim-series.svg lacks %s", want)
 		}
 	}
+	// Every text keeps its width in a viewer without the layout's font.
+	if texts, fitted := bytes.Count(svg, []byte("<text ")), bytes.Count(svg, []byte(`lengthAdjust="spacingAndGlyphs"`)); texts < 10 || fitted != texts {
+		t.Errorf("hol-victim-series.svg: %d of %d texts with their width", fitted, texts)
+	}
 	for i := range rs {
 		rs[i].Metrics = slices.DeleteFunc(rs[i].Metrics, func(m Metric) bool { return m.Name == "incast_start_s" })
 	}
