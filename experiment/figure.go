@@ -165,9 +165,27 @@ func (f *figure) draw(c draw.Canvas) {
 	}
 	area := c
 	area.Max.Y = y
+	// gonum pads a log x axis for its label as if the label sat over
+	// the arithmetic middle of the range, far right on a log scale,
+	// which squeezes the data: such a panel gets a one-space label to
+	// hold its place, and its label is drawn here where gonum would
+	// draw it, centred under the data.
+	labels := make([]string, len(f.panels))
+	for j, p := range f.panels {
+		if _, log := p.X.Scale.(plot.LogScale); log && p.X.Label.Text != "" {
+			labels[j], p.X.Label.Text = p.X.Label.Text, " "
+		}
+	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(f.panels), PadX: figPanelGap}
 	for j, pc := range plot.Align([][]*plot.Plot{f.panels}, tiles, area)[0] {
-		f.panels[j].Draw(pc)
+		p := f.panels[j]
+		p.Draw(pc)
+		if labels[j] != "" {
+			dc := p.DataCanvas(pc)
+			sty := p.X.Label.TextStyle
+			pc.FillText(sty, vg.Point{X: dc.Center().X, Y: pc.Min.Y + sty.FontExtents().Descent}, labels[j])
+			p.X.Label.Text = labels[j]
+		}
 	}
 }
 
