@@ -324,7 +324,10 @@ func (pl *plots) schemeBarData(b schemeBars) *barData {
 		for _, metric := range b.metrics {
 			bs.vals = append(bs.vals, spreadOfMetric(valid, metric))
 		}
-		if len(valid) == 0 && len(inv) > 0 {
+		switch {
+		case len(valid) == 0 && len(inv) == 0:
+			continue // not run (yet): not in the legend
+		case len(valid) == 0:
 			bs.name += " (INVALID, not plotted)"
 		}
 		d.series = append(d.series, bs)
@@ -391,6 +394,8 @@ func (pl *plots) loadBarData(b loadBars, cdf string) *barData {
 			ran = ran || len(valid) > 0
 		}
 		switch {
+		case !ran && !bad:
+			continue // not run (yet): not in the legend
 		case !some && ran:
 			// Valid, but nothing to measure: no incast or event
 			// completed.
