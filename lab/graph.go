@@ -84,7 +84,9 @@ func title(s Spec, t bcube.Topology) string {
 	return fmt.Sprintf("lab %s: %v, %d servers, %d switches, links %s, fc %s", s.Name, t, t.Servers(), t.Switches(), s.RatesText(), fc)
 }
 
-// WriteDOT writes s's fabric as a Graphviz graph (dot -Tsvg draws it).
+// WriteDOT writes s's fabric as a Graphviz graph (dot -Tsvg draws it),
+// its cables curves that Graphviz routes around the boxes (straight
+// lines crossed the level-0 switches).
 func WriteDOT(w io.Writer, s Spec) error {
 	t, err := bcube.New(s.N, s.K)
 	if err != nil {
@@ -92,7 +94,7 @@ func WriteDOT(w io.Writer, s Spec) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "graph %q {\n", s.Name)
-	fmt.Fprintf(&b, "  label=%q; labelloc=t; rankdir=BT; splines=line; nodesep=0.15;\n", title(s, t))
+	fmt.Fprintf(&b, "  label=%q; labelloc=t; rankdir=BT; splines=true; nodesep=0.15;\n", title(s, t))
 	b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n")
 	b.WriteString("  edge [fontname=\"Helvetica\", fontsize=8];\n")
 	b.WriteString("  { rank=same;")
