@@ -335,6 +335,16 @@ func (pl *plots) schemeBarData(b schemeBars) *barData {
 	if !d.has() && len(d.invalid) == 0 {
 		return nil // no result has these metrics
 	}
+	// A metric no scheme has here (the incast flows of a scenario
+	// without them) is no group.
+	for m := len(d.groups) - 1; m >= 0; m-- {
+		if !slices.ContainsFunc(d.series, func(s barSeries) bool { return s.vals[m].ok() }) && d.has() {
+			d.groups = slices.Delete(d.groups, m, m+1)
+			for i := range d.series {
+				d.series[i].vals = slices.Delete(d.series[i].vals, m, m+1)
+			}
+		}
+	}
 	return d
 }
 

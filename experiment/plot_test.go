@@ -301,3 +301,36 @@ func TestFigureHeaderFits(t *testing.T) {
 		t.Errorf("title font %v", sty.Font.Size)
 	}
 }
+
+// A bar plot's groups are the metrics some scheme has: the loop's
+// scenario without incast flows has no incast group, and a scheme that
+// has not run is not in the legend.
+func TestBarGroups(t *testing.T) {
+	c, err := Parse([]byte("name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc, portfc, bfc]\nloop: {scenarios: [bcube21]}\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Result
+	for _, p := range c.Points()[:2] { // bfc has not run
+		r := Result{Point: p, Valid: true, Dilation: 10_000}
+		r.add("background_mbps", 3)
+		r.add("loop_mbps", 2)
+		r.targetUnits()
+		rs = append(rs, r)
+	}
+	pl := plots{c: c, results: rs, scenario: "bcube21"}
+	d := pl.schemeBarData(loopPlots[0])
+	if d == nil || !slices.Equal(d.groups, []string{"background (2-hop)", "loop (4-hop)"}) {
+		t.Fatalf("groups %+v", d)
+	}
+	var names []string
+	for _, s := range d.series {
+		names = append(names, s.name)
+		if len(s.vals) != 2 || s.vals[0].mean != 30 {
+			t.Errorf("%s: %+v, want 30 Gb/s of background", s.name, s.vals)
+		}
+	}
+	if !slices.Equal(names, []string{"pfc", "portfc"}) {
+		t.Errorf("legend %v, want the schemes that ran", names)
+	}
+}

@@ -102,9 +102,6 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	w := g.width()
 	lsty := textStyle(7)
-	// Whiskers in black on a white halo, to show on a dark bar too.
-	halo := draw.LineStyle{Color: color.White, Width: vg.Points(2.6)}
-	whisk := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
 	for i := range g.groups {
 		pres := g.present(i)
 		for j, s := range pres {
@@ -112,21 +109,17 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 			x0 := float64(i) - float64(len(pres))*w/2 + float64(j)*w
 			left, right := trX(x0), trX(x0+w)
 			base, top := trY(max(0, p.Y.Min)), trY(v.mean)
-			// A hairline of white between neighbours.
-			r := vg.Rectangle{Min: vg.Point{X: left + 0.4, Y: min(base, top)}, Max: vg.Point{X: right - 0.4, Y: max(base, top)}}
+			// A hairline of white between neighbours; a bar of about
+			// zero still shows its colour.
+			lo, hi := min(base, top), max(base, top)
+			hi = max(hi, lo+vg.Points(1.5))
+			r := vg.Rectangle{Min: vg.Point{X: left + 0.4, Y: lo}, Max: vg.Point{X: right - 0.4, Y: hi}}
 			c.SetColor(g.series[s].color)
 			c.Fill(r.Path())
-			labelY := top
+			labelY := r.Max.Y
 			if v.n > 1 && v.hi > v.lo {
-				mid := (left + right) / 2
-				cap := (right - left) / 4
-				lo, hi := trY(v.lo), trY(v.hi)
-				for _, sty := range []draw.LineStyle{halo, whisk} {
-					c.StrokeLine2(sty, mid, lo, mid, hi)
-					c.StrokeLine2(sty, mid-cap, lo, mid+cap, lo)
-					c.StrokeLine2(sty, mid-cap, hi, mid+cap, hi)
-				}
-				labelY = max(top, hi)
+				g.whisker(c, (left+right)/2, (right-left)/4, trY(v.lo), trY(v.hi), r, g.series[s].color)
+				labelY = max(top, trY(v.hi))
 			}
 			// The value, upright when it fits over the bar, else turned.
 			l := barLabel(v.mean)
@@ -140,6 +133,40 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 			c.FillText(sty, vg.Point{X: (left + right) / 2, Y: labelY + vg.Points(2)}, l)
 		}
 	}
+}
+
+// whisker draws a bar's whisker at x from lo to hi, its caps cap to
+// each side: black outside the bar r, and inside it white on a dark bar
+// (black on a light one), so that it shows on any bar.
+func (g *groupedBars) whisker(c draw.Canvas, x, cap, lo, hi vg.Length, r vg.Rectangle, bar color.Color) {
+	out := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	in := out
+	if luminance(bar) < 0.45 {
+		in.Color = color.White
+	}
+	lo, hi = min(lo, hi), max(lo, hi)
+	if a, b := max(lo, r.Min.Y), min(hi, r.Max.Y); a < b {
+		c.StrokeLine2(in, x, a, x, b)
+	}
+	if hi > r.Max.Y {
+		c.StrokeLine2(out, x, max(lo, r.Max.Y), x, hi)
+	}
+	if lo < r.Min.Y {
+		c.StrokeLine2(out, x, lo, x, min(hi, r.Min.Y))
+	}
+	for _, y := range []vg.Length{lo, hi} {
+		sty := out
+		if y > r.Min.Y && y < r.Max.Y-vg.Points(0.5) {
+			sty = in
+		}
+		c.StrokeLine2(sty, x-cap, y, x+cap, y)
+	}
+}
+
+// luminance is c's relative luminance, 0 (black) to 1 (white).
+func luminance(c color.Color) float64 {
+	r, g, b, _ := c.RGBA()
+	return (0.2126*float64(r) + 0.7152*float64(g) + 0.0722*float64(b)) / 0xffff
 }
 
 // DataRange implements plot.DataRanger: the groups along x, from 0 to
