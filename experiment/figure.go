@@ -174,15 +174,36 @@ func (f *figure) draw(c draw.Canvas) {
 			labels[j], p.X.Label.Text = p.X.Label.Text, " "
 		}
 	}
+	// The panels' titles on one line over the panels (gonum would set
+	// each at its own panel's top, which Align moves by the room its
+	// tick labels take).
+	titles := make([]string, len(f.panels))
+	var titleSty text.Style
+	for j, p := range f.panels {
+		if p.Title.Text != "" {
+			titles[j], p.Title.Text = p.Title.Text, ""
+			titleSty = p.Title.TextStyle
+		}
+	}
+	titleY := area.Max.Y
+	if titleSty.Handler != nil {
+		area.Max.Y -= titleSty.FontExtents().Height + vg.Points(4)
+	}
 	tiles := draw.Tiles{Rows: 1, Cols: len(f.panels), PadX: figPanelGap}
 	for j, pc := range plot.Align([][]*plot.Plot{f.panels}, tiles, area)[0] {
 		p := f.panels[j]
 		p.Draw(pc)
+		dc := p.DataCanvas(pc)
 		if labels[j] != "" {
-			dc := p.DataCanvas(pc)
 			sty := p.X.Label.TextStyle
 			pc.FillText(sty, vg.Point{X: dc.Center().X, Y: pc.Min.Y + sty.FontExtents().Descent}, labels[j])
 			p.X.Label.Text = labels[j]
+		}
+		if titles[j] != "" {
+			sty := titleSty
+			sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+			pc.FillText(sty, vg.Point{X: dc.Center().X, Y: titleY}, titles[j])
+			p.Title.Text = titles[j]
 		}
 	}
 }
