@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -321,7 +322,8 @@ func TestPartialPoints(t *testing.T) {
 }
 
 // TestReplotOldRun: replot redraws a run directory and gives a result
-// from before incomplete_pct the metric, from its counts.
+// from before incomplete_pct the metric, from its counts; the slowdown
+// by flow size comes from the points' records.csv.
 func TestReplotOldRun(t *testing.T) {
 	c, results := fakeResults(t)
 	results[0].add("incomplete", 10)
@@ -333,6 +335,21 @@ func TestReplotOldRun(t *testing.T) {
 	if err := writeJSONFile(filepath.Join(dir, "results.json"), rep); err != nil {
 		t.Fatal(err)
 	}
+	// The valid point's flows, in its records.csv: results.json has
+	// none.
+	var recs []workload.FlowRecord
+	for i, f := range fakeSlowdowns(200, 1) {
+		r := workload.FlowRecord{ID: i, Size: f.Size, Kind: workload.KindPoisson}
+		r.Complete(time.Duration(f.Slowdown*1e6), time.Millisecond)
+		recs = append(recs, r)
+	}
+	runDir := filepath.Join(dir, "runs", results[0].ID)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeWith(filepath.Join(runDir, "records.csv"), func(w io.Writer) error { return workload.WriteCSV(w, recs) }); err != nil {
+		t.Fatal(err)
+	}
 	got, err := Replot(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +358,10 @@ func TestReplotOldRun(t *testing.T) {
 		t.Errorf("incomplete_pct %v %v, want 25 (10 of 40 flows)", v, ok)
 	}
 	checkPlotFiles(t, filepath.Join(dir, "plots"), "incomplete-websearch")
+	checkPlotFiles(t, filepath.Join(dir, "plots"), "slowdown-size-websearch-load0.5")
+	if n := len(got.Results[0].Slowdowns); n != 200 {
+		t.Errorf("replot read %d flows of records.csv, want 200", n)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || !bytes.Contains(b, []byte("10 of 40 flows incomplete")) {
 		t.Errorf("README %v:\n%s", err, b)
 	}
