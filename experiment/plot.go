@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,17 +27,17 @@ type PlotFile struct {
 	Note string `json:"note,omitempty"`
 }
 
-// A plot of every point's metric by scheme: one group of bars per
-// scheme, one bar per metric. The loop and hol experiments' plots are
-// lists of these: a new field of their results is a new metric in the
-// runner and a name here.
+// A plot of every point's metrics by scheme: a group of bars per
+// metric, a bar per scheme (its colour). The loop and hol experiments'
+// plots are lists of these: a new field of their results is a new metric
+// in the runner and a name here.
 type schemeBars struct {
 	name, title, ylabel string
 	metrics             []string
-	legend              []string // one per metric
+	groups              []string // one per metric
 	// prefix, when set, takes the metrics from the results instead:
 	// every one whose name has it and ends in suffix (but the prefix
-	// alone), the legend the rest of the name.
+	// alone), the group the rest of the name.
 	prefix, suffix string
 }
 
@@ -52,16 +51,16 @@ const (
 var (
 	loopPlots = []schemeBars{
 		{name: "loop-throughput", title: "Average throughput per flow, background and loop flows", ylabel: unitRate,
-			metrics: []string{"background_gbps", "loop_gbps", "incast_gbps"}, legend: []string{"background (2-hop)", "loop (4-hop)", "incast (1-hop)"}},
+			metrics: []string{"background_gbps", "loop_gbps", "incast_gbps"}, groups: []string{"background (2-hop)", "loop (4-hop)", "incast (1-hop)"}},
 		{name: "loop-background-flows", title: "Background flows' throughput", ylabel: unitRate, prefix: "bg_", suffix: "_gbps"},
 		{name: "loop-pauses", title: "Pauses sent in the measured window, by class", ylabel: "pauses", prefix: "pauses_"},
 		{name: "loop-servers-paused", title: "Servers' egress queues paused (mean over servers), by queue", ylabel: "% of the window", prefix: "servers_paused_pct_"},
 	}
 	holPlots = []schemeBars{
 		{name: "hol-victim", title: "Victim flow's throughput, alone and with the congested port", ylabel: unitRate,
-			metrics: []string{"victim_alone_gbps", "victim_congested_gbps"}, legend: []string{"alone", "congested"}},
+			metrics: []string{"victim_alone_gbps", "victim_congested_gbps"}, groups: []string{"alone", "congested"}},
 		{name: "hol-group-fct", title: "Victim group's mean FCT, alone and with the congested port", ylabel: unitTime,
-			metrics: []string{"group_fct_alone_us", "group_fct_congested_us"}, legend: []string{"alone", "congested"}},
+			metrics: []string{"group_fct_alone_us", "group_fct_congested_us"}, groups: []string{"alone", "congested"}},
 	}
 )
 
@@ -101,15 +100,14 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 				b.name += "-" + sc
 				pl.schemeBars(b)
 			}
-			pl.series("loop-series-"+sc, "Throughput over time, mean per flow",
-				"the loop flows start at "+pl.at(orDefault(c.Loop.Warmup.D(), time.Second).Seconds()))
+			pl.series("loop-series-"+sc, "Throughput over time, mean per flow", "", pl.loopMarkers())
 		}
 		pl.scenario = ""
 	case KindHoL:
 		for _, b := range holPlots {
 			pl.schemeBars(b)
 		}
-		pl.series("hol-victim-series", "Victim flow's throughput over time", "the incast starts at "+pl.incastStart()+"; each phase's victim group shares the link in its last second")
+		pl.series("hol-victim-series", "Victim flow's throughput over time", "each phase's victim group shares the link in its last second", pl.holMarkers())
 	case KindWorkload:
 		for _, cdf := range c.cdfNames() {
 			pl.cdf = cdf
@@ -119,8 +117,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 				}
 			}
 			for _, load := range c.Workload.Loads {
-				pl.slowdownBySize(cdf, load, "avg")
-				pl.slowdownBySize(cdf, load, "p99")
+				pl.slowdownBySize(cdf, load)
 				pl.queueCDF(cdf, load)
 			}
 		}
@@ -141,20 +138,6 @@ type plots struct {
 	cdf string
 }
 
-// schemeColor is scheme i's colour in every plot (Okabe-Ito, for colour
-// blindness, then greys).
-func schemeColor(i int) color.Color {
-	palette := []color.RGBA{
-		{0, 114, 178, 255}, {213, 94, 0, 255}, {0, 158, 115, 255}, {204, 121, 167, 255},
-		{230, 159, 0, 255}, {86, 180, 233, 255}, {240, 228, 66, 255}, {0, 0, 0, 255},
-	}
-	if i < len(palette) {
-		return palette[i]
-	}
-	g := uint8(60 + 30*(i-len(palette))%180)
-	return color.RGBA{g, g, g, 255}
-}
-
 // match are the results of one setting (scheme and, for a workload, CDF
 // and load) over seeds and repetitions: the valid ones, and the IDs of
 // the invalid ones.
@@ -173,43 +156,24 @@ func (pl *plots) match(scheme, cdf string, load float64) (valid []*Result, inval
 	return valid, invalid
 }
 
-// mean is the mean of metric over rs, NaN when none has it.
-func mean(rs []*Result, metric string) float64 {
-	var sum float64
-	n := 0
+// spreadOfMetric is the spread of metric over rs (those that have it).
+func spreadOfMetric(rs []*Result, metric string) spread {
+	var vs []float64
 	for _, r := range rs {
-		if v, ok := r.Get(metric); ok && !math.IsNaN(v) {
-			sum += v
-			n++
+		if v, ok := r.Get(metric); ok {
+			vs = append(vs, v)
 		}
 	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return sum / float64(n)
+	return spreadOf(vs)
 }
 
-func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = vg.Points(11)
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-// save writes p as name.png and name.svg.
-func (pl *plots) save(p *plot.Plot, name, title, note string) {
-	if note != "" {
-		p.Title.Text += "\n" + note
-	}
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(8*vg.Inch, 5*vg.Inch, filepath.Join(pl.dir, name+ext)); err != nil {
-			pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
-			return
-		}
+// save writes f as name.png and name.svg, note under its title, and
+// lists it.
+func (pl *plots) save(f *figure, name, title, note string) {
+	f.note(note)
+	if err := f.save(pl.dir, name); err != nil {
+		pl.errs = append(pl.errs, err)
+		return
 	}
 	pl.files = append(pl.files, PlotFile{Name: name, Title: title, Note: note})
 }
@@ -250,6 +214,15 @@ func partialNote(rs []*Result) string {
 	return "flows never ended, the ended counted: " + strings.Join(ids, ", ")
 }
 
+// spreadNote says what a value of more than one result is: most is the
+// most results any value had.
+func spreadNote(most int, what, band string) string {
+	if most < 2 {
+		return ""
+	}
+	return fmt.Sprintf("each %s the mean of up to %d valid results (repetitions, seeds); %s their least to greatest", what, most, band)
+}
+
 // joinNotes puts the non-empty notes one per line.
 func joinNotes(notes ...string) string {
 	var out []string
@@ -261,67 +234,6 @@ func joinNotes(notes ...string) string {
 	return strings.Join(out, "\n")
 }
 
-// bars adds grouped bars to p: values[s][g] is series s's bar in group
-// g (NaN: no bar).
-func bars(p *plot.Plot, groups, names []string, values [][]float64, colors func(int) color.Color) error {
-	n := len(values)
-	w := vg.Points(min(40, 360/float64(max(1, n*len(groups)))))
-	for s := range values {
-		vs := make(plotter.Values, len(groups))
-		for g := range groups {
-			if v := values[s][g]; !math.IsNaN(v) && !math.IsInf(v, 0) {
-				vs[g] = v
-			}
-		}
-		b, err := plotter.NewBarChart(vs, w)
-		if err != nil {
-			return err
-		}
-		b.Color = colors(s)
-		b.LineStyle.Width = 0
-		b.Offset = vg.Length(float64(s)-float64(n-1)/2) * w
-		p.Add(b)
-		p.Legend.Add(names[s], b)
-		// Each bar's value above it, so a zero (a deadlock) reads as one.
-		var xys plotter.XYs
-		var texts []string
-		for g := range groups {
-			if v := values[s][g]; !math.IsNaN(v) && !math.IsInf(v, 0) {
-				xys = append(xys, plotter.XY{X: float64(g), Y: v})
-				texts = append(texts, barLabel(v))
-			}
-		}
-		if len(xys) > 0 {
-			l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: texts})
-			if err != nil {
-				return err
-			}
-			for i := range l.TextStyle {
-				l.TextStyle[i].Font.Size = vg.Points(7)
-				l.TextStyle[i].XAlign = draw.XCenter
-			}
-			l.Offset = vg.Point{X: b.Offset, Y: vg.Points(2)}
-			p.Add(l)
-		}
-	}
-	p.NominalX(groups...)
-	p.X.Min, p.X.Max = -0.5, float64(len(groups))-0.5
-	p.Y.Min = 0
-	headroom(p)
-	// Labels as the values are written (2500, not 2500.00).
-	p.Y.Tick.Marker = niceTicks{}
-	return nil
-}
-
-// headroom raises the top of p's y axis above its data, for the legend
-// at the top to sit clear of it.
-func headroom(p *plot.Plot) {
-	if p.Y.Max <= p.Y.Min {
-		p.Y.Max = p.Y.Min + 1
-	}
-	p.Y.Max = p.Y.Min + 1.3*(p.Y.Max-p.Y.Min)
-}
-
 // barLabel prints a bar's value: three significant digits, whole
 // numbers from 100 on (3614, not 3.61e+03).
 func barLabel(v float64) string {
@@ -331,10 +243,62 @@ func barLabel(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// schemeBars draws b: a group per scheme, a bar per metric.
-func (pl *plots) schemeBars(b schemeBars) {
+// barData is a bar plot's: its groups, a series of bars per scheme,
+// the points it leaves out and those it draws.
+type barData struct {
+	groups  []string
+	series  []barSeries
+	invalid []string
+	drawn   []*Result
+}
+
+// has says whether any bar has a value.
+func (d *barData) has() bool {
+	for _, s := range d.series {
+		if slices.ContainsFunc(s.vals, spread.ok) {
+			return true
+		}
+	}
+	return false
+}
+
+// most is the most results of any bar.
+func (d *barData) most() int {
+	n := 0
+	for _, s := range d.series {
+		for _, v := range s.vals {
+			n = max(n, v.n)
+		}
+	}
+	return n
+}
+
+// barFigure draws d: groups along x, the schemes' bars in each, the
+// legend the schemes.
+func (pl *plots) barFigure(title, xlabel, ylabel string, d *barData) *figure {
+	p := newPanel(xlabel, ylabel, false)
+	g := &groupedBars{groups: len(d.groups), series: d.series}
+	p.Add(g)
+	p.NominalX(d.groups...)
+	p.X.Min, p.X.Max = -0.5, float64(len(d.groups))-0.5
+	p.Y.Min = 0
+	if p.Y.Max <= p.Y.Min {
+		p.Y.Max = p.Y.Min + 1
+	}
+	// Room over the tallest bar for its value (turned upright when
+	// the bars are narrow).
+	p.Y.Max = p.Y.Min + 1.15*(p.Y.Max-p.Y.Min)
+	f := newFigure(title, p)
+	for _, s := range d.series {
+		f.add(s.name, swatch{s.color})
+	}
+	return f
+}
+
+// schemeBarData is b's data: a group per metric, a bar per scheme.
+func (pl *plots) schemeBarData(b schemeBars) *barData {
 	if b.prefix != "" {
-		b.metrics, b.legend = nil, nil
+		b.metrics, b.groups = nil, nil
 		for i := range pl.results {
 			r := &pl.results[i]
 			if r.Scenario != pl.scenario {
@@ -343,40 +307,55 @@ func (pl *plots) schemeBars(b schemeBars) {
 			for _, m := range r.Metrics {
 				if rest, ok := strings.CutPrefix(m.Name, b.prefix); ok && rest != "" && strings.HasSuffix(rest, b.suffix) && !slices.Contains(b.metrics, m.Name) {
 					b.metrics = append(b.metrics, m.Name)
-					b.legend = append(b.legend, strings.ReplaceAll(strings.TrimSuffix(rest, b.suffix), "_", "->"))
+					b.groups = append(b.groups, strings.ReplaceAll(strings.TrimSuffix(rest, b.suffix), "_", "->"))
 				}
 			}
 		}
 		if len(b.metrics) == 0 {
-			return
+			return nil
 		}
 	}
-	values := make([][]float64, len(b.metrics))
-	var groups, invalid []string
-	have := false
+	d := &barData{groups: b.groups}
 	for _, s := range pl.c.Schemes {
 		valid, inv := pl.match(s, "", 0)
-		invalid = append(invalid, inv...)
-		label := s
-		if len(valid) == 0 && len(inv) > 0 {
-			label += " (INVALID)"
+		d.invalid = append(d.invalid, inv...)
+		d.drawn = append(d.drawn, valid...)
+		bs := barSeries{name: s, color: schemeColor(s)}
+		for _, metric := range b.metrics {
+			bs.vals = append(bs.vals, spreadOfMetric(valid, metric))
 		}
-		groups = append(groups, label)
-		for m, metric := range b.metrics {
-			v := mean(valid, metric)
-			values[m] = append(values[m], v)
-			have = have || !math.IsNaN(v)
+		switch {
+		case len(valid) == 0 && len(inv) == 0:
+			continue // not run (yet): not in the legend
+		case len(valid) == 0:
+			bs.name += " (INVALID, not plotted)"
+		}
+		d.series = append(d.series, bs)
+	}
+	if !d.has() && len(d.invalid) == 0 {
+		return nil // no result has these metrics
+	}
+	// A metric no scheme has here (the incast flows of a scenario
+	// without them) is no group.
+	for m := len(d.groups) - 1; m >= 0; m-- {
+		if !slices.ContainsFunc(d.series, func(s barSeries) bool { return s.vals[m].ok() }) && d.has() {
+			d.groups = slices.Delete(d.groups, m, m+1)
+			for i := range d.series {
+				d.series[i].vals = slices.Delete(d.series[i].vals, m, m+1)
+			}
 		}
 	}
-	if !have && len(invalid) == 0 {
-		return // no result has these metrics
-	}
-	p := newPlot(pl.title(b.title), "scheme", b.ylabel)
-	if err := bars(p, groups, b.legend, values, func(i int) color.Color { return schemeColor(i) }); err != nil {
-		pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", b.name, err))
+	return d
+}
+
+// schemeBars draws b: a group per metric, a bar per scheme.
+func (pl *plots) schemeBars(b schemeBars) {
+	d := pl.schemeBarData(b)
+	if d == nil {
 		return
 	}
-	pl.save(p, b.name, b.title, invalidNote(invalid))
+	f := pl.barFigure(pl.title(b.title), "", b.ylabel, d)
+	pl.save(f, b.name, b.title, joinNotes(invalidNote(d.invalid), spreadNote(d.most(), "bar", "whiskers from")))
 }
 
 // title prefixes an experiment's plot title with its topology and rate
@@ -404,58 +383,53 @@ func (pl *plots) dilation() float64 {
 	return 0
 }
 
-// at says a time of the lab, sec seconds, in the target's time (and the
-// lab's).
-func (pl *plots) at(sec float64) string {
-	lab := strconv.FormatFloat(sec, 'f', -1, 64) + " s"
-	if D := pl.dilation(); D > 0 {
-		return fmt.Sprintf("%v of the target (%s of the lab)", time.Duration(sec/D*1e9).Round(time.Microsecond/10), lab)
-	}
-	return lab
-}
-
-// loadBars draws b for one CDF: a group per load, a bar per scheme.
-func (pl *plots) loadBars(b loadBars, cdf string) {
-	var groups, invalid []string
+// loadBarData is b's data for one CDF: a group per load, a bar per
+// scheme.
+func (pl *plots) loadBarData(b loadBars, cdf string) *barData {
+	d := &barData{}
 	for _, l := range pl.c.Workload.Loads {
-		groups = append(groups, "load "+strconv.FormatFloat(l, 'g', -1, 64))
+		d.groups = append(d.groups, "load "+strconv.FormatFloat(l, 'g', -1, 64))
 	}
-	values := make([][]float64, len(pl.c.Schemes))
-	names := slices.Clone(pl.c.Schemes)
-	have := false
-	var drawn []*Result
-	for s, scheme := range pl.c.Schemes {
+	for _, scheme := range pl.c.Schemes {
+		bs := barSeries{name: scheme, color: schemeColor(scheme)}
 		some, bad, ran := false, false, false
 		for _, l := range pl.c.Workload.Loads {
 			valid, inv := pl.match(scheme, cdf, l)
-			invalid = append(invalid, inv...)
-			drawn = append(drawn, valid...)
-			v := mean(valid, b.metric)
-			values[s] = append(values[s], v)
-			some = some || !math.IsNaN(v)
+			d.invalid = append(d.invalid, inv...)
+			d.drawn = append(d.drawn, valid...)
+			v := spreadOfMetric(valid, b.metric)
+			bs.vals = append(bs.vals, v)
+			some = some || v.ok()
 			bad = bad || len(inv) > 0
 			ran = ran || len(valid) > 0
 		}
 		switch {
+		case !ran && !bad:
+			continue // not run (yet): not in the legend
 		case !some && ran:
 			// Valid, but nothing to measure: no incast or event
 			// completed.
-			names[s] += " (none complete)"
+			bs.name += " (none complete)"
 		case !some && bad:
-			names[s] += " (INVALID, not plotted)"
+			bs.name += " (INVALID, not plotted)"
 		}
-		have = have || some
+		d.series = append(d.series, bs)
 	}
-	if !have && len(invalid) == 0 {
+	if !d.has() && len(d.invalid) == 0 {
+		return nil
+	}
+	return d
+}
+
+// loadBars draws b for one CDF: a group per load, a bar per scheme.
+func (pl *plots) loadBars(b loadBars, cdf string) {
+	d := pl.loadBarData(b, cdf)
+	if d == nil {
 		return
 	}
 	name := b.name + "-" + cdf
-	p := newPlot(pl.title(fmt.Sprintf("%s, %s", b.title, cdfTitle(cdf))), "offered load of the background", b.ylabel)
-	if err := bars(p, groups, names, values, schemeColor); err != nil {
-		pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
-		return
-	}
-	pl.save(p, name, b.title+", "+cdfTitle(cdf), joinNotes(invalidNote(invalid), partialNote(drawn)))
+	f := pl.barFigure(pl.title(fmt.Sprintf("%s, %s", b.title, cdfTitle(cdf))), "offered load of the background", b.ylabel, d)
+	pl.save(f, name, b.title+", "+cdfTitle(cdf), joinNotes(invalidNote(d.invalid), partialNote(d.drawn), spreadNote(d.most(), "bar", "whiskers from")))
 }
 
 func cdfTitle(cdf string) string {
@@ -467,90 +441,19 @@ func cdfTitle(cdf string) string {
 
 func loadName(load float64) string { return strconv.FormatFloat(load, 'g', -1, 64) }
 
-// slowdownBySize draws the papers' slowdown against flow size for one
-// CDF and load: the mean (stat avg) or 99th percentile (p99) slowdown of
-// every size bin, a line per scheme.
-func (pl *plots) slowdownBySize(cdf string, load float64, stat string) {
-	var labels, invalid []string
-	var drawn []*Result
-	p := newPlot("", "flow size", "slowdown (FCT / ideal FCT), "+stat)
-	have := false
-	for s, scheme := range pl.c.Schemes {
-		valid, inv := pl.match(scheme, cdf, load)
-		invalid = append(invalid, inv...)
-		drawn = append(drawn, valid...)
-		if len(valid) == 0 {
-			continue
-		}
-		var pts plotter.XYs
-		for b := range valid[0].Bins {
-			if len(labels) < len(valid[0].Bins) {
-				labels = append(labels, valid[0].Bins[b].Label)
-			}
-			var sum float64
-			n := 0
-			for _, r := range valid {
-				if b >= len(r.Bins) || r.Bins[b].Slowdown.N == 0 {
-					continue
-				}
-				v := r.Bins[b].Slowdown.Mean
-				if stat == "p99" {
-					v = r.Bins[b].Slowdown.P99
-				}
-				sum += v
-				n++
-			}
-			if n > 0 {
-				pts = append(pts, plotter.XY{X: float64(b), Y: sum / float64(n)})
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		lp, sp, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			pl.errs = append(pl.errs, err)
-			return
-		}
-		lp.Color, sp.Color = schemeColor(s), schemeColor(s)
-		lp.Width = vg.Points(1.5)
-		sp.Shape = draw.CircleGlyph{}
-		p.Add(lp, sp)
-		p.Legend.Add(scheme, lp, sp)
-		have = true
-	}
-	if !have && len(invalid) == 0 {
-		return
-	}
-	if len(labels) > 0 {
-		p.NominalX(labels...)
-		p.X.Min, p.X.Max = -0.3, float64(len(labels))-0.7
-	}
-	if lo, hi := p.Y.Min, p.Y.Max; lo > 0 && hi/lo > 20 {
-		// A scheme that collapses (Go-Back-N under incast) is orders of
-		// magnitude above the rest: a log axis keeps both readable.
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-		p.Y.Min, p.Y.Max = lo/1.5, hi*4
-		p.Y.Label.Text += " (log)"
-	} else {
-		p.Y.Min = 0
-		headroom(p)
-	}
-	title := fmt.Sprintf("%s slowdown by flow size, %s at load %s", map[string]string{"avg": "Average", "p99": "99th-percentile"}[stat], cdfTitle(cdf), loadName(load))
-	p.Title.Text = pl.title(title)
-	pl.save(p, fmt.Sprintf("slowdown-%s-%s-load%s", stat, cdf, loadName(load)), title, joinNotes(invalidNote(invalid), partialNote(drawn)))
-}
-
 // queueFloorKB is where the queue CDF draws an empty queue.
 const queueFloorKB = 0.1
 
 // queueCDF draws the distribution of the switches' queued bytes (every
 // switch at every sample) for one CDF and load, a line per scheme.
 func (pl *plots) queueCDF(cdf string, load float64) {
-	p := newPlot("", "bytes queued at a switch (KB)", "fraction of samples")
+	p := newPanel("", "fraction of samples", true)
+	title := fmt.Sprintf("Switch queue length CDF, %s at load %s", cdfTitle(cdf), loadName(load))
+	f := newFigure(pl.title(title), p)
 	var invalid []string
 	have := false
-	for s, scheme := range pl.c.Schemes {
+	hi := 10 * queueFloorKB
+	for _, scheme := range pl.c.Schemes {
 		valid, inv := pl.match(scheme, cdf, load)
 		invalid = append(invalid, inv...)
 		var q []float64
@@ -566,31 +469,31 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 			x := max(queueFloorKB, v/1e3) // a log axis has no 0
 			pts = append(pts, plotter.XY{X: x, Y: float64(i) / float64(len(q))}, plotter.XY{X: x, Y: float64(i+1) / float64(len(q))})
 		}
-		pts = append(pts, plotter.XY{X: max(queueFloorKB, 2*q[len(q)-1]/1e3), Y: 1})
+		last := max(queueFloorKB, 2*q[len(q)-1]/1e3)
+		pts = append(pts, plotter.XY{X: last, Y: 1})
+		hi = max(hi, last)
 		l, err := plotter.NewLine(pts)
 		if err != nil {
 			pl.errs = append(pl.errs, err)
 			return
 		}
-		l.Color = schemeColor(s)
+		l.Color = schemeColor(scheme)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(scheme, l)
+		f.add(scheme, l)
 		have = true
 	}
 	if !have && len(invalid) == 0 {
 		return
 	}
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Y.Min, p.Y.Max = 0, 1
+	p.Y.Min, p.Y.Max = 0, 1.02
+	p.Y.Tick.Marker = niceTicks{n: 5}
 	// Queues span empty to hundreds of KB: a log axis, empty drawn at
 	// its floor.
-	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	p.X.Min, p.X.Max = queueFloorKB, max(10*queueFloorKB, p.X.Max)
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{format: func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }}
+	p.X.Min, p.X.Max = queueFloorKB, hi
 	p.X.Label.Text = fmt.Sprintf("bytes queued at a switch (KB, log; empty drawn at %g)", queueFloorKB)
-	title := fmt.Sprintf("Switch queue length CDF, %s at load %s", cdfTitle(cdf), loadName(load))
-	p.Title.Text = pl.title(title)
-	pl.save(p, fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load)), title, invalidNote(invalid))
+	pl.save(f, fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load)), title, invalidNote(invalid))
 }
 
 // seriesDash are the dashes of a plot's series by name: one style per
@@ -602,96 +505,195 @@ var seriesDash = map[string][]vg.Length{
 	"victim_mbps":     nil,
 }
 
-// series draws the time series of the results (Result.Series) in one
-// plot: a line per scheme (its colour) and series name (its dashes, see
-// seriesDash), the first valid result of each scheme (repetitions are
-// not averaged). note goes under the title.
-func (pl *plots) series(name, title, note string) {
-	p := newPlot(pl.title(title), "time since the first flows started (ms, the target's)", "throughput ("+unitRate+")")
-	if note != "" {
-		p.Title.Text += "\n" + note
-	}
-	var invalid, kinds []string
-	entries, reps := 0, 0
-	for s, scheme := range pl.c.Schemes {
+// seriesLine is one scheme's series of one name, in the plot's units
+// (the target's ms and Gb/s when the results' D is known, else the
+// lab's s and Mb/s): the mean of its valid results sample by sample,
+// their least and greatest, and how many results.
+type seriesLine struct {
+	scheme, name string
+	mean, lo, hi plotter.XYs
+	reps         int
+}
+
+// seriesData are the lines of a series plot, the schemes in the legend
+// and the points left out.
+type seriesData struct {
+	lines   []seriesLine
+	schemes []string
+	invalid []string
+	// target: the lines are in the target's units.
+	target bool
+}
+
+func (pl *plots) seriesData() seriesData {
+	var d seriesData
+	for _, scheme := range pl.c.Schemes {
 		valid, inv := pl.match(scheme, "", 0)
-		invalid = append(invalid, inv...)
+		d.invalid = append(d.invalid, inv...)
 		names := map[string]bool{}
 		for _, r := range valid {
 			for n := range r.Series {
 				names[n] = true
 			}
 		}
-		var first *plotter.Line
+		some := false
 		for _, n := range slices.Sorted(maps.Keys(names)) {
-			pts, k := meanSeries(valid, n)
-			if len(pts) == 0 {
+			mean, lo, hi, k := spreadSeries(valid, n)
+			if len(mean) == 0 {
 				continue
 			}
 			// The lab's seconds and Mb/s, in the target's ms and Gb/s.
-			if d := valid[0].Dilation; d > 0 {
-				for i := range pts {
-					pts[i].X, pts[i].Y = pts[i].X/d*1e3, pts[i].Y*d/1e3
+			if D := valid[0].Dilation; D > 0 {
+				for _, pts := range []plotter.XYs{mean, lo, hi} {
+					for i := range pts {
+						pts[i].X, pts[i].Y = pts[i].X/D*1e3, pts[i].Y*D/1e3
+					}
 				}
+				d.target = true
 			}
-			reps = max(reps, k)
-			l, err := plotter.NewLine(pts)
-			if err != nil {
-				pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
-				return
-			}
-			l.Color = schemeColor(s)
-			l.Width = vg.Points(1.5)
-			l.Dashes = seriesDash[n]
-			p.Add(l)
-			if first == nil || len(l.Dashes) == 0 {
-				first = l
-			}
-			if !slices.Contains(kinds, n) {
-				kinds = append(kinds, n)
-			}
+			d.lines = append(d.lines, seriesLine{scheme: scheme, name: n, mean: mean, lo: lo, hi: hi, reps: k})
+			some = true
 		}
-		if first != nil {
-			// The scheme's colour, solid.
-			sw := *first
-			sw.Dashes = nil
-			p.Legend.Add(scheme, &sw)
-			entries++
+		if some {
+			d.schemes = append(d.schemes, scheme)
 		}
 	}
-	if reps > 1 {
-		p.Title.Text += fmt.Sprintf("\neach line the mean of up to %d valid repetitions", reps)
+	return d
+}
+
+// at is a time of the lab, sec seconds, on a series plot's x axis: the
+// target's ms, or the lab's s when D is not known.
+func (pl *plots) at(sec float64) float64 {
+	if D := pl.dilation(); D > 0 {
+		return sec / D * 1e3
 	}
-	if entries == 0 && len(invalid) == 0 {
+	return sec
+}
+
+// loopMarkers mark the start of the loop flows (the file's warm-up).
+func (pl *plots) loopMarkers() phaseMarkers {
+	w := orDefault(pl.c.Loop.Warmup.D(), time.Second).Seconds()
+	return phaseMarkers{{x: pl.at(w), label: "loop flows start"}}
+}
+
+// holMarkers mark the incast's start, the congested phase's: the mean
+// over the valid results that say when theirs started (the runs start
+// it after the first phase, within a few hundred ms of each other).
+func (pl *plots) holMarkers() phaseMarkers {
+	var ts []float64
+	for i := range pl.results {
+		if r := &pl.results[i]; r.Valid {
+			if v, ok := r.Get("incast_start_s"); ok && v > 0 {
+				ts = append(ts, v)
+			}
+		}
+	}
+	s := spreadOf(ts)
+	if !s.ok() {
+		return nil
+	}
+	return phaseMarkers{{x: pl.at(s.mean), label: "incast starts: congested phase"}}
+}
+
+// series draws the time series of the results (Result.Series) in one
+// plot: a line per scheme (its colour) and series name (its dashes, see
+// seriesDash), the mean of the scheme's valid results with a band from
+// their least to their greatest value, and markers at the phases'
+// starts; note goes under the title.
+func (pl *plots) series(name, title, note string, markers phaseMarkers) {
+	d := pl.seriesData()
+	if len(d.lines) == 0 && len(d.invalid) == 0 {
 		return
+	}
+	xlabel, ylabel := "time since the first flows started (s, the lab's)", "throughput (Mb/s, the lab's)"
+	if d.target {
+		xlabel, ylabel = "time since the first flows started (ms, the target's)", "throughput ("+unitRate+")"
+	}
+	p := newPanel(xlabel, ylabel, true)
+	f := newFigure(pl.title(title), p)
+	f.w = 9 * vg.Inch
+	most := 0
+	// The bands first, under every line.
+	for _, l := range d.lines {
+		if l.reps < 2 {
+			continue
+		}
+		poly := append(slices.Clone(l.hi), reversed(l.lo)...)
+		band, err := plotter.NewPolygon(poly)
+		if err != nil {
+			pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
+			return
+		}
+		band.Color = faded(schemeColor(l.scheme), 0.18)
+		band.LineStyle.Width = 0
+		p.Add(band)
+	}
+	var kinds []string
+	for _, l := range d.lines {
+		most = max(most, l.reps)
+		line, err := plotter.NewLine(l.mean)
+		if err != nil {
+			pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
+			return
+		}
+		line.Color = schemeColor(l.scheme)
+		line.Width = vg.Points(1.5)
+		line.Dashes = seriesDash[l.name]
+		p.Add(line)
+		if !slices.Contains(kinds, l.name) {
+			kinds = append(kinds, l.name)
+		}
+	}
+	if len(markers) > 0 {
+		p.Add(markers)
+		for _, m := range markers {
+			// A phase the series end before still shows.
+			p.X.Max = max(p.X.Max, 1.03*m.x)
+		}
+	}
+	for _, s := range d.schemes {
+		f.add(s, &plotter.Line{LineStyle: draw.LineStyle{Color: schemeColor(s), Width: vg.Points(2)}})
+	}
+	for _, s := range pl.c.Schemes {
+		if !slices.Contains(d.schemes, s) {
+			if _, inv := pl.match(s, "", 0); len(inv) > 0 {
+				f.add(s+" (INVALID, not plotted)", swatch{schemeColor(s)})
+			}
+		}
 	}
 	if len(kinds) > 1 {
 		// The flows' kinds by their dashes, in black.
 		order := []string{"background_mbps", "loop_mbps", "incast_mbps"}
 		slices.SortFunc(kinds, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
 		for _, n := range kinds {
-			l := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: seriesDash[n]}}
-			p.Legend.Add(strings.TrimSuffix(n, "_mbps")+" flows", l)
-			entries++
+			f.add(strings.TrimSuffix(n, "_mbps")+" flows", &plotter.Line{LineStyle: draw.LineStyle{Color: color.Black, Width: vg.Points(1.5), Dashes: seriesDash[n]}})
 		}
 	}
-	p.Legend.Top, p.Legend.Left = true, false
+	if most > 1 {
+		f.add(fmt.Sprintf("least to greatest of %d results", most), swatch{faded(color.Black, 0.18)})
+	}
+	p.X.Tick.Marker = niceTicks{n: 8}
+	p.X.Min = 0
 	p.Y.Min = 0
 	if p.Y.Max <= 0 {
 		p.Y.Max = 1
 	}
-	// Room above the data for the legend, about 3.5% of the height
-	// per entry.
-	p.Y.Max /= 1 - min(0.6, 0.05+0.035*float64(entries))
-	p.Y.Tick.Marker = niceTicks{}
-	pl.save(p, name, title, invalidNote(invalid))
+	// Room at the top for the markers' labels.
+	p.Y.Max *= 1 + 0.06*float64(1+len(markers))
+	pl.save(f, name, title, joinNotes(note, invalidNote(d.invalid), spreadNote(most, "line", "the band")))
 }
 
-// meanSeries is series n of rs averaged sample by sample (the runs
-// sample at the same interval from the same start, so sample i is the
-// same moment in each), over the samples every run has; and how many
-// runs it averaged.
-func meanSeries(rs []*Result, n string) (plotter.XYs, int) {
+func reversed(pts plotter.XYs) plotter.XYs {
+	out := slices.Clone(pts)
+	slices.Reverse(out)
+	return out
+}
+
+// spreadSeries is series n of rs sample by sample (the runs sample at
+// the same interval from the same start, so sample i is the same moment
+// in each), over the samples every run has: the mean, least and
+// greatest value (at the mean time), and how many runs it took.
+func spreadSeries(rs []*Result, n string) (mean, lo, hi plotter.XYs, k int) {
 	var have [][][2]float64
 	for _, r := range rs {
 		if xs := r.Series[n]; len(xs) > 0 {
@@ -699,56 +701,22 @@ func meanSeries(rs []*Result, n string) (plotter.XYs, int) {
 		}
 	}
 	if len(have) == 0 {
-		return nil, 0
+		return nil, nil, nil, 0
 	}
 	l := len(have[0])
 	for _, xs := range have[1:] {
 		l = min(l, len(xs))
 	}
-	pts := make(plotter.XYs, l)
-	for i := range pts {
+	mean, lo, hi = make(plotter.XYs, l), make(plotter.XYs, l), make(plotter.XYs, l)
+	for i := range l {
+		var ts, vs []float64
 		for _, xs := range have {
-			pts[i].X += xs[i][0]
-			pts[i].Y += xs[i][1]
+			ts, vs = append(ts, xs[i][0]), append(vs, xs[i][1])
 		}
-		pts[i].X /= float64(len(have))
-		pts[i].Y /= float64(len(have))
+		t, v := spreadOf(ts), spreadOf(vs)
+		mean[i] = plotter.XY{X: t.mean, Y: v.mean}
+		lo[i] = plotter.XY{X: t.mean, Y: v.lo}
+		hi[i] = plotter.XY{X: t.mean, Y: v.hi}
 	}
-	return pts, len(have)
-}
-
-// niceTicks labels an axis from 0 at steps of 1, 2 or 5 times a power
-// of ten, about five of them (gonum's default may label only two on a
-// stretched axis).
-type niceTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
-	}
-	raw := (hi - lo) / 5
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{2, 5, 10} {
-		if step < raw {
-			step = m * mag
-		}
-	}
-	var ts []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step/1e9; v += step {
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
-	}
-	return ts
-}
-
-// incastStart is when the hol runs' incast started ("5.2 s"), from
-// the first result that says.
-func (pl *plots) incastStart() string {
-	for i := range pl.results {
-		if v, ok := pl.results[i].Get("incast_start_s"); ok && v > 0 {
-			return pl.at(math.Round(v*10) / 10)
-		}
-	}
-	return "the second phase"
+	return mean, lo, hi, len(have)
 }

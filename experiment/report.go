@@ -332,7 +332,8 @@ func DefaultOut(name string, now time.Time) string {
 // Replot draws the plots of the run in dir again and rewrites its
 // README.md and results.json: after a change to the plots, or to look at
 // a stopped run. It reads config.yaml, results.json and, for the
-// queue-length CDFs, every point's queues.csv.
+// queue-length CDFs and the slowdown by flow size, every point's
+// queues.csv and records.csv.
 func Replot(dir string) (*Report, error) {
 	c, rep, err := readRun(dir)
 	if err != nil {
@@ -374,6 +375,9 @@ func readRun(dir string) (*Config, *Report, error) {
 		}
 		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
+		}
+		if r.Slowdowns, err = readFlowSlowdowns(filepath.Join(dir, "runs", r.ID, "records.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
 		}
 	}
 	return c, &rep, nil

@@ -37,6 +37,9 @@ type Result struct {
 	// Queues are a workload's switch queue samples in bytes: every
 	// switch's egress bytes at every sample (the queue-length CDF).
 	Queues []float64 `json:"-"`
+	// Slowdowns are a workload's completed flows' sizes and slowdowns
+	// (the slowdown-by-size plots); records.csv keeps them.
+	Slowdowns []FlowSlowdown `json:"-"`
 	// Series are time series by name (throughput of the loop's flows
 	// over time, say), each a list of (seconds, value), in the lab's time
 	// and rates.
@@ -243,6 +246,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("start_lag_avg_ms", ms(rep.StartLag.Mean))
 	r.healthMetrics(rep.Health)
 	r.Bins = s.Bins
+	r.Slowdowns = flowSlowdowns(rep.Records)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

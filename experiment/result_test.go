@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,8 +33,8 @@ func fakeResults(t *testing.T) (*Config, []Result) {
 		}
 		return bs
 	}
-	good := Result{Point: ps[0], Valid: true, Bins: bins(1), Queues: []float64{0, 0, 1000, 5000, 12000}}
-	bad := Result{Point: ps[1], Valid: true, Bins: bins(2), Queues: []float64{0, 9000}}
+	good := Result{Point: ps[0], Valid: true, Bins: bins(1), Queues: []float64{0, 0, 1000, 5000, 12000}, Slowdowns: fakeSlowdowns(400, 1)}
+	bad := Result{Point: ps[1], Valid: true, Bins: bins(2), Queues: []float64{0, 9000}, Slowdowns: fakeSlowdowns(400, 2)}
 	for _, r := range []*Result{&good, &bad} {
 		r.add("flows", 40)
 		r.add("fct_avg_ms", 12.5)
@@ -45,6 +46,17 @@ func fakeResults(t *testing.T) (*Config, []Result) {
 	good.add("switch_queue_p99_kb", 12)
 	bad.invalidate("s0.0/p1 lost 1s of link time, 50% of the run (limit 1%)")
 	return c, []Result{good, bad}
+}
+
+// fakeSlowdowns are n flows from 1 KB to 10 MB, evenly on a log scale,
+// slowdowns growing with the size and with scale.
+func fakeSlowdowns(n int, scale float64) []FlowSlowdown {
+	fs := make([]FlowSlowdown, n)
+	for i := range fs {
+		x := float64(i) / float64(n-1)
+		fs[i] = FlowSlowdown{Size: int64(math.Round(1e3 * math.Pow(1e4, x))), Slowdown: scale * (1 + 3*x + float64(i%7)/7)}
+	}
+	return fs
 }
 
 func TestPlotWorkload(t *testing.T) {
@@ -59,7 +71,7 @@ func TestPlotWorkload(t *testing.T) {
 		names[f.Name] = f
 		checkPlotFiles(t, dir, f.Name)
 	}
-	for _, want := range []string{"slowdown-avg-websearch-load0.5", "slowdown-p99-websearch-load0.5", "queue-cdf-websearch-load0.5",
+	for _, want := range []string{"slowdown-size-websearch-load0.5", "queue-cdf-websearch-load0.5",
 		"fct-avg-websearch", "goodput-poisson-websearch", "switch-queue-p99-websearch"} {
 		f, ok := names[want]
 		if !ok {
@@ -255,20 +267,25 @@ func TestMetricJSON(t *testing.T) {
 	}
 }
 
-// TestMeanSeries checks a series plot's line is the repetitions' mean,
-// sample by sample, over the samples every repetition has.
-func TestMeanSeries(t *testing.T) {
+// TestSpreadSeries checks a series plot's line is the repetitions' mean,
+// sample by sample, over the samples every repetition has, and its band
+// their least and greatest value.
+func TestSpreadSeries(t *testing.T) {
 	rs := []*Result{
 		{Series: map[string][][2]float64{"background_mbps": {{0, 10}, {1, 20}, {2, 30}}}},
 		{Series: map[string][][2]float64{"background_mbps": {{0, 20}, {1, 40}}}},
+		{Series: map[string][][2]float64{"background_mbps": {{0, 30}, {1.5, 30}}}},
 		{Series: map[string][][2]float64{"loop_mbps": {{0, 1}}}},
 	}
-	pts, n := meanSeries(rs, "background_mbps")
-	if n != 2 || len(pts) != 2 || pts[0].Y != 15 || pts[1].Y != 30 || pts[1].X != 1 {
-		t.Errorf("mean %v of %d runs, want [{0 15} {1 30}] of 2", pts, n)
+	mean, lo, hi, n := spreadSeries(rs, "background_mbps")
+	if n != 3 || len(mean) != 2 || mean[0].Y != 20 || mean[1].Y != 30 || math.Abs(mean[1].X-3.5/3) > 1e-12 {
+		t.Errorf("mean %v of %d runs, want [{0 20} {1.17 30}] of 3", mean, n)
 	}
-	if pts, n := meanSeries(rs, "incast_mbps"); n != 0 || pts != nil {
-		t.Errorf("absent series: %v of %d", pts, n)
+	if lo[0].Y != 10 || hi[0].Y != 30 || lo[1].Y != 20 || hi[1].Y != 40 || lo[1].X != mean[1].X {
+		t.Errorf("band %v to %v, want 10-30 and 20-40 at the mean times", lo, hi)
+	}
+	if mean, _, _, n := spreadSeries(rs, "incast_mbps"); n != 0 || mean != nil {
+		t.Errorf("absent series: %v of %d", mean, n)
 	}
 }
 
@@ -305,7 +322,8 @@ func TestPartialPoints(t *testing.T) {
 }
 
 // TestReplotOldRun: replot redraws a run directory and gives a result
-// from before incomplete_pct the metric, from its counts.
+// from before incomplete_pct the metric, from its counts; the slowdown
+// by flow size comes from the points' records.csv.
 func TestReplotOldRun(t *testing.T) {
 	c, results := fakeResults(t)
 	results[0].add("incomplete", 10)
@@ -317,6 +335,21 @@ func TestReplotOldRun(t *testing.T) {
 	if err := writeJSONFile(filepath.Join(dir, "results.json"), rep); err != nil {
 		t.Fatal(err)
 	}
+	// The valid point's flows, in its records.csv: results.json has
+	// none.
+	var recs []workload.FlowRecord
+	for i, f := range fakeSlowdowns(200, 1) {
+		r := workload.FlowRecord{ID: i, Size: f.Size, Kind: workload.KindPoisson}
+		r.Complete(time.Duration(f.Slowdown*1e6), time.Millisecond)
+		recs = append(recs, r)
+	}
+	runDir := filepath.Join(dir, "runs", results[0].ID)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeWith(filepath.Join(runDir, "records.csv"), func(w io.Writer) error { return workload.WriteCSV(w, recs) }); err != nil {
+		t.Fatal(err)
+	}
 	got, err := Replot(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -325,6 +358,10 @@ func TestReplotOldRun(t *testing.T) {
 		t.Errorf("incomplete_pct %v %v, want 25 (10 of 40 flows)", v, ok)
 	}
 	checkPlotFiles(t, filepath.Join(dir, "plots"), "incomplete-websearch")
+	checkPlotFiles(t, filepath.Join(dir, "plots"), "slowdown-size-websearch-load0.5")
+	if n := len(got.Results[0].Slowdowns); n != 200 {
+		t.Errorf("replot read %d flows of records.csv, want 200", n)
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || !bytes.Contains(b, []byte("10 of 40 flows incomplete")) {
 		t.Errorf("README %v:\n%s", err, b)
 	}

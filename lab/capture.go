@@ -52,6 +52,11 @@ type CaptureOptions struct {
 	All bool
 	// OnListening, if set, is called once tcpdump is capturing.
 	OnListening func()
+	// Names, if set, name the MACs of the lines (by
+	// net.HardwareAddr.String(), as ReadEthers gives a lab's ethers
+	// file): "s0.0.p1 > h1.eth0" for "02:20:00:00:00:01 > 02:10:00:00:01:00".
+	// A MAC it lacks prints as it is.
+	Names map[string]string
 }
 
 // Validate checks the options.
@@ -241,7 +246,7 @@ func readCapture(r io.Reader, file *os.File, opts *CaptureOptions, out io.Writer
 				return err
 			}
 		}
-		line, ok := describeFrame(data, opts.All)
+		line, ok := describeFrame(data, opts.All, opts.Names)
 		if !ok {
 			continue
 		}
@@ -254,9 +259,10 @@ func readCapture(r io.Reader, file *os.File, opts *CaptureOptions, out io.Writer
 	}
 }
 
-// describeFrame is the line of one captured frame: "SRC > DST what".
-// ok is false for a frame that is not flow control, unless all.
-func describeFrame(b []byte, all bool) (line string, ok bool) {
+// describeFrame is the line of one captured frame: "SRC > DST what",
+// the MACs by names where it has them. ok is false for a frame that is
+// not flow control, unless all.
+func describeFrame(b []byte, all bool, names map[string]string) (line string, ok bool) {
 	if len(b) < header.EthLen {
 		if !all {
 			return "", false
@@ -264,7 +270,7 @@ func describeFrame(b []byte, all bool) (line string, ok bool) {
 		return fmt.Sprintf("runt frame, %d bytes", len(b)), true
 	}
 	eth := header.Ethernet(b)
-	prefix := net.HardwareAddr(eth.Src()).String() + " > " + net.HardwareAddr(eth.Dst()).String() + " "
+	prefix := macName(eth.Src(), names) + " > " + macName(eth.Dst(), names) + " "
 	switch {
 	case signaling.IsSignal(b):
 		return prefix + signaling.Describe(b), true
@@ -273,12 +279,21 @@ func describeFrame(b []byte, all bool) (line string, ok bool) {
 	case !all:
 		return "", false
 	}
-	return prefix + describeOther(b), true
+	return prefix + describeOther(b, names), true
+}
+
+// macName is mac's name in names, or mac as it prints.
+func macName(mac []byte, names map[string]string) string {
+	m := net.HardwareAddr(mac).String()
+	if n, ok := names[m]; ok {
+		return n
+	}
+	return m
 }
 
 // describeOther summarizes a data or other frame in the fabric's terms:
 // "vlan pcp=3 vid=0 IPv4 198.18.0.0 > 198.18.0.15 udp 5000 > 4791, 1514 bytes".
-func describeOther(b []byte) string {
+func describeOther(b []byte, names map[string]string) string {
 	var f header.Frame
 	kind := header.Parse(b, &f)
 	var s strings.Builder
@@ -293,7 +308,7 @@ func describeOther(b []byte) string {
 		if a.Op() == header.ARPRequest {
 			fmt.Fprintf(&s, "ARP who-has %v tell %v", tip, sip)
 		} else {
-			fmt.Fprintf(&s, "ARP %v is-at %v", sip, net.HardwareAddr(a.SenderMAC()))
+			fmt.Fprintf(&s, "ARP %v is-at %v", sip, macName(a.SenderMAC(), names))
 		}
 	case header.KindIPv4:
 		src, dst := net.IP(f.Src[:]), net.IP(f.Dst[:])

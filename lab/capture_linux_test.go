@@ -293,20 +293,20 @@ func TestCaptureOptions(t *testing.T) {
 }
 
 func TestDescribeFrameRunt(t *testing.T) {
-	if _, ok := describeFrame([]byte{1, 2, 3}, false); ok {
+	if _, ok := describeFrame([]byte{1, 2, 3}, false, nil); ok {
 		t.Error("a runt is not flow control")
 	}
-	if l, ok := describeFrame([]byte{1, 2, 3}, true); !ok || !strings.Contains(l, "runt") {
+	if l, ok := describeFrame([]byte{1, 2, 3}, true, nil); !ok || !strings.Contains(l, "runt") {
 		t.Errorf("runt with All: %q", l)
 	}
 	pfc := make([]byte, 20)
 	binary.BigEndian.PutUint16(pfc[12:], 0x8808)
 	binary.BigEndian.PutUint16(pfc[14:], 0x0101)
-	if l, _ := describeFrame(pfc, false); !strings.HasSuffix(l, "malformed PFC frame: shorter than opcode, class-enable vector and eight times") {
+	if l, _ := describeFrame(pfc, false, nil); !strings.HasSuffix(l, "malformed PFC frame: shorter than opcode, class-enable vector and eight times") {
 		t.Errorf("short PFC: %q", l)
 	}
 	binary.BigEndian.PutUint16(pfc[14:], 0x0001)
-	if l, _ := describeFrame(pfc, false); !strings.HasSuffix(l, "PAUSE quanta=0") {
+	if l, _ := describeFrame(pfc, false, nil); !strings.HasSuffix(l, "PAUSE quanta=0") {
 		t.Errorf("802.3x PAUSE: %q", l)
 	}
 }

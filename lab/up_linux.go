@@ -133,6 +133,7 @@ func up(ctx context.Context, p *Plan, st *State, ip string, log *slog.Logger) er
 		{"namespaces created", func() error { return createNamespaces(ctx, p, handles) }},
 		{"fabric links created", func() error { return createLinks(ctx, p, handles) }},
 		{"configs written", func() error { return writeConfigs(p) }},
+		{"ethers written", func() error { return writeEthers(p) }},
 	}
 	for _, s := range steps {
 		if err := stage(s.what, s.f); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ func TestCLIRealLab(t *testing.T) {
 		t.Skip("short: brings up labs of real daemons")
 	}
 	testtool.Require(t, "tcpdump", "run lab capture")
+	tsharkBin := testtool.Require(t, "tshark", "read lab capture's file by the lab's ethers")
 	bins := realBins(t)
 	id := fmt.Sprintf("%06x", rand.IntN(1<<24))
 	name := "rc" + id
@@ -86,6 +88,11 @@ func TestCLIRealLab(t *testing.T) {
 	for _, l := range strings.Split(capOut, "\n") {
 		if l != "" && !strings.HasPrefix(l, "capturing") {
 			frames++
+			// The MACs by node and port, from the lab's ethers file:
+			// s0.0 sends every frame on p0 to h0's eth0.
+			if _, rest, _ := strings.Cut(l, " "); !strings.HasPrefix(rest, "s0.0.p0 > h0.eth0 ") {
+				t.Errorf("capture line %q does not name s0.0.p0 and h0.eth0", l)
+			}
 		}
 	}
 	if capCode != 0 || frames != 3 {
@@ -93,6 +100,17 @@ func TestCLIRealLab(t *testing.T) {
 	}
 	if st, err := os.Stat(pcap); err != nil || st.Size() <= 24 {
 		t.Errorf("capture -w wrote no frame: %v", err)
+	}
+	// tshark names them too, pointed at the lab's Wireshark directory
+	// as capture says.
+	ws := filepath.Join(root, name, labpkg.WiresharkDir)
+	if !strings.Contains(capErr, "WIRESHARK_CONFIG_DIR="+ws+" tshark -r "+pcap) {
+		t.Errorf("capture -w does not say how tshark names the nodes:\n%s", capErr)
+	}
+	tshark := exec.Command(tsharkBin, "-r", pcap, "-T", "fields", "-e", "eth.src_resolved", "-e", "eth.dst_resolved")
+	tshark.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+ws)
+	if out, err := tshark.Output(); err != nil || strings.Count(string(out), "s0.0.p0\th0.eth0\n") != 3 {
+		t.Errorf("tshark with the lab's ethers: %v\n%s", err, out)
 	}
 
 	if code, out, errs := lab("node", "stop", "h3"); code != 0 {

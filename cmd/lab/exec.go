@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -64,7 +65,10 @@ func captureCmd() *cobra.Command {
 		Short: "what PORT of NODE transmits: signal frames decoded, -w pcap",
 		Long: `Prints the flow-control frames (PortFC/BFC signals, PFC) that PORT of NODE
 transmits, decoded, as tcpdump in NODE's namespace sees them; with --all
-every frame. -w also writes them to a pcap file.`,
+every frame. MACs print as the node and port that own them (s0.0.p1,
+h1.eth0), from the ethers file lab up writes in the lab's run directory.
+-w also writes them to a pcap file; tshark names the nodes in it with
+WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).`,
 		Example: "  lab capture --name pf s0.0 p1 -c 10\n  lab capture --name pf h0 eth0 --all -w h0.pcap --duration 5s",
 		GroupID: groupLook,
 		Args:    exactArgs(2, "NODE PORT"),
@@ -88,13 +92,23 @@ every frame. -w also writes them to a pcap file.`,
 			what = "every frame"
 		}
 		stderr := cmd.ErrOrStderr()
-		opts := lab.CaptureOptions{File: file, Count: count, Duration: dur.D(), All: all,
+		// The lab's MACs by node and port; a lab from before the ethers
+		// file prints MACs.
+		ethers := lab.EthersPath(c.runRoot, c.name)
+		names, err := lab.ReadEthers(ethers)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		opts := lab.CaptureOptions{File: file, Count: count, Duration: dur.D(), All: all, Names: names,
 			OnListening: func() {
 				fmt.Fprintf(stderr, "capturing %s transmitted by %s %s (lab %s); Ctrl-C stops\n", what, node, port, c.name)
 			}}
-		err := lab.Capture(ctx, c.name, node, port, opts, cmd.OutOrStdout())
+		err = lab.Capture(ctx, c.name, node, port, opts, cmd.OutOrStdout())
 		if errors.Is(err, context.Canceled) {
-			return nil // Ctrl-C or SIGTERM: the user's way to stop
+			err = nil // Ctrl-C or SIGTERM: the user's way to stop
+		}
+		if err == nil && file != "" && names != nil {
+			fmt.Fprintf(stderr, "wrote %s; tshark names its nodes with WIRESHARK_CONFIG_DIR=%s tshark -r %s\n", file, filepath.Dir(ethers), file)
 		}
 		return err
 	}

@@ -1,0 +1,59 @@
+package experiment
+
+import (
+	"hash/fnv"
+	"image/color"
+
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// The schemes' looks. A scheme has the same colour and marker in every
+// plot of every experiment: Okabe and Ito's colour-blind-safe palette
+// (its yellow left out, too pale on white), then dark colours of Paul
+// Tol's muted palette for the variants, grey for Go-Back-N.
+type schemeStyle struct {
+	color color.RGBA
+	glyph draw.GlyphDrawer
+}
+
+func rgb(v uint32) color.RGBA { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255} }
+
+var schemeStyles = map[string]schemeStyle{
+	"portfc":     {rgb(0xD55E00), draw.CircleGlyph{}},   // vermillion
+	"portfc:drr": {rgb(0x882255), draw.RingGlyph{}},     // wine
+	"pfc":        {rgb(0x0072B2), draw.SquareGlyph{}},   // blue
+	"pfcstar":    {rgb(0x56B4E9), draw.TriangleGlyph{}}, // sky blue
+	"bfc":        {rgb(0x009E73), draw.PyramidGlyph{}},  // bluish green
+	"bfc:2":      {rgb(0x999933), draw.BoxGlyph{}},      // olive
+	"bfc:hash":   {rgb(0x332288), draw.PlusGlyph{}},     // indigo
+	"irn":        {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
+	"gbn":        {rgb(0x777777), draw.BoxGlyph{}},      // grey
+	"none":       {rgb(0x000000), draw.CrossGlyph{}},    // black
+}
+
+// reserveColors are for schemes outside schemeStyles (pfc/gbn,
+// bfc:hash:8): one by a hash of the name, the same in every plot,
+// though two such schemes may share one.
+var reserveColors = []color.RGBA{rgb(0x117733), rgb(0xAA4499), rgb(0x44AA99), rgb(0x661100), rgb(0x6699CC), rgb(0xE69F00), rgb(0xDDAA33)}
+
+var reserveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}}
+
+// styleOf is scheme's colour and marker.
+func styleOf(scheme string) schemeStyle {
+	if s, ok := schemeStyles[scheme]; ok {
+		return s
+	}
+	h := fnv.New32a()
+	h.Write([]byte(scheme))
+	v := h.Sum32()
+	return schemeStyle{reserveColors[v%uint32(len(reserveColors))], reserveGlyphs[(v/7)%uint32(len(reserveGlyphs))]}
+}
+
+func schemeColor(scheme string) color.Color { return styleOf(scheme).color }
+
+// faded is c at the given opacity (a band's fill).
+func faded(c color.Color, alpha float64) color.Color {
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	n.A = uint8(255 * alpha)
+	return n
+}
