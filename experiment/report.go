@@ -343,7 +343,8 @@ func Replot(dir string) (*Report, error) {
 }
 
 // readRun reads the experiment and the report of the run in dir:
-// config.yaml, results.json and every workload point's queues.csv.
+// config.yaml, results.json and every workload point's queues.csv and
+// records.csv.
 func readRun(dir string) (*Config, *Report, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "config.yaml"))
 	if err != nil {
@@ -377,7 +378,7 @@ func readRun(dir string) (*Config, *Report, error) {
 			return nil, nil, err
 		}
 		if r.Slowdowns, err = readFlowSlowdowns(filepath.Join(dir, "runs", r.ID, "records.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	return c, &rep, nil
