@@ -315,7 +315,9 @@ func (pl *plots) schemeBarData(b schemeBars) *barData {
 			return nil
 		}
 	}
-	d := &barData{groups: b.groups}
+	// A copy: a group dropped below must not be dropped from b's
+	// (package-level) list for the next scenario's plot.
+	d := &barData{groups: slices.Clone(b.groups)}
 	for _, s := range pl.c.Schemes {
 		valid, inv := pl.match(s, "", 0)
 		d.invalid = append(d.invalid, inv...)
