@@ -1,6 +1,10 @@
 package topo
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
 
 // Routes are the paths allowed between every ordered pair of ends: the
 // ToRs of a fabric whose servers hang off one switch each, or the
@@ -15,8 +19,10 @@ type Routes struct {
 }
 
 // NewRoutes computes the paths between every ordered pair of distinct
-// ends with find.
-func NewRoutes(g *Graph, ends []int, find func(src, dst int) []Path) *Routes {
+// ends with find, on workers goroutines (0: one per CPU), each with a
+// PathFinder of its own. find must depend only on its pair (PathFinder's
+// seeded draws do), so the result does not depend on workers.
+func NewRoutes(g *Graph, ends []int, workers int, find func(f *PathFinder, src, dst int) []Path) *Routes {
 	r := &Routes{Ends: ends, index: make([]int, len(g.Nodes)), paths: make([][]Path, len(ends)*len(ends))}
 	for i := range r.index {
 		r.index[i] = -1
@@ -24,13 +30,32 @@ func NewRoutes(g *Graph, ends []int, find func(src, dst int) []Path) *Routes {
 	for i, e := range ends {
 		r.index[e] = i
 	}
-	for i, s := range ends {
-		for j, d := range ends {
-			if i != j {
-				r.paths[i*len(ends)+j] = find(s, d)
-			}
-		}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
 	}
+	// Work by destination: a finder caches its distances per destination.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, len(ends)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := NewPathFinder(g)
+			for j := range next {
+				for i, s := range ends {
+					if i != j {
+						r.paths[i*len(ends)+j] = find(f, s, ends[j])
+					}
+				}
+				delete(f.dist, ends[j])
+			}
+		}()
+	}
+	for j := range ends {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
 	return r
 }
 

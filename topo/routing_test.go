@@ -134,8 +134,15 @@ func TestRouteTables(t *testing.T) {
 	for i := range 10 {
 		tors = append(tors, lay.ToR(i))
 	}
-	f := NewPathFinder(g)
-	r := NewRoutes(g, tors, func(s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
+	r := NewRoutes(g, tors, 0, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
+	one := NewRoutes(g, tors, 1, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
+	r.Pairs(func(s, d int, paths []Path) {
+		for i, p := range one.Between(s, d) {
+			if !slices.Equal(p, paths[i]) {
+				t.Fatalf("%s to %s: path %d differs between 1 worker and several", g.Nodes[s].Name, g.Nodes[d].Name, i)
+			}
+		}
+	})
 	tables, err := r.Tables(g)
 	if err != nil {
 		t.Fatal(err)
