@@ -36,14 +36,15 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	var (
 		c        compare.Config
 		schemes  []string
-		fcLayers int
+		fcLayers []int
 		verbose  bool
 	)
 	fs.IntVar(&c.ToRs, "tors", 8, "ToR switches")
 	fs.IntVar(&c.Ports, "ports", 4, "fabric ports per ToR (s)")
 	fs.IntVar(&c.Hosts, "hosts", 0, "servers per ToR (0: ports/2); λ scales as 1/hosts, the schemes' ratios do not")
-	fs.IntSliceVar(&c.Virtual, "virtual", nil, "FC+ virtual switches per ToR (v), one fabric each (default: every v the ports allow)")
-	fs.IntVar(&fcLayers, "fc-layers", 0, "virtual layers of the FC fabric (0: ports/2+1, FC+'s layer count; -1: no FC fabric)")
+	fs.IntSliceVar(&c.Virtual, "virtual", nil, "FC+ virtual switches per ToR (v), one fabric each (default: every v the ports and ToRs allow)")
+	fs.IntSliceVar(&fcLayers, "fc-layers", nil, "virtual layers of the FC fabrics, one fabric each (default: every count the ports allow)")
+	fs.IntVar(&c.Permutations, "perms", 1, "random permutations to average")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the cabling, the tie-breaks and the random permutation")
 	fs.IntVar(&c.K, "k", 8, "paths per ToR pair")
 	fs.IntVar(&c.Slack, "slack", 0, "longest path considered, in hops past the pair's shortest (0: the default, 4)")
@@ -67,16 +68,21 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	if len(c.Virtual) == 0 {
 		for v := 3; v-2 <= (c.Ports-2)/2; v++ {
-			if (c.Ports-2)%(2*(v-2)) == 0 {
+			if (fcplus.Params{ToRs: c.ToRs, Ports: c.Ports, Virtual: v, Hosts: c.Hosts}).Validate() == nil {
 				c.Virtual = append(c.Virtual, v)
 			}
 		}
+		if len(c.Virtual) == 0 {
+			return 2, fmt.Errorf("no FC+ virtual-switch count fits %d ToRs of %d ports", c.ToRs, c.Ports)
+		}
 	}
-	switch {
-	case fcLayers == 0:
-		c.FCLayers = c.Ports/2 + 1
-	case fcLayers > 0:
-		c.FCLayers = fcLayers
+	c.FCLayers = fcLayers
+	if len(c.FCLayers) == 0 {
+		for k := 2; k-1 <= c.Ports/2; k++ {
+			if (fcplus.FCParams{ToRs: c.ToRs, Ports: c.Ports, Layers: k, Hosts: c.Hosts}).Validate() == nil {
+				c.FCLayers = append(c.FCLayers, k)
+			}
+		}
 	}
 	for _, s := range schemes {
 		x, err := fcplus.ParseScheme(s)

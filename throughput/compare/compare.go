@@ -7,21 +7,24 @@
 // The stages of Run:
 //
 //  1. Build one FC+ fabric per virtual-switch count asked for, and one
-//     FC fabric (uniform layering), all from the same seed.
+//     FC fabric (uniform layering) per layer count, all from the same
+//     seed.
 //  2. Route each: DF-KSP with 1 and 2 lossless priorities and plain KSP
 //     on the FC+ fabrics, FC's edge-disjoint up-down paths on the FC one.
-//  3. Build the traffic between ToRs: all-to-all, a random permutation
-//     (one seeded derangement of the ToRs for every fabric) and the
-//     near-worst permutation (the longest matching of each fabric's own
-//     hop distances).
+//  3. Build the traffic between ToRs: all-to-all, random permutations
+//     (seeded derangements of the ToRs, the same ones for every fabric)
+//     and the near-worst permutation (the longest matching of each
+//     fabric's own hop distances).
 //  4. Solve each (fabric, scheme, traffic) for λ, the fraction of its
-//     line rate every server gets, with the bound that comes with it.
+//     line rate every server gets, with the bound that comes with it;
+//     random permutations report the mean over the draws.
 package compare
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -45,9 +48,11 @@ type Config struct {
 	ToRs, Ports, Hosts int
 	// Virtual are the FC+ virtual-switch counts to run (one fabric each).
 	Virtual []int
-	// FCLayers is the FC fabric's layer count (0: none built).
-	FCLayers int
+	// FCLayers are the FC fabrics' layer counts (one fabric each).
+	FCLayers []int
 	Seed     uint64
+	// Permutations is how many random permutations to average (0: 1).
+	Permutations int
 	// K paths per ToR pair; Slack as fcplus.RouteOptions.
 	K, Slack int
 	Schemes  []fcplus.Scheme
@@ -90,15 +95,19 @@ type Row struct {
 	Traffic string
 	// Lambda is every server's throughput as a fraction of its link
 	// rate, over the fabric alone (a server's own link caps it at 1);
-	// Upper bounds the optimum for these paths.
-	Lambda, Upper float64
+	// Upper bounds the optimum for these paths. Over several random
+	// permutations both are means, and LambdaMin is the smallest λ.
+	Lambda, Upper, LambdaMin float64
+	Samples                  int
 	// PathsPerPair and Hops average over ToR pairs and paths; TurnsMax
 	// is the largest T_du of any path.
 	PathsPerPair, Hops float64
 	TurnsMax           int
-	Unroutable         int
-	Phases             int
-	Route, Solve       time.Duration
+	// Unroutable is the most pairs without a path in one draw, and
+	// UnroutableDraws the draws that had any (their λ is 0).
+	Unroutable, UnroutableDraws int
+	Phases                      int
+	Route, Solve                time.Duration
 }
 
 type routed struct {
@@ -127,15 +136,21 @@ func Run(c Config, progress func(Row)) ([]Row, error) {
 			}
 		}
 	}
-	if c.FCLayers > 0 && slices.Contains(c.Schemes, fcplus.FC) {
-		f, err := fcplus.FCParams{ToRs: c.ToRs, Ports: c.Ports, Layers: c.FCLayers, Hosts: c.Hosts, Seed: c.Seed}.Build()
+	for _, k := range c.FCLayers {
+		if !slices.Contains(c.Schemes, fcplus.FC) {
+			break
+		}
+		f, err := fcplus.FCParams{ToRs: c.ToRs, Ports: c.Ports, Layers: k, Hosts: c.Hosts, Seed: c.Seed}.Build()
 		if err != nil {
 			return nil, err
 		}
 		work = append(work, routed{fabric: f, scheme: fcplus.FC})
 	}
 	// 3, 4.
-	perm := throughput.RandomDerangement(c.ToRs, c.Seed)
+	var perms [][]int
+	for i := range max(c.Permutations, 1) {
+		perms = append(perms, throughput.RandomDerangement(c.ToRs, c.Seed+uint64(i)))
+	}
 	var rows []Row
 	for _, w := range work {
 		start := time.Now()
@@ -154,29 +169,32 @@ func Run(c Config, progress func(Row)) ([]Row, error) {
 			}
 		})
 		for _, tr := range c.Traffics {
-			ds, err := demands(w.fabric, tr, perm, float64(c.Hosts))
-			if err != nil {
-				return nil, err
-			}
-			tors := w.fabric.ToRs()
-			cs := make([]throughput.Commodity, len(ds))
-			for i, d := range ds {
-				cs[i] = throughput.Commodity{Src: tors[d.Src], Dst: tors[d.Dst], Demand: d.Amount, Paths: r.Between(tors[d.Src], tors[d.Dst])}
+			row := Row{Fabric: w.fabric.String(), Scheme: w.scheme, Traffic: tr, LambdaMin: math.Inf(1),
+				PathsPerPair: float64(paths) / float64(pairs), Hops: float64(hops) / float64(max(paths, 1)), TurnsMax: turns,
+				Route: w.took}
+			draws := perms[:1]
+			if tr == Permutation {
+				draws = perms
 			}
 			start := time.Now()
-			var res throughput.Result
-			if c.Exact {
-				res, err = throughput.Exact(w.fabric.Graph, cs)
-			} else {
-				res, err = throughput.MaxConcurrentFlow(w.fabric.Graph, cs, c.Eps)
+			for _, perm := range draws {
+				res, err := c.solve(w, tr, perm)
+				if err != nil {
+					return nil, err
+				}
+				row.Samples++
+				row.Lambda += res.Lambda
+				row.Upper += res.Upper
+				row.LambdaMin = math.Min(row.LambdaMin, res.Lambda)
+				row.Unroutable = max(row.Unroutable, res.Unroutable)
+				if res.Unroutable > 0 {
+					row.UnroutableDraws++
+				}
+				row.Phases += res.Phases
 			}
-			if err != nil {
-				return nil, fmt.Errorf("%s %s %s: %w", w.fabric, w.scheme, tr, err)
-			}
-			row := Row{Fabric: w.fabric.String(), Scheme: w.scheme, Traffic: tr,
-				Lambda: res.Lambda, Upper: res.Upper, Unroutable: res.Unroutable, Phases: res.Phases,
-				PathsPerPair: float64(paths) / float64(pairs), Hops: float64(hops) / float64(max(paths, 1)), TurnsMax: turns,
-				Route: w.took, Solve: time.Since(start)}
+			row.Lambda /= float64(row.Samples)
+			row.Upper /= float64(row.Samples)
+			row.Solve = time.Since(start)
 			rows = append(rows, row)
 			if progress != nil {
 				progress(row)
@@ -184,6 +202,29 @@ func Run(c Config, progress func(Row)) ([]Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// solve builds one traffic matrix on a routed fabric and solves it.
+func (c Config) solve(w routed, traffic string, perm []int) (throughput.Result, error) {
+	ds, err := demands(w.fabric, traffic, perm, float64(c.Hosts))
+	if err != nil {
+		return throughput.Result{}, err
+	}
+	tors := w.fabric.ToRs()
+	cs := make([]throughput.Commodity, len(ds))
+	for i, d := range ds {
+		cs[i] = throughput.Commodity{Src: tors[d.Src], Dst: tors[d.Dst], Demand: d.Amount, Paths: w.routes.Between(tors[d.Src], tors[d.Dst])}
+	}
+	var res throughput.Result
+	if c.Exact {
+		res, err = throughput.Exact(w.fabric.Graph, cs)
+	} else {
+		res, err = throughput.MaxConcurrentFlow(w.fabric.Graph, cs, c.Eps)
+	}
+	if err != nil {
+		return res, fmt.Errorf("%s %s %s: %w", w.fabric, w.scheme, traffic, err)
+	}
+	return res, nil
 }
 
 // demands are the traffic between ToRs, in units of a server's line
@@ -223,7 +264,12 @@ func Markdown(w io.Writer, rows []Row) {
 	fmt.Fprintln(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		lam := fmt.Sprintf("%.3f", r.Lambda)
-		if r.Unroutable > 0 {
+		switch {
+		case r.Samples > 1 && r.UnroutableDraws > 0:
+			lam = fmt.Sprintf("%.3f (min %.3f of %d; %d with a pair without a path)", r.Lambda, r.LambdaMin, r.Samples, r.UnroutableDraws)
+		case r.Samples > 1:
+			lam = fmt.Sprintf("%.3f (min %.3f of %d)", r.Lambda, r.LambdaMin, r.Samples)
+		case r.Unroutable > 0:
 			lam = fmt.Sprintf("0 (%d pairs without a path)", r.Unroutable)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f | %.2f | %.2f | %d | %s | %s |\n",

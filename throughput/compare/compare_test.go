@@ -11,7 +11,7 @@ import (
 // LP row for row, and no deadlock-free scheme's path turns more than its
 // priorities allow.
 func TestRunSmall(t *testing.T) {
-	c := Config{ToRs: 12, Ports: 6, Hosts: 3, Virtual: []int{3}, FCLayers: 4, Seed: 1, K: 4,
+	c := Config{ToRs: 12, Ports: 6, Hosts: 3, Virtual: []int{3}, FCLayers: []int{4}, Seed: 1, K: 4,
 		Schemes: fcplus.Schemes, Traffics: Traffics, Eps: 0.05}
 	rows, err := Run(c, nil)
 	if err != nil {
