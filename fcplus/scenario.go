@@ -62,7 +62,9 @@ func LookupScenario(name string) (Scenario, error) {
 	return Scenario{}, fmt.Errorf("scenario %q: want one of %v", name, names)
 }
 
-// Paths resolves the flows' ToR paths on the scenario's fabric.
+// Paths resolves the flows' ToR paths on the scenario's fabric, each hop
+// by the first cable between its two ToRs (the scenario's ring has one
+// cable per pair; TestLoopScenario checks these are KSP's arcs).
 func (s Scenario) Paths(f *Fabric) ([]topo.Path, error) {
 	g := f.Graph
 	var out []topo.Path
