@@ -63,13 +63,26 @@ type RouteOptions struct {
 	Workers int
 }
 
-// Paths chooses the scheme's paths from ToR node src to ToR node dst.
+// turner is what prices a scheme's steps: the fabric's down-up turns,
+// or nothing for plain KSP.
+func (f *Fabric) turner(s Scheme) topo.Turner {
+	if s == KSP {
+		return nil
+	}
+	return f
+}
+
+// Finder returns a path finder for the scheme's searches.
+func (f *Fabric) Finder(s Scheme) *topo.PathFinder { return topo.NewPathFinder(f.Graph, f.turner(s)) }
+
+// Paths chooses the scheme's paths from ToR node src to ToR node dst
+// with a finder from Finder(s).
 func (f *Fabric) Paths(pf *topo.PathFinder, s Scheme, src, dst int, o RouteOptions) []topo.Path {
 	q := topo.PathOptions{K: o.K, Slack: o.Slack, Seed: o.Seed}
 	switch s {
 	case KSP:
 	case DFKSP1, DFKSP2:
-		q.Turn, q.Budget = f.Turn, s.Lossless()-1
+		q.Budget = s.Lossless() - 1
 	case FC:
 		return f.edgeDisjointUpDown(pf, src, dst, q)
 	default:
@@ -82,7 +95,7 @@ func (f *Fabric) Paths(pf *topo.PathFinder, s Scheme, src, dst int, o RouteOptio
 // and repeats until K paths or none is left.
 func (f *Fabric) edgeDisjointUpDown(pf *topo.PathFinder, src, dst int, q topo.PathOptions) []topo.Path {
 	used := map[int]bool{}
-	q.Turn, q.Budget = f.Turn, 0
+	q.Budget = 0
 	q.Avoid = func(a topo.Arc) bool { return used[a.Link()] }
 	k := q.K
 	q.K = 1
@@ -109,7 +122,7 @@ func (f *Fabric) Routes(s Scheme, o RouteOptions) (*topo.Routes, error) {
 	if o.K < 1 {
 		return nil, fmt.Errorf("routes: K = %d, need at least 1 path per pair", o.K)
 	}
-	return topo.NewRoutes(f.Graph, f.ToRs(), o.Workers, func(pf *topo.PathFinder, src, dst int) []topo.Path {
+	return topo.NewRoutes(f.Graph, f.ToRs(), o.Workers, f.turner(s), func(pf *topo.PathFinder, src, dst int) []topo.Path {
 		return f.Paths(pf, s, src, dst, o)
 	}), nil
 }

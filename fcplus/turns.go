@@ -38,7 +38,7 @@ func (f *Fabric) Up(a topo.Arc) bool { return f.upward[a] }
 func (f *Fabric) Level(a topo.Arc) int { return f.level[a.Link()] }
 
 // Turn is 1 when the step from arc in to arc out is a down-up turn, 0
-// otherwise. It is the turn cost topo.PathOptions takes.
+// otherwise: a Fabric is the topo.Turner of its DF-KSP and FC searches.
 func (f *Fabric) Turn(in, out topo.Arc) int {
 	if f.Rank(out) <= f.Rank(in) {
 		return 1

@@ -42,12 +42,8 @@ type PathOptions struct {
 	// Slack bounds the paths considered to the shortest length plus
 	// Slack hops; 0 means DefaultSlack.
 	Slack int
-	// Turn, when set, is what each step of a path costs, from the arc it
-	// arrived on to the arc it leaves on; a path whose steps cost more
-	// than Budget in all is refused. It lets a caller count turns of a
-	// kind (FC+'s down-up turns) without this package knowing what they
-	// are.
-	Turn   func(in, out Arc) int
+	// Budget is what a path's steps may cost in all, as the finder's
+	// Turner prices them (no limit without a Turner).
 	Budget int
 	// Avoid, when set, refuses arcs (edge-disjoint searches).
 	Avoid func(Arc) bool
@@ -67,19 +63,30 @@ const (
 	DefaultMaxCandidates = 4096
 )
 
+// Turner prices the steps of a path, from the arc it arrived on to the
+// arc it leaves on. It lets a caller count turns of a kind (FC+'s
+// down-up turns) without this package knowing what they are.
+type Turner interface {
+	Turn(in, out Arc) int
+}
+
 // PathFinder enumerates simple paths in order of length. It caches a
-// distance table per destination; it is not safe for concurrent use
-// (give each goroutine its own).
+// distance table per destination (and, with a Turner, per destination
+// and budget); it is not safe for concurrent use (give each goroutine
+// its own).
 type PathFinder struct {
 	g       *Graph
+	turns   Turner
 	dist    map[int][]int
+	bound   map[[2]int][]int32
 	visited []bool
 	stack   Path
 }
 
-// NewPathFinder returns a finder over g.
-func NewPathFinder(g *Graph) *PathFinder {
-	return &PathFinder{g: g, dist: map[int][]int{}, visited: make([]bool, len(g.Nodes))}
+// NewPathFinder returns a finder over g whose paths' steps turns prices
+// (nil: every step is free).
+func NewPathFinder(g *Graph, turns Turner) *PathFinder {
+	return &PathFinder{g: g, turns: turns, dist: map[int][]int{}, bound: map[[2]int][]int32{}, visited: make([]bool, len(g.Nodes))}
 }
 
 func (f *PathFinder) distTo(dst int) []int {
@@ -89,6 +96,74 @@ func (f *PathFinder) distTo(dst int) []int {
 		f.dist[dst] = d
 	}
 	return d
+}
+
+// Forget drops what the finder cached about paths to dst.
+func (f *PathFinder) Forget(dst int) {
+	delete(f.dist, dst)
+	for k := range f.bound {
+		if k[0] == dst {
+			delete(f.bound, k)
+		}
+	}
+}
+
+// unreachable marks a state of boundTo that cannot reach the destination.
+const unreachable = int32(1 << 30)
+
+// boundTo is, for every arc a and turns spent b <= budget, the fewest hops
+// left to dst after taking a with b spent: b·arcs + a indexes it. It
+// counts turns, not revisits, so it is a lower bound on a simple path's
+// remainder, and the search prunes every prefix that cannot finish
+// within its length under the budget (not only those too far in hops).
+// A breadth-first search backwards from the arcs into dst over states
+// (arc, spent).
+func (f *PathFinder) boundTo(dst, budget int) []int32 {
+	key := [2]int{dst, budget}
+	if lb, ok := f.bound[key]; ok {
+		return lb
+	}
+	g := f.g
+	arcs := g.Arcs()
+	lb := make([]int32, arcs*(budget+1))
+	for i := range lb {
+		lb[i] = unreachable
+	}
+	var q []int32
+	for a := range arcs {
+		if g.Head(Arc(a)).Node == dst {
+			for b := 0; b <= budget; b++ {
+				lb[b*arcs+a] = 0
+				q = append(q, int32(b*arcs+a))
+			}
+		}
+	}
+	for len(q) > 0 {
+		s := q[0]
+		q = q[1:]
+		next, b := Arc(int(s)%arcs), int(s)/arcs
+		// Predecessors: an arc a into next's tail, spent b - Turn(a, next).
+		u := g.Tail(next).Node
+		if u == dst {
+			continue // no path passes through its destination
+		}
+		for p := range g.Nodes[u].Ports {
+			a := g.Out(u, p).Reverse()
+			if a == next.Reverse() {
+				continue
+			}
+			pb := b - f.turns.Turn(a, next)
+			if pb < 0 {
+				continue
+			}
+			if i := pb*arcs + int(a); lb[i] == unreachable {
+				lb[i] = lb[s] + 1
+				q = append(q, int32(i))
+			}
+		}
+	}
+	f.bound[key] = lb
+	return lb
 }
 
 // Find returns up to o.K simple paths from src to dst, shortest first:
@@ -112,10 +187,14 @@ func (f *PathFinder) Find(src, dst int, o PathOptions) []Path {
 	if limit == 0 {
 		limit = DefaultMaxCandidates
 	}
+	var lb []int32
+	if f.turns != nil {
+		lb = f.boundTo(dst, o.Budget)
+	}
 	var kept []Path
 	for l := dist[src]; l <= dist[src]+slack && len(kept) < o.K; l++ {
 		var cands []Path
-		f.collect(src, dst, l, dist, &o, limit, &cands)
+		f.collect(src, dst, l, dist, lb, &o, limit, &cands)
 		if need := o.K - len(kept); len(cands) > need {
 			r := prng.New(o.Seed, prng.Mix(uint64(src)<<32|uint64(dst))^uint64(l))
 			r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
@@ -127,9 +206,12 @@ func (f *PathFinder) Find(src, dst int, o PathOptions) []Path {
 }
 
 // collect appends to out every simple path of exactly length hops from
-// src to dst that o admits, up to limit of them, depth first.
-func (f *PathFinder) collect(src, dst, length int, dist []int, o *PathOptions, limit int, out *[]Path) {
+// src to dst that o admits, up to limit of them, depth first. A step is
+// taken only if what is left of the length can still reach dst: by hop
+// distance, and with a Turner by the turn-aware bound lb.
+func (f *PathFinder) collect(src, dst, length int, dist []int, lb []int32, o *PathOptions, limit int, out *[]Path) {
 	g := f.g
+	arcs := g.Arcs()
 	f.stack = f.stack[:0]
 	var walk func(u, spent int)
 	walk = func(u, spent int) {
@@ -154,9 +236,11 @@ func (f *PathFinder) collect(src, dst, length int, dist []int, o *PathOptions, l
 				continue
 			}
 			cost := 0
-			if o.Turn != nil && len(f.stack) > 0 {
-				cost = o.Turn(f.stack[len(f.stack)-1], a)
-				if spent+cost > o.Budget {
+			if f.turns != nil {
+				if len(f.stack) > 0 {
+					cost = f.turns.Turn(f.stack[len(f.stack)-1], a)
+				}
+				if spent+cost > o.Budget || int(lb[(spent+cost)*arcs+int(a)]) > left-1 {
 					continue
 				}
 			}

@@ -20,9 +20,10 @@ type Routes struct {
 
 // NewRoutes computes the paths between every ordered pair of distinct
 // ends with find, on workers goroutines (0: one per CPU), each with a
-// PathFinder of its own. find must depend only on its pair (PathFinder's
-// seeded draws do), so the result does not depend on workers.
-func NewRoutes(g *Graph, ends []int, workers int, find func(f *PathFinder, src, dst int) []Path) *Routes {
+// PathFinder of its own over turns. find must depend only on its pair
+// (PathFinder's seeded draws do), so the result does not depend on
+// workers.
+func NewRoutes(g *Graph, ends []int, workers int, turns Turner, find func(f *PathFinder, src, dst int) []Path) *Routes {
 	r := &Routes{Ends: ends, index: make([]int, len(g.Nodes)), paths: make([][]Path, len(ends)*len(ends))}
 	for i := range r.index {
 		r.index[i] = -1
@@ -40,14 +41,14 @@ func NewRoutes(g *Graph, ends []int, workers int, find func(f *PathFinder, src, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f := NewPathFinder(g)
+			f := NewPathFinder(g, turns)
 			for j := range next {
 				for i, s := range ends {
 					if i != j {
 						r.paths[i*len(ends)+j] = find(f, s, ends[j])
 					}
 				}
-				delete(f.dist, ends[j])
+				f.Forget(ends[j])
 			}
 		}()
 	}

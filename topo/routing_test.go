@@ -49,7 +49,7 @@ func checkPath(t *testing.T, g *Graph, p Path, src, dst int) {
 func TestFindOrderAndCount(t *testing.T) {
 	// K4 has 5 simple paths between two nodes: 1 of 1 hop, 2 of 2, 2 of 3.
 	g := complete(t, 4)
-	f := NewPathFinder(g)
+	f := NewPathFinder(g, nil)
 	for k, want := range map[int][]int{1: {1}, 3: {1, 2, 2}, 5: {1, 2, 2, 3, 3}, 9: {1, 2, 2, 3, 3}} {
 		ps := f.Find(0, 3, PathOptions{K: k})
 		var lens []int
@@ -71,17 +71,21 @@ func TestFindOrderAndCount(t *testing.T) {
 
 func TestFindTurnBudgetAndAvoid(t *testing.T) {
 	g := complete(t, 5)
-	f := NewPathFinder(g)
+	f := NewPathFinder(g, everyStep{})
 	// A turn cost of 1 per step: budget 1 admits paths of at most 2 hops.
-	step := func(in, out Arc) int { return 1 }
-	for _, p := range f.Find(0, 4, PathOptions{K: 20, Turn: step, Budget: 1}) {
+	for _, p := range f.Find(0, 4, PathOptions{K: 20, Budget: 1}) {
 		if len(p) > 2 {
 			t.Errorf("path %s spends more than the budget", g.PathString(p))
 		}
 	}
-	if n := len(f.Find(0, 4, PathOptions{K: 20, Turn: step, Budget: 1})); n != 4 {
+	if n := len(f.Find(0, 4, PathOptions{K: 20, Budget: 1})); n != 4 {
 		t.Errorf("%d paths of at most 2 hops in K5, want 4", n)
 	}
+	// Budget 3 admits every path of K5 up to 4 hops: 1 + 3 + 6 + 6.
+	if n := len(f.Find(0, 4, PathOptions{K: 100, Budget: 3})); n != 16 {
+		t.Errorf("%d paths of at most 4 hops in K5, want 16", n)
+	}
+	f = NewPathFinder(g, nil)
 	direct := g.Out(0, 3) // a's port 3 goes to e
 	if g.Head(direct).Node != 4 {
 		t.Fatalf("a port 3 goes to %d", g.Head(direct).Node)
@@ -92,6 +96,11 @@ func TestFindTurnBudgetAndAvoid(t *testing.T) {
 		}
 	}
 }
+
+// everyStep costs 1 per step.
+type everyStep struct{}
+
+func (everyStep) Turn(in, out Arc) int { return 1 }
 
 func TestECMPFatTree(t *testing.T) {
 	g := mustBuild(t, FatTree{K: 4})
@@ -134,8 +143,8 @@ func TestRouteTables(t *testing.T) {
 	for i := range 10 {
 		tors = append(tors, lay.ToR(i))
 	}
-	r := NewRoutes(g, tors, 0, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
-	one := NewRoutes(g, tors, 1, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
+	r := NewRoutes(g, tors, 0, nil, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
+	one := NewRoutes(g, tors, 1, nil, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 4, Seed: 9}) })
 	r.Pairs(func(s, d int, paths []Path) {
 		for i, p := range one.Between(s, d) {
 			if !slices.Equal(p, paths[i]) {
