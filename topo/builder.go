@@ -90,5 +90,17 @@ func (b *Builder) Graph() (*Graph, error) {
 		return nil, fmt.Errorf("build %s: %w", b.g.Name, errors.Join(errs...))
 	}
 	g := b.g
+	// Every search asks which arc leaves by a port: answer from a table.
+	g.out = make([][]Arc, len(g.Nodes))
+	for i, n := range g.Nodes {
+		g.out[i] = make([]Arc, len(n.Ports))
+		for p, l := range n.Ports {
+			if g.Links[l].A == (End{i, p}) {
+				g.out[i][p] = Arc(2 * l)
+			} else {
+				g.out[i][p] = Arc(2*l + 1)
+			}
+		}
+	}
 	return &g, nil
 }

@@ -59,6 +59,7 @@ type Graph struct {
 	Links   []Link
 	servers []int
 	byName  map[string]int
+	out     [][]Arc // out[node][port], the arc leaving by that port
 }
 
 // Arcs is the number of arcs, 2·len(Links).
@@ -83,13 +84,7 @@ func (g *Graph) Head(a Arc) End {
 }
 
 // Out is the arc leaving node through port.
-func (g *Graph) Out(node, port int) Arc {
-	l := g.Nodes[node].Ports[port]
-	if g.Links[l].A == (End{node, port}) {
-		return Arc(2 * l)
-	}
-	return Arc(2*l + 1)
-}
+func (g *Graph) Out(node, port int) Arc { return g.out[node][port] }
 
 // Capacity is an arc's capacity.
 func (g *Graph) Capacity(a Arc) float64 { return g.Links[a.Link()].Capacity }
