@@ -14,6 +14,7 @@ require (
 	github.com/vishvananda/netns v0.0.5
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.49.0
+	gonum.org/v1/gonum v0.16.0
 )
 
 require (
