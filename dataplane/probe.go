@@ -117,6 +117,7 @@ func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 	case !p.probe:
 		p.drops[DropUnsupported]++
 	case sig.Type() == signaling.TypeProbe:
+		p.rxConsumed++
 		if sig.ProbeSent() == 0 {
 			break // never stamped: sent by something that is not a node
 		}
@@ -128,6 +129,7 @@ func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 			return // the frame is the Echo now
 		}
 	default: // TypeEcho
+		p.rxConsumed++
 		if sent := sig.ProbeSent(); sent != 0 {
 			rtt := sig.ProbeForward() + e.monoBase + e.Now() - sent
 			p.rtt.add(rtt)
