@@ -38,10 +38,19 @@ type FrameStats struct {
 // PortStats are one port's counters. Drops maps a reason to a count and
 // lists every reason, zero or not; XSK and XDP are the kernel's view.
 type PortStats struct {
-	Name          string `json:"name"`
-	RateBps       uint64 `json:"rate_bps"`
-	RxPackets     uint64 `json:"rx_packets"`
-	RxBytes       uint64 `json:"rx_bytes"`
+	Name      string `json:"name"`
+	RateBps   uint64 `json:"rate_bps"`
+	RxPackets uint64 `json:"rx_packets"`
+	RxBytes   uint64 `json:"rx_bytes"`
+	// What became of every frame received (RxPackets): handed to an
+	// egress queue of the node (RxForwarded; the queue admits it or
+	// drops it, counted in Drops under buffer_full, no_frames or
+	// watchdog), taken by the node itself (RxConsumed: flow-control
+	// frames, probes, frames for a server's NIC or its generator's sink),
+	// or dropped on receive (RxDrops: Drops under RxDropReasons). In
+	// every snapshot RxPackets = RxForwarded + RxConsumed + RxDrops().
+	RxForwarded   uint64 `json:"rx_forwarded"`
+	RxConsumed    uint64 `json:"rx_consumed"`
 	TxPackets     uint64 `json:"tx_packets"`
 	TxBytes       uint64 `json:"tx_bytes"`
 	QueueBytes    uint64 `json:"queue_bytes"`
@@ -122,6 +131,21 @@ func (p *PortStats) TotalDrops() uint64 {
 		n += v
 	}
 	return n + p.RingDrops()
+}
+
+// RxDropReasons are the drop reasons of frames dropped on receive, at the
+// port they came in by. The other reasons count frames where they were
+// to leave: buffer_full, no_frames and watchdog at an egress queue,
+// tx_error on transmit.
+var RxDropReasons = []string{"malformed", "unsupported", "no_route", "hairpin"}
+
+// RxDrops counts the frames the port dropped on receive (RxDropReasons).
+func (p *PortStats) RxDrops() uint64 {
+	var n uint64
+	for _, r := range RxDropReasons {
+		n += p.Drops[r]
+	}
+	return n
 }
 
 // RingDrops counts the frames the kernel's XSK rings of the port dropped:

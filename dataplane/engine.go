@@ -226,10 +226,13 @@ type port struct {
 	rxMore  bool
 
 	rxPackets, rxBytes uint64
-	txPackets, txBytes uint64
-	drops              [numDropReasons]uint64
-	maxBytes           int
-	kicks, kickErrors  uint64
+	// What became of the frames received: handed to an egress queue, or
+	// taken by the node (the rest are drops on receive, by reason).
+	rxForwarded, rxConsumed uint64
+	txPackets, txBytes      uint64
+	drops                   [numDropReasons]uint64
+	maxBytes                int
+	kicks, kickErrors       uint64
 }
 
 // Engine runs the datapath of one daemon.
@@ -703,10 +706,13 @@ func (e *Engine) receive(in int, p *port, max int) int {
 		if v.Port < 0 {
 			if v.Drop != DropNone {
 				p.drops[v.Drop]++
+			} else {
+				p.rxConsumed++
 			}
 			e.release(d.Addr)
 			continue
 		}
+		p.rxForwarded++
 		e.Send(v.Port, v.Queue, d, v.L3, v.Meta)
 	}
 	return n
@@ -1079,6 +1085,7 @@ type rawSnapshot struct {
 
 type rawPort struct {
 	rxPackets, rxBytes, txPackets, txBytes uint64
+	rxForwarded, rxConsumed                uint64
 	queueBytes, queuePackets, maxBytes     int
 	captured                               bool
 	drops                                  [numDropReasons]uint64
@@ -1108,6 +1115,7 @@ func (e *Engine) takeSnapshot() {
 		r := &sn.ports[i]
 		eg := p.egress
 		r.rxPackets, r.rxBytes, r.txPackets, r.txBytes = p.rxPackets, p.rxBytes, p.txPackets, p.txBytes
+		r.rxForwarded, r.rxConsumed = p.rxForwarded, p.rxConsumed
 		r.queueBytes, r.queuePackets, r.maxBytes = eg.Bytes(), eg.Len(), p.maxBytes
 		r.captured = p.tapped.Load()
 		r.drops = p.drops
@@ -1139,6 +1147,8 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			RateBps:       p.spec.RateBps,
 			RxPackets:     r.rxPackets,
 			RxBytes:       r.rxBytes,
+			RxForwarded:   r.rxForwarded,
+			RxConsumed:    r.rxConsumed,
 			TxPackets:     r.txPackets,
 			TxBytes:       r.txBytes,
 			QueueBytes:    uint64(r.queueBytes),

@@ -4,7 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/internal/pipe"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -46,6 +48,11 @@ func newRigOpts(t testing.TB, rate uint64, o Options) *rig {
 // newRigPorts builds the rig with ports like port (its name and IO are
 // the rig's); prepare, if not nil, sees the engine before it begins.
 func newRigPorts(t testing.TB, port PortSpec, o Options, prepare func(*Engine)) *rig {
+	return newRigWith(t, port, o, forward{}, prepare)
+}
+
+// newRigWith is newRigPorts with handler h.
+func newRigWith(t testing.TB, port PortSpec, o Options, h Handler, prepare func(*Engine)) *rig {
 	r := &rig{}
 	mem := make([]byte, (4*tRing+256)*tFrame)
 	var specs []PortSpec
@@ -66,7 +73,7 @@ func newRigPorts(t testing.TB, port PortSpec, o Options, prepare func(*Engine)) 
 		fill[a] = uint64((tRing + a) * tFrame)
 	}
 	r.far[1].Fill(fill[:])
-	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, forward{}, o)
+	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing}, specs, h, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +86,17 @@ func newRigPorts(t testing.TB, port PortSpec, o Options, prepare func(*Engine)) 
 }
 
 // send puts one frame of n bytes on the wire into port 0.
-func (r *rig) send(n int) {
+func (r *rig) send(n int) { r.sendBytes(nil, n) }
+
+// sendBytes puts one frame of n bytes that start with b on the wire into
+// port 0.
+func (r *rig) sendBytes(b []byte, n int) {
 	for c := r.far[0].Complete(r.addrs[:]); c > 0; c = r.far[0].Complete(r.addrs[:]) {
 		r.free = append(r.free, r.addrs[:c]...)
 	}
 	a := r.free[len(r.free)-1]
 	r.free = r.free[:len(r.free)-1]
+	copy(r.farMem[0][a:a+uint64(n)], b)
 	r.desc[0] = xdp.Desc{Addr: a, Len: uint32(n)}
 	r.far[0].Transmit(r.desc[:])
 	_ = r.far[0].Kick()
@@ -118,6 +130,54 @@ func TestEngineForwardsAndCounts(t *testing.T) {
 	}
 	if fs.Free != fs.Total-2*tRing {
 		t.Fatalf("frames leaked: %+v", fs)
+	}
+}
+
+// fates settles a frame by its length: forward it to port 1, consume
+// it, or drop it on receive for one of the receive reasons.
+type fates struct{}
+
+func (fates) Handle(in int, d *xdp.Desc, v *Verdict) {
+	switch d.Len % 6 {
+	case 0:
+		v.Port = 1
+	case 1:
+		v.Port = -1
+	default:
+		v.Port, v.Drop = -1, []DropReason{DropMalformed, DropUnsupported, DropNoRoute, DropHairpin}[d.Len%6-2]
+	}
+}
+
+// Every frame received is accounted for: forwarded, consumed, or dropped
+// on receive under one of api.RxDropReasons — probes too, which the
+// engine takes before the handler.
+func TestEngineReceiveAccounting(t *testing.T) {
+	r := newRigWith(t, PortSpec{}, Options{BufferBytes: 1 << 20}, fates{}, nil)
+	for i := range 600 {
+		r.sendBytes(nil, 100+i)
+		r.e.pass()
+		r.recv()
+	}
+	probe := make([]byte, signaling.FrameLen)
+	signaling.PutProbe(probe, make([]byte, 6), make([]byte, 6), signaling.TypeProbe, 1, 0)
+	r.sendBytes(probe, len(probe)) // a port that does not probe: unsupported
+	probe[14] = 9                  // a bad version: malformed
+	r.sendBytes(probe, len(probe))
+	r.e.pass()
+	r.recv()
+	ps, _ := r.e.Snapshot()
+	p := ps[0]
+	if p.RxPackets != 602 || p.RxForwarded != 100 || p.RxConsumed != 100 || p.RxDrops() != 402 ||
+		p.RxPackets != p.RxForwarded+p.RxConsumed+p.RxDrops() {
+		t.Errorf("rx %d = forwarded %d + consumed %d + dropped %d (%v)?", p.RxPackets, p.RxForwarded, p.RxConsumed, p.RxDrops(), p.Drops)
+	}
+	for _, reason := range api.RxDropReasons {
+		if p.Drops[reason] < 100 {
+			t.Errorf("%s: %d, want 100 or more", reason, p.Drops[reason])
+		}
+	}
+	if ps[1].TxPackets != 100 {
+		t.Errorf("%d forwarded frames sent, want 100", ps[1].TxPackets)
 	}
 }
 

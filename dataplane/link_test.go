@@ -170,6 +170,49 @@ func TestProbeAnswered(t *testing.T) {
 	}
 }
 
+// Probe frames whose stamps no node could have written — unstamped, or
+// a one-way delay below -1 s or above 10 s on the clock every node shares
+// — are dropped as malformed: no Echo answers them, and no round trip
+// enters the histogram or the delay line's steering.
+func TestProbeForged(t *testing.T) {
+	r := newDelayRig(t, time.Millisecond, time.Hour)
+	r.e.modelRTT = int64(2 * time.Millisecond)
+	r.now = int64(20 * time.Second)
+	now := r.e.monoBase + r.now
+	var forged [][]byte
+	for _, c := range []struct {
+		typ       uint8
+		sent, fwd int64
+	}{
+		{signaling.TypeProbe, 0, 0},
+		{signaling.TypeProbe, now - int64(11*time.Second), 0},
+		{signaling.TypeProbe, now + int64(2*time.Second), 0},
+		{signaling.TypeProbe, 0x3030303030303030, 0},
+		{signaling.TypeEcho, 0, int64(time.Millisecond)},
+		{signaling.TypeEcho, now - int64(time.Millisecond), int64(11 * time.Second)},
+		{signaling.TypeEcho, now - int64(time.Millisecond), -int64(2 * time.Second)},
+		{signaling.TypeEcho, 0x3030303030303030, 0x3030303030303030},
+	} {
+		b := make([]byte, signaling.FrameLen)
+		signaling.PutProbe(b, macNear, macFar, c.typ, 1, c.fwd)
+		signaling.SetProbeSent(b, c.sent)
+		forged = append(forged, b)
+	}
+	delay := r.e.ports[1].delayNs
+	for _, b := range forged {
+		r.inject(t, 1, b)
+	}
+	_, frames := r.arrivals(r.now + int64(10*time.Millisecond))
+	if len(frames) != 0 {
+		t.Errorf("%d frames answered forged probes", len(frames))
+	}
+	ps, _ := r.e.Snapshot()
+	if ps[1].Drops["malformed"] != uint64(len(forged)) || ps[1].RxConsumed != 0 || ps[1].RTT != nil || r.e.ports[1].delayNs != delay {
+		t.Errorf("drops %v, consumed %d, round trips %+v, delay line %v (was %v)", ps[1].Drops, ps[1].RxConsumed, ps[1].RTT,
+			time.Duration(r.e.ports[1].delayNs), time.Duration(delay))
+	}
+}
+
 // The probe path allocates nothing: sending, answering, timing them and
 // steering the delay line.
 func TestProbeAllocs(t *testing.T) {

@@ -35,6 +35,8 @@ package dataplane
 // health reports.
 
 import (
+	"time"
+
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
@@ -105,22 +107,40 @@ func (e *Engine) sendProbes() {
 	}
 }
 
+// A node stamps its probes on the machine's monotonic clock, which every
+// node shares, so a probe's one-way delay is never much below zero (a
+// frame reaches its peer after its last bit, which a shaper's burst may
+// put a little ahead of the clock) and never longer than a stalled
+// daemon's pause (hundreds of milliseconds on a loaded machine). A frame
+// whose delay lies outside these bounds is no node's, and is dropped as
+// malformed rather than taken into the histogram and the delay line's
+// steering.
+const (
+	minProbeDelay = -int64(time.Second)
+	maxProbeDelay = 10 * int64(time.Second)
+)
+
+func plausibleDelay(ns int64) bool { return ns > minProbeDelay && ns < maxProbeDelay }
+
 // probeIn consumes the probe frame d received on port in: it answers a
 // Probe with an Echo, and adds an Echo's round trip to the port's
 // histogram.
 func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 	b := e.mem.Bytes[d.Addr : d.Addr+uint64(d.Len)]
 	sig, err := signaling.ParseSignal(b)
+	now := e.monoBase + e.Now()
 	switch {
 	case err != nil:
 		p.drops[DropMalformed]++
 	case !p.probe:
 		p.drops[DropUnsupported]++
 	case sig.Type() == signaling.TypeProbe:
-		if sig.ProbeSent() == 0 {
-			break // never stamped: sent by something that is not a node
+		fwd := now - sig.ProbeSent()
+		if sig.ProbeSent() == 0 || !plausibleDelay(fwd) {
+			p.drops[DropMalformed]++ // never stamped, or not by a node
+			break
 		}
-		fwd := e.monoBase + e.Now() - sig.ProbeSent()
+		p.rxConsumed++
 		n := signaling.PutProbe(b[:signaling.FrameLen], p.spec.PeerMAC, p.spec.MAC, signaling.TypeEcho, sig.Seq(), fwd)
 		d.Len = uint32(n)
 		hq := max(p.egress.HQ(), 0)
@@ -128,12 +148,16 @@ func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 			return // the frame is the Echo now
 		}
 	default: // TypeEcho
-		if sent := sig.ProbeSent(); sent != 0 {
-			rtt := sig.ProbeForward() + e.monoBase + e.Now() - sent
-			p.rtt.add(rtt)
-			if e.modelRTT > 0 && p.wire != nil && p.spec.RateBps > 0 {
-				p.delayNs = p.steer.sample(rtt, e.modelRTT, p.delayNs)
-			}
+		fwd, back := sig.ProbeForward(), now-sig.ProbeSent()
+		if sig.ProbeSent() == 0 || !plausibleDelay(fwd) || !plausibleDelay(back) {
+			p.drops[DropMalformed]++
+			break
+		}
+		p.rxConsumed++
+		rtt := fwd + back
+		p.rtt.add(rtt)
+		if e.modelRTT > 0 && p.wire != nil && p.spec.RateBps > 0 {
+			p.delayNs = p.steer.sample(rtt, e.modelRTT, p.delayNs)
 		}
 	}
 	e.release(d.Addr)

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -83,13 +84,83 @@ func deadProcess(worker string, pid int, order []string, set map[string]bool, at
 	return e
 }
 
-// AbortedError is a run (Run: "workload") stopped because a process that
-// hosts nodes of its lab died; the flows still running were stopped and
-// there is no report.
-type AbortedError struct {
-	Run  string
-	Died *ProcessDiedError
+// ErrNodeDown is what a *ProcessDiedError and a *NodeStoppedError are
+// (errors.Is): a node of the lab went down, one way or the other. A
+// command reports it as one line and exits 4.
+var ErrNodeDown = errors.New("a node of the lab is down")
+
+// Is makes a *ProcessDiedError an ErrNodeDown.
+func (e *ProcessDiedError) Is(target error) bool { return target == ErrNodeDown }
+
+// NodeStoppedError is a node taken down on request while its lab runs
+// (lab node stop): its worker goes on serving the other nodes, or its
+// daemon of its own exited as told. A run on the lab stops when it
+// happens, as when a process died: the node's flows can neither end nor
+// be measured.
+type NodeStoppedError struct {
+	Node string `json:"node"`
+	// Worker names the worker that hosts the node ("": a daemon of its
+	// own).
+	Worker string `json:"worker,omitempty"`
+	// At is when it was seen stopped during a run; zero when it was found
+	// stopped.
+	At time.Time `json:"at,omitzero"`
 }
 
-func (e *AbortedError) Error() string { return e.Died.Error() + "; " + e.Run + " aborted" }
-func (e *AbortedError) Unwrap() error { return e.Died }
+func (e *NodeStoppedError) Error() string {
+	who := "node " + e.Node
+	if e.Worker != "" {
+		who += " (worker " + e.Worker + ")"
+	}
+	if e.At.IsZero() {
+		return who + " is stopped (lab node stop)"
+	}
+	return who + " was stopped (lab node stop) at " + e.At.Local().Format(time.TimeOnly)
+}
+
+// Is makes a *NodeStoppedError an ErrNodeDown.
+func (e *NodeStoppedError) Is(target error) bool { return target == ErrNodeDown }
+
+// AbortedError is a run (Run: "workload") stopped because a node of its
+// lab went down (Down: a *ProcessDiedError or a *NodeStoppedError); the
+// flows still running were stopped and there is no report. Flows says
+// what became of the run's flows, so that none that did not end is taken
+// for done.
+type AbortedError struct {
+	Run   string
+	Down  error
+	Flows FlowTally
+}
+
+// FlowTally is what became of a run's flows when it was aborted. Every
+// flow is in exactly one count.
+type FlowTally struct {
+	// Total is the flows of the schedule.
+	Total int `json:"total"`
+	// Completed: its NIC reported every byte acknowledged before the
+	// abort.
+	Completed int `json:"completed"`
+	// Failed: its transport gave up (a lossless flow's gap), or its NIC
+	// refused to start it (a node that was down).
+	Failed int `json:"failed"`
+	// Stopped: running when the run was aborted, stopped unfinished (or
+	// lost with its NIC).
+	Stopped int `json:"stopped"`
+	// NotStarted: its start was still ahead.
+	NotStarted int `json:"not_started"`
+}
+
+func (f FlowTally) String() string {
+	return fmt.Sprintf("%d of %d flows completed, %d failed, %d stopped unfinished, %d not started",
+		f.Completed, f.Total, f.Failed, f.Stopped, f.NotStarted)
+}
+
+func (e *AbortedError) Error() string {
+	s := e.Down.Error() + "; " + e.Run + " aborted"
+	if e.Flows.Total > 0 {
+		s += ": " + e.Flows.String()
+	}
+	return s
+}
+
+func (e *AbortedError) Unwrap() error { return e.Down }

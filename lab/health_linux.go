@@ -86,6 +86,9 @@ func sampleNode(st *State, n NodeState) (NodeSample, *api.Stats) {
 		if n.Worker != "" {
 			return fail("worker %s (pid %d) is not running", n.Worker, n.Pid)
 		}
+		if stoppedOnRequest(st, n.Name) {
+			return fail("daemon stopped (lab node stop)")
+		}
 		return fail("daemon not running")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

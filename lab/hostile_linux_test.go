@@ -6,6 +6,7 @@ package lab
 // are written with a packet socket from the namespace of the port's peer,
 // on its veth end, so they reach the node's XDP program and AF_XDP socket
 // exactly as a neighbour's frames do, while a flow crosses the same ports.
+// Then the fuzzers' corpora (the seed files go test replays) the same way.
 
 import (
 	"encoding/binary"
@@ -13,8 +14,12 @@ import (
 	"maps"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,15 +291,70 @@ func portOf(t *testing.T, s Spec, node, port string) portCounters {
 	return portCounters{}
 }
 
+// fuzzCorpora are the seed corpora of the fuzz targets that parse whole
+// frames, as go test replays them (testdata/fuzz/<target>/ of their
+// packages).
+var fuzzCorpora = []string{
+	"../header/testdata/fuzz/FuzzParse",
+	"../roce/testdata/fuzz/FuzzParse",
+	"../signaling/testdata/fuzz/FuzzParseSignal",
+	"../signaling/testdata/fuzz/FuzzParsePFC",
+}
+
+// fuzzFrames reads every input of fuzzCorpora (each a file of the
+// fuzzer's format, "go test fuzz v1" and one []byte). The targets parse
+// whole frames, so the inputs are written as they are; the few shorter
+// than an Ethernet header, which a packet socket does not write, are
+// padded with zeros to one.
+func fuzzFrames(t *testing.T) [][]byte {
+	t.Helper()
+	var frames [][]byte
+	for _, dir := range fuzzCorpora {
+		files, err := filepath.Glob(filepath.Join(dir, "*"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("corpus %s: %d files, %v", dir, len(files), err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			arg, ok := strings.CutPrefix(lines[len(lines)-1], "[]byte(")
+			if len(lines) != 2 || lines[0] != "go test fuzz v1" || !ok {
+				t.Fatalf("%s: not one []byte of a fuzz corpus", f)
+			}
+			frame, err := strconv.Unquote(strings.TrimSuffix(arg, ")"))
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(frame) < 14 {
+				frame += strings.Repeat("\x00", 14-len(frame))
+			}
+			frames = append(frames, []byte(frame))
+		}
+	}
+	return frames
+}
+
 // Under every lossless scheme, on a live BCube(2,1): while h1 sends a
 // flow to h0 through s0.0, the hostile corpus is written into s0.0's port
 // p0 (from h0's eth0) and into h0's eth0 (from s0.0's p0), each frame 20
-// times. Every node is still up, every hostile frame is counted at the
-// port it came in by under the drop reason (or the ignored signals) the
-// corpus names, nothing else is dropped anywhere, and the flow delivers
-// every frame it sent, in order.
+// times: every hostile frame is counted at the port it came in by under
+// the drop reason (or the ignored signals) the corpus names, and nothing
+// else is dropped anywhere. Then the fuzzers' corpora are written into
+// the same ports, each input 3 times, while the flow still crosses them:
+// whatever a node forwards of them may be dropped further on, but only
+// on receive, under a reason. Every node is still up; at every port of
+// every node each frame received is forwarded, consumed or dropped
+// under a reason, and the XDP program redirected exactly what the
+// daemon received (the kernel's ring dropping nothing); no node lost a
+// frame for want of room; the links' round trips are still the nodes'
+// own (no forged probe entered them); and the flow delivers every frame
+// it sent, in order.
 func TestHostileFramesLab(t *testing.T) {
-	const reps = 20
+	const reps, fuzzReps = 20, 3
+	fuzz := fuzzFrames(t)
 	for _, fc := range []string{"portfc", "pfc", "pfcstar", "bfc"} {
 		t.Run(fc, func(t *testing.T) {
 			s := realSpec(t, 2, 1)
@@ -302,7 +362,7 @@ func TestHostileFramesLab(t *testing.T) {
 			if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := StartFlow(s.RunRoot, s.Name, "h1", api.GenRequest{Dst: 0, Duration: int64(2 * time.Second)}); err != nil {
+			if _, err := StartFlow(s.RunRoot, s.Name, "h1", api.GenRequest{Dst: 0, Duration: int64(4 * time.Second)}); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, 5*time.Second, "h0 hearing h1's flow", func() bool {
@@ -367,9 +427,42 @@ func TestHostileFramesLab(t *testing.T) {
 				}
 			}
 
+			// The hostile frames are the only drops so far.
+			rep, err := Status(s.RunRoot, s.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			drops0 := map[string]map[string]uint64{} // by node and port
+			for _, n := range rep.Nodes {
+				st, err := Stats(s.RunRoot, s.Name, n.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range st.Ports {
+					drops0[n.Name+" "+p.Name] = maps.Clone(p.Drops)
+					injected := (n.Name == "s0.0" && p.Name == "p0") || (n.Name == "h0" && p.Name == "eth0")
+					if d := p.TotalDrops(); d != 0 && !injected {
+						t.Errorf("%s %s dropped %d: %v xsk %v", n.Name, p.Name, d, p.Drops, p.XSK)
+					}
+				}
+			}
+
+			// The fuzzers' corpora, while the flow still crosses both
+			// ports.
+			for _, tg := range targets {
+				before := rxOf(t, s, tg.node, tg.port)
+				injectFrames(t, s.Name, tg.from, tg.fromPort, fuzz, fuzzReps)
+				waitFor(t, 5*time.Second, fmt.Sprintf("%s %s receiving %d fuzz inputs", tg.node, tg.port, fuzzReps*len(fuzz)), func() bool {
+					return rxOf(t, s, tg.node, tg.port) >= before+uint64(fuzzReps*len(fuzz))
+				})
+			}
+			if r, err := Flows(s.RunRoot, s.Name, "h1"); err != nil || len(r.Flows) != 1 || r.Flows[0].Done {
+				t.Errorf("h1's flow ended before the fuzz inputs were written: the test proves less than it says (%v)", err)
+			}
+
 			// The flow ends and drains; its every frame arrived.
 			var sent uint64
-			waitFor(t, 10*time.Second, "h1's flow to end", func() bool {
+			waitFor(t, 15*time.Second, "h1's flow to end", func() bool {
 				r, err := Flows(s.RunRoot, s.Name, "h1")
 				if err != nil || len(r.Flows) != 1 || !r.Flows[0].Done {
 					return false
@@ -386,8 +479,8 @@ func TestHostileFramesLab(t *testing.T) {
 				t.Errorf("h1 -> h0: %d frames sent, %d received, %d missing", sent, f.Packets, f.Gaps)
 			}
 
-			// Every node is up, and the hostile frames are the only drops.
-			rep, err := Status(s.RunRoot, s.Name)
+			// Every node is up, and accounts for every frame.
+			rep, err = Status(s.RunRoot, s.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,21 +488,70 @@ func TestHostileFramesLab(t *testing.T) {
 				if !n.OK() {
 					t.Errorf("%s not OK after the hostile frames: %+v", n.Name, n)
 				}
-				st, err := Stats(s.RunRoot, s.Name, n.Name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, p := range st.Ports {
-					injected := (n.Name == "s0.0" && p.Name == "p0") || (n.Name == "h0" && p.Name == "eth0")
-					if d := p.TotalDrops(); d != 0 && !injected {
-						t.Errorf("%s %s dropped %d: %v xsk %v", n.Name, p.Name, d, p.Drops, p.XSK)
-					}
-					if injected && p.Drops["buffer_full"]+p.Drops["no_frames"]+p.RingDrops() != 0 {
-						t.Errorf("%s %s lost frames for want of room: %v xsk %v", n.Name, p.Name, p.Drops, p.XSK)
-					}
-				}
+				accounted(t, s, n.Name, drops0)
 			}
 		})
+	}
+}
+
+// rxOf is the frames port of node has received.
+func rxOf(t *testing.T, s Spec, node, port string) uint64 {
+	t.Helper()
+	st, err := Stats(s.RunRoot, s.Name, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Ports {
+		if p.Name == port {
+			return p.RxPackets
+		}
+	}
+	t.Fatalf("%s has no port %s", node, port)
+	return 0
+}
+
+// accounted checks every port of node: each frame it received was
+// forwarded, consumed or dropped under a receive reason; its XDP program
+// redirected to the daemon exactly what the daemon received (waiting a
+// little for frames still in the ring); the kernel's rings dropped
+// nothing and no queue lost a frame for want of room or to the
+// watchdog; since drops0 (drops by "node port") only receive reasons
+// counted; and the probes' round trips are a link's, none forged.
+func accounted(t *testing.T, s Spec, node string, drops0 map[string]map[string]uint64) {
+	t.Helper()
+	var st *api.Stats
+	waitFor(t, 2*time.Second, node+"'s XDP programs and engine agreeing", func() bool {
+		var err error
+		if st, err = Stats(s.RunRoot, s.Name, node); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range st.Ports {
+			if p.XDP["redirect"] != p.RxPackets+p.RingDrops() {
+				return false
+			}
+		}
+		return true
+	})
+	for _, p := range st.Ports {
+		at := node + " " + p.Name
+		if p.RxPackets != p.RxForwarded+p.RxConsumed+p.RxDrops() {
+			t.Errorf("%s: received %d, forwarded %d + consumed %d + dropped %d on receive (%v)", at, p.RxPackets, p.RxForwarded, p.RxConsumed, p.RxDrops(), p.Drops)
+		}
+		if d := p.RingDrops() + p.Drops["buffer_full"] + p.Drops["no_frames"] + p.Drops["watchdog"] + p.Drops["tx_error"]; d != 0 {
+			t.Errorf("%s lost %d frames (not on receive): %v xsk %v", at, d, p.Drops, p.XSK)
+		}
+		got := map[string]uint64{}
+		for r, v := range p.Drops {
+			if d := v - drops0[at][r]; d != 0 {
+				got[r] = d
+			}
+		}
+		if len(got) > 0 {
+			t.Logf("%s: the fuzz inputs dropped %v (received %d: %d forwarded, %d consumed, %d dropped)", at, got, p.RxPackets, p.RxForwarded, p.RxConsumed, p.RxDrops())
+		}
+		if rtt := p.RTT; rtt != nil && (rtt.MinNs <= 0 || rtt.MaxNs >= int64(5*time.Second)) {
+			t.Errorf("%s: probe round trips from %v to %v: a forged probe entered them", at, time.Duration(rtt.MinNs), time.Duration(rtt.MaxNs))
+		}
 	}
 }
 

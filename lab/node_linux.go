@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -13,7 +14,9 @@ import (
 // on: its worker stops serving it and closes its sockets, XDP programs and
 // control socket (its namespace and veths stay; frames that reach it are
 // lost as at a dead node), or, when it has a daemon of its own, that
-// daemon is stopped (SIGTERM, then SIGKILL after StopGrace).
+// daemon is stopped (SIGTERM, then SIGKILL after StopGrace) and the stop
+// recorded (stoppedMark). Either way a run on the lab (a workload) sees
+// a *NodeStoppedError and stops.
 func StopNode(runRoot, name, node string, log *slog.Logger) error {
 	st, n, err := loadNode(runRoot, name, node)
 	if err != nil {
@@ -22,7 +25,16 @@ func StopNode(runRoot, name, node string, log *slog.Logger) error {
 	if n.Worker != "" {
 		return workerNodeOp(st, n, "stop")
 	}
+	// Recorded first, so that whoever sees the daemon gone knows it was
+	// asked to go.
+	mark := stoppedMark(st, n.Name)
+	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+		return fmt.Errorf("stop %s: %w", node, err)
+	}
 	if _, err := stopAll([]victim{daemonVictim(n.Pid, n.Config, fmt.Sprintf("%s (%s)", n.Name, n.Kind))}, StopGrace, orDiscard(log)); err != nil {
+		if cmdlineHas(n.Pid, n.Config) {
+			os.Remove(mark)
+		}
 		return fmt.Errorf("stop %s: %w", node, err)
 	}
 	return nil
@@ -60,6 +72,9 @@ func StartNode(ctx context.Context, runRoot, name, node string, log *slog.Logger
 	}
 	n.Pid = pid
 	if err := st.save(); err != nil {
+		return err
+	}
+	if err := os.Remove(stoppedMark(st, n.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	orDiscard(log).Debug("daemon started", "node", node, "pid", pid)

@@ -112,6 +112,10 @@ func nodeStatus(st *State, workers map[string]*api.WorkerReport, n NodeState) No
 	case !s.Alive && n.Worker != "":
 		s.Err = fmt.Sprintf("worker %s (pid %d) is not running", n.Worker, n.Pid)
 		return s
+	case !s.Alive && stoppedOnRequest(st, n.Name):
+		s.Stopped = true
+		s.Err = "daemon stopped (lab node stop)"
+		return s
 	case !s.Alive:
 		s.Err = "daemon not running"
 		return s

@@ -2,9 +2,14 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/bcfab/bcfab/api"
 )
 
 // watchInterval is how often a run looks at the processes that host its
@@ -18,12 +23,29 @@ type hostProc struct {
 	worker string
 	pid    int
 	config string // on its command line while the pid is ours
-	nodes  map[string]bool
+	// control is a worker's control socket ("": a node's daemon).
+	control string
+	nodes   map[string]bool
 }
 
 func (p hostProc) running() bool { return cmdlineHas(p.pid, p.config) }
 
-// died is p's error, seen gone at at (zero: found not running).
+// down is p's error, seen gone at at (zero: found not running): a node's
+// daemon stopped on request (lab node stop) is a *NodeStoppedError, any
+// other process gone a *ProcessDiedError.
+func (p hostProc) down(st *State, at time.Time) error {
+	if p.worker == "" {
+		for n := range p.nodes {
+			if stoppedOnRequest(st, n) {
+				return &NodeStoppedError{Node: n, At: at}
+			}
+		}
+	}
+	return p.died(st, at)
+}
+
+// died is p's error as a dead process, seen gone at at (zero: found not
+// running).
 func (p hostProc) died(st *State, at time.Time) *ProcessDiedError {
 	order := make([]string, len(st.Nodes))
 	for i, n := range st.Nodes {
@@ -37,7 +59,7 @@ func (p hostProc) died(st *State, at time.Time) *ProcessDiedError {
 func hostProcs(st *State) []hostProc {
 	var out []hostProc
 	for _, w := range st.Workers {
-		p := hostProc{worker: w.Name, pid: w.Pid, config: w.Config, nodes: map[string]bool{}}
+		p := hostProc{worker: w.Name, pid: w.Pid, config: w.Config, control: w.Control, nodes: map[string]bool{}}
 		for _, n := range w.Nodes {
 			p.nodes[n] = true
 		}
@@ -51,21 +73,22 @@ func hostProcs(st *State) []hostProc {
 	return out
 }
 
-// notRunning returns the first process hosting st's nodes that is not
-// running, or nil when all are.
-func notRunning(st *State) *ProcessDiedError {
+// notRunning returns the error of the first process hosting st's nodes
+// that is not running (an ErrNodeDown), or nil when all are.
+func notRunning(st *State) error {
 	for _, p := range hostProcs(st) {
 		if !p.running() {
-			return p.died(st, time.Time{})
+			return p.down(st, time.Time{})
 		}
 	}
 	return nil
 }
 
-// NotRunning returns a *ProcessDiedError for the first process hosting
-// nodes of lab name that is not running, nil when every one runs (or the
-// lab has no state): what a tool whose requests to the lab failed tells
-// its user in place of each failure.
+// NotRunning returns an ErrNodeDown for the first node of lab name that
+// is down — its process not running, or the node stopped on its worker —
+// and nil when every one runs (or the lab has no state): what a tool
+// whose requests to the lab failed tells its user in place of each
+// failure.
 func NotRunning(runRoot, name string) error {
 	st, err := loadDefault(runRoot, name)
 	if err != nil {
@@ -74,24 +97,72 @@ func NotRunning(runRoot, name string) error {
 	if d := notRunning(st); d != nil {
 		return fmt.Errorf("lab %s: %w", st.Lab, d)
 	}
-	return nil
-}
-
-// hostOf returns the error of the process hosting node when it is not
-// running, else nil: what a failed request to node's control socket
-// means then.
-func hostOf(st *State, node string) *ProcessDiedError {
 	for _, p := range hostProcs(st) {
-		if p.nodes[node] && !p.running() {
-			return p.died(st, time.Time{})
+		if p.worker == "" {
+			continue
+		}
+		if d := p.stoppedOn(time.Time{}, ""); d != nil {
+			return fmt.Errorf("lab %s: %w", st.Lab, d)
 		}
 	}
 	return nil
 }
 
-// watchLab returns a context that is cancelled when ctx is, or, with a
-// *ProcessDiedError as its cause (context.Cause), when a process that
-// hosts one of st's nodes dies. stop ends the watch and cancels the
+// hostOf returns an ErrNodeDown when node is down — the process hosting
+// it not running, or node stopped on its worker — else nil: what a
+// failed request to node's control socket means then.
+func hostOf(st *State, node string) error {
+	for _, p := range hostProcs(st) {
+		switch {
+		case !p.nodes[node]:
+		case !p.running():
+			return p.down(st, time.Time{})
+		case p.worker != "":
+			if d := p.stoppedOn(time.Time{}, node); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// stoppedOn returns a *NodeStoppedError for the first node (or only
+// node only, if not "") that worker p reports stopped, nil when it runs
+// them or does not answer within a second (its liveness is watched
+// apart).
+func (p hostProc) stoppedOn(at time.Time, only string) *NodeStoppedError {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	rep, err := FetchWorker(ctx, p.control)
+	if err != nil {
+		return nil
+	}
+	for _, n := range rep.Nodes {
+		if p.nodes[n.Name] && (only == "" || n.Name == only) && n.State == api.NodeStopped {
+			return &NodeStoppedError{Node: n.Name, Worker: p.worker, At: at}
+		}
+	}
+	return nil
+}
+
+// stoppedMark is the file that says node's daemon of its own was stopped
+// on request: such a daemon leaves no process to ask, so StopNode
+// records it, and StartNode removes it.
+func stoppedMark(st *State, node string) string {
+	return filepath.Join(st.RunDir, node+".stopped")
+}
+
+// stoppedOnRequest reports whether node's daemon of its own was stopped
+// by StopNode and not started since.
+func stoppedOnRequest(st *State, node string) bool {
+	_, err := os.Stat(stoppedMark(st, node))
+	return err == nil
+}
+
+// watchLab returns a context that is cancelled when ctx is, or, with an
+// ErrNodeDown as its cause (context.Cause), when a node of st goes down:
+// a process that hosts nodes dies (*ProcessDiedError), or a node is
+// stopped (*NodeStoppedError). stop ends the watch and cancels the
 // context. Processes already not running are not watched (the caller
 // checks with notRunning first).
 func watchLab(ctx context.Context, st *State) (wctx context.Context, stop func()) {
@@ -117,7 +188,16 @@ func watchLab(ctx context.Context, st *State) (wctx context.Context, stop func()
 			}
 			for _, p := range live {
 				if !p.running() {
-					cancel(p.died(st, time.Now()))
+					cancel(p.down(st, time.Now()))
+					return
+				}
+			}
+			for _, p := range live {
+				if p.worker == "" {
+					continue
+				}
+				if d := p.stoppedOn(time.Now(), ""); d != nil {
+					cancel(d)
 					return
 				}
 			}
@@ -130,8 +210,11 @@ func watchLab(ctx context.Context, st *State) (wctx context.Context, stop func()
 	}
 }
 
-// diedCause is the *ProcessDiedError that cancelled ctx, if one did.
-func diedCause(ctx context.Context) *ProcessDiedError {
-	d, _ := context.Cause(ctx).(*ProcessDiedError)
-	return d
+// downCause is the error of the node that went down and cancelled ctx
+// (an ErrNodeDown), if one did.
+func downCause(ctx context.Context) error {
+	if err := context.Cause(ctx); errors.Is(err, ErrNodeDown) {
+		return err
+	}
+	return nil
 }

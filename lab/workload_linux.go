@@ -27,9 +27,11 @@ const workloadPoll = 250 * time.Millisecond
 // is invalid or a daemon of the lab does not answer; once started, a run
 // always ends with a report (flows that could not start count as failed)
 // unless ctx is cancelled, which stops the flows still running, or a
-// process that hosts nodes of the lab dies: then the flows still running
-// are stopped within about a second and the error is an *AbortedError
-// naming the process and its nodes.
+// node of the lab goes down — a process that hosts nodes dies, or a node
+// is stopped (lab node stop): then the flows still running are stopped
+// within about a second and the error is an *AbortedError naming the
+// process and its nodes, or the node, and counting what became of every
+// flow.
 func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (*WorkloadReport, error) {
 	st, err := loadDefault(runRoot, name)
 	if err != nil {
@@ -120,9 +122,10 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			r.stalls, r.cycle = sr.Stalls, sr.Cycle
 		}
 	}
-	// A process that hosts nodes and dies mid-run stops the run: its
-	// nodes' flows can neither end nor be measured, and every flow
-	// through them would fail one by one until the drain time ended.
+	// A node that goes down mid-run (its process died, or it was
+	// stopped) stops the run: its flows can neither end nor be measured,
+	// and every flow through it would fail one by one, or wait, until the
+	// drain time ended.
 	wctx, stopWatch := watchLab(ctx, st)
 	end, err := r.run(wctx, interval, drain)
 	stopWatch()
@@ -282,8 +285,8 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			starters.Wait()
 			waiters.Wait()
 			r.abort()
-			if d := diedCause(ctx); d != nil {
-				return time.Time{}, &AbortedError{Run: "workload", Died: d}
+			if d := downCause(ctx); d != nil {
+				return time.Time{}, &AbortedError{Run: "workload", Down: d, Flows: r.tally()}
 			}
 			return time.Time{}, fmt.Errorf("workload interrupted: %w", ctx.Err())
 		case <-startersDone:
@@ -472,6 +475,28 @@ func (r *workloadRun) running() int {
 		}
 	}
 	return n
+}
+
+// tally counts what became of the flows once the run was aborted: a flow
+// is completed or failed only as its NIC reported it at a poll, and a
+// flow running then was stopped (abort), whatever its NIC did after.
+func (r *workloadRun) tally() FlowTally {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := FlowTally{Total: len(r.flows)}
+	for i := range r.flows {
+		switch rec := &r.recs[i]; {
+		case rec.Failed:
+			t.Failed++
+		case rec.Completed:
+			t.Completed++
+		case r.rid[i] == 0:
+			t.NotStarted++
+		default:
+			t.Stopped++
+		}
+	}
+	return t
 }
 
 // abort stops the flows still running; they stay incomplete.

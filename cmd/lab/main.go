@@ -86,7 +86,6 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	var (
 		ue   usageError
 		exit *exec.ExitError
-		died *lab.ProcessDiedError
 	)
 	switch {
 	case err == nil:
@@ -99,8 +98,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitUsage, fmt.Errorf("%w (see %s)", ue.err, hint)
 	case strings.HasPrefix(err.Error(), "unknown command"):
 		return exitUsage, fmt.Errorf("%w (see lab -h)", err)
-	case errors.As(err, &died):
-		return exitDied, err // one line: the process, its nodes, when
+	case errors.Is(err, lab.ErrNodeDown):
+		return exitDied, err // one line: the process and its nodes, or the node stopped; when
 	case errors.Is(err, errInvalidRun):
 		return exitInvalid, err // the report was printed, flagged invalid
 	case errors.As(err, &exit):
@@ -206,9 +205,10 @@ or seconds (200ms, 1.5s, 10).
 
 Exit status: 0 done, 1 an error, 2 bad usage, 3 a run whose emulation
 health is invalid (the daemons did not keep up; its report says so), 4 a
-process hosting nodes of the lab (a worker, or a node's daemon) died or
-is not running: a run is stopped within a second, and one line names the
-process, its nodes and when.
+node of the lab is down: a process hosting nodes (a worker, or a node's
+daemon) died or is not running, or a node was stopped (lab node stop). A
+run is stopped within a second, and one line names the process and its
+nodes, or the node, when, and what became of the run's flows.
 
 Example:
   lab up bcube --n 4 --k 1 --fc portfc

@@ -34,9 +34,11 @@ func workloadCmd() *cobra.Command {
 		Long: `Runs RDMA flows from a flow-size distribution at a load, an incast, or a
 collective pattern, through every server's hostd, and reports per-flow FCTs,
 a summary by size bin and the emulation health (exit 3 when invalid).
-Progress goes to stderr every -i. When a process hosting nodes of the lab
-dies mid-run, the run stops within a second, with one line naming the
-process, its nodes and when, and no report (exit 4).`,
+Progress goes to stderr every -i. When a node of the lab goes down
+mid-run (a process hosting nodes dies, or lab node stop takes a node
+down), the run stops within a second, with no report and one line naming
+the process and its nodes, or the node, when, and what became of the
+flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		Example: `  lab workload --name wl --cdf websearch --load 0.5 --incast 8 --duration 10s --seed 1 --records wl.csv
   lab workload --name wl --cdf storage --load 0.3 --pattern moe --mode irn --json > run.json
   lab workload --name wl --cdf hadoop --load 0.4 --dry-run
