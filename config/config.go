@@ -506,7 +506,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func (c *Node) Thresholds() signaling.Thresholds {
 	p := c.PortThresholds("")
 	th := signaling.Thresholds{XoffA: p.XoffA, XonA: p.XonA, XoffB: p.XoffB, XonB: p.XonB, Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold)}
-	for _, name := range c.ports() {
+	for _, name := range c.FabricPorts() {
 		th.PerPort = append(th.PerPort, c.PortThresholds(name))
 	}
 	return th
@@ -527,7 +527,7 @@ func (c *Node) PFCThresholds() signaling.PFCThresholds {
 	}
 	l := c.PortPFC("")
 	th := signaling.PFCThresholds{Xoff: l.Xoff, Xon: l.Xon, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh)}
-	for _, name := range c.ports() {
+	for _, name := range c.FabricPorts() {
 		th.PerPort = append(th.PerPort, c.PortPFC(name))
 	}
 	return th
@@ -543,7 +543,7 @@ func (c *Node) BFC() signaling.BFCConfig {
 	b := signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: int64(c.Model().FlowControl().Sticky),
 		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64(),
 		Hashed: c.BFCAssign == BFCAssignHash}
-	for _, name := range c.ports() {
+	for _, name := range c.FabricPorts() {
 		b.PerPortBDP = append(b.PerPortBDP, c.PortBDP(name))
 	}
 	return b

@@ -55,7 +55,7 @@ func TestPortThresholdsFollowPortRates(t *testing.T) {
 					// ECN: the papers' K_min 100 KB and K_max 400 KB on
 					// a 100 Gb/s link with a 2 µs one-hop RTT are 4 and
 					// 16 one-hop BDPs, at any rate.
-					name := cfg.ports()[p]
+					name := cfg.FabricPorts()[p]
 					kmin, kmax := int(float64(rate)/8*rtt.Seconds()*4), int(float64(rate)/8*rtt.Seconds()*16)
 					if e := cfg.PortECN(name); e.KminBytes != kmin || e.KmaxBytes != kmax || e.Pmax != 0.2 {
 						t.Errorf("%s %s: ECN %+v, want K_min %d, K_max %d", fc, name, e, kmin, kmax)
