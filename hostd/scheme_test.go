@@ -19,6 +19,7 @@ import (
 	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -42,8 +43,8 @@ func newRelayRig(tb testing.TB, fc string) *relayRig {
 	tb.Helper()
 	tp := bcube.MustNew(4, 1)
 	cfg := config.Node{Node: "h1", N: 4, K: 1, Control: "/x.sock", FC: fc, RateBps: 1e9,
-		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000, RelayQueue: config.RelayDRR}
-	if fc != config.FCPortFC {
+		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000, RelayQueue: scheme.RelayDRR}
+	if fc != "portfc" {
 		cfg.RelayQueue = ""
 	}
 	cfg.SetDefaults()
@@ -88,11 +89,11 @@ func newRelayRig(tb testing.TB, fc string) *relayRig {
 	for i, typ := range []uint8{signaling.TypePause, signaling.TypeResume} {
 		b := make([]byte, signaling.FrameLen)
 		switch fc {
-		case config.FCPortFC: // B for s0.0's port 3: h1's b queue, relayed to s1.0
+		case "portfc": // B for s0.0's port 3: h1's b queue, relayed to s1.0
 			signaling.PutPortFC(b, own, sw, typ, 0, uint32(i), signaling.ClassB, 3, 0, 0)
-		case config.FCBFC:
-			signaling.PutBFC(b, own, sw, typ, uint32(i), 0, 0, uint16(cfg.BFCQueues))
-		case config.FCPFC, config.FCPFCStar:
+		case "bfc":
+			signaling.PutBFC(b, own, sw, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
+		case "pfc", "pfcstar":
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
 			if typ == signaling.TypeResume {
@@ -151,7 +152,7 @@ func (r *relayRig) signal(tb testing.TB) {
 	r.handle(tb, r.sig[1])
 }
 
-var relaySchemes = []string{config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC}
+var relaySchemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc"}
 
 // A relayed frame leaves by eth1 in the scheme's queue, with the
 // scheme's rewrites: PFC* one priority up, BFC its queue in the VID.
@@ -171,11 +172,11 @@ func TestRelayClass(t *testing.T) {
 			})
 			wantPCP, wantQ := uint8(signaling.PCPData), r.h.t.ServerRQ()
 			switch fc {
-			case config.FCPFC:
+			case "pfc":
 				wantQ = signaling.PCPData
-			case config.FCPFCStar:
+			case "pfcstar":
 				wantPCP, wantQ = signaling.PCPData+1, signaling.PCPData+1
-			case config.FCBFC:
+			case "bfc":
 				wantQ = int(got.VID) - 1
 			}
 			if got.PCP != wantPCP || q != wantQ {
@@ -200,7 +201,7 @@ func TestRelayZeroAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(50, func() { r.burst(t) }); n != 0 {
 				t.Errorf("%v allocations per burst", n)
 			}
-			if fc == config.FCNone {
+			if fc == "none" {
 				return
 			}
 			if n := testing.AllocsPerRun(200, func() { r.signal(t) }); n != 0 {
@@ -250,23 +251,17 @@ func BenchmarkRelaySignal(b *testing.B) {
 // ports' queues.
 func newSchemeHost(tb testing.TB, cfg *config.Node, tp bcube.Topology, n bcube.Node) (*Host, queues.EgressConfig) {
 	tb.Helper()
-	qc, err := cfg.ServerEgress(tp)
+	fc, err := scheme.New(cfg, scheme.Place{T: tp, Node: n})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := NewHost(tp, n.Index, bcube.Policy{}, cfg.Queueing)
-	switch {
-	case cfg.FC == config.FCPortFC:
-		h.EnablePortFC(cfg.Thresholds())
-		if cfg.RelayQueue == config.RelayDRR {
-			h.GuardRelays()
-		}
-	case config.IsPFC(cfg.FC):
-		h.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == config.FCPFCStar)
-	case cfg.FC == config.FCBFC:
-		h.EnableBFC(cfg.BFC())
-	}
-	return h, qc
+	return NewHost(tp, n.Index, bcube.Policy{}, fc), fc.Egress()
+}
+
+// noFC is server self of tp's scheme without flow control: PortFC's
+// queues.
+func noFC(tp bcube.Topology, self int) scheme.Scheme {
+	return scheme.NewNone(scheme.Place{T: tp, Node: bcube.Node{Index: self}}, false, false)
 }
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata")
@@ -337,7 +332,7 @@ func TestRelayWireGolden(t *testing.T) {
 func foreignSignal(fc string) []byte {
 	b := make([]byte, signaling.FrameLen)
 	sw, own := bcube.SwitchPortMAC(0, 0, 1), bcube.HostPortMAC(1, 0)
-	if fc == config.FCBFC {
+	if fc == "bfc" {
 		signaling.PutPortFC(b, own, sw, signaling.TypePause, 0, 9, signaling.ClassB, 3, 0, 0)
 		return b
 	}

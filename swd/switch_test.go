@@ -17,6 +17,7 @@ import (
 	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -84,11 +85,11 @@ func newRig(tb testing.TB, fc string) *rig {
 	for i, typ := range []uint8{signaling.TypePause, signaling.TypeResume} {
 		b := make([]byte, signaling.FrameLen)
 		switch fc {
-		case config.FCPortFC: // relayed B for s1.0's port 3: pauses A queue 2 of port 1
+		case "portfc": // relayed B for s1.0's port 3: pauses A queue 2 of port 1
 			signaling.PutPortFC(b, sp1, h1, typ, signaling.FlagRelayed, uint32(i), signaling.ClassB, 3, 1, 0)
-		case config.FCBFC:
-			signaling.PutBFC(b, sp1, h1, typ, uint32(i), 0, 0, uint16(cfg.BFCQueues))
-		case config.FCPFC, config.FCPFCStar:
+		case "bfc":
+			signaling.PutBFC(b, sp1, h1, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
+		case "pfc", "pfcstar":
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
 			if typ == signaling.TypeResume {
@@ -162,7 +163,7 @@ func (r *rig) signal(tb testing.TB) {
 	r.handle(tb, 1, r.sig[1])
 }
 
-var schemes = []string{config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC}
+var schemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc"}
 
 // The switch's per-frame work under every scheme — classifying a data
 // frame, its queue hooks, the signals it sends and those it takes —
@@ -181,7 +182,7 @@ func TestSwitchZeroAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(50, func() { r.burst(t) }); n != 0 {
 				t.Errorf("%v allocations per burst", n)
 			}
-			if fc == config.FCNone {
+			if fc == "none" {
 				return
 			}
 			if n := testing.AllocsPerRun(200, func() { r.signal(t) }); n != 0 {
@@ -257,20 +258,11 @@ func BenchmarkSwitchSignal(b *testing.B) {
 // queues.
 func newSwitch(tb testing.TB, cfg *config.Node, tp bcube.Topology, n bcube.Node) (*Switch, queues.EgressConfig) {
 	tb.Helper()
-	qc, err := config.SwitchEgress(tp, cfg.Queueing, cfg.BFCQueues)
+	fc, err := scheme.New(cfg, scheme.Place{T: tp, Node: n})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sw := NewSwitch(tp, n.Level, n.Index, bcube.Policy{}, cfg.Queueing)
-	switch {
-	case cfg.FC == config.FCPortFC:
-		sw.EnablePortFC(cfg.Thresholds())
-	case config.IsPFC(cfg.FC):
-		sw.EnablePFC(cfg.PFCThresholds(), cfg.RateBps)
-	case cfg.FC == config.FCBFC:
-		sw.EnableBFC(cfg.BFC())
-	}
-	return sw, qc
+	return NewSwitch(tp, n.Level, n.Index, fc), fc.Egress()
 }
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata")
@@ -310,7 +302,7 @@ func TestSwitchWireGolden(t *testing.T) {
 func foreignSignal(fc string) []byte {
 	b := make([]byte, signaling.FrameLen)
 	h1, sp1 := bcube.HostPortMAC(1, 0), bcube.SwitchPortMAC(0, 0, 1)
-	if fc == config.FCBFC {
+	if fc == "bfc" {
 		signaling.PutPortFC(b, sp1, h1, signaling.TypePause, signaling.FlagRelayed, 9, signaling.ClassB, 3, 1, 0)
 		return b
 	}
