@@ -1,7 +1,6 @@
 package scheme
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,9 +42,10 @@ type entry struct {
 	describe func(c *config.Node, perLevel PerLevel) string
 	// pauses: the scheme pauses its neighbours.
 	pauses bool
-	// variant sets the knob one variant word names; knobs keeps, of a
-	// lab's knobs, those the scheme reads.
-	variant func(k *Knobs, word string) error
+	// variant sets the knob one variant word names (known false: the
+	// scheme has no such variant); knobs keeps, of a lab's knobs, those
+	// the scheme reads.
+	variant func(k *Knobs, word string) (known bool, err error)
 	knobs   func(k Knobs) Knobs
 	// is and transport: the name stands for scheme is, whose flows
 	// recover losses by transport.
@@ -182,7 +182,7 @@ func ParseName(s string) (Named, error) {
 	base, rest, hasRest := strings.Cut(s, ":")
 	e := lookup(base)
 	if e == nil {
-		return Named{}, fmt.Errorf("scheme %q: want %s", s, orList(Forms()))
+		return Named{}, fmt.Errorf("scheme %q: flow control %q: want %s", s, base, orList(Forms()))
 	}
 	n := Named{FC: e.name, Transport: e.transport, e: e}
 	if e.is != "" {
@@ -191,11 +191,15 @@ func ParseName(s string) (Named, error) {
 	if !hasRest {
 		return n, nil
 	}
-	if e.variant == nil {
-		return Named{}, fmt.Errorf("scheme %q: %s has no variants (%s do)", s, base, orList(withVariants()))
-	}
 	for _, w := range strings.Split(rest, ":") {
-		if err := e.variant(&n.Knobs, w); err != nil {
+		known, err := false, error(nil)
+		if e.variant != nil {
+			known, err = e.variant(&n.Knobs, w)
+		}
+		switch {
+		case !known:
+			return Named{}, fmt.Errorf("scheme %q: %s has no variant %q: only %s have variants", s, base, w, orList(withVariants()))
+		case err != nil:
 			return Named{}, fmt.Errorf("scheme %q: %w", s, err)
 		}
 	}
@@ -234,12 +238,12 @@ func withVariants() []string {
 
 // portfcVariant: portfc:drr and portfc:strict serve the servers' relay
 // queue in the round robin of a and b, or before them.
-func portfcVariant(k *Knobs, w string) error {
+func portfcVariant(k *Knobs, w string) (bool, error) {
 	if w != RelayDRR && w != RelayStrict {
-		return fmt.Errorf("portfc takes %s or %s (portfc:drr)", RelayDRR, RelayStrict)
+		return false, nil
 	}
 	k.RelayQueue = w
-	return nil
+	return true, nil
 }
 
 func portfcKnobs(k Knobs) Knobs { return Knobs{RelayQueue: k.RelayQueue} }
@@ -247,21 +251,21 @@ func portfcKnobs(k Knobs) Knobs { return Knobs{RelayQueue: k.RelayQueue} }
 // bfcVariant: bfc:Q is BFC with Q queues per port, the HQ included
 // (bfc:2 a single data queue); bfc:hash keeps every flow in a queue its
 // hash chooses (stochastic fair queueing), bfc:dynamic is BFC's own.
-func bfcVariant(k *Knobs, w string) error {
+func bfcVariant(k *Knobs, w string) (bool, error) {
 	switch w {
 	case BFCAssignHash, BFCAssignDynamic:
 		k.BFCAssign = w
-		return nil
+		return true, nil
 	}
 	n, err := strconv.Atoi(w)
 	switch {
 	case err != nil:
-		return errors.New("bfc takes a queue count and hash or dynamic (bfc:2, bfc:hash, bfc:hash:8)")
+		return false, nil
 	case n < 2:
-		return fmt.Errorf("bfc's queue count %d: want at least 2 (bfc:32, bfc:2)", n)
+		return true, fmt.Errorf("bfc's queue count %d: want at least 2 (bfc:32, bfc:2)", n)
 	}
 	k.BFCQueues = n
-	return nil
+	return true, nil
 }
 
 func bfcKnobs(k Knobs) Knobs { return Knobs{BFCQueues: k.BFCQueues, BFCAssign: k.BFCAssign} }
