@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
@@ -82,6 +83,28 @@ func describeBFC(c *config.Node, perLevel PerLevel) string {
 	return fmt.Sprintf("bfc: %d queues per port (the HQ one of them), assignment %s; pause threshold one-hop BDP %s / active queues",
 		q, assign, perLevel(func(c *config.Node, port string) string { return fmt.Sprintf("%d B", c.PortBDP(port)) }))
 }
+
+// bfcVariant: bfc:Q is BFC with Q queues per port, the HQ included
+// (bfc:2 a single data queue); bfc:hash keeps every flow in a queue its
+// hash chooses (stochastic fair queueing), bfc:dynamic is BFC's own.
+func bfcVariant(k *Knobs, w string) (bool, error) {
+	switch w {
+	case BFCAssignHash, BFCAssignDynamic:
+		k.BFCAssign = w
+		return true, nil
+	}
+	n, err := strconv.Atoi(w)
+	switch {
+	case err != nil:
+		return false, nil
+	case n < 2:
+		return true, fmt.Errorf("bfc's queue count %d: want at least 2 (bfc:32, bfc:2)", n)
+	}
+	k.BFCQueues = n
+	return true, nil
+}
+
+func bfcKnobs(k Knobs) Knobs { return Knobs{BFCQueues: k.BFCQueues, BFCAssign: k.BFCAssign} }
 
 // BFCConfig is c's BFC: BFCQueues queues (0: DefaultBFCQueues) and
 // BFCTable entries (0: 100 per queue); the sticky time the model's (two

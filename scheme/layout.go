@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 )
@@ -23,6 +24,17 @@ const (
 	// last the strict HQ, the others served by DRR and assigned to flows
 	// dynamically (BFC).
 	QueueingBFC = "bfc"
+)
+
+// How a server's egress serves its relay queue under PortFC's layout
+// (config.Node.RelayQueue).
+const (
+	// RelayStrict serves the relay queue right after the HQ, before the
+	// a and b queues.
+	RelayStrict = "strict"
+	// RelayDRR serves the relay queue in the deficit round robin of the a
+	// and b queues, a quantum per round like each of them.
+	RelayDRR = "drr"
 )
 
 // PriorityHQ is the strict queue of the priority layout.
@@ -114,4 +126,19 @@ func bfcEgress(n int) (queues.EgressConfig, error) {
 	}
 	c.Names = append(c.Names, "HQ")
 	return c, nil
+}
+
+// relayDRR reads c's relay queue: strict (or unset) or drr, which only a
+// layout with a relay queue (hasRelay) has.
+func relayDRR(c *config.Node, hasRelay bool) (bool, error) {
+	switch c.RelayQueue {
+	case "", RelayStrict:
+		return false, nil
+	case RelayDRR:
+		if !hasRelay {
+			return false, fmt.Errorf("relay_queue %s: only queueing %s has a relay queue", c.RelayQueue, QueueingPortFC)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("relay_queue %q: want %s or %s", c.RelayQueue, RelayStrict, RelayDRR)
 }

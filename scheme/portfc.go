@@ -3,31 +3,20 @@ package scheme
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 )
 
-// How a server's egress serves its relay queue under PortFC's layout
-// (config.Node.RelayQueue).
-const (
-	// RelayStrict serves the relay queue right after the HQ, before the
-	// a and b queues.
-	RelayStrict = "strict"
-	// RelayDRR serves the relay queue in the deficit round robin of the a
-	// and b queues, a quantum per round like each of them.
-	RelayDRR = "drr"
-)
-
-// PortFC is per-port flow control (DESIGN §5, the papers' Algorithms
-// 1-4): a switch pauses the servers on its other ports when the sum of
-// an egress port's A queues, or its B queue, crosses X_off
-// (PortFCSwitch); a server obeys, relays B signals, and guards a relay
-// queue that a link can outrun — a slower port's, or every port's when
-// the relay queue is served in the round robin — as a switch does its
-// egress (PortFCServer, signaling.GuardRelay).
+// portfc is what PortFC's two halves share: the layout, classification
+// and thresholds. PortFC is per-port flow control (DESIGN §5, the
+// papers' Algorithms 1-4): a switch pauses the servers on its other
+// ports when the sum of an egress port's A queues, or its B queue,
+// crosses X_off (PortFCSwitch); a server obeys, relays B signals, and
+// guards a relay queue that a link can outrun — a slower port's, or
+// every port's when the relay queue is served in the round robin — as a
+// switch does its egress (PortFCServer, signaling.GuardRelay).
 type portfc struct {
 	quiet
 	alloc    allocation
@@ -80,6 +69,18 @@ func describePortFC(c *config.Node, perLevel PerLevel) string {
 	}) + "; servers' relay queue " + relay
 }
 
+// portfcVariant: portfc:drr and portfc:strict serve the servers' relay
+// queue in the round robin of a and b, or before them.
+func portfcVariant(k *Knobs, w string) (bool, error) {
+	if w != RelayDRR && w != RelayStrict {
+		return false, nil
+	}
+	k.RelayQueue = w
+	return true, nil
+}
+
+func portfcKnobs(k Knobs) Knobs { return Knobs{RelayQueue: k.RelayQueue} }
+
 // PortFCThresholds are c's PortFC thresholds: XoffA..XonB at RateBps,
 // and PerPort those of each fabric port at its own rate
 // (config.Node.PortThresholds).
@@ -90,38 +91,6 @@ func PortFCThresholds(c *config.Node) signaling.Thresholds {
 		th.PerPort = append(th.PerPort, c.PortThresholds(name))
 	}
 	return th
-}
-
-// relayDRR reads c's relay queue: strict (or unset) or drr, which only a
-// layout with a relay queue (hasRelay) has.
-func relayDRR(c *config.Node, hasRelay bool) (bool, error) {
-	switch c.RelayQueue {
-	case "", RelayStrict:
-		return false, nil
-	case RelayDRR:
-		if !hasRelay {
-			return false, fmt.Errorf("relay_queue %s: only queueing %s has a relay queue", c.RelayQueue, QueueingPortFC)
-		}
-		return true, nil
-	}
-	return false, fmt.Errorf("relay_queue %q: want %s or %s", c.RelayQueue, RelayStrict, RelayDRR)
-}
-
-// checkRefresh checks the refresh period of a scheme that repeats its
-// signalled states.
-func checkRefresh(c *config.Node) error {
-	if c.FCRefresh.D() < 10*time.Microsecond {
-		return fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D())
-	}
-	return nil
-}
-
-// checkHold checks that a receiver's pause outlasts three refreshes.
-func checkHold(c *config.Node) error {
-	if c.FCHold < 3*c.FCRefresh {
-		return fmt.Errorf("fc_hold %v: want at least three refreshes (%v)", c.FCHold.D(), 3*c.FCRefresh.D())
-	}
-	return nil
 }
 
 func (*portfc) Name() string { return "portfc" }

@@ -2,7 +2,6 @@ package scheme
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/bcfab/bcfab/config"
@@ -128,10 +127,6 @@ func Pauses(name string) bool {
 	return e != nil && e.pauses
 }
 
-// PerLevel is a text per level of a fabric's switches, joined: text of
-// the config and port that stand for each level.
-type PerLevel func(text func(c *config.Node, port string) string) string
-
 // Describe says what the scheme c names does with c's settings, and the
 // thresholds its nodes run with (perLevel reads them from their
 // configs), for a lab's summary.
@@ -145,21 +140,6 @@ func Describe(c *config.Node, perLevel PerLevel) string {
 		return name
 	}
 	return e.describe(c, perLevel)
-}
-
-// bytesBDP is n bytes, and how many one-hop BDPs of bdp bytes they are.
-func bytesBDP(n, bdp int) string {
-	if bdp <= 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%d B (%.3g BDP)", n, float64(n)/float64(bdp))
-}
-
-// Knobs are the settings of a lab that a scheme's variants set.
-type Knobs struct {
-	BFCQueues  int    // BFC's queues per port, the HQ included
-	BFCAssign  string // BFCAssignDynamic or BFCAssignHash
-	RelayQueue string // RelayStrict or RelayDRR
 }
 
 // Named is a scheme as an experiment or a flag names it: a registered
@@ -235,40 +215,6 @@ func withVariants() []string {
 	}
 	return out
 }
-
-// portfcVariant: portfc:drr and portfc:strict serve the servers' relay
-// queue in the round robin of a and b, or before them.
-func portfcVariant(k *Knobs, w string) (bool, error) {
-	if w != RelayDRR && w != RelayStrict {
-		return false, nil
-	}
-	k.RelayQueue = w
-	return true, nil
-}
-
-func portfcKnobs(k Knobs) Knobs { return Knobs{RelayQueue: k.RelayQueue} }
-
-// bfcVariant: bfc:Q is BFC with Q queues per port, the HQ included
-// (bfc:2 a single data queue); bfc:hash keeps every flow in a queue its
-// hash chooses (stochastic fair queueing), bfc:dynamic is BFC's own.
-func bfcVariant(k *Knobs, w string) (bool, error) {
-	switch w {
-	case BFCAssignHash, BFCAssignDynamic:
-		k.BFCAssign = w
-		return true, nil
-	}
-	n, err := strconv.Atoi(w)
-	switch {
-	case err != nil:
-		return false, nil
-	case n < 2:
-		return true, fmt.Errorf("bfc's queue count %d: want at least 2 (bfc:32, bfc:2)", n)
-	}
-	k.BFCQueues = n
-	return true, nil
-}
-
-func bfcKnobs(k Knobs) Knobs { return Knobs{BFCQueues: k.BFCQueues, BFCAssign: k.BFCAssign} }
 
 // orList is "a, b or c".
 func orList(w []string) string {

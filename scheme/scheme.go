@@ -27,6 +27,7 @@ import (
 	"net"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
@@ -82,6 +83,10 @@ type Scheme interface {
 	// nothing.
 	PortCounters(p int, m map[string]uint64)
 }
+
+// PerLevel is a text per level of a fabric's switches, joined: text of
+// the config and port that stand for each level.
+type PerLevel func(text func(c *config.Node, port string) string) string
 
 // Place is where a node stands in the fabric: what a scheme's layout
 // and queues depend on.
