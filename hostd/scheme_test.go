@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
@@ -200,6 +201,21 @@ func TestRelayZeroAllocs(t *testing.T) {
 			}
 			if n := testing.AllocsPerRun(50, func() { r.burst(t) }); n != 0 {
 				t.Errorf("%v allocations per burst", n)
+			}
+			// The server's own frames: the queue the scheme fixed for
+			// the flow, or one per frame (BFC).
+			if _, err := r.h.StartFlow(api.GenRequest{Dst: 6, Duration: int64(time.Hour), FrameLen: 1000, Window: 8000}); err != nil {
+				t.Fatal(err)
+			}
+			own := func() {
+				if r.h.g.Produce(r.e.Now()) == 0 {
+					t.Fatal("the generator made no frame")
+				}
+				r.takeAll()
+			}
+			own()
+			if n := testing.AllocsPerRun(100, own); n != 0 {
+				t.Errorf("%v allocations per round of own frames", n)
 			}
 			if fc == "none" {
 				return
