@@ -63,9 +63,10 @@ func lookup(name string) *entry {
 // Default is the scheme of a node whose config names none.
 const Default = "none"
 
-// New makes the scheme c names (c.FC; empty: Default) for node n of t: it
-// checks what c sets of it and resolves its defaults, thresholds and
-// layout. The scheme is bound to the node's datapath later (Bind).
+// New makes the scheme c names (c.FC; empty: Default) for the node at
+// place p: it checks what c sets of it and resolves its defaults,
+// thresholds and layout. The scheme is bound to the node's datapath
+// later (Bind).
 func New(c *config.Node, p Place) (Scheme, error) {
 	name := c.FC
 	if name == "" {

@@ -188,7 +188,11 @@ the file or a flag is bad.`,
 	fs.Var(&dscp, "dscp-map", "classes (802.1Q priorities) of kernel traffic on every server's bc0 by DSCP: DSCP=priority,... or none; unmapped: 0 (ICMP 6)")
 	add("dscp-map", func(s *lab.Spec) { s.DSCPMap = dscp })
 	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
-	completeWords(cmd, "fc", scheme.Names()...)
+	var fcs []string
+	for _, n := range scheme.Names() {
+		fcs = append(fcs, n+"\t"+scheme.About(n)) // shells that can show what it is
+	}
+	completeWords(cmd, "fc", fcs...)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
 	completeWords(cmd, "links", config.LinksPatch, config.LinksVeth)
 	completeWords(cmd, "level-order", "hash", "ate", "ascending", "descending")
