@@ -3,53 +3,30 @@ package bench
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 
-	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // SetScheme applies an experiment's scheme name to a lab spec: a
-// flow-control scheme (none, portfc, pfc, pfcstar, bfc) and its variants
-// after colons: bfc:Q for BFC with Q queues per port, the HQ included
-// (bfc:2 is a single data queue), bfc:hash for BFC whose flows keep a
-// queue chosen by their hash (stochastic fair queueing; bfc:hash:8 with 8
-// queues), portfc:drr and portfc:strict for PortFC whose servers serve
-// the relay queue in the round robin of a and b, or before them. What a
+// registered flow-control scheme with its variants after colons
+// (scheme.ParseName: bfc:Q for BFC with Q queues per port, the HQ
+// included, bfc:2 a single data queue; bfc:hash for BFC whose flows keep
+// a queue chosen by their hash, stochastic fair queueing, bfc:hash:8
+// with 8 queues; portfc:drr and portfc:strict for PortFC whose servers
+// serve the relay queue in the round robin of a and b, or before them),
+// or a lossy transport's name (irn, gbn: no flow control). What a
 // scheme does not name keeps the base spec's setting where the scheme
 // has it (PortFC's relay queue, BFC's queues and assignment) and is
 // cleared where it does not.
-func SetScheme(s *lab.Spec, scheme string) error {
-	fc, rest, _ := strings.Cut(scheme, ":")
-	s.FC = fc
-	if fc != "bfc" {
-		s.BFCQueues, s.BFCAssign = 0, ""
+func SetScheme(s *lab.Spec, name string) error {
+	n, err := scheme.ParseName(name)
+	if err != nil {
+		return err
 	}
-	if fc != "portfc" {
-		s.RelayQueue = ""
-	}
-	if rest == "" {
-		return nil
-	}
-	for _, v := range strings.Split(rest, ":") {
-		switch {
-		case fc == "portfc" && (v == config.RelayDRR || v == config.RelayStrict):
-			s.RelayQueue = v
-		case fc == "bfc" && (v == config.BFCAssignHash || v == config.BFCAssignDynamic):
-			s.BFCAssign = v
-		case fc == "bfc":
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("scheme %q: bfc takes a queue count and hash or dynamic (bfc:2, bfc:hash, bfc:hash:8)", scheme)
-			}
-			s.BFCQueues = n
-		default:
-			return fmt.Errorf("scheme %q: only bfc (bfc:2, bfc:hash) and portfc (portfc:drr) have variants", scheme)
-		}
-	}
+	k := n.Over(scheme.Knobs{BFCQueues: s.BFCQueues, BFCAssign: s.BFCAssign, RelayQueue: s.RelayQueue})
+	s.FC, s.BFCQueues, s.BFCAssign, s.RelayQueue = n.FC, k.BFCQueues, k.BFCAssign, k.RelayQueue
 	return nil
 }
 

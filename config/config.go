@@ -1,8 +1,11 @@
-// Package config is what lab writes for every node it starts, and the
-// fabric layouts derived from it: the node config (Node) with its defaults
-// and validation, the queue layouts of switch and server ports per
-// queueing mode, and the thresholds and watchdog settings the daemons
-// build their flow control from. It has no privileged or Linux-only
+// Package config is what lab writes for every node it starts: the node
+// config (Node) with its defaults and validation, and what the daemons
+// derive from it per port (rates, thresholds at each port's rate, ECN,
+// impairment) and for the node (watchdog, scale model). Which
+// flow-control scheme a node runs, its layout and the settings only it
+// reads are package scheme's: Node holds them (FC, Queueing, the BFC
+// fields, RelayQueue, the thresholds) and scheme.New checks them and
+// resolves their defaults. It has no privileged or Linux-only
 // dependency, so tools that only read or write configs link none.
 package config
 
@@ -10,14 +13,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/signaling"
 )
 
 // Node is what lab writes for one node (a switch or a server) as JSON.
@@ -57,9 +58,11 @@ type Node struct {
 	// PortCapBytes, if set, caps what one egress port may hold of it.
 	PortCapBytes int `json:"port_cap_bytes,omitempty"`
 
-	// Queueing is the egress layout and classification of fabric ports:
-	// portfc (DESIGN §4), priority (8 queues by 802.1Q PCP, for PFC) or
-	// bfc (BFCQueues queues assigned to flows dynamically).
+	// Queueing is the egress layout and classification of fabric ports
+	// (package scheme: portfc, DESIGN §4; priority, 8 queues by 802.1Q
+	// PCP; bfc, BFCQueues queues assigned to flows dynamically). Each
+	// scheme has its own; only fc none takes either of the first two
+	// (empty: the scheme's).
 	Queueing string `json:"queueing"`
 	// BFCQueues is the number of queues per fabric port under queueing
 	// bfc, the HQ included (0: 32); BFCTable the flow-table entries per
@@ -91,9 +94,9 @@ type Node struct {
 	// port's loss at run time. 0: none.
 	LossPPM int `json:"loss_ppm,omitempty"`
 
-	// FC is the flow-control scheme: none, portfc, pfc, pfcstar (PFC
-	// with the relay raising the priority by one, PFC*) or bfc. PFC needs
-	// queueing priority and BFC queueing bfc, each the default with it.
+	// FC is the flow-control scheme, a name of package scheme's
+	// registry: none, portfc, pfc, pfcstar (PFC with the relay raising
+	// the priority by one, PFC*) or bfc (empty: none).
 	FC string `json:"fc"`
 	// PortFC thresholds in bytes (0: the model's X_off and X_on, in
 	// one-hop BDPs at each port's own rate, for both classes: A compares
@@ -190,20 +193,10 @@ const (
 	DefaultXDPMode       = "native"
 )
 
-// Flow-control schemes.
-const (
-	FCNone    = "none"
-	FCPortFC  = "portfc"
-	FCPFC     = "pfc"
-	FCPFCStar = "pfcstar"
-	FCBFC     = "bfc"
-)
-
-// IsPFC reports whether scheme is PFC or PFC*.
-func IsPFC(scheme string) bool { return scheme == FCPFC || scheme == FCPFCStar }
-
 // SetDefaults fills zero fields with the defaults above and the model's
 // values (RateBps excepted: zero means unshaped and is a valid choice).
+// The settings of one scheme (queueing, relay queue, BFC's) stay as
+// they are: the scheme resolves its own (scheme.New).
 func (c *Node) SetDefaults() {
 	if c.Target.IsZero() {
 		c.Target = scale.Papers()
@@ -233,32 +226,6 @@ func (c *Node) SetDefaults() {
 	}
 	if c.XDPMode == "" {
 		c.XDPMode = DefaultXDPMode
-	}
-	if c.FC == "" {
-		c.FC = FCNone
-	}
-	if c.Queueing == "" {
-		c.Queueing = QueueingPortFC
-		if IsPFC(c.FC) {
-			c.Queueing = QueueingPriority
-		}
-		if c.FC == FCBFC {
-			c.Queueing = QueueingBFC
-		}
-	}
-	if c.Queueing == QueueingPortFC && c.RelayQueue == "" {
-		c.RelayQueue = RelayStrict
-	}
-	if c.Queueing == QueueingBFC {
-		if c.BFCAssign == "" {
-			c.BFCAssign = BFCAssignDynamic
-		}
-		if c.BFCQueues == 0 {
-			c.BFCQueues = DefaultBFCQueues
-		}
-		if c.BFCTable == 0 {
-			c.BFCTable = 100 * c.BFCQueues
-		}
 	}
 	if c.WatchdogDetect == 0 {
 		c.WatchdogDetect = Duration(fc.WatchdogDetect)
@@ -335,7 +302,8 @@ func (c *Node) ATECap() int64 {
 	return c.Model().Transport(c.PortRate(bcube.HostPort(0))).BDPBytes
 }
 
-// Validate checks the config and resolves its topology and node.
+// Validate checks the config and resolves its topology and node. What
+// only a scheme reads is the scheme's to check (scheme.New).
 func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	t, err := bcube.New(c.N, c.K)
 	if err != nil {
@@ -384,62 +352,6 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if c.ATECapBytes < 0 {
 		errs = append(errs, fmt.Errorf("ate_cap_bytes %d: must not be negative", c.ATECapBytes))
-	}
-	if _, err := SwitchEgress(t, c.Queueing, c.BFCQueues); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := c.ServerEgress(t); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Queueing == QueueingBFC && c.FC != FCBFC {
-		errs = append(errs, fmt.Errorf("queueing bfc needs fc bfc, not %s", c.FC))
-	}
-	switch c.FC {
-	case FCNone:
-	case FCPortFC:
-		if c.Queueing != QueueingPortFC {
-			errs = append(errs, fmt.Errorf("fc portfc needs queueing %s, not %s", QueueingPortFC, c.Queueing))
-		}
-		for _, p := range c.fabricPorts(t, node) {
-			if th := c.PortThresholds(p); th.XonA <= 0 || th.XonA >= th.XoffA || th.XonB <= 0 || th.XonB >= th.XoffB {
-				errs = append(errs, fmt.Errorf("portfc thresholds of %s: want 0 < xon < xoff (A %d/%d, B %d/%d)", p, th.XonA, th.XoffA, th.XonB, th.XoffB))
-				break
-			}
-		}
-		if c.FCRefresh.D() < 10*time.Microsecond {
-			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
-		}
-	case FCPFC, FCPFCStar:
-		if c.Queueing != QueueingPriority {
-			errs = append(errs, fmt.Errorf("fc %s needs queueing %s, not %s", c.FC, QueueingPriority, c.Queueing))
-		}
-		for _, p := range c.fabricPorts(t, node) {
-			if l := c.PortPFC(p); l.Xon <= 0 || l.Xon >= l.Xoff {
-				errs = append(errs, fmt.Errorf("pfc thresholds of %s: want 0 < xon < xoff (%d/%d)", p, l.Xon, l.Xoff))
-				break
-			}
-		}
-		if c.FC == FCPFCStar && signaling.PCPData+c.K >= signaling.PCPControl {
-			errs = append(errs, fmt.Errorf("fc pfcstar on BCube(%d,%d): a path crosses %d relays and needs priorities %d..%d, but %d is control: want k <= %d",
-				c.N, c.K, c.K, signaling.PCPData, signaling.PCPData+c.K, signaling.PCPControl, signaling.PCPControl-1-signaling.PCPData))
-		}
-	case FCBFC:
-		if c.Queueing != QueueingBFC {
-			errs = append(errs, fmt.Errorf("fc bfc needs queueing %s, not %s", QueueingBFC, c.Queueing))
-		} else if err := c.BFC().Validate(); err != nil {
-			errs = append(errs, err)
-		}
-		if c.BFCAssign != BFCAssignDynamic && c.BFCAssign != BFCAssignHash {
-			errs = append(errs, fmt.Errorf("bfc_assign %q: want %s or %s", c.BFCAssign, BFCAssignDynamic, BFCAssignHash))
-		}
-		if c.FCRefresh.D() < 10*time.Microsecond {
-			errs = append(errs, fmt.Errorf("fc_refresh %v: want at least 10us", c.FCRefresh.D()))
-		}
-	default:
-		errs = append(errs, fmt.Errorf("fc %q: want %s, %s, %s, %s or %s", c.FC, FCNone, FCPortFC, FCPFC, FCPFCStar, FCBFC))
-	}
-	if c.FC != FCNone && c.FCHold < 3*c.FCRefresh {
-		errs = append(errs, fmt.Errorf("fc_hold %v: want at least three refreshes (%v)", c.FCHold.D(), 3*c.FCRefresh.D()))
 	}
 	if err := c.Watchdog().Validate(); err != nil {
 		errs = append(errs, err)
@@ -499,54 +411,6 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = Duration(v)
 	return nil
-}
-
-// Thresholds returns cfg's PortFC thresholds: XoffA..XonB at RateBps,
-// and PerPort those of each fabric port at its own rate (PortThresholds).
-func (c *Node) Thresholds() signaling.Thresholds {
-	p := c.PortThresholds("")
-	th := signaling.Thresholds{XoffA: p.XoffA, XonA: p.XonA, XoffB: p.XoffB, XonB: p.XonB, Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold)}
-	for _, name := range c.ports() {
-		th.PerPort = append(th.PerPort, c.PortThresholds(name))
-	}
-	return th
-}
-
-// PFCThresholds returns cfg's PFC thresholds and lossless priorities:
-// Xoff and Xon at RateBps, PerPort those of each fabric port at its own
-// rate (PortPFC); the data priority is lossless under pfc, and under
-// pfcstar one more per relay a path may cross (k).
-func (c *Node) PFCThresholds() signaling.PFCThresholds {
-	n := 1
-	if c.FC == FCPFCStar {
-		n += c.K
-	}
-	var mask uint8
-	for i := range n {
-		mask |= 1 << (signaling.PCPData + i)
-	}
-	l := c.PortPFC("")
-	th := signaling.PFCThresholds{Xoff: l.Xoff, Xon: l.Xon, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh)}
-	for _, name := range c.ports() {
-		th.PerPort = append(th.PerPort, c.PortPFC(name))
-	}
-	return th
-}
-
-// BFC returns cfg's BFC configuration. The sticky time is the model's
-// (two one-hop RTTs), Th's BDP the one-hop BDP at each port's rate, and the random
-// queue choices are seeded by the node's name, so each node differs and
-// every run is the same.
-func (c *Node) BFC() signaling.BFCConfig {
-	h := fnv.New64a()
-	h.Write([]byte(c.Node))
-	b := signaling.BFCConfig{Queues: c.BFCQueues, TableSize: c.BFCTable, Sticky: int64(c.Model().FlowControl().Sticky),
-		Refresh: int64(c.FCRefresh), Hold: int64(c.FCHold), BDP: c.BDP(), Seed: h.Sum64(),
-		Hashed: c.BFCAssign == BFCAssignHash}
-	for _, name := range c.ports() {
-		b.PerPortBDP = append(b.PerPortBDP, c.PortBDP(name))
-	}
-	return b
 }
 
 // Watchdog returns cfg's watchdog configuration (Detect 0: off).

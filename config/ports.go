@@ -151,9 +151,10 @@ func (c *Node) fabricPorts(t bcube.Topology, node bcube.Node) []string {
 	return out
 }
 
-// ports are fabricPorts of the node cfg describes (none when N, K or
-// Node are not valid; Validate says why).
-func (c *Node) ports() []string {
+// FabricPorts are the names of the fabric ports of the node c describes,
+// in engine order: a switch's p0..p<n-1>, a server's eth0..eth<k> (none
+// when N, K or Node are not valid; Validate says why).
+func (c *Node) FabricPorts() []string {
 	t, err := bcube.New(c.N, c.K)
 	if err != nil {
 		return nil

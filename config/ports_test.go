@@ -2,7 +2,6 @@ package config
 
 import (
 	"github.com/bcfab/bcfab/scale"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,47 +29,42 @@ func TestPortThresholdsFollowPortRates(t *testing.T) {
 		{"uniform", Node{Node: "s0.0", N: 2, K: 1, RateBps: 500_000_000, Dilation: 1000}, []uint64{500e6, 500e6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, fc := range []string{FCPortFC, FCPFC, FCBFC} {
-				cfg := c.cfg
-				cfg.Control, cfg.FC, cfg.ECN = "/x.sock", fc, true
-				cfg.SetDefaults()
-				if _, _, err := cfg.Validate(); err != nil {
-					t.Fatalf("%s: %v", fc, err)
+			cfg := c.cfg
+			cfg.Control, cfg.ECN = "/x.sock", true
+			cfg.SetDefaults()
+			if _, _, err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if len(cfg.FabricPorts()) != len(c.rates) {
+				t.Fatalf("fabric ports %v, want %d", cfg.FabricPorts(), len(c.rates))
+			}
+			for p, rate := range c.rates {
+				b, name := bdp(rate), cfg.FabricPorts()[p]
+				if want := (signaling.PortThresholds{XoffA: 6 * b, XonA: 4 * b, XoffB: 6 * b, XonB: 4 * b}); cfg.PortThresholds(name) != want {
+					t.Errorf("%s at %d bit/s: PortFC %+v, want %+v", name, rate, cfg.PortThresholds(name), want)
 				}
-				pf, pfc, bfc := cfg.Thresholds(), cfg.PFCThresholds(), cfg.BFC()
-				if len(pf.PerPort) != len(c.rates) || len(pfc.PerPort) != len(c.rates) || len(bfc.PerPortBDP) != len(c.rates) {
-					t.Fatalf("%s: per-port thresholds for %d/%d/%d ports, want %d", fc, len(pf.PerPort), len(pfc.PerPort), len(bfc.PerPortBDP), len(c.rates))
+				if want := (signaling.PFCLimits{Xoff: 6 * b, Xon: 4 * b}); cfg.PortPFC(name) != want {
+					t.Errorf("%s: PFC %+v, want %+v", name, cfg.PortPFC(name), want)
 				}
-				for p, rate := range c.rates {
-					b := bdp(rate)
-					if want := (signaling.PortThresholds{XoffA: 6 * b, XonA: 4 * b, XoffB: 6 * b, XonB: 4 * b}); pf.Port(p) != want {
-						t.Errorf("%s port %d at %d bit/s: PortFC %+v, want %+v", fc, p, rate, pf.Port(p), want)
-					}
-					if want := (signaling.PFCLimits{Xoff: 6 * b, Xon: 4 * b}); pfc.Port(p) != want {
-						t.Errorf("%s port %d: PFC %+v, want %+v", fc, p, pfc.Port(p), want)
-					}
-					if bfc.PortBDP(p) != b {
-						t.Errorf("%s port %d: BFC BDP %d, want %d", fc, p, bfc.PortBDP(p), b)
-					}
-					// ECN: the papers' K_min 100 KB and K_max 400 KB on
-					// a 100 Gb/s link with a 2 µs one-hop RTT are 4 and
-					// 16 one-hop BDPs, at any rate.
-					name := cfg.ports()[p]
-					kmin, kmax := int(float64(rate)/8*rtt.Seconds()*4), int(float64(rate)/8*rtt.Seconds()*16)
-					if e := cfg.PortECN(name); e.KminBytes != kmin || e.KmaxBytes != kmax || e.Pmax != 0.2 {
-						t.Errorf("%s %s: ECN %+v, want K_min %d, K_max %d", fc, name, e, kmin, kmax)
-					}
+				if cfg.PortBDP(name) != b {
+					t.Errorf("%s: BDP %d, want %d", name, cfg.PortBDP(name), b)
+				}
+				// ECN: the papers' K_min 100 KB and K_max 400 KB on a
+				// 100 Gb/s link with a 2 µs one-hop RTT are 4 and 16
+				// one-hop BDPs, at any rate.
+				kmin, kmax := int(float64(rate)/8*rtt.Seconds()*4), int(float64(rate)/8*rtt.Seconds()*16)
+				if e := cfg.PortECN(name); e.KminBytes != kmin || e.KmaxBytes != kmax || e.Pmax != 0.2 {
+					t.Errorf("%s: ECN %+v, want K_min %d, K_max %d", name, e, kmin, kmax)
 				}
 			}
 		})
 	}
 }
 
-// Thresholds given in bytes hold on every port whatever its rate, and
-// they are checked on every port: an X_on that is above the X_off one
-// port's rate gives is refused, naming the port.
+// Thresholds given in bytes hold on every port whatever its rate (package
+// scheme checks them on every port).
 func TestPortThresholdsExplicit(t *testing.T) {
-	cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: FCPFC, RateBps: 100_000_000, PFCXoff: 50_000, PFCXon: 30_000,
+	cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: "pfc", RateBps: 100_000_000, PFCXoff: 50_000, PFCXon: 30_000,
 		ECN: true, ECNKminBytes: 30_000, Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
 	cfg.SetDefaults()
 	if _, _, err := cfg.Validate(); err != nil {
@@ -83,14 +77,6 @@ func TestPortThresholdsExplicit(t *testing.T) {
 		if e := cfg.PortECN(p); e.KminBytes != 30_000 || e.KmaxBytes != 16*cfg.PortBDP(p) {
 			t.Errorf("%s: ECN %+v: K_min given, K_max scaled to the port", p, e)
 		}
-	}
-	// Only X_on given, 200 KB: below the fast port's X_off (6 x 40 KB),
-	// above the slow port's (6 x 25 KB).
-	cfg = Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: FCPortFC, RateBps: 100_000_000, XonA: 200_000, XonB: 200_000,
-		Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
-	cfg.SetDefaults()
-	if _, _, err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "portfc thresholds of eth1") {
-		t.Errorf("X_on above the slow port's X_off: %v", err)
 	}
 }
 

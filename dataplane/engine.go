@@ -1195,44 +1195,42 @@ func dropMap(counts []uint64) map[string]uint64 {
 // Uptime is the time since the engine started on its first worker.
 func (e *Engine) Uptime() time.Duration { return time.Since(e.started) }
 
-// SignalReceiver is a flow-control state machine that takes signal frames.
+// SignalReceiver is a node's flow control as it takes PortFC and BFC
+// signal frames: OnSignal reports false when it takes none.
 type SignalReceiver interface {
-	OnSignal(in int, sig signaling.Signal)
+	OnSignal(in int, sig signaling.Signal) bool
 }
 
 // ConsumeSignal settles v for a flow-control frame b that arrived on port
 // in: parsed and handed to r (consumed), or dropped as malformed, or as
-// unsupported when the node runs no flow control (r == nil).
+// unsupported when the node's flow control takes no such frame.
 func ConsumeSignal(in int, b []byte, r SignalReceiver, v *Verdict) {
 	v.Port = -1
 	sig, err := signaling.ParseSignal(b)
 	switch {
 	case err != nil:
 		v.Drop = DropMalformed
-	case r == nil:
+	case !r.OnSignal(in, sig):
 		v.Drop = DropUnsupported
-	default:
-		r.OnSignal(in, sig)
 	}
 }
 
-// PFCReceiver is a node's PFC logic that takes 802.1Qbb frames.
+// PFCReceiver is a node's flow control as it takes 802.1Qbb frames:
+// OnPFC reports false when it takes none.
 type PFCReceiver interface {
-	OnPFC(in int, f signaling.PFCFrame)
+	OnPFC(in int, f signaling.PFCFrame) bool
 }
 
 // ConsumePFC settles v for a MAC control frame b that arrived on port in:
 // an 802.1Qbb frame is handed to r (consumed); a malformed one, or any
-// when the node runs no PFC (r == nil), is dropped and counted.
+// when the node's flow control takes none, is dropped and counted.
 func ConsumePFC(in int, b []byte, r PFCReceiver, v *Verdict) {
 	v.Port = -1
 	f, err := signaling.ParsePFC(b)
 	switch {
 	case err != nil:
 		v.Drop = DropMalformed
-	case r == nil:
+	case !r.OnPFC(in, f):
 		v.Drop = DropUnsupported
-	default:
-		r.OnPFC(in, f)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/bcfab/bcfab/experiments"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/units"
 )
@@ -231,29 +231,26 @@ type Scheme struct {
 	Mode string // lossless, irn or gbn
 }
 
-// ParseScheme reads a scheme name (see Config.Schemes).
+// ParseScheme reads a scheme name (see Config.Schemes): a registered
+// scheme with its variants or a lossy transport (scheme.ParseName), or
+// FC/MODE.
 func ParseScheme(s string) (Scheme, error) {
 	sc := Scheme{Name: s, FC: s, Mode: transport.Lossless.String()}
-	switch {
-	case s == "irn" || s == "gbn":
-		sc.FC, sc.Mode = "none", s
-	case strings.Contains(s, "/"):
-		sc.FC, sc.Mode, _ = strings.Cut(s, "/")
-		if _, err := transport.ParseMode(sc.Mode); err != nil {
+	if fc, mode, ok := strings.Cut(s, "/"); ok {
+		if _, err := transport.ParseMode(mode); err != nil {
 			return sc, fmt.Errorf("scheme %q: %w", s, err)
 		}
+		sc.FC, sc.Mode = fc, mode
 	}
-	fc, variants, _ := strings.Cut(sc.FC, ":")
-	if !slices.Contains([]string{"none", "portfc", "pfc", "pfcstar", "bfc"}, fc) {
-		return sc, fmt.Errorf("scheme %q: flow control %q: want none, portfc, portfc:drr, pfc, pfcstar, bfc, bfc:Q, bfc:hash or bfc:hash:Q, or irn, gbn, FC/MODE", s, fc)
-	}
-	if err := bench.SetScheme(&lab.Spec{}, sc.FC); err != nil {
+	n, err := scheme.ParseName(sc.FC)
+	if err != nil {
 		return sc, err
 	}
-	for _, v := range strings.Split(variants, ":") {
-		if n, err := strconv.Atoi(v); err == nil && n < 2 {
-			return sc, fmt.Errorf("scheme %q: bfc's queue count %d: want at least 2 (bfc:32, bfc:2)", s, n)
+	if n.Transport != "" {
+		if sc.FC != s {
+			return sc, fmt.Errorf("scheme %q: %s names its transport itself", s, sc.FC)
 		}
+		sc.FC, sc.Mode = n.FC, n.Transport
 	}
 	return sc, nil
 }

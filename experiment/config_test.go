@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -173,10 +173,10 @@ func TestLabSpec(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Error(err)
 	}
-	if s := c.LabSpec("bfc:hash:8", "", ""); s.FC != "bfc" || s.BFCAssign != config.BFCAssignHash || s.BFCQueues != 8 {
+	if s := c.LabSpec("bfc:hash:8", "", ""); s.FC != "bfc" || s.BFCAssign != scheme.BFCAssignHash || s.BFCQueues != 8 {
 		t.Errorf("bfc:hash:8: spec %+v", s)
 	}
-	if s := c.LabSpec("portfc:drr", "", ""); s.FC != "portfc" || s.RelayQueue != config.RelayDRR {
+	if s := c.LabSpec("portfc:drr", "", ""); s.FC != "portfc" || s.RelayQueue != scheme.RelayDRR {
 		t.Errorf("portfc:drr: spec %+v", s)
 	}
 }

@@ -86,7 +86,7 @@ func TestNewATEBad(t *testing.T) {
 // The per-flow decision (the domain, then the level order) allocates
 // nothing.
 func TestATEAllocs(t *testing.T) {
-	h := NewHost(bcube.MustNew(4, 2), 0, bcube.Policy{ATE: true}, "portfc")
+	h := NewHost(bcube.MustNew(4, 2), 0, bcube.Policy{ATE: true}, noFC(bcube.MustNew(4, 2), 0))
 	if err := h.EnableATE(0.9, 1000); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestATEAllocs(t *testing.T) {
 // destination differs in one domain only.
 func TestATEOrder(t *testing.T) {
 	tp := bcube.MustNew(4, 2)
-	h := NewHost(tp, 0, bcube.Policy{ATE: true}, "portfc")
+	h := NewHost(tp, 0, bcube.Policy{ATE: true}, noFC(tp, 0))
 	for _, c := range []struct {
 		dst, id int
 		hbd     bool
@@ -215,7 +215,7 @@ func TestATERDMA(t *testing.T) {
 // BenchmarkATEDecision times the per-flow decision on BCube(4,1): the
 // domain, the level order, the count.
 func BenchmarkATEDecision(b *testing.B) {
-	h := NewHost(bcube.MustNew(4, 1), 0, bcube.Policy{ATE: true}, "portfc")
+	h := NewHost(bcube.MustNew(4, 1), 0, bcube.Policy{ATE: true}, noFC(bcube.MustNew(4, 1), 0))
 	if err := h.EnableATE(0.9, 1000); err != nil {
 		b.Fatal(err)
 	}

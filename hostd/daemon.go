@@ -14,6 +14,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -21,34 +22,22 @@ import (
 // NewNode returns server n of t as a node to run: fabric ports
 // eth0..eth<k> shaped to the link rate, and the application port bc0nic,
 // unshaped (it stands for the server's PCIe bus, not a link). Fabric ports
-// have the queues of cfg.Queueing.
+// have the queues of its flow-control scheme (cfg.FC).
 func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
 	}
-	qc, err := cfg.ServerEgress(t)
+	fc, err := scheme.New(cfg, scheme.Place{T: t, Node: n, Policy: policy})
 	if err != nil {
 		return nil, err
 	}
-	host := NewHost(t, n.Index, policy, cfg.Queueing)
+	qc := fc.Egress()
+	host := NewHost(t, n.Index, policy, fc)
 	if policy.ATE {
 		if err := host.EnableATE(cfg.ATEP, cfg.ATECap()); err != nil {
 			return nil, err
 		}
-	}
-	switch {
-	case cfg.FC == config.FCPortFC:
-		host.EnablePortFC(cfg.Thresholds())
-		if cfg.RelayQueue == config.RelayDRR {
-			// A relay queue in the round can fill from a link of its
-			// own port's rate: it must push back as a slower port's does.
-			host.GuardRelays()
-		}
-	case config.IsPFC(cfg.FC):
-		host.EnablePFC(cfg.PFCThresholds(), cfg.RateBps, cfg.FC == config.FCPFCStar)
-	case cfg.FC == config.FCBFC:
-		host.EnableBFC(cfg.BFC())
 	}
 	if err := host.SetTransport(TransportParams(cfg.Model(), cfg.RateBps)); err != nil {
 		return nil, err

@@ -37,7 +37,7 @@ const (
 type genFlow struct {
 	api.GenFlow
 	req      api.GenRequest
-	queue    int
+	queue    int // -1: the scheme assigns one per packet (BFC)
 	template []byte
 	seq      uint64
 	deadline int64 // engine time, 0: none
@@ -112,10 +112,9 @@ func (g *gen) start(r api.GenRequest) (*genFlow, error) {
 	f.Port = h.route(r.Dst)
 	f.Order = h.t.FlowOrder(&h.policy, &h.tuple).String()
 	f.hash = bcube.FlowHash(&h.tuple)
-	if h.bfc != nil {
-		f.Queue = "bfc" // assigned per packet
+	if f.queue = h.fc.FlowQueue(f.Port, r.Dst); f.queue < 0 {
+		f.Queue = h.fc.Name() // assigned per packet
 	} else {
-		f.queue = h.queue(f.Port, r.Dst, signaling.PCPData, false)
 		f.Queue = h.e.Egress(f.Port).Name(f.queue)
 	}
 	h.setMACs(f.template, f.Port)
@@ -201,9 +200,9 @@ func (g *gen) Produce(now int64) int {
 		eg := e.Egress(f.Port)
 		for {
 			q, meta := f.queue, uint64(f.ID)<<signaling.MetaOwnerShift
-			if bfc := g.h.bfc; bfc != nil {
+			if q < 0 {
 				var m uint64
-				q, m = bfc.Classify(f.Port, f.hash, -1, 0, now)
+				q, m = g.h.fc.OwnFrame(f.Port, f.hash, now)
 				meta |= m
 			}
 			// A flow's end does not wait for its queue's pause to lift.
@@ -225,7 +224,7 @@ func (g *gen) Produce(now int64) int {
 			copy(b, f.template)
 			binary.BigEndian.PutUint64(b[genHeader:], f.seq)
 			binary.BigEndian.PutUint64(b[genHeader+8:], uint64(time.Now().UnixNano()))
-			if g.h.bfc != nil {
+			if f.queue < 0 {
 				header.SetVID(b, signaling.VID(q))
 			}
 			f.seq++

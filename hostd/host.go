@@ -20,6 +20,7 @@ import (
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -28,18 +29,19 @@ import (
 // ports eth0..ethk; port k+1 is the application port. It implements
 // dataplane.Handler.
 //
-// Queues (DESIGN §4): own traffic joins the a queue (more than one hop) or
-// b queue (one hop) of the next switch's egress port; traffic relayed for
-// other servers joins the RQ; control frames (802.1Q priority 6 — hostd
-// gives it to ICMP from the kernel) the strict HQ. In priority mode (PFC)
-// the queue is the frame's priority.
+// Its flow-control scheme names the queue of every frame it sends into
+// the fabric (under PortFC, DESIGN §4: own traffic joins the a queue
+// (more than one hop) or b queue (one hop) of the next switch's egress
+// port; traffic relayed for other servers joins the RQ; control frames
+// (802.1Q priority 6 — hostd gives it to ICMP from the kernel) the
+// strict HQ).
 type Host struct {
-	t        bcube.Topology
-	self     int
-	app      int
-	policy   bcube.Policy
-	priority bool
-	e        *dataplane.Engine
+	t      bcube.Topology
+	self   int
+	app    int
+	policy bcube.Policy
+	fc     scheme.Scheme
+	e      *dataplane.Engine
 
 	own    []net.HardwareAddr // MAC of eth<l>
 	sw     []net.HardwareAddr // MAC of the switch port eth<l> is cabled to
@@ -47,21 +49,7 @@ type Host struct {
 	nicMAC net.HardwareAddr   // bc0nic: the fabric's "gateway" for the kernel
 	f      header.Frame
 	tuple  bcube.FiveTuple
-
-	fc *signaling.HostPortFC // nil without PortFC
-	// guardAll guards every port's relay queue under PortFC
-	// (GuardRelays), not only a slower port's.
-	guardAll bool
-	th       *signaling.Thresholds
-
-	pfc      *signaling.PFC // nil without PFC
-	pfcTh    *signaling.PFCThresholds
-	pfcHooks queues.Hooks
-	rate     uint64
-	star     bool // PFC*: relaying raises the priority by one
-
-	bfc    *signaling.BFC // nil without BFC
-	bfcCfg *signaling.BFCConfig
+	frame  scheme.Frame // what fc classifies: f in the frame at hand
 
 	g   gen
 	r   rdma
@@ -71,11 +59,12 @@ type Host struct {
 	clsMap config.DSCPMap
 }
 
-// NewHost returns the logic of server self of t routing by policy, with
-// queueing a dataplane queueing mode.
-func NewHost(t bcube.Topology, self int, policy bcube.Policy, queueing string) *Host {
-	h := &Host{t: t, self: self, app: t.Levels(), policy: policy, priority: queueing == config.QueueingPriority,
+// NewHost returns the logic of server self of t routing by policy, under
+// the flow-control scheme fc, made for it (scheme.New).
+func NewHost(t bcube.Topology, self int, policy bcube.Policy, fc scheme.Scheme) *Host {
+	h := &Host{t: t, self: self, app: t.Levels(), policy: policy, fc: fc,
 		appMAC: bcube.AppMAC(self), nicMAC: bcube.AppNICMAC(self)}
+	h.frame.H = &h.f
 	for l := 0; l < t.Levels(); l++ {
 		w, p := t.SwitchOf(self, l)
 		h.own = append(h.own, bcube.HostPortMAC(self, l))
@@ -110,31 +99,10 @@ func (h *Host) HostStats() *api.HostStats {
 	return &api.HostStats{ATE: &s}
 }
 
-// EnablePortFC makes the host obey and relay PortFC signals once bound.
-func (h *Host) EnablePortFC(th signaling.Thresholds) { h.th = &th }
-
-// GuardRelays makes every fabric port's relay queue a congestion point
-// under PortFC (signaling.GuardRelay), not only those of ports slower
-// than another: for a relay queue served in the round with a and b
-// (config.RelayDRR), which, unlike a strict one, can be outrun by what
-// arrives on a link of the same rate.
-func (h *Host) GuardRelays() { h.guardAll = true }
-
-// EnablePFC makes the host run PFC with th on links of rateBps once
-// bound, as a NIC (it obeys pauses) and as a relay (it charges what it
-// buffers to the port it came in by and pauses that neighbour). With
-// star (PFC*) a relayed frame leaves one priority higher than it came.
-func (h *Host) EnablePFC(th signaling.PFCThresholds, rateBps uint64, star bool) {
-	h.pfcTh, h.rate, h.star = &th, rateBps, star
-}
-
-// EnableBFC makes the host run BFC with cfg once bound: as a NIC it
-// assigns its own flows to queues and obeys pauses, as a relay it also
-// pauses the upstream queues that overfill its egress.
-func (h *Host) EnableBFC(cfg signaling.BFCConfig) { h.bfcCfg = &cfg }
-
-// Bind gives the host the engine whose frames it handles, and sets up its
-// flow control on it.
+// Bind gives the host the engine whose frames it handles, and sets its
+// flow control up on it: the scheme's state, its timer and counters, and
+// every port's hooks (the application port's too: what waits for the
+// kernel still occupies the NIC's buffer).
 func (h *Host) Bind(e *dataplane.Engine) {
 	h.e = e
 	h.g.h = h
@@ -142,62 +110,16 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	e.SetSource(hostSource{h})
 	e.AddTimer(&h.g)
 	e.AddTimer(&h.r)
-	if h.th != nil {
-		h.fc = signaling.NewHostPortFC(h.t, h.self, e, *h.th)
-		// A port slower than another of the server's can be outrun by
-		// what it relays: its relay queue pauses the switches it is fed
-		// from (signaling.GuardRelay; a Rail-only fabric's rails).
-		for l := 0; l < h.t.Levels(); l++ {
-			for l2 := 0; l2 < h.t.Levels(); l2++ {
-				if r, r2 := portRate(e, l, 0), portRate(e, l2, 0); h.guardAll || r != 0 && (r2 == 0 || r2 > r) {
-					h.fc.GuardRelay(l)
-					break
-				}
-			}
-		}
-		e.AddTimer(h.fc)
-		e.SetPortCounters(h)
+	ports := make([]scheme.Port, h.app)
+	for l := range ports {
+		ports[l] = scheme.Port{Own: h.own[l], Peer: h.sw[l]}
 	}
-	if h.pfcTh != nil {
-		var ports []signaling.PFCPort
-		for l := 0; l < h.t.Levels(); l++ {
-			ports = append(ports, signaling.PFCPort{MAC: h.own[l], RateBps: portRate(e, l, h.rate)})
-		}
-		h.pfc = signaling.NewPFC(e, ports, *h.pfcTh)
-		h.pfcHooks = h.pfc.Hooks()
-		e.AddTimer(h.pfc)
-		e.SetPortCounters(h)
-	}
-	if h.bfcCfg != nil {
-		var ports []signaling.BFCPort
-		for l := 0; l < h.t.Levels(); l++ {
-			ports = append(ports, signaling.BFCPort{Own: h.own[l], Peer: h.sw[l]})
-		}
-		h.bfc = signaling.NewBFC(e, ports, *h.bfcCfg)
-		e.AddTimer(h.bfc)
-		e.SetPortCounters(h)
-	}
-	// Every port, the application port too: what waits for the kernel
-	// still occupies the NIC's buffer.
+	h.fc.Bind(e, ports)
+	e.AddTimer(h.fc)
+	e.SetPortCounters(h.fc)
 	for p := 0; p <= h.app; p++ {
-		k := hostHooks{h: h}
-		if h.bfc != nil && p < h.app {
-			k.bfc = h.bfc.Hooks(p)
-		}
-		if h.fc != nil && p < h.app {
-			k.relay = h.fc.RelayHooks(p)
-		}
-		e.Egress(p).SetHooks(k)
+		e.Egress(p).SetHooks(hostHooks{h: h, fc: h.fc.Hooks(p)})
 	}
-}
-
-// portRate is the rate of engine port p, which PFC counts pause times
-// at, or def when the engine has none (unshaped).
-func portRate(e *dataplane.Engine, p int, def uint64) uint64 {
-	if r := e.PortRate(p); r != 0 {
-		return r
-	}
-	return def
 }
 
 // hostSource is the NIC's own traffic: generated flows and RDMA flows.
@@ -206,22 +128,16 @@ type hostSource struct{ h *Host }
 func (s hostSource) Produce(now int64) int { return s.h.g.Produce(now) + s.h.r.Produce(now) }
 
 // hostHooks return generated and RDMA frames' bytes to their flows'
-// windows and run PFC's charging or BFC's accounting.
+// windows and run the scheme's hooks of the port (PFC's charging, BFC's
+// accounting, PortFC's relay guard), if it has any.
 type hostHooks struct {
-	h     *Host
-	bfc   queues.Hooks          // this port's, under BFC
-	relay *signaling.RelayHooks // this port's relay guard, under PortFC
+	h  *Host
+	fc queues.Hooks
 }
 
 func (k hostHooks) Enqueued(q int, p queues.Packet) {
-	if k.h.pfcHooks != nil {
-		k.h.pfcHooks.Enqueued(q, p)
-	}
-	if k.bfc != nil {
-		k.bfc.Enqueued(q, p)
-	}
-	if k.relay != nil {
-		k.relay.Enqueued(q, p)
+	if k.fc != nil {
+		k.fc.Enqueued(q, p)
 	}
 }
 
@@ -232,25 +148,13 @@ func (k hostHooks) Dequeued(q int, p queues.Packet) {
 	case p.Meta>>signaling.MetaOwnerShift != 0:
 		k.h.g.dequeued(p.Meta, int(p.Len))
 	}
-	if k.h.pfcHooks != nil {
-		k.h.pfcHooks.Dequeued(q, p)
-	}
-	if k.relay != nil {
-		k.relay.Dequeued(q, p)
-	}
-	if k.bfc != nil {
-		k.bfc.Dequeued(q, p)
+	if k.fc != nil {
+		k.fc.Dequeued(q, p)
 	}
 }
 
-// BFC is the host's BFC state (nil without BFC).
-func (h *Host) BFC() *signaling.BFC { return h.bfc }
-
-// PFC is the host's PFC state (nil without PFC).
-func (h *Host) PFC() *signaling.PFC { return h.pfc }
-
-// PortFC is the host's PortFC state (nil without PortFC).
-func (h *Host) PortFC() *signaling.HostPortFC { return h.fc }
+// Scheme is the host's flow-control scheme.
+func (h *Host) Scheme() scheme.Scheme { return h.fc }
 
 // StartFlow starts a generated flow (on the engine goroutine).
 func (h *Host) StartFlow(r api.GenRequest) (api.GenFlow, error) {
@@ -272,19 +176,6 @@ func (h *Host) Flows() api.GenReport {
 	return r
 }
 
-// PortCounters implements dataplane.PortCounters: the signals of port p.
-func (h *Host) PortCounters(p int, m map[string]uint64) {
-	switch {
-	case p >= h.app: // the application port carries no signals
-	case h.bfc != nil:
-		h.bfc.B.C[p].Fill(m)
-	case h.pfc != nil:
-		h.pfc.C[p].Fill(h.pfc.Lossless(), m)
-	default:
-		h.fc.C[p].Fill(m)
-	}
-}
-
 // AppPort is the index of the application port.
 func (h *Host) AppPort() int { return h.app }
 
@@ -292,22 +183,11 @@ func (h *Host) AppPort() int { return h.app }
 func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := h.e.Frame(d)
 	if in != h.app && signaling.IsSignal(b) {
-		var r dataplane.SignalReceiver
-		switch {
-		case h.fc != nil:
-			r = h.fc
-		case h.bfc != nil:
-			r = h.bfc
-		}
-		dataplane.ConsumeSignal(in, b, r, v)
+		dataplane.ConsumeSignal(in, b, h.fc, v)
 		return
 	}
 	if in != h.app && signaling.IsMACControl(b) {
-		var r dataplane.PFCReceiver
-		if h.pfc != nil {
-			r = h.pfc
-		}
-		dataplane.ConsumePFC(in, b, r, v)
+		dataplane.ConsumePFC(in, b, h.fc, v)
 		return
 	}
 	kind := header.Parse(b, &h.f)
@@ -346,19 +226,7 @@ func (h *Host) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	}
 	h.setMACs(b, l)
 	v.Port, v.L3 = l, h.f.L3
-	v.Meta = signaling.IngressMeta(in, h.f.PCP)
-	pcp := h.f.PCP
-	if h.star && h.f.Tagged && pcp < 7 && h.pfcTh.Lossless&(1<<pcp) != 0 && h.pfcTh.Lossless&(1<<(pcp+1)) != 0 {
-		// PFC*: the relayed frame climbs one lossless priority, so no
-		// cycle of buffers waits on itself.
-		pcp++
-		header.SetPCP(b, pcp)
-	}
-	if h.bfc != nil {
-		v.Queue, v.Meta = h.bfcQueue(b, in, l, pcp)
-		return
-	}
-	v.Queue = h.queue(l, dst, pcp, true)
+	v.Queue, v.Meta = h.classify(b, h.f.PCP, h.f.Tagged, in, l, dst)
 }
 
 func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Verdict) {
@@ -421,34 +289,16 @@ func (h *Host) fromApp(d *xdp.Desc, b []byte, kind header.Kind, v *dataplane.Ver
 	l := h.route(dst)
 	h.setMACs(b, l)
 	v.Port, v.L3 = l, l3
-	if h.bfc != nil {
-		v.Queue, v.Meta = h.bfcQueue(b, -1, l, pcp)
-		return
-	}
-	v.Queue = h.queue(l, dst, pcp, false)
+	v.Queue, v.Meta = h.classify(b, pcp, true, -1, l, dst)
 }
 
-// bfcQueue is BFC's queue at fabric port l for the parsed, tagged frame b
-// that came in by fabric port in (-1: the server's own); the frame leaves
-// with it as its upstream queue.
-func (h *Host) bfcQueue(b []byte, in, l int, pcp uint8) (int, uint64) {
-	if signaling.IsControl(pcp) {
-		return h.bfc.HQ(), 0
-	}
-	q, meta := h.bfc.Classify(l, bcube.FlowHash(&h.tuple), in, h.f.VID, h.e.Now())
-	header.SetVID(b, signaling.VID(q))
-	return q, meta
-}
-
-// queue classifies a frame leaving by fabric port l.
-func (h *Host) queue(l, dst int, pcp uint8, relayed bool) int {
-	switch {
-	case h.priority:
-		return int(pcp)
-	case signaling.IsControl(pcp):
-		return h.t.ServerHQ()
-	}
-	return h.t.ServerQueue(h.self, l, dst, relayed)
+// classify is the scheme's queue and meta of the parsed frame b, of
+// priority pcp, leaving by fabric port l for server dst; in is the
+// fabric port it came in by, -1 for the server's own.
+func (h *Host) classify(b []byte, pcp uint8, tagged bool, in, l, dst int) (int, uint64) {
+	fr := &h.frame
+	fr.B, fr.PCP, fr.Tagged, fr.In, fr.Out, fr.Dst = b, pcp, tagged, in, l, dst
+	return h.fc.Classify(fr)
 }
 
 // deliver hands a frame for this server to the kernel through bc0, or to

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // The parameters a server and a switch of a lab at 20 Mb/s actually run
@@ -16,13 +17,13 @@ import (
 func TestNodeRunsTheModel(t *testing.T) {
 	const D = 5000
 	us := time.Microsecond
-	cfg := config.Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: config.FCPortFC, ECN: true, RateBps: 20_000_000}
+	cfg := config.Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: "portfc", ECN: true, RateBps: 20_000_000}
 	cfg.SetDefaults()
 	if _, _, err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	port := bcube.HostPort(0)
-	th, pfc, bfc, ecn := cfg.PortThresholds(port), cfg.PortPFC(port), cfg.BFC(), cfg.PortECN(port)
+	th, pfc, bfc, ecn := cfg.PortThresholds(port), cfg.PortPFC(port), scheme.BFCConfig(&cfg), cfg.PortECN(port)
 	tr := TransportParams(cfg.Model(), cfg.PortRate(port))
 	for _, c := range []struct {
 		name      string

@@ -109,7 +109,7 @@ type rdmaFlow struct {
 	api.RDMAFlow
 	s        *transport.Sender
 	tmpl     roce.Flow // the data frames' addresses, class and QP
-	queue    int       // -1 under BFC (assigned per packet)
+	queue    int       // -1: the scheme assigns one per packet (BFC)
 	hash     uint32
 	maxFrame int
 	deadline int64 // engine ns; 0: none
@@ -637,10 +637,9 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 				f.latency, f.lat = true, make([]int64, msgs)
 			}
 		}
-		if h.bfc != nil {
-			f.Queue = "bfc" // assigned per packet
+		if f.queue = h.fc.FlowQueue(port, req.Dst); f.queue < 0 {
+			f.Queue = h.fc.Name() // assigned per packet
 		} else {
-			f.queue = h.queue(port, req.Dst, signaling.PCPData, false)
 			f.Queue = h.e.Egress(port).Name(f.queue)
 		}
 		if h.ate != nil {
@@ -705,7 +704,6 @@ func (r *rdma) Produce(now int64) int {
 
 func (r *rdma) produce(f *rdmaFlow, now int64) int {
 	e := r.h.e
-	bfc := r.h.bfc
 	eg := e.Egress(f.Port)
 	r.deadline(f, now)
 	f.blocked = blockNone
@@ -715,9 +713,9 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			break
 		}
 		q, meta := f.queue, rdmaOwner|uint64(f.ID)<<signaling.MetaOwnerShift
-		if bfc != nil {
+		if q < 0 {
 			var m uint64
-			q, m = bfc.Classify(f.Port, f.hash, -1, 0, now)
+			q, m = r.h.fc.OwnFrame(f.Port, f.hash, now)
 			meta |= m
 		}
 		if eg.PausedAt(q, now) {
@@ -755,7 +753,7 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		b := e.Frame(&d)
 		off := roce.PayloadOffset(op)
 		clear(b[off : off+seg.Len])
-		if bfc != nil {
+		if f.queue < 0 {
 			f.tmpl.VID = signaling.VID(q)
 		}
 		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len})
@@ -1185,12 +1183,7 @@ func (r *rdma) newReceiver(key recvKey, sport uint16) *rdmaRecv {
 }
 
 // controlQueue is the queue of control frames at fabric port l.
-func (h *Host) controlQueue(l int) int {
-	if h.bfc != nil {
-		return h.bfc.HQ()
-	}
-	return h.queue(l, -1, signaling.PCPControl, false)
-}
+func (h *Host) controlQueue(l int) int { return h.fc.ControlQueue(l) }
 
 // reply sends what a receiver answered: a CNP, then the ACK or NAK.
 func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {

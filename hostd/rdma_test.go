@@ -10,7 +10,6 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/internal/pipe"
@@ -48,10 +47,8 @@ func newNICPolicy(t testing.TB, tp bcube.Topology, self int, p transport.Params,
 	t.Helper()
 	mem := make([]byte, hFrames*hFrame)
 	var specs []dataplane.PortSpec
-	qc, err := config.ServerEgress(tp, config.QueueingPortFC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fc := noFC(tp, self)
+	qc := fc.Egress()
 	for l := 0; l <= tp.Levels(); l++ {
 		near, _ := pipe.New(mem, make([]byte, hRing*hFrame), hRing)
 		s := dataplane.PortSpec{Name: "p", IO: near}
@@ -60,7 +57,7 @@ func newNICPolicy(t testing.TB, tp bcube.Topology, self int, p transport.Params,
 		}
 		specs = append(specs, s)
 	}
-	h := NewHost(tp, self, pol, config.QueueingPortFC)
+	h := NewHost(tp, self, pol, fc)
 	if err := h.SetTransport(p); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // Incast 8 -> 1 on BCube(4,1) under BFC (h1..h8 -> h0, 2- and 4-hop
@@ -62,7 +64,7 @@ func TestBFCIncastLab(t *testing.T) {
 
 	cfg := nodeConfig(t, s, "s0.0")
 	rate := cfg.PortRate("p0")
-	bdp := cfg.BFC().PortBDP(0)
+	bdp := scheme.BFCConfig(&cfg).PortBDP(0)
 	var perQueue float64
 	n := 0
 	for _, sm := range samples {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // ChoiceError is a spec field that takes one of a few words given one it
@@ -38,9 +39,9 @@ func (s Spec) checkChoices() error {
 		key, v string
 		want   []string
 	}{
-		{"fc", s.FC, []string{config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC}},
-		{"relay-queue", s.RelayQueue, []string{config.RelayStrict, config.RelayDRR}},
-		{"bfc-assign", s.BFCAssign, []string{config.BFCAssignDynamic, config.BFCAssignHash}},
+		{"fc", s.FC, scheme.Names()},
+		{"relay-queue", s.RelayQueue, []string{scheme.RelayStrict, scheme.RelayDRR}},
+		{"bfc-assign", s.BFCAssign, []string{scheme.BFCAssignDynamic, scheme.BFCAssignHash}},
 		{"watchdog-action", s.WatchdogAction, []string{config.WatchdogNone, config.WatchdogForward, config.WatchdogDrop}},
 		{"xdp-mode", s.XDPMode, []string{"native", "generic", "auto"}},
 	} {

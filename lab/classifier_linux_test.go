@@ -25,7 +25,7 @@ import (
 func TestClassifierLab(t *testing.T) {
 	testtool.Require(t, "iperf3", "send kernel traffic of a DSCP through bc0")
 	s := realSpec(t, 2, 1)
-	s.RateBps, s.FC = 100e6, config.FCPFC
+	s.RateBps, s.FC = 100e6, "pfc"
 	s.DSCPMap = config.DSCPMap{26: 3, 46: 5}
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)

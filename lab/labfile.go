@@ -28,6 +28,7 @@ import (
 
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -130,7 +131,7 @@ type FileLink struct {
 func Defaults() Spec {
 	return Spec{
 		Name: DefaultName, RunRoot: DefaultRunRoot, RateBps: config.DefaultRateBps, BufferBytes: int(scale.Papers().BufferBytes),
-		Target: scale.Papers(), XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: config.FCNone, MaxNodes: DefaultMaxNodes,
+		Target: scale.Papers(), XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: scheme.Default, MaxNodes: DefaultMaxNodes,
 		HealthTimeout: DefaultHealthTimeout, WatchdogAction: "none",
 		DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
 		LinkMode: DefaultLinkMode,

@@ -113,7 +113,7 @@ func NewPlan(spec Spec) (*Plan, error) {
 	}
 	addNode := func(name, kind string) error {
 		c := s.daemonConfig(t, name, filepath.Join(run, name+".sock")) // length checked by check
-		if _, _, err := c.Validate(); err != nil {
+		if err := checkConfig(&c); err != nil {
 			return err
 		}
 		ns := Namespace(s.Name, name)

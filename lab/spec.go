@@ -14,6 +14,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -364,20 +365,32 @@ func (s Spec) check() (bcube.Topology, error) {
 	if err := s.checkLinks(t); err != nil {
 		return t, err
 	}
-	// The daemons' own rules (delay, buffer, XDP mode, level order,
-	// thresholds at every port's rate) live in config.Node.Validate;
-	// check a server's and every level's switch's config against them.
+	// The daemons' own rules (delay, buffer, XDP mode, level order) live
+	// in config.Node.Validate, the scheme's (its settings, thresholds at
+	// every port's rate) in scheme.New; check a server's and every
+	// level's switch's config against them.
 	nodes := []string{bcube.HostName(0)}
 	for l := range t.Levels() {
 		nodes = append(nodes, bcube.SwitchName(l, 0))
 	}
 	for _, n := range nodes {
 		c := s.daemonConfig(t, n, "/x.sock")
-		if _, _, err := c.Validate(); err != nil {
+		if err := checkConfig(&c); err != nil {
 			return t, err
 		}
 	}
 	return t, nil
+}
+
+// checkConfig checks a node's config as its daemon does: config.Node's
+// rules, then its flow-control scheme's.
+func checkConfig(c *config.Node) error {
+	t, n, err := c.Validate()
+	if err != nil {
+		return err
+	}
+	_, err = scheme.New(c, scheme.Place{T: t, Node: n})
+	return err
 }
 
 // nodeCount returns the servers n^(k+1) and switches (k+1)·n^k of

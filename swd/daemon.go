@@ -8,28 +8,23 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // NewNode returns switch n of t as a node to run: ports p0..p<n-1>,
-// each with the queues of cfg.Queueing and shaped to the link rate.
+// each with the queues of its flow-control scheme (cfg.FC) and shaped to
+// the link rate.
 func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
 	}
-	qc, err := config.SwitchEgress(t, cfg.Queueing, cfg.BFCQueues)
+	fc, err := scheme.New(cfg, scheme.Place{T: t, Node: n, Policy: policy})
 	if err != nil {
 		return nil, err
 	}
-	sw := NewSwitch(t, n.Level, n.Index, policy, cfg.Queueing)
-	switch {
-	case cfg.FC == config.FCPortFC:
-		sw.EnablePortFC(cfg.Thresholds())
-	case config.IsPFC(cfg.FC):
-		sw.EnablePFC(cfg.PFCThresholds(), cfg.RateBps)
-	case cfg.FC == config.FCBFC:
-		sw.EnableBFC(cfg.BFC())
-	}
+	qc := fc.Egress()
+	sw := NewSwitch(t, n.Level, n.Index, fc)
 	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
 		name := bcube.SwitchPort(p)

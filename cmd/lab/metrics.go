@@ -20,6 +20,7 @@ import (
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/metrics"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // metricsCmd serves a lab's counters to Prometheus.
@@ -82,7 +83,7 @@ func seriesOptions(spec lab.Spec, all bool) metrics.Options {
 	if all {
 		return metrics.Options{}
 	}
-	pauses := spec.FC != "" && spec.FC != config.FCNone
+	pauses := scheme.Pauses(spec.FC)
 	return metrics.Options{Lean: true, Pauses: pauses, ECN: spec.ECN || spec.ECNKminBytes > 0 || spec.ECNKmaxBytes > 0 || spec.ECNPmax > 0,
 		Watchdog: pauses && spec.WatchdogDetect >= 0, WatchdogActs: spec.WatchdogAction != "" && spec.WatchdogAction != config.WatchdogNone}
 }

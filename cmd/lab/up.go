@@ -18,6 +18,7 @@ import (
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -128,7 +129,7 @@ the file or a flag is bad.`,
 	add("max-nodes", func(s *lab.Spec) { s.MaxNodes = *maxNodes })
 	timeout := durationFlag(fs, "health-timeout", "", d.HealthTimeout.String(), "how long to wait for every daemon's /healthz")
 	add("health-timeout", func(s *lab.Spec) { s.HealthTimeout = timeout.D() })
-	fc := fs.String("fc", d.FC, "flow control of every node: none, portfc, pfc, pfcstar (PFC with priority +1 at every relay) or bfc")
+	fc := fs.String("fc", d.FC, "flow control of every node: "+scheme.List()+" (pfcstar: PFC with priority +1 at every relay)")
 	add("fc", func(s *lab.Spec) { s.FC = *fc })
 	bfcQueues := fs.Int("bfc-queues", 0, "BFC: queues per fabric port, the HQ included (0: 32; 2: a single data queue)")
 	add("bfc-queues", func(s *lab.Spec) { s.BFCQueues = *bfcQueues })
@@ -187,7 +188,11 @@ the file or a flag is bad.`,
 	fs.Var(&dscp, "dscp-map", "classes (802.1Q priorities) of kernel traffic on every server's bc0 by DSCP: DSCP=priority,... or none; unmapped: 0 (ICMP 6)")
 	add("dscp-map", func(s *lab.Spec) { s.DSCPMap = dscp })
 	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
-	completeWords(cmd, "fc", config.FCNone, config.FCPortFC, config.FCPFC, config.FCPFCStar, config.FCBFC)
+	var fcs []string
+	for _, n := range scheme.Names() {
+		fcs = append(fcs, n+"\t"+scheme.About(n)) // shells that can show what it is
+	}
+	completeWords(cmd, "fc", fcs...)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
 	completeWords(cmd, "links", config.LinksPatch, config.LinksVeth)
 	completeWords(cmd, "level-order", "hash", "ate", "ascending", "descending")

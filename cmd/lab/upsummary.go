@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -43,54 +44,13 @@ func perLevel(p *lab.Plan, text func(c *config.Node, port string) string) string
 	return strings.Join(out, "; ")
 }
 
-// bytesBDP is n bytes, and how many one-hop BDPs of bdp bytes they are.
-func bytesBDP(n, bdp int) string {
-	if bdp <= 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%d B (%.3g BDP)", n, float64(n)/float64(bdp))
-}
-
 // printFlowControl prints the scheme and its thresholds.
 func printFlowControl(w io.Writer, p *lab.Plan) {
-	s := p.Spec
-	var text string
-	switch s.FC {
-	case config.FCPortFC:
-		relay := s.RelayQueue
-		if relay == "" {
-			relay = "strict"
-		}
-		text = "portfc: switch egress " + perLevel(p, func(c *config.Node, port string) string {
-			th, bdp := c.PortThresholds(port), c.PortBDP(port)
-			if th.XoffA == th.XoffB && th.XonA == th.XonB {
-				return fmt.Sprintf("X_off %s, X_on %s per class (A, B)", bytesBDP(th.XoffA, bdp), bytesBDP(th.XonA, bdp))
-			}
-			return fmt.Sprintf("A X_off %s X_on %s, B X_off %s X_on %s",
-				bytesBDP(th.XoffA, bdp), bytesBDP(th.XonA, bdp), bytesBDP(th.XoffB, bdp), bytesBDP(th.XonB, bdp))
-		}) + "; servers' relay queue " + relay
-	case config.FCPFC, config.FCPFCStar:
-		what := "pfc"
-		if s.FC == config.FCPFCStar {
-			what = "pfcstar (PFC, priority +1 at every relay)"
-		}
-		text = what + ": every ingress port and priority " + perLevel(p, func(c *config.Node, port string) string {
-			l, bdp := c.PortPFC(port), c.PortBDP(port)
-			return fmt.Sprintf("X_off %s, X_on %s", bytesBDP(l.Xoff, bdp), bytesBDP(l.Xon, bdp))
-		}) + "; pauses of 65535 quanta, refreshed"
-	case config.FCBFC:
-		q, assign := s.BFCQueues, s.BFCAssign
-		if q == 0 {
-			q = 32
-		}
-		if assign == "" {
-			assign = "dynamic"
-		}
-		text = fmt.Sprintf("bfc: %d queues per port (the HQ one of them), assignment %s; pause threshold one-hop BDP %s / active queues",
-			q, assign, perLevel(p, func(c *config.Node, port string) string { return fmt.Sprintf("%d B", c.PortBDP(port)) }))
-	default:
-		text = "none: no pauses; a frame that finds the buffer full is dropped (a lossless flow then fails)"
+	n, ok := p.Node(bcube.HostName(0))
+	if !ok {
+		return
 	}
+	text := scheme.Describe(&n.Config, func(text func(c *config.Node, port string) string) string { return perLevel(p, text) })
 	fmt.Fprintf(w, "  flow ctl    %s\n", text)
 }
 

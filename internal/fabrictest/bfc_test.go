@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -22,7 +23,7 @@ var bfcCfg = signaling.BFCConfig{Queues: 32, TableSize: 3200, Sticky: 50_000_000
 func TestBFCIncast(t *testing.T) { validRun(t, bfcIncast) }
 
 func bfcIncast(t testing.TB) {
-	f, err := New(bcube.MustNew(4, 1), Options{RateBps: fcRate, BFC: &bfcCfg, Watchdog: watchdog})
+	f, err := New(bcube.MustNew(4, 1), Options{RateBps: fcRate, FC: BFC(bfcCfg), Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +33,12 @@ func bfcIncast(t testing.TB) {
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
 	}
-	sw := f.SwitchLogic[0].BFC() // s0.0
+	sw := f.SwitchLogic[0].Scheme().(*scheme.BFC).State() // s0.0
 	var pause, resume, rx uint64
 	for p := 1; p < 4; p++ {
 		pause += sw.B.C[p].TxPause
 		resume += sw.B.C[p].TxResume
-		rx += f.HostLogic[p].BFC().B.C[0].RxPause
+		rx += f.HostLogic[p].Scheme().(*scheme.BFC).State().B.C[0].RxPause
 	}
 	ps, _ := f.Sws[0].Snapshot()
 	var used, maxq int

@@ -19,6 +19,7 @@ import (
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/internal/pipe"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/swd"
 	"github.com/bcfab/bcfab/xdp"
@@ -64,6 +65,7 @@ type App struct {
 type node struct {
 	mem   []byte
 	ports []dataplane.PortSpec
+	fc    scheme.Scheme
 }
 
 func newNode(nports int) *node {
@@ -78,15 +80,11 @@ type Options struct {
 	RateBps uint64 // every fabric port's link rate (0: unshaped)
 	// Rates, if set, is each level's link rate in place of RateBps (a
 	// Rail-only fabric).
-	Rates    []uint64
-	Policy   bcube.Policy
-	Queueing string                // default portfc (priority with PFC)
-	PortFC   *signaling.Thresholds // nil: no PortFC
-	// PFC, if set, runs PFC on every node (PFC* with PFCStar).
-	PFC     *signaling.PFCThresholds
-	PFCStar bool
-	// BFC, if set, runs BFC on every node (queueing bfc with its queues).
-	BFC *signaling.BFCConfig
+	Rates  []uint64
+	Policy bcube.Policy
+	// FC makes every node's flow-control scheme (nil: none, with
+	// PortFC's queues): NoFC, PortFC, PFC, BFC.
+	FC MakeFC
 	// Watchdog of every node (zero: off); its reports go to Log.
 	Watchdog config.Watchdog
 	Log      *slog.Logger
@@ -94,52 +92,67 @@ type Options struct {
 	// Lose, if set, is asked about every frame on every fabric cable;
 	// true loses it (a faulty link).
 	Lose func(frame []byte) bool
-	// RelayDRR serves servers' relay queues in the round with a and b
-	// (config.RelayDRR), which guards them under PortFC, as hostd does.
-	RelayDRR bool
 	// Workers is the number of workers the nodes are dealt to in turn
 	// (default 2, so that cables join engines of one worker and of two).
 	Workers int
 }
 
+// MakeFC makes the flow-control scheme of a fabric's node at place p:
+// server p.Node.Index, or switch number i in the order of SwitchLogic.
+type MakeFC func(p scheme.Place, i int) scheme.Scheme
+
+// NoFC is no flow control, with PortFC's queues or, with priority, one
+// per 802.1Q priority.
+func NoFC(priority bool) MakeFC {
+	return func(p scheme.Place, _ int) scheme.Scheme { return scheme.NewNone(p, priority, false) }
+}
+
+// PortFC runs PortFC with th on every node; relayDRR serves servers'
+// relay queues in the round robin with a and b (scheme.RelayDRR), which
+// guards them, as hostd does.
+func PortFC(th signaling.Thresholds, relayDRR bool) MakeFC {
+	return func(p scheme.Place, _ int) scheme.Scheme { return scheme.NewPortFC(p, th, relayDRR) }
+}
+
+// PFC runs PFC with th on every node (PFC* with star), counting pause
+// times of unshaped ports at rateBps.
+func PFC(th signaling.PFCThresholds, rateBps uint64, star bool) MakeFC {
+	return func(p scheme.Place, _ int) scheme.Scheme { return scheme.NewPFC(p, th, rateBps, star) }
+}
+
+// BFC runs BFC with cfg on every node, each seeded apart: server i with
+// cfg.Seed + i, switch i with cfg.Seed + 1000 + i.
+func BFC(cfg signaling.BFCConfig) MakeFC {
+	return func(p scheme.Place, i int) scheme.Scheme {
+		c := cfg
+		c.Seed += uint64(i)
+		if p.Node.Switch {
+			c.Seed += 1000
+		}
+		return scheme.NewBFC(p, c)
+	}
+}
+
 // New builds t with o and starts it.
 func New(t bcube.Topology, o Options) (*Fabric, error) {
-	rateBps, policy, queueing := o.RateBps, o.Policy, o.Queueing
-	if queueing == "" {
-		queueing = config.QueueingPortFC
-		if o.PFC != nil {
-			queueing = config.QueueingPriority
-		}
-		if o.BFC != nil {
-			queueing = config.QueueingBFC
-		}
-	}
-	bfcQueues := 0
-	if o.BFC != nil {
-		bfcQueues = o.BFC.Queues
+	rateBps, policy := o.RateBps, o.Policy
+	if o.FC == nil {
+		o.FC = NoFC(false)
 	}
 	if o.Buffer == 0 {
 		o.Buffer = 1 << 20
 	}
 	f := &Fabric{T: t, errs: make(chan error, t.Servers()+t.Switches())}
-	switchQ, err := config.SwitchEgress(t, queueing, bfcQueues)
-	if err != nil {
-		return nil, err
-	}
-	serverQ, err := config.ServerEgress(t, queueing, bfcQueues)
-	if err != nil {
-		return nil, err
-	}
-	if o.RelayDRR {
-		serverQ.Strict = nil
-	}
 	hosts := make([]*node, t.Servers())
 	sws := make([]*node, t.Switches())
 	for i := range hosts {
 		hosts[i] = newNode(t.Levels() + 1)
+		hosts[i].fc = o.FC(scheme.Place{T: t, Node: bcube.Node{Index: i}, Policy: policy}, i)
 	}
 	for i := range sws {
 		sws[i] = newNode(t.N())
+		l, w := i/t.SwitchesPerLevel(), i%t.SwitchesPerLevel()
+		sws[i].fc = o.FC(scheme.Place{T: t, Node: bcube.Node{Switch: true, Level: l, Index: w}, Policy: policy}, i)
 	}
 	for i := 0; i < t.Servers(); i++ {
 		for l := 0; l < t.Levels(); l++ {
@@ -152,8 +165,8 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			if l < len(o.Rates) {
 				rate = o.Rates[l]
 			}
-			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rate, Queues: serverQ}
-			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rate, Queues: switchQ}
+			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rate, Queues: hosts[i].fc.Egress()}
+			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rate, Queues: s.fc.Egress()}
 		}
 		app := &App{mem: make([]byte, appFrames*frameSize), arrived: make(chan struct{}, 1)}
 		for a := 0; a < appFrames; a++ {
@@ -200,21 +213,7 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 		return e, nil
 	}
 	for i, n := range hosts {
-		hl := hostd.NewHost(t, i, policy, queueing)
-		if o.PortFC != nil {
-			hl.EnablePortFC(*o.PortFC)
-			if o.RelayDRR {
-				hl.GuardRelays()
-			}
-		}
-		if o.PFC != nil {
-			hl.EnablePFC(*o.PFC, rateBps, o.PFCStar)
-		}
-		if o.BFC != nil {
-			c := *o.BFC
-			c.Seed += uint64(i)
-			hl.EnableBFC(c)
-		}
+		hl := hostd.NewHost(t, i, policy, n.fc)
 		f.HostLogic = append(f.HostLogic, hl)
 		e, err := start(n, hl)
 		if err != nil {
@@ -225,20 +224,10 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	}
 	for l := 0; l < t.Levels(); l++ {
 		for w := 0; w < t.SwitchesPerLevel(); w++ {
-			sl := swd.NewSwitch(t, l, w, policy, queueing)
-			if o.PortFC != nil {
-				sl.EnablePortFC(*o.PortFC)
-			}
-			if o.PFC != nil {
-				sl.EnablePFC(*o.PFC, rateBps)
-			}
-			if o.BFC != nil {
-				c := *o.BFC
-				c.Seed += uint64(1000 + len(f.SwitchLogic))
-				sl.EnableBFC(c)
-			}
+			n := sws[l*t.SwitchesPerLevel()+w]
+			sl := swd.NewSwitch(t, l, w, n.fc)
 			f.SwitchLogic = append(f.SwitchLogic, sl)
-			e, err := start(sws[l*t.SwitchesPerLevel()+w], sl)
+			e, err := start(n, sl)
 			if err != nil {
 				f.Close()
 				return nil, err

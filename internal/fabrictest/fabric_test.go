@@ -66,7 +66,7 @@ func TestAllPairs(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(tp.String()+"/"+c.policy+"/"+c.queueing, func(t *testing.T) {
-			f, err := New(tp, Options{Policy: pol, Queueing: c.queueing})
+			f, err := New(tp, Options{Policy: pol, FC: NoFC(c.queueing == "priority")})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -50,7 +51,7 @@ func TestPFCIncast(t *testing.T) { validRun(t, pfcIncast) }
 
 func pfcIncast(t testing.TB) {
 	tp := bcube.MustNew(4, 1)
-	f, err := New(tp, Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: watchdog})
+	f, err := New(tp, Options{RateBps: fcRate, FC: PFC(pfcTh, fcRate, false), Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func pfcIncast(t testing.TB) {
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
 	}
-	sw := f.SwitchLogic[0].PFC() // s0.0
+	sw := f.SwitchLogic[0].Scheme().(*scheme.PFC).State() // s0.0
 	var xoff, xon uint64
 	for p := 1; p < 4; p++ {
 		xoff += sw.C[p].TxXoff[signaling.PCPData]
@@ -68,7 +69,7 @@ func pfcIncast(t testing.TB) {
 	}
 	var rx uint64
 	for h := 1; h < 4; h++ {
-		rx += f.HostLogic[h].PFC().C[0].RxXoff[signaling.PCPData]
+		rx += f.HostLogic[h].Scheme().(*scheme.PFC).State().C[0].RxXoff[signaling.PCPData]
 	}
 	t.Logf("h0 received %.1f Mb/s; s0.0 sent %d X_off and %d X_on to h1..h3, which received %d X_off", float64(bytes)*8/0.5/1e6, xoff, xon, rx)
 	if xoff == 0 || xon == 0 || rx == 0 {
@@ -139,7 +140,7 @@ func loopRun(t testing.TB, f *Fabric) map[string]uint64 {
 func TestPFCLoopDeadlocks(t *testing.T) { validRun(t, pFCLoopDeadlocks) }
 
 func pFCLoopDeadlocks(t testing.TB) {
-	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: watchdog})
+	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, FC: PFC(pfcTh, fcRate, false), Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func pFCLoopDeadlocks(t testing.TB) {
 func TestPFCStarLoopKeepsMoving(t *testing.T) { validRun(t, pFCStarLoopKeepsMoving) }
 
 func pFCStarLoopKeepsMoving(t testing.TB) {
-	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcStarTh, PFCStar: true, Watchdog: watchdog})
+	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, FC: PFC(pfcStarTh, fcRate, true), Watchdog: watchdog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestWatchdogRecoveryBreaksDeadlock(t *testing.T) { validRun(t, watchdogReco
 
 func watchdogRecoveryBreaksDeadlock(t testing.TB) {
 	wd := config.Watchdog{Detect: 100 * time.Millisecond, Restore: 200 * time.Millisecond, Action: config.WatchdogForward}
-	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, PFC: &pfcTh, Watchdog: wd})
+	f, err := New(bcube.MustNew(2, 1), Options{RateBps: fcRate, FC: PFC(pfcTh, fcRate, false), Watchdog: wd})
 	if err != nil {
 		t.Fatal(err)
 	}

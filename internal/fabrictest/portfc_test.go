@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -131,7 +132,7 @@ func TestPortFCIncast(t *testing.T) { validRun(t, portFCIncast) }
 
 func portFCIncast(t testing.TB) {
 	tp := bcube.MustNew(4, 1)
-	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh})
+	f, err := New(tp, Options{RateBps: fcRate, FC: PortFC(fcTh, false)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestPortFCPropagationBound(t *testing.T) { validRun(t, portFCPropagationBou
 func portFCPropagationBound(t testing.TB) {
 	tp := bcube.MustNew(4, 1)
 	order, _ := tp.ParsePolicy("1,0") // correct level 1 first: h5 -> h0 relays at h1
-	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, Policy: order})
+	f, err := New(tp, Options{RateBps: fcRate, FC: PortFC(fcTh, false), Policy: order})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestPortFCLoopKeepsMoving(t *testing.T) {
 
 func portFCLoop(t testing.TB, drr bool) {
 	tp := bcube.MustNew(2, 1)
-	f, err := New(tp, Options{RateBps: fcRate, PortFC: &fcTh, RelayDRR: drr})
+	f, err := New(tp, Options{RateBps: fcRate, FC: PortFC(fcTh, drr)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +399,7 @@ func portFCLostSignals(t testing.TB, th signaling.Thresholds, all bool) {
 		}
 		return false
 	}
-	f, err := New(tp, Options{RateBps: fcRate, PortFC: &th, Lose: lose})
+	f, err := New(tp, Options{RateBps: fcRate, FC: PortFC(th, false), Lose: lose})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -462,13 +463,13 @@ func portFCRelayAcrossUnequalLinks(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := New(tp, Options{Rates: []uint64{100e6, 62.5e6}, PortFC: &fcTh, Policy: pol})
+	f, err := New(tp, Options{Rates: []uint64{100e6, 62.5e6}, FC: PortFC(fcTh, false), Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	watch(t, f)
-	if !f.HostLogic[1].PortFC().Guarded(1) || f.HostLogic[1].PortFC().Guarded(0) {
+	if h1 := f.HostLogic[1].Scheme().(*scheme.PortFCServer).State(); !h1.Guarded(1) || h1.Guarded(0) {
 		t.Fatal("h1 guards the wrong relay queues: want its rail's (eth1) only")
 	}
 	flows := [][2]int{{0, 3}}

@@ -198,15 +198,14 @@ func TestRDMABadRequests(t *testing.T) {
 // scheme (paused senders wait, they do not drop), and fails without flow
 // control, where the switch port toward h0 drops.
 func TestRDMAIncastFlowControl(t *testing.T) {
-	bfc := bfcCfg
 	for _, c := range []struct {
 		name string
 		o    Options
 		ok   bool
 	}{
-		{"portfc", Options{PortFC: &fcTh}, true},
-		{"pfc", Options{PFC: &pfcTh}, true},
-		{"bfc", Options{BFC: &bfc}, true},
+		{"portfc", Options{FC: PortFC(fcTh, false)}, true},
+		{"pfc", Options{FC: PFC(pfcTh, 0, false)}, true},
+		{"bfc", Options{FC: BFC(bfcCfg)}, true},
 		{"none", Options{Buffer: 64 << 10}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,365 @@
+package swd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/internal/pipe"
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+const (
+	rFrame  = 2048
+	rRing   = 64
+	rFrames = 4096
+	// rBurst frames of rPayload bytes into one egress cross every
+	// scheme's X_off below (BFC's Th is a one-hop BDP, 25 KB at D = 100).
+	rBurst   = 32
+	rPayload = 1024
+)
+
+// rig is switch s0.0 of BCube(4,1) under one flow-control scheme, on an
+// engine whose clock runs but whose loop does not: the test hands it
+// frames and takes its egresses itself, on the test goroutine.
+type rig struct {
+	s    *Switch
+	e    *dataplane.Engine
+	v    dataplane.Verdict
+	data []byte // h1 -> h2: in by port 1, out by port 2
+	sig  [2][]byte
+}
+
+func newRig(tb testing.TB, fc string) *rig {
+	tb.Helper()
+	tp := bcube.MustNew(4, 1)
+	cfg := config.Node{Node: "s0.0", N: 4, K: 1, Control: "/x.sock", FC: fc, RateBps: 1e9,
+		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000}
+	cfg.SetDefaults()
+	_, n, err := cfg.Validate()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sw, qc := newSwitch(tb, &cfg, tp, n)
+	mem := make([]byte, rFrames*rFrame)
+	var specs []dataplane.PortSpec
+	for p := 0; p < tp.N(); p++ {
+		near, _ := pipe.New(mem, make([]byte, rRing*rFrame), rRing)
+		specs = append(specs, dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: near, Queues: qc})
+	}
+	e, err := dataplane.NewEngine(dataplane.Memory{Bytes: mem, FrameSize: rFrame, NumFrames: rFrames, RingSize: rRing},
+		specs, sw, dataplane.Options{BufferBytes: 1 << 24})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sw.Bind(e)
+	// Start the clock, then stop the loop.
+	done := make(chan error)
+	go func() { done <- e.Run(context.Background()) }()
+	<-e.Ready()
+	e.Stop()
+	if err := <-done; err != nil {
+		tb.Fatal(err)
+	}
+	r := &rig{s: sw, e: e}
+	h1, sp1 := bcube.HostPortMAC(1, 0), bcube.SwitchPortMAC(0, 0, 1)
+	f := roce.Flow{SrcMAC: [6]byte(h1), DstMAC: [6]byte(sp1), PCP: signaling.PCPData, VID: signaling.VID(0),
+		SrcIP: bcube.ServerIP(1).As4(), DstIP: bcube.ServerIP(2).As4(), SrcPort: 50000, DestQP: 7}
+	r.data = make([]byte, roce.DataFrameLen(roce.OpSendOnly, rPayload))
+	roce.PutData(r.data, &f, &roce.Data{Opcode: roce.OpSendOnly, Payload: rPayload})
+	// The signals the switch takes on port 1 from h1: a pause and a
+	// resume of its scheme.
+	for i, typ := range []uint8{signaling.TypePause, signaling.TypeResume} {
+		b := make([]byte, signaling.FrameLen)
+		switch fc {
+		case "portfc": // relayed B for s1.0's port 3: pauses A queue 2 of port 1
+			signaling.PutPortFC(b, sp1, h1, typ, signaling.FlagRelayed, uint32(i), signaling.ClassB, 3, 1, 0)
+		case "bfc":
+			signaling.PutBFC(b, sp1, h1, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
+		case "pfc", "pfcstar":
+			b = make([]byte, signaling.PFCLen)
+			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
+			if typ == signaling.TypeResume {
+				quanta[signaling.PCPData] = 0
+			}
+			signaling.PutPFC(b, h1, 1<<signaling.PCPData, &quanta)
+		}
+		r.sig[i] = b
+	}
+	return r
+}
+
+// handle hands b to the switch as a frame received on port in, in a frame
+// of the engine's, and queues it where the verdict says, as the engine
+// does.
+func (r *rig) handle(tb testing.TB, in int, b []byte) {
+	addr, ok := r.e.Alloc()
+	if !ok {
+		tb.Fatal("no frame")
+	}
+	d := xdp.Desc{Addr: addr, Len: uint32(len(b))}
+	copy(r.e.Frame(&d), b)
+	r.v = dataplane.Verdict{}
+	r.s.Handle(in, &d, &r.v)
+	if r.v.Port < 0 {
+		r.free(addr)
+		return
+	}
+	if !r.e.Send(r.v.Port, r.v.Queue, &d, r.v.L3, r.v.Meta) {
+		tb.Fatalf("frame refused: %+v", r.v)
+	}
+}
+
+// free returns a frame the switch consumed to the engine, as its receive
+// path does: queued in an HQ and taken back, it is freed by the engine's
+// own accounting.
+func (r *rig) free(addr uint64) {
+	d := xdp.Desc{Addr: addr, Len: 64}
+	r.e.Send(0, r.e.Egress(0).HQ(), &d, 0, 0)
+	r.e.Take(0, discard)
+}
+
+func discard(int, []byte) {}
+
+// takeAll sends everything the switch queued, signals included.
+func (r *rig) takeAll() {
+	for p := range 4 {
+		r.e.Take(p, discard)
+	}
+}
+
+// forward is one data frame through the switch: classified, queued (the
+// enqueue hooks) and sent (the dequeue hooks).
+func (r *rig) forward(tb testing.TB) {
+	r.handle(tb, 1, r.data)
+	r.takeAll()
+}
+
+// burst queues rBurst frames into one egress before sending them: every
+// scheme signals a pause on the way up and a resume on the way down.
+func (r *rig) burst(tb testing.TB) {
+	for range rBurst {
+		r.handle(tb, 1, r.data)
+	}
+	r.takeAll()
+}
+
+// signal takes a pause and a resume from h1.
+func (r *rig) signal(tb testing.TB) {
+	r.handle(tb, 1, r.sig[0])
+	r.handle(tb, 1, r.sig[1])
+}
+
+var schemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc"}
+
+// The switch's per-frame work under every scheme — classifying a data
+// frame, its queue hooks, the signals it sends and those it takes —
+// allocates nothing.
+func TestSwitchZeroAllocs(t *testing.T) {
+	for _, fc := range schemes {
+		t.Run(fc, func(t *testing.T) {
+			r := newRig(t, fc)
+			for range 10 {
+				r.burst(t)
+				r.signal(t)
+			}
+			if n := testing.AllocsPerRun(200, func() { r.forward(t) }); n != 0 {
+				t.Errorf("%v allocations per forwarded frame", n)
+			}
+			if n := testing.AllocsPerRun(50, func() { r.burst(t) }); n != 0 {
+				t.Errorf("%v allocations per burst", n)
+			}
+			if fc == "none" {
+				return
+			}
+			if n := testing.AllocsPerRun(200, func() { r.signal(t) }); n != 0 {
+				t.Errorf("%v allocations per signal", n)
+			}
+		})
+	}
+}
+
+// The burst makes every scheme signal: the benchmark times the signals'
+// path, not only the classification.
+func TestSwitchBurstSignals(t *testing.T) {
+	for _, fc := range schemes[1:] {
+		t.Run(fc, func(t *testing.T) {
+			r := newRig(t, fc)
+			sent := func() (n uint64) {
+				ps, _ := r.e.Snapshot()
+				for _, p := range ps {
+					for k, v := range p.Signals {
+						if k == "tx_pause_A" || k == "tx_pause_B" || k == "tx_xoff_P3" || k == "tx_pause" {
+							n += v
+						}
+					}
+				}
+				return n
+			}
+			before := sent()
+			r.burst(t)
+			if sent() == before {
+				t.Errorf("a burst of %d frames sent no pause", rBurst)
+			}
+		})
+	}
+}
+
+func BenchmarkSwitchForward(b *testing.B) {
+	for _, fc := range schemes {
+		b.Run(fc, func(b *testing.B) {
+			r := newRig(b, fc)
+			b.ReportAllocs()
+			for b.Loop() {
+				r.forward(b)
+			}
+		})
+	}
+}
+
+func BenchmarkSwitchBurst(b *testing.B) {
+	for _, fc := range schemes {
+		b.Run(fc, func(b *testing.B) {
+			r := newRig(b, fc)
+			b.ReportAllocs()
+			for b.Loop() {
+				r.burst(b)
+			}
+		})
+	}
+}
+
+func BenchmarkSwitchSignal(b *testing.B) {
+	for _, fc := range schemes[1:] {
+		b.Run(fc, func(b *testing.B) {
+			r := newRig(b, fc)
+			b.ReportAllocs()
+			for b.Loop() {
+				r.signal(b)
+			}
+		})
+	}
+}
+
+// newSwitch builds the switch of cfg as NewNode does, and its ports'
+// queues.
+func newSwitch(tb testing.TB, cfg *config.Node, tp bcube.Topology, n bcube.Node) (*Switch, queues.EgressConfig) {
+	tb.Helper()
+	fc, err := scheme.New(cfg, scheme.Place{T: tp, Node: n})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewSwitch(tp, n.Level, n.Index, fc), fc.Egress()
+}
+
+var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata")
+
+// What the switch sends and counts under every scheme — a burst that
+// makes it signal a pause and a resume, a pause and a resume it takes, a
+// frame it cannot take (another scheme's signal) — is pinned byte for
+// byte in testdata: a change of the scheme code must not change it.
+func TestSwitchWireGolden(t *testing.T) {
+	for _, fc := range schemes {
+		t.Run(fc, func(t *testing.T) {
+			r := newRig(t, fc)
+			var w strings.Builder
+			take := func() {
+				for p := range 4 {
+					r.e.Take(p, func(q int, b []byte) { fmt.Fprintf(&w, "tx p%d q%d %x\n", p, q, b) })
+				}
+			}
+			for range rBurst {
+				r.handle(t, 1, r.data)
+				fmt.Fprintf(&w, "verdict %+v\n", r.v)
+			}
+			take()
+			for _, b := range append(r.sig[:], foreignSignal(fc)) {
+				r.handle(t, 1, b)
+				fmt.Fprintf(&w, "verdict %+v\n", r.v)
+				take()
+			}
+			writeCounters(&w, r.e)
+			golden(t, "testdata/wire-"+fc+".golden", w.String())
+		})
+	}
+}
+
+// foreignSignal is a signal of another scheme than fc's, which a node
+// running fc counts and drops.
+func foreignSignal(fc string) []byte {
+	b := make([]byte, signaling.FrameLen)
+	h1, sp1 := bcube.HostPortMAC(1, 0), bcube.SwitchPortMAC(0, 0, 1)
+	if fc == "bfc" {
+		signaling.PutPortFC(b, sp1, h1, signaling.TypePause, signaling.FlagRelayed, 9, signaling.ClassB, 3, 1, 0)
+		return b
+	}
+	signaling.PutBFC(b, sp1, h1, signaling.TypePause, 9, 0, 0, 32)
+	return b
+}
+
+// writeCounters writes every port's signal and drop counters, sorted.
+func writeCounters(w *strings.Builder, e *dataplane.Engine) {
+	ps, fs := e.Snapshot()
+	for _, p := range ps {
+		for _, m := range []struct {
+			what string
+			m    map[string]uint64
+		}{{"signals", p.Signals}, {"drops", p.Drops}} {
+			for _, k := range slices.Sorted(maps.Keys(m.m)) {
+				fmt.Fprintf(w, "%s %s %s %d\n", p.Name, m.what, k, m.m[k])
+			}
+		}
+		fmt.Fprintf(w, "%s rx %d/%d tx %d/%d\n", p.Name, p.RxPackets, p.RxBytes, p.TxPackets, p.TxBytes)
+		for _, q := range p.Queues {
+			fmt.Fprintf(w, "%s queue %d %s enq %d/%d deq %d/%d max %d paused %v ecn %d drops %v\n", p.Name, q.Index, q.Name,
+				q.EnqPackets, q.EnqBytes, q.DeqPackets, q.DeqBytes, q.MaxBytes, q.Paused, q.ECNMarks, q.Drops)
+		}
+	}
+	fmt.Fprintf(w, "frames %+v\n", fs)
+}
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			g, w := "", ""
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs at line %d:\n got %s\nwant %s", path, i+1, g, w)
+			}
+		}
+	}
+}
