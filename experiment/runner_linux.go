@@ -97,18 +97,7 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 		fmt.Fprintf(x.progress, "[%d/%d] %s: %s%s\n", i+1, len(points), c.Name, p.Label(), x.eta(0))
 		res := x.run(ctx, p)
 		rep.Results = append(rep.Results, res)
-		x.done += c.Estimate(p)
-		verdict := "valid"
-		if !res.Valid {
-			verdict = "INVALID: " + strings.Join(res.Problems, "; ")
-		}
-		fmt.Fprintf(x.progress, "[%d/%d] %s: %s in %v\n", i+1, len(points), p.ID, verdict, res.Elapsed.Round(time.Second))
-		if err := x.writeProgress(rep); err != nil {
-			runErr = err
-			break
-		}
-		if ctx.Err() != nil {
-			runErr = fmt.Errorf("experiment %s interrupted: %w", c.Name, ctx.Err())
+		if runErr = x.finished(ctx, i, len(points), p, res, rep); runErr != nil {
 			break
 		}
 	}
@@ -205,18 +194,7 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 		rr.Elapsed, rr.Valid = res.Elapsed, res.Valid
 		rep.replace(c, res)
 		rep.Reruns = append(rep.Reruns, rr)
-		x.done += c.Estimate(p)
-		verdict := "valid"
-		if !res.Valid {
-			verdict = "INVALID: " + strings.Join(res.Problems, "; ")
-		}
-		fmt.Fprintf(x.progress, "[%d/%d] %s: %s in %v\n", i+1, len(points), p.ID, verdict, res.Elapsed.Round(time.Second))
-		if err := x.writeProgress(rep); err != nil {
-			runErr = err
-			break
-		}
-		if ctx.Err() != nil {
-			runErr = fmt.Errorf("experiment %s interrupted: %w", c.Name, ctx.Err())
+		if runErr = x.finished(ctx, i, len(points), p, res, rep); runErr != nil {
 			break
 		}
 	}
@@ -228,6 +206,25 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 	}
 	fmt.Fprintf(x.progress, "experiment %s: %d of %d points valid; %s\n", c.Name, rep.Valid(), rep.Points, filepath.Join(o.Out, "README.md"))
 	return rep, runErr
+}
+
+// finished accounts for point p's result res, the i-th of n to run: its
+// line of progress and the run's files. An error (the files, or ctx
+// cancelled) stops the run.
+func (x *runner) finished(ctx context.Context, i, n int, p Point, res Result, rep *Report) error {
+	x.done += x.c.Estimate(p)
+	verdict := "valid"
+	if !res.Valid {
+		verdict = "INVALID: " + strings.Join(res.Problems, "; ")
+	}
+	fmt.Fprintf(x.progress, "[%d/%d] %s: %s in %v\n", i+1, n, p.ID, verdict, res.Elapsed.Round(time.Second))
+	if err := x.writeProgress(rep); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("experiment %s interrupted: %w", x.c.Name, ctx.Err())
+	}
+	return nil
 }
 
 // roughly rounds an estimate: to the minute from ten minutes on.

@@ -162,16 +162,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: %d of %d points valid; report %s/README.md\n", cfg.Name, rep.Valid(), len(rep.Results), out)
-		if rep.Valid() < len(rep.Results) {
-			var bad []string
-			for _, r := range rep.Results {
-				if !r.Valid {
-					bad = append(bad, r.ID)
-				}
-			}
-			return fmt.Errorf("%w: %s (marked in the report, not plotted)", errInvalidRun, strings.Join(bad, ", "))
-		}
-		return nil
+		return invalidPoints(rep)
 	}
 	return cmd
 }
@@ -220,18 +211,24 @@ INVALID.`,
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d of %d points valid; report %s/README.md\n", rep.Experiment, rep.Valid(), len(rep.Results), dir)
-		if rep.Valid() < rep.Points {
-			var bad []string
-			for _, r := range rep.Results {
-				if !r.Valid {
-					bad = append(bad, r.ID)
-				}
-			}
-			return fmt.Errorf("%w: %s (marked in the report, not plotted)", errInvalidRun, strings.Join(bad, ", "))
-		}
-		return nil
+		return invalidPoints(rep)
 	}
 	return cmd
+}
+
+// invalidPoints is the error (exit 3) of a run with INVALID points,
+// naming them, or nil.
+func invalidPoints(rep *experiment.Report) error {
+	var bad []string
+	for _, r := range rep.Results {
+		if !r.Valid {
+			bad = append(bad, r.ID)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s (marked in the report, not plotted)", errInvalidRun, strings.Join(bad, ", "))
 }
 
 func experimentReplotCmd() *cobra.Command {
