@@ -88,11 +88,7 @@ func TestLoopLab(t *testing.T) {
 	// (150 KB) and nothing pauses (docs/FIDELITY.md, "Loop").
 	spec := lab.Spec{RateBps: 100e6, Target: scale.Native(100e6), BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lp" + time.Now().Format("150405")}
 	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{"pfc", "pfcstar", "portfc"}}
-	res, err := Loop(t.Context(), o)
-	logLoop(t, res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	for _, r := range res {
 		switch r.FC {
@@ -140,11 +136,7 @@ func TestLoopLab(t *testing.T) {
 	// The watchdog's recovery breaks the PFC deadlock.
 	o.Lab.WatchdogAction = "forward"
 	o.FC = []string{"pfc"}
-	res, err = Loop(t.Context(), o)
-	logLoop(t, res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	for _, f := range res[0].Background {
 		if f.Bps == 0 {
@@ -168,11 +160,7 @@ func TestLoopBFCLab(t *testing.T) {
 	}
 	spec := lab.Spec{RateBps: 100e6, Target: scale.Native(100e6), BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lb" + time.Now().Format("150405")}
 	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{"bfc", "bfc:2"}}
-	res, err := Loop(t.Context(), o)
-	logLoop(t, res)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	many, one := res[0], res[1]
 	for _, f := range append(many.Background, many.Loop...) {
@@ -190,4 +178,35 @@ func TestLoopBFCLab(t *testing.T) {
 	if len(one.Stalls) == 0 {
 		t.Error("bfc:2: the watchdogs report no stalled queue")
 	}
+}
+
+// loopRuns runs o's schemes and, once, each scheme whose run was INVALID
+// again on a lab of its own: a run the machine was late for measured
+// nothing (the fabric's lossless promise is kept either way), and a late
+// moment of a shared 2-core machine is not the product's. A scheme
+// INVALID twice fails the test in validLoops.
+func loopRuns(t *testing.T, o LoopOptions) []LoopResult {
+	t.Helper()
+	res, err := Loop(t.Context(), o)
+	logLoop(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Health.Valid {
+			continue
+		}
+		t.Logf("%s: INVALID (%v): running it once more", r.FC, r.Health.Problems)
+		again := o
+		again.FC = []string{r.FC}
+		rr, err := Loop(t.Context(), again)
+		logLoop(t, rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rr) == 1 {
+			res[i] = rr[0]
+		}
+	}
+	return res
 }

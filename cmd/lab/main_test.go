@@ -77,7 +77,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"workload", "--duration", "-1s"}, 2, `duration "-1s"`},
 		{[]string{"workload", "extra"}, 1, "unexpected arguments"},
 		{[]string{"health", "extra"}, 1, "unexpected arguments"},
-		{[]string{"experiment", "other"}, 1, "want list, show, run or replot"},
+		{[]string{"experiment", "other"}, 1, "want list, show, run, rerun or replot"},
 		{[]string{"experiment", "run"}, 2, "want NAME or -f FILE"},
 		{[]string{"experiment", "run", "nosuch"}, 1, `experiment "nosuch": not a built-in one`},
 		{[]string{"experiment", "run", "fct", "-f", "x.yaml"}, 2, "not both"},
