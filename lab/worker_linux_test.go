@@ -48,7 +48,7 @@ func TestNodeStopStart(t *testing.T) {
 				if (n.Name == "h1") == n.OK() {
 					t.Errorf("after stopping h1: %s ok=%v (%s)", n.Name, n.OK(), n.Err)
 				}
-				if n.Name == "h1" && workers != PerNode && !n.Stopped {
+				if n.Name == "h1" && !n.Stopped {
 					t.Errorf("h1 not reported stopped: %+v", n)
 				}
 			}

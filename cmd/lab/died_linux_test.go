@@ -110,10 +110,10 @@ func (l *cliLab) startWorkload(busy []string, args ...string) *runningWorkload {
 	return w
 }
 
-// wait waits for the workload to exit after a fault at at: it returns
-// its exit status and how long after at it exited, and fails the test
-// unless that was within 5 s, with nothing on stdout and one line on
-// stderr, which it returns.
+// wait waits for the workload to exit after a fault begun at at: it
+// returns its exit status, and fails the test unless it exited within
+// 5 s of at, with nothing on stdout and one line on stderr, which it
+// returns.
 func (w *runningWorkload) wait(t *testing.T, at time.Time) (code int, line string) {
 	t.Helper()
 	var err error
@@ -197,10 +197,11 @@ func workloadProcessDies(t *testing.T, bins, workers string) {
 	// Kill once the NICs of both workers have started flows.
 	wl := l.startWorkload([]string{"h0", "h3"}, append(faultWorkload, "-i", "0")...)
 	time.Sleep(500 * time.Millisecond)
+	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	code, line := wl.wait(t, time.Now())
+	code, line := wl.wait(t, killed)
 	if code != exitDied {
 		t.Errorf("exit %d, want %d", code, exitDied)
 	}
@@ -277,10 +278,12 @@ func workloadNodeStopped(t *testing.T, bins, workers string) {
 			h1Done++
 		}
 	}
+	stopAt := time.Now()
 	if code, out := l.run("node", "stop", "h1"); code != 0 {
 		t.Fatalf("node stop h1: exit %d\n%s", code, out)
 	}
-	code, line := wl.wait(t, time.Now())
+	t.Logf("lab node stop h1 took %v", time.Since(stopAt).Round(time.Millisecond))
+	code, line := wl.wait(t, stopAt)
 	if code != exitDied {
 		t.Errorf("exit %d, want %d", code, exitDied)
 	}
