@@ -16,6 +16,12 @@ type Stats struct {
 	// stopped and started again, or a daemon restarted, has a new one.
 	StartedUnixNs int64 `json:"started_unix_ns"`
 	UptimeNs      int64 `json:"uptime_ns"`
+	// CountedUnixNs is when the ports' counters were copied, on the
+	// node's worker thread between two of its steps: every frame a port
+	// sent or received before that instant is counted, none after. A
+	// capture's frames can be matched against two snapshots by their
+	// timestamps.
+	CountedUnixNs int64 `json:"counted_unix_ns"`
 	// BusyNs is the time the node's engine spent on its work (receive,
 	// forward, egress, transmit, timers), measured around each of its
 	// steps on its worker's thread: the node's CPU time, also when it

@@ -442,9 +442,9 @@ func (r *Running) setDelayComp(comp time.Duration) api.DelayState {
 
 // Stats is what GET /stats answers.
 func (r *Running) Stats() api.Stats {
-	ps, frames := r.eng.Snapshot()
+	ps, frames, at := r.eng.SnapshotAt()
 	s := api.Stats{Node: r.n.Config.Node, Kind: r.n.Kind, Pid: os.Getpid(), Worker: r.worker,
-		StartedUnixNs: r.started.UnixNano(), UptimeNs: int64(r.eng.Uptime()),
+		StartedUnixNs: r.started.UnixNano(), UptimeNs: int64(r.eng.Uptime()), CountedUnixNs: at,
 		XDPMode: r.ports[0].mode.String(), Frames: frames, Ports: ps}
 	if ps == nil {
 		return s

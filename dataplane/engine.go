@@ -1040,6 +1040,16 @@ func (e *Engine) deadline(now int64) int64 {
 // the stats from it; otherwise it reads them directly. It returns nil
 // ports if a running engine does not answer within two seconds.
 func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
+	ps, fs, _ := e.SnapshotAt()
+	return ps, fs
+}
+
+// SnapshotAt is Snapshot, with the wall-clock time (Unix ns) at which the
+// counters were copied: a running engine's worker copies them between two
+// steps, so every frame its ports sent or received before that instant is
+// counted and none after (a capture's frames can be matched against the
+// counters by their timestamps).
+func (e *Engine) SnapshotAt() ([]api.PortStats, api.FrameStats, int64) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	select {
@@ -1052,7 +1062,8 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 	if !e.running.Load() {
 		e.takeSnapshot()
 		e.callMu.Unlock()
-		return e.buildStats()
+		ps, fs := e.buildStats()
+		return ps, fs, e.wallNs(e.snap.now)
 	}
 	e.snapWant.Store(true)
 	e.callMu.Unlock()
@@ -1061,10 +1072,20 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 	case <-e.snapDone:
 		// The worker wrote e.snap and will not again until the next
 		// request, which needs snapMu.
-		return e.buildStats()
+		ps, fs := e.buildStats()
+		return ps, fs, e.wallNs(e.snap.now)
 	case <-time.After(2 * time.Second):
-		return nil, api.FrameStats{}
+		return nil, api.FrameStats{}, 0
 	}
+}
+
+// wallNs turns a time of the engine's clock into Unix ns (0 under a
+// test's clock, which has no wall time).
+func (e *Engine) wallNs(now int64) int64 {
+	if e.clock != nil || e.epoch.IsZero() {
+		return 0
+	}
+	return e.epoch.Add(time.Duration(now)).UnixNano()
 }
 
 func (e *Engine) answerSnapshot() {

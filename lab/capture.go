@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,11 +53,49 @@ type CaptureOptions struct {
 	All bool
 	// OnListening, if set, is called once tcpdump is capturing.
 	OnListening func()
+	// OnFrame, if set, sees every captured frame with its timestamp (the
+	// reader's goroutine; data is valid during the call only).
+	OnFrame func(ts time.Time, data []byte)
+	// Result, if set, receives tcpdump's own count of what it captured
+	// and dropped once it has exited.
+	Result *CaptureResult
+	// BeforeStop, if set, is called when Duration or the caller's
+	// context ends the capture, before tcpdump is stopped; the capture
+	// then goes on for Linger, for frames in flight.
+	BeforeStop func()
 	// Names, if set, name the MACs of the lines (by
 	// net.HardwareAddr.String(), as ReadEthers gives a lab's ethers
 	// file): "s0.0.p1 > h1.eth0" for "02:20:00:00:00:01 > 02:10:00:00:01:00".
 	// A MAC it lacks prints as it is.
 	Names map[string]string
+}
+
+// CaptureResult is what tcpdump says at its exit: frames it captured,
+// those its filter received and those the kernel dropped because its
+// buffer was full. Known is false when it did not say (killed).
+type CaptureResult struct {
+	Captured, Received, DroppedByKernel uint64
+	Known                               bool
+}
+
+var tcpdumpCountRE = regexp.MustCompile(`(?m)^(\d+) packets? (captured|received by filter|dropped by kernel)$`)
+
+// parse reads tcpdump's closing lines.
+func (r *CaptureResult) parse(stderr string) {
+	for _, m := range tcpdumpCountRE.FindAllStringSubmatch(stderr, -1) {
+		n, err := strconv.ParseUint(m[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch m[2] {
+		case "captured":
+			r.Captured, r.Known = n, true
+		case "received by filter":
+			r.Received = n
+		case "dropped by kernel":
+			r.DroppedByKernel = n
+		}
+	}
 }
 
 // Validate checks the options.
@@ -77,8 +116,16 @@ func (o *CaptureOptions) Validate() error {
 // monitor's) are not flow control: left out unless All.
 const captureFilter = "(ether proto 0x88b5 and ether[15] != 3) or ether proto 0x8808"
 
+// captureBufferKiB is tcpdump's kernel buffer (-B): a second of a
+// 100 Mb/s port's frames.
+const captureBufferKiB = 16 << 10
+
 // killGrace is how long tcpdump gets to exit after SIGTERM before SIGKILL.
 const killGrace = 2 * time.Second
+
+// Linger is how long a capture goes on after BeforeStop: a frame written
+// before it reaches tcpdump well within this.
+const Linger = 200 * time.Millisecond
 
 var portNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
 
@@ -120,7 +167,7 @@ func tcpdumpArgs(ifname string, opts *CaptureOptions) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: tcpdump not found (scripts/install-deps.sh installs it): %w", err)
 	}
-	args := []string{tcpdump, "-i", ifname, "-U", "--immediate-mode", "-w", "-"}
+	args := []string{tcpdump, "-i", ifname, "-U", "--immediate-mode", "-B", strconv.Itoa(captureBufferKiB), "-w", "-"}
 	if !opts.All {
 		args = append(args, captureFilter)
 	}
@@ -169,6 +216,14 @@ func runCapture(ctx context.Context, cmd *exec.Cmd, opts *CaptureOptions, out io
 	case readErr = <-readDone:
 		finished = true
 	case <-ctx.Done():
+		if opts.BeforeStop != nil {
+			opts.BeforeStop()
+			select {
+			case readErr = <-readDone:
+				finished = true
+			case <-time.After(Linger):
+			}
+		}
 	}
 
 	// Whatever ended the capture, tcpdump goes, by its pid: SIGTERM, and
@@ -183,6 +238,10 @@ func runCapture(ctx context.Context, cmd *exec.Cmd, opts *CaptureOptions, out io
 	stdout.Close()
 	waitErr := cmd.Wait()
 	killer.Stop()
+	if opts.Result != nil {
+		*opts.Result = CaptureResult{}
+		opts.Result.parse(stderr.String())
+	}
 	var fileErr error
 	if file != nil {
 		fileErr = file.Close()
@@ -218,7 +277,13 @@ var errCountReached = errors.New("count reached")
 // lines to out. It returns errCountReached after opts.Count lines, or
 // the stream's end or error.
 func readCapture(r io.Reader, file *os.File, opts *CaptureOptions, out io.Writer) error {
-	pr, err := pcapgo.NewReader(r)
+	// Lines go out in blocks, flushed whenever the stream has nothing
+	// more for the moment: a write per frame would fall behind a busy
+	// port, and tcpdump would drop what its buffer cannot hold.
+	in := bufio.NewReaderSize(r, 1<<20)
+	lines := bufio.NewWriterSize(out, 64<<10)
+	defer lines.Flush()
+	pr, err := pcapgo.NewReader(&flushingReader{r: in, w: lines})
 	if err != nil {
 		return err
 	}
@@ -246,17 +311,36 @@ func readCapture(r io.Reader, file *os.File, opts *CaptureOptions, out io.Writer
 				return err
 			}
 		}
+		if opts.OnFrame != nil {
+			opts.OnFrame(ci.Timestamp, data)
+		}
 		line, ok := describeFrame(data, opts.All, opts.Names)
 		if !ok {
 			continue
 		}
-		if _, err := fmt.Fprintf(out, "%s %s\n", ci.Timestamp.Local().Format("15:04:05.000000"), line); err != nil {
+		if _, err := fmt.Fprintf(lines, "%s %s\n", ci.Timestamp.Local().Format("15:04:05.000000"), line); err != nil {
 			return err
 		}
 		if printed++; opts.Count > 0 && printed >= opts.Count {
 			return errCountReached
 		}
 	}
+}
+
+// flushingReader reads from r and flushes w before it would wait for
+// more input.
+type flushingReader struct {
+	r *bufio.Reader
+	w *bufio.Writer
+}
+
+func (f *flushingReader) Read(p []byte) (int, error) {
+	if f.r.Buffered() == 0 && f.w.Buffered() > 0 {
+		if err := f.w.Flush(); err != nil {
+			return 0, err
+		}
+	}
+	return f.r.Read(p)
 }
 
 // describeFrame is the line of one captured frame: "SRC > DST what",

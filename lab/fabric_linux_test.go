@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -280,6 +281,80 @@ func testTcpdumpOnSwitchPort(t *testing.T, mode string) {
 	}
 	if out+in != want {
 		t.Fatalf("captured %d frames, want %d", out+in, want)
+	}
+	checkNoDrops(t, s)
+}
+
+// A capture of every frame on a switch port holds exactly what each end
+// of the cable transmitted between the tally's snapshots: every frame
+// the port sent, and on a patched cable every frame its peer sent toward
+// it; nothing else.
+func TestFabricCaptureTally(t *testing.T) {
+	for _, mode := range []string{config.LinksPatch, config.LinksVeth} {
+		t.Run(mode, func(t *testing.T) { testCaptureTally(t, mode) })
+	}
+}
+
+func testCaptureTally(t *testing.T, mode string) {
+	testtool.Require(t, "tcpdump", "capture on a switch port")
+	s := realSpec(t, 4, 1)
+	s.LinkMode = mode
+	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	names, err := ReadEthers(EthersPath(s.RunRoot, s.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tally, err := NewTally(s.RunRoot, s.Name, "s0.0", "p3", names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// h0 -> h3 crosses s0.0 and leaves it by p3; h3's replies come in
+	// there: 500 pings a second each way, and the links' probes.
+	pinger := exec.Command("ip", "netns", "exec", Namespace(s.Name, "h0"), "ping", "-q", "-i", "0.002", "-s", "1000", "-w", "12", "198.18.0.3")
+	if err := pinger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pinger.Process.Kill(); _ = pinger.Wait() }()
+	var res CaptureResult
+	opts := CaptureOptions{All: true, Duration: 4 * time.Second, Names: names, Result: &res,
+		OnFrame: tally.Frame, BeforeStop: func() { _ = tally.Stop() }}
+	started := make(chan error, 1)
+	opts.OnListening = func() { go func() { started <- tally.Start(t.Context()) }() }
+	args, err := tcpdumpArgs("p3", &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Command(s.Name, "s0.0", args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runCapture(t.Context(), c, &opts, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	r, err := tally.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s\ntcpdump: %+v", r, res)
+	if !res.Known || res.DroppedByKernel != 0 {
+		t.Errorf("tcpdump's counts %+v: want them said, and nothing dropped", res)
+	}
+	if !r.Exact() {
+		t.Errorf("the capture is not the frames the cable carried:\n%s", r)
+	}
+	if r.Sent < 500 {
+		t.Errorf("s0.0 p3 sent %d frames in the window, want the pings' 500 a second", r.Sent)
+	}
+	if r.Patched != (mode == config.LinksPatch) {
+		t.Errorf("tally says patched %v on a %s cable", r.Patched, mode)
+	}
+	if r.Patched && r.ReceivedCaptured < 500 {
+		t.Errorf("captured %d frames h3 sent, want the replies' 500 a second", r.ReceivedCaptured)
 	}
 	checkNoDrops(t, s)
 }

@@ -63,12 +63,19 @@ func captureCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capture NODE PORT",
 		Short: "what PORT of NODE transmits: signal frames decoded, -w pcap",
-		Long: `Prints the flow-control frames (PortFC/BFC signals, PFC) that PORT of NODE
-transmits, decoded, as tcpdump in NODE's namespace sees them; with --all
-every frame. MACs print as the node and port that own them (s0.0.p1,
+		Long: `Prints the flow-control frames (PortFC/BFC signals, PFC) on PORT of NODE,
+decoded, as tcpdump in NODE's namespace sees them: what the port transmits,
+and on a patched cable (lab up --links patch) what it receives too; with
+--all every frame. MACs print as the node and port that own them (s0.0.p1,
 h1.eth0), from the ethers file lab up writes in the lab's run directory.
 -w also writes them to a pcap file; tshark names the nodes in it with
-WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).`,
+WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).
+
+With --all and no --count, the capture ends with its tally: the frames it
+holds from each end of the cable, against the increase of each end's
+tx_packets over the same window (two snapshots of both daemons, taken on
+their worker threads once the port is reported captured and just before
+the capture stops).`,
 		Example: "  lab capture --name pf s0.0 p1 -c 10\n  lab capture --name pf h0 eth0 --all -w h0.pcap --duration 5s",
 		GroupID: groupLook,
 		Args:    exactArgs(2, "NODE PORT"),
@@ -99,13 +106,38 @@ WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).`,
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
+		var tally *lab.Tally
+		if all && count == 0 && names != nil {
+			if tally, err = lab.NewTally(c.runRoot, c.name, node, port, names); err != nil {
+				tally = nil // a port without a cable (bc0): nothing to tally
+			}
+		}
 		opts := lab.CaptureOptions{File: file, Count: count, Duration: dur.D(), All: all, Names: names,
 			OnListening: func() {
-				fmt.Fprintf(stderr, "capturing %s transmitted by %s %s (lab %s); Ctrl-C stops\n", what, node, port, c.name)
+				fmt.Fprintf(stderr, "capturing %s on %s %s (lab %s); Ctrl-C stops\n", what, node, port, c.name)
+				if tally != nil {
+					go tally.Start(ctx) //nolint:errcheck // Result reports it
+				}
 			}}
+		var res lab.CaptureResult
+		opts.Result = &res
+		if tally != nil {
+			opts.OnFrame = tally.Frame
+			opts.BeforeStop = func() { _ = tally.Stop() }
+		}
 		err = lab.Capture(ctx, c.name, node, port, opts, cmd.OutOrStdout())
 		if errors.Is(err, context.Canceled) {
 			err = nil // Ctrl-C or SIGTERM: the user's way to stop
+		}
+		if err == nil && res.DroppedByKernel > 0 {
+			fmt.Fprintf(stderr, "tcpdump: the kernel dropped %d frames its buffer could not hold (%d captured)\n", res.DroppedByKernel, res.Captured)
+		}
+		if err == nil && tally != nil {
+			if r, terr := tally.Result(); terr != nil {
+				fmt.Fprintf(stderr, "no tally: %v\n", terr)
+			} else {
+				fmt.Fprintln(stderr, r)
+			}
 		}
 		if err == nil && file != "" && names != nil {
 			fmt.Fprintf(stderr, "wrote %s; tshark names its nodes with WIRESHARK_CONFIG_DIR=%s tshark -r %s\n", file, filepath.Dir(ethers), file)
