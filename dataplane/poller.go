@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,7 +28,18 @@ type kernelPoller interface {
 // thread, which looks at the list before it sleeps, and a wake-up there
 // would be a syscall per kick for nothing.
 type poller struct {
-	k       kernelPoller
+	k kernelPoller
+	// peeks are the file-descriptor ports whose receive rings the worker
+	// can look at in memory: a look that does not block reads them
+	// instead of asking the kernel (a system call per round of a busy
+	// worker). unpeeked counts the file-descriptor ports that cannot be
+	// read so; while there are any, such looks ask the kernel too.
+	peeks    []peek
+	unpeeked int
+	lastPeek int64 // worker time of the last look at the rings (look)
+	// fdHit is set when a look or a wait found a file-descriptor port
+	// readable; the worker clears it (kernelTraffic).
+	fdHit   bool
 	mu      sync.Mutex
 	pending []int32
 	has     atomic.Bool
@@ -41,13 +53,30 @@ type poller struct {
 // fdPort is a PortIO the kernel signals through a file descriptor.
 type fdPort interface{ FD() int }
 
+// peekPort is a port whose receive ring can be read in memory (an AF_XDP
+// socket's: the kernel's producer index), by the worker's thread only.
+type peekPort interface{ RxPending() bool }
+
+type peek struct {
+	io    peekPort
+	token int32
+}
+
 // notifyPort is a PortIO that calls back when frames arrive at it.
 type notifyPort interface{ SetNotify(func()) }
 
 func (p *poller) watch(io PortIO, token int32) error {
 	switch x := io.(type) {
 	case fdPort:
-		return p.k.Add(x.FD(), token)
+		if err := p.k.Add(x.FD(), token); err != nil {
+			return err
+		}
+		if pk, ok := io.(peekPort); ok {
+			p.peeks = append(p.peeks, peek{pk, token})
+		} else {
+			p.unpeeked++
+		}
+		return nil
 	case notifyPort:
 		x.SetNotify(func() { p.mark(token) })
 		return nil
@@ -58,6 +87,11 @@ func (p *poller) watch(io PortIO, token int32) error {
 func (p *poller) unwatch(io PortIO) error {
 	switch x := io.(type) {
 	case fdPort:
+		if pk, ok := io.(peekPort); ok {
+			p.peeks = slices.DeleteFunc(p.peeks, func(e peek) bool { return e.io == pk })
+		} else {
+			p.unpeeked--
+		}
 		return p.k.Remove(x.FD())
 	case notifyPort:
 		x.SetNotify(nil)
@@ -75,20 +109,33 @@ func (p *poller) mark(token int32) {
 	}
 }
 
-// wait blocks for at most timeout (0: not at all; negative: no limit)
-// and appends the tokens of ports that may have frames to ready.
-func (p *poller) wait(timeout time.Duration, ready []int32) ([]int32, error) {
-	blocking := timeout != 0
-	if blocking {
-		p.sleeping.Store(true)
+// PeekEvery is how often a busy worker looks at the receive rings of its
+// file-descriptor ports: a server's kernel interface, cables between
+// workers. Frames there wait at most this long for a worker that is busy
+// with other ports (a busy round is shorter; an idle worker sleeps in the
+// kernel and wakes at once).
+const PeekEvery = 5 * time.Microsecond
+
+// look is a wait that does not block, at worker time now: the rings are
+// read only if PeekEvery has passed since they were last read; the list
+// of notifying ports always.
+func (p *poller) look(now int64, ready []int32) ([]int32, error) {
+	if p.unpeeked == 0 && now-p.lastPeek < int64(PeekEvery) {
+		return p.takePending(ready), nil
 	}
-	if p.has.Load() {
-		timeout = 0
-	}
-	ready, err := p.k.Wait(timeout, ready)
-	if blocking {
-		p.sleeping.Store(false)
-	}
+	p.lastPeek = now
+	return p.wait(0, ready)
+}
+
+// kernelTraffic reports whether a file-descriptor port was found
+// readable since the last call, and clears it.
+func (p *poller) kernelTraffic() bool {
+	hit := p.fdHit
+	p.fdHit = false
+	return hit || p.unpeeked > 0
+}
+
+func (p *poller) takePending(ready []int32) []int32 {
 	if p.has.Load() {
 		p.mu.Lock()
 		ready = append(ready, p.pending...)
@@ -96,5 +143,38 @@ func (p *poller) wait(timeout time.Duration, ready []int32) ([]int32, error) {
 		p.has.Store(false)
 		p.mu.Unlock()
 	}
-	return ready, err
+	return ready
+}
+
+// wait blocks for at most timeout (0: not at all; negative: no limit)
+// and appends the tokens of ports that may have frames to ready.
+//
+// A look that does not block reads the receive rings it can in memory
+// and asks the kernel only for the ports it cannot; the kernel is asked
+// before every sleep, so nothing is slept through.
+func (p *poller) wait(timeout time.Duration, ready []int32) ([]int32, error) {
+	blocking := timeout != 0
+	var err error
+	if blocking {
+		p.sleeping.Store(true)
+		if p.has.Load() {
+			timeout = 0
+		}
+		n := len(ready)
+		ready, err = p.k.Wait(timeout, ready)
+		p.fdHit = p.fdHit || len(ready) > n
+		p.sleeping.Store(false)
+	} else {
+		n := len(ready)
+		for _, e := range p.peeks {
+			if e.io.RxPending() {
+				ready = append(ready, e.token)
+			}
+		}
+		if p.unpeeked > 0 {
+			ready, err = p.k.Wait(0, ready)
+		}
+		p.fdHit = p.fdHit || len(ready) > n
+	}
+	return p.takePending(ready), err
 }

@@ -12,9 +12,13 @@ package dataplane
 //  3. if frames moved, ask the poller (without blocking) which ports became
 //     readable — a frame one engine sent often lands at another engine of
 //     the same worker — and go round again;
-//  4. otherwise keep polling without blocking for the poll budget after
-//     the last work found (a stream of frames rarely pauses for longer, and
-//     a wake-up costs far more than a poll); then
+//  4. otherwise, while frames arrive from the kernel (a port with a file
+//     descriptor was readable within the last KernelQuiet), keep polling
+//     without blocking for the poll budget after the last work found (a
+//     stream of frames rarely pauses for longer, and a wake-up costs far
+//     more than a poll); frames over patched cables arrive only during
+//     the worker's own steps, so a worker whose kernel ports are quiet
+//     has nothing to poll for; then
 //  5. sleep in the poller until a port is readable, a control request
 //     comes, or the earliest deadline plus the slack: deadlines that fall
 //     within the slack of each other are served by one wake-up.
@@ -42,6 +46,10 @@ const (
 	// DefaultPollBudget is how long a worker keeps polling after it last
 	// found work before it sleeps.
 	DefaultPollBudget = 10 * time.Microsecond
+	// KernelQuiet is how long after a port with a file descriptor was
+	// last found readable the worker still polls for the kernel's frames
+	// (the poll budget); after that it sleeps as soon as it has no work.
+	KernelQuiet = time.Millisecond
 )
 
 // WorkerOptions configure a worker.
@@ -315,6 +323,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 func (w *Worker) loop() error {
 	lastWork := w.Now()
+	lastKernel := lastWork
 	for !w.stop.Load() {
 		if w.hasOps.Load() {
 			w.applyOps()
@@ -361,13 +370,16 @@ func (w *Worker) loop() error {
 			w.st.maxRoundNs.Store(t - now)
 		}
 		var err error
+		if w.poll.kernelTraffic() {
+			lastKernel = t
+		}
 		switch {
 		case moved > 0:
 			lastWork = t
-			w.ready, err = w.poll.wait(0, w.ready)
-		case w.budget > 0 && t-lastWork < w.budget:
+			w.ready, err = w.poll.look(t, w.ready)
+		case w.budget > 0 && t-lastWork < w.budget && t-lastKernel < int64(KernelQuiet):
 			w.st.polls.Add(1)
-			w.ready, err = w.poll.wait(0, w.ready)
+			w.ready, err = w.poll.look(t, w.ready)
 		default:
 			timeout := time.Duration(-1)
 			if next >= 0 {

@@ -49,6 +49,12 @@ func (s *Socket) ZeroCopy() bool { return s.zeroCopy }
 // through Fill or sends them with Transmit.
 func (s *Socket) Receive(descs []Desc) int { return s.rx.consume(descs) }
 
+// RxPending reports whether the RX ring holds received frames, by reading
+// the kernel's producer index: what readiness on the socket's file
+// descriptor says, without a system call. Like Receive, it must be called
+// by the ring's consumer.
+func (s *Socket) RxPending() bool { return s.rx.available(1) > 0 }
+
 // Transmit posts as many of descs as the TX ring has room for and returns
 // how many it posted; Kick then has the kernel send them. The frames are
 // the kernel's until Complete returns their addresses. A descriptor that
