@@ -562,7 +562,7 @@ func (e *Engine) step(now int64) int {
 			t.Tick(now)
 		}
 	}
-	moved := e.pass()
+	moved, now := e.passAt(now)
 	if e.poked.Load() {
 		e.poked.Store(false)
 		t := e.Now()
@@ -576,7 +576,9 @@ func (e *Engine) step(now int64) int {
 			}
 		}
 	}
-	e.watchdog(moved > 0)
+	// The watchdog measures stalls of a millisecond and more (x D): the
+	// pass's clock is recent enough.
+	e.watchdog(moved > 0, now)
 	return moved
 }
 
@@ -602,7 +604,11 @@ func (e *Engine) begin() {
 // poller reported readable (every port when the engine has no worker),
 // those with TX frames to complete or fill-ring room to top up, and those
 // with frames queued or in the delay line.
-func (e *Engine) pass() int {
+// passAt is the engine's receive -> forward -> egress -> transmit pass,
+// begun at now; it returns the frames it moved and the clock it
+// transmitted by. The clock is read again only if frames were received:
+// a pass that received none took far less than a shaper's slack.
+func (e *Engine) passAt(now int64) (int, int64) {
 	moved := e.receiveAll()
 	for _, p := range e.ports {
 		if p.inflight > 0 {
@@ -612,7 +618,9 @@ func (e *Engine) pass() int {
 			e.refill(p)
 		}
 	}
-	now := e.Now()
+	if moved > 0 {
+		now = e.Now()
+	}
 	if e.source != nil {
 		moved += e.source.Produce(now)
 	}
@@ -621,7 +629,7 @@ func (e *Engine) pass() int {
 			moved += e.transmit(p, now)
 		}
 	}
-	return moved
+	return moved, now
 }
 
 // readable marks port i as maybe holding received frames (its worker's

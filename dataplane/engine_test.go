@@ -14,6 +14,12 @@ import (
 // receives as unsupported.
 type forward struct{}
 
+// pass is one pass of the engine at the time its clock says.
+func (e *Engine) pass() int {
+	moved, _ := e.passAt(e.Now())
+	return moved
+}
+
 func (forward) Handle(in int, d *xdp.Desc, v *Verdict) {
 	if in == 0 {
 		v.Port = 1

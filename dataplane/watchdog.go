@@ -63,12 +63,11 @@ func (e *Engine) initWatchdog() error {
 
 // watchdog runs the check when it is due; active says the pass moved
 // frames, which arms a check if none is due.
-func (e *Engine) watchdog(active bool) {
+func (e *Engine) watchdog(active bool, now int64) {
 	w := &e.wd
 	if w.cfg.Detect == 0 {
 		return
 	}
-	now := e.Now()
 	if w.next < 0 {
 		if active {
 			w.next = now + w.period

@@ -16,7 +16,7 @@ func (r *rig) run(d time.Duration) {
 	for time.Now().Before(end) {
 		moved := r.e.pass()
 		r.recv()
-		r.e.watchdog(moved > 0)
+		r.e.watchdog(moved > 0, r.e.Now())
 		time.Sleep(time.Millisecond)
 	}
 }
