@@ -139,6 +139,11 @@ type Sender struct {
 	ppm int64
 
 	S SenderStats
+
+	// gapRate and gapWire are the rate and frame size gapNs was computed
+	// for (gap's memo).
+	gapRate        float64
+	gapWire, gapNs int64
 }
 
 // NewSender returns the sender of a flow of size bytes (0: unbounded
@@ -274,7 +279,14 @@ func (s *Sender) gap(wire int64) int64 {
 	if r <= 0 {
 		return 0
 	}
-	return int64(math.Round(float64(wire) * 8e9 / r))
+	// The engine asks for the next send time of every running flow at
+	// every step; the rate changes only on DCQCN's events.
+	if r == s.gapRate && wire == s.gapWire {
+		return s.gapNs
+	}
+	s.gapRate, s.gapWire = r, wire
+	s.gapNs = int64(math.Round(float64(wire) * 8e9 / r))
+	return s.gapNs
 }
 
 // nextRtx is the next packet IRN retransmits, or -1.
