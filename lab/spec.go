@@ -44,7 +44,7 @@ const (
 	DefaultWorkers = 1
 	// DefaultLinkMode is how a cable between two nodes of one worker
 	// moves frames unless told otherwise (Spec.LinkMode).
-	DefaultLinkMode = config.LinksVeth
+	DefaultLinkMode = config.LinksPatch
 	// PerNode as Spec.Workers runs every node in a process of its own
 	// (swd and hostd), for fault isolation.
 	PerNode = -1
