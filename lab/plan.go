@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/topo"
 )
 
 // Daemon kinds, also the names of their binaries in Spec.BinDir, and the
@@ -22,8 +23,10 @@ const (
 // anything is: namespaces, both ends of every link, every daemon's config
 // and file paths.
 type Plan struct {
-	Spec      Spec // defaults applied
+	Spec Spec // defaults applied
+	// Topology is a BCube lab's fabric; Graph a graph fabric's (Spec.Fabric).
 	Topology  bcube.Topology
+	Graph     *topo.Graph
 	RunDir    string // <RunRoot>/<Name>
 	StatePath string // <RunDir>/state.json
 	LogDir    string // <RunDir>/logs
@@ -98,6 +101,9 @@ func NewPlan(spec Spec) (*Plan, error) {
 	s, err := spec.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if s.Fabric != nil {
+		return newGraphPlan(s)
 	}
 	t, err := s.check()
 	if err != nil {
@@ -200,6 +206,7 @@ func (p *Plan) assignWorkers() {
 	if s.Workers == PerNode {
 		return
 	}
+	graph := p.Graph != nil
 	nw := min(s.Workers, len(p.Nodes))
 	for i := range nw {
 		name := fmt.Sprintf("w%d", i)
@@ -212,12 +219,15 @@ func (p *Plan) assignWorkers() {
 				Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)},
 		})
 	}
-	servers, per := t.Servers(), t.SwitchesPerLevel()
-	groups := servers / t.N() // level-0 groups: n servers and their switch
+	var servers, per, groups int
+	if !graph {
+		servers, per = t.Servers(), t.SwitchesPerLevel()
+		groups = servers / t.N() // level-0 groups: n servers and their switch
+	}
 	for i := range p.Nodes {
 		var w int
 		switch {
-		case nw > groups: // more workers than groups: spread evenly
+		case graph || nw > groups: // a graph fabric, or more workers than groups: spread evenly
 			w = i * nw / len(p.Nodes)
 		case i < servers:
 			w = (i / t.N()) * nw / groups
