@@ -106,7 +106,11 @@ func TestGraphPlanBad(t *testing.T) {
 		{base(FabricSpec{Kind: TopologyFatTree, K: 12}), "is too large: 432 servers + 180 switches"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = "portfc"; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none or pfc"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.LevelOrder = "ate"; return s }(), "level-order ate: a level order is BCube's"},
-		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.Rates = []uint64{1e8, 2e8}; return s }(), "rates: per-level rates are BCube's"},
+		{func() Spec {
+			s := base(FabricSpec{Kind: TopologyFatTree, K: 4})
+			s.Rates = []uint64{1e8, 2e8}
+			return s
+		}(), "rates: per-level rates are BCube's"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.N = 4; return s }(), "n and k are BCube's"},
 		{base(FabricSpec{Kind: "torus"}), `topology "torus"`},
 	} {
