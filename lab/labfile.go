@@ -20,8 +20,8 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
