@@ -464,3 +464,13 @@ func (s Spec) NodePorts(node string) []string {
 	}
 	return out
 }
+
+// ServerTopology is the fabric as its servers route in it: BCube(n,k),
+// or for a graph fabric bcube.Star of its servers (one port each,
+// nothing relayed).
+func (s Spec) ServerTopology() (bcube.Topology, error) {
+	if s.Fabric != nil {
+		return bcube.Star(s.Servers())
+	}
+	return bcube.New(s.N, s.K)
+}

@@ -334,6 +334,11 @@ func compareNodes(a, b string) int {
 // rate, links per host, the incast's default period; it returns the
 // lab's topology too.
 func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Config, error) {
+	if st.Spec.Fabric != nil {
+		// Ideal FCTs count a path's hops and slowest link by BCube's
+		// digits; a graph fabric's are its routes', not computed yet.
+		return bcube.Topology{}, c, fmt.Errorf("lab %s is a %s: workloads run on BCube and Rail-only labs (lab gen and rperf run on every fabric)", st.Lab, st.Spec.Fabric.Kind)
+	}
 	t, err := bcube.New(st.Spec.N, st.Spec.K)
 	if err != nil {
 		return t, c, err
