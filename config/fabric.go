@@ -50,6 +50,14 @@ type Fabric struct {
 	// each pair of ToRs whose paths cross it, the port of each path.
 	Ends  []int             `json:"ends,omitempty"`
 	Paths []topo.TableEntry `json:"paths,omitempty"`
+
+	// Lossless is how many lossless priorities data may use (0: one,
+	// 802.1Q priority 3). With 2, a switch moves a frame from the first
+	// (3) to the second (4) where it takes one of the (in port, out
+	// port) steps of Rewrites: FC+'s down-up turns, so each priority's
+	// channel dependencies stay acyclic on DF-KSP's paths.
+	Lossless int      `json:"lossless,omitempty"`
+	Rewrites [][2]int `json:"rewrites,omitempty"`
 }
 
 // FabricPort is one fabric port of a node of a graph fabric.
@@ -99,6 +107,15 @@ func (f *Fabric) validate() error {
 			errs = append(errs, fmt.Errorf("fabric port %s: MACs %q, %q: want two Ethernet MACs", p.Name, p.MAC, p.PeerMAC))
 		}
 		seen[p.Name] = true
+	}
+	if f.Lossless < 0 || f.Lossless > 2 {
+		errs = append(errs, fmt.Errorf("fabric lossless %d: want 1 or 2 priorities", f.Lossless))
+	}
+	for _, rw := range f.Rewrites {
+		if f.Lossless < 2 || rw[0] < 0 || rw[1] < 0 || rw[0] >= len(f.Ports) || rw[1] >= len(f.Ports) || rw[0] == rw[1] {
+			errs = append(errs, fmt.Errorf("fabric rewrite %v: want two distinct ports of %d, with 2 lossless priorities", rw, len(f.Ports)))
+			break
+		}
 	}
 	if !isSwitch {
 		if len(f.Ports) != 1 {
@@ -165,12 +182,16 @@ type Routes struct {
 	ECMP   *topo.ECMP
 	Tables []topo.Table // by node, RoutingPaths only
 	Ends   []int        // by server, RoutingPaths only
+	// Lossless priorities (0: one), and with 2 the (in port, out port)
+	// steps of each node that move a frame to the second.
+	Lossless int
+	Rewrites [][][2]int // by node
 }
 
 // NewFabric is the fabric section of node's config in g, routed by r.
 func NewFabric(g *topo.Graph, r *Routes, node int) *Fabric {
 	n := &g.Nodes[node]
-	f := &Fabric{Topology: g.Name, Servers: len(g.Servers()), Index: node, Switch: n.Kind == topo.Switch}
+	f := &Fabric{Topology: g.Name, Servers: len(g.Servers()), Index: node, Switch: n.Kind == topo.Switch, Lossless: r.Lossless}
 	for p := range n.Ports {
 		peer := g.Head(g.Out(node, p))
 		f.Ports = append(f.Ports, FabricPort{
@@ -190,6 +211,9 @@ func NewFabric(g *topo.Graph, r *Routes, node int) *Fabric {
 	if r.Mode == RoutingPaths {
 		f.Ends = append([]int(nil), r.Ends...)
 		f.Paths = r.Tables[node].Entries()
+	}
+	if r.Lossless > 1 && node < len(r.Rewrites) {
+		f.Rewrites = append([][2]int(nil), r.Rewrites[node]...)
 	}
 	return f
 }

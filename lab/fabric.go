@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fcplus"
 	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/topo"
 )
@@ -28,11 +29,14 @@ const (
 	TopologyLeafSpine = "leafspine"
 	TopologyFatTree   = "fattree"
 	TopologyExpander  = "expander"
+	// TopologyFCPlus is an FC+ fabric (package fcplus): ToRs split into
+	// virtual switches in layers, wired layer to layer.
+	TopologyFCPlus = "fcplus"
 )
 
 // GraphKinds are the topology kinds given as a graph, in the order help
 // lists them.
-var GraphKinds = []string{TopologyLeafSpine, TopologyFatTree, TopologyExpander}
+var GraphKinds = []string{TopologyLeafSpine, TopologyFatTree, TopologyExpander, TopologyFCPlus}
 
 // Routing modes of a graph fabric's switches (FabricSpec.Routing).
 const (
@@ -44,6 +48,12 @@ const (
 	RoutingKSP = "ksp"
 	// DefaultPaths is K under RoutingKSP unless told otherwise.
 	DefaultPaths = 4
+	// An FC+ fabric's routings (package fcplus): DF-KSP with one or two
+	// lossless priorities, FC's edge-disjoint up-down paths; ksp there is
+	// fcplus's plain KSP.
+	RoutingDFKSP1 = string(fcplus.DFKSP1)
+	RoutingDFKSP2 = string(fcplus.DFKSP2)
+	RoutingFC     = string(fcplus.FC)
 )
 
 // FabricSpec is a fabric given as a graph: its kind and the parameters
@@ -63,7 +73,15 @@ type FabricSpec struct {
 	ToRs   int    `json:"tors,omitempty"`
 	Degree int    `json:"degree,omitempty"`
 	Seed   uint64 `json:"seed,omitempty"`
-	// Hosts is the servers per leaf (leafspine) or per ToR (expander).
+	// fcplus: ToRs of Ports fabric ports, each split into Virtual
+	// virtual switches, Hosts servers each, wired from Seed; or Scenario,
+	// a named one (fcplus.LookupScenario: its fabric and its paths' K
+	// and seed).
+	Ports    int    `json:"ports,omitempty"`
+	Virtual  int    `json:"virtual,omitempty"`
+	Scenario string `json:"scenario,omitempty"`
+	// Hosts is the servers per leaf (leafspine) or per ToR (expander,
+	// fcplus).
 	Hosts int `json:"hosts,omitempty"`
 
 	// Routing is RoutingECMP ("": the default) or RoutingKSP, with Paths
@@ -83,8 +101,33 @@ func (f FabricSpec) Graph() (*topo.Graph, error) {
 		return topo.FatTree{K: f.K}.Build()
 	case TopologyExpander:
 		return topo.Expander{ToRs: f.ToRs, Degree: f.Degree, Hosts: f.Hosts, Seed: f.Seed}.Build()
+	case TopologyFCPlus:
+		fab, _, err := f.fcplus()
+		if err != nil {
+			return nil, err
+		}
+		return fab.Graph, nil
 	}
 	return nil, &ChoiceError{Key: "topology", Value: f.Kind, Want: GraphKinds}
+}
+
+// fcplus builds an FC+ fabric and says how to route it.
+func (f FabricSpec) fcplus() (*fcplus.Fabric, fcplus.RouteOptions, error) {
+	p := fcplus.Params{ToRs: f.ToRs, Ports: f.Ports, Virtual: f.Virtual, Hosts: f.Hosts, Seed: f.Seed}
+	ro := fcplus.RouteOptions{K: f.paths(), Seed: f.Seed, Workers: 1}
+	if f.Scenario != "" {
+		sc, err := fcplus.LookupScenario(f.Scenario)
+		if err != nil {
+			return nil, ro, err
+		}
+		p, ro = sc.Params, sc.Routing
+		ro.Workers = 1
+		if f.Paths != 0 {
+			ro.K = f.Paths
+		}
+	}
+	fab, err := p.Build()
+	return fab, ro, err
 }
 
 // params are the parameters the kind reads, by flag name, and those it
@@ -99,10 +142,13 @@ func (f FabricSpec) params() (used, unused []string) {
 		{"spines", f.Spines != 0, []string{TopologyLeafSpine}},
 		{"oversubscription", f.Oversubscription != 0, []string{TopologyLeafSpine}},
 		{"k", f.K != 0, []string{TopologyFatTree}},
-		{"tors", f.ToRs != 0, []string{TopologyExpander}},
+		{"tors", f.ToRs != 0, fcKinds(f, TopologyExpander)},
 		{"degree", f.Degree != 0, []string{TopologyExpander}},
+		{"ports", f.Ports != 0, fcKinds(f)},
+		{"virtual", f.Virtual != 0, fcKinds(f)},
 		{"seed", f.Seed != 0, seedKinds(f)},
-		{"hosts", f.Hosts != 0, []string{TopologyLeafSpine, TopologyExpander}},
+		{"hosts", f.Hosts != 0, fcKinds(f, TopologyLeafSpine, TopologyExpander)},
+		{"scenario", f.Scenario != "", []string{TopologyFCPlus}},
 	}
 	for _, p := range all {
 		switch {
@@ -115,13 +161,22 @@ func (f FabricSpec) params() (used, unused []string) {
 	return used, unused
 }
 
-// seedKinds are the kinds that read a seed: the expander's cabling, and
-// any kind's ksp ties.
+// seedKinds are the kinds that read a seed: the expander's and FC+'s
+// cabling (not a named scenario's), and any kind's ksp ties.
 func seedKinds(f FabricSpec) []string {
-	if f.routing() == RoutingKSP {
+	if f.routing() == RoutingKSP && f.Scenario == "" {
 		return GraphKinds
 	}
-	return []string{TopologyExpander}
+	return fcKinds(f, TopologyExpander)
+}
+
+// fcKinds are kinds and fcplus, unless f is a named scenario, which
+// fixes FC+'s parameters.
+func fcKinds(f FabricSpec, kinds ...string) []string {
+	if f.Scenario == "" {
+		kinds = append(kinds, TopologyFCPlus)
+	}
+	return kinds
 }
 
 // String is the fabric as lab up names it: "leafspine --leaves 4
@@ -151,11 +206,20 @@ func (f FabricSpec) String() string {
 			v = fmt.Sprint(f.Seed)
 		case "hosts":
 			v = fmt.Sprint(f.Hosts)
+		case "ports":
+			v = fmt.Sprint(f.Ports)
+		case "virtual":
+			v = fmt.Sprint(f.Virtual)
+		case "scenario":
+			v = f.Scenario
 		}
 		parts = append(parts, "--"+p+" "+v)
 	}
-	if f.routing() == RoutingKSP {
-		parts = append(parts, "--routing ksp", fmt.Sprintf("--paths %d", f.paths()))
+	if r := f.routing(); r != RoutingECMP {
+		parts = append(parts, "--routing "+r)
+		if f.Paths != 0 || f.Scenario == "" {
+			parts = append(parts, fmt.Sprintf("--paths %d", f.paths()))
+		}
 	}
 	return strings.Join(parts, " ")
 }
@@ -184,17 +248,17 @@ func (f FabricSpec) check() error {
 		used, _ := f.params()
 		return fmt.Errorf("%s takes %s, not %s", f.Kind, flagList(used), flagList(unused))
 	}
-	switch f.routing() {
-	case RoutingECMP:
-		if f.Paths != 0 {
-			return fmt.Errorf("paths %d: only routing %s takes a number of paths", f.Paths, RoutingKSP)
-		}
-	case RoutingKSP:
-		if f.Paths < 0 || f.Paths > 64 {
-			return fmt.Errorf("paths %d: want 1..64 paths per pair of ToRs", f.Paths)
-		}
-	default:
-		return &ChoiceError{Key: "routing", Value: f.Routing, Want: []string{RoutingECMP, RoutingKSP}}
+	routings := []string{RoutingECMP, RoutingKSP}
+	if f.Kind == TopologyFCPlus {
+		routings = append(routings, RoutingDFKSP1, RoutingDFKSP2, RoutingFC)
+	}
+	switch r := f.routing(); {
+	case !slices.Contains(routings, r):
+		return &ChoiceError{Key: "routing", Value: f.Routing, Want: routings}
+	case r == RoutingECMP && f.Paths != 0:
+		return fmt.Errorf("paths %d: only routing by paths (%s) takes a number of paths", f.Paths, orList(routings[1:]))
+	case f.Paths < 0 || f.Paths > 64:
+		return fmt.Errorf("paths %d: want 1..64 paths per pair of ToRs", f.Paths)
 	}
 	return nil
 }
@@ -310,7 +374,7 @@ func or(s, def string) string {
 // servers hang off.
 func (s Spec) graphRoutes(g *topo.Graph) (*config.Routes, error) {
 	r := &config.Routes{Mode: config.RoutingECMP, ECMP: topo.NewECMP(g)}
-	if s.Fabric.routing() != RoutingKSP {
+	if s.Fabric.routing() == RoutingECMP {
 		return r, nil
 	}
 	r.Mode = config.RoutingPaths
@@ -325,10 +389,41 @@ func (s Spec) graphRoutes(g *topo.Graph) (*config.Routes, error) {
 			tors = append(tors, at.Node)
 		}
 	}
-	k, seed := s.Fabric.paths(), s.Fabric.Seed
-	rs := topo.NewRoutes(g, tors, 0, nil, func(f *topo.PathFinder, src, dst int) []topo.Path {
-		return f.Find(src, dst, topo.PathOptions{K: k, Seed: seed})
-	})
+	var rs *topo.Routes
+	if s.Fabric.Kind == TopologyFCPlus {
+		fab, ro, err := s.Fabric.fcplus()
+		if err != nil {
+			return nil, err
+		}
+		scheme := fcplus.Scheme(s.Fabric.routing())
+		if rs, err = fab.Routes(scheme, ro); err != nil {
+			return nil, err
+		}
+		if lp := scheme.Lossless(); lp > 1 && s.FC == "pfc" {
+			r.Lossless = lp
+			for _, pairs := range fab.Rewrites() {
+				var rw [][2]int
+				for _, pp := range pairs {
+					rw = append(rw, [2]int{pp.In, pp.Out})
+				}
+				r.Rewrites = append(r.Rewrites, rw)
+			}
+		}
+		var missing []string
+		rs.Pairs(func(a, b int, p []topo.Path) {
+			if len(p) == 0 && len(missing) < 3 {
+				missing = append(missing, g.Nodes[a].Name+"->"+g.Nodes[b].Name)
+			}
+		})
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%s: routing %s leaves pairs of ToRs without a path (%s): more --paths, two priorities (dfksp2) or another seed", s.Fabric, scheme, strings.Join(missing, ", "))
+		}
+	} else {
+		k, seed := s.Fabric.paths(), s.Fabric.Seed
+		rs = topo.NewRoutes(g, tors, 0, nil, func(f *topo.PathFinder, src, dst int) []topo.Path {
+			return f.Find(src, dst, topo.PathOptions{K: k, Seed: seed})
+		})
+	}
 	var err error
 	if r.Tables, err = rs.Tables(g); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Fabric.Kind, err)

@@ -102,7 +102,7 @@ func TestGraphPlanBad(t *testing.T) {
 		{base(FabricSpec{Kind: TopologyFatTree, K: 3}), "fattree k = 3"},
 		{base(FabricSpec{Kind: TopologyFatTree, K: 4, Hosts: 2}), "fattree takes --k, not --hosts"},
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Routing: "spf"}), `routing "spf"`},
-		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Paths: 2}), "paths 2: only routing ksp"},
+		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Paths: 2}), "paths 2: only routing by paths (ksp) takes"},
 		{base(FabricSpec{Kind: TopologyFatTree, K: 12}), "is too large: 432 servers + 180 switches"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = "portfc"; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none or pfc"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.LevelOrder = "ate"; return s }(), "level-order ate: a level order is BCube's"},
@@ -144,5 +144,42 @@ func TestGraphPeers(t *testing.T) {
 	}
 	if s.Servers() != 16 || s.TopologyText() != "leafspine --leaves 4 --spines 2 --hosts 4" {
 		t.Errorf("%d servers, %q", s.Servers(), s.TopologyText())
+	}
+}
+
+// An FC+ fabric's plan: DF-KSP with two priorities under PFC gives every
+// node two lossless priorities and each ToR its down-up turns to rewrite
+// at; plain KSP one priority and none; DF-KSP with one priority on the
+// loop scenario leaves no pair unrouted.
+func TestGraphPlanFCPlus(t *testing.T) {
+	for _, c := range []struct {
+		routing  string
+		lossless int
+	}{{RoutingKSP, 0}, {RoutingDFKSP1, 0}, {RoutingDFKSP2, 2}, {RoutingFC, 0}} {
+		f := FabricSpec{Kind: TopologyFCPlus, Scenario: "fcplus-loop", Routing: c.routing}
+		p, err := NewPlan(Spec{Name: "fb", Fabric: &f, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: "pfc"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.routing, err)
+		}
+		rewrites := 0
+		for _, n := range p.Nodes {
+			if n.Config.Fabric.Lossless != c.lossless {
+				t.Fatalf("%s: %s has %d lossless priorities, want %d", c.routing, n.Name, n.Config.Fabric.Lossless, c.lossless)
+			}
+			rewrites += len(n.Config.Fabric.Rewrites)
+			if _, _, err := n.Config.Validate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if (rewrites > 0) != (c.lossless == 2) {
+			t.Errorf("%s: %d rewrites", c.routing, rewrites)
+		}
+		if th := scheme.PFCThresholds(&p.Nodes[len(p.AppLinks)].Config, false); (th.Lossless == 0b11000) != (c.lossless == 2) || th.Lossless&(1<<3) == 0 {
+			t.Errorf("%s: lossless priorities %08b", c.routing, th.Lossless)
+		}
+	}
+	f := FabricSpec{Kind: TopologyFCPlus, Scenario: "fcplus-loop", Routing: RoutingDFKSP1, Hosts: 3}
+	if _, err := NewPlan(Spec{Name: "fb", Fabric: &f, RunRoot: "/run/x", BinDir: "/opt/bin"}); err == nil || !strings.Contains(err.Error(), "fcplus takes --scenario") {
+		t.Errorf("a scenario with --hosts: %v", err)
 	}
 }

@@ -79,7 +79,8 @@ func pingAll(t *testing.T, lab string, servers int) []string {
 }
 
 // TestGraphFabrics brings up the leaf-spine, fat-tree and expander of
-// the acceptance (and the expander routed by K shortest paths): every
+// the acceptance (and the expander routed by K shortest paths, and the
+// FC+ loop fabric by DF-KSP with two PFC priorities): every
 // server pair pings, every switch forwarded, nothing was dropped, and
 // Down (the cleanup) leaves nothing.
 func TestGraphFabrics(t *testing.T) {
@@ -88,9 +89,13 @@ func TestGraphFabrics(t *testing.T) {
 		{Kind: TopologyFatTree, K: 4},
 		{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 1},
 		{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 1, Routing: RoutingKSP, Paths: 3},
+		{Kind: TopologyFCPlus, Scenario: "fcplus-loop", Routing: RoutingDFKSP2, Paths: 4}, // under PFC, two priorities
 	} {
 		t.Run(strings.ReplaceAll(f.String(), " ", ""), func(t *testing.T) {
 			s := graphSpec(t, f)
+			if f.Kind == TopologyFCPlus {
+				s.FC = "pfc"
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			start := time.Now()

@@ -125,6 +125,9 @@ type FileTopology struct {
 	Hosts            int     `yaml:"hosts,omitempty"`
 	ToRs             int     `yaml:"tors,omitempty"`
 	Degree           int     `yaml:"degree,omitempty"`
+	Ports            int     `yaml:"ports,omitempty"`
+	Virtual          int     `yaml:"virtual,omitempty"`
+	Scenario         string  `yaml:"scenario,omitempty"`
 	Seed             uint64  `yaml:"seed,omitempty"`
 	Routing          string  `yaml:"routing,omitempty"`
 	Paths            int     `yaml:"paths,omitempty"`
@@ -136,7 +139,8 @@ func (t FileTopology) fabric() *FabricSpec {
 		return nil
 	}
 	f := &FabricSpec{Kind: t.Kind, Leaves: t.Leaves, Spines: t.Spines, Oversubscription: t.Oversubscription,
-		Hosts: t.Hosts, ToRs: t.ToRs, Degree: t.Degree, Seed: t.Seed, Routing: t.Routing, Paths: t.Paths}
+		Hosts: t.Hosts, ToRs: t.ToRs, Degree: t.Degree, Seed: t.Seed, Routing: t.Routing, Paths: t.Paths,
+		Ports: t.Ports, Virtual: t.Virtual, Scenario: t.Scenario}
 	if t.Kind == TopologyFatTree {
 		f.K = t.K
 	}
@@ -501,8 +505,9 @@ func (f *File) Check() (Spec, error) {
 	case kind != TopologyBCube && kind != TopologyRailOnly && !slices.Contains(GraphKinds, kind):
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube, railonly, %s", kind, orList(GraphKinds))}
 	case s.Fabric == nil && (f.Topology.Leaves != 0 || f.Topology.Spines != 0 || f.Topology.Oversubscription != 0 || f.Topology.Hosts != 0 ||
-		f.Topology.ToRs != 0 || f.Topology.Degree != 0 || f.Topology.Seed != 0 || f.Topology.Routing != "" || f.Topology.Paths != 0):
-		return s, &lineError{f.line("topology"), fmt.Errorf("topology %s: leaves, spines, oversubscription, hosts, tors, degree, seed, routing and paths are for leafspine, fattree or expander", kind)}
+		f.Topology.ToRs != 0 || f.Topology.Degree != 0 || f.Topology.Seed != 0 || f.Topology.Routing != "" || f.Topology.Paths != 0 ||
+		f.Topology.Ports != 0 || f.Topology.Virtual != 0 || f.Topology.Scenario != ""):
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology %s: leaves, spines, oversubscription, hosts, tors, degree, ports, virtual, scenario, seed, routing and paths are for leafspine, fattree, expander or fcplus", kind)}
 	case s.Fabric != nil && f.Topology.N != 0:
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology %s: n is BCube's", kind)}
 	case kind == TopologyRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
@@ -548,7 +553,8 @@ func FileOf(s Spec) *File {
 	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}}
 	if g := s.Fabric; g != nil {
 		f.Topology = FileTopology{Kind: g.Kind, K: g.K, Leaves: g.Leaves, Spines: g.Spines, Oversubscription: g.Oversubscription,
-			Hosts: g.Hosts, ToRs: g.ToRs, Degree: g.Degree, Seed: g.Seed, Routing: g.Routing, Paths: g.Paths}
+			Hosts: g.Hosts, ToRs: g.ToRs, Degree: g.Degree, Seed: g.Seed, Routing: g.Routing, Paths: g.Paths,
+			Ports: g.Ports, Virtual: g.Virtual, Scenario: g.Scenario}
 	}
 	if len(s.Rates) > 0 {
 		r := units.Rates(s.Rates)

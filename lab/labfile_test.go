@@ -316,7 +316,7 @@ func TestFileGraphFabric(t *testing.T) {
 		{"name: fbf\ntopology: {kind: bcube, n: 2, k: 1, tors: 4}\n", "2: topology bcube: leaves, spines"},
 		{"name: fbf\ntopology: {kind: leafspine, leaves: 4, spines: 2, hosts: 2, n: 2}\n", "2: topology leafspine: n is BCube's"},
 		{"name: fbf\ntopology: {kind: fattree, k: 6, hosts: 2}\n", "fattree takes --k, not --hosts"},
-		{"name: fbf\ntopology: {kind: ring}\n", `topology kind "ring": want bcube, railonly, leafspine, fattree or expander`},
+		{"name: fbf\ntopology: {kind: ring}\n", `topology kind "ring": want bcube, railonly, leafspine, fattree, expander or fcplus`},
 	} {
 		f, err := ParseFile([]byte(c.text))
 		if err == nil {

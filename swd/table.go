@@ -28,7 +28,10 @@ import (
 //     topo.PathIndex(hash, n) of its pair of ToRs (topo.Table);
 //  4. otherwise (RoutingECMP, or the destination's own ToR) it leaves by
 //     one of its equal-cost next hops toward the server, chosen by the
-//     hash (topo.PickPort).
+//     hash (topo.PickPort);
+//  5. with two lossless priorities, a step (in port, out port) of its
+//     rewrite table (FC+'s down-up turns) moves the frame to the second
+//     (Frame.Raise: the scheme rewrites PCP and queue).
 //
 // It implements dataplane.Handler; the hot path allocates nothing.
 type TableSwitch struct {
@@ -38,6 +41,7 @@ type TableSwitch struct {
 	paths bool
 	ends  []int32
 	table topo.Table
+	raise [][]bool // raise[in][out]: the step moves a frame up a lossless priority
 	fc    scheme.Scheme
 	e     *dataplane.Engine
 	own   []net.HardwareAddr // MAC of each port
@@ -60,6 +64,15 @@ func NewTableSwitch(fab *config.Fabric, fc scheme.Scheme) (*TableSwitch, error) 
 		own, peer := p.MACs()
 		s.own = append(s.own, own)
 		s.peer = append(s.peer, peer)
+	}
+	if len(fab.Rewrites) > 0 {
+		s.raise = make([][]bool, len(fab.Ports))
+		for i := range s.raise {
+			s.raise[i] = make([]bool, len(fab.Ports))
+		}
+		for _, rw := range fab.Rewrites {
+			s.raise[rw[0]][rw[1]] = true
+		}
 	}
 	if fab.Routing == config.RoutingPaths {
 		s.paths = true
@@ -154,5 +167,6 @@ func (s *TableSwitch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	v.Port, v.L3 = out, s.f.L3
 	fr := &s.frame
 	fr.B, fr.PCP, fr.Tagged, fr.In, fr.Out, fr.Dst = b, s.f.PCP, s.f.Tagged, in, out, dst
+	fr.Raise = s.raise != nil && s.raise[in][out]
 	v.Queue, v.Meta = s.fc.Classify(fr)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/fcplus"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/internal/pipe"
 	"github.com/bcfab/bcfab/roce"
@@ -274,5 +275,80 @@ func BenchmarkTableSwitchForward(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.handle(b, 0, f)
+	}
+}
+
+// With two lossless priorities on an FC+ fabric routed by DF-KSP, every
+// frame leaves each ToR on the priority its path assigns that arc
+// (fcplus.Priorities): 3 for the first, 4 from the down-up turn on,
+// rewritten by the switch matching (in port, out port).
+func TestTableSwitchRewrite(t *testing.T) {
+	sc := fcplus.Loop()
+	fab, err := sc.Params.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fab.Graph
+	rs, err := fab.Routes(fcplus.DFKSP2, fcplus.RouteOptions{K: 4, Seed: 1, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &config.Routes{Mode: config.RoutingPaths, ECMP: topo.NewECMP(g), Lossless: 2}
+	if rt.Tables, err = rs.Tables(g); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range g.Servers() {
+		at, _ := g.Attachment(s)
+		rt.Ends = append(rt.Ends, at.Node)
+	}
+	for _, pairs := range fab.Rewrites() {
+		var rw [][2]int
+		for _, p := range pairs {
+			rw = append(rw, [2]int{p.In, p.Out})
+		}
+		rt.Rewrites = append(rt.Rewrites, rw)
+	}
+	rigs := map[int]*tableRig{}
+	for _, u := range fab.ToRs() {
+		rigs[u] = newTableRig(t, g, g.Nodes[u].Name, "pfc", rt)
+	}
+	raised := 0
+	for src := range g.Servers() {
+		for dst := range g.Servers() {
+			if rt.Ends[src] == rt.Ends[dst] {
+				continue
+			}
+			b := tableFrame(src, dst, uint16(2000+src*64+dst))
+			paths := rs.Between(rt.Ends[src], rt.Ends[dst])
+			want := fab.Priorities(paths[topo.PathIndex(hashOf(b), len(paths))], 2)
+			at, _ := g.Attachment(src)
+			u, in := at.Node, at.Port
+			for hop := 0; g.Nodes[u].Kind == topo.Switch; hop++ {
+				v, out := rigs[u].handle(t, in, b)
+				if v.Port < 0 {
+					t.Fatalf("h%d -> h%d: dropped at %s", src, dst, g.Nodes[u].Name)
+				}
+				var f header.Frame
+				header.Parse(out, &f)
+				wantPCP := uint8(signaling.PCPData)
+				if hop < len(want) {
+					wantPCP += uint8(want[hop] - 1)
+				} else {
+					wantPCP += uint8(want[len(want)-1] - 1) // the delivery keeps the last
+				}
+				if f.PCP != wantPCP || v.Queue != int(wantPCP) {
+					t.Fatalf("h%d -> h%d at %s: PCP %d queue %d, want %d", src, dst, g.Nodes[u].Name, f.PCP, v.Queue, wantPCP)
+				}
+				if f.PCP != signaling.PCPData && hop > 0 {
+					raised++
+				}
+				b = append([]byte(nil), out...)
+				next := g.Head(g.Out(u, v.Port))
+				u, in = next.Node, next.Port
+			}
+		}
+	}
+	if raised == 0 {
+		t.Error("no frame was raised to the second priority: the test did not exercise a turn")
 	}
 }

@@ -40,7 +40,7 @@ type upFlags struct {
 }
 
 // graphFlags are the flags of fabrics given as a graph; BCube takes none.
-var graphFlags = []string{"leaves", "spines", "oversubscription", "hosts", "tors", "degree", "seed", "routing", "paths"}
+var graphFlags = []string{"leaves", "spines", "oversubscription", "hosts", "tors", "degree", "ports", "virtual", "scenario", "seed", "routing", "paths"}
 
 // upFlagsOf finds an up command's flags (tests build the spec without
 // running the command).
@@ -120,8 +120,11 @@ the file or a flag is bad.`,
 	fs.IntVar(&f.fabric.Hosts, "hosts", 0, "leafspine, expander: `servers` per leaf or ToR")
 	fs.IntVar(&f.fabric.ToRs, "tors", 0, "expander: top-of-rack `switches`")
 	fs.IntVar(&f.fabric.Degree, "degree", 0, "expander: cables from each ToR to other ToRs")
+	fs.IntVar(&f.fabric.Ports, "ports", 0, "fcplus: fabric `ports` per ToR (even)")
+	fs.IntVar(&f.fabric.Virtual, "virtual", 0, "fcplus: virtual `switches` per ToR")
+	fs.StringVar(&f.fabric.Scenario, "scenario", "", "fcplus: a named `scenario`'s fabric and paths (fcplus-loop)")
 	fs.Uint64Var(&f.fabric.Seed, "seed", 1, "expander: the `seed` the random cabling is drawn from (the same fabric for the same seed); ksp: ties among paths")
-	fs.StringVar(&f.fabric.Routing, "routing", lab.RoutingECMP, "leafspine, fattree, expander: how switches route, ecmp or ksp")
+	fs.StringVar(&f.fabric.Routing, "routing", lab.RoutingECMP, "how a graph fabric's switches route: ecmp or ksp; on fcplus also dfksp1, dfksp2 (DF-KSP with 1 or 2 lossless priorities; with --fc pfc, 2 rewrite at the down-up turn) or fc")
 	fs.IntVar(&f.fabric.Paths, "paths", 0, "routing ksp: paths per pair of ToRs (0: 4)")
 	rate := rateFlag(fs, "rate", units.CompactRate(d.RateBps), "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
 	add("rate", func(s *lab.Spec) { s.RateBps = uint64(*rate) })
@@ -266,13 +269,13 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 		graph := slices.Contains(lab.GraphKinds, kind)
 		for _, name := range graphFlags {
 			if fs.Changed(name) && !graph {
-				return spec, fmt.Errorf("up %s: --%s is for leafspine, fattree or expander", kind, name)
+				return spec, fmt.Errorf("up %s: --%s is for leafspine, fattree, expander or fcplus", kind, name)
 			}
 		}
 		switch kind {
 		case "":
 			return spec, errors.New("up: name the topology: lab up bcube --n N --k K, lab up railonly, lab up leafspine|fattree|expander ..., or lab up -f FILE")
-		case lab.TopologyLeafSpine, lab.TopologyFatTree, lab.TopologyExpander:
+		case lab.TopologyLeafSpine, lab.TopologyFatTree, lab.TopologyExpander, lab.TopologyFCPlus:
 			if err := f.graphSpec(fs, kind); err != nil {
 				return spec, err
 			}
@@ -285,7 +288,7 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 				return spec, fmt.Errorf("up railonly: --k %d: a Rail-only NDC is BCube(n,1)", k)
 			}
 		default:
-			return spec, fmt.Errorf("up: unknown topology %q: want bcube, railonly, leafspine, fattree or expander", kind)
+			return spec, fmt.Errorf("up: unknown topology %q: want bcube, railonly, leafspine, fattree, expander or fcplus", kind)
 		}
 		f.topology = kind
 		spec = lab.Defaults()
@@ -308,7 +311,7 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 		if fab.Kind == lab.TopologyFatTree {
 			fab.K = spec.K
 		}
-		if fab.Kind != lab.TopologyExpander && !(fab.Routing == lab.RoutingKSP && fs.Changed("seed")) {
+		if fab.Kind != lab.TopologyExpander && !(fab.Kind == lab.TopologyFCPlus && fab.Scenario == "") && !(fab.Routing == lab.RoutingKSP && fs.Changed("seed")) {
 			fab.Seed = 0 // the default seed of a flag only the expander takes
 		}
 		if fab.Routing == lab.RoutingECMP {
@@ -350,7 +353,11 @@ func (f *upFlags) graphSpec(fs *pflag.FlagSet, kind string) error {
 		lab.TopologyLeafSpine: {"leaves", "spines", "hosts"},
 		lab.TopologyFatTree:   {"k"},
 		lab.TopologyExpander:  {"tors", "degree", "hosts"},
+		lab.TopologyFCPlus:    {"tors", "ports", "virtual", "hosts"},
 	}[kind]
+	if kind == lab.TopologyFCPlus && fs.Changed("scenario") {
+		need = nil
+	}
 	var missing []string
 	for _, n := range need {
 		if !fs.Changed(n) {
@@ -362,6 +369,7 @@ func (f *upFlags) graphSpec(fs *pflag.FlagSet, kind string) error {
 			lab.TopologyLeafSpine: "leafspine --leaves 4 --spines 2 --hosts 4",
 			lab.TopologyFatTree:   "fattree --k 4",
 			lab.TopologyExpander:  "expander --tors 8 --degree 3 --hosts 2 --seed 1",
+			lab.TopologyFCPlus:    "fcplus --tors 8 --ports 4 --virtual 3 --hosts 2 --seed 2, or fcplus --scenario fcplus-loop",
 		}[kind])
 	}
 	for _, n := range []string{"n", "rates", "level-order", "ate-p", "ate-cap"} {
