@@ -506,12 +506,11 @@ func printGraphUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 		fmt.Fprintf(w, "  loss        %s injected on every fabric link, each direction, on receive (lab status: INJECTED)\n", lab.FormatLoss(s.LossPPM))
 	}
 	route := "ECMP: equal-cost next hops over shortest paths, one per flow by its hash"
-	if s.Fabric.Routing == lab.RoutingKSP {
-		n := s.Fabric.Paths
-		if n == 0 {
-			n = lab.DefaultPaths
-		}
-		route = fmt.Sprintf("K shortest paths: %d per pair of ToRs, one per flow by its hash", n)
+	if r := s.Fabric.Routing; r != "" && r != lab.RoutingECMP {
+		route = fmt.Sprintf("%s: %s between every pair of ToRs, one per flow by its hash", r, pathCount(p))
+	}
+	if n := &p.Nodes[servers]; n.Config.Fabric.Lossless > 1 {
+		route += "; PFC priorities 3 and 4 lossless, a frame moved from 3 to 4 at its down-up turn"
 	}
 	fmt.Fprintf(w, "  routing     %s (tables computed at bring-up, in every switch's config)\n", route)
 	printFlowControl(w, p)
@@ -536,4 +535,27 @@ func printGraphUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	fmt.Fprintf(w, "  lab stats%s %s\n", nameFlag, g.Nodes[servers].Name)
 	fmt.Fprintf(w, "  lab graph%s --svg fabric.svg\n", nameFlag)
 	fmt.Fprintf(w, "  lab down%s\n", nameFlag)
+}
+
+// pathCount says how many paths a graph fabric's switches hold per pair
+// of ToRs, from the first ToR's table: "4 paths", or "1 to 4 paths".
+func pathCount(p *lab.Plan) string {
+	lo, hi := -1, 0
+	for i := len(p.AppLinks); i < len(p.Nodes); i++ {
+		for _, e := range p.Nodes[i].Config.Fabric.Paths {
+			if lo < 0 || len(e.Ports) < lo {
+				lo = len(e.Ports)
+			}
+			hi = max(hi, len(e.Ports))
+		}
+	}
+	switch {
+	case lo < 0:
+		return "no paths"
+	case lo == hi && hi == 1:
+		return "1 path"
+	case lo == hi:
+		return fmt.Sprintf("%d paths", hi)
+	}
+	return fmt.Sprintf("%d to %d paths", lo, hi)
 }
