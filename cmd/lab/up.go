@@ -80,7 +80,12 @@ the graph at bring-up: --routing ecmp (equal-cost next hops, one per flow
 by its hash; the default) or ksp (--paths K shortest paths between every
 pair of ToRs, one per flow by its hash). Each cable runs at its capacity
 x --rate (a leaf-spine's uplinks carry hosts/(spines x oversubscription)).
-They run --fc none or pfc.
+They run --fc none or pfc. fcplus is an FC+ fabric (--tors ToRs of --ports
+fabric ports split into --virtual virtual switches, --hosts servers each,
+wired from --seed; or --scenario fcplus-loop), routed by ksp, dfksp1,
+dfksp2 or fc (DF-KSP with one or two lossless priorities, FC's up-down
+paths); dfksp2 under --fc pfc moves a frame from priority 3 to 4 at its
+down-up turn.
 
 -f reads the lab from a lab file (YAML; see examples/ and the README): its
 keys are these flags without their dashes, plus the topology and per-cable
