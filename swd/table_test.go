@@ -263,6 +263,47 @@ func TestTableSwitchZeroAllocs(t *testing.T) {
 			})
 		}
 	}
+	// And with the priority rewrite: every frame from every fabric port
+	// of every ToR of the loop fabric, the turns among them raised.
+	t.Run("dfksp2/pfc/rewrite", func(t *testing.T) {
+		fab, err := fcplus.Loop().Params.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := &config.Routes{Mode: config.RoutingECMP, ECMP: topo.NewECMP(fab.Graph), Lossless: 2}
+		for _, pairs := range fab.Rewrites() {
+			var rw [][2]int
+			for _, p := range pairs {
+				rw = append(rw, [2]int{p.In, p.Out})
+			}
+			rt.Rewrites = append(rt.Rewrites, rw)
+		}
+		r := newTableRig(t, fab.Graph, "tor0", "pfc", rt)
+		var frames [][]byte
+		for dst := 2; dst < 16; dst++ {
+			frames = append(frames, tableFrame(dst%16, (dst+5)%16, uint16(dst)))
+		}
+		raised := 0
+		for in := 2; in < 6; in++ {
+			for _, b := range frames {
+				if v, _ := r.handle(t, in, b); v.Queue == int(signaling.PCPData)+1 {
+					raised++
+				}
+			}
+		}
+		if raised == 0 {
+			t.Fatal("no frame took a turn: the rewrite is not exercised")
+		}
+		if n := testing.AllocsPerRun(50, func() {
+			for in := 2; in < 6; in++ {
+				for _, b := range frames {
+					r.handle(t, in, b)
+				}
+			}
+		}); n != 0 {
+			t.Errorf("%v allocations per round of frames", n)
+		}
+	})
 }
 
 func BenchmarkTableSwitchForward(b *testing.B) {
