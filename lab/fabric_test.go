@@ -183,3 +183,27 @@ func TestGraphPlanFCPlus(t *testing.T) {
 		t.Errorf("a scenario with --hosts: %v", err)
 	}
 }
+
+// With several workers, a graph fabric's racks (a ToR and its servers)
+// each go whole to one worker.
+func TestGraphPlanWorkers(t *testing.T) {
+	f := FabricSpec{Kind: TopologyFatTree, K: 4}
+	p, err := NewPlan(Spec{Name: "fb", Fabric: &f, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Workers) != 3 {
+		t.Fatalf("%d workers", len(p.Workers))
+	}
+	for _, s := range p.Graph.Servers() {
+		at, _ := p.Graph.Attachment(s)
+		if p.Nodes[s].Worker != p.Nodes[at.Node].Worker {
+			t.Errorf("%s on worker %d, its %s on %d", p.Nodes[s].Name, p.Nodes[s].Worker, p.Nodes[at.Node].Name, p.Nodes[at.Node].Worker)
+		}
+	}
+	for _, w := range p.Workers {
+		if len(w.Nodes) < 8 || len(w.Nodes) > 16 {
+			t.Errorf("%s hosts %d of 36 nodes", w.Name, len(w.Nodes))
+		}
+	}
+}
