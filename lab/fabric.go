@@ -337,9 +337,6 @@ func (s Spec) checkGraph() (*topo.Graph, error) {
 	if len(s.Rates) > 0 {
 		errs = append(errs, fmt.Errorf("rates: per-level rates are BCube's; a %s's cables run at their capacity x --rate", f.Kind))
 	}
-	if len(s.Links) > 0 {
-		errs = append(errs, fmt.Errorf("links: single cables are overridden in BCube labs only; %s's are not yet", f.Kind))
-	}
 	if s.LevelOrder != "hash" || s.ATEP != 0 || s.ATECapBytes != 0 {
 		errs = append(errs, fmt.Errorf("level-order %s: a level order is BCube's (servers that relay); %s's servers have one port", s.LevelOrder, f.Kind))
 	}
@@ -347,6 +344,9 @@ func (s Spec) checkGraph() (*topo.Graph, error) {
 		errs = append(errs, fmt.Errorf("fc %s: its queues follow BCube's relays; on %s want %s", s.FC, f.Kind, orList(scheme.GraphNames())))
 	}
 	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := s.checkLinksBy(func(l LinkSpec) (Endpoint, Endpoint, error) { return graphCable(g, l) }); err != nil {
 		return nil, err
 	}
 	longest := ""
@@ -498,13 +498,35 @@ func (s Spec) graphConfig(g *topo.Graph, r *config.Routes, u int, control string
 	c := s.daemonConfigCommon(g.Nodes[u].Name, control)
 	c.Fabric = config.NewFabric(g, r, u)
 	c.RateBps = s.RateBps
+	name := g.Nodes[u].Name
 	for p := range g.Nodes[u].Ports {
+		port := g.PortName(u, p)
+		pc := config.PortConfig{Name: port}
 		if cap := g.Capacity(g.Out(u, p)); cap != 1 {
-			c.Ports = append(c.Ports, config.PortConfig{Name: g.PortName(u, p), RateBps: s.cableRate(cap)})
+			pc.RateBps = s.cableRate(cap)
+		}
+		for _, l := range s.Links { // a lab file's cables that differ (checkGraph checked them)
+			a, b, err := graphCable(g, l)
+			if err != nil || !(a.Node == name && a.Ifname == port || b.Node == name && b.Ifname == port) {
+				continue
+			}
+			if l.RateBps != 0 {
+				pc.RateBps = l.RateBps
+			}
+			pc.LossPPM, pc.Down = l.LossPPM, l.Down
+		}
+		if pc.RateBps != 0 || pc.LossPPM != nil || pc.Down {
+			c.Ports = append(c.Ports, pc)
 		}
 	}
 	c.SetDefaults()
 	return c
+}
+
+// graphCable resolves a cable override's endpoints in graph fabric g.
+func graphCable(g *topo.Graph, l LinkSpec) (a, b Endpoint, err error) {
+	return l.ends(func(node, port string) (string, string, bool) { return graphPeer(g, node, port) },
+		g.Name+", such as h0:eth0 or "+g.Nodes[len(g.Servers())].Name+":p0")
 }
 
 // graphPeer is the other end of node's port in a graph fabric.

@@ -207,3 +207,46 @@ func TestGraphPlanWorkers(t *testing.T) {
 		}
 	}
 }
+
+// A graph fabric's cables take overrides as BCube's do (a lab file's
+// links): both ends get the rate, loss and state; a bad endpoint or a
+// cable overridden twice is one error.
+func TestGraphLinkOverrides(t *testing.T) {
+	loss := 10_000
+	f := FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4}
+	s := Spec{Name: "fb", Fabric: &f, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin",
+		Links: []LinkSpec{{Endpoints: []string{"leaf0:p4"}, LossPPM: &loss}, {Endpoints: []string{"spine1:p3", "leaf3:p5"}, Down: true, RateBps: 50_000_000}}}
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		node, port string
+		rate       uint64
+		loss       int
+		down       bool
+	}{
+		{"leaf0", "p4", 200_000_000, 10_000, false}, {"spine0", "p0", 200_000_000, 10_000, false},
+		{"leaf3", "p5", 50_000_000, 0, true}, {"spine1", "p3", 50_000_000, 0, true},
+		{"leaf0", "p5", 200_000_000, 0, false}, {"h0", "eth0", 100_000_000, 0, false},
+	} {
+		n, _ := p.Node(c.node)
+		loss, down := n.Config.PortImpairment(c.port)
+		if r := n.Config.PortRate(c.port); r != c.rate || loss != c.loss || down != c.down {
+			t.Errorf("%s:%s: rate %d loss %d down %v, want %d %d %v", c.node, c.port, r, loss, down, c.rate, c.loss, c.down)
+		}
+	}
+	for _, bad := range []struct {
+		links []LinkSpec
+		want  string
+	}{
+		{[]LinkSpec{{Endpoints: []string{"leaf0:p9"}}}, `link endpoint "leaf0:p9": want node:port of a fabric port of leafspine`},
+		{[]LinkSpec{{Endpoints: []string{"leaf0:p4", "spine1:p0"}}}, "is cabled to spine0:p0, not to spine1:p0"},
+		{[]LinkSpec{{Endpoints: []string{"leaf0:p4"}}, {Endpoints: []string{"spine0:p0"}}}, "is overridden twice"},
+	} {
+		s.Links = bad.links
+		if _, err := NewPlan(s); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: %v, want %q", bad.links, err, bad.want)
+		}
+	}
+}

@@ -517,6 +517,23 @@ func printGraphUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	if n := &p.Nodes[servers]; n.Config.Fabric.Lossless > 1 {
 		route += "; PFC priorities 3 and 4 lossless, a frame moved from 3 to 4 at its down-up turn"
 	}
+	if len(s.Links) > 0 {
+		var over []string
+		for _, l := range s.Links {
+			var what []string
+			if l.RateBps != 0 {
+				what = append(what, "rate "+lab.FormatRate(l.RateBps))
+			}
+			if l.LossPPM != nil {
+				what = append(what, "loss "+lab.FormatLoss(*l.LossPPM)+" each way")
+			}
+			if l.Down {
+				what = append(what, "down")
+			}
+			over = append(over, strings.Join(l.Endpoints, "-")+" "+strings.Join(what, ", "))
+		}
+		fmt.Fprintf(w, "  cables      %d overridden: %s\n", len(over), strings.Join(over, "; "))
+	}
 	fmt.Fprintf(w, "  routing     %s (tables computed at bring-up, in every switch's config)\n", route)
 	printFlowControl(w, p)
 	printECN(w, p)
