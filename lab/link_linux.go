@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/bcfab/bcfab/api"
@@ -43,7 +42,7 @@ func SetLink(runRoot, name, node, port string, c LinkConfig) ([]LinkEnd, error) 
 		if port == bcube.AppPeerIf || port == bcube.AppIf {
 			return nil, fmt.Errorf("%s %s is the server's application port: it stands for the server's own bus and has no cable to impair", node, port)
 		}
-		return nil, fmt.Errorf("%s has no fabric port %q (%s)", node, port, strings.Join(st.Spec.NodePorts(node), ", "))
+		return nil, fmt.Errorf("%s has no fabric port %q (%s)", node, port, portRange(st.Spec.NodePorts(node)))
 	}
 	other, ok := st.Node(peer)
 	if !ok {
@@ -138,4 +137,15 @@ func postLink(ctx context.Context, sock string, r api.LinkRequest) (api.LinkStat
 		return api.LinkState{}, fmt.Errorf("link state from %s: %w", sock, err)
 	}
 	return ls, nil
+}
+
+// portRange names a node's fabric ports as a range, p0..p3 (none: "none").
+func portRange(ports []string) string {
+	switch len(ports) {
+	case 0:
+		return "none"
+	case 1:
+		return ports[0]
+	}
+	return ports[0] + ".." + ports[len(ports)-1]
 }
