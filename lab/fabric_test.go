@@ -250,3 +250,20 @@ func TestGraphLinkOverrides(t *testing.T) {
 		}
 	}
 }
+
+// A graph fabric's ideal path: a shortest one, each cable at its rate.
+func TestGraphIdealPath(t *testing.T) {
+	f := FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Oversubscription: 4}
+	s := Spec{Fabric: &f, RateBps: 100_000_000}
+	g, err := f.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := graphIdealPath(s, g)
+	if got := path(0, 3); len(got) != 2 || got[0] != 100_000_000 || got[1] != 100_000_000 {
+		t.Errorf("h0 -> h3 (one leaf): %v", got)
+	}
+	if got := path(0, 15); len(got) != 4 || got[1] != 50_000_000 || got[2] != 50_000_000 || got[3] != 100_000_000 {
+		t.Errorf("h0 -> h15 (across the spines, uplinks 4/(2x4) = 0.5): %v", got)
+	}
+}
