@@ -232,3 +232,29 @@ func TestGraphFabricPicture(t *testing.T) {
 		}
 	}
 }
+
+// A graph fabric's overridden cables are drawn as BCube's are.
+func TestGraphFabricPictureOverrides(t *testing.T) {
+	loss := 10_000
+	s := Defaults()
+	s.Name, s.RateBps = "g", 100e6
+	s.Fabric = &FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4}
+	s.Links = []LinkSpec{{Endpoints: []string{"h1:eth0"}, LossPPM: &loss}, {Endpoints: []string{"spine1:p3"}, Down: true}}
+	var svg, dot bytes.Buffer
+	if err := WriteSVG(&svg, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDOT(&dot, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">loss 1%<", `stroke="#999999" stroke-width="3.0" stroke-dasharray="5,4"`} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("SVG lacks %s", want)
+		}
+	}
+	for _, want := range []string{`"h1" -- "leaf0" [taillabel="eth0", headlabel="p1", color="#c0392b", label="loss 1%"]`, `label="200 Mbit/s, down", penwidth=2.5, style=dashed`} {
+		if !strings.Contains(dot.String(), want) {
+			t.Errorf("DOT lacks %s", want)
+		}
+	}
+}

@@ -73,6 +73,57 @@ func (s Spec) cableLabel(c float64) string {
 	return units.FormatRate(s.cableRate(c))
 }
 
+// graphOverrides are the cables of g a lab file overrides, by link
+// index: drawn as BCube's are (rate labelled, loss red, down dashed).
+func graphOverrides(s Spec, g *topo.Graph) map[int]LinkSpec {
+	out := map[int]LinkSpec{}
+	for _, l := range s.Links {
+		a, _, err := graphCable(g, l)
+		if err != nil {
+			continue
+		}
+		u, _ := g.Lookup(a.Node)
+		for p := range g.Nodes[u].Ports {
+			if g.PortName(u, p) == a.Ifname {
+				out[g.Out(u, p).Link()] = l
+			}
+		}
+	}
+	return out
+}
+
+// graphCableStyle is how cable i of g is drawn: its label, colour, and
+// whether it is dashed (down) or thick (faster than the lab's rate).
+func graphCableStyle(s Spec, g *topo.Graph, over map[int]LinkSpec, i int, color string) (label, col string, dashed, thick bool) {
+	l := g.Links[i]
+	label, col, thick = s.cableLabel(l.Capacity), color, l.Capacity > 1
+	o, ok := over[i]
+	if !ok {
+		return label, col, false, thick
+	}
+	var parts []string
+	rate := s.cableRate(l.Capacity)
+	if o.RateBps != 0 {
+		rate = o.RateBps
+	}
+	if rate != s.RateBps {
+		parts = append(parts, units.FormatRate(rate))
+	}
+	loss := s.LossPPM
+	if o.LossPPM != nil {
+		loss = *o.LossPPM
+	}
+	if loss > 0 {
+		parts = append(parts, "loss "+units.FormatLoss(loss))
+		col = "#c0392b"
+	}
+	if o.Down {
+		parts = append(parts, "down")
+		col = "#999999"
+	}
+	return strings.Join(parts, ", "), col, o.Down, rate > s.RateBps
+}
+
 // writeGraphDOT is WriteDOT for a graph fabric.
 func writeGraphDOT(w io.Writer, s Spec, g *topo.Graph) error {
 	tier, rows := tiers(g)
@@ -92,12 +143,20 @@ func writeGraphDOT(w io.Writer, s Spec, g *topo.Graph) error {
 		}
 		b.WriteString(" }\n")
 	}
-	for _, l := range g.Links {
+	over := graphOverrides(s, g)
+	for i, l := range g.Links {
 		up := max(tier[l.A.Node], tier[l.B.Node])
+		lb, col, dashed, thick := graphCableStyle(s, g, over, i, levelColor(up-1))
 		attrs := []string{fmt.Sprintf("taillabel=%q", g.PortName(l.A.Node, l.A.Port)), fmt.Sprintf("headlabel=%q", g.PortName(l.B.Node, l.B.Port)),
-			fmt.Sprintf("color=%q", levelColor(up-1))}
-		if lb := s.cableLabel(l.Capacity); lb != "" {
-			attrs = append(attrs, fmt.Sprintf("label=%q", lb), "penwidth=2.5")
+			fmt.Sprintf("color=%q", col)}
+		if lb != "" {
+			attrs = append(attrs, fmt.Sprintf("label=%q", lb))
+		}
+		if thick {
+			attrs = append(attrs, "penwidth=2.5")
+		}
+		if dashed {
+			attrs = append(attrs, "style=dashed")
 		}
 		if tier[l.A.Node] == tier[l.B.Node] {
 			attrs = append(attrs, "constraint=false")
@@ -145,13 +204,17 @@ func writeGraphSVG(w io.Writer, s Spec, g *topo.Graph) error {
 		width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%d" y="%d" font-size="14" font-weight="bold">%s</text>`+"\n", svgMargin, svgMargin+4, esc(graphTitle(s, g)))
-	for _, l := range g.Links {
+	over := graphOverrides(s, g)
+	for i, l := range g.Links {
 		a, z := l.A.Node, l.B.Node
 		up := max(tier[a], tier[z])
-		color, widthPx := levelColor(up-1), 1.2
-		lb := s.cableLabel(l.Capacity)
-		if lb != "" {
+		lb, color, dashed, thick := graphCableStyle(s, g, over, i, levelColor(up-1))
+		widthPx, dash := 1.2, ""
+		if thick {
 			widthPx = 3
+		}
+		if dashed {
+			dash = ` stroke-dasharray="5,4"`
 		}
 		tip := fmt.Sprintf("%s:%s - %s:%s, %s", g.Nodes[a].Name, g.PortName(a, l.A.Port), g.Nodes[z].Name, g.PortName(z, l.B.Port), FormatRate(s.cableRate(l.Capacity)))
 		var path string
@@ -163,7 +226,7 @@ func writeGraphSVG(w io.Writer, s Spec, g *topo.Graph) error {
 		} else {
 			path = fmt.Sprintf("M%s,%s L%s,%s", num(x[a]), num(y[a]), num(x[z]), num(y[z]))
 		}
-		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="%.1f"><title>%s</title></path>`+"\n", path, color, widthPx, esc(tip))
+		fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="%.1f"%s><title>%s</title></path>`+"\n", path, color, widthPx, dash, esc(tip))
 		if lb != "" {
 			fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="9" fill="%s">%s</text>`+"\n", num(mx+3), num(my), color, esc(lb))
 		}
