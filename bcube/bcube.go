@@ -69,6 +69,26 @@ func New(n, k int) (Topology, error) {
 	return t, nil
 }
 
+// Star returns BCube(n,0): n servers on one switch, which New refuses as
+// a fabric of its own. It is how a single-homed server of a
+// switch-to-switch fabric (package topo's leaf-spine, fat-tree,
+// expander) sees that fabric: servers 0..n-1 at the usual addresses, one
+// port (level 0) behind which every other server is, nothing to relay.
+// The switch it names is not the fabric's: such a server is told its
+// neighbour's MAC. n may exceed a BCube switch's 255 ports.
+func Star(n int) (Topology, error) {
+	var t Topology
+	switch {
+	case n < 2:
+		return t, fmt.Errorf("%w: %d servers, need at least 2", ErrInvalid, n)
+	case n > MaxServers:
+		return t, fmt.Errorf("%w: %d servers, at most %d", ErrInvalid, n, MaxServers)
+	}
+	t.n, t.k = n, 0
+	t.pow[0], t.pow[1] = 1, n
+	return t, nil
+}
+
 // MustNew is New for constants in tests and examples.
 func MustNew(n, k int) Topology {
 	t, err := New(n, k)

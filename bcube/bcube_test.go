@@ -224,3 +224,35 @@ func TestNextLevelAllocs(t *testing.T) {
 		t.Fatalf("%v allocs per route", n)
 	}
 }
+
+func TestStar(t *testing.T) {
+	s, err := Star(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Servers() != 300 || s.Levels() != 1 || s.K() != 0 {
+		t.Fatalf("Star(300): %d servers, %d levels", s.Servers(), s.Levels())
+	}
+	pol, err := s.ParsePolicy("hash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dst := 1; dst < 300; dst += 37 {
+		tu := FiveTuple{Src: ServerIP(0).As4(), Dst: ServerIP(dst).As4(), Proto: 17, SPort: uint16(dst), DPort: 4791}
+		o := s.FlowOrder(&pol, &tu)
+		if l := s.NextLevel(0, dst, &o); l != 0 {
+			t.Errorf("h0 to h%d: level %d, want 0 (the one port)", dst, l)
+		}
+	}
+	if got := s.ServerIndex(ServerIP(299).As4()); got != 299 {
+		t.Errorf("ServerIndex(h299) = %d", got)
+	}
+	if got := s.ServerIndex(ServerIP(300).As4()); got != -1 {
+		t.Errorf("ServerIndex past the last server = %d, want -1", got)
+	}
+	for _, n := range []int{0, 1, MaxServers + 1} {
+		if _, err := Star(n); err == nil {
+			t.Errorf("Star(%d): no error", n)
+		}
+	}
+}

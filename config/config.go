@@ -171,6 +171,11 @@ type Node struct {
 	// Patches are the fabric ports whose cable is patched in memory
 	// (lab up --links patch); the others use their veth.
 	Patches []PatchPort `json:"patches,omitempty"`
+
+	// Fabric, when set, places the node in a fabric given as a graph
+	// (leaf-spine, fat-tree, expander) instead of BCube(N, K): N and K
+	// are then 0, its ports and tables are here.
+	Fabric *Fabric `json:"fabric,omitempty"`
 }
 
 // MaxLossPPM is the largest injected loss: every frame (a million per
@@ -304,12 +309,14 @@ func (c *Node) ATECap() int64 {
 
 // Validate checks the config and resolves its topology and node. What
 // only a scheme reads is the scheme's to check (scheme.New).
+//
+// A node of a graph fabric (Fabric set) resolves to bcube.Star(servers)
+// and its index if it is a server, which sees such a fabric as one port
+// behind which every other server is; a switch resolves to the zero
+// topology and a bcube.Node that only says it is a switch: it forwards
+// by its Fabric's tables.
 func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
-	t, err := bcube.New(c.N, c.K)
-	if err != nil {
-		return t, bcube.Node{}, err
-	}
-	node, err := t.ParseNode(c.Node)
+	t, node, err := c.place()
 	if err != nil {
 		return t, node, err
 	}
@@ -342,7 +349,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	default:
 		errs = append(errs, fmt.Errorf("xdp_mode %q: want native, generic or auto", c.XDPMode))
 	}
-	if pol, err := t.ParsePolicy(c.LevelOrder); err != nil {
+	if c.Fabric != nil && c.Fabric.Switch {
+		// A graph fabric's switch forwards by its tables: no level order.
+	} else if pol, err := t.ParsePolicy(c.LevelOrder); err != nil {
 		errs = append(errs, err)
 	} else if !pol.ATE && (c.ATEP != 0 || c.ATECapBytes != 0) {
 		errs = append(errs, fmt.Errorf("ate_p and ate_cap_bytes need level_order ate, not %s", pol))
@@ -371,6 +380,37 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)
+	}
+	return t, node, nil
+}
+
+// place resolves the node's topology and identity (see Validate).
+func (c *Node) place() (bcube.Topology, bcube.Node, error) {
+	f := c.Fabric
+	if f == nil {
+		t, err := bcube.New(c.N, c.K)
+		if err != nil {
+			return t, bcube.Node{}, err
+		}
+		node, err := t.ParseNode(c.Node)
+		return t, node, err
+	}
+	if c.N != 0 || c.K != 0 {
+		return bcube.Topology{}, bcube.Node{}, fmt.Errorf("config for %s: n %d and k %d with a graph fabric: want neither", c.Node, c.N, c.K)
+	}
+	if err := f.validate(); err != nil {
+		return bcube.Topology{}, bcube.Node{}, fmt.Errorf("config for %s: %w", c.Node, err)
+	}
+	if f.Switch {
+		return bcube.Topology{}, bcube.Node{Switch: true}, nil
+	}
+	t, err := bcube.Star(f.Servers)
+	if err != nil {
+		return t, bcube.Node{}, fmt.Errorf("config for %s: %w", c.Node, err)
+	}
+	node, err := t.ParseNode(c.Node)
+	if err != nil || node.Switch {
+		return t, node, fmt.Errorf("config for %s: a server of a graph fabric is h<i>, i < %d", c.Node, f.Servers)
 	}
 	return t, node, nil
 }

@@ -57,7 +57,11 @@ func (c *Node) validatePorts(t bcube.Topology, node bcube.Node) []error {
 	seen := map[string]bool{}
 	for _, p := range c.Ports {
 		ok := false
-		if node.Switch {
+		if c.Fabric != nil {
+			for _, fp := range c.Fabric.Ports {
+				ok = ok || fp.Name == p.Name
+			}
+		} else if node.Switch {
 			var i int
 			_, err := fmt.Sscanf(p.Name, "p%d", &i)
 			ok = err == nil && bcube.SwitchPort(i) == p.Name && i >= 0 && i < t.N()
@@ -138,6 +142,9 @@ func or(v, def int) int {
 // fabricPorts are the names of node's fabric ports in engine order: a
 // switch's p0..p<n-1>, a server's eth0..eth<k>.
 func (c *Node) fabricPorts(t bcube.Topology, node bcube.Node) []string {
+	if c.Fabric != nil {
+		return c.Fabric.PortNames()
+	}
 	var out []string
 	if node.Switch {
 		for p := range t.N() {
@@ -155,6 +162,9 @@ func (c *Node) fabricPorts(t bcube.Topology, node bcube.Node) []string {
 // in engine order: a switch's p0..p<n-1>, a server's eth0..eth<k> (none
 // when N, K or Node are not valid; Validate says why).
 func (c *Node) FabricPorts() []string {
+	if c.Fabric != nil {
+		return c.Fabric.PortNames()
+	}
 	t, err := bcube.New(c.N, c.K)
 	if err != nil {
 		return nil

@@ -75,22 +75,22 @@ func build(path string, b Builders, lv slog.Level, log *slog.Logger, logFile boo
 	}
 	bl, kind := b.of(n)
 	if bl == nil {
-		return nil, nil, fmt.Errorf("node %s: this daemon does not run %s nodes", n, kind)
+		return nil, nil, fmt.Errorf("node %s: this daemon does not run %s nodes", cfg.Node, kind)
 	}
 	var closer io.Closer = io.NopCloser(nil)
 	if logFile && cfg.Log != "" {
 		f, err := os.OpenFile(cfg.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, nil, fmt.Errorf("node %s: log: %w", n, err)
+			return nil, nil, fmt.Errorf("node %s: log: %w", cfg.Node, err)
 		}
 		log = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: lv})).With("daemon", kind)
 		closer = f
 	}
-	log = log.With("node", n.String())
+	log = log.With("node", cfg.Node) // a graph fabric's switch is no bcube.Node of its own
 	node, err := bl(cfg, t, n, log)
 	if err != nil {
 		closer.Close()
-		return nil, nil, fmt.Errorf("node %s: %w", n, err)
+		return nil, nil, fmt.Errorf("node %s: %w", cfg.Node, err)
 	}
 	return node, closer, nil
 }

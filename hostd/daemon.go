@@ -23,6 +23,12 @@ import (
 // eth0..eth<k> shaped to the link rate, and the application port bc0nic,
 // unshaped (it stands for the server's PCIe bus, not a link). Fabric ports
 // have the queues of its flow-control scheme (cfg.FC).
+//
+// A server of a fabric given as a graph (cfg.Fabric) is a server of
+// bcube.Star: one port, eth0, to the switch the fabric names (its MACs
+// are the fabric's), every other server behind it, nothing relayed (a
+// frame for another server that arrives on eth0 is a hairpin, dropped
+// and counted).
 func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
@@ -57,9 +63,14 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		pq := qc
 		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
 		w, p := t.SwitchOf(n.Index, l)
+		own, peer := bcube.HostPortMAC(n.Index, l), bcube.SwitchPortMAC(l, w, p)
+		if cfg.Fabric != nil {
+			own, peer = cfg.Fabric.Ports[l].MACs()
+			host.own[l], host.sw[l] = own, peer
+		}
 		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq,
-			MAC: bcube.HostPortMAC(n.Index, l), PeerMAC: bcube.SwitchPortMAC(l, w, p), MaxDelay: cfg.Model().LinkDelay()})
+			MAC: own, PeerMAC: peer, MaxDelay: cfg.Model().LinkDelay()})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.

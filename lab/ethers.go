@@ -83,7 +83,7 @@ func writeEthers(p *Plan) error {
 	if err != nil {
 		return fmt.Errorf("ethers: %w", err)
 	}
-	err = WriteEthers(f, fmt.Sprintf("%s (%v)", p.Spec.Name, p.Topology), p.Ethers())
+	err = WriteEthers(f, fmt.Sprintf("%s (%s)", p.Spec.Name, p.Spec.TopologyText()), p.Ethers())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

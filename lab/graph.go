@@ -88,6 +88,13 @@ func title(s Spec, t bcube.Topology) string {
 // its cables curves that Graphviz routes around the boxes (straight
 // lines crossed the level-0 switches).
 func WriteDOT(w io.Writer, s Spec) error {
+	if s.Fabric != nil {
+		g, err := s.Fabric.Graph()
+		if err != nil {
+			return err
+		}
+		return writeGraphDOT(w, s, g)
+	}
 	t, err := bcube.New(s.N, s.K)
 	if err != nil {
 		return err
@@ -389,6 +396,13 @@ func cmpFloat(a, b float64) int {
 
 // WriteSVG draws s's fabric as SVG.
 func WriteSVG(w io.Writer, s Spec) error {
+	if s.Fabric != nil {
+		g, err := s.Fabric.Graph()
+		if err != nil {
+			return err
+		}
+		return writeGraphSVG(w, s, g)
+	}
 	t, err := bcube.New(s.N, s.K)
 	if err != nil {
 		return err

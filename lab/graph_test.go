@@ -176,3 +176,85 @@ func overlap(a, b, c, d [2]float64) bool {
 	}
 	return false
 }
+
+// A graph fabric's picture: a box per node, a path per cable, the
+// leaf-spine's faster uplinks labelled, and the DOT a line per cable.
+func TestGraphFabricPicture(t *testing.T) {
+	s := Defaults()
+	s.Name, s.RateBps = "g", 100e6
+	for _, c := range []struct {
+		f             FabricSpec
+		nodes, cables int
+		label         string
+	}{
+		{FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4}, 22, 24, "200 Mbit/s"},
+		{FabricSpec{Kind: TopologyFatTree, K: 4}, 36, 48, ""},
+		{FabricSpec{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 1}, 24, 28, ""},
+	} {
+		s.Fabric = &c.f
+		var svg, dot bytes.Buffer
+		if err := WriteSVG(&svg, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteDOT(&dot, s); err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(bytes.NewReader(svg.Bytes()))
+		paths, rects, texts := 0, 0, map[string]bool{}
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: SVG: %v", c.f, err)
+			}
+			switch e := tok.(type) {
+			case xml.StartElement:
+				switch e.Name.Local {
+				case "path":
+					paths++
+				case "rect":
+					rects++
+				}
+			case xml.CharData:
+				texts[strings.TrimSpace(string(e))] = true
+			}
+		}
+		if paths != c.cables || rects != c.nodes+1 { // the background is a rect too
+			t.Errorf("%s: %d paths and %d boxes, want %d cables and %d nodes", c.f, paths, rects-1, c.cables, c.nodes)
+		}
+		if c.label != "" && !texts[c.label] {
+			t.Errorf("%s: no cable labelled %s", c.f, c.label)
+		}
+		if got := strings.Count(dot.String(), " -- "); got != c.cables {
+			t.Errorf("%s: DOT has %d edges, want %d", c.f, got, c.cables)
+		}
+	}
+}
+
+// A graph fabric's overridden cables are drawn as BCube's are.
+func TestGraphFabricPictureOverrides(t *testing.T) {
+	loss := 10_000
+	s := Defaults()
+	s.Name, s.RateBps = "g", 100e6
+	s.Fabric = &FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4}
+	s.Links = []LinkSpec{{Endpoints: []string{"h1:eth0"}, LossPPM: &loss}, {Endpoints: []string{"spine1:p3"}, Down: true}}
+	var svg, dot bytes.Buffer
+	if err := WriteSVG(&svg, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDOT(&dot, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">loss 1%<", `stroke="#999999" stroke-width="3.0" stroke-dasharray="5,4"`} {
+		if !strings.Contains(svg.String(), want) {
+			t.Errorf("SVG lacks %s", want)
+		}
+	}
+	for _, want := range []string{`"h1" -- "leaf0" [taillabel="eth0", headlabel="p1", color="#c0392b", label="loss 1%"]`, `label="200 Mbit/s, down", penwidth=2.5, style=dashed`} {
+		if !strings.Contains(dot.String(), want) {
+			t.Errorf("DOT lacks %s", want)
+		}
+	}
+}

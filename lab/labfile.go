@@ -21,6 +21,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,12 +110,41 @@ type File struct {
 }
 
 // FileTopology is the fabric: BCube(n, k) and the cables that differ from
-// the rest.
+// the rest, or a fabric given as a graph (kind leafspine, fattree or
+// expander) with its parameters, the keys of lab up's flags (k is a
+// fat-tree's k there).
 type FileTopology struct {
 	Kind  string     `yaml:"kind"`
-	N     int        `yaml:"n"`
-	K     int        `yaml:"k"`
+	N     int        `yaml:"n,omitempty"`
+	K     int        `yaml:"k,omitempty"`
 	Links []FileLink `yaml:"links,omitempty"`
+
+	Leaves           int     `yaml:"leaves,omitempty"`
+	Spines           int     `yaml:"spines,omitempty"`
+	Oversubscription float64 `yaml:"oversubscription,omitempty"`
+	Hosts            int     `yaml:"hosts,omitempty"`
+	ToRs             int     `yaml:"tors,omitempty"`
+	Degree           int     `yaml:"degree,omitempty"`
+	Ports            int     `yaml:"ports,omitempty"`
+	Virtual          int     `yaml:"virtual,omitempty"`
+	Scenario         string  `yaml:"scenario,omitempty"`
+	Seed             uint64  `yaml:"seed,omitempty"`
+	Routing          string  `yaml:"routing,omitempty"`
+	Paths            int     `yaml:"paths,omitempty"`
+}
+
+// fabric is the graph fabric the topology names (nil for BCube).
+func (t FileTopology) fabric() *FabricSpec {
+	if !slices.Contains(GraphKinds, t.Kind) {
+		return nil
+	}
+	f := &FabricSpec{Kind: t.Kind, Leaves: t.Leaves, Spines: t.Spines, Oversubscription: t.Oversubscription,
+		Hosts: t.Hosts, ToRs: t.ToRs, Degree: t.Degree, Seed: t.Seed, Routing: t.Routing, Paths: t.Paths,
+		Ports: t.Ports, Virtual: t.Virtual, Scenario: t.Scenario}
+	if t.Kind == TopologyFatTree {
+		f.K = t.K
+	}
+	return f
 }
 
 // FileLink overrides one cable (LinkSpec).
@@ -381,6 +411,9 @@ func (f *File) apply(s *Spec, skip string) {
 	}
 	if skip != "topology" {
 		s.N, s.K = f.Topology.N, f.Topology.K
+		if s.Fabric = f.Topology.fabric(); s.Fabric != nil {
+			s.N, s.K = 0, 0
+		}
 	}
 	set := func(key string, ok bool, do func()) {
 		if ok && key != skip {
@@ -469,8 +502,14 @@ func (f *File) apply(s *Spec, skip string) {
 func (f *File) Check() (Spec, error) {
 	s := f.Spec()
 	switch kind := f.Topology.Kind; {
-	case kind != TopologyBCube && kind != TopologyRailOnly:
-		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube or railonly", kind)}
+	case kind != TopologyBCube && kind != TopologyRailOnly && !slices.Contains(GraphKinds, kind):
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube, railonly, %s", kind, orList(GraphKinds))}
+	case s.Fabric == nil && (f.Topology.Leaves != 0 || f.Topology.Spines != 0 || f.Topology.Oversubscription != 0 || f.Topology.Hosts != 0 ||
+		f.Topology.ToRs != 0 || f.Topology.Degree != 0 || f.Topology.Seed != 0 || f.Topology.Routing != "" || f.Topology.Paths != 0 ||
+		f.Topology.Ports != 0 || f.Topology.Virtual != 0 || f.Topology.Scenario != ""):
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology %s: leaves, spines, oversubscription, hosts, tors, degree, ports, virtual, scenario, seed, routing and paths are for leafspine, fattree, expander or fcplus", kind)}
+	case s.Fabric != nil && f.Topology.N != 0:
+		return s, &lineError{f.line("topology"), fmt.Errorf("topology %s: n is BCube's", kind)}
 	case kind == TopologyRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology railonly is BCube(n,1): k %d", f.Topology.K)}
 	case f.Rate != nil && f.Rates != nil:
@@ -512,6 +551,11 @@ func (f *File) line(key string) int {
 func FileOf(s Spec) *File {
 	d := Defaults()
 	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}}
+	if g := s.Fabric; g != nil {
+		f.Topology = FileTopology{Kind: g.Kind, K: g.K, Leaves: g.Leaves, Spines: g.Spines, Oversubscription: g.Oversubscription,
+			Hosts: g.Hosts, ToRs: g.ToRs, Degree: g.Degree, Seed: g.Seed, Routing: g.Routing, Paths: g.Paths,
+			Ports: g.Ports, Virtual: g.Virtual, Scenario: g.Scenario}
+	}
 	if len(s.Rates) > 0 {
 		r := units.Rates(s.Rates)
 		f.Rates = &r

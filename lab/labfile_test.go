@@ -276,3 +276,54 @@ func TestLevelRates(t *testing.T) {
 		}
 	}
 }
+
+// A graph fabric in a lab file: the topology's keys are lab up's flags,
+// a running lab's file (lab inspect) brings the same fabric up again,
+// and BCube's keys on a graph fabric (or the reverse) are an error at
+// the topology's line.
+func TestFileGraphFabric(t *testing.T) {
+	f, err := ParseFile([]byte("name: fbf\ntopology:\n  kind: expander\n  tors: 8\n  degree: 3\n  hosts: 2\n  seed: 5\n  routing: ksp\n  paths: 2\nfc: pfc\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Check()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := FabricSpec{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 5, Routing: RoutingKSP, Paths: 2}
+	if s.Fabric == nil || *s.Fabric != want || s.N != 0 || s.K != 0 || s.FC != "pfc" {
+		t.Fatalf("spec %+v, fabric %+v", s, s.Fabric)
+	}
+	var b bytes.Buffer
+	if err := FileOf(s).WriteYAML(&b, ""); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseFile(b.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if s2, err := back.Check(); err != nil || *s2.Fabric != want {
+		t.Fatalf("round trip: %v, %+v\n%s", err, s2.Fabric, b.String())
+	}
+	ft, err := ParseFile([]byte("name: fbf\ntopology: {kind: fattree, k: 4}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ft.Check(); err != nil || s.Fabric == nil || s.Fabric.K != 4 || s.K != 0 {
+		t.Fatalf("fattree: %v %+v", err, s.Fabric)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"name: fbf\ntopology: {kind: bcube, n: 2, k: 1, tors: 4}\n", "2: topology bcube: leaves, spines"},
+		{"name: fbf\ntopology: {kind: leafspine, leaves: 4, spines: 2, hosts: 2, n: 2}\n", "2: topology leafspine: n is BCube's"},
+		{"name: fbf\ntopology: {kind: fattree, k: 6, hosts: 2}\n", "fattree takes --k, not --hosts"},
+		{"name: fbf\ntopology: {kind: ring}\n", `topology kind "ring": want bcube, railonly, leafspine, fattree, expander or fcplus`},
+	} {
+		f, err := ParseFile([]byte(c.text))
+		if err == nil {
+			_, err = f.Check()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+}

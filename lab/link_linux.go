@@ -24,21 +24,25 @@ func SetLink(runRoot, name, node, port string, c LinkConfig) ([]LinkEnd, error) 
 	if err != nil {
 		return nil, err
 	}
-	t, err := bcube.New(st.Spec.N, st.Spec.K)
+	peerOf, err := st.Spec.PeerFunc()
 	if err != nil {
 		return nil, err
 	}
 	self, ok := st.Node(node)
 	if !ok {
-		return nil, fmt.Errorf("lab %s has no node %q (%s: h0..h%d, s<level>.<index>)",
-			st.Lab, node, topoString(st.Spec), serverCount(st.Spec)-1)
+		switches := "s<level>.<index>"
+		if st.Spec.Fabric != nil {
+			switches = "and its switches"
+		}
+		return nil, fmt.Errorf("lab %s has no node %q (%s: h0..h%d, %s)",
+			st.Lab, node, topoString(st.Spec), serverCount(st.Spec)-1, switches)
 	}
-	peer, peerPort, ok := PeerPort(t, node, port)
+	peer, peerPort, ok := peerOf(node, port)
 	if !ok {
 		if port == bcube.AppPeerIf || port == bcube.AppIf {
 			return nil, fmt.Errorf("%s %s is the server's application port: it stands for the server's own bus and has no cable to impair", node, port)
 		}
-		return nil, fmt.Errorf("%s has no fabric port %q (%s)", node, port, fabricPorts(t, node))
+		return nil, fmt.Errorf("%s has no fabric port %q (%s)", node, port, portRange(st.Spec.NodePorts(node)))
 	}
 	other, ok := st.Node(peer)
 	if !ok {
@@ -99,18 +103,6 @@ func SetLink(runRoot, name, node, port string, c LinkConfig) ([]LinkEnd, error) 
 	}, nil
 }
 
-// fabricPorts names node's fabric ports in t.
-func fabricPorts(t bcube.Topology, node string) string {
-	n, err := t.ParseNode(node)
-	if err != nil {
-		return "none"
-	}
-	if n.Switch {
-		return fmt.Sprintf("p0..p%d", t.N()-1)
-	}
-	return fmt.Sprintf("eth0..eth%d", t.K())
-}
-
 // getLink reads the state of port from GET /link on the daemon at sock.
 func getLink(ctx context.Context, sock, port string) (api.LinkState, error) {
 	b, err := controlGet(ctx, sock, "/link")
@@ -145,4 +137,15 @@ func postLink(ctx context.Context, sock string, r api.LinkRequest) (api.LinkStat
 		return api.LinkState{}, fmt.Errorf("link state from %s: %w", sock, err)
 	}
 	return ls, nil
+}
+
+// portRange names a node's fabric ports as a range, p0..p3 (none: "none").
+func portRange(ports []string) string {
+	switch len(ports) {
+	case 0:
+		return "none"
+	case 1:
+		return ports[0]
+	}
+	return ports[0] + ".." + ports[len(ports)-1]
 }

@@ -30,15 +30,23 @@ type LinkSpec struct {
 // cableEnds resolves l's endpoints in t to the cable's two ends, the
 // server's first.
 func (l LinkSpec) cableEnds(t bcube.Topology) (a, b Endpoint, err error) {
+	return l.ends(func(node, port string) (string, string, bool) { return PeerPort(t, node, port) },
+		fmt.Sprintf("%v, such as h0:eth0 or s0.0:p0", t))
+}
+
+// ends resolves l's endpoints by peer (the lab's fabric's PeerPort;
+// what names its fabric ports, for the error) to the cable's two ends:
+// a server's first, else the end whose node:port sorts first.
+func (l LinkSpec) ends(peer func(node, port string) (string, string, bool), what string) (a, b Endpoint, err error) {
 	if len(l.Endpoints) == 0 || len(l.Endpoints) > 2 {
 		return a, b, fmt.Errorf("link %q: want one or two endpoints, node:port", l.Endpoints)
 	}
 	var ends [2]Endpoint
 	for i, e := range l.Endpoints {
 		node, port, ok := strings.Cut(e, ":")
-		peer, peerPort, okPeer := PeerPort(t, node, port)
+		peer, peerPort, okPeer := peer(node, port)
 		if !ok || !okPeer {
-			return a, b, fmt.Errorf("link endpoint %q: want node:port of a fabric port of %v, such as h0:eth0 or s0.0:p0", e, t)
+			return a, b, fmt.Errorf("link endpoint %q: want node:port of a fabric port of %s", e, what)
 		}
 		if i == 1 && (node != ends[0].Node || port != ends[0].Ifname) {
 			return a, b, fmt.Errorf("link %q: %s is cabled to %s:%s, not to %s", l.Endpoints, l.Endpoints[0], ends[0].Node, ends[0].Ifname, e)
@@ -46,7 +54,7 @@ func (l LinkSpec) cableEnds(t bcube.Topology) (a, b Endpoint, err error) {
 		ends[0], ends[1] = Endpoint{Node: peer, Ifname: peerPort}, Endpoint{Node: node, Ifname: port}
 	}
 	a, b = ends[1], ends[0]
-	if strings.HasPrefix(a.Node, "s") {
+	if sa, sb := strings.HasPrefix(a.Node, "h"), strings.HasPrefix(b.Node, "h"); sb && !sa || sa == sb && a.Node+":"+a.Ifname > b.Node+":"+b.Ifname {
 		a, b = b, a
 	}
 	return a, b, nil
@@ -55,9 +63,14 @@ func (l LinkSpec) cableEnds(t bcube.Topology) (a, b Endpoint, err error) {
 // checkLinks resolves every link override: a fabric cable of t, at most
 // one override per cable, a loss in range.
 func (s Spec) checkLinks(t bcube.Topology) error {
+	return s.checkLinksBy(func(l LinkSpec) (Endpoint, Endpoint, error) { return l.cableEnds(t) })
+}
+
+// checkLinksBy is checkLinks with the ends of a cable resolved by ends.
+func (s Spec) checkLinksBy(ends func(LinkSpec) (Endpoint, Endpoint, error)) error {
 	seen := map[string]bool{}
 	for _, l := range s.Links {
-		a, b, err := l.cableEnds(t)
+		a, b, err := ends(l)
 		if err != nil {
 			return err
 		}

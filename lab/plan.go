@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/topo"
 )
 
 // Daemon kinds, also the names of their binaries in Spec.BinDir, and the
@@ -22,8 +23,10 @@ const (
 // anything is: namespaces, both ends of every link, every daemon's config
 // and file paths.
 type Plan struct {
-	Spec      Spec // defaults applied
+	Spec Spec // defaults applied
+	// Topology is a BCube lab's fabric; Graph a graph fabric's (Spec.Fabric).
 	Topology  bcube.Topology
+	Graph     *topo.Graph
 	RunDir    string // <RunRoot>/<Name>
 	StatePath string // <RunDir>/state.json
 	LogDir    string // <RunDir>/logs
@@ -98,6 +101,9 @@ func NewPlan(spec Spec) (*Plan, error) {
 	s, err := spec.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if s.Fabric != nil {
+		return newGraphPlan(s)
 	}
 	t, err := s.check()
 	if err != nil {
@@ -193,13 +199,16 @@ func (p *Plan) patchCables() {
 // cables join nodes of one worker, whose frames then cross without waking
 // another: each level-0 group (s0.g and the servers h<g·n>..h<g·n+n-1>
 // it joins) whole to one worker, groups in contiguous blocks, the
-// switches of higher levels in contiguous blocks of their level. With
+// switches of higher levels in contiguous blocks of their level; in a
+// graph fabric each rack (a ToR and its servers) whole, racks in
+// contiguous blocks, the other switches in contiguous blocks. With
 // more workers than groups, nodes are dealt evenly in order.
 func (p *Plan) assignWorkers() {
 	s, t := p.Spec, p.Topology
 	if s.Workers == PerNode {
 		return
 	}
+	graph := p.Graph != nil
 	nw := min(s.Workers, len(p.Nodes))
 	for i := range nw {
 		name := fmt.Sprintf("w%d", i)
@@ -212,12 +221,25 @@ func (p *Plan) assignWorkers() {
 				Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)},
 		})
 	}
-	servers, per := t.Servers(), t.SwitchesPerLevel()
-	groups := servers / t.N() // level-0 groups: n servers and their switch
+	var servers, per, groups int
+	var group []int // a graph fabric's: each node's rack (its ToR's), -1 for other switches
+	var racks, others int
+	if graph {
+		group, racks, others = p.racks()
+	} else {
+		servers, per = t.Servers(), t.SwitchesPerLevel()
+		groups = servers / t.N() // level-0 groups: n servers and their switch
+	}
+	other := 0
 	for i := range p.Nodes {
 		var w int
 		switch {
-		case nw > groups: // more workers than groups: spread evenly
+		case graph && nw <= racks && group[i] >= 0: // a rack whole to one worker
+			w = group[i] * nw / racks
+		case graph && nw <= racks: // the switches above the racks in contiguous blocks
+			w = other * nw / others
+			other++
+		case graph || nw > groups: // more workers than racks or groups: spread evenly
 			w = i * nw / len(p.Nodes)
 		case i < servers:
 			w = (i / t.N()) * nw / groups
@@ -231,6 +253,38 @@ func (p *Plan) assignWorkers() {
 		wp.Nodes = append(wp.Nodes, i)
 		wp.Config.Nodes = append(wp.Config.Nodes, p.Nodes[i].ConfigPath)
 	}
+}
+
+// racks groups a graph fabric's nodes by rack: each switch that servers
+// hang off (a ToR, leaf or edge switch) and its servers are rack r
+// (group[node] = r, racks in the order of their first server); the
+// other switches are -1, others of them.
+func (p *Plan) racks() (group []int, racks, others int) {
+	g := p.Graph
+	group = make([]int, len(g.Nodes))
+	for i := range group {
+		group[i] = -1
+	}
+	rack := map[int]int{}
+	for _, s := range g.Servers() {
+		at, ok := g.Attachment(s)
+		if !ok {
+			continue
+		}
+		r, seen := rack[at.Node]
+		if !seen {
+			r = len(rack)
+			rack[at.Node] = r
+			group[at.Node] = r
+		}
+		group[s] = r
+	}
+	for _, x := range group {
+		if x < 0 {
+			others++
+		}
+	}
+	return group, len(rack), max(others, 1)
 }
 
 // Namespaces returns every namespace of the plan, in node order.

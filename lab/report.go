@@ -143,6 +143,22 @@ func Summarize(st *api.Stats) StatsSummary {
 	return s
 }
 
+// PeerFunc is PeerPort for the lab's fabric, whichever its kind.
+func (s Spec) PeerFunc() (func(node, port string) (peer, peerPort string, ok bool), error) {
+	if s.Fabric != nil {
+		g, err := s.Fabric.Graph()
+		if err != nil {
+			return nil, err
+		}
+		return func(node, port string) (string, string, bool) { return graphPeer(g, node, port) }, nil
+	}
+	t, err := bcube.New(s.N, s.K)
+	if err != nil {
+		return nil, err
+	}
+	return func(node, port string) (string, string, bool) { return PeerPort(t, node, port) }, nil
+}
+
 // Peer is the node at the other end of node's port in t, or "" for a
 // port that is not a fabric port (a server's application port).
 func Peer(t bcube.Topology, node, port string) string {
@@ -261,11 +277,14 @@ func FindCycle(stalls []Stall) []Stall {
 
 // LabInfo is one line of List.
 type LabInfo struct {
-	Name    string    `json:"name"`
-	Phase   string    `json:"phase"` // "" for an orphan
-	N       int       `json:"n"`
-	K       int       `json:"k"`
-	Created time.Time `json:"created"`
+	Name  string `json:"name"`
+	Phase string `json:"phase"` // "" for an orphan
+	N     int    `json:"n"`
+	K     int    `json:"k"`
+	// Topology names the fabric: BCube(n,k), or a graph fabric's kind
+	// and parameters.
+	Topology string    `json:"topology,omitempty"`
+	Created  time.Time `json:"created"`
 	// Nodes is the number of nodes the state records.
 	Nodes int `json:"nodes"`
 	// Namespaces is how many of the lab's namespaces exist now; Alive how

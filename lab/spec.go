@@ -74,6 +74,10 @@ type Spec struct {
 	Name string `json:"name"`
 	N    int    `json:"n"`
 	K    int    `json:"k"`
+	// Fabric, when set, is a fabric given as a graph (leaf-spine,
+	// fat-tree, expander; fabric.go) in place of BCube(N, K): N and K
+	// are then 0.
+	Fabric *FabricSpec `json:"fabric,omitempty"`
 
 	// RateBps is every fabric port's link rate in bit/s; 0 means unshaped.
 	RateBps uint64 `json:"rate_bps"`
@@ -338,25 +342,11 @@ func (s Spec) check() (bcube.Topology, error) {
 	if err != nil {
 		return t, err
 	}
-	if !filepath.IsAbs(s.RunRoot) {
-		return t, fmt.Errorf("run root %q: want an absolute path", s.RunRoot)
+	last := bcube.HostName(t.Servers() - 1)
+	if sw := bcube.SwitchName(t.K(), t.SwitchesPerLevel()-1); len(sw) > len(last) {
+		last = sw
 	}
-	for _, node := range []string{bcube.HostName(t.Servers() - 1), bcube.SwitchName(t.K(), t.SwitchesPerLevel()-1)} {
-		if sock := filepath.Join(s.RunRoot, s.Name, node+".sock"); len(sock) > maxSocketPath {
-			return t, fmt.Errorf("run root %q is too long: control socket %s exceeds %d bytes", s.RunRoot, sock, maxSocketPath)
-		}
-	}
-	if s.HealthTimeout < 0 {
-		return t, fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
-	}
-	if s.LinkMode != config.LinksPatch && s.LinkMode != config.LinksVeth {
-		return t, fmt.Errorf("links %q: want %s or %s", s.LinkMode, config.LinksPatch, config.LinksVeth)
-	}
-	if s.Workers != PerNode && (s.Workers < 1 || s.Workers > MaxWorkers) {
-		return t, fmt.Errorf("workers %d: want 1..%d worker processes, or one process per node", s.Workers, MaxWorkers)
-	}
-	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)}
-	if err := wc.Validate(); err != nil {
+	if err := s.checkRun(last); err != nil {
 		return t, err
 	}
 	if err := s.checkRates(t); err != nil {
@@ -380,6 +370,29 @@ func (s Spec) check() (bcube.Topology, error) {
 		}
 	}
 	return t, nil
+}
+
+// checkRun checks what every lab needs whatever its fabric: a run root
+// that holds the control socket of the node with the longest name, and
+// the workers' settings.
+func (s Spec) checkRun(longest string) error {
+	if !filepath.IsAbs(s.RunRoot) {
+		return fmt.Errorf("run root %q: want an absolute path", s.RunRoot)
+	}
+	if sock := filepath.Join(s.RunRoot, s.Name, longest+".sock"); len(sock) > maxSocketPath {
+		return fmt.Errorf("run root %q is too long: control socket %s exceeds %d bytes", s.RunRoot, sock, maxSocketPath)
+	}
+	if s.HealthTimeout < 0 {
+		return fmt.Errorf("health timeout %v is negative", s.HealthTimeout)
+	}
+	if s.LinkMode != config.LinksPatch && s.LinkMode != config.LinksVeth {
+		return fmt.Errorf("links %q: want %s or %s", s.LinkMode, config.LinksPatch, config.LinksVeth)
+	}
+	if s.Workers != PerNode && (s.Workers < 1 || s.Workers > MaxWorkers) {
+		return fmt.Errorf("workers %d: want 1..%d worker processes, or one process per node", s.Workers, MaxWorkers)
+	}
+	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)}
+	return wc.Validate()
 }
 
 // checkConfig checks a node's config as its daemon does: config.Node's
@@ -423,7 +436,12 @@ func (s Spec) Validate() error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.check(); err != nil {
+	if s.Fabric != nil {
+		_, err = s.checkGraph()
+	} else {
+		_, err = s.check()
+	}
+	if err != nil {
 		return err
 	}
 	if euid() != 0 {
@@ -569,12 +587,22 @@ func Namespace(lab, node string) string { return lab + "-" + node }
 
 // daemonConfig is the config of one daemon of the lab, defaults applied.
 func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
+	c := s.daemonConfigCommon(node, control)
+	c.N, c.K = t.N(), t.K()
+	c.RateBps = s.nodeRate(t, node)
+	c.Ports = s.portOverrides(t, node)
+	// Switches take the policy too: it tells them which of the next
+	// server's queues a frame will use (the A queue of PortFC).
+	c.SetDefaults()
+	return c
+}
+
+// daemonConfigCommon is the config of a node of any fabric, but for its
+// place, rate and ports, and without defaults.
+func (s Spec) daemonConfigCommon(node, control string) config.Node {
 	c := config.Node{
 		Lab:           s.Name,
 		Node:          node,
-		N:             t.N(),
-		K:             t.K(),
-		RateBps:       s.nodeRate(t, node),
 		Target:        s.Target,
 		Dilation:      s.Dilation,
 		DelayComp:     config.Duration(s.DelayComp),
@@ -610,10 +638,6 @@ func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 		WatchdogAction:  s.WatchdogAction,
 		WatchdogRestore: config.Duration(s.WatchdogRestore),
 	}
-	c.Ports = s.portOverrides(t, node)
 	c.DSCPMap = s.DSCPMap
-	// Switches take the policy too: it tells them which of the next
-	// server's queues a frame will use (the A queue of PortFC).
-	c.SetDefaults()
 	return c
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
 )
 
 // Status reports every node of lab name: namespace present, daemon alive,
@@ -38,14 +37,14 @@ func Status(runRoot, name string) (*Report, error) {
 			r.Impaired = append(r.Impaired, n.Stats.Impaired...)
 		}
 	}
-	if t, err := bcube.New(st.Spec.N, st.Spec.K); err == nil {
+	if peer, err := st.Spec.PeerFunc(); err == nil {
 		for _, n := range r.Nodes {
 			if n.Stats == nil {
 				continue
 			}
 			for i := range n.Stats.Stalled {
 				s := &n.Stats.Stalled[i]
-				s.Peer = Peer(t, s.Node, s.Port)
+				s.Peer, _, _ = peer(s.Node, s.Port)
 				r.Stalls = append(r.Stalls, *s)
 			}
 		}
@@ -188,15 +187,12 @@ func eachNode(nodes []NodeState, f func(i int, n NodeState)) {
 	wg.Wait()
 }
 
-func topoString(s Spec) string { return fmt.Sprintf("BCube(%d,%d)", s.N, s.K) }
+func topoString(s Spec) string { return s.TopologyText() }
 
-func serverCount(s Spec) int {
-	v, _, _ := nodeCount(s.N, s.K)
-	return v
-}
+func serverCount(s Spec) int { return s.Servers() }
 
 // nodeNameRE matches the node part of a lab namespace name.
-var nodeNameRE = regexp.MustCompile(`^(h[0-9]+|s[0-9]+\.[0-9]+)$`)
+var nodeNameRE = regexp.MustCompile(`^(h[0-9]+|s[0-9]+\.[0-9]+|(leaf|spine|core|tor)[0-9]+|(edge|agg)[0-9]+\.[0-9]+)$`)
 
 // List returns the labs under runRoot ("" means DefaultRunRoot), and, as
 // orphans, lab-like namespaces (<name>-h<i>, <name>-s<l>.<w>) that no state
@@ -220,7 +216,7 @@ func List(runRoot string) ([]LabInfo, error) {
 			continue
 		}
 		known[st.Lab] = true
-		li := LabInfo{Name: st.Lab, Phase: st.Phase, N: st.Spec.N, K: st.Spec.K, Created: st.Created, Nodes: len(st.Nodes)}
+		li := LabInfo{Name: st.Lab, Phase: st.Phase, N: st.Spec.N, K: st.Spec.K, Topology: st.Spec.TopologyText(), Created: st.Created, Nodes: len(st.Nodes)}
 		for _, ns := range st.Namespaces {
 			if namespaceExists(ns) {
 				li.Namespaces++
@@ -261,7 +257,7 @@ func Command(name, node string, args ...string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	if !nodeNameRE.MatchString(node) {
-		return nil, fmt.Errorf("node %q: want h<i> or s<level>.<index>", node)
+		return nil, fmt.Errorf("node %q: want h<i>, s<level>.<index>, or a graph fabric's switch (leaf<i>, spine<j>, edge<p>.<i>, agg<p>.<j>, core<c>, tor<t>)", node)
 	}
 	if len(args) == 0 {
 		return nil, errors.New("no command to run")

@@ -65,7 +65,7 @@ func Up(ctx context.Context, spec Spec, log *slog.Logger) (*State, error) {
 	}
 
 	start := time.Now()
-	log.Info("bringing lab up", "lab", name, "topology", p.Topology.String(),
+	log.Info("bringing lab up", "lab", name, "topology", p.Spec.TopologyText(),
 		"namespaces", len(p.Nodes), "links", len(p.Links), "run_dir", p.RunDir)
 	if err := up(ctx, p, st, ip, log); err != nil {
 		log.Warn("lab up failed; removing everything it created", "lab", name, "err", err)
@@ -202,7 +202,7 @@ func parallel(ctx context.Context, n int, f func(i int) error) error {
 // creates bc0 (with the server's address) <-> bc0nic. handles[i] gets a
 // netlink handle in node i's namespace.
 func createNamespaces(ctx context.Context, p *Plan, handles []*netlink.Handle) error {
-	servers := p.Topology.Servers()
+	servers := len(p.AppLinks)
 	return parallel(ctx, len(p.Nodes), func(i int) error {
 		var setup func(h *netlink.Handle) error
 		if i < servers { // nodes are servers first, in index order
@@ -244,35 +244,42 @@ func createAppLink(h *netlink.Handle, l Link) error {
 	return nil
 }
 
-// createLinks creates every fabric veth pair from the server's namespace
-// with its peer placed straight into the switch's namespace, then brings
-// the switch ends up.
+// createLinks creates every fabric veth pair from the namespace of its
+// A end (a BCube server's, or the first end of a graph fabric's cable)
+// with its peer placed straight into the B end's namespace, then brings
+// the B ends up.
 func createLinks(ctx context.Context, p *Plan, handles []*netlink.Handle) error {
 	index := make(map[string]int, len(p.Nodes))
 	for i, n := range p.Nodes {
 		index[n.Namespace] = i
 	}
-	// An fd of each switch namespace, to name it as the peer's home.
+	// An fd of each B end's namespace, to name it as the peer's home.
 	fds := map[string]int{}
 	defer func() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
 	}()
-	for _, n := range p.Nodes {
-		if n.Kind != KindSwitch {
+	// The cables by the namespace they are created from, in plan order.
+	var from []string
+	byA := map[string][]Link{}
+	for _, l := range p.Links {
+		if byA[l.A.Namespace] == nil {
+			from = append(from, l.A.Namespace)
+		}
+		byA[l.A.Namespace] = append(byA[l.A.Namespace], l)
+		if _, ok := fds[l.B.Namespace]; ok {
 			continue
 		}
-		fd, err := unix.Open(filepath.Join(netnsDir, n.Namespace), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(filepath.Join(netnsDir, l.B.Namespace), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Errorf("open namespace %s: %w", n.Namespace, err)
+			return fmt.Errorf("open namespace %s: %w", l.B.Namespace, err)
 		}
-		fds[n.Namespace] = fd
+		fds[l.B.Namespace] = fd
 	}
-	levels := p.Topology.Levels()
-	err := parallel(ctx, p.Topology.Servers(), func(i int) error {
-		h := handles[index[p.Links[i*levels].A.Namespace]]
-		for _, l := range p.Links[i*levels : (i+1)*levels] {
+	err := parallel(ctx, len(from), func(i int) error {
+		h := handles[index[from[i]]]
+		for _, l := range byA[from[i]] {
 			la := netlink.NewLinkAttrs()
 			la.Name, la.HardwareAddr, la.MTU, la.Flags = l.A.Ifname, l.A.MAC, MTU, net.FlagUp
 			veth := &netlink.Veth{LinkAttrs: la, PeerName: l.B.Ifname, PeerHardwareAddr: l.B.MAC,
@@ -286,18 +293,18 @@ func createLinks(ctx context.Context, p *Plan, handles []*netlink.Handle) error 
 	if err != nil {
 		return err
 	}
-	// A veth peer is created down; bring the switch ends up from inside
-	// each switch's namespace.
+	// A veth peer is created down; bring the B ends up from inside their
+	// namespaces.
+	var peers []string
 	ports := map[string][]string{}
 	for _, l := range p.Links {
+		if ports[l.B.Namespace] == nil {
+			peers = append(peers, l.B.Namespace)
+		}
 		ports[l.B.Namespace] = append(ports[l.B.Namespace], l.B.Ifname)
 	}
-	switches := make([]string, 0, len(ports))
-	for ns := range ports {
-		switches = append(switches, ns)
-	}
-	return parallel(ctx, len(switches), func(i int) error {
-		ns := switches[i]
+	return parallel(ctx, len(peers), func(i int) error {
+		ns := peers[i]
 		h := handles[index[ns]]
 		for _, ifname := range ports[ns] {
 			link, err := h.LinkByName(ifname)

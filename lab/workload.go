@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bcfab/bcfab/api"
@@ -12,6 +13,7 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/topo"
 	"github.com/bcfab/bcfab/transport"
 )
 
@@ -334,7 +336,8 @@ func compareNodes(a, b string) int {
 // rate, links per host, the incast's default period; it returns the
 // lab's topology too.
 func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Config, error) {
-	t, err := bcube.New(st.Spec.N, st.Spec.K)
+	// A graph fabric's servers see it as bcube.Star: one link each.
+	t, err := st.Spec.ServerTopology()
 	if err != nil {
 		return t, c, err
 	}
@@ -409,8 +412,18 @@ func WorkloadWire(spec Spec, mtu int) workload.Wire {
 // sets the ideal's rate, whatever order the flow corrects the levels in.
 // Cables of Spec.Links do not enter it: which relay a flow takes is its
 // level order's choice, a hash of its 5-tuple.
+//
+// On a graph fabric the path is a shortest one between the two servers
+// (graphIdealPath): the ideal of the best route, whatever the switches'
+// routing (ECMP's are all shortest; K shortest paths may take longer
+// ones, which the slowdown then shows).
 func WorkloadIdeal(spec Spec, t bcube.Topology, mtu int) workload.IdealFunc {
 	w := WorkloadWire(spec, mtu)
+	if spec.Fabric != nil {
+		if g, err := spec.Fabric.Graph(); err == nil {
+			return workload.IdealByPath(w, graphIdealPath(spec, g))
+		}
+	}
 	if spec.Uniform() {
 		return workload.IdealByHops(w, t.Hops)
 	}
@@ -524,4 +537,35 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		return err
 	}
 	return r.Health.WriteText(w)
+}
+
+// graphIdealPath is the rates of the cables of a shortest path between
+// two servers of graph fabric g, each its capacity x the lab's rate: at
+// every node the next hop nearest the destination with the fastest
+// cable (distances by one breadth-first search per destination, made
+// once).
+func graphIdealPath(spec Spec, g *topo.Graph) func(src, dst int) []uint64 {
+	dist := make([][]int, len(g.Nodes))
+	var mu sync.Mutex
+	return func(src, dst int) []uint64 {
+		mu.Lock()
+		if dist[dst] == nil {
+			dist[dst] = g.Distances(dst)
+		}
+		d := dist[dst]
+		mu.Unlock()
+		var path []uint64
+		for u := src; u != dst && d[u] > 0; {
+			best, bestCap := -1, 0.0
+			for p := range g.Nodes[u].Ports {
+				a := g.Out(u, p)
+				if v := g.Head(a).Node; d[v] == d[u]-1 && g.Capacity(a) > bestCap {
+					best, bestCap = v, g.Capacity(a)
+				}
+			}
+			path = append(path, spec.cableRate(bestCap))
+			u = best
+		}
+		return path
+	}
 }

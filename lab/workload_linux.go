@@ -109,7 +109,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		r.recs[i].Start = -1 // not started
 	}
 	rep := &WorkloadReport{
-		Lab: st.Lab, Topology: t.String(), RateBps: st.Spec.LevelRate(0), Rates: st.Spec.Rates, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
+		Lab: st.Lab, Topology: st.Spec.TopologyText(), RateBps: st.Spec.LevelRate(0), Rates: st.Spec.Rates, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
 		Load: c.Load, Basis: c.Basis.String(), Duration: c.Duration, Seed: c.Seed, Incast: c.Incast,
 		Mode: mode, DCQCN: dcqcn, MTU: mtu, Model: model,
 	}

@@ -31,7 +31,12 @@ func newNone(c *config.Node, p Place) (Scheme, error) {
 	default:
 		return nil, fmt.Errorf("fc none: queueing %q: want %s or %s", c.Queueing, QueueingPortFC, QueueingPriority)
 	}
-	priority := c.Queueing == QueueingPriority
+	// A graph fabric has no BCube digits for PortFC's allocation: its
+	// nodes queue by priority.
+	if c.Fabric != nil && c.Queueing == QueueingPortFC {
+		return nil, fmt.Errorf("fc none: queueing %s follows BCube's digits; on %s want %s", QueueingPortFC, c.Fabric.Topology, QueueingPriority)
+	}
+	priority := c.Queueing == QueueingPriority || c.Fabric != nil
 	drr, err := relayDRR(c, !priority)
 	if err != nil {
 		return nil, err

@@ -81,11 +81,15 @@ func describePFC(star bool) func(c *config.Node, perLevel PerLevel) string {
 // PFCThresholds are c's PFC thresholds and lossless priorities: Xoff and
 // Xon at RateBps, PerPort those of each fabric port at its own rate
 // (config.Node.PortPFC); the data priority is lossless, and under PFC*
-// (star) one more per relay a path may cross (k).
+// (star) one more per relay a path may cross (k), on a graph fabric as
+// many as its routing uses (config.Fabric.Lossless).
 func PFCThresholds(c *config.Node, star bool) signaling.PFCThresholds {
 	n := 1
-	if star {
+	switch {
+	case star:
 		n += c.K
+	case c.Fabric != nil && c.Fabric.Lossless > 1:
+		n = c.Fabric.Lossless
 	}
 	var mask uint8
 	for i := range n {
@@ -124,11 +128,12 @@ func (s *PFC) Bind(dp Datapath, ports []Port) {
 }
 
 // Classify: the queue is the frame's priority. A server relaying a frame
-// under PFC* raises it by one lossless priority first; the frame stays
-// charged to the priority it arrived with.
+// under PFC*, or a switch where its routing says so (Frame.Raise: FC+'s
+// down-up turn), raises it by one lossless priority first; the frame
+// stays charged to the priority it arrived with.
 func (s *PFC) Classify(f *Frame) (int, uint64) {
 	meta, pcp := f.ingress(), f.PCP
-	if s.star && f.In >= 0 && !s.place.Node.Switch && f.Tagged && pcp < 7 &&
+	if (f.Raise || s.star && f.In >= 0 && !s.place.Node.Switch) && f.Tagged && pcp < 7 &&
 		s.th.Lossless&(1<<pcp) != 0 && s.th.Lossless&(1<<(pcp+1)) != 0 {
 		pcp++
 		header.SetPCP(f.B, pcp)

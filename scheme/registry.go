@@ -14,11 +14,11 @@ import (
 // is a file of its own and a row here.
 var registry = []entry{
 	{name: "none", about: "no flow control: a frame that finds the buffer full is dropped",
-		make: newNone, describe: describeNone},
+		make: newNone, describe: describeNone, graph: true},
 	{name: "portfc", forms: []string{"portfc:drr"}, about: "PortFC: per-port pauses of A and B classes, relayed by servers",
 		make: newPortFC, describe: describePortFC, variant: portfcVariant, knobs: portfcKnobs, pauses: true},
 	{name: "pfc", about: "PFC (802.1Qbb): per-priority pauses, all data in one lossless priority",
-		make: newPFC(false), describe: describePFC(false), pauses: true},
+		make: newPFC(false), describe: describePFC(false), pauses: true, graph: true},
 	{name: "pfcstar", about: "PFC*: PFC with the priority raised by one at every relay",
 		make: newPFC(true), describe: describePFC(true), pauses: true},
 	{name: "bfc", forms: []string{"bfc:Q", "bfc:hash", "bfc:hash:Q"}, about: "BFC: per-flow dynamic queues, upstream queues paused",
@@ -41,6 +41,11 @@ type entry struct {
 	describe func(c *config.Node, perLevel PerLevel) string
 	// pauses: the scheme pauses its neighbours.
 	pauses bool
+	// graph: the scheme runs on a fabric given as a graph
+	// (config.Node.Fabric), whose switches meet and whose servers do not
+	// relay; PortFC's and BFC's queues and PFC*'s priorities follow
+	// BCube's relays.
+	graph bool
 	// variant sets the knob one variant word names (known false: the
 	// scheme has no such variant); knobs keeps, of a lab's knobs, those
 	// the scheme reads.
@@ -76,6 +81,9 @@ func New(c *config.Node, p Place) (Scheme, error) {
 	if e == nil || e.make == nil {
 		return nil, fmt.Errorf("config for %s: fc %q: want %s", c.Node, c.FC, orList(Names()))
 	}
+	if c.Fabric != nil && !e.graph {
+		return nil, fmt.Errorf("config for %s: fc %s runs on BCube fabrics, whose servers relay; on %s want %s", c.Node, name, c.Fabric.Topology, orList(GraphNames()))
+	}
 	s, err := e.make(c, p)
 	if err != nil {
 		return nil, fmt.Errorf("config for %s: %w", c.Node, err)
@@ -89,6 +97,18 @@ func Names() []string {
 	var out []string
 	for _, e := range registry {
 		if e.make != nil {
+			out = append(out, e.name)
+		}
+	}
+	return out
+}
+
+// GraphNames are the schemes a node of a fabric given as a graph runs
+// (config.Node.Fabric), in the registry's order.
+func GraphNames() []string {
+	var out []string
+	for _, e := range registry {
+		if e.make != nil && e.graph {
 			out = append(out, e.name)
 		}
 	}

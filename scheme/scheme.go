@@ -135,6 +135,11 @@ type Frame struct {
 	// server's kernel's); Out the fabric port it leaves by; Dst the
 	// server it is for.
 	In, Out, Dst int
+	// Raise says the node's routing moves the frame to the next lossless
+	// priority at this step (FC+'s down-up turn, on a graph fabric with
+	// two lossless priorities); a scheme with such priorities raises its
+	// PCP, others ignore it.
+	Raise bool
 }
 
 // tuple is the flow f belongs to.

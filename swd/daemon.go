@@ -14,7 +14,13 @@ import (
 // NewNode returns switch n of t as a node to run: ports p0..p<n-1>,
 // each with the queues of its flow-control scheme (cfg.FC) and shaped to
 // the link rate.
+//
+// A switch of a fabric given as a graph (cfg.Fabric) forwards by its
+// tables instead (TableSwitch), its ports those the fabric names.
 func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
+	if cfg.Fabric != nil {
+		return newTableNode(cfg, log)
+	}
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
@@ -34,6 +40,28 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq,
 			MAC: bcube.SwitchPortMAC(n.Level, n.Index, p), PeerMAC: bcube.HostPortMAC(peer, n.Level), MaxDelay: cfg.Model().LinkDelay()})
+	}
+	return d, nil
+}
+
+// newTableNode returns the switch of a graph fabric that cfg describes.
+func newTableNode(cfg *config.Node, log *slog.Logger) (*daemon.Node, error) {
+	fc, err := scheme.New(cfg, scheme.Place{Node: bcube.Node{Switch: true}})
+	if err != nil {
+		return nil, err
+	}
+	sw, err := NewTableSwitch(cfg.Fabric, fc)
+	if err != nil {
+		return nil, err
+	}
+	qc := fc.Egress()
+	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
+	for _, p := range cfg.Fabric.Ports {
+		pq := qc
+		pq.ECN = cfg.PortECN(p.Name)
+		own, peer := p.MACs()
+		d.Ports = append(d.Ports, daemon.Port{Ifname: p.Name, RateBps: cfg.PortRate(p.Name), Delay: cfg.LinkDelay(),
+			CapBytes: cfg.PortCapBytes, Queues: pq, MAC: own, PeerMAC: peer, MaxDelay: cfg.Model().LinkDelay()})
 	}
 	return d, nil
 }

@@ -65,11 +65,18 @@ func (e *ECMP) NextHops(node, dst int) []uint16 {
 // the hash so that consecutive tiers do not all make the same choice
 // (ECMP polarisation).
 func (e *ECMP) Port(node, dst int, hash uint32) int {
-	h := e.NextHops(node, dst)
-	if len(h) == 0 {
+	return PickPort(node, e.NextHops(node, dst), hash)
+}
+
+// PickPort is the next hop of hops (node's next hops toward one server,
+// NextHops) a flow with the given hash takes, or -1 when hops is empty.
+// A switch that holds only its own rows of the tables (a lab's, written
+// at bring-up) chooses with it exactly as Port does.
+func PickPort(node int, hops []uint16, hash uint32) int {
+	if len(hops) == 0 {
 		return -1
 	}
-	return int(h[PathIndex(mix32(hash^uint32(node)*0x9e3779b9), len(h))])
+	return int(hops[PathIndex(mix32(hash^uint32(node)*0x9e3779b9), len(hops))])
 }
 
 // PathIndex maps a flow hash onto 0..n-1 (multiply and shift: no modulo

@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -96,6 +97,48 @@ func (t Table) Port(src, dst int, hash uint32) (port int, ok bool) {
 	}
 	p := ports[PathIndex(hash, len(ports))]
 	return int(p), p >= 0
+}
+
+// TableEntry is one pair of a Table: the ends (node indices) and the
+// port each of the pair's paths leaves the node by (-1: the path does
+// not pass).
+type TableEntry struct {
+	Src   int     `json:"src"`
+	Dst   int     `json:"dst"`
+	Ports []int16 `json:"ports"`
+}
+
+// Entries lists the table's pairs, ordered by source and destination,
+// for a node that is given its table rather than the route set.
+func (t Table) Entries() []TableEntry {
+	out := make([]TableEntry, 0, len(t.next))
+	for k, p := range t.next {
+		out = append(out, TableEntry{Src: int(k[0]), Dst: int(k[1]), Ports: append([]int16(nil), p...)})
+	}
+	slices.SortFunc(out, func(a, b TableEntry) int {
+		if a.Src != b.Src {
+			return a.Src - b.Src
+		}
+		return a.Dst - b.Dst
+	})
+	return out
+}
+
+// NewTable is the table of entries (Entries' inverse). A pair given
+// twice, or with no paths, is an error.
+func NewTable(entries []TableEntry) (Table, error) {
+	t := Table{next: make(map[[2]int32][]int16, len(entries))}
+	for _, e := range entries {
+		key := [2]int32{int32(e.Src), int32(e.Dst)}
+		switch {
+		case len(e.Ports) == 0:
+			return Table{}, fmt.Errorf("table entry %d->%d has no paths", e.Src, e.Dst)
+		case t.next[key] != nil:
+			return Table{}, fmt.Errorf("table entry %d->%d given twice", e.Src, e.Dst)
+		}
+		t.next[key] = append([]int16(nil), e.Ports...)
+	}
+	return t, nil
 }
 
 // Len is the number of pairs the table holds.

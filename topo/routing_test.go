@@ -178,3 +178,56 @@ func TestRouteTables(t *testing.T) {
 		}
 	})
 }
+
+// A node given only its own rows (PickPort) or its table's entries
+// (NewTable of Entries) chooses as the whole route set does.
+func TestNodeTables(t *testing.T) {
+	g := mustBuild(t, LeafSpine{Leaves: 4, Spines: 2, HostsPerLeaf: 4})
+	e := NewECMP(g)
+	for u := range g.Nodes {
+		for _, d := range g.Servers() {
+			rows := append([]uint16(nil), e.NextHops(u, d)...)
+			for h := range uint32(32) {
+				hash := h * 0x9e3779b9
+				if got, want := PickPort(u, rows, hash), e.Port(u, d, hash); got != want {
+					t.Fatalf("%s to h%d hash %x: PickPort %d, Port %d", g.Nodes[u].Name, d, hash, got, want)
+				}
+			}
+		}
+	}
+	x := mustBuild(t, Expander{ToRs: 8, Degree: 3, Hosts: 2, Seed: 1})
+	lay := ToRLayout{ToRs: 8, Hosts: 2, FabricPorts: 3}
+	var tors []int
+	for i := range 8 {
+		tors = append(tors, lay.ToR(i))
+	}
+	r := NewRoutes(x, tors, 1, nil, func(f *PathFinder, s, d int) []Path { return f.Find(s, d, PathOptions{K: 3, Seed: 1}) })
+	tables, err := r.Tables(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, tb := range tables {
+		back, err := NewTable(tb.Entries())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Len() != tb.Len() {
+			t.Fatalf("%s: %d pairs back, %d given", x.Nodes[u].Name, back.Len(), tb.Len())
+		}
+		r.Pairs(func(s, d int, _ []Path) {
+			for h := range uint32(8) {
+				p1, ok1 := tb.Port(s, d, h*0x3c6ef372)
+				p2, ok2 := back.Port(s, d, h*0x3c6ef372)
+				if p1 != p2 || ok1 != ok2 {
+					t.Fatalf("%s %d->%d: %d %v back, %d %v given", x.Nodes[u].Name, s, d, p2, ok2, p1, ok1)
+				}
+			}
+		})
+	}
+	if _, err := NewTable([]TableEntry{{Src: 1, Dst: 2, Ports: []int16{0}}, {Src: 1, Dst: 2, Ports: []int16{1}}}); err == nil {
+		t.Error("a pair given twice: no error")
+	}
+	if _, err := NewTable([]TableEntry{{Src: 1, Dst: 2}}); err == nil {
+		t.Error("a pair without paths: no error")
+	}
+}

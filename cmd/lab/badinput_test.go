@@ -88,6 +88,16 @@ func TestBadInputs(t *testing.T) {
 		{append([]string{"capture", "s9.9", "p0"}, at...), 2, `node "s9.9": lab tb has servers h0..h3`},
 		{append([]string{"gen", "h0", "h3"}, at...), 4, "lab tb: daemon of h0 (pid 0) is not running"},
 		{[]string{"gen", "h0", "h3", "--name", "nosuch", "--run-root", root}, 1, "lab nosuch: no such lab"},
+		{[]string{"up", "expander", "--tors", "7", "--degree", "3", "--hosts", "2", "--name", "fbbad"}, 1, "expander degree = 3: tors × degree must be even"},
+		{[]string{"up", "expander", "--tors", "8", "--degree", "3", "--name", "fbbad"}, 1, "up expander: --hosts required"},
+		{[]string{"up", "leafspine", "--leaves", "1", "--spines", "2", "--hosts", "4", "--name", "fbbad"}, 1, "leafspine leaves = 1: need at least 2"},
+		{[]string{"up", "fattree", "--k", "5", "--name", "fbbad"}, 1, "fattree k = 5: need an even number of ports"},
+		{[]string{"up", "fattree", "--k", "4", "--hosts", "2", "--name", "fbbad"}, 1, "fattree takes --k, not --hosts"},
+		{[]string{"up", "fattree", "--k", "4", "--n", "2", "--name", "fbbad"}, 1, "up fattree: --n is BCube's"},
+		{[]string{"up", "fattree", "--k", "4", "--fc", "portfc", "--name", "fbbad"}, 1, "fc portfc: its queues follow BCube's relays; on fattree want none or pfc"},
+		{[]string{"up", "fattree", "--k", "4", "--routing", "spf", "--name", "fbbad"}, 2, `--routing "spf": want ecmp or ksp`},
+		{[]string{"up", "leafspine", "--leaves", "4", "--spines", "2", "--hosts", "4", "--oversubscription", "0.01", "--rate", "500M", "--name", "fbbad"}, 2, "faster than a lab can shape"},
+		{[]string{"up", "bcube", "--n", "2", "--k", "1", "--leaves", "2", "--name", "fbbad"}, 1, "up bcube: --leaves is for leafspine, fattree, expander or fcplus"},
 	} {
 		code, err := run(c.args, &bytes.Buffer{}, &bytes.Buffer{})
 		msg := ""
@@ -97,5 +107,16 @@ func TestBadInputs(t *testing.T) {
 		if code != c.code || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || internals.MatchString(msg) {
 			t.Errorf("lab %s: exit %d, %q; want exit %d, one line with %q and no internals", strings.Join(c.args, " "), code, msg, c.code, c.want)
 		}
+	}
+	// A bad graph fabric created nothing.
+	if ents, _ := os.ReadDir("/run/netns"); len(ents) > 0 {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "fbbad-") {
+				t.Errorf("namespace %s was created", e.Name())
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(lab.DefaultRunRoot, "fbbad")); err == nil {
+		t.Errorf("run dir %s was created", filepath.Join(lab.DefaultRunRoot, "fbbad"))
 	}
 }

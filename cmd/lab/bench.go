@@ -38,7 +38,7 @@ scenario per scheme).`,
 			return errors.New("bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
 		},
 	}
-	cmd.AddCommand(benchDatapathCmd(), benchFairnessCmd(), benchHoLCmd(), benchLoopCmd())
+	cmd.AddCommand(benchDatapathCmd(), benchFairnessCmd(), benchHoLCmd(), benchLoopCmd(), benchFCLoopCmd())
 	return cmd
 }
 

@@ -71,10 +71,19 @@ func listCmd() *cobra.Command {
 				fmt.Fprintf(tw, "%s\t?\torphan\t?\t%d\t?\tno state; lab down --name %s removes it\n", l.Name, l.Namespaces, l.Name)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\tBCube(%d,%d)\t%s\t%d\t%d\t%d\t%s\n", l.Name, l.N, l.K, l.Phase, l.Nodes, l.Namespaces, l.Alive,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", l.Name, listTopology(l), l.Phase, l.Nodes, l.Namespaces, l.Alive,
 				l.Created.Local().Format(time.DateTime))
 		}
 		return tw.Flush()
 	}
 	return cmd
+}
+
+// listTopology is a lab's fabric for lab list: its state's name for it,
+// or BCube(n,k) for an orphan's (and a state written before it had one).
+func listTopology(l lab.LabInfo) string {
+	if l.Topology != "" {
+		return l.Topology
+	}
+	return fmt.Sprintf("BCube(%d,%d)", l.N, l.K)
 }

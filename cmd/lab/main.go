@@ -27,7 +27,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/units"
 )
@@ -365,33 +364,10 @@ func nodeArgs(c *common, withPort bool) cobra.CompletionFunc {
 			}
 			return names, cobra.ShellCompDirectiveNoFileComp
 		case len(args) == 1 && withPort:
-			return nodePorts(st.Spec.N, st.Spec.K, args[0]), cobra.ShellCompDirectiveNoFileComp
+			return st.Spec.NodePorts(args[0]), cobra.ShellCompDirectiveNoFileComp
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-// nodePorts lists the fabric ports of node in BCube(n,k).
-func nodePorts(n, k int, node string) []string {
-	t, err := bcube.New(n, k)
-	if err != nil {
-		return nil
-	}
-	nd, err := t.ParseNode(node)
-	if err != nil {
-		return nil
-	}
-	var ports []string
-	if nd.Switch {
-		for p := 0; p < t.N(); p++ {
-			ports = append(ports, bcube.SwitchPort(p))
-		}
-		return ports
-	}
-	for l := 0; l < t.Levels(); l++ {
-		ports = append(ports, bcube.HostPort(l))
-	}
-	return ports
 }
 
 // exactArgs wants n positional arguments, named by what (for the
@@ -448,11 +424,11 @@ func checkNodePort(cmd *cobra.Command, c *common, node, port string) error {
 		return err
 	}
 	if _, ok := st.Node(node); !ok {
-		return usagef(cmd, "node %q: lab %s has servers h0..h%d and switches s0.0..%s", node, st.Lab,
-			len(slices.DeleteFunc(slices.Clone(st.Nodes), func(n lab.NodeState) bool { return n.Kind != lab.KindServer }))-1,
-			st.Nodes[len(st.Nodes)-1].Name)
+		servers := len(slices.DeleteFunc(slices.Clone(st.Nodes), func(n lab.NodeState) bool { return n.Kind != lab.KindServer }))
+		return usagef(cmd, "node %q: lab %s has servers h0..h%d and switches %s..%s", node, st.Lab,
+			servers-1, st.Nodes[servers].Name, st.Nodes[len(st.Nodes)-1].Name)
 	}
-	ports := nodePorts(st.Spec.N, st.Spec.K, node)
+	ports := st.Spec.NodePorts(node)
 	if strings.HasPrefix(node, "h") {
 		ports = append(ports, "bc0", "bc0nic")
 	}

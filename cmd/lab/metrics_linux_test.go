@@ -84,7 +84,7 @@ func TestMetricsLab(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range st.Nodes {
-		ports := nodePorts(2, 1, n.Name)
+		ports := st.Spec.NodePorts(n.Name)
 		for _, p := range ports {
 			for _, fam := range []string{"bcfab_port_rx_packets_total", "bcfab_port_tx_bytes_total", "bcfab_port_drops_total",
 				"bcfab_port_xdp_rx_packets_total", "bcfab_port_xsk_rx_dropped_total", "bcfab_queue_enqueued_packets_total",

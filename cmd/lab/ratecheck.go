@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
@@ -56,6 +57,22 @@ func checkRates(s lab.Spec) error {
 	for _, l := range s.Links {
 		if err := check(fmt.Sprintf("link %s: rate", strings.Join(l.Endpoints, " ")), l.RateBps); err != nil {
 			return err
+		}
+	}
+	if s.Fabric != nil && s.RateBps != 0 {
+		// A graph fabric's cables run at their capacity x --rate.
+		g, err := s.Fabric.Graph()
+		if err != nil {
+			return nil // lab.NewPlan says what is wrong with it
+		}
+		for _, l := range g.Links {
+			if l.Capacity == 1 {
+				continue
+			}
+			r := uint64(math.Round(l.Capacity * float64(s.RateBps)))
+			if err := check(fmt.Sprintf("--rate x %g, the capacity of %s's cable %s-%s,", l.Capacity, s.Fabric.Kind, g.Nodes[l.A.Node].Name, g.Nodes[l.B.Node].Name), r); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -48,7 +48,7 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "lab %s: BCube(%d,%d), %s, created %s\n", r.Lab, r.Spec.N, r.Spec.K, r.Phase, r.Created.Local().Format(time.DateTime))
+		fmt.Fprintf(stdout, "lab %s: %s, %s, created %s\n", r.Lab, r.Spec.TopologyText(), r.Phase, r.Created.Local().Format(time.DateTime))
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "NODE\tKIND\tWORKER\tPID\tALIVE\tHEALTHY\tRX PKTS\tTX PKTS\tDROPS\tINJECTED\t")
 		var drops, injected uint64

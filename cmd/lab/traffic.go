@@ -149,7 +149,7 @@ func genEnds(cmd *cobra.Command, c *common, args []string) (src, dst int, t bcub
 	if err != nil {
 		return 0, 0, t, err
 	}
-	if t, err = bcube.New(st.Spec.N, st.Spec.K); err != nil {
+	if t, err = st.Spec.ServerTopology(); err != nil {
 		return 0, 0, t, err
 	}
 	var ends [2]int

@@ -27,6 +27,13 @@ import (
 // cable says otherwise), joined, and prefixed by their level only when
 // levels differ.
 func perLevel(p *lab.Plan, text func(c *config.Node, port string) string) string {
+	if p.Graph != nil {
+		// A graph fabric's switches are alike but for their cables'
+		// rates: its first switch's first port (toward servers) speaks
+		// for them.
+		n := &p.Nodes[len(p.AppLinks)]
+		return text(&n.Config, n.Config.Fabric.Ports[0].Name)
+	}
 	t := p.Topology
 	var out, plain []string
 	for l := range t.Levels() {

@@ -1,0 +1,127 @@
+package lab
+
+// Fabrics given as a graph on real labs: the real daemons in their
+// namespaces, veths, AF_XDP, the switches forwarding by the tables lab
+// computed from the graph, and the kernel's ping through every server's
+// bc0.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/bcube"
+)
+
+// graphSpec is a lab of the real daemons on fabric f, named fb + 6
+// random characters, brought down and checked gone when the test ends.
+func graphSpec(t *testing.T, f FabricSpec) Spec {
+	t.Helper()
+	requireRoot(t)
+	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
+	name := []byte("fb")
+	for range 6 {
+		name = append(name, chars[rand.IntN(len(chars))])
+	}
+	s := Spec{Name: string(name), Fabric: &f, RateBps: 100e6, BinDir: realBinDir(t), RunRoot: t.TempDir(), HealthTimeout: 60 * time.Second}
+	progs := xdpPrograms(t)
+	t.Cleanup(func() {
+		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		checkGone(t, s)
+		deadline := time.Now().Add(20 * time.Second)
+		for xdpPrograms(t) > progs && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if now := xdpPrograms(t); now > progs {
+			t.Errorf("%d BPF programs left behind (%d before the lab, %d after)", now-progs, progs, now)
+		}
+	})
+	return s
+}
+
+// pingAll pings every server from every other through the kernel's
+// stack (bc0), one ping each, all sources at once; it returns the pairs
+// that got no answer.
+func pingAll(t *testing.T, lab string, servers int) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var failed []string
+	var wg sync.WaitGroup
+	for src := range servers {
+		wg.Go(func() {
+			var script strings.Builder
+			for dst := range servers {
+				if dst != src {
+					// Two tries: the first frame of a pair may wait for ARP.
+					fmt.Fprintf(&script, "ping -c1 -W2 -q %s >/dev/null || ping -c1 -W2 -q %s >/dev/null || echo h%d; ", bcube.ServerIP(dst), bcube.ServerIP(dst), dst)
+				}
+			}
+			out, err := exec.Command("ip", "netns", "exec", Namespace(lab, bcube.HostName(src)), "sh", "-c", script.String()).CombinedOutput()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed = append(failed, fmt.Sprintf("h%d: %v %s", src, err, out))
+			}
+			for _, d := range strings.Fields(string(out)) {
+				failed = append(failed, fmt.Sprintf("h%d -> %s", src, d))
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
+
+// TestGraphFabrics brings up the leaf-spine, fat-tree and expander of
+// the acceptance (and the expander routed by K shortest paths, and the
+// FC+ loop fabric by DF-KSP with two PFC priorities): every
+// server pair pings, every switch forwarded, nothing was dropped, and
+// Down (the cleanup) leaves nothing.
+func TestGraphFabrics(t *testing.T) {
+	for _, f := range []FabricSpec{
+		{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4},
+		{Kind: TopologyFatTree, K: 4},
+		{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 1},
+		{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 1, Routing: RoutingKSP, Paths: 3},
+		{Kind: TopologyFCPlus, Scenario: "fcplus-loop", Routing: RoutingDFKSP2, Paths: 4}, // under PFC, two priorities
+	} {
+		t.Run(strings.ReplaceAll(f.String(), " ", ""), func(t *testing.T) {
+			s := graphSpec(t, f)
+			if f.Kind == TopologyFCPlus {
+				s.FC = "pfc"
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			start := time.Now()
+			st, err := Up(ctx, s, testLogger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			servers := s.Servers()
+			t.Logf("%s up in %v: %d nodes", f, time.Since(start).Round(time.Millisecond), len(st.Nodes))
+			if failed := pingAll(t, s.Name, servers); len(failed) > 0 {
+				t.Fatalf("%d of %d pairs did not ping: %s", len(failed), servers*(servers-1), strings.Join(failed, "; "))
+			}
+			r, err := Status(s.RunRoot, s.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range r.Nodes {
+				switch {
+				case !n.Alive || !n.Healthy || n.Stats == nil:
+					t.Errorf("%s: alive %v healthy %v", n.Name, n.Alive, n.Healthy)
+				case n.Stats.Drops != 0:
+					t.Errorf("%s: %d frames dropped", n.Name, n.Stats.Drops)
+				case n.Kind == KindSwitch && n.Stats.TxPackets == 0:
+					t.Errorf("%s forwarded nothing", n.Name)
+				}
+			}
+		})
+	}
+}
