@@ -148,6 +148,16 @@ type Hooks interface {
 	Dequeued(q int, p Packet)
 }
 
+// Marker is a Hooks value that decides ECN marks itself: when the hooks
+// set on an egress implement it, Enqueue asks it for every packet it
+// would mark or not (a queue other than the HQ, marking on), with the
+// length in bytes of queue q before the packet joins and red, the RED
+// decision on that length, and marks as it answers. Congestion isolation
+// uses it to mark by what it isolated rather than by queue length alone.
+type Marker interface {
+	Mark(q, qbytes int, red bool) bool
+}
+
 // queue is the state of one queue of an egress.
 type queue struct {
 	fifo     list
@@ -198,8 +208,9 @@ type Egress struct {
 	ecnSlope float64 // marking probability per byte above kmin, in units of 2^-53
 	rng      uint64
 
-	hooks Hooks
-	names []string
+	hooks  Hooks
+	marker Marker // hooks as a Marker, or nil
+	names  []string
 }
 
 // NewEgress builds the egress cfg describes, all queues empty and running.
@@ -274,6 +285,9 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	}
 	if e.ecn && q != e.hq {
 		mark = e.mark(before)
+		if e.marker != nil {
+			mark = e.marker.Mark(q, before, mark)
+		}
 	}
 	n := int(p.Len)
 	e.nonEmpty |= 1 << q
@@ -618,7 +632,11 @@ func (e *Egress) CountDrop(q int, reason int) { e.q[q].stats.Drops[reason]++ }
 func (e *Egress) CountMark(q int) { e.q[q].stats.ECNMarks++ }
 
 // SetHooks sets the hooks called on every enqueue and dequeue; nil: none.
-func (e *Egress) SetHooks(h Hooks) { e.hooks = h }
+// Hooks that implement Marker decide the egress's ECN marks too.
+func (e *Egress) SetHooks(h Hooks) {
+	e.hooks = h
+	e.marker, _ = h.(Marker)
+}
 
 // Stats returns a copy of q's counters.
 func (e *Egress) Stats(q int) QueueStats {
