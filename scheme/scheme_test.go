@@ -66,7 +66,7 @@ func node(t *testing.T, name, fc string) (*config.Node, Place) {
 // its hooks, timer and counters. A name the registry lacks is one error
 // that lists the names it has.
 func TestRegistry(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"none", "portfc", "pfc", "pfcstar", "bfc"}) {
+	if got := Names(); !slices.Equal(got, []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}) {
 		t.Errorf("names %v", got)
 	}
 	for _, name := range Names() {
@@ -124,7 +124,7 @@ func TestRegistry(t *testing.T) {
 	c, p := node(t, "h0", "pfc")
 	c.FC = "fcplus"
 	_, err := New(c, p)
-	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), `fc "fcplus": want none, portfc, pfc, pfcstar or bfc`) {
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), `fc "fcplus": want none, portfc, pfc, pfcstar, bfc, ici or ci`) {
 		t.Errorf("unknown scheme: %v", err)
 	}
 	c.FC = "irn" // a name, not a scheme a node runs

@@ -13,6 +13,10 @@ package signaling
 const (
 	// PCPData is the lossless data class.
 	PCPData = 3
+	// PCPCongested is the class of the flows congestion isolation has
+	// isolated (fc ici and ci): lossless too, so PFC pauses it apart from
+	// the data class.
+	PCPCongested = 2
 	// PCPControl is control traffic — acknowledgements, congestion
 	// notifications, ICMP — which every node queues in its strict
 	// high-priority queue.
