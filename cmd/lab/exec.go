@@ -87,7 +87,7 @@ WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).`,
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		what := "PortFC/BFC signals and PFC"
+		what := "PortFC, BFC and ICI signals and PFC"
 		if all {
 			what = "every frame"
 		}
