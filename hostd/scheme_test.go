@@ -424,3 +424,15 @@ func golden(t *testing.T, path, got string) {
 		}
 	}
 }
+
+// A relay's fabric ports mark as congestion isolation decides: their
+// hooks are a queues.Marker under ici and ci, and under no other scheme.
+func TestRelayMarker(t *testing.T) {
+	for _, fc := range relaySchemes {
+		r := newRelayRig(t, fc)
+		_, marks := r.h.portHooks(0).(queues.Marker)
+		if want := fc == "ici" || fc == "ci"; marks != want {
+			t.Errorf("%s: eth0's hooks decide marks: %v, want %v", fc, marks, want)
+		}
+	}
+}
