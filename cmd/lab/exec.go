@@ -63,7 +63,7 @@ func captureCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capture NODE PORT",
 		Short: "what PORT of NODE transmits: signal frames decoded, -w pcap",
-		Long: `Prints the flow-control frames (PortFC/BFC signals, PFC) that PORT of NODE
+		Long: `Prints the flow-control frames (PortFC, BFC and ICI signals, PFC) that PORT of NODE
 transmits, decoded, as tcpdump in NODE's namespace sees them; with --all
 every frame. MACs print as the node and port that own them (s0.0.p1,
 h1.eth0), from the ethers file lab up writes in the lab's run directory.
@@ -79,7 +79,7 @@ WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).`,
 	fs.StringVarP(&file, "write", "w", "", "also write the capture to this pcap `file`")
 	fs.IntVarP(&count, "count", "c", 0, "stop after `count` printed frames (0: no limit)")
 	dur := durationFlag(fs, "duration", "", "0s", "stop after this duration (0: until Ctrl-C)")
-	fs.BoolVar(&all, "all", false, "print every frame, not only PortFC/BFC signals and PFC (the file then holds every frame too)")
+	fs.BoolVar(&all, "all", false, "print every frame, not only PortFC, BFC and ICI signals and PFC (the file then holds every frame too)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		node, port := args[0], args[1]
 		if err := checkNodePort(cmd, c, node, port); err != nil {
