@@ -188,6 +188,7 @@ type Egress struct {
 	// Bitmaps of queues, bit i for queue i.
 	nonEmpty uint64
 	paused   uint64
+	held     uint64 // held by the owner's hooks (Hold), apart from pauses
 	timed    uint64 // paused with an expiry
 	override uint64 // ignore pauses (a watchdog's recovery)
 
@@ -340,14 +341,14 @@ func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 	if e.nonEmpty&e.hqBit != 0 {
 		return e.take(e.hq), e.hq, true
 	}
-	if s := e.nonEmpty &^ e.paused & e.strictMask; s != 0 {
+	if s := e.nonEmpty &^ e.paused &^ e.held & e.strictMask; s != 0 {
 		for _, q := range e.strict {
 			if s&(1<<uint(q)) != 0 {
 				return e.take(q), q, true
 			}
 		}
 	}
-	elig := e.nonEmpty &^ e.paused &^ e.hqBit &^ e.strictMask
+	elig := e.nonEmpty &^ e.paused &^ e.held &^ e.hqBit &^ e.strictMask
 	if elig == 0 {
 		return Packet{}, -1, false
 	}
@@ -460,7 +461,7 @@ func (e *Egress) pop(q int) Packet {
 // Dequeue it lifts the pauses that have expired by now.
 func (e *Egress) Eligible(now int64) bool {
 	e.setNow(now)
-	return e.nonEmpty&^e.paused != 0
+	return e.nonEmpty&^e.paused&^e.held != 0
 }
 
 // setNow advances the egress's clock to now, lifting the pauses that have
@@ -575,6 +576,41 @@ func (e *Egress) Override(q int, now int64, on bool) {
 	}
 	e.Resume(q, now)
 	e.override |= bit
+}
+
+// Hold stops queue q from being dequeued (on), or lets it be again
+// (off), apart from its pauses: a gate of the egress's owner, which
+// neither a Resume nor a pause's expiry lifts, and which counts as no
+// pause time. Congestion isolation holds its congested queue while the
+// flow at its head still has frames in the normal queue, so that no flow
+// is reordered. A held queue loses its DRR deficit, as a paused one
+// does. The HQ is never held.
+func (e *Egress) Hold(q int, on bool) {
+	bit := uint64(1) << q
+	switch {
+	case q == e.hq:
+	case !on:
+		e.held &^= bit
+	case e.held&bit == 0:
+		e.held |= bit
+		e.q[q].deficit = 0
+		if e.cur == q {
+			e.cur, e.last = -1, q
+		}
+	}
+}
+
+// Held reports whether q is held (Hold).
+func (e *Egress) Held(q int) bool { return e.held&(1<<q) != 0 }
+
+// Head is the packet at the head of queue q; ok is false when q is
+// empty.
+func (e *Egress) Head(q int) (p Packet, ok bool) {
+	f := &e.q[q].fifo
+	if f.Len() == 0 {
+		return Packet{}, false
+	}
+	return f.pool.slots[f.head].p, true
 }
 
 // Overridden reports whether q ignores pauses.

@@ -1314,3 +1314,52 @@ func TestEgressMarker(t *testing.T) {
 		t.Error("hooks removed: RED's mark not kept")
 	}
 }
+
+// A held queue is not dequeued, apart from its pauses: a Resume does not
+// lift a hold, nor a lifted hold a pause; it counts no pause time. Head
+// shows the next packet of a queue without taking it.
+func TestEgressHold(t *testing.T) {
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 16})
+	for i := range 2 {
+		e.Enqueue(0, Packet{Addr: uint64(10 + i), Len: 100}, 0)
+		e.Enqueue(1, Packet{Addr: uint64(20 + i), Len: 100}, 0)
+	}
+	if p, ok := e.Head(1); !ok || p.Addr != 20 {
+		t.Fatalf("head of queue 1: %+v %v", p, ok)
+	}
+	if _, ok := e.Head(2); ok {
+		t.Fatal("head of the empty HQ")
+	}
+	e.Hold(1, true)
+	e.Hold(2, true) // the HQ: ignored
+	if !e.Held(1) || e.Held(2) || e.Paused(1) {
+		t.Fatalf("held %v %v, paused %v", e.Held(1), e.Held(2), e.Paused(1))
+	}
+	e.Resume(1, 0)
+	var got []uint64
+	for {
+		p, _, ok := e.Dequeue(0)
+		if !ok {
+			break
+		}
+		got = append(got, p.Addr)
+	}
+	if !reflect.DeepEqual(got, []uint64{10, 11}) {
+		t.Fatalf("while queue 1 is held: sent %v", got)
+	}
+	if e.Eligible(0) {
+		t.Fatal("eligible with only a held queue")
+	}
+	e.Pause(1, 0, 0)
+	e.Hold(1, false)
+	if e.Eligible(0) {
+		t.Fatal("a lifted hold lifted the pause")
+	}
+	e.Resume(1, 5)
+	if p, q, ok := e.Dequeue(5); !ok || q != 1 || p.Addr != 20 {
+		t.Fatalf("after the hold and the pause: %+v %d %v", p, q, ok)
+	}
+	if s := e.Stats(1); s.PausedNs != 5 {
+		t.Errorf("paused %d ns, want only the pause's 5", s.PausedNs)
+	}
+}
