@@ -89,11 +89,14 @@ func TestICILab(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, hs := root.Ports[0].Signals, relay.Ports[0].Signals
-	t.Logf("s0.0 p0: %d flows isolated, %d released; isolations sent on p1 %d, p2 %d; h2 eth0: %d received, %d flows isolated by them, %d frames by P2",
-		rs["ici_isolated"], rs["ici_released"], root.Ports[1].Signals["tx_isolate"], root.Ports[2].Signals["tx_isolate"],
+	t.Logf("s0.0 p0: %d flows isolated, %d released, %d frames by P2; isolations sent on p1 %d, p2 %d; h2 eth0: %d received, %d flows isolated by them, %d frames by P2",
+		rs["ici_isolated"], rs["ici_released"], root.Ports[0].Queues[signaling.PCPCongested].EnqPackets, root.Ports[1].Signals["tx_isolate"], root.Ports[2].Signals["tx_isolate"],
 		hs["rx_isolate"], hs["ici_isolated_by_signal"], relay.Ports[0].Queues[signaling.PCPCongested].EnqPackets)
 	if rs["ici_isolated"] < 2 {
 		t.Errorf("s0.0 p0 isolated %d flows, want both", rs["ici_isolated"])
+	}
+	if cq := root.Ports[0].Queues[signaling.PCPCongested].EnqPackets; cq == 0 {
+		t.Error("s0.0 sent nothing by p0's congested queue")
 	}
 	if root.Ports[2].Signals["tx_isolate"] == 0 || hs["rx_isolate"] == 0 || hs["ici_isolated_by_signal"] == 0 {
 		t.Error("h2 was not told, or did not isolate the flow")

@@ -391,8 +391,9 @@ func TestThresholdsChecked(t *testing.T) {
 // of a flow isolated at its egress leaves by queue 2 retagged priority
 // 2, one of a flow that is not leaves by queue 3 retagged 3 (though it
 // came isolated by the node before), charged to the priority it came
-// with; a server's own kernel frames are PFC's; bad settings are
-// refused one by one.
+// with; the congested queue waits for a flow's earlier frames; a
+// server's own kernel frames are PFC's; bad settings are refused one by
+// one.
 func TestCI(t *testing.T) {
 	for _, fc := range []string{"ici", "ci"} {
 		c, p := node(t, "s0.0", fc)
@@ -433,10 +434,17 @@ func TestCI(t *testing.T) {
 		if q, pcp, _ := send(2, 2, signaling.PCPData); q != 2 || pcp != 2 {
 			t.Errorf("%s: isolated frame in queue %d with priority %d, want 2 and 2", fc, q, pcp)
 		}
-		// h1's flow meets the congested port too; its frames are in the
-		// normal queue, so this one joins them there.
-		if q, pcp, _ := send(1, 1, signaling.PCPData); q != 3 || pcp != 3 {
-			t.Errorf("%s: h1's frame in queue %d with priority %d, want 3 behind its own", fc, q, pcp)
+		// h1's flow meets the congested port too: isolated behind h2's
+		// frame, and once that one has left, the congested queue waits
+		// for h1's frames in the normal queue.
+		if q, pcp, _ := send(1, 1, signaling.PCPData); q != 2 || pcp != 2 {
+			t.Errorf("%s: h1's frame in queue %d with priority %d", fc, q, pcp)
+		}
+		for d.eg[0].QueueLen(2) > 1 { // h2's two frames out
+			d.eg[0].Dequeue(d.now)
+		}
+		if !d.eg[0].Held(2) || d.eg[0].QueueLen(3) == 0 {
+			t.Errorf("%s: congested queue held %v with %d of h1's frames in the normal queue, %d in the congested one", fc, d.eg[0].Held(2), d.eg[0].QueueLen(3), d.eg[0].QueueLen(2))
 		}
 		if d.emitted != 2 {
 			t.Errorf("%s: %d isolations sent upstream, want one per flow", fc, d.emitted)

@@ -11,9 +11,11 @@ package signaling
 //     to the neighbour the frame came from.
 //  2. Isolation: a flow in the table of its egress port leaves by the
 //     congested-flow queue (the Congested priority, lossless under PFC as
-//     the normal one is, so a pause of it holds no victim). It moves
-//     there once none of its frames is left in the normal queue (counted
-//     per flow slot, RECN's in-order rule), so it is never reordered.
+//     the normal one is, so a pause of it holds no victim), from its next
+//     frame on. The congested queue is held (queues.Egress.Hold) while
+//     the flow of the frame at its head still has frames in the normal
+//     queue (counted per flow slot), RECN's in-order rule, so no flow is
+//     ever reordered.
 //  3. Propagation: a neighbour receiving the signal on port p isolates
 //     the flow at its egress p (the port the flow leaves it by toward
 //     the root), and, while its own congested queue is over Detect,
@@ -120,11 +122,8 @@ func (c *ICICounters) Fill(m map[string]uint64) {
 
 // iciEntry is one isolated flow at an egress port.
 type iciEntry struct {
-	used bool
-	root bool // detected here; else isolated by a signal
-	// diverting: the flow's frames go to the congested queue (none of
-	// them was left in the normal queue when it was last asked).
-	diverting bool
+	used      bool
+	root      bool  // detected here; else isolated by a signal
 	hops      uint8 // from the root
 	flow      bcube.FiveTuple
 	hash      uint32
@@ -203,12 +202,6 @@ func (c *ICI) Classify(out, in int, pcp uint8, f *bcube.FiveTuple, h uint32, now
 			e.signalled = now
 			c.signal(in, e, pcp)
 		}
-	}
-	if !e.diverting {
-		if st.normal[slot] != 0 {
-			return c.cfg.Normal, meta // its earlier frames leave first
-		}
-		e.diverting = true
 	}
 	return c.cfg.Congested, meta
 }
@@ -299,11 +292,9 @@ func (c *ICI) OnSignal(in int, sig Signal) bool {
 	return true
 }
 
-// Isolated reports whether flow f is in port out's table, and whether
-// its frames go to the congested queue now.
-func (c *ICI) Isolated(out int, f *bcube.FiveTuple) (in, diverting bool) {
-	e := c.st[out].find(f, bcube.FlowHash(f))
-	return e != nil, e != nil && e.diverting
+// Isolated reports whether flow f is in port out's table.
+func (c *ICI) Isolated(out int, f *bcube.FiveTuple) bool {
+	return c.st[out].find(f, bcube.FlowHash(f)) != nil
 }
 
 // Entries is the number of entries in use at port out.
@@ -356,7 +347,8 @@ func (c *ICI) Tick(now int64) {
 }
 
 // Hooks are port p's egress hooks: they count each flow slot's frames
-// in the normal and congested queues, and decide ECN marks
+// in the normal and congested queues, hold the congested queue while its
+// head's flow has frames in the normal queue, and decide ECN marks
 // (queues.Marker).
 func (c *ICI) Hooks(p int) *ICIHooks { return &ICIHooks{c: c, p: p} }
 
@@ -388,6 +380,22 @@ func (h *ICIHooks) count(q int, p queues.Packet, d int) {
 		*n++
 	} else if *n > 0 {
 		*n--
+	}
+	h.c.gate(h.p)
+}
+
+// gate holds port p's congested queue while the flow of the frame at its
+// head has frames in the normal queue, and lets it go once they have
+// left: a flow's frames leave in order across its isolation.
+func (c *ICI) gate(p int) {
+	eg := c.env.Egress(p)
+	cq := int(c.cfg.Congested)
+	hold := false
+	if head, ok := eg.Head(cq); ok && head.Meta&metaICI != 0 {
+		hold = c.st[p].normal[(head.Meta>>metaICISlotShift)%ICISlots] != 0
+	}
+	if hold != eg.Held(cq) {
+		eg.Hold(cq, hold)
 	}
 }
 

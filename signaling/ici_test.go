@@ -100,19 +100,20 @@ func (n *iciNode) congest(t testing.TB, f *bcube.FiveTuple) {
 
 // A flow whose frame finds the normal queue at the detection threshold is
 // isolated at that port, as the root: the neighbour it came from is told,
-// and its frames move to the congested queue once none is left in the
-// normal queue.
+// and its frames go to the congested queue from then on, which is held
+// while the flow's earlier frames are in the normal queue.
 func TestICIDetectIsolates(t *testing.T) {
 	root := newICINode(t, iciConfig(8, true))
 	root.congest(t, &flowX)
 	if root.c.Entries(2) != 0 || len(root.env.sent) != 0 {
 		t.Fatal("isolated below the threshold")
 	}
-	if q, _ := root.send(t, 0, 2, &flowX); q != PCPData {
-		t.Errorf("the frame that isolates the flow went to queue %d, want the normal queue behind its own frames", q)
+	eg := root.env.eg[2]
+	if q, _ := root.send(t, 0, 2, &flowX); q != 2 {
+		t.Errorf("the frame that isolates the flow went to queue %d, want the congested queue 2", q)
 	}
-	if in, div := root.c.Isolated(2, &flowX); !in || div {
-		t.Errorf("isolated %v diverting %v, want isolated, not diverting while its frames are in the normal queue", in, div)
+	if !root.c.Isolated(2, &flowX) || !eg.Held(2) {
+		t.Errorf("isolated %v, congested queue held %v: want both while X's frames are in the normal queue", root.c.Isolated(2, &flowX), eg.Held(2))
 	}
 	k := root.c.C[2]
 	if k.Isolated != 1 || k.Entries != 1 || k.BySignal != 0 {
@@ -126,12 +127,11 @@ func TestICIDetectIsolates(t *testing.T) {
 		!bytesEq(s.Dst(), bcube.HostPortMAC(0, 0)) || !bytesEq(s.Src(), bcube.SwitchPortMAC(0, 0, 0)) {
 		t.Errorf("signal %s, want an isolation of flow X from port 0 to its neighbour", Describe(s))
 	}
-	if root.env.sent = nil; root.c.C[0].TxIsolate != 1 {
+	if root.c.C[0].TxIsolate != 1 {
 		t.Errorf("port 0 counted %d signals sent", root.c.C[0].TxIsolate)
 	}
-	// Another flow meeting the congested port is isolated too, and, none
-	// of its frames being in the normal queue, goes straight to the
-	// congested one.
+	// Another flow meeting the congested port is isolated too, and told
+	// to its own neighbour.
 	if q, _ := root.send(t, 1, 2, &flowY); q != 2 {
 		t.Errorf("flow Y went to queue %d", q)
 	}
@@ -139,12 +139,24 @@ func TestICIDetectIsolates(t *testing.T) {
 		t.Errorf("%d entries, %d signals to Y's neighbour", root.c.Entries(2), root.c.C[1].TxIsolate)
 	}
 	root.env.sent = nil
-	root.drain(2)
-	if q, _ := root.send(t, 0, 2, &flowX); q != 2 {
-		t.Errorf("with its frames gone from the normal queue, flow X went to queue %d, want the congested queue 2", q)
+	// The port sends X's earlier frames first (the normal queue), then
+	// the congested queue's, once no frame of X is left before them.
+	var order []int
+	for {
+		_, q, ok := eg.Dequeue(0)
+		if !ok {
+			break
+		}
+		order = append(order, q)
+		if q == PCPData && eg.QueueLen(PCPData) > 0 && !eg.Held(2) {
+			t.Fatal("congested queue let go while X still had frames in the normal queue")
+		}
 	}
-	if _, div := root.c.Isolated(2, &flowX); !div {
-		t.Error("not diverting")
+	if n := len(order); n < 3 || order[n-1] != 2 || order[n-2] != 2 || order[n-3] != PCPData {
+		t.Errorf("queues in the order sent: %v; want the normal queue's, then the congested queue's two", order)
+	}
+	if eg.Held(2) {
+		t.Error("congested queue still held, empty")
 	}
 }
 
@@ -165,7 +177,7 @@ func TestICIUpstreamIsolates(t *testing.T) {
 	if !up.c.OnSignal(1, sigs[0]) {
 		t.Fatal("signal not taken")
 	}
-	if in, _ := up.c.Isolated(1, &flowX); !in {
+	if !up.c.Isolated(1, &flowX) {
 		t.Fatal("upstream did not isolate the flow")
 	}
 	if k := up.c.C[1]; k.RxIsolate != 1 || k.BySignal != 1 || k.Isolated != 0 || k.Entries != 1 {
@@ -177,7 +189,7 @@ func TestICIUpstreamIsolates(t *testing.T) {
 	if q, _ := up.send(t, 0, 1, &flowV); q != PCPData {
 		t.Errorf("a victim went to queue %d", q)
 	}
-	if in, _ := up.c.Isolated(0, &flowX); in {
+	if up.c.Isolated(0, &flowX) {
 		t.Error("isolated at another port than the one the signal came by")
 	}
 	// Upstream passes the isolation on while its own congested queue is
@@ -297,10 +309,10 @@ func TestICIMarking(t *testing.T) {
 		t.Error("plain CI: nothing marked in the normal queue past K_max")
 	}
 
-	// X and V meet the threshold and take both entries; still no mark in
-	// the normal queue, where their earlier frames are.
+	// X and V meet the threshold and take both entries: their frames go
+	// to the congested queue, short, so unmarked.
 	for _, f := range []*bcube.FiveTuple{&flowX, &flowV} {
-		if q, mark := root.send(t, 1, 2, f); q != PCPData || mark {
+		if q, mark := root.send(t, 1, 2, f); q != 2 || mark {
 			t.Fatalf("queue %d mark %v", q, mark)
 		}
 	}
@@ -408,8 +420,8 @@ func TestICIOrder(t *testing.T) {
 		root.env.now += 1000
 	}
 	take(1000)
-	if root.c.C[2].Isolated == 0 {
-		t.Fatal("flow X never isolated")
+	if root.c.C[2].Isolated == 0 || root.env.eg[2].Stats(2).EnqPackets == 0 {
+		t.Fatal("flow X never isolated, or never sent by the congested queue")
 	}
 	for i, s := range order {
 		if s != i+1 {

@@ -49,6 +49,9 @@ func iciIncast(t testing.TB) {
 	if k.Isolated == 0 || told == 0 {
 		t.Fatal("the root isolated nothing or told nobody")
 	}
+	if cq := f.Sws[0].Egress(0).Stats(signaling.PCPCongested).EnqPackets; cq == 0 {
+		t.Error("the root sent nothing by its congested queue")
+	}
 	for h := 1; h <= 3; h++ {
 		r := f.HostLogic[h].Scheme().(*scheme.CI).Isolation().C[0]
 		cq := f.Hosts[h].Egress(0).Stats(signaling.PCPCongested).EnqPackets
