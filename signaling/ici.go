@@ -117,7 +117,7 @@ type ICICounters struct {
 func (c *ICICounters) Fill(m map[string]uint64) {
 	m["ici_isolated"], m["ici_isolated_by_signal"], m["ici_released"] = c.Isolated, c.BySignal, c.Released
 	m["tx_isolate"], m["rx_isolate"], m["rx_isolate_own"] = c.TxIsolate, c.RxIsolate, c.RxOwn
-	m["ici_table_full"], m["ici_fallback"], m["lost"], m["ici_entries"] = c.TableFull, c.Fallbacks, c.Lost, c.Entries
+	m["ici_table_full"], m["ici_fallback"], m["ici_lost"], m["ici_entries"] = c.TableFull, c.Fallbacks, c.Lost, c.Entries
 }
 
 // iciEntry is one isolated flow at an egress port.
