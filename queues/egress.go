@@ -188,7 +188,7 @@ type Egress struct {
 	// Bitmaps of queues, bit i for queue i.
 	nonEmpty uint64
 	paused   uint64
-	held     uint64 // held by the owner's hooks (Hold), apart from pauses
+	gated    uint64 // shut by the owner's hooks (Gate), apart from pauses
 	timed    uint64 // paused with an expiry
 	override uint64 // ignore pauses (a watchdog's recovery)
 
@@ -341,14 +341,14 @@ func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 	if e.nonEmpty&e.hqBit != 0 {
 		return e.take(e.hq), e.hq, true
 	}
-	if s := e.nonEmpty &^ e.paused &^ e.held & e.strictMask; s != 0 {
+	if s := e.nonEmpty &^ e.paused &^ e.gated & e.strictMask; s != 0 {
 		for _, q := range e.strict {
 			if s&(1<<uint(q)) != 0 {
 				return e.take(q), q, true
 			}
 		}
 	}
-	elig := e.nonEmpty &^ e.paused &^ e.held &^ e.hqBit &^ e.strictMask
+	elig := e.nonEmpty &^ e.paused &^ e.gated &^ e.hqBit &^ e.strictMask
 	if elig == 0 {
 		return Packet{}, -1, false
 	}
@@ -461,7 +461,7 @@ func (e *Egress) pop(q int) Packet {
 // Dequeue it lifts the pauses that have expired by now.
 func (e *Egress) Eligible(now int64) bool {
 	e.setNow(now)
-	return e.nonEmpty&^e.paused&^e.held != 0
+	return e.nonEmpty&^e.paused&^e.gated != 0
 }
 
 // setNow advances the egress's clock to now, lifting the pauses that have
@@ -578,21 +578,21 @@ func (e *Egress) Override(q int, now int64, on bool) {
 	e.override |= bit
 }
 
-// Hold stops queue q from being dequeued (on), or lets it be again
-// (off), apart from its pauses: a gate of the egress's owner, which
-// neither a Resume nor a pause's expiry lifts, and which counts as no
-// pause time. Congestion isolation holds its congested queue while the
-// flow at its head still has frames in the normal queue, so that no flow
-// is reordered. A held queue loses its DRR deficit, as a paused one
-// does. The HQ is never held.
-func (e *Egress) Hold(q int, on bool) {
+// Gate shuts queue q (shut), so that it is not dequeued, or opens it
+// again, apart from its pauses: the egress owner's gate, which neither a
+// Resume nor a pause's expiry opens, and which counts as no pause time.
+// Congestion isolation shuts its congested queue while the flow at its
+// head still has frames in the normal queue, so that no flow is
+// reordered. A shut queue loses its DRR deficit, as a paused one does.
+// The HQ is never shut.
+func (e *Egress) Gate(q int, shut bool) {
 	bit := uint64(1) << q
 	switch {
 	case q == e.hq:
-	case !on:
-		e.held &^= bit
-	case e.held&bit == 0:
-		e.held |= bit
+	case !shut:
+		e.gated &^= bit
+	case e.gated&bit == 0:
+		e.gated |= bit
 		e.q[q].deficit = 0
 		if e.cur == q {
 			e.cur, e.last = -1, q
@@ -600,8 +600,8 @@ func (e *Egress) Hold(q int, on bool) {
 	}
 }
 
-// Held reports whether q is held (Hold).
-func (e *Egress) Held(q int) bool { return e.held&(1<<q) != 0 }
+// Gated reports whether q is shut by its gate (Gate).
+func (e *Egress) Gated(q int) bool { return e.gated&(1<<q) != 0 }
 
 // Head is the packet at the head of queue q; ok is false when q is
 // empty.

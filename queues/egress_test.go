@@ -1315,10 +1315,10 @@ func TestEgressMarker(t *testing.T) {
 	}
 }
 
-// A held queue is not dequeued, apart from its pauses: a Resume does not
-// lift a hold, nor a lifted hold a pause; it counts no pause time. Head
+// A queue shut by its gate is not dequeued, apart from its pauses: a
+// Resume does not open the gate, nor an opened gate lift a pause; it counts no pause time. Head
 // shows the next packet of a queue without taking it.
-func TestEgressHold(t *testing.T) {
+func TestEgressGate(t *testing.T) {
 	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 16})
 	for i := range 2 {
 		e.Enqueue(0, Packet{Addr: uint64(10 + i), Len: 100}, 0)
@@ -1330,10 +1330,10 @@ func TestEgressHold(t *testing.T) {
 	if _, ok := e.Head(2); ok {
 		t.Fatal("head of the empty HQ")
 	}
-	e.Hold(1, true)
-	e.Hold(2, true) // the HQ: ignored
-	if !e.Held(1) || e.Held(2) || e.Paused(1) {
-		t.Fatalf("held %v %v, paused %v", e.Held(1), e.Held(2), e.Paused(1))
+	e.Gate(1, true)
+	e.Gate(2, true) // the HQ: ignored
+	if !e.Gated(1) || e.Gated(2) || e.Paused(1) {
+		t.Fatalf("gated %v %v, paused %v", e.Gated(1), e.Gated(2), e.Paused(1))
 	}
 	e.Resume(1, 0)
 	var got []uint64
@@ -1345,19 +1345,19 @@ func TestEgressHold(t *testing.T) {
 		got = append(got, p.Addr)
 	}
 	if !reflect.DeepEqual(got, []uint64{10, 11}) {
-		t.Fatalf("while queue 1 is held: sent %v", got)
+		t.Fatalf("while queue 1 is shut: sent %v", got)
 	}
 	if e.Eligible(0) {
-		t.Fatal("eligible with only a held queue")
+		t.Fatal("eligible with only a shut queue")
 	}
 	e.Pause(1, 0, 0)
-	e.Hold(1, false)
+	e.Gate(1, false)
 	if e.Eligible(0) {
-		t.Fatal("a lifted hold lifted the pause")
+		t.Fatal("an opened gate lifted the pause")
 	}
 	e.Resume(1, 5)
 	if p, q, ok := e.Dequeue(5); !ok || q != 1 || p.Addr != 20 {
-		t.Fatalf("after the hold and the pause: %+v %d %v", p, q, ok)
+		t.Fatalf("after the gate and the pause: %+v %d %v", p, q, ok)
 	}
 	if s := e.Stats(1); s.PausedNs != 5 {
 		t.Errorf("paused %d ns, want only the pause's 5", s.PausedNs)

@@ -443,8 +443,8 @@ func TestCI(t *testing.T) {
 		for d.eg[0].QueueLen(2) > 1 { // h2's two frames out
 			d.eg[0].Dequeue(d.now)
 		}
-		if !d.eg[0].Held(2) || d.eg[0].QueueLen(3) == 0 {
-			t.Errorf("%s: congested queue held %v with %d of h1's frames in the normal queue, %d in the congested one", fc, d.eg[0].Held(2), d.eg[0].QueueLen(3), d.eg[0].QueueLen(2))
+		if !d.eg[0].Gated(2) || d.eg[0].QueueLen(3) == 0 {
+			t.Errorf("%s: congested queue shut %v with %d of h1's frames in the normal queue, %d in the congested one", fc, d.eg[0].Gated(2), d.eg[0].QueueLen(3), d.eg[0].QueueLen(2))
 		}
 		if d.emitted != 2 {
 			t.Errorf("%s: %d isolations sent upstream, want one per flow", fc, d.emitted)

@@ -12,7 +12,7 @@ package signaling
 //  2. Isolation: a flow in the table of its egress port leaves by the
 //     congested-flow queue (the Congested priority, lossless under PFC as
 //     the normal one is, so a pause of it holds no victim), from its next
-//     frame on. The congested queue is held (queues.Egress.Hold) while
+//     frame on. The congested queue is shut (queues.Egress.Gate) while
 //     the flow of the frame at its head still has frames in the normal
 //     queue (counted per flow slot), RECN's in-order rule, so no flow is
 //     ever reordered.
@@ -347,7 +347,7 @@ func (c *ICI) Tick(now int64) {
 }
 
 // Hooks are port p's egress hooks: they count each flow slot's frames
-// in the normal and congested queues, hold the congested queue while its
+// in the normal and congested queues, shut the congested queue while its
 // head's flow has frames in the normal queue, and decide ECN marks
 // (queues.Marker).
 func (c *ICI) Hooks(p int) *ICIHooks { return &ICIHooks{c: c, p: p} }
@@ -384,18 +384,18 @@ func (h *ICIHooks) count(q int, p queues.Packet, d int) {
 	h.c.gate(h.p)
 }
 
-// gate holds port p's congested queue while the flow of the frame at its
-// head has frames in the normal queue, and lets it go once they have
-// left: a flow's frames leave in order across its isolation.
+// gate shuts port p's congested queue while the flow of the frame at its
+// head has frames in the normal queue, and opens it once they have left:
+// a flow's frames leave in order across its isolation.
 func (c *ICI) gate(p int) {
 	eg := c.env.Egress(p)
 	cq := int(c.cfg.Congested)
-	hold := false
+	shut := false
 	if head, ok := eg.Head(cq); ok && head.Meta&metaICI != 0 {
-		hold = c.st[p].normal[(head.Meta>>metaICISlotShift)%ICISlots] != 0
+		shut = c.st[p].normal[(head.Meta>>metaICISlotShift)%ICISlots] != 0
 	}
-	if hold != eg.Held(cq) {
-		eg.Hold(cq, hold)
+	if shut != eg.Gated(cq) {
+		eg.Gate(cq, shut)
 	}
 }
 

@@ -100,7 +100,7 @@ func (n *iciNode) congest(t testing.TB, f *bcube.FiveTuple) {
 
 // A flow whose frame finds the normal queue at the detection threshold is
 // isolated at that port, as the root: the neighbour it came from is told,
-// and its frames go to the congested queue from then on, which is held
+// and its frames go to the congested queue from then on, which is shut
 // while the flow's earlier frames are in the normal queue.
 func TestICIDetectIsolates(t *testing.T) {
 	root := newICINode(t, iciConfig(8, true))
@@ -112,8 +112,8 @@ func TestICIDetectIsolates(t *testing.T) {
 	if q, _ := root.send(t, 0, 2, &flowX); q != 2 {
 		t.Errorf("the frame that isolates the flow went to queue %d, want the congested queue 2", q)
 	}
-	if !root.c.Isolated(2, &flowX) || !eg.Held(2) {
-		t.Errorf("isolated %v, congested queue held %v: want both while X's frames are in the normal queue", root.c.Isolated(2, &flowX), eg.Held(2))
+	if !root.c.Isolated(2, &flowX) || !eg.Gated(2) {
+		t.Errorf("isolated %v, congested queue shut %v: want both while X's frames are in the normal queue", root.c.Isolated(2, &flowX), eg.Gated(2))
 	}
 	k := root.c.C[2]
 	if k.Isolated != 1 || k.Entries != 1 || k.BySignal != 0 {
@@ -148,15 +148,15 @@ func TestICIDetectIsolates(t *testing.T) {
 			break
 		}
 		order = append(order, q)
-		if q == PCPData && eg.QueueLen(PCPData) > 0 && !eg.Held(2) {
-			t.Fatal("congested queue let go while X still had frames in the normal queue")
+		if q == PCPData && eg.QueueLen(PCPData) > 0 && !eg.Gated(2) {
+			t.Fatal("congested queue opened while X still had frames in the normal queue")
 		}
 	}
 	if n := len(order); n < 3 || order[n-1] != 2 || order[n-2] != 2 || order[n-3] != PCPData {
 		t.Errorf("queues in the order sent: %v; want the normal queue's, then the congested queue's two", order)
 	}
-	if eg.Held(2) {
-		t.Error("congested queue still held, empty")
+	if eg.Gated(2) {
+		t.Error("congested queue still shut, empty")
 	}
 }
 
