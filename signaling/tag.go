@@ -1,11 +1,12 @@
 // Package signaling holds what crosses the wire to steer flow control and
 // the state machines that send and obey it: the 802.1Q priorities data
-// frames carry (tag.go), the PortFC and BFC signal frame, EtherType
-// 0x88B5 (frame.go, layer.go), the 802.1Qbb PFC frame (pfc.go,
-// pfc_layer.go), and what a node runs of each scheme: PortFC's switch and
-// server sides (portfc.go) and a relay's guard of a slower port
-// (relayguard.go), PFC (pfcfc.go) and BFC (bfc.go, bfcnode.go), with the
-// hold that keeps a received pause (hold.go). None of it needs a network:
+// frames carry (tag.go), the PortFC, BFC and congestion isolation signal
+// frame, EtherType 0x88B5 (frame.go, layer.go), the 802.1Qbb PFC frame
+// (pfc.go, pfc_layer.go), and what a node runs of each scheme: PortFC's
+// switch and server sides (portfc.go) and a relay's guard of a slower
+// port (relayguard.go), PFC (pfcfc.go), BFC (bfc.go, bfcnode.go) and
+// congestion isolation (ici.go), with the hold that keeps a received
+// pause (hold.go). None of it needs a network:
 // each state machine is driven by frames and an explicit clock.
 package signaling
 
