@@ -120,6 +120,8 @@ type Node struct {
 	// its sender is late (0: the model's, never under
 	// scale.HoldFloor; at least 3 x FCRefresh).
 	FCHold Duration `json:"fc_hold,omitempty"`
+	// CI is congestion isolation's settings (fc ici and ci).
+	CI
 
 	// The watchdog (every scheme): a queue paused, not empty and sending
 	// nothing for WatchdogDetect is reported stalled (0: the model's;

@@ -118,9 +118,28 @@ func (h *Host) Bind(e *dataplane.Engine) {
 	e.AddTimer(h.fc)
 	e.SetPortCounters(h.fc)
 	for p := 0; p <= h.app; p++ {
-		e.Egress(p).SetHooks(hostHooks{h: h, fc: h.fc.Hooks(p)})
+		e.Egress(p).SetHooks(h.portHooks(p))
 	}
 }
+
+// portHooks are port p's egress hooks: hostHooks, which also decide the
+// port's ECN marks when the scheme's hooks do (queues.Marker:
+// congestion isolation).
+func (h *Host) portHooks(p int) queues.Hooks {
+	k := hostHooks{h: h, fc: h.fc.Hooks(p)}
+	if m, ok := k.fc.(queues.Marker); ok {
+		return markingHooks{k, m}
+	}
+	return k
+}
+
+// markingHooks are hostHooks whose scheme decides ECN marks.
+type markingHooks struct {
+	hostHooks
+	m queues.Marker
+}
+
+func (k markingHooks) Mark(q, qbytes int, red bool) bool { return k.m.Mark(q, qbytes, red) }
 
 // hostSource is the NIC's own traffic: generated flows and RDMA flows.
 type hostSource struct{ h *Host }

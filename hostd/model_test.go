@@ -25,6 +25,7 @@ func TestNodeRunsTheModel(t *testing.T) {
 	port := bcube.HostPort(0)
 	th, pfc, bfc, ecn := cfg.PortThresholds(port), cfg.PortPFC(port), scheme.BFCConfig(&cfg), cfg.PortECN(port)
 	tr := TransportParams(cfg.Model(), cfg.PortRate(port))
+	ci := scheme.ICIConfig(&cfg, true)
 	for _, c := range []struct {
 		name      string
 		got, want int64
@@ -47,6 +48,12 @@ func TestNodeRunsTheModel(t *testing.T) {
 		{"watchdog restore", int64(cfg.WatchdogRestore), int64(1000 * us * D)},
 		{"ECN K_min", int64(ecn.KminBytes), 100_000},
 		{"ECN K_max", int64(ecn.KmaxBytes), 400_000},
+		{"CI table entries", int64(ci.Table), 8},
+		{"CI detection threshold", int64(ci.Detect), 50_000},
+		{"CI congested queue K_min", int64(ci.CQKmin), 100_000},
+		{"CI congested queue K_max", int64(ci.CQKmax), 400_000},
+		{"CI residency", ci.Residency, int64(100 * us * D)},
+		{"CI refresh", ci.Refresh, int64(10 * us * D)},
 		{"line rate", tr.LineRateBps, 100e9 / D},
 		{"Go-Back-N RTO", int64(tr.RTO), int64(10_000 * us * D)},
 		{"IRN RTO_low", int64(tr.RTOLow), int64(100 * us * D)},

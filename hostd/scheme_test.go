@@ -48,6 +48,13 @@ func newRelayRig(tb testing.TB, fc string) *relayRig {
 	if fc != "portfc" {
 		cfg.RelayQueue = ""
 	}
+	if fc == "ici" || fc == "ci" {
+		// Isolation at the relay's egress from 8 KB, its signal repeated
+		// a second later: the transcript does not depend on the
+		// machine's speed.
+		cfg.CI.CIDetect = 8000
+		cfg.FCRefresh, cfg.FCHold = config.Duration(time.Second), config.Duration(3*time.Second)
+	}
 	cfg.SetDefaults()
 	_, n, err := cfg.Validate()
 	if err != nil {
@@ -94,6 +101,13 @@ func newRelayRig(tb testing.TB, fc string) *relayRig {
 			signaling.PutPortFC(b, own, sw, typ, 0, uint32(i), signaling.ClassB, 3, 0, 0)
 		case "bfc":
 			signaling.PutBFC(b, own, sw, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
+		case "ici", "ci": // isolations of h2 -> h0, then of h1's own h1 -> h0
+			src := 2
+			if typ == signaling.TypeResume {
+				src = 1
+			}
+			fl := bcube.FiveTuple{Src: bcube.ServerIP(src).As4(), Dst: bcube.ServerIP(0).As4(), Proto: 17, SPort: 50001, DPort: 4791}
+			signaling.PutICI(b, own, sw, uint32(i), &fl, signaling.PCPData, 0)
 		case "pfc", "pfcstar":
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
@@ -153,7 +167,7 @@ func (r *relayRig) signal(tb testing.TB) {
 	r.handle(tb, r.sig[1])
 }
 
-var relaySchemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc"}
+var relaySchemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}
 
 // A relayed frame leaves by eth1 in the scheme's queue, with the
 // scheme's rewrites: PFC* one priority up, BFC its queue in the VID.
@@ -173,7 +187,7 @@ func TestRelayClass(t *testing.T) {
 			})
 			wantPCP, wantQ := uint8(signaling.PCPData), r.h.t.ServerRQ()
 			switch fc {
-			case "pfc":
+			case "pfc", "ici", "ci": // PFC's priorities; the flow is not isolated
 				wantQ = signaling.PCPData
 			case "pfcstar":
 				wantPCP, wantQ = signaling.PCPData+1, signaling.PCPData+1
@@ -407,6 +421,18 @@ func golden(t *testing.T, path, got string) {
 		}
 		if g != w {
 			t.Fatalf("%s differs at line %d:\n got %s\nwant %s", path, i+1, g, w)
+		}
+	}
+}
+
+// A relay's fabric ports mark as congestion isolation decides: their
+// hooks are a queues.Marker under ici and ci, and under no other scheme.
+func TestRelayMarker(t *testing.T) {
+	for _, fc := range relaySchemes {
+		r := newRelayRig(t, fc)
+		_, marks := r.h.portHooks(0).(queues.Marker)
+		if want := fc == "ici" || fc == "ci"; marks != want {
+			t.Errorf("%s: eth0's hooks decide marks: %v, want %v", fc, marks, want)
 		}
 	}
 }

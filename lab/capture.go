@@ -109,7 +109,7 @@ func (o *CaptureOptions) Validate() error {
 	return nil
 }
 
-// captureFilter keeps the flow-control frames: PortFC/BFC signals and
+// captureFilter keeps the flow-control frames: PortFC, BFC and ICI signals and
 // MAC control (802.1Qbb PFC, 802.3x PAUSE).
 //
 // The links' timing probes (EtherType 0x88B5, scheme 3: the fidelity

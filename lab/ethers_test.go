@@ -99,6 +99,12 @@ func TestDescribeFrameNames(t *testing.T) {
 	if l, _ := describeFrame(b, false, names); !strings.HasPrefix(l, "s0.0.p3 > h3.eth0 PortFC pause class=B port=3") {
 		t.Errorf("signal: %q", l)
 	}
+	fl := bcube.FiveTuple{Src: bcube.ServerIP(5).As4(), Dst: bcube.ServerIP(3).As4(), Proto: 17, SPort: 20065, DPort: 5999}
+	signaling.PutICI(b, dst, src, 7, &fl, signaling.PCPData, 0)
+	if l, _ := describeFrame(b, false, names); !strings.HasPrefix(l, "s0.0.p3 > h3.eth0 ICI isolate flow=198.18.0.5:20065>198.18.0.3:5999/17 pcp=3 hops=0 seq=7") {
+		t.Errorf("isolation: %q", l)
+	}
+	signaling.PutPortFC(b, dst, src, signaling.TypePause, 0, 17, signaling.ClassB, 3, 0, 0)
 	arp := arpFrame(src)
 	arp[21] = 2 // a reply
 	if l, _ := describeFrame(arp, true, names); l != "s0.0.p3 > ff:ff:ff:ff:ff:ff ARP 198.18.0.0 is-at s0.0.p3, 60 bytes" {

@@ -74,6 +74,14 @@ type File struct {
 	BFCAssign string      `yaml:"bfc-assign,omitempty"`
 	// RelayQueue: strict or drr (Spec.RelayQueue).
 	RelayQueue string `yaml:"relay-queue,omitempty"`
+	// CI is congestion isolation over PFC, as lab up --ci: ici or ci
+	// sets fc; the ci-* keys its settings (Spec.CI).
+	CI          string          `yaml:"ci,omitempty"`
+	CITable     int             `yaml:"ci-table,omitempty"`
+	CIDetect    *units.Size     `yaml:"ci-detect,omitempty"`
+	CIKmin      *units.Size     `yaml:"ci-kmin,omitempty"`
+	CIKmax      *units.Size     `yaml:"ci-kmax,omitempty"`
+	CIResidency *units.Duration `yaml:"ci-residency,omitempty"`
 
 	ECN     *bool       `yaml:"ecn,omitempty"`
 	ECNKmin *units.Size `yaml:"ecn-kmin,omitempty"`
@@ -444,6 +452,12 @@ func (f *File) apply(s *Spec, skip string) {
 	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
 	set("bfc-assign", f.BFCAssign != "", func() { s.BFCAssign = f.BFCAssign })
 	set("relay-queue", f.RelayQueue != "", func() { s.RelayQueue = f.RelayQueue })
+	set("ci", f.CI != "" && f.CI != CINone, func() { s.FC = f.CI })
+	set("ci-table", f.CITable != 0, func() { s.CITable = f.CITable })
+	set("ci-detect", f.CIDetect != nil, func() { s.CIDetect = int(*f.CIDetect) })
+	set("ci-kmin", f.CIKmin != nil, func() { s.CIKmin = int(*f.CIKmin) })
+	set("ci-kmax", f.CIKmax != nil, func() { s.CIKmax = int(*f.CIKmax) })
+	set("ci-residency", f.CIResidency != nil, func() { s.CIResidency = config.Duration(f.CIResidency.D()) })
 	set("ecn", f.ECN != nil, func() { s.ECN = *f.ECN })
 	set("ecn-kmin", f.ECNKmin != nil, func() { s.ECNKminBytes = int(*f.ECNKmin) })
 	set("ecn-kmax", f.ECNKmax != nil, func() { s.ECNKmaxBytes = int(*f.ECNKmax) })
@@ -594,6 +608,20 @@ func FileOf(s Spec) *File {
 	}
 	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
 	f.BFCAssign, f.RelayQueue = s.BFCAssign, s.RelayQueue
+	f.CITable = s.CITable
+	for _, v := range []struct {
+		n int
+		p **units.Size
+	}{{s.CIDetect, &f.CIDetect}, {s.CIKmin, &f.CIKmin}, {s.CIKmax, &f.CIKmax}} {
+		if v.n != 0 {
+			z := units.Size(v.n)
+			*v.p = &z
+		}
+	}
+	if s.CIResidency != 0 {
+		d := units.Duration(s.CIResidency)
+		f.CIResidency = &d
+	}
 	if s.ECN {
 		on := true
 		f.ECN = &on

@@ -121,10 +121,14 @@ type Spec struct {
 	ATEP        float64 `json:"ate_p,omitempty"`
 	ATECapBytes int64   `json:"ate_cap_bytes,omitempty"`
 	// FC is the flow-control scheme of every node: none, portfc, pfc,
-	// pfcstar or bfc (empty: none). PFC runs with priority queueing (eight
-	// queues by 802.1Q priority), BFC with BFCQueues queues assigned to
-	// flows, the others with PortFC's allocation.
+	// pfcstar, bfc, ici or ci (empty: none). PFC and congestion isolation
+	// (ici, ci) run with priority queueing (eight queues by 802.1Q
+	// priority), BFC with BFCQueues queues assigned to flows, the others
+	// with PortFC's allocation.
 	FC string `json:"fc"`
+	// CI is congestion isolation's settings under fc ici and ci (zero:
+	// the model's).
+	config.CI
 	// BFCQueues is BFC's queues per fabric port, the HQ included (0: 32;
 	// 2 is a single data queue); BFCTable its flow-table entries per
 	// egress port (0: 100 x BFCQueues).
@@ -585,6 +589,26 @@ func formatRates(rates []uint64) string {
 // Namespace is the network namespace of a lab's node: <lab>-<node>.
 func Namespace(lab, node string) string { return lab + "-" + node }
 
+// CINone is lab up --ci's word for no congestion isolation; its other
+// words, ici and ci, are the schemes of congestion isolation over PFC.
+const CINone = "none"
+
+// CIScheme is the scheme a lab of flow control fc (a --fc given, or "")
+// runs under lab up --ci mode: fc itself for none, else ici or ci, which
+// run over PFC and so take no other --fc.
+func CIScheme(mode, fc string) (string, error) {
+	switch mode {
+	case "", CINone:
+		return fc, nil
+	case "ici", "ci":
+		if fc != "" && fc != scheme.Default && fc != "pfc" && fc != mode {
+			return "", fmt.Errorf("--ci %s runs over PFC: --fc %s cannot go with it (give --fc pfc, or no --fc)", mode, fc)
+		}
+		return mode, nil
+	}
+	return "", fmt.Errorf("--ci %q: want ici (isolation coordinated with ECN marking), ci (uncoordinated) or none", mode)
+}
+
 // daemonConfig is the config of one daemon of the lab, defaults applied.
 func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
 	c := s.daemonConfigCommon(node, control)
@@ -624,6 +648,7 @@ func (s Spec) daemonConfigCommon(node, control string) config.Node {
 		BFCTable:      s.BFCTable,
 		BFCAssign:     s.BFCAssign,
 		RelayQueue:    s.RelayQueue,
+		CI:            s.CI,
 		LossPPM:       s.LossPPM,
 
 		FramesPerPort: s.FramesPerPort,

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
 )
 
 // Tally counts a capture's frames against the counters of the cable's
@@ -116,13 +115,13 @@ func NewTally(runRoot, name, node, port string, names map[string]string) (*Tally
 	if err != nil {
 		return nil, err
 	}
-	t, err := bcube.New(st.Spec.N, st.Spec.K)
+	peerOf, err := st.Spec.PeerFunc()
 	if err != nil {
 		return nil, err
 	}
-	peer, peerPort, ok := PeerPort(t, node, port)
+	peer, peerPort, ok := peerOf(node, port)
 	if !ok {
-		return nil, fmt.Errorf("tally: %s %s has no cable (%s)", node, port, fabricPorts(t, node))
+		return nil, fmt.Errorf("tally: %s %s has no cable (%s)", node, port, portRange(st.Spec.NodePorts(node)))
 	}
 	if names == nil {
 		return nil, fmt.Errorf("tally: lab %s has no ethers file to tell the cable's ends apart", name)

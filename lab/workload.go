@@ -245,18 +245,21 @@ type FabricCounters struct {
 	PausesRx uint64 `json:"pauses_rx"`
 	ECNMarks uint64 `json:"ecn_marks"`
 	CNPs     uint64 `json:"cnps"`
-	// Nodes lists the nodes with drops, pauses or marks.
+	// Isolations counts congestion isolation's signals sent (ici, ci).
+	Isolations uint64 `json:"isolations,omitempty"`
+	// Nodes lists the nodes with drops, pauses, marks or isolations.
 	Nodes []NodeCounters `json:"nodes,omitempty"`
 }
 
 // NodeCounters is one node's share of FabricCounters.
 type NodeCounters struct {
-	Node     string `json:"node"`
-	Drops    uint64 `json:"drops,omitempty"`
-	Injected uint64 `json:"injected,omitempty"`
-	Pauses   uint64 `json:"pauses,omitempty"`
-	PausesRx uint64 `json:"pauses_rx,omitempty"`
-	ECNMarks uint64 `json:"ecn_marks,omitempty"`
+	Node       string `json:"node"`
+	Drops      uint64 `json:"drops,omitempty"`
+	Injected   uint64 `json:"injected,omitempty"`
+	Pauses     uint64 `json:"pauses,omitempty"`
+	PausesRx   uint64 `json:"pauses_rx,omitempty"`
+	ECNMarks   uint64 `json:"ecn_marks,omitempty"`
+	Isolations uint64 `json:"isolations,omitempty"`
 }
 
 // nodeCounters adds up a daemon's drop, pause and mark counters.
@@ -273,6 +276,8 @@ func nodeCounters(st *api.Stats) NodeCounters {
 				n.Pauses += v
 			case strings.HasPrefix(k, "rx_pause"), strings.HasPrefix(k, "rx_xoff"):
 				n.PausesRx += v
+			case k == "tx_isolate":
+				n.Isolations += v
 			}
 		}
 		for _, q := range p.Queues {
@@ -293,13 +298,15 @@ func fabricDelta(before, after map[string]*api.Stats) FabricCounters {
 		}
 		x, y := nodeCounters(b), nodeCounters(a)
 		d := NodeCounters{Node: node, Drops: y.Drops - x.Drops, Injected: y.Injected - x.Injected,
-			Pauses: y.Pauses - x.Pauses, PausesRx: y.PausesRx - x.PausesRx, ECNMarks: y.ECNMarks - x.ECNMarks}
+			Pauses: y.Pauses - x.Pauses, PausesRx: y.PausesRx - x.PausesRx, ECNMarks: y.ECNMarks - x.ECNMarks,
+			Isolations: y.Isolations - x.Isolations}
 		f.Drops += d.Drops
 		f.Injected += d.Injected
 		f.Pauses += d.Pauses
 		f.PausesRx += d.PausesRx
 		f.ECNMarks += d.ECNMarks
-		if d.Drops+d.Injected+d.Pauses+d.PausesRx+d.ECNMarks > 0 {
+		f.Isolations += d.Isolations
+		if d.Drops+d.Injected+d.Pauses+d.PausesRx+d.ECNMarks+d.Isolations > 0 {
 			f.Nodes = append(f.Nodes, d)
 		}
 	}

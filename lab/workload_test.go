@@ -30,6 +30,7 @@ func TestFabricDelta(t *testing.T) {
 		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 1, "rx_xoff_P3": 4}),
 		"h2":   stats("h2", 0, 0, 0, 0, nil),
 		"s0.1": stats("s0.1", 0, 0, 0, 0, nil),
+		"s0.2": stats("s0.2", 0, 0, 0, 0, map[string]uint64{"tx_isolate": 3}),
 	}
 	after := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 7, 2, 3, 15, map[string]uint64{"tx_pause_A": 4, "tx_state_A": 100, "rx_pause": 1}),
@@ -37,16 +38,17 @@ func TestFabricDelta(t *testing.T) {
 		"h2":   stats("h2", 0, 0, 0, 0, nil),
 		"s0.1": stats("s0.1", 0, 0, 0, 1, nil),
 		"h3":   stats("h3", 9, 9, 9, 9, nil), // not in the first sample
+		"s0.2": stats("s0.2", 0, 0, 0, 0, map[string]uint64{"tx_isolate": 10, "rx_isolate": 5, "ici_isolated": 2}),
 	}
 	f := fabricDelta(before, after)
-	if f.Drops != 3 || f.Injected != 3 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 {
+	if f.Drops != 3 || f.Injected != 3 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 || f.Isolations != 7 {
 		t.Errorf("fabric %+v", f)
 	}
 	var nodes []string
 	for _, n := range f.Nodes {
 		nodes = append(nodes, n.Node)
 	}
-	if want := []string{"h10", "s0.1", "s1.0"}; !slices.Equal(nodes, want) {
+	if want := []string{"h10", "s0.1", "s0.2", "s1.0"}; !slices.Equal(nodes, want) {
 		t.Errorf("nodes %q, want %q", nodes, want)
 	}
 }

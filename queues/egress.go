@@ -148,6 +148,16 @@ type Hooks interface {
 	Dequeued(q int, p Packet)
 }
 
+// Marker is a Hooks value that decides ECN marks itself: when the hooks
+// set on an egress implement it, Enqueue asks it for every packet it
+// would mark or not (a queue other than the HQ, marking on), with the
+// length in bytes of queue q before the packet joins and red, the RED
+// decision on that length, and marks as it answers. Congestion isolation
+// uses it to mark by what it isolated rather than by queue length alone.
+type Marker interface {
+	Mark(q, qbytes int, red bool) bool
+}
+
 // queue is the state of one queue of an egress.
 type queue struct {
 	fifo     list
@@ -178,6 +188,7 @@ type Egress struct {
 	// Bitmaps of queues, bit i for queue i.
 	nonEmpty uint64
 	paused   uint64
+	gated    uint64 // shut by the owner's hooks (Gate), apart from pauses
 	timed    uint64 // paused with an expiry
 	override uint64 // ignore pauses (a watchdog's recovery)
 
@@ -198,8 +209,9 @@ type Egress struct {
 	ecnSlope float64 // marking probability per byte above kmin, in units of 2^-53
 	rng      uint64
 
-	hooks Hooks
-	names []string
+	hooks  Hooks
+	marker Marker // hooks as a Marker, or nil
+	names  []string
 }
 
 // NewEgress builds the egress cfg describes, all queues empty and running.
@@ -274,6 +286,9 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	}
 	if e.ecn && q != e.hq {
 		mark = e.mark(before)
+		if e.marker != nil {
+			mark = e.marker.Mark(q, before, mark)
+		}
 	}
 	n := int(p.Len)
 	e.nonEmpty |= 1 << q
@@ -326,14 +341,14 @@ func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 	if e.nonEmpty&e.hqBit != 0 {
 		return e.take(e.hq), e.hq, true
 	}
-	if s := e.nonEmpty &^ e.paused & e.strictMask; s != 0 {
+	if s := e.nonEmpty &^ e.paused &^ e.gated & e.strictMask; s != 0 {
 		for _, q := range e.strict {
 			if s&(1<<uint(q)) != 0 {
 				return e.take(q), q, true
 			}
 		}
 	}
-	elig := e.nonEmpty &^ e.paused &^ e.hqBit &^ e.strictMask
+	elig := e.nonEmpty &^ e.paused &^ e.gated &^ e.hqBit &^ e.strictMask
 	if elig == 0 {
 		return Packet{}, -1, false
 	}
@@ -446,7 +461,7 @@ func (e *Egress) pop(q int) Packet {
 // Dequeue it lifts the pauses that have expired by now.
 func (e *Egress) Eligible(now int64) bool {
 	e.setNow(now)
-	return e.nonEmpty&^e.paused != 0
+	return e.nonEmpty&^e.paused&^e.gated != 0
 }
 
 // setNow advances the egress's clock to now, lifting the pauses that have
@@ -563,6 +578,41 @@ func (e *Egress) Override(q int, now int64, on bool) {
 	e.override |= bit
 }
 
+// Gate shuts queue q (shut), so that it is not dequeued, or opens it
+// again, apart from its pauses: the egress owner's gate, which neither a
+// Resume nor a pause's expiry opens, and which counts as no pause time.
+// Congestion isolation shuts its congested queue while the flow at its
+// head still has frames in the normal queue, so that no flow is
+// reordered. A shut queue loses its DRR deficit, as a paused one does.
+// The HQ is never shut.
+func (e *Egress) Gate(q int, shut bool) {
+	bit := uint64(1) << q
+	switch {
+	case q == e.hq:
+	case !shut:
+		e.gated &^= bit
+	case e.gated&bit == 0:
+		e.gated |= bit
+		e.q[q].deficit = 0
+		if e.cur == q {
+			e.cur, e.last = -1, q
+		}
+	}
+}
+
+// Gated reports whether q is shut by its gate (Gate).
+func (e *Egress) Gated(q int) bool { return e.gated&(1<<q) != 0 }
+
+// Head is the packet at the head of queue q; ok is false when q is
+// empty.
+func (e *Egress) Head(q int) (p Packet, ok bool) {
+	f := &e.q[q].fifo
+	if f.Len() == 0 {
+		return Packet{}, false
+	}
+	return f.pool.slots[f.head].p, true
+}
+
 // Overridden reports whether q ignores pauses.
 func (e *Egress) Overridden(q int) bool { return e.override&(1<<q) != 0 }
 
@@ -618,7 +668,11 @@ func (e *Egress) CountDrop(q int, reason int) { e.q[q].stats.Drops[reason]++ }
 func (e *Egress) CountMark(q int) { e.q[q].stats.ECNMarks++ }
 
 // SetHooks sets the hooks called on every enqueue and dequeue; nil: none.
-func (e *Egress) SetHooks(h Hooks) { e.hooks = h }
+// Hooks that implement Marker decide the egress's ECN marks too.
+func (e *Egress) SetHooks(h Hooks) {
+	e.hooks = h
+	e.marker, _ = h.(Marker)
+}
 
 // Stats returns a copy of q's counters.
 func (e *Egress) Stats(q int) QueueStats {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -1262,5 +1263,103 @@ func TestEgressOverride(t *testing.T) {
 	}
 	if _, _, ok := e.Dequeue(60); ok {
 		t.Fatal("paused queue served")
+	}
+}
+
+// markerHooks marks what queue 1 would not, and never queue 0, and
+// records what it was asked.
+type markerHooks struct {
+	asked []int // qbytes per call
+	reds  []bool
+}
+
+func (*markerHooks) Enqueued(int, Packet) {}
+func (*markerHooks) Dequeued(int, Packet) {}
+func (m *markerHooks) Mark(q, qbytes int, red bool) bool {
+	m.asked = append(m.asked, qbytes)
+	m.reds = append(m.reds, red)
+	return q == 1 && !red
+}
+
+// Hooks that implement Marker decide the marks: asked with the queue's
+// length before the packet and RED's decision, never for the HQ, and not
+// at all with marking off.
+func TestEgressMarker(t *testing.T) {
+	ecn := ECNConfig{KminBytes: 1000, KmaxBytes: 1000, Pmax: 1} // a step at 1000 B
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 256, ECN: ecn})
+	m := &markerHooks{}
+	e.SetHooks(m)
+	var got []bool
+	for _, q := range []int{0, 0, 1, 1, 2} {
+		_, mark := e.Enqueue(q, Packet{Len: 1000}, 0)
+		got = append(got, mark)
+	}
+	if want := []bool{false, false, true, false, false}; !reflect.DeepEqual(got, want) {
+		t.Errorf("marks %v, want %v", got, want)
+	}
+	if want := []int{0, 1000, 0, 1000}; !reflect.DeepEqual(m.asked, want) {
+		t.Errorf("asked with %v bytes, want %v (the HQ never)", m.asked, want)
+	}
+	if want := []bool{false, true, false, true}; !reflect.DeepEqual(m.reds, want) {
+		t.Errorf("RED said %v, want %v", m.reds, want)
+	}
+	off := newEgress(t, EgressConfig{Queues: 2, HQ: 1, Capacity: 256})
+	m2 := &markerHooks{}
+	off.SetHooks(m2)
+	if _, mark := off.Enqueue(1, Packet{Len: 1000}, 0); mark || len(m2.asked) != 0 {
+		t.Errorf("marking off: mark %v, asked %d times", mark, len(m2.asked))
+	}
+	e.SetHooks(nil)
+	if _, mark := e.Enqueue(1, Packet{Len: 1000}, 0); !mark {
+		t.Error("hooks removed: RED's mark not kept")
+	}
+}
+
+// A queue shut by its gate is not dequeued, apart from its pauses: a
+// Resume does not open the gate, nor an opened gate lift a pause; it counts no pause time. Head
+// shows the next packet of a queue without taking it.
+func TestEgressGate(t *testing.T) {
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 16})
+	for i := range 2 {
+		e.Enqueue(0, Packet{Addr: uint64(10 + i), Len: 100}, 0)
+		e.Enqueue(1, Packet{Addr: uint64(20 + i), Len: 100}, 0)
+	}
+	if p, ok := e.Head(1); !ok || p.Addr != 20 {
+		t.Fatalf("head of queue 1: %+v %v", p, ok)
+	}
+	if _, ok := e.Head(2); ok {
+		t.Fatal("head of the empty HQ")
+	}
+	e.Gate(1, true)
+	e.Gate(2, true) // the HQ: ignored
+	if !e.Gated(1) || e.Gated(2) || e.Paused(1) {
+		t.Fatalf("gated %v %v, paused %v", e.Gated(1), e.Gated(2), e.Paused(1))
+	}
+	e.Resume(1, 0)
+	var got []uint64
+	for {
+		p, _, ok := e.Dequeue(0)
+		if !ok {
+			break
+		}
+		got = append(got, p.Addr)
+	}
+	if !reflect.DeepEqual(got, []uint64{10, 11}) {
+		t.Fatalf("while queue 1 is shut: sent %v", got)
+	}
+	if e.Eligible(0) {
+		t.Fatal("eligible with only a shut queue")
+	}
+	e.Pause(1, 0, 0)
+	e.Gate(1, false)
+	if e.Eligible(0) {
+		t.Fatal("an opened gate lifted the pause")
+	}
+	e.Resume(1, 5)
+	if p, q, ok := e.Dequeue(5); !ok || q != 1 || p.Addr != 20 {
+		t.Fatalf("after the gate and the pause: %+v %d %v", p, q, ok)
+	}
+	if s := e.Stats(1); s.PausedNs != 5 {
+		t.Errorf("paused %d ns, want only the pause's 5", s.PausedNs)
 	}
 }

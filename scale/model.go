@@ -151,6 +151,31 @@ func (m Model) FlowControl() FlowControl {
 	}
 }
 
+// CI are congestion isolation's values on a lab port (fc ici and ci).
+type CI struct {
+	// Table is the congested-flow table's entries per egress port.
+	Table int
+	// Detect is the detection threshold in bytes: Target.CIDetectBDPs
+	// one-hop BDPs at the port's rate.
+	Detect int
+	// CQKmin, CQKmax and Pmax mark the congested queue: the port's ECN.
+	CQKmin, CQKmax int
+	Pmax           float64
+	// Residency is Target.CIResidency x D; Refresh, the least time
+	// between two signals for one entry, the flow-control refresh.
+	Residency, Refresh time.Duration
+}
+
+// CI is congestion isolation on a lab port of rateBps (0: a target
+// link's lab rate); a target's zero values are the papers'.
+func (m Model) CI(rateBps uint64) CI {
+	table, detect, res := m.Target.CI()
+	e := m.ECN(rateBps)
+	return CI{Table: table, Detect: int(math.Round(detect * float64(m.BDP(rateBps)))),
+		CQKmin: e.KminBytes, CQKmax: e.KmaxBytes, Pmax: e.Pmax,
+		Residency: m.Time(res), Refresh: m.FlowControl().Refresh}
+}
+
 // Transport are the lab's constants of the RDMA transport on a NIC port
 // of rateBps: the target's, times x D, data in the same bytes, rates
 // scaled with the port's lab rate.

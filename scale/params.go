@@ -57,6 +57,8 @@ func (m Model) Params() []Param {
 	fc := m.FlowControl()
 	tr := m.Transport(0)
 	run := m.Runner()
+	ci := m.CI(0)
+	_, ciDetect, ciResidency := t.CI()
 	ns := func(d time.Duration) float64 { return float64(d) }
 	return []Param{
 		{"link rate", KindRate, float64(t.LinkRateBps), float64(m.LinkRateBps())},
@@ -69,6 +71,9 @@ func (m Model) Params() []Param {
 		{"X_on (PortFC, PFC)", KindBytes, t.XonBDPs * float64(t.BDP(0)), float64(th.Xon)},
 		{"BFC Th's BDP", KindBytes, float64(t.BDP(0)), float64(th.BDP)},
 		{"BFC sticky time", KindTime, t.BFCStickyRTTs * ns(t.OneHopRTT()), ns(fc.Sticky)},
+		{"CI table entries per port", KindCount, float64(ci.Table), float64(ci.Table)},
+		{"CI detection threshold", KindBytes, ciDetect * float64(t.BDP(0)), float64(ci.Detect)},
+		{"CI residency", KindTime, ns(ciResidency), ns(ci.Residency)},
 		{"flow-control refresh", KindTime, ns(t.FCRefresh.D()), ns(fc.Refresh)},
 		{"pause hold", KindFloored, ns(t.FCHold.D()), ns(fc.Hold)},
 		{"watchdog detect", KindTime, ns(t.WatchdogDetect.D()), ns(fc.WatchdogDetect)},

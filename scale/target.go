@@ -62,6 +62,15 @@ type Target struct {
 	WatchdogDetect  units.Duration `json:"watchdog_detect" yaml:"watchdog-detect"`
 	WatchdogRestore units.Duration `json:"watchdog_restore" yaml:"watchdog-restore"`
 
+	// Congestion isolation (fc ici and ci): the congested-flow table's
+	// entries per egress port, the detection threshold in one-hop BDPs,
+	// and how long an entry outlives its last refresh. The congested
+	// queue marks between ECNKminBytes and ECNKmaxBytes on its own
+	// length. Zero: the papers' values (CIDefaults).
+	CITable      int            `json:"ci_table,omitempty" yaml:"ci-table,omitempty"`
+	CIDetectBDPs float64        `json:"ci_detect_bdps,omitempty" yaml:"ci-detect-bdps,omitempty"`
+	CIResidency  units.Duration `json:"ci_residency,omitempty" yaml:"ci-residency,omitempty"`
+
 	// ECN marking (DCQCN's switch side) on a link of LinkRateBps: RED
 	// between K_min and K_max with P_max.
 	ECNKminBytes int64   `json:"ecn_kmin_bytes" yaml:"ecn-kmin"`
@@ -140,6 +149,9 @@ func Papers() Target {
 		FCRefresh:       us(10),
 		FCHold:          us(335),
 		BFCStickyRTTs:   2,
+		CITable:         CIDefaultTable,
+		CIDetectBDPs:    CIDefaultDetectBDPs,
+		CIResidency:     us(CIDefaultResidencyUs),
 		WatchdogDetect:  us(1000),
 		WatchdogRestore: us(1000),
 
@@ -170,6 +182,28 @@ func Papers() Target {
 		DrainMin:    us(2000),
 	}
 }
+
+// Congestion isolation's values in the papers' network (docs/SCHEMES.md,
+// "Congestion isolation", gives the reasons):
+//   - CIDefaultTable 8 entries per egress port: RECN's evaluations find 8
+//     set-aside queues per port enough to isolate every congestion tree
+//     of their traffic, and 802.1Qcz leaves the table's size to the
+//     implementation; ICI's scenario of 4 trees then fits, one of more
+//     roots than entries does not.
+//   - CIDefaultDetectBDPs 2 one-hop BDPs (50 KB): below DCQCN's K_min
+//     (100 KB) and PFC's X_off (150 KB), so a root isolates its flows
+//     before anything is marked or paused, as 802.1Qcz places detection
+//     below the pause threshold; above one BDP, so a frame's worth of
+//     link jitter does not isolate.
+//   - CIDefaultResidencyUs 100 µs: about two of DCQCN's 55 µs rate
+//     increase periods, so an isolated flow stays isolated while DCQCN
+//     throttles it rather than flapping back into the normal queue each
+//     time the congested queue empties.
+const (
+	CIDefaultTable       = 8
+	CIDefaultDetectBDPs  = 2
+	CIDefaultResidencyUs = 100
+)
 
 // NativeOneHopRTT is the one-hop round trip of the emulator's own links:
 // half the idle two-hop ping RTT of a lab on the reference machine
@@ -206,6 +240,7 @@ func Native(rateBps uint64) Target {
 	t.DCQCN.CNPInterval = dur(p.DCQCN.CNPInterval)
 	t.RTO, t.RTOLow, t.RTOHigh, t.AckDelay = dur(p.RTO), dur(p.RTOLow), dur(p.RTOHigh), dur(p.AckDelay)
 	t.FCRefresh, t.FCHold = dur(p.FCRefresh), dur(p.FCHold)
+	t.CIResidency = dur(p.CIResidency)
 	t.WatchdogDetect, t.WatchdogRestore = dur(p.WatchdogDetect), dur(p.WatchdogRestore)
 	t.QueueSample, t.DrainMin = dur(p.QueueSample), dur(p.DrainMin)
 	return t
@@ -220,6 +255,23 @@ func ByName(name string, rateBps uint64) (Target, error) {
 		return Native(rateBps), nil
 	}
 	return Target{}, fmt.Errorf("target %q: want %s or %s (or a target file)", name, PapersName, NativeName)
+}
+
+// CI is the target's congestion isolation: table entries per port,
+// detection threshold in one-hop BDPs and residency, the papers' where
+// the target leaves them zero.
+func (t Target) CI() (table int, detectBDPs float64, residency time.Duration) {
+	table, detectBDPs, residency = t.CITable, t.CIDetectBDPs, t.CIResidency.D()
+	if table == 0 {
+		table = CIDefaultTable
+	}
+	if detectBDPs == 0 {
+		detectBDPs = CIDefaultDetectBDPs
+	}
+	if residency == 0 {
+		residency = CIDefaultResidencyUs * time.Microsecond
+	}
+	return table, detectBDPs, residency
 }
 
 // OneHopRTT is the target's one-hop round trip: twice its link delay.
@@ -262,6 +314,9 @@ func (t Target) Validate() error {
 	pos("fc refresh", t.FCRefresh)
 	if t.FCHold < 3*t.FCRefresh {
 		bad("fc hold %v: want at least three refreshes (%v)", t.FCHold.D(), 3*t.FCRefresh.D())
+	}
+	if t.CITable < 0 || t.CIDetectBDPs < 0 || t.CIResidency < 0 {
+		bad("ci table %d, detection %g BDPs, residency %v: want >= 0 (0: the papers')", t.CITable, t.CIDetectBDPs, t.CIResidency.D())
 	}
 	if t.BFCStickyRTTs <= 0 {
 		bad("bfc sticky %g RTTs: want > 0", t.BFCStickyRTTs)

@@ -23,6 +23,10 @@ var registry = []entry{
 		make: newPFC(true), describe: describePFC(true), pauses: true},
 	{name: "bfc", forms: []string{"bfc:Q", "bfc:hash", "bfc:hash:Q"}, about: "BFC: per-flow dynamic queues, upstream queues paused",
 		make: newBFC, describe: describeBFC, variant: bfcVariant, knobs: bfcKnobs, pauses: true},
+	{name: "ici", about: "ICI: congestion isolation over PFC, ECN marking coordinated with it (victims unmarked)",
+		make: newCI(true), describe: describeCI(true), pauses: true},
+	{name: "ci", about: "CI: congestion isolation over PFC, DCQCN marking uncoordinated",
+		make: newCI(false), describe: describeCI(false), pauses: true},
 	{name: "irn", is: "none", transport: "irn", about: "IRN: no flow control, selective retransmission"},
 	{name: "gbn", is: "none", transport: "gbn", about: "Go-Back-N: no flow control, go-back-N retransmission"},
 }
@@ -135,7 +139,7 @@ func About(name string) string {
 	return ""
 }
 
-// List is Names as a sentence: "none, portfc, pfc, pfcstar or bfc".
+// List is Names as a sentence: "none, portfc, pfc, pfcstar, bfc, ici or ci".
 func List() string { return orList(Names()) }
 
 // Pauses reports whether scheme name (empty: Default) pauses its

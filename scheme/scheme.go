@@ -12,8 +12,9 @@
 //  3. the queue of every data frame the node queues, forwarded, relayed
 //     or its own (Classify, FlowQueue, OwnFrame, ControlQueue), and the
 //     meta the frame is queued with;
-//  4. what it makes of the flow-control frames the node receives: PortFC
-//     and BFC signals, 802.1Qbb PFC frames (OnSignal, OnPFC);
+//  4. what it makes of the flow-control frames the node receives: PortFC,
+//     BFC and congestion isolation signals, 802.1Qbb PFC frames (OnSignal,
+//     OnPFC);
 //  5. the signals it sends on egress-congestion events (Hooks, the
 //     queues' enqueue and dequeue hooks) and on its timer (NextTick,
 //     Tick: refreshes, repeated resumes, BFC's bitmaps);
@@ -63,7 +64,7 @@ type Scheme interface {
 	// FlowQueue is -1. The frame leaves tagged with signaling.VID(q).
 	OwnFrame(p int, flowHash uint32, now int64) (q int, meta uint64)
 
-	// OnSignal takes a PortFC or BFC signal frame received on fabric
+	// OnSignal takes a PortFC, BFC or isolation signal frame received on fabric
 	// port in; it reports false when the scheme takes none (the node
 	// drops the frame as unsupported).
 	OnSignal(in int, sig signaling.Signal) bool

@@ -66,7 +66,7 @@ func node(t *testing.T, name, fc string) (*config.Node, Place) {
 // its hooks, timer and counters. A name the registry lacks is one error
 // that lists the names it has.
 func TestRegistry(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"none", "portfc", "pfc", "pfcstar", "bfc"}) {
+	if got := Names(); !slices.Equal(got, []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}) {
 		t.Errorf("names %v", got)
 	}
 	for _, name := range Names() {
@@ -124,7 +124,7 @@ func TestRegistry(t *testing.T) {
 	c, p := node(t, "h0", "pfc")
 	c.FC = "fcplus"
 	_, err := New(c, p)
-	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), `fc "fcplus": want none, portfc, pfc, pfcstar or bfc`) {
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), `fc "fcplus": want none, portfc, pfc, pfcstar, bfc, ici or ci`) {
 		t.Errorf("unknown scheme: %v", err)
 	}
 	c.FC = "irn" // a name, not a scheme a node runs
@@ -384,5 +384,105 @@ func TestThresholdsChecked(t *testing.T) {
 	}
 	if u := errors.Unwrap(err); u == nil {
 		t.Errorf("%v wraps nothing", err)
+	}
+}
+
+// Congestion isolation over PFC: priorities 3 and 2 lossless; a frame
+// of a flow isolated at its egress leaves by queue 2 retagged priority
+// 2, one of a flow that is not leaves by queue 3 retagged 3 (though it
+// came isolated by the node before), charged to the priority it came
+// with; the congested queue waits for a flow's earlier frames; a
+// server's own kernel frames are PFC's; bad settings are refused one by
+// one.
+func TestCI(t *testing.T) {
+	for _, fc := range []string{"ici", "ci"} {
+		c, p := node(t, "s0.0", fc)
+		c.CIDetect = 3000
+		s, err := New(c, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := s.(*CI)
+		if ci.Name() != fc || ci.cfg.Coordinated != (fc == "ici") || ci.PFC.th.Lossless != 1<<3|1<<2 {
+			t.Errorf("%s: name %s, coordinated %v, lossless %#x", fc, ci.Name(), ci.cfg.Coordinated, ci.PFC.th.Lossless)
+		}
+		d := newDatapath(t, s, 4, nil)
+		s.Bind(d, make([]Port, 4))
+		for port := range 4 {
+			d.eg[port].SetHooks(s.Hooks(port))
+		}
+		send := func(src, in int, pcp uint8) (q int, got uint8, meta uint64) {
+			f := dataFrame(src, 0, in)
+			f.PCP, f.H.PCP = pcp, pcp
+			header.SetPCP(f.B, pcp)
+			f.H.SPort, f.H.DPort, f.H.Proto = 20000, 5999, 17
+			q, meta = s.Classify(f)
+			d.eg[0].Enqueue(q, queues.Packet{Len: 1000, Meta: meta}, d.now)
+			return q, f.B[14] >> 5, meta
+		}
+		// A frame that arrived as priority 2 from a node that isolated it,
+		// its flow not isolated here: back to 3, charged to 2.
+		if q, pcp, meta := send(1, 1, signaling.PCPCongested); q != 3 || pcp != 3 {
+			t.Errorf("%s: unisolated frame in queue %d with priority %d", fc, q, pcp)
+		} else if in, prio, ok := signaling.MetaIngress(meta); !ok || in != 1 || prio != signaling.PCPCongested {
+			t.Errorf("%s: charged to %d/%d (%v), want port 1, priority 2", fc, in, prio, ok)
+		}
+		for d.eg[0].QueueBytes(3) < 3000 {
+			send(1, 1, signaling.PCPData)
+		}
+		send(2, 2, signaling.PCPData) // flow of h2: isolated, its first frame in the CQ at once
+		if q, pcp, _ := send(2, 2, signaling.PCPData); q != 2 || pcp != 2 {
+			t.Errorf("%s: isolated frame in queue %d with priority %d, want 2 and 2", fc, q, pcp)
+		}
+		// h1's flow meets the congested port too: isolated behind h2's
+		// frame, and once that one has left, the congested queue waits
+		// for h1's frames in the normal queue.
+		if q, pcp, _ := send(1, 1, signaling.PCPData); q != 2 || pcp != 2 {
+			t.Errorf("%s: h1's frame in queue %d with priority %d", fc, q, pcp)
+		}
+		for d.eg[0].QueueLen(2) > 1 { // h2's two frames out
+			d.eg[0].Dequeue(d.now)
+		}
+		if !d.eg[0].Gated(2) || d.eg[0].QueueLen(3) == 0 {
+			t.Errorf("%s: congested queue shut %v with %d of h1's frames in the normal queue, %d in the congested one", fc, d.eg[0].Gated(2), d.eg[0].QueueLen(3), d.eg[0].QueueLen(2))
+		}
+		if d.emitted != 2 {
+			t.Errorf("%s: %d isolations sent upstream, want one per flow", fc, d.emitted)
+		}
+		m := map[string]uint64{}
+		s.PortCounters(0, m)
+		if m["ici_isolated"] != 2 || m["ici_entries"] != 2 {
+			t.Errorf("%s: port 0 counters %v", fc, m)
+		}
+		if _, ok := s.Hooks(0).(queues.Marker); !ok {
+			t.Errorf("%s: port hooks do not decide marks", fc)
+		}
+	}
+	// A server's own kernel frames are classified by PFC alone.
+	c, p := node(t, "h1", "ici")
+	s, err := New(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDatapath(t, s, 2, nil)
+	s.Bind(d, make([]Port, 2))
+	if q, _ := s.Classify(dataFrame(1, 0, -1)); q != signaling.PCPData {
+		t.Errorf("own frame in queue %d", q)
+	}
+	for _, bad := range []struct {
+		set  func(c *config.Node)
+		want string
+	}{
+		{func(c *config.Node) { c.CITable = signaling.MaxICITable + 1 }, "ci_table"},
+		{func(c *config.Node) { c.CIDetect = -1 }, "ci_detect_bytes"},
+		{func(c *config.Node) { c.CIKmin, c.CIKmax = 5000, 4000 }, "ci_kmin_bytes"},
+		{func(c *config.Node) { c.CIResidency = -1 }, "ci_residency"},
+		{func(c *config.Node) { c.Queueing = QueueingPortFC }, "needs queueing priority"},
+	} {
+		c, p := node(t, "s0.0", "ici")
+		bad.set(c)
+		if _, err := New(c, p); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("want an error naming %s: %v", bad.want, err)
+		}
 	}
 }

@@ -1,24 +1,26 @@
--- Wireshark/tshark dissector for bcfab's PortFC and BFC flow-control
--- signals: EtherType 0x88B5, layout in docs/WIRE.md.
+-- Wireshark/tshark dissector for bcfab's PortFC, BFC and congestion
+-- isolation (ICI) signals: EtherType 0x88B5, layout in docs/WIRE.md.
 --
 --   tshark -X lua_script:scripts/bcfab.lua -r capture.pcap
 --   wireshark -X lua_script:scripts/bcfab.lua capture.pcap
 --
 -- or copy it into ~/.local/lib/wireshark/plugins/. Display filters:
 -- bcfab, bcfab.scheme == 1, bcfab.portfc.class == 2, bcfab.flags.relayed,
--- bcfab.bfc.upstreamq == 4, ...
+-- bcfab.bfc.upstreamq == 4, bcfab.ici.src == 198.18.0.1, bcfab.ici.hops > 0, ...
 
 local ETHERTYPE = 0x88B5
 local HEADER_LEN = 24 -- after the Ethernet header
 
-local SCHEME_PORTFC, SCHEME_BFC, SCHEME_PROBE = 1, 2, 3
+local SCHEME_PORTFC, SCHEME_BFC, SCHEME_PROBE, SCHEME_ICI = 1, 2, 3, 4
 local TYPE_PAUSE, TYPE_RESUME, TYPE_STATE = 1, 2, 3
 local TYPE_PROBE, TYPE_ECHO = 1, 2
+local TYPE_ISOLATE = 1
 local FLAG_RELAYED = 0x01
 
-local schemes = { [SCHEME_PORTFC] = "PortFC", [SCHEME_BFC] = "BFC", [SCHEME_PROBE] = "Probe" }
+local schemes = { [SCHEME_PORTFC] = "PortFC", [SCHEME_BFC] = "BFC", [SCHEME_PROBE] = "Probe", [SCHEME_ICI] = "ICI" }
 local types = { [TYPE_PAUSE] = "Pause", [TYPE_RESUME] = "Resume", [TYPE_STATE] = "State" }
 local probe_types = { [TYPE_PROBE] = "Probe", [TYPE_ECHO] = "Echo" }
+local ici_types = { [TYPE_ISOLATE] = "Isolate" }
 local classes = { [1] = "A", [2] = "B" }
 
 local p = Proto("bcfab", "bcfab flow-control signal")
@@ -41,6 +43,13 @@ f.bitmap = ProtoField.uint64("bcfab.bfc.bitmap", "Paused bitmap", base.HEX)
 f.queues = ProtoField.uint16("bcfab.bfc.queues", "Queues", base.DEC)
 f.sent = ProtoField.uint64("bcfab.probe.sent", "Sent (monotonic ns, last bit)", base.DEC)
 f.forward = ProtoField.int64("bcfab.probe.forward", "Forward one-way delay (ns)", base.DEC)
+f.ici_src = ProtoField.ipv4("bcfab.ici.src", "Flow source address")
+f.ici_dst = ProtoField.ipv4("bcfab.ici.dst", "Flow destination address")
+f.ici_sport = ProtoField.uint16("bcfab.ici.sport", "Flow source port", base.DEC)
+f.ici_dport = ProtoField.uint16("bcfab.ici.dport", "Flow destination port", base.DEC)
+f.ici_proto = ProtoField.uint8("bcfab.ici.proto", "Flow protocol", base.DEC)
+f.ici_pcp = ProtoField.uint8("bcfab.ici.pcp", "Flow priority", base.DEC)
+f.ici_hops = ProtoField.uint8("bcfab.ici.hops", "Hops from the congestion root", base.DEC)
 f.reserved = ProtoField.bytes("bcfab.reserved", "Reserved")
 f.padding = ProtoField.bytes("bcfab.padding", "Padding")
 
@@ -101,10 +110,12 @@ function p.dissector(tvb, pinfo, tree)
 	local tnames = types
 	if scheme == SCHEME_PROBE then
 		tnames = probe_types
+	elseif scheme == SCHEME_ICI then
+		tnames = ici_types
 	end
 	local ti = t:add(f.type, tvb:range(2, 1))
-	if scheme == SCHEME_PROBE then
-		ti:append_text(" (" .. (probe_types[typ] or "unknown") .. ")")
+	if scheme == SCHEME_PROBE or scheme == SCHEME_ICI then
+		ti:append_text(" (" .. (tnames[typ] or "unknown") .. ")")
 	end
 	if not tnames[typ] then
 		ti:add_proto_expert_info(e_malformed, "unknown type")
@@ -115,8 +126,8 @@ function p.dissector(tvb, pinfo, tree)
 	if bit.band(flags, 0xFE) ~= 0 then
 		fi:add(f.flags_unknown, tvb:range(3, 1)):add_proto_expert_info(e_malformed, "unknown flag bits set")
 		bad = bad or string.format("flags 0x%02x", flags)
-	elseif scheme == SCHEME_PROBE and flags ~= 0 then
-		fi:add_proto_expert_info(e_malformed, "a probe has no flags")
+	elseif (scheme == SCHEME_PROBE or scheme == SCHEME_ICI) and flags ~= 0 then
+		fi:add_proto_expert_info(e_malformed, "a probe or an isolation has no flags")
 		bad = bad or string.format("flags 0x%02x", flags)
 	end
 	t:add(f.seq, tvb:range(4, 4))
@@ -144,6 +155,26 @@ function p.dissector(tvb, pinfo, tree)
 		end
 		desc = desc .. string.format(" class=%s port=%d origin=%s",
 			classes[class] or ("class(" .. class .. ")"), port, origin)
+	elseif scheme == SCHEME_ICI then
+		t:add(f.ici_src, body:range(0, 4))
+		t:add(f.ici_dst, body:range(4, 4))
+		t:add(f.ici_sport, body:range(8, 2))
+		t:add(f.ici_dport, body:range(10, 2))
+		t:add(f.ici_proto, body:range(12, 1))
+		local pcp = body:range(13, 1):uint()
+		local pi = t:add(f.ici_pcp, body:range(13, 1))
+		if pcp > 7 then
+			pi:add_proto_expert_info(e_malformed, "priority above 7")
+			bad = bad or ("priority " .. pcp)
+		end
+		t:add(f.ici_hops, body:range(14, 1))
+		reserved(t, body:range(15, 1))
+		if not all_zero(body:range(15, 1)) then
+			bad = bad or "reserved bytes"
+		end
+		desc = "ICI isolate" .. string.format(" flow=%s:%d>%s:%d/%d pcp=%d hops=%d",
+			tostring(body:range(0, 4):ipv4()), body:range(8, 2):uint(), tostring(body:range(4, 4):ipv4()),
+			body:range(10, 2):uint(), body:range(12, 1):uint(), pcp, body:range(14, 1):uint())
 	elseif scheme == SCHEME_PROBE then
 		t:add(f.sent, body:range(0, 8))
 		t:add(f.forward, body:range(8, 8))

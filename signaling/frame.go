@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
+
+	"github.com/bcfab/bcfab/bcube"
 )
 
 // The PortFC and BFC signal frame (DESIGN §6; docs/WIRE.md). An untagged
@@ -52,6 +54,21 @@ import (
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 //	|            Queues             |        Zero (6 bytes)         |
 //	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//
+// Congestion isolation body (ICI and CI; Type Isolate, Flags 0): the
+// flow to isolate, as its frames' IPv4 and UDP/TCP headers name it, the
+// priority its frames carry on the link the signal goes up, and how many
+// hops the signal is from the congestion root (0: sent by the root):
+//
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                      Flow source address                      |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|                   Flow destination address                    |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|         Source port           |       Destination port        |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+//	|   Protocol    |   Priority    |     Hops      |   Reserved    |
+//	+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 
 const (
 	// EtherTypeFC is IEEE 802's local experimental EtherType 1.
@@ -65,6 +82,9 @@ const (
 	SchemePortFC = 1
 	SchemeBFC    = 2
 	SchemeProbe  = 3
+	// SchemeICI is congestion isolation (fc ici and ci): a signal naming
+	// a flow for the upstream neighbour to isolate.
+	SchemeICI = 4
 
 	// Probe types.
 	TypeProbe = 1
@@ -75,6 +95,9 @@ const (
 	TypePause  = 1
 	TypeResume = 2
 	TypeState  = 3
+	// TypeIsolate is congestion isolation's only type: isolate the flow
+	// the body names (SchemeICI).
+	TypeIsolate = 1
 
 	// FlagRelayed marks a PortFC class-B signal relayed by a server.
 	FlagRelayed = 0x01
@@ -125,6 +148,7 @@ var (
 	errReserved    = malformed("reserved bytes are not zero")
 	errQueues      = malformed("BFC state covers more than 64 queues")
 	errHeaderShort = malformed("signal header shorter than 24 bytes")
+	errPriority    = malformed("isolation priority above 7")
 )
 
 type malformedError string
@@ -187,6 +211,19 @@ func validate(h []byte) error {
 			return errClass
 		}
 		if body[3] != 0 || !zero(body[8:]) {
+			return errReserved
+		}
+	case SchemeICI:
+		if typ != TypeIsolate {
+			return errType
+		}
+		if h[3] != 0 {
+			return errFlags
+		}
+		if body[13] > 7 {
+			return errPriority
+		}
+		if body[15] != 0 {
 			return errReserved
 		}
 	case SchemeBFC:
@@ -256,6 +293,41 @@ func (s Signal) Bitmap() uint64 { return binary.BigEndian.Uint64(s[offBody:]) }
 
 // BitmapQueues is how many queues a State frame's bitmap covers (<= 64).
 func (s Signal) BitmapQueues() uint16 { return binary.BigEndian.Uint16(s[offBody+8:]) }
+
+// Congestion isolation fields; meaningful when Scheme is SchemeICI.
+
+// Flow is the flow an Isolate frame names.
+func (s Signal) Flow() (f bcube.FiveTuple) {
+	b := s[offBody:]
+	copy(f.Src[:], b[0:4])
+	copy(f.Dst[:], b[4:8])
+	f.SPort = binary.BigEndian.Uint16(b[8:10])
+	f.DPort = binary.BigEndian.Uint16(b[10:12])
+	f.Proto = b[12]
+	return f
+}
+
+// FlowPCP is the priority the flow's frames carry on the link the
+// Isolate frame went up.
+func (s Signal) FlowPCP() uint8 { return s[offBody+13] }
+
+// Hops is how many hops the Isolate frame is from the congestion root
+// (0: sent by the root).
+func (s Signal) Hops() uint8 { return s[offBody+14] }
+
+// PutICI writes an Isolate frame naming flow f, whose frames carry
+// priority pcp, hops from the root, into b, which must hold FrameLen
+// bytes, and returns FrameLen.
+func PutICI(b []byte, dst, src []byte, seq uint32, f *bcube.FiveTuple, pcp, hops uint8) int {
+	putHeader(b, dst, src, SchemeICI, TypeIsolate, 0, seq)
+	body := b[offBody:]
+	copy(body[0:4], f.Src[:])
+	copy(body[4:8], f.Dst[:])
+	binary.BigEndian.PutUint16(body[8:10], f.SPort)
+	binary.BigEndian.PutUint16(body[10:12], f.DPort)
+	body[12], body[13], body[14] = f.Proto, pcp, hops
+	return FrameLen
+}
 
 // putHeader writes the Ethernet header and the 8-byte signal header into
 // b[:60] and zeroes the rest of it (body and padding).

@@ -3,6 +3,7 @@ package signaling
 import (
 	"bytes"
 	"errors"
+	"github.com/bcfab/bcfab/bcube"
 	"net"
 	"strings"
 	"testing"
@@ -127,6 +128,14 @@ func validPortFC() []byte {
 	return b
 }
 
+var iciFlow = bcube.FiveTuple{Src: [4]byte{198, 18, 0, 1}, Dst: [4]byte{198, 18, 0, 2}, Proto: 17, SPort: 50000, DPort: 4791}
+
+func validICI() []byte {
+	b := make([]byte, FrameLen)
+	PutICI(b, macA, macB, 4, &iciFlow, PCPData, 0)
+	return b
+}
+
 func validBFCState() []byte {
 	b := make([]byte, FrameLen)
 	PutBFC(b, macA, macB, TypeState, 1, 0, 3, 32)
@@ -153,7 +162,11 @@ var malformedCases = []struct {
 	{"version 0", func() []byte { b := validPortFC(); b[offVersion] = 0; return b }, errVersion},
 	{"version 2", func() []byte { b := validPortFC(); b[offVersion] = 2; return b }, errVersion},
 	{"scheme 0", func() []byte { b := validPortFC(); b[offScheme] = 0; return b }, errScheme},
-	{"scheme 4", func() []byte { b := validPortFC(); b[offScheme] = 4; return b }, errScheme},
+	{"scheme 5", func() []byte { b := validPortFC(); b[offScheme] = 5; return b }, errScheme},
+	{"ICI resume", func() []byte { b := validICI(); b[offType] = TypeResume; return b }, errType},
+	{"ICI relayed", func() []byte { b := validICI(); b[offFlags] = FlagRelayed; return b }, errFlags},
+	{"ICI priority 8", func() []byte { b := validICI(); b[offBody+13] = 8; return b }, errPriority},
+	{"ICI reserved byte", func() []byte { b := validICI(); b[offBody+15] = 1; return b }, errReserved},
 	{"probe type", func() []byte { b := validPortFC(); b[offScheme] = SchemeProbe; b[offType] = TypeState; return b }, errType},
 	{"probe flags", func() []byte { b := validPortFC(); b[offScheme] = SchemeProbe; b[offFlags] = FlagRelayed; return b }, errFlags},
 	{"type 0", func() []byte { b := validPortFC(); b[offType] = 0; return b }, errType},
@@ -200,6 +213,27 @@ func TestParseAccepts(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// An Isolate frame carries the flow, its priority and hops as written.
+func TestICIFrame(t *testing.T) {
+	b := make([]byte, FrameLen)
+	f := bcube.FiveTuple{Src: [4]byte{198, 18, 0, 255}, Dst: [4]byte{198, 19, 1, 2}, Proto: 6, SPort: 65535, DPort: 1}
+	PutICI(b, macA, macB, 1<<31, &f, 2, 255)
+	s, err := ParseSignal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Scheme() != SchemeICI || s.Type() != TypeIsolate || s.Flags() != 0 || s.Seq() != 1<<31 ||
+		s.Flow() != f || s.FlowPCP() != 2 || s.Hops() != 255 {
+		t.Errorf("got %s", Describe(s))
+	}
+	if got, want := Describe(s), "ICI isolate flow=198.18.0.255:65535>198.19.1.2:1/6 pcp=2 hops=255 seq=2147483648"; got != want {
+		t.Errorf("Describe = %q, want %q", got, want)
+	}
+	if len(b) != FrameLen || !zero(b[HeaderLen:]) {
+		t.Error("not padded with zeros to 60 bytes")
 	}
 }
 

@@ -3,6 +3,7 @@ package signaling
 import (
 	"encoding/binary"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/gopacket/gopacket"
@@ -58,6 +59,12 @@ type FC struct {
 	Bitmap    uint64
 	Queues    uint16
 
+	// Congestion isolation: the flow, its priority, the hops from the
+	// root.
+	Flow    bcube.FiveTuple
+	FlowPCP uint8
+	Hops    uint8
+
 	// Probe: the send time (CLOCK_MONOTONIC ns) and an Echo's forward
 	// one-way delay (ns).
 	SentNs, ForwardNs int64
@@ -90,6 +97,12 @@ func (f *FC) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
 	case f.Scheme == SchemePortFC:
 		f.Class, f.Port, f.OriginLevel = body[0], body[1], body[2]
 		f.OriginIndex = binary.BigEndian.Uint32(body[4:8])
+	case f.Scheme == SchemeICI:
+		copy(f.Flow.Src[:], body[0:4])
+		copy(f.Flow.Dst[:], body[4:8])
+		f.Flow.SPort = binary.BigEndian.Uint16(body[8:10])
+		f.Flow.DPort = binary.BigEndian.Uint16(body[10:12])
+		f.Flow.Proto, f.FlowPCP, f.Hops = body[12], body[13], body[14]
 	case f.Scheme == SchemeProbe:
 		f.SentNs = int64(binary.BigEndian.Uint64(body[0:8]))
 		f.ForwardNs = int64(binary.BigEndian.Uint64(body[8:16]))
@@ -131,6 +144,12 @@ func (f *FC) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.SerializeOpti
 	case f.Scheme == SchemePortFC:
 		body[0], body[1], body[2] = f.Class, f.Port, f.OriginLevel
 		binary.BigEndian.PutUint32(body[4:8], f.OriginIndex)
+	case f.Scheme == SchemeICI:
+		copy(body[0:4], f.Flow.Src[:])
+		copy(body[4:8], f.Flow.Dst[:])
+		binary.BigEndian.PutUint16(body[8:10], f.Flow.SPort)
+		binary.BigEndian.PutUint16(body[10:12], f.Flow.DPort)
+		body[12], body[13], body[14] = f.Flow.Proto, f.FlowPCP, f.Hops
 	case f.Scheme == SchemeProbe:
 		binary.BigEndian.PutUint64(body[0:8], uint64(f.SentNs))
 		binary.BigEndian.PutUint64(body[8:16], uint64(f.ForwardNs))
@@ -156,6 +175,8 @@ func (f *FC) String() string {
 		b.WriteString("BFC")
 	case SchemeProbe:
 		b.WriteString("Probe")
+	case SchemeICI:
+		b.WriteString("ICI")
 	default:
 		fmt.Fprintf(&b, "scheme(%d)", f.Scheme)
 	}
@@ -166,6 +187,12 @@ func (f *FC) String() string {
 		} else {
 			fmt.Fprintf(&b, "probe sent=%d seq=%d", f.SentNs, f.Seq)
 		}
+		return b.String()
+	}
+	if f.Scheme == SchemeICI {
+		fl := &f.Flow
+		fmt.Fprintf(&b, "isolate flow=%s:%d>%s:%d/%d pcp=%d hops=%d seq=%d",
+			netip.AddrFrom4(fl.Src), fl.SPort, netip.AddrFrom4(fl.Dst), fl.DPort, fl.Proto, f.FlowPCP, f.Hops, f.Seq)
 		return b.String()
 	}
 	b.WriteString(TypeName(f.Type))
@@ -214,6 +241,7 @@ func ClassName(c uint8) string {
 //	PortFC pause class=B port=3 origin=s1.2 seq=17 relayed
 //	BFC resume upstreamQ=4 seq=8
 //	BFC state bitmap=0x5 queues=32 seq=9
+//	ICI isolate flow=198.18.0.1:50000>198.18.0.2:4791/17 pcp=3 hops=0 seq=4
 //
 // A frame ParseSignal rejects is described by the reason.
 func Describe(s Signal) string {

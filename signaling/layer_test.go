@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,16 @@ var samples = []sample{
 		FC{Version: 1, Scheme: SchemeBFC, Type: TypeState, Seq: 10, Bitmap: 0x8000000000000001, Queues: 64},
 		func(b []byte) int { return PutBFC(b, macA, macB, TypeState, 10, 0, 0x8000000000000001, 64) },
 		"BFC state bitmap=0x8000000000000001 queues=64 seq=10",
+	},
+	{
+		FC{Version: 1, Scheme: SchemeICI, Type: TypeIsolate, Seq: 4, Flow: iciFlow, FlowPCP: PCPData},
+		func(b []byte) int { return PutICI(b, macA, macB, 4, &iciFlow, PCPData, 0) },
+		"ICI isolate flow=198.18.0.1:50000>198.18.0.2:4791/17 pcp=3 hops=0 seq=4",
+	},
+	{
+		FC{Version: 1, Scheme: SchemeICI, Type: TypeIsolate, Seq: 5, Flow: iciFlow, FlowPCP: 2, Hops: 3},
+		func(b []byte) int { return PutICI(b, macA, macB, 5, &iciFlow, 2, 3) },
+		"ICI isolate flow=198.18.0.1:50000>198.18.0.2:4791/17 pcp=2 hops=3 seq=5",
 	},
 }
 
@@ -304,7 +315,9 @@ func TestTsharkDissector(t *testing.T) {
 	// Every field, frame by frame.
 	fields := []string{"bcfab.version", "bcfab.scheme", "bcfab.type", "bcfab.flags", "bcfab.flags.relayed", "bcfab.seq",
 		"bcfab.portfc.class", "bcfab.portfc.port", "bcfab.portfc.origin_level", "bcfab.portfc.origin_index",
-		"bcfab.portfc.origin", "bcfab.bfc.upstreamq", "bcfab.bfc.bitmap", "bcfab.bfc.queues", "_ws.col.Info"}
+		"bcfab.portfc.origin", "bcfab.bfc.upstreamq", "bcfab.bfc.bitmap", "bcfab.bfc.queues",
+		"bcfab.ici.src", "bcfab.ici.dst", "bcfab.ici.sport", "bcfab.ici.dport", "bcfab.ici.proto", "bcfab.ici.pcp", "bcfab.ici.hops",
+		"_ws.col.Info"}
 	args := []string{"-r", good, "-T", "fields", "-E", "separator=|"}
 	for _, f := range fields {
 		args = append(args, "-e", f)
@@ -320,8 +333,13 @@ func TestTsharkDissector(t *testing.T) {
 			relayed = "1"
 		}
 		want := []string{"1", fmt.Sprint(fc.Scheme), fmt.Sprint(fc.Type), fmt.Sprintf("0x%02x", fc.Flags), relayed, fmt.Sprint(fc.Seq),
-			"", "", "", "", "", "", "", "", c.desc}
+			"", "", "", "", "", "", "", "", "", "", "", "", "", "", "", c.desc}
 		switch {
+		case fc.Scheme == SchemeICI:
+			fl := &fc.Flow
+			want[14], want[15] = netip.AddrFrom4(fl.Src).String(), netip.AddrFrom4(fl.Dst).String()
+			want[16], want[17], want[18] = fmt.Sprint(fl.SPort), fmt.Sprint(fl.DPort), fmt.Sprint(fl.Proto)
+			want[19], want[20] = fmt.Sprint(fc.FlowPCP), fmt.Sprint(fc.Hops)
 		case fc.Scheme == SchemePortFC:
 			want[6], want[7], want[8], want[9] = fmt.Sprint(fc.Class), fmt.Sprint(fc.Port), fmt.Sprint(fc.OriginLevel), fmt.Sprint(fc.OriginIndex)
 			want[10] = fmt.Sprintf("s%d.%d", fc.OriginLevel, fc.OriginIndex)
@@ -340,7 +358,10 @@ func TestTsharkDissector(t *testing.T) {
 	for _, name := range []string{"bcfab flow-control signal", "Version: 1", "Scheme: PortFC (1)", "Scheme: BFC (2)",
 		"Type: Pause (1)", "Type: Resume (2)", "Type: State (3)", "Relayed: True", "Sequence number: 17",
 		"Class: B (2)", "Port: 3", "Origin level: 1", "Origin index: 2", "[Origin switch: s1.2]",
-		"Upstream queue: 4", "Paused bitmap: 0x0000000000000005", "Queues: 32"} {
+		"Upstream queue: 4", "Paused bitmap: 0x0000000000000005", "Queues: 32",
+		"Scheme: ICI (4)", "Type: Pause (1) (Isolate)", "Flow source address: 198.18.0.1", "Flow destination address: 198.18.0.2",
+		"Flow source port: 50000", "Flow destination port: 4791", "Flow protocol: 17", "Flow priority: 2",
+		"Hops from the congestion root: 3"} {
 		if !strings.Contains(verbose, name) {
 			t.Errorf("tshark -V shows no %q", name)
 		}

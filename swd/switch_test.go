@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
@@ -47,7 +48,12 @@ func newRig(tb testing.TB, fc string) *rig {
 	tb.Helper()
 	tp := bcube.MustNew(4, 1)
 	cfg := config.Node{Node: "s0.0", N: 4, K: 1, Control: "/x.sock", FC: fc, RateBps: 1e9,
-		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000}
+		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000, CI: config.CI{CIDetect: 8000}}
+	if fc == "ici" || fc == "ci" {
+		// An isolation is signalled again a refresh later: a second,
+		// so that the transcript does not depend on the machine's speed.
+		cfg.FCRefresh, cfg.FCHold = config.Duration(time.Second), config.Duration(3*time.Second)
+	}
 	cfg.SetDefaults()
 	_, n, err := cfg.Validate()
 	if err != nil {
@@ -89,6 +95,15 @@ func newRig(tb testing.TB, fc string) *rig {
 			signaling.PutPortFC(b, sp1, h1, typ, signaling.FlagRelayed, uint32(i), signaling.ClassB, 3, 1, 0)
 		case "bfc":
 			signaling.PutBFC(b, sp1, h1, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
+		case "ici", "ci": // an isolation of h2 -> h1 (out by port 1), then a pause of h1's P2
+			if typ == signaling.TypePause {
+				fl := bcube.FiveTuple{Src: bcube.ServerIP(2).As4(), Dst: bcube.ServerIP(1).As4(), Proto: 17, SPort: 50001, DPort: 4791}
+				signaling.PutICI(b, sp1, h1, uint32(i), &fl, signaling.PCPData, 0)
+				break
+			}
+			b = make([]byte, signaling.PFCLen)
+			quanta := [8]uint16{signaling.PCPCongested: signaling.MaxQuanta}
+			signaling.PutPFC(b, h1, 1<<signaling.PCPCongested, &quanta)
 		case "pfc", "pfcstar":
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
@@ -163,7 +178,7 @@ func (r *rig) signal(tb testing.TB) {
 	r.handle(tb, 1, r.sig[1])
 }
 
-var schemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc"}
+var schemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}
 
 // The switch's per-frame work under every scheme — classifying a data
 // frame, its queue hooks, the signals it sends and those it takes —
@@ -288,6 +303,14 @@ func TestSwitchWireGolden(t *testing.T) {
 			take()
 			for _, b := range append(r.sig[:], foreignSignal(fc)) {
 				r.handle(t, 1, b)
+				fmt.Fprintf(&w, "verdict %+v\n", r.v)
+				take()
+			}
+			if fc == "ici" || fc == "ci" {
+				// The flow the burst isolated, its frames gone from the
+				// normal queue: the next one leaves by the congested
+				// queue, retagged with its priority.
+				r.handle(t, 1, r.data)
 				fmt.Fprintf(&w, "verdict %+v\n", r.v)
 				take()
 			}

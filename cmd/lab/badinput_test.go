@@ -70,7 +70,7 @@ func TestBadInputs(t *testing.T) {
 		code int
 		want string
 	}{
-		{append(up, "--fc", "pfcc"), 2, `--fc "pfcc": want none, portfc, pfc, pfcstar or bfc`},
+		{append(up, "--fc", "pfcc"), 2, `--fc "pfcc": want none, portfc, pfc, pfcstar, bfc, ici or ci`},
 		{append(up, "--rate", "100T"), 2, "--rate 100T: faster than a lab can shape"},
 		{append(up, "--rate", "1"), 2, "--rate 1: too slow to emulate"},
 		{append(up, "--level-order", "2,0"), 2, `--level-order "2,0": want hash, ate`},

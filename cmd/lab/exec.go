@@ -63,10 +63,10 @@ func captureCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capture NODE PORT",
 		Short: "what PORT of NODE transmits: signal frames decoded, -w pcap",
-		Long: `Prints the flow-control frames (PortFC/BFC signals, PFC) on PORT of NODE,
-decoded, as tcpdump in NODE's namespace sees them: what the port transmits,
-and on a patched cable (lab up --links patch) what it receives too; with
---all every frame. MACs print as the node and port that own them (s0.0.p1,
+		Long: `Prints the flow-control frames (PortFC, BFC and ICI signals, PFC) on PORT of
+NODE, decoded, as tcpdump in NODE's namespace sees them: what the port
+transmits, and on a patched cable (lab up --links patch) what it receives
+too; with --all every frame. MACs print as the node and port that own them (s0.0.p1,
 h1.eth0), from the ethers file lab up writes in the lab's run directory.
 -w also writes them to a pcap file; tshark names the nodes in it with
 WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).
@@ -86,7 +86,7 @@ the capture stops).`,
 	fs.StringVarP(&file, "write", "w", "", "also write the capture to this pcap `file`")
 	fs.IntVarP(&count, "count", "c", 0, "stop after `count` printed frames (0: no limit)")
 	dur := durationFlag(fs, "duration", "", "0s", "stop after this duration (0: until Ctrl-C)")
-	fs.BoolVar(&all, "all", false, "print every frame, not only PortFC/BFC signals and PFC (the file then holds every frame too)")
+	fs.BoolVar(&all, "all", false, "print every frame, not only PortFC, BFC and ICI signals and PFC (the file then holds every frame too)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		node, port := args[0], args[1]
 		if err := checkNodePort(cmd, c, node, port); err != nil {
@@ -94,7 +94,7 @@ the capture stops).`,
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		what := "PortFC/BFC signals and PFC"
+		what := "PortFC, BFC and ICI signals and PFC"
 		if all {
 			what = "every frame"
 		}

@@ -35,6 +35,7 @@ type upFlags struct {
 	topology string
 	target   string
 	asJSON   bool
+	ci       *string
 	fields   []specFlag
 	fabric   lab.FabricSpec // a graph fabric's parameters, from their flags
 }
@@ -173,6 +174,18 @@ the file or a flag is bad.`,
 	add("health-timeout", func(s *lab.Spec) { s.HealthTimeout = timeout.D() })
 	fc := fs.String("fc", d.FC, "flow control of every node: "+scheme.List()+" (pfcstar: PFC with priority +1 at every relay)")
 	add("fc", func(s *lab.Spec) { s.FC = *fc })
+	ci := fs.String("ci", "", "congestion isolation over PFC: ici (ECN marking coordinated with it), ci (DCQCN marking uncoordinated) or none; ici and ci are the scheme (--fc pfc or none)")
+	f.ci = ci // checked and set with --fc (runUp)
+	ciTable := fs.Int("ci-table", 0, "congestion isolation: congested-flow table `entries` per egress port (0: the target's, 8)")
+	add("ci-table", func(s *lab.Spec) { s.CITable = *ciTable })
+	ciDetect := sizeFlag(fs, "ci-detect", "0", "congestion isolation: a normal queue this long makes its port a congestion root, in bytes (0: the target's, 2 one-hop BDPs)")
+	add("ci-detect", func(s *lab.Spec) { s.CIDetect = int(*ciDetect) })
+	ciKmin := sizeFlag(fs, "ci-kmin", "0", "congestion isolation: the congested queue's ECN K_min in bytes (0: the ECN K_min)")
+	add("ci-kmin", func(s *lab.Spec) { s.CIKmin = int(*ciKmin) })
+	ciKmax := sizeFlag(fs, "ci-kmax", "0", "congestion isolation: the congested queue's ECN K_max in bytes (0: the ECN K_max)")
+	add("ci-kmax", func(s *lab.Spec) { s.CIKmax = int(*ciKmax) })
+	ciResidency := durationFlag(fs, "ci-residency", "", "0", "congestion isolation: how long an entry outlives its last refresh, in the lab's time (default: the target's 100us x D)")
+	add("ci-residency", func(s *lab.Spec) { s.CIResidency = config.Duration(ciResidency.D()) })
 	bfcQueues := fs.Int("bfc-queues", 0, "BFC: queues per fabric port, the HQ included (0: 32; 2: a single data queue)")
 	add("bfc-queues", func(s *lab.Spec) { s.BFCQueues = *bfcQueues })
 	bfcTable := fs.Int("bfc-table", 0, "BFC: flow-table `entries` per egress port (0: 100 x queues)")
@@ -235,6 +248,7 @@ the file or a flag is bad.`,
 		fcs = append(fcs, n+"\t"+scheme.About(n)) // shells that can show what it is
 	}
 	completeWords(cmd, "fc", fcs...)
+	completeWords(cmd, "ci", "ici", "ci", lab.CINone)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
 	completeWords(cmd, "links", config.LinksPatch, config.LinksVeth)
 	completeWords(cmd, "level-order", "hash", "ate", "ascending", "descending")
@@ -305,6 +319,16 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 	for _, sf := range f.fields {
 		if f.file == "" || fs.Changed(sf.name) {
 			sf.set(&spec)
+		}
+	}
+	if fs.Changed("ci") {
+		fc := ""
+		if fs.Changed("fc") || f.file != "" {
+			fc = spec.FC
+		}
+		var err error
+		if spec.FC, err = lab.CIScheme(*f.ci, fc); err != nil {
+			return spec, err
 		}
 	}
 	if f.file != "" && fs.Changed("rate") {

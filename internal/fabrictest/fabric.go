@@ -120,6 +120,13 @@ func PFC(th signaling.PFCThresholds, rateBps uint64, star bool) MakeFC {
 	return func(p scheme.Place, _ int) scheme.Scheme { return scheme.NewPFC(p, th, rateBps, star) }
 }
 
+// CI runs congestion isolation with cfg over PFC with th on every node
+// (cfg.Coordinated: ICI), counting pause times of unshaped ports at
+// rateBps.
+func CI(th signaling.PFCThresholds, rateBps uint64, cfg signaling.ICIConfig) MakeFC {
+	return func(p scheme.Place, _ int) scheme.Scheme { return scheme.NewCI(p, th, rateBps, cfg) }
+}
+
 // BFC runs BFC with cfg on every node, each seeded apart: server i with
 // cfg.Seed + i, switch i with cfg.Seed + 1000 + i.
 func BFC(cfg signaling.BFCConfig) MakeFC {
