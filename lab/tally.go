@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -121,7 +122,7 @@ func NewTally(runRoot, name, node, port string, names map[string]string) (*Tally
 	}
 	peer, peerPort, ok := peerOf(node, port)
 	if !ok {
-		return nil, fmt.Errorf("tally: %s %s has no cable (%s)", node, port, portRange(st.Spec.NodePorts(node)))
+		return nil, fmt.Errorf("tally: %s %s has no cable (its ports: %s)", node, port, strings.Join(st.Spec.NodePorts(node), ", "))
 	}
 	if names == nil {
 		return nil, fmt.Errorf("tally: lab %s has no ethers file to tell the cable's ends apart", name)
