@@ -25,6 +25,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/signaling"
 	"golang.org/x/sys/unix"
@@ -352,13 +353,18 @@ func fuzzFrames(t *testing.T) [][]byte {
 // frame for want of room; the links' round trips are still the nodes'
 // own (no forged probe entered them); and the flow delivers every frame
 // it sent, in order.
+//
+// The cables are veths: frames written into a patched cable's veth are
+// capture copies to its XDP program, dropped and counted as "mirror"
+// before any daemon sees them, so hostile frames reach a daemon only
+// through a veth cable (or from its peer's engine, which builds its own).
 func TestHostileFramesLab(t *testing.T) {
 	const reps, fuzzReps = 20, 3
 	fuzz := fuzzFrames(t)
 	for _, fc := range []string{"portfc", "pfc", "pfcstar", "bfc"} {
 		t.Run(fc, func(t *testing.T) {
 			s := realSpec(t, 2, 1)
-			s.FC, s.RateBps = fc, 20e6
+			s.FC, s.RateBps, s.LinkMode = fc, 20e6, config.LinksVeth
 			if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 				t.Fatal(err)
 			}
