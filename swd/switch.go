@@ -63,21 +63,7 @@ func (s *Switch) Scheme() scheme.Scheme { return s.fc }
 // Handle implements dataplane.Handler.
 func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := s.e.Frame(d)
-	if signaling.IsSignal(b) {
-		dataplane.ConsumeSignal(in, b, s.fc, v)
-		return
-	}
-	if signaling.IsMACControl(b) {
-		dataplane.ConsumePFC(in, b, s.fc, v)
-		return
-	}
-	switch header.Parse(b, &s.f) {
-	case header.KindIPv4:
-	case header.KindMalformed:
-		v.Port, v.Drop = -1, dataplane.DropMalformed
-		return
-	default:
-		v.Port, v.Drop = -1, dataplane.DropUnsupported
+	if !parseData(in, b, s.fc, &s.f, v) {
 		return
 	}
 	dst := s.t.ServerIndex(s.f.Dst)
@@ -97,4 +83,28 @@ func (s *Switch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	fr := &s.frame
 	fr.B, fr.PCP, fr.Tagged, fr.In, fr.Out, fr.Dst = b, s.f.PCP, s.f.Tagged, in, out, dst
 	v.Queue, v.Meta = s.fc.Classify(fr)
+}
+
+// parseData is what every switch does first with a frame b that came in
+// on port in: a flow-control signal or MAC control frame goes to its
+// scheme, a frame that is not IPv4 is dropped under its reason, and an
+// IPv4 frame is parsed into f for forwarding (true).
+func parseData(in int, b []byte, fc scheme.Scheme, f *header.Frame, v *dataplane.Verdict) bool {
+	if signaling.IsSignal(b) {
+		dataplane.ConsumeSignal(in, b, fc, v)
+		return false
+	}
+	if signaling.IsMACControl(b) {
+		dataplane.ConsumePFC(in, b, fc, v)
+		return false
+	}
+	switch header.Parse(b, f) {
+	case header.KindIPv4:
+		return true
+	case header.KindMalformed:
+		v.Port, v.Drop = -1, dataplane.DropMalformed
+	default:
+		v.Port, v.Drop = -1, dataplane.DropUnsupported
+	}
+	return false
 }

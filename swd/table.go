@@ -9,7 +9,6 @@ import (
 	"github.com/bcfab/bcfab/dataplane"
 	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/topo"
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -129,21 +128,7 @@ func (s *TableSwitch) Route(src, dst int, hash uint32) int {
 // Handle implements dataplane.Handler.
 func (s *TableSwitch) Handle(in int, d *xdp.Desc, v *dataplane.Verdict) {
 	b := s.e.Frame(d)
-	if signaling.IsSignal(b) {
-		dataplane.ConsumeSignal(in, b, s.fc, v)
-		return
-	}
-	if signaling.IsMACControl(b) {
-		dataplane.ConsumePFC(in, b, s.fc, v)
-		return
-	}
-	switch header.Parse(b, &s.f) {
-	case header.KindIPv4:
-	case header.KindMalformed:
-		v.Port, v.Drop = -1, dataplane.DropMalformed
-		return
-	default:
-		v.Port, v.Drop = -1, dataplane.DropUnsupported
+	if !parseData(in, b, s.fc, &s.f, v) {
 		return
 	}
 	dst := s.stars.ServerIndex(s.f.Dst)
