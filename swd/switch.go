@@ -45,16 +45,23 @@ func NewSwitch(t bcube.Topology, level, w int, fc scheme.Scheme) *Switch {
 // timer and its counters.
 func (s *Switch) Bind(e *dataplane.Engine) {
 	s.e = e
-	ports := make([]scheme.Port, s.t.N())
+	bindScheme(e, s.fc, s.own[:s.t.N()], s.peer[:s.t.N()])
+}
+
+// bindScheme sets a switch's flow control fc up on engine e, whose port p
+// has the MAC own[p] and faces peer[p]: the scheme's state, each
+// egress's hooks, its timer and its counters.
+func bindScheme(e *dataplane.Engine, fc scheme.Scheme, own, peer []net.HardwareAddr) {
+	ports := make([]scheme.Port, len(own))
 	for p := range ports {
-		ports[p] = scheme.Port{Own: s.own[p], Peer: s.peer[p]}
+		ports[p] = scheme.Port{Own: own[p], Peer: peer[p]}
 	}
-	s.fc.Bind(e, ports)
+	fc.Bind(e, ports)
 	for p := range ports {
-		e.Egress(p).SetHooks(s.fc.Hooks(p))
+		e.Egress(p).SetHooks(fc.Hooks(p))
 	}
-	e.AddTimer(s.fc)
-	e.SetPortCounters(s.fc)
+	e.AddTimer(fc)
+	e.SetPortCounters(fc)
 }
 
 // Scheme is the switch's flow-control scheme.

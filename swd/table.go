@@ -89,16 +89,7 @@ func NewTableSwitch(fab *config.Fabric, fc scheme.Scheme) (*TableSwitch, error) 
 // flow control up on it, as Switch.Bind does.
 func (s *TableSwitch) Bind(e *dataplane.Engine) {
 	s.e = e
-	ports := make([]scheme.Port, len(s.own))
-	for p := range ports {
-		ports[p] = scheme.Port{Own: s.own[p], Peer: s.peer[p]}
-	}
-	s.fc.Bind(e, ports)
-	for p := range ports {
-		e.Egress(p).SetHooks(s.fc.Hooks(p))
-	}
-	e.AddTimer(s.fc)
-	e.SetPortCounters(s.fc)
+	bindScheme(e, s.fc, s.own, s.peer)
 }
 
 // Scheme is the switch's flow-control scheme.
