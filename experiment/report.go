@@ -417,8 +417,8 @@ func readSwitchQueues(path string) ([]float64, error) {
 	var out []float64
 	for _, row := range rows[min(1, len(rows)):] {
 		for i := 1; i < len(row) && i < len(rows[0]); i++ {
-			if !strings.HasPrefix(rows[0][i], "s") {
-				continue
+			if name := rows[0][i]; name == "cnps" || !isSwitch(name) {
+				continue // the CNP series, or a server
 			}
 			v, err := strconv.ParseFloat(row[i], 64)
 			if err != nil {

@@ -216,7 +216,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	}
 	sw := make([]bool, len(rep.QueueNodes))
 	for i, n := range rep.QueueNodes {
-		sw[i] = strings.HasPrefix(n, "s")
+		sw[i] = isSwitch(n)
 	}
 	r.Queues = r.Queues[:0]
 	for _, row := range rep.Queues {
@@ -251,6 +251,11 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// isSwitch says node name is a switch's: every server of every fabric
+// is h<i> (BCube's switches are s<level>.<i>, a graph fabric's leaf<i>,
+// spine<i>, tor<i> and the like).
+func isSwitch(name string) bool { return name != "" && !strings.HasPrefix(name, "h") }
 
 // groups is what groupStats found of a kind's events.
 type groups struct {

@@ -194,6 +194,10 @@ func (r *WorkloadReport) Valid() bool { return r.Health.Valid }
 type QueueRow struct {
 	Elapsed time.Duration `json:"elapsed_ns"`
 	Bytes   []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
+	// CNPs are the CNPs the flows' senders had received in all, by the
+	// flows' last poll (the CNP series: its differences are the CNPs of
+	// each interval).
+	CNPs uint64 `json:"cnps"`
 }
 
 // QueuePeakSample is the largest queue of a series.
@@ -220,9 +224,9 @@ func (r *WorkloadReport) QueuePeak() QueuePeakSample {
 // the bytes queued at every node.
 func (r *WorkloadReport) WriteQueuesCSV(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("elapsed_s," + strings.Join(r.QueueNodes, ",") + "\n")
+	b.WriteString("elapsed_s,cnps," + strings.Join(r.QueueNodes, ",") + "\n")
 	for _, row := range r.Queues {
-		fmt.Fprintf(&b, "%.3f", row.Elapsed.Seconds())
+		fmt.Fprintf(&b, "%.3f,%d", row.Elapsed.Seconds(), row.CNPs)
 		for _, v := range row.Bytes {
 			fmt.Fprintf(&b, ",%d", v)
 		}

@@ -181,8 +181,9 @@ type workloadRun struct {
 	firstError  string
 	aborted     int
 	cnps        uint64
-	acked       []int64 // by flow, bytes acknowledged at the last poll
-	lastEnd     int64   // Unix ns of the latest flow end seen
+	acked       []int64  // by flow, bytes acknowledged at the last poll
+	cnpsNow     []uint64 // by flow, CNPs its sender had received at the last poll
+	lastEnd     int64    // Unix ns of the latest flow end seen
 	queues      []QueueRow
 	// stalls and cycle are the lab's stalled queues when the drain time
 	// ended with flows running (inspect sets them).
@@ -225,6 +226,7 @@ func (r *workloadRun) end(i int) {
 // has ended; the drain time then runs again from the last such start.
 func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (time.Time, error) {
 	r.acked = make([]int64, len(r.flows))
+	r.cnpsNow = make([]uint64, len(r.flows))
 	bySrc := make([][]int, len(r.socks))
 	type dep struct{ group, src int }
 	deps := map[dep][]int{}
@@ -448,8 +450,9 @@ func (r *workloadRun) poll() {
 // update records what the NIC says of flow i (with mu held).
 func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	r.acked[i] = f.AckedBytes
+	r.cnpsNow[i] = f.CNPs
 	rec := &r.recs[i]
-	rec.Retransmissions = f.RetxPackets
+	rec.Retransmissions, rec.CNPs = f.RetxPackets, f.CNPs
 	if f.State == api.RDMARunning {
 		return
 	}
@@ -524,6 +527,11 @@ func (r *workloadRun) abort() {
 // in its egress queues now.
 func (r *workloadRun) sampleQueues() {
 	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes))}
+	r.mu.Lock()
+	for _, n := range r.cnpsNow {
+		row.CNPs += n
+	}
+	r.mu.Unlock()
 	eachNode(r.st.Nodes, func(i int, n NodeState) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

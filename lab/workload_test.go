@@ -110,7 +110,7 @@ func TestWorkloadReportText(t *testing.T) {
 		t.Error("an invalid run does not say so first")
 	}
 	b.Reset()
-	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_s,h0,s0.0\n1.000,10,20\n2.000,3000,5\n" {
+	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_s,cnps,h0,s0.0\n1.000,0,10,20\n2.000,0,3000,5\n" {
 		t.Errorf("queues CSV %v:\n%s", err, b.String())
 	}
 }

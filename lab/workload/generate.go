@@ -127,12 +127,23 @@ type Config struct {
 // Senders distinct senders, none of them the receiver, all drawn
 // uniformly; every sender starts a flow of Size bytes to the receiver at
 // that instant.
+//
+// With Trees > 1 every instant has that many incasts at once (congestion
+// trees with distinct roots): Trees distinct receivers, and for each its
+// own Senders distinct senders drawn from the hosts that receive none
+// (a host may send in more than one tree). Each tree is an event of its
+// own (Flow.Group).
 type Incast struct {
 	Senders int
 	Size    int64
 	Period  time.Duration
 	Start   time.Duration
+	// Trees is the number of incasts at each instant (0: 1).
+	Trees int `json:",omitempty"`
 }
+
+// trees is the number of incasts at each instant.
+func (in *Incast) trees() int { return max(1, in.Trees) }
 
 // DefaultIncastShare is the share of one host link of the receiver that
 // an incast takes on average with DefaultIncastPeriod.
@@ -283,8 +294,11 @@ func (c *Config) Validate() error {
 		bad("no traffic: load 0 and neither an incast nor a pattern")
 	}
 	if in := c.Incast; in != nil {
-		if in.Senders < 1 || in.Senders > c.Hosts-1 {
-			bad("incast senders %d: want 1..%d (hosts less the receiver)", in.Senders, c.Hosts-1)
+		switch {
+		case in.Trees < 0 || in.Trees > c.Hosts-1:
+			bad("incast trees %d: want 1..%d (each a receiver, leaving a sender)", in.Trees, c.Hosts-1)
+		case in.Senders < 1 || in.Senders > c.Hosts-in.trees():
+			bad("incast senders %d: want 1..%d (hosts less the %d receivers)", in.Senders, c.Hosts-in.trees(), in.trees())
 		}
 		if in.Size < 1 {
 			bad("incast size %d: must be positive", in.Size)
@@ -345,7 +359,7 @@ func events(start, period, end time.Duration) int {
 func (c *Config) Expected() float64 {
 	n := c.Lambda() * c.Duration.Seconds()
 	if in := c.Incast; in != nil {
-		n += float64(events(in.Start, in.Period, c.Duration) * in.Senders)
+		n += float64(events(in.Start, in.Period, c.Duration) * in.Senders * in.trees())
 	}
 	if c.Pattern != nil {
 		p := c.Pattern.Resolved(c.Hosts)
@@ -408,12 +422,15 @@ func Generate(c Config) ([]Flow, error) {
 	group := 0
 	if in := c.Incast; in != nil {
 		s := newStream(c.Seed, streamIncast)
+		trees := in.trees()
 		for t := in.Start; t < c.Duration; t += in.Period {
-			group++
 			hosts := reset()
-			recv := s.choose(hosts, 1)[0]
-			for _, src := range s.choose(hosts[1:], in.Senders) {
-				flows = append(flows, Flow{Src: src, Dst: recv, Size: in.Size, Start: t, Kind: KindIncast, Group: group})
+			recvs := s.choose(hosts, trees)
+			for _, recv := range recvs {
+				group++
+				for _, src := range s.choose(hosts[trees:], in.Senders) {
+					flows = append(flows, Flow{Src: src, Dst: recv, Size: in.Size, Start: t, Kind: KindIncast, Group: group})
+				}
 			}
 		}
 	}

@@ -177,6 +177,58 @@ func TestIncast(t *testing.T) {
 	}
 }
 
+// Trees: four incasts at each instant, with four distinct roots, none of
+// them a sender of any tree; too many trees or senders is refused.
+func TestIncastTrees(t *testing.T) {
+	c := bcube41(t)
+	c.Incast = &Incast{Senders: 3, Size: 100_000, Period: 100 * time.Millisecond, Trees: 4}
+	flows := generate(t, c)
+	checkSchedule(t, c, flows)
+	byStart := map[time.Duration]map[int][]Flow{}
+	for _, f := range flows {
+		if f.Kind != KindIncast {
+			continue
+		}
+		if byStart[f.Start] == nil {
+			byStart[f.Start] = map[int][]Flow{}
+		}
+		byStart[f.Start][f.Group] = append(byStart[f.Start][f.Group], f)
+	}
+	if len(byStart) != 10 {
+		t.Fatalf("%d incast instants, want 10", len(byStart))
+	}
+	for at, trees := range byStart {
+		if len(trees) != 4 {
+			t.Fatalf("%v: %d trees, want 4", at, len(trees))
+		}
+		roots := map[int]bool{}
+		for _, fs := range trees {
+			roots[fs[0].Dst] = true
+		}
+		if len(roots) != 4 {
+			t.Errorf("%v: roots %v, want 4 distinct", at, roots)
+		}
+		for g, fs := range trees {
+			senders := map[int]bool{}
+			for _, f := range fs {
+				if f.Dst != fs[0].Dst || roots[f.Src] {
+					t.Errorf("%v tree %d: flow %d -> %d (roots %v)", at, g, f.Src, f.Dst, roots)
+				}
+				senders[f.Src] = true
+			}
+			if len(senders) != 3 {
+				t.Errorf("%v tree %d: senders %v, want 3 distinct", at, g, senders)
+			}
+		}
+	}
+	for _, in := range []Incast{{Senders: 13, Size: 1, Period: time.Second, Trees: 4}, {Senders: 1, Size: 1, Period: time.Second, Trees: 16}} {
+		c.Incast = &in
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v on 16 hosts: no error", in)
+		}
+	}
+}
+
 // phases splits a pattern schedule by group and phase.
 func phases(flows []Flow, kind Kind) map[int][2][]Flow {
 	m := map[int][2][]Flow{}

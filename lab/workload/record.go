@@ -33,8 +33,11 @@ type FlowRecord struct {
 	Slowdown float64 `json:"slowdown"`
 	// Retransmissions counts the packets the sender sent again.
 	Retransmissions uint64 `json:"retransmissions"`
-	Kind            Kind   `json:"kind"`
-	Group           int    `json:"group"`
+	// CNPs counts the congestion notifications its sender received
+	// (DCQCN's, one per marked window of the receiver's).
+	CNPs  uint64 `json:"cnps,omitempty"`
+	Kind  Kind   `json:"kind"`
+	Group int    `json:"group"`
 	// Completed: every byte was acknowledged. Failed: the transport gave
 	// up on the flow (a lossless run's sequence gap, a connection
 	// error). Neither: the flow was still running when the run ended.
@@ -190,12 +193,17 @@ func IdealByPath(w Wire, path func(src, dst int) []uint64) IdealFunc {
 
 // csvHeader is the first line of WriteCSV; its names are the JSON keys.
 // Files written before the target times were recorded lack the last
-// three columns; ReadCSV reads both.
+// four columns, those written before the CNPs were the last one;
+// ReadCSV reads all three.
 var csvHeader = []string{"id", "src", "dst", "size", "start_ns", "fct_ns", "ideal_fct_ns", "slowdown", "retransmissions", "kind", "group", "completed", "failed",
-	"start_target_ns", "fct_target_ns", "ideal_fct_target_ns"}
+	"start_target_ns", "fct_target_ns", "ideal_fct_target_ns", "cnps"}
 
-// csvLabColumns is the number of columns before the target times.
-const csvLabColumns = 13
+// csvLabColumns is the number of columns before the target times,
+// csvTargetColumns those before the CNPs.
+const (
+	csvLabColumns    = 13
+	csvTargetColumns = 16
+)
 
 // WriteCSV writes records as CSV with a header line; times are integer
 // nanoseconds (the lab's, then the target's), booleans true/false.
@@ -223,6 +231,7 @@ func WriteCSV(w io.Writer, recs []FlowRecord) error {
 		row[13] = strconv.FormatInt(int64(r.TargetStart), 10)
 		row[14] = strconv.FormatInt(int64(r.TargetFCT), 10)
 		row[15] = strconv.FormatInt(int64(r.TargetIdealFCT), 10)
+		row[16] = strconv.FormatUint(r.CNPs, 10)
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -242,8 +251,8 @@ func ReadCSV(r io.Reader) ([]FlowRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read csv header: %w", err)
 	}
-	if len(head) != len(csvHeader) && len(head) != csvLabColumns {
-		return nil, fmt.Errorf("read csv header: %d columns, want %d (or %d, without target times)", len(head), len(csvHeader), csvLabColumns)
+	if len(head) != len(csvHeader) && len(head) != csvTargetColumns && len(head) != csvLabColumns {
+		return nil, fmt.Errorf("read csv header: %d columns, want %d (or %d without CNPs, %d without target times)", len(head), len(csvHeader), csvTargetColumns, csvLabColumns)
 	}
 	cr.FieldsPerRecord = len(head)
 	for i, name := range csvHeader[:len(head)] {
@@ -312,6 +321,9 @@ func parseRow(row []string) (FlowRecord, error) {
 		r.TargetStart = time.Duration(integer(13))
 		r.TargetFCT = time.Duration(integer(14))
 		r.TargetIdealFCT = time.Duration(integer(15))
+	}
+	if len(row) > csvTargetColumns {
+		r.CNPs = uint64(integer(16))
 	}
 	return r, errors.Join(errs...)
 }
