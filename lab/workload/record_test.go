@@ -235,7 +235,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 	if len(lines) != len(recs) {
 		t.Fatalf("%d lines for %d records", len(lines), len(recs))
 	}
-	if want := `{"id":1,"src":0,"dst":3,"size":1000000,"start_ns":1000000,"fct_ns":0,"ideal_fct_ns":0,"slowdown":0,"retransmissions":42,"kind":"incast","group":7,"completed":false,"failed":true}`; lines[1] != want {
+	if want := `{"id":1,"src":0,"dst":3,"size":1000000,"start_ns":1000000,"fct_ns":0,"ideal_fct_ns":0,"slowdown":0,"retransmissions":42,"cnps":5,"kind":"incast","group":7,"completed":false,"failed":true}`; lines[1] != want {
 		t.Errorf("line %s\nwant %s", lines[1], want)
 	}
 	got, err := ReadJSONL(&buf)
