@@ -54,15 +54,20 @@ type Config struct {
 	Kind  string `yaml:"kind"`
 	// Topology is BCube(N, K); loop and hol have their own (2,1) and
 	// (4,1) and refuse another.
-	Topology Topology  `yaml:"topology"`
-	Lab      LabConfig `yaml:"lab"`
+	Topology Topology `yaml:"topology"`
+	// Fabric, in place of Topology, is a switch-to-switch fabric
+	// (workload experiments only): leafspine, fattree, expander or
+	// fcplus, with lab up's parameters.
+	Fabric *FabricConfig `yaml:"fabric,omitempty"`
+	Lab    LabConfig     `yaml:"lab"`
 	// Schemes are compared at every point: a flow-control scheme
 	// (bench.SetScheme: none, portfc, pfc, pfcstar, bfc, and the
 	// variants bfc:Q, bfc:hash and bfc:hash:Q for BFC with Q queues and
 	// queues by flow hash, portfc:drr for PortFC's relay queue in the
 	// servers' round robin) whose flows are lossless, irn and
 	// gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
-	// FC/MODE for any other pairing (pfc/gbn).
+	// FC/MODE for any other pairing (pfc/gbn); FC/nocc is FC's lossless
+	// flows without congestion control (DCQCN off at their NICs).
 	Schemes []string `yaml:"schemes"`
 	// Seeds of the workload (one point each); loop and hol have no
 	// randomness of their own and take only repetitions.
@@ -88,6 +93,57 @@ type Config struct {
 type Topology struct {
 	N int `yaml:"n"`
 	K int `yaml:"k"`
+}
+
+// FabricConfig is a graph fabric (lab.FabricSpec, with lab up's flag
+// names).
+type FabricConfig struct {
+	Kind             string  `yaml:"kind"`
+	Leaves           int     `yaml:"leaves,omitempty"`
+	Spines           int     `yaml:"spines,omitempty"`
+	Oversubscription float64 `yaml:"oversubscription,omitempty"`
+	K                int     `yaml:"k,omitempty"`
+	ToRs             int     `yaml:"tors,omitempty"`
+	Degree           int     `yaml:"degree,omitempty"`
+	Seed             uint64  `yaml:"seed,omitempty"`
+	Ports            int     `yaml:"ports,omitempty"`
+	Virtual          int     `yaml:"virtual,omitempty"`
+	Scenario         string  `yaml:"scenario,omitempty"`
+	Hosts            int     `yaml:"hosts,omitempty"`
+	Routing          string  `yaml:"routing,omitempty"`
+	Paths            int     `yaml:"paths,omitempty"`
+}
+
+// Spec is f as the lab takes it.
+func (f *FabricConfig) Spec() *lab.FabricSpec {
+	return &lab.FabricSpec{Kind: f.Kind, Leaves: f.Leaves, Spines: f.Spines, Oversubscription: f.Oversubscription, K: f.K,
+		ToRs: f.ToRs, Degree: f.Degree, Seed: f.Seed, Ports: f.Ports, Virtual: f.Virtual, Scenario: f.Scenario, Hosts: f.Hosts,
+		Routing: f.Routing, Paths: f.Paths}
+}
+
+// TopologyText names c's fabric for titles: "BCube(4,1)", or the
+// graph fabric's own name (lab up's).
+func (c *Config) TopologyText() string {
+	if c.Fabric != nil {
+		return c.Fabric.Spec().String()
+	}
+	return fmt.Sprintf("BCube(%d,%d)", c.Topology.N, c.Topology.K)
+}
+
+// servers are the servers of c's fabric and the links each has.
+func (c *Config) servers() (hosts, links int, err error) {
+	if c.Fabric != nil {
+		g, err := c.Fabric.Spec().Graph()
+		if err != nil {
+			return 0, 0, fmt.Errorf("fabric: %w", err)
+		}
+		return len(g.Servers()), 1, nil
+	}
+	t, err := bcube.New(c.Topology.N, c.Topology.K)
+	if err != nil {
+		return 0, 0, fmt.Errorf("topology: %w", err)
+	}
+	return t.Servers(), t.Levels(), nil
 }
 
 // LabConfig is what every point's lab shares (see lab.Spec).
@@ -155,6 +211,10 @@ type WorkloadConfig struct {
 	CDFRates map[string]units.Rate `yaml:"cdf_rates,omitempty"`
 	Incast   *IncastConfig         `yaml:"incast,omitempty"`
 	Pattern  *PatternConfig        `yaml:"pattern,omitempty"`
+	// Scenarios, when given, are a dimension of the points: each runs
+	// its own incast in place of Incast (none when it has none), under
+	// its name.
+	Scenarios []ScenarioConfig `yaml:"scenarios,omitempty"`
 	// NoDCQCN turns DCQCN off (it acts only where lab.ecn marks).
 	NoDCQCN bool `yaml:"no_dcqcn,omitempty"`
 	MTU     int  `yaml:"mtu,omitempty"`
@@ -165,12 +225,45 @@ type WorkloadConfig struct {
 	Interval units.Duration `yaml:"interval,omitempty"`
 }
 
-// IncastConfig is a periodic N-to-1 incast.
+// IncastConfig is a periodic N-to-1 incast, of Trees incasts with
+// distinct receivers at each instant (workload.Incast).
 type IncastConfig struct {
 	Senders int            `yaml:"senders"`
 	Size    units.Size     `yaml:"size"`
 	Period  units.Duration `yaml:"period,omitempty"`
 	Start   units.Duration `yaml:"start,omitempty"`
+	Trees   int            `yaml:"trees,omitempty"`
+}
+
+// ScenarioConfig is one of a workload's scenarios: a name (a point ID's
+// first word) and its incast.
+type ScenarioConfig struct {
+	Name   string        `yaml:"name"`
+	Incast *IncastConfig `yaml:"incast,omitempty"`
+}
+
+// scenarioNames are the workload's scenarios, or "" when it has none.
+func (c *Config) scenarioNames() []string {
+	if c.Workload == nil || len(c.Workload.Scenarios) == 0 {
+		return []string{""}
+	}
+	var out []string
+	for _, sc := range c.Workload.Scenarios {
+		out = append(out, sc.Name)
+	}
+	return out
+}
+
+// hasIncast says some point of c's workload runs an incast.
+func (c *Config) hasIncast() bool {
+	w := c.Workload
+	if w == nil {
+		return false
+	}
+	if len(w.Scenarios) == 0 {
+		return w.Incast != nil
+	}
+	return slices.ContainsFunc(w.Scenarios, func(s ScenarioConfig) bool { return s.Incast != nil })
 }
 
 // PatternConfig is a periodic two-phase collective (ps or moe).
@@ -229,14 +322,21 @@ type Scheme struct {
 	Name string // as written in the file
 	FC   string // lab flow control with its variants (bench.SetScheme)
 	Mode string // lossless, irn or gbn
+	// NoCC turns the flows' congestion control (DCQCN) off.
+	NoCC bool
 }
+
+// noCC is the pseudo-mode of FC/nocc.
+const noCC = "nocc"
 
 // ParseScheme reads a scheme name (see Config.Schemes): a registered
 // scheme with its variants or a lossy transport (scheme.ParseName), or
 // FC/MODE.
 func ParseScheme(s string) (Scheme, error) {
 	sc := Scheme{Name: s, FC: s, Mode: transport.Lossless.String()}
-	if fc, mode, ok := strings.Cut(s, "/"); ok {
+	if fc, mode, ok := strings.Cut(s, "/"); ok && mode == noCC {
+		sc.FC, sc.NoCC = fc, true
+	} else if ok {
 		if _, err := transport.ParseMode(mode); err != nil {
 			return sc, fmt.Errorf("scheme %q: %w", s, err)
 		}
@@ -247,6 +347,9 @@ func ParseScheme(s string) (Scheme, error) {
 		return sc, err
 	}
 	if n.Transport != "" {
+		if sc.NoCC {
+			return sc, fmt.Errorf("scheme %q: %s is a transport without flow control: nocc is for a flow-control scheme's lossless flows", s, sc.FC)
+		}
 		if sc.FC != s {
 			return sc, fmt.Errorf("scheme %q: %s names its transport itself", s, sc.FC)
 		}
@@ -446,8 +549,14 @@ func (c *Config) Validate() error {
 			bad("schemes[%d]: %q twice", i, s)
 		}
 		seen[s] = true
-		if c.Kind != KindWorkload && sc.Mode != transport.Lossless.String() {
+		if c.Kind != KindWorkload && (sc.Mode != transport.Lossless.String() || sc.NoCC) {
 			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
+		}
+		if c.Fabric != nil && c.Topology == (Topology{}) && c.Lab.Rate != 0 {
+			// Not every scheme runs on a graph fabric.
+			if _, err := lab.NewPlan(c.LabSpec(sc.FC, "", "")); err != nil {
+				bad("schemes[%d]: %q: %w", i, s, err)
+			}
 		}
 	}
 	if h := c.Health; h.MaxLostShare > 1 || math.IsNaN(h.MaxLostShare) || h.MinLost < 0 {
@@ -464,6 +573,18 @@ func (c *Config) Validate() error {
 	// which is the runner's to check (a file is valid while its lab runs).
 	if _, err := lab.NewPlan(spec); err != nil {
 		bad("lab: %w", err)
+	}
+	if c.Fabric != nil {
+		switch {
+		case c.Kind != KindWorkload:
+			bad("fabric: only a workload experiment runs on a graph fabric (%s has its own BCube)", c.Kind)
+		case c.Topology != (Topology{}):
+			bad("fabric and topology: give one")
+		case c.Lab.LevelOrder != "":
+			bad("lab.level_order: a graph fabric's switches route by their tables")
+		case len(c.Lab.Rates) > 0:
+			bad("lab.rates: a graph fabric's links run at lab.rate (its uplinks at their multiple of it)")
+		}
 	}
 	if c.Lab.LevelOrder != "" && c.Kind == KindLoop {
 		bad("lab.level_order: the loop experiment routes its flows itself")
@@ -522,9 +643,20 @@ func (c *Config) validateWorkload() error {
 	w := c.Workload
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if _, err := bcube.New(c.Topology.N, c.Topology.K); err != nil {
-		bad("topology: %w", err)
+	if _, _, err := c.servers(); err != nil {
+		bad("%w", err)
 		return errors.Join(errs...)
+	}
+	for i, sc := range w.Scenarios {
+		switch {
+		case !nameRE.MatchString(sc.Name):
+			bad("workload.scenarios[%d]: name %q: want lower-case letters, digits, - and _", i, sc.Name)
+		case slices.ContainsFunc(w.Scenarios[:i], func(o ScenarioConfig) bool { return o.Name == sc.Name }):
+			bad("workload.scenarios[%d]: %q twice", i, sc.Name)
+		}
+	}
+	if len(w.Scenarios) > 0 && w.Incast != nil {
+		bad("workload.incast and workload.scenarios: give the incast in each scenario")
 	}
 	if len(w.Loads) == 0 {
 		bad("workload.loads: name at least one")
@@ -560,15 +692,21 @@ func (c *Config) validateWorkload() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	for _, cdf := range c.cdfNames() {
-		for _, load := range w.Loads {
-			wc, err := c.WorkloadConfig(cdf, load, c.Seeds[0])
-			if err != nil {
-				bad("workload %s load %g: %w", cdf, load, err)
-				continue
-			}
-			if _, err := workload.Generate(wc); err != nil {
-				bad("workload %s load %g: %w", cdf, load, err)
+	for _, scn := range c.scenarioNames() {
+		for _, cdf := range c.cdfNames() {
+			for _, load := range w.Loads {
+				what := fmt.Sprintf("workload %s load %g", cdf, load)
+				if scn != "" {
+					what = fmt.Sprintf("workload scenario %s, %s load %g", scn, cdf, load)
+				}
+				wc, err := c.PointWorkload(Point{Scenario: scn, CDF: cdf, Load: load, Seed: c.Seeds[0]})
+				if err != nil {
+					bad("%s: %w", what, err)
+					continue
+				}
+				if _, err := workload.Generate(wc); err != nil {
+					bad("%s: %w", what, err)
+				}
 			}
 		}
 	}
@@ -628,6 +766,9 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 	if len(c.Lab.Rates) > 0 {
 		s.Rates = slices.Clone([]uint64(c.Lab.Rates))
 	}
+	if c.Fabric != nil {
+		s.Fabric = c.Fabric.Spec()
+	}
 	if c.Lab.Target != "" {
 		// Validate has resolved it once.
 		s.Target, _ = lab.ResolveTarget(c.Lab.Target, s.RateBps)
@@ -645,14 +786,29 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 // so that the schedule is known before any lab comes up; its duration
 // is lengthened for MinFlows.
 func (c *Config) WorkloadConfig(cdf string, load float64, seed uint64) (workload.Config, error) {
+	return c.PointWorkload(Point{Scenario: c.scenarioNames()[0], CDF: cdf, Load: load, Seed: seed})
+}
+
+// PointWorkload is the workload of point p (see WorkloadConfig): its
+// scenario's, CDF, load and seed.
+func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 	w := c.Workload
-	t, err := bcube.New(c.Topology.N, c.Topology.K)
+	cdf, load, seed := p.CDF, p.Load, p.Seed
+	hosts, links, err := c.servers()
 	if err != nil {
 		return workload.Config{}, err
 	}
 	wc := workload.Config{
-		Hosts: t.Servers(), LinkRate: uint64(c.rate(cdf)), LinksPerHost: t.Levels(),
+		Hosts: hosts, LinkRate: uint64(c.rate(cdf)), LinksPerHost: links,
 		Load: load, Duration: w.Duration.D(), Seed: seed,
+	}
+	incast := w.Incast
+	if p.Scenario != "" {
+		i := slices.IndexFunc(w.Scenarios, func(s ScenarioConfig) bool { return s.Name == p.Scenario })
+		if i < 0 {
+			return wc, fmt.Errorf("scenario %q: not one of workload.scenarios", p.Scenario)
+		}
+		incast = w.Scenarios[i].Incast
 	}
 	if rates := c.Lab.Rates; len(rates) > 0 {
 		// As lab.RunWorkload resolves it: the slowest level's links, and
@@ -672,8 +828,8 @@ func (c *Config) WorkloadConfig(cdf string, load float64, seed uint64) (workload
 			return wc, err
 		}
 	}
-	if in := w.Incast; in != nil {
-		x := workload.Incast{Senders: in.Senders, Size: int64(in.Size), Period: in.Period.D(), Start: in.Start.D()}
+	if in := incast; in != nil {
+		x := workload.Incast{Senders: in.Senders, Size: int64(in.Size), Period: in.Period.D(), Start: in.Start.D(), Trees: in.Trees}
 		if x.Period == 0 {
 			x.Period = workload.DefaultIncastPeriod(wc.LinkRate, x.Senders, x.Size)
 		}

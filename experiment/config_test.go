@@ -105,6 +105,14 @@ func TestParseErrors(t *testing.T) {
 		{"wait with gap", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  pattern: {kind: ps, size: 1KB, period: 1s, gap: 1ms, wait: true}", 1), false, "gap and wait"},
 		{"too short a hol phase", "name: h\nkind: hol\nlab: {rate: 10M}\nschemes: [pfc]\nhol: {phase: 1s}\n", false, "at least 2s"},
 		{"bad name", strings.Replace(tiny, "name: tiny", "name: Tiny Run", 1), false, `name "Tiny Run"`},
+		{"nocc of a lossy transport", strings.Replace(tiny, "[portfc, irn]", "[irn/nocc]", 1), false, "nocc is for a flow-control scheme"},
+		{"fabric and topology", strings.Replace(tiny, "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}", 1), false, "fabric and topology: give one"},
+		{"bad fabric", strings.Replace(strings.Replace(tiny, "topology: {n: 2, k: 1}\n", "", 1), "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 0, spines: 1, hosts: 2}", 1), false, "leaves"},
+		{"fabric of a loop", "name: l\nkind: loop\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}\nlab: {rate: 10M}\nschemes: [pfc]\n", false, "only a workload experiment"},
+		{"portfc on a graph fabric", strings.Replace(strings.Replace(tiny, "topology: {n: 2, k: 1}\n", "", 1), "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}", 1), false, "fc portfc"},
+		{"scenario twice", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a}, {name: a}]", 1), false, `"a" twice`},
+		{"incast beside scenarios", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  incast: {senders: 1, size: 1KB}\n  scenarios: [{name: a}]", 1), false, "give the incast in each scenario"},
+		{"too many trees", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a, incast: {senders: 1, size: 1KB, trees: 4}}]", 1), false, "incast trees 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.file), c.quick)
@@ -139,6 +147,62 @@ func TestParseTiny(t *testing.T) {
 	}
 }
 
+// A workload on a graph fabric with scenarios: the points take every
+// scenario in turn, each its own incast, on the fabric's servers.
+func TestFabricScenarios(t *testing.T) {
+	file := `name: fab
+kind: workload
+fabric: {kind: leafspine, leaves: 2, spines: 2, hosts: 4}
+lab: {rate: 10M, ecn: true}
+schemes: [ici, pfc/nocc]
+workload:
+  cdfs: [websearch]
+  loads: [0.3]
+  duration: 2s
+  scenarios:
+    - {name: one, incast: {senders: 3, size: 10KB, period: 500ms}}
+    - {name: four, incast: {senders: 3, size: 10KB, period: 500ms, trees: 4}}
+    - {name: calm}
+`
+	c, err := Parse([]byte(file), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range c.Points() {
+		ids = append(ids, p.ID)
+	}
+	want := []string{"one-websearch-0.3-ici-s1-r1", "one-websearch-0.3-pfc-nocc-s1-r1", "four-websearch-0.3-ici-s1-r1",
+		"four-websearch-0.3-pfc-nocc-s1-r1", "calm-websearch-0.3-ici-s1-r1", "calm-websearch-0.3-pfc-nocc-s1-r1"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("points %v, want %v", ids, want)
+	}
+	s := c.LabSpec("ici", "websearch", "")
+	if s.Fabric == nil || s.Fabric.Kind != "leafspine" || s.Fabric.Hosts != 4 || s.FC != "ici" {
+		t.Errorf("lab spec: fabric %+v, fc %s", s.Fabric, s.FC)
+	}
+	trees := map[string]int{"one": 1, "four": 4, "calm": 0}
+	for _, p := range c.Points() {
+		wc, err := c.PointWorkload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wc.Hosts != 8 || wc.LinksPerHost != 1 {
+			t.Errorf("%s: %d hosts of %d links, want 8 of 1", p.ID, wc.Hosts, wc.LinksPerHost)
+		}
+		got := 0
+		if wc.Incast != nil {
+			got = max(1, wc.Incast.Trees)
+		}
+		if got != trees[p.Scenario] {
+			t.Errorf("%s: %d trees, want %d", p.ID, got, trees[p.Scenario])
+		}
+	}
+	if got := c.TopologyText(); !strings.Contains(got, "leafspine") {
+		t.Errorf("topology text %q", got)
+	}
+}
+
 func TestParseScheme(t *testing.T) {
 	for _, c := range []struct {
 		in, fc, mode string
@@ -153,9 +217,10 @@ func TestParseScheme(t *testing.T) {
 		{"bfc:hash:8", "bfc:hash:8", "lossless"},
 		{"portfc:drr", "portfc:drr", "lossless"},
 		{"portfc:drr/irn", "portfc:drr", "irn"},
+		{"pfc/nocc", "pfc", "lossless"},
 	} {
 		s, err := ParseScheme(c.in)
-		if err != nil || s.FC != c.fc || s.Mode != c.mode {
+		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.HasSuffix(c.in, "/nocc") {
 			t.Errorf("ParseScheme(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
 		}
 	}

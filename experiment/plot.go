@@ -76,8 +76,8 @@ var workloadPlots = []loadBars{
 	{"fct-p99", "99th-percentile FCT", unitTime, "fct_p99_us", nil},
 	{"slowdown-avg-all", "Average slowdown, all flows", "FCT / ideal FCT", "slowdown_avg", nil},
 	{"goodput-poisson", "Goodput of the Poisson background, all hosts together", unitRate, "poisson_goodput_gbps", func(c *Config) bool { return len(c.Workload.CDFs) > 0 }},
-	{"goodput-incast", "Goodput of an incast (its bytes over its first start to last end)", unitRate, "incast_goodput_gbps", func(c *Config) bool { return c.Workload.Incast != nil }},
-	{"incast-time", "Incast completion time (first start to last end)", unitTime, "incast_time_avg_us", func(c *Config) bool { return c.Workload.Incast != nil }},
+	{"goodput-incast", "Goodput of an incast (its bytes over its first start to last end)", unitRate, "incast_goodput_gbps", func(c *Config) bool { return c.hasIncast() }},
+	{"incast-time", "Incast completion time (first start to last end)", unitTime, "incast_time_avg_us", func(c *Config) bool { return c.hasIncast() }},
 	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", unitTime, "jct_avg_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"jct-p99", "99th-percentile job completion time", unitTime, "jct_p99_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
@@ -100,27 +100,39 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 				b.name += "-" + sc
 				pl.schemeBars(b)
 			}
-			pl.series("loop-series-"+sc, "Throughput over time, mean per flow", "", pl.loopMarkers())
+			pl.series("loop-series-"+sc, "Throughput over time, mean per flow", "", pl.loopMarkers(), throughputAxis)
 		}
 		pl.scenario = ""
 	case KindHoL:
 		for _, b := range holPlots {
 			pl.schemeBars(b)
 		}
-		pl.series("hol-victim-series", "Victim flow's throughput over time", "each phase's victim group shares the link in its last second", pl.holMarkers())
+		pl.series("hol-victim-series", "Victim flow's throughput over time", "each phase's victim group shares the link in its last second", pl.holMarkers(), throughputAxis)
 	case KindWorkload:
-		for _, cdf := range c.cdfNames() {
-			pl.cdf = cdf
-			for _, b := range workloadPlots {
-				if b.when == nil || b.when(c) {
-					pl.loadBars(b, cdf)
+		for _, scn := range c.scenarioNames() {
+			pl.scenario = scn
+			for _, cdf := range c.cdfNames() {
+				pl.cdf = cdf
+				for _, b := range workloadPlots {
+					if b.when == nil || b.when(c) {
+						b.name = pl.named(b.name)
+						pl.loadBars(b, cdf)
+					}
+				}
+				for _, load := range c.Workload.Loads {
+					pl.slowdownBySize(cdf, load)
+					pl.queueCDF(cdf, load)
+					if c.Lab.ECN {
+						pl.load = load
+						pl.series(pl.named(fmt.Sprintf("cnp-series-%s-load%s", cdf, loadName(load))),
+							fmt.Sprintf("CNPs over time, %s at load %s", cdfTitle(cdf), loadName(load)),
+							"the CNPs every sender received, in each interval of the queue samples", nil, cnpAxis)
+						pl.load = 0
+					}
 				}
 			}
-			for _, load := range c.Workload.Loads {
-				pl.slowdownBySize(cdf, load)
-				pl.queueCDF(cdf, load)
-			}
 		}
+		pl.scenario, pl.cdf = "", ""
 	}
 	return pl.files, errors.Join(pl.errs...)
 }
@@ -134,9 +146,30 @@ type plots struct {
 	// scenario is the loop scenario being drawn (match keeps its
 	// results only).
 	scenario string
-	// cdf is the workload CDF being drawn (its links' rate titles it).
-	cdf string
+	// cdf is the workload CDF being drawn (its links' rate titles it),
+	// load the load of a workload's series plot.
+	cdf  string
+	load float64
 }
+
+// named is a plot's file name for the scenario being drawn: a workload
+// scenario's name first.
+func (pl *plots) named(name string) string {
+	if pl.scenario == "" || pl.c.Kind != KindWorkload {
+		return name
+	}
+	return pl.scenario + "-" + name
+}
+
+// seriesAxis is a series plot's y axis: its label in the lab's units
+// and in the target's (lab values × D / 1000: Mb/s to Gb/s, or per
+// second of the lab to per ms of the target).
+type seriesAxis struct{ lab, target string }
+
+var (
+	throughputAxis = seriesAxis{"throughput (Mb/s, the lab's)", "throughput (" + unitRate + ")"}
+	cnpAxis        = seriesAxis{"CNPs per s (the lab's)", "CNPs per ms (the target's)"}
+)
 
 // match are the results of one setting (scheme and, for a workload, CDF
 // and load) over seeds and repetitions: the valid ones, and the IDs of
@@ -363,15 +396,18 @@ func (pl *plots) schemeBars(b schemeBars) {
 // title prefixes an experiment's plot title with its topology and rate
 // (a loop scenario's own topology, and its name).
 func (pl *plots) title(t string) string {
-	topo, name := pl.c.Topology, pl.c.Name
+	fabric, name := pl.c.TopologyText(), pl.c.Name
 	if sc, ok := loopScenarios[pl.scenario]; ok {
-		topo, name = sc, name+" "+pl.scenario
+		fabric = fmt.Sprintf("BCube(%d,%d)", sc.N, sc.K)
+	}
+	if pl.scenario != "" {
+		name += " " + pl.scenario
 	}
 	d := ""
 	if D := pl.dilation(); D > 0 {
 		d = ", D = " + strconv.FormatFloat(D, 'f', -1, 64)
 	}
-	return fmt.Sprintf("%s: %s (BCube(%d,%d), %s links%s)", name, t, topo.N, topo.K, pl.c.RateText(pl.cdf), d)
+	return fmt.Sprintf("%s: %s (%s, %s links%s)", name, t, fabric, pl.c.RateText(pl.cdf), d)
 }
 
 // dilation is the D of the plotted points (of the CDF being drawn: a CDF
@@ -495,7 +531,7 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{format: func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }}
 	p.X.Min, p.X.Max = queueFloorKB, hi
 	p.X.Label.Text = fmt.Sprintf("bytes queued at a switch (KB, log; empty drawn at %g)", queueFloorKB)
-	pl.save(f, fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load)), title, invalidNote(invalid))
+	pl.save(f, pl.named(fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load))), title, invalidNote(invalid))
 }
 
 // seriesDash are the dashes of a plot's series by name: one style per
@@ -530,7 +566,7 @@ type seriesData struct {
 func (pl *plots) seriesData() seriesData {
 	var d seriesData
 	for _, scheme := range pl.c.Schemes {
-		valid, inv := pl.match(scheme, "", 0)
+		valid, inv := pl.match(scheme, pl.seriesCDF(), pl.load)
 		d.invalid = append(d.invalid, inv...)
 		names := map[string]bool{}
 		for _, r := range valid {
@@ -561,6 +597,15 @@ func (pl *plots) seriesData() seriesData {
 		}
 	}
 	return d
+}
+
+// seriesCDF is the CDF whose results a series plot draws: a workload's
+// CDF being drawn ("" for the other kinds).
+func (pl *plots) seriesCDF() string {
+	if pl.c.Kind != KindWorkload {
+		return ""
+	}
+	return pl.cdf
 }
 
 // at is a time of the lab, sec seconds, on a series plot's x axis: the
@@ -602,14 +647,14 @@ func (pl *plots) holMarkers() phaseMarkers {
 // seriesDash), the mean of the scheme's valid results with a band from
 // their least to their greatest value, and markers at the phases'
 // starts; note goes under the title.
-func (pl *plots) series(name, title, note string, markers phaseMarkers) {
+func (pl *plots) series(name, title, note string, markers phaseMarkers, axis seriesAxis) {
 	d := pl.seriesData()
 	if len(d.lines) == 0 && len(d.invalid) == 0 {
 		return
 	}
-	xlabel, ylabel := "time since the first flows started (s, the lab's)", "throughput (Mb/s, the lab's)"
+	xlabel, ylabel := "time since the first flows started (s, the lab's)", axis.lab
 	if d.target {
-		xlabel, ylabel = "time since the first flows started (ms, the target's)", "throughput ("+unitRate+")"
+		xlabel, ylabel = "time since the first flows started (ms, the target's)", axis.target
 	}
 	p := newPanel(xlabel, ylabel, true)
 	f := newFigure(pl.title(title), p)
@@ -658,7 +703,7 @@ func (pl *plots) series(name, title, note string, markers phaseMarkers) {
 	}
 	for _, s := range pl.c.Schemes {
 		if !slices.Contains(d.schemes, s) {
-			if _, inv := pl.match(s, "", 0); len(inv) > 0 {
+			if _, inv := pl.match(s, pl.seriesCDF(), pl.load); len(inv) > 0 {
 				f.add(s+" (INVALID, not plotted)", swatch{schemeColor(s)})
 			}
 		}

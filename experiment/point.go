@@ -18,7 +18,8 @@ type Point struct {
 	// portfc-r1.
 	ID     string `json:"id"`
 	Scheme string `json:"scheme"`
-	// Scenario is a loop point's (bench.LoopScenarios).
+	// Scenario is a loop point's (bench.LoopScenarios), or a workload
+	// point's (workload.scenarios).
 	Scenario string  `json:"scenario,omitempty"`
 	CDF      string  `json:"cdf,omitempty"`
 	Load     float64 `json:"load"`
@@ -31,9 +32,9 @@ type Point struct {
 // next, so that a partial run already compares the schemes.
 func (c *Config) Points() []Point {
 	var ps []Point
-	schemes := func(cdf string, load float64, seed uint64, rep int) {
+	schemes := func(scn, cdf string, load float64, seed uint64, rep int) {
 		for _, s := range c.Schemes {
-			p := Point{Scheme: s, CDF: cdf, Load: load, Seed: seed, Rep: rep}
+			p := Point{Scheme: s, Scenario: scn, CDF: cdf, Load: load, Seed: seed, Rep: rep}
 			p.ID = p.id(c.Kind)
 			ps = append(ps, p)
 		}
@@ -52,15 +53,17 @@ func (c *Config) Points() []Point {
 	}
 	if c.Kind != KindWorkload {
 		for rep := 1; rep <= c.Repetitions; rep++ {
-			schemes("", 0, 0, rep)
+			schemes("", "", 0, 0, rep)
 		}
 		return ps
 	}
-	for _, cdf := range c.cdfNames() {
-		for _, load := range c.Workload.Loads {
-			for _, seed := range c.Seeds {
-				for rep := 1; rep <= c.Repetitions; rep++ {
-					schemes(cdf, load, seed, rep)
+	for _, scn := range c.scenarioNames() {
+		for _, cdf := range c.cdfNames() {
+			for _, load := range c.Workload.Loads {
+				for _, seed := range c.Seeds {
+					for rep := 1; rep <= c.Repetitions; rep++ {
+						schemes(scn, cdf, load, seed, rep)
+					}
 				}
 			}
 		}
@@ -70,13 +73,17 @@ func (c *Config) Points() []Point {
 
 func (p Point) id(kind string) string {
 	s := strings.NewReplacer(":", "q", "/", "-").Replace(p.Scheme)
+	if kind == KindWorkload {
+		id := fmt.Sprintf("%s-%s-%s-s%d-r%d", p.CDF, strconv.FormatFloat(p.Load, 'f', -1, 64), s, p.Seed, p.Rep)
+		if p.Scenario != "" {
+			id = p.Scenario + "-" + id
+		}
+		return id
+	}
 	if p.Scenario != "" {
 		return fmt.Sprintf("%s-%s-r%d", p.Scenario, s, p.Rep)
 	}
-	if kind != KindWorkload {
-		return fmt.Sprintf("%s-r%d", s, p.Rep)
-	}
-	return fmt.Sprintf("%s-%s-%s-s%d-r%d", p.CDF, strconv.FormatFloat(p.Load, 'f', -1, 64), s, p.Seed, p.Rep)
+	return fmt.Sprintf("%s-r%d", s, p.Rep)
 }
 
 // Label is the point's setting for people: "websearch load 0.5, portfc,
@@ -116,7 +123,7 @@ func (c *Config) Estimate(p Point) time.Duration {
 		ph := orDefault(c.HoL.Phase.D(), 5*time.Second)
 		return labUpDown + 4*ph + 4*time.Second
 	}
-	wc, err := c.WorkloadConfig(p.CDF, p.Load, p.Seed)
+	wc, err := c.PointWorkload(p)
 	if err != nil {
 		return labUpDown
 	}
@@ -129,7 +136,7 @@ func (c *Config) Describe(p Point) string {
 	if c.Kind != KindWorkload {
 		return ""
 	}
-	wc, err := c.WorkloadConfig(p.CDF, p.Load, p.Seed)
+	wc, err := c.PointWorkload(p)
 	if err != nil {
 		return err.Error()
 	}

@@ -96,7 +96,10 @@ var keyMetrics = map[string][]struct{ name, head string }{
 		{"flows", "flows"}, {"completed", "done"}, {"deadlocked", "deadlock"}, {"fct_avg_us", "FCT avg µs"}, {"fct_p99_us", "FCT p99 µs"},
 		{"slowdown_avg", "slowdown avg"}, {"slowdown_p99", "slowdown p99"}, {"poisson_goodput_gbps", "Poisson goodput Gb/s"},
 		{"incast_goodput_gbps", "incast goodput Gb/s"}, {"jct_avg_us", "JCT avg µs"}, {"pull_after_push_min_us", "pull after push (min) µs"},
-		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"}, {"lost_share", "link time lost"},
+		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"},
+		{"bg_fct_p50_us", "background FCT p50 µs"}, {"bg_fct_p95_us", "background FCT p95 µs"}, {"bg_fct_p99_us", "background FCT p99 µs"},
+		{"cnps", "CNPs"}, {"cnps_victim_per_flow", "CNPs per background flow"}, {"cnps_incast_per_flow", "CNPs per incast flow"},
+		{"isolations", "isolations"}, {"lost_share", "link time lost"},
 	},
 	KindLoop: {
 		{"background_gbps", "background Gb/s"}, {"loop_gbps", "loop Gb/s"}, {"incast_gbps", "incast Gb/s"}, {"deadlocked", "deadlock"},
@@ -107,6 +110,13 @@ var keyMetrics = map[string][]struct{ name, head string }{
 		{"group_fct_alone_us", "group FCT alone µs"}, {"group_fct_congested_us", "group FCT congested µs"}, {"group_fct_ratio", "FCT ratio"},
 		{"drops", "drops"}, {"lost_share", "link time lost"},
 	},
+}
+
+// whenNonzero are key metrics whose column shows only when some point
+// has one that is not 0: what only some schemes or workloads produce.
+var whenNonzero = map[string]bool{
+	"bg_fct_p50_us": true, "bg_fct_p95_us": true, "bg_fct_p99_us": true, "cnps": true,
+	"cnps_victim_per_flow": true, "cnps_incast_per_flow": true, "isolations": true,
 }
 
 // WriteREADME writes the report for people: what ran on which build,
@@ -133,7 +143,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		}
 		fmt.Fprintf(&b, ". Scenarios %s, %s links", strings.Join(scs, ", "), c.RateText(""))
 	} else {
-		fmt.Fprintf(&b, ". BCube(%d,%d), %s links", c.Topology.N, c.Topology.K, c.RateText(""))
+		fmt.Fprintf(&b, ". %s, %s links", c.TopologyText(), c.RateText(""))
 	}
 	if c.Lab.ECN {
 		b.WriteString(", ECN marking on every egress")
@@ -163,7 +173,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	var have []int
 	for i, k := range cols {
 		for j := range r.Results {
-			if v, ok := r.Results[j].Get(k.name); ok && !math.IsNaN(v) {
+			if v, ok := r.Results[j].Get(k.name); ok && !math.IsNaN(v) && (v != 0 || !whenNonzero[k.name]) {
 				have = append(have, i)
 				break
 			}

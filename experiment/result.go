@@ -195,6 +195,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	if rep.Elapsed > 0 {
 		r.add("poisson_goodput_mbps", 8*float64(poisson)/rep.Elapsed.Seconds()/1e6)
 	}
+	r.victimMetrics(rep)
 	if rep.Incast != nil {
 		g := groupStats(rep.Records, flows, workload.KindIncast)
 		r.add("incast_goodput_mbps", g.goodput/1e6)
@@ -251,6 +252,65 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// victimMetrics adds what congestion isolation is judged by: the CNPs
+// of the background's flows (the victims, when incasts congest the
+// fabric) and of the incasts' (the congesting flows), per flow; the
+// background's FCT percentiles; and the CNPs over time (series
+// cnps_per_s: each queue-sample interval's CNPs over its length).
+func (r *Result) victimMetrics(rep *lab.WorkloadReport) {
+	var n, cnps [2]float64 // [victims, congesting]
+	var fct []float64
+	for i := range rep.Records {
+		rc := &rep.Records[i]
+		k := 0
+		switch rc.Kind {
+		case workload.KindPoisson:
+			if rc.Completed && !rc.Failed {
+				fct = append(fct, ms(rc.FCT))
+			}
+		case workload.KindIncast:
+			k = 1
+		default:
+			continue
+		}
+		n[k]++
+		cnps[k] += float64(rc.CNPs)
+	}
+	per := func(k int) float64 {
+		if n[k] == 0 {
+			return math.NaN()
+		}
+		return cnps[k] / n[k]
+	}
+	r.add("cnps_victim_per_flow", per(0))
+	r.add("cnps_incast_per_flow", per(1))
+	r.add("cnps_victim", cnps[0])
+	r.add("cnps_incast", cnps[1])
+	slices.Sort(fct)
+	for _, p := range []float64{50, 95, 99} {
+		v := math.NaN()
+		if len(fct) > 0 {
+			v = workload.Percentile(fct, p)
+		}
+		r.add(fmt.Sprintf("bg_fct_p%g_ms", p), v)
+	}
+	var series [][2]float64
+	var t0, c0 float64
+	for _, row := range rep.Queues {
+		t, c := row.Elapsed.Seconds(), float64(row.CNPs)
+		if t > t0 {
+			series = append(series, [2]float64{t, max(0, c-c0) / (t - t0)})
+		}
+		t0, c0 = t, c
+	}
+	if len(series) > 0 {
+		if r.Series == nil {
+			r.Series = map[string][][2]float64{}
+		}
+		r.Series["cnps_per_s"] = series
+	}
+}
 
 // isSwitch says node name is a switch's: every server of every fabric
 // is h<i> (BCube's switches are s<level>.<i>, a graph fabric's leaf<i>,

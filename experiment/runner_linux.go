@@ -336,7 +336,7 @@ func (x *runner) spec(fc, cdf string) lab.Spec {
 
 // workload runs a workload point on a lab of its own.
 func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result) (err error) {
-	wc, err := x.c.WorkloadConfig(p.CDF, p.Load, p.Seed)
+	wc, err := x.c.PointWorkload(p)
 	if err != nil {
 		return err
 	}
@@ -365,7 +365,7 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	}
 	w := x.c.Workload
 	o := lab.WorkloadOptions{
-		Config: wc, Mode: sc.Mode, NoDCQCN: w.NoDCQCN, MTU: w.MTU, Drain: w.Drain.D(), Interval: w.Interval.D(),
+		Config: wc, Mode: sc.Mode, NoDCQCN: w.NoDCQCN || sc.NoCC, MTU: w.MTU, Drain: w.Drain.D(), Interval: w.Interval.D(),
 		Limits: x.c.Health.Limits(),
 		Progress: func(pr lab.WorkloadProgress) {
 			if time.Since(x.lastLine) >= 5*time.Second {

@@ -244,6 +244,6 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 	}
 	binNote := fmt.Sprintf("%d size bins evenly spaced on a log scale from %s to %s (a point at its bin's geometric centre); a bin of fewer than %d flows of a point is left out; every completed flow counts",
 		sizeBinCount, sizeText(d.edges[0]), sizeText(d.edges[len(d.edges)-1]), minBinFlows)
-	pl.save(f, fmt.Sprintf("slowdown-size-%s-load%s", cdf, loadName(load)), title,
+	pl.save(f, pl.named(fmt.Sprintf("slowdown-size-%s-load%s", cdf, loadName(load))), title,
 		joinNotes(invalidNote(d.invalid), partialNote(d.drawn), binNote, spreadNote(most, "point", "whiskers from")))
 }

@@ -22,11 +22,11 @@ var registry = []entry{
 	{name: "pfcstar", about: "PFC*: PFC with the priority raised by one at every relay",
 		make: newPFC(true), describe: describePFC(true), pauses: true},
 	{name: "bfc", forms: []string{"bfc:Q", "bfc:hash", "bfc:hash:Q"}, about: "BFC: per-flow dynamic queues, upstream queues paused",
-		make: newBFC, describe: describeBFC, variant: bfcVariant, knobs: bfcKnobs, pauses: true},
+		make: newBFC, describe: describeBFC, variant: bfcVariant, knobs: bfcKnobs, pauses: true, graph: true},
 	{name: "ici", about: "ICI: congestion isolation over PFC, ECN marking coordinated with it (victims unmarked)",
-		make: newCI(true), describe: describeCI(true), pauses: true},
+		make: newCI(true), describe: describeCI(true), pauses: true, graph: true},
 	{name: "ci", about: "CI: congestion isolation over PFC, DCQCN marking uncoordinated",
-		make: newCI(false), describe: describeCI(false), pauses: true},
+		make: newCI(false), describe: describeCI(false), pauses: true, graph: true},
 	{name: "irn", is: "none", transport: "irn", about: "IRN: no flow control, selective retransmission"},
 	{name: "gbn", is: "none", transport: "gbn", about: "Go-Back-N: no flow control, go-back-N retransmission"},
 }
@@ -47,8 +47,9 @@ type entry struct {
 	pauses bool
 	// graph: the scheme runs on a fabric given as a graph
 	// (config.Node.Fabric), whose switches meet and whose servers do not
-	// relay; PortFC's and BFC's queues and PFC*'s priorities follow
-	// BCube's relays.
+	// relay; PortFC's classes and PFC*'s priorities follow BCube's
+	// relays. BFC and congestion isolation need only a frame's in and
+	// out ports and its flow, which every switch has.
 	graph bool
 	// variant sets the knob one variant word names (known false: the
 	// scheme has no such variant); knobs keeps, of a lab's knobs, those
