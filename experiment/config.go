@@ -211,6 +211,9 @@ type WorkloadConfig struct {
 	CDFRates map[string]units.Rate `yaml:"cdf_rates,omitempty"`
 	Incast   *IncastConfig         `yaml:"incast,omitempty"`
 	Pattern  *PatternConfig        `yaml:"pattern,omitempty"`
+	// Long flows run through every point (workload.Long; size 0: what
+	// a host link carries in the duration).
+	Long *LongConfig `yaml:"long,omitempty"`
 	// Scenarios, when given, are a dimension of the points: each runs
 	// its own incast in place of Incast (none when it has none), under
 	// its name.
@@ -233,6 +236,13 @@ type IncastConfig struct {
 	Period  units.Duration `yaml:"period,omitempty"`
 	Start   units.Duration `yaml:"start,omitempty"`
 	Trees   int            `yaml:"trees,omitempty"`
+}
+
+// LongConfig is workload.Long.
+type LongConfig struct {
+	Flows int            `yaml:"flows"`
+	Size  units.Size     `yaml:"size,omitempty"`
+	Start units.Duration `yaml:"start,omitempty"`
 }
 
 // ScenarioConfig is one of a workload's scenarios: a name (a point ID's
@@ -834,6 +844,13 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 			x.Period = workload.DefaultIncastPeriod(wc.LinkRate, x.Senders, x.Size)
 		}
 		wc.Incast = &x
+	}
+	if l := w.Long; l != nil {
+		x := workload.Long{Flows: l.Flows, Size: int64(l.Size), Start: l.Start.D()}
+		if x.Size == 0 {
+			x.Size = int64(float64(wc.LinkRate) / 8 * wc.Duration.Seconds())
+		}
+		wc.Long = &x
 	}
 	if p := w.Pattern; p != nil {
 		k, err := workload.ParseKind(p.Kind)

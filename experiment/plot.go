@@ -81,6 +81,9 @@ var workloadPlots = []loadBars{
 	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", unitTime, "jct_avg_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"jct-p99", "99th-percentile job completion time", unitTime, "jct_p99_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
+	{"long-flow", "Throughput of the long flow(s): bytes over FCT", unitRate, "long_gbps", func(c *Config) bool { return c.Workload.Long != nil }},
+	{"background-fct-p99", "99th-percentile FCT of the background's flows", unitTime, "bg_fct_p99_us", func(c *Config) bool { return c.Lab.ECN && c.hasIncast() }},
+	{"cnps-victim", "CNPs per background flow (the victims')", "CNPs", "cnps_victim_per_flow", func(c *Config) bool { return c.Lab.ECN && c.hasIncast() }},
 	{"incomplete", "Flows that never ended (a deadlock, or slower than the drain time)", "% of the flows", "incomplete_pct", nil},
 }
 

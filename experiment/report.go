@@ -99,7 +99,8 @@ var keyMetrics = map[string][]struct{ name, head string }{
 		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"},
 		{"bg_fct_p50_us", "background FCT p50 µs"}, {"bg_fct_p95_us", "background FCT p95 µs"}, {"bg_fct_p99_us", "background FCT p99 µs"},
 		{"cnps", "CNPs"}, {"cnps_victim_per_flow", "CNPs per background flow"}, {"cnps_incast_per_flow", "CNPs per incast flow"},
-		{"isolations", "isolations"}, {"lost_share", "link time lost"},
+		{"isolations", "isolations"}, {"long_gbps", "long flow Gb/s"}, {"queue_delay_p99_us", "switch queue delay p99 µs"},
+		{"lost_share", "link time lost"},
 	},
 	KindLoop: {
 		{"background_gbps", "background Gb/s"}, {"loop_gbps", "loop Gb/s"}, {"incast_gbps", "incast Gb/s"}, {"deadlocked", "deadlock"},
@@ -116,7 +117,7 @@ var keyMetrics = map[string][]struct{ name, head string }{
 // has one that is not 0: what only some schemes or workloads produce.
 var whenNonzero = map[string]bool{
 	"bg_fct_p50_us": true, "bg_fct_p95_us": true, "bg_fct_p99_us": true, "cnps": true,
-	"cnps_victim_per_flow": true, "cnps_incast_per_flow": true, "isolations": true,
+	"cnps_victim_per_flow": true, "cnps_incast_per_flow": true, "isolations": true, "long_gbps": true, "queue_delay_p99_us": true,
 }
 
 // WriteREADME writes the report for people: what ran on which build,

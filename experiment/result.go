@@ -196,6 +196,24 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		r.add("poisson_goodput_mbps", 8*float64(poisson)/rep.Elapsed.Seconds()/1e6)
 	}
 	r.victimMetrics(rep)
+	if rep.Long != nil {
+		// What the long flows got: each one's bytes over its FCT.
+		var bps []float64
+		for i := range rep.Records {
+			if rc := &rep.Records[i]; rc.Kind == workload.KindLong && rc.Completed && !rc.Failed && rc.FCT > 0 {
+				bps = append(bps, 8*float64(rc.Size)/rc.FCT.Seconds())
+			}
+		}
+		v := math.NaN()
+		if len(bps) > 0 {
+			v = 0
+			for _, b := range bps {
+				v += b / float64(len(bps))
+			}
+		}
+		r.add("long_mbps", v/1e6)
+		r.add("long_share", v/float64(rep.RateBps))
+	}
 	if rep.Incast != nil {
 		g := groupStats(rep.Records, flows, workload.KindIncast)
 		r.add("incast_goodput_mbps", g.goodput/1e6)
@@ -232,6 +250,11 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("switch_queue_p50_kb", workload.Percentile(q, 50)/1e3)
 	r.add("switch_queue_p99_kb", workload.Percentile(q, 99)/1e3)
 	r.add("switch_queue_max_kb", workload.Percentile(q, 100)/1e3)
+	if rep.RateBps > 0 {
+		// The wait of a frame behind a switch's p99 bytes at one link's
+		// rate (the lab's ms; the target's µs beside it).
+		r.add("queue_delay_p99_ms", workload.Percentile(q, 99)*8/float64(rep.RateBps)*1e3)
+	}
 	if bdp := rep.Model.Target.BDP(0); rep.Model.D > 0 && bdp > 0 {
 		// The same queues in one-hop BDPs of the target's links.
 		r.add("switch_queue_p99_bdp", workload.Percentile(q, 99)/float64(bdp))

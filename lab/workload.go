@@ -140,6 +140,7 @@ type WorkloadReport struct {
 	Seed     uint64            `json:"seed"`
 	Incast   *workload.Incast  `json:"incast,omitempty"`
 	Pattern  *workload.Pattern `json:"pattern,omitempty"`
+	Long     *workload.Long    `json:"long,omitempty"`
 	Mode     transport.Mode    `json:"mode"`
 	DCQCN    bool              `json:"dcqcn"`
 	MTU      int               `json:"mtu"`
@@ -463,6 +464,12 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	if in := r.Incast; in != nil {
 		wl += fmt.Sprintf(", incast %d x %s every %v", in.Senders, sizeText(in.Size), in.Period)
+		if in.Trees > 1 {
+			wl += fmt.Sprintf(" (%d trees at once)", in.Trees)
+		}
+	}
+	if l := r.Long; l != nil {
+		wl += fmt.Sprintf(", %d long flow(s) of %s", l.Flows, sizeText(l.Size))
 	}
 	if p := r.Pattern; p != nil {
 		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)

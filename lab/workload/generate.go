@@ -18,15 +18,16 @@ const (
 	KindIncast  Kind = "incast"  // N-to-1 incast
 	KindPS      Kind = "ps"      // parameter server: push to the server, broadcast back
 	KindMoE     Kind = "moe"     // mixture of experts: dispatch to experts, combine back
+	KindLong    Kind = "long"    // a long flow through the whole run
 )
 
 // ParseKind accepts the names of the kinds.
 func ParseKind(s string) (Kind, error) {
 	switch k := Kind(s); k {
-	case KindPoisson, KindIncast, KindPS, KindMoE:
+	case KindPoisson, KindIncast, KindPS, KindMoE, KindLong:
 		return k, nil
 	}
-	return "", fmt.Errorf("flow kind %q: want poisson, incast, ps or moe", s)
+	return "", fmt.Errorf("flow kind %q: want poisson, incast, ps, moe or long", s)
 }
 
 // Flow is one flow of a schedule: Size bytes from host Src to host Dst,
@@ -117,6 +118,7 @@ type Config struct {
 	Seed    uint64
 	Incast  *Incast  // optional
 	Pattern *Pattern // optional
+	Long    *Long    // optional
 	// MaxFlows bounds the schedule's length (0: DefaultMaxFlows);
 	// Generate fails rather than exceed it.
 	MaxFlows int
@@ -144,6 +146,17 @@ type Incast struct {
 
 // trees is the number of incasts at each instant.
 func (in *Incast) trees() int { return max(1, in.Trees) }
+
+// Long is Flows long flows, each of Size bytes, started at Start between
+// 2 x Flows distinct hosts drawn uniformly (Flows sources, then Flows
+// destinations): flows that share links with the rest of the workload
+// all along, whose throughput (Size over their FCT) tells what the
+// scheme leaves a long flow.
+type Long struct {
+	Flows int
+	Size  int64
+	Start time.Duration
+}
 
 // DefaultIncastShare is the share of one host link of the receiver that
 // an incast takes on average with DefaultIncastPeriod.
@@ -290,8 +303,8 @@ func (c *Config) Validate() error {
 		bad("load %g: needs a flow-size distribution", c.Load)
 	case c.Load > 0 && c.LinkRate == 0:
 		bad("load %g: needs the host link rate", c.Load)
-	case c.Load == 0 && c.Incast == nil && c.Pattern == nil:
-		bad("no traffic: load 0 and neither an incast nor a pattern")
+	case c.Load == 0 && c.Incast == nil && c.Pattern == nil && c.Long == nil:
+		bad("no traffic: load 0 and no incast, pattern or long flow")
 	}
 	if in := c.Incast; in != nil {
 		switch {
@@ -310,6 +323,16 @@ func (c *Config) Validate() error {
 			bad("incast start %v: must not be negative", in.Start)
 		} else if in.Start >= c.Duration {
 			bad("incast start %v: not within the run's %v", in.Start, c.Duration)
+		}
+	}
+	if l := c.Long; l != nil {
+		switch {
+		case l.Flows < 1 || 2*l.Flows > c.Hosts:
+			bad("long flows %d: want 1..%d (a source and a destination each, all distinct)", l.Flows, c.Hosts/2)
+		case l.Size < 1:
+			bad("long flow size %d: must be positive", l.Size)
+		case l.Start < 0 || l.Start >= c.Duration:
+			bad("long flow start %v: not within the run's %v", l.Start, c.Duration)
 		}
 	}
 	if c.Pattern != nil {
@@ -360,6 +383,9 @@ func (c *Config) Expected() float64 {
 	n := c.Lambda() * c.Duration.Seconds()
 	if in := c.Incast; in != nil {
 		n += float64(events(in.Start, in.Period, c.Duration) * in.Senders * in.trees())
+	}
+	if c.Long != nil {
+		n += float64(c.Long.Flows)
 	}
 	if c.Pattern != nil {
 		p := c.Pattern.Resolved(c.Hosts)
@@ -471,6 +497,13 @@ func Generate(c Config) ([]Flow, error) {
 			for _, pr := range pairs {
 				flows = append(flows, Flow{Src: pr[1], Dst: pr[0], Size: p.Size, Start: t + p.Gap, Kind: p.Kind, Group: group, Phase: 1, After: after})
 			}
+		}
+	}
+	if l := c.Long; l != nil {
+		s := newStream(c.Seed, streamLong)
+		hosts := s.choose(reset(), 2*l.Flows)
+		for i := range l.Flows {
+			flows = append(flows, Flow{Src: hosts[i], Dst: hosts[l.Flows+i], Size: l.Size, Start: l.Start, Kind: KindLong})
 		}
 	}
 	if len(flows) > limit {

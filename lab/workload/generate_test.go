@@ -229,6 +229,41 @@ func TestIncastTrees(t *testing.T) {
 	}
 }
 
+// Long flows: started together between distinct hosts, every host at
+// most one end, without changing the background.
+func TestLongFlows(t *testing.T) {
+	c := bcube41(t)
+	bare := generate(t, c)
+	c.Long = &Long{Flows: 3, Size: 50_000_000, Start: 10 * time.Millisecond}
+	flows := generate(t, c)
+	checkSchedule(t, c, flows)
+	ends := map[int]bool{}
+	var long, other []Flow
+	for _, f := range flows {
+		if f.Kind != KindLong {
+			other = append(other, f)
+			continue
+		}
+		long = append(long, f)
+		if f.Size != 50_000_000 || f.Start != 10*time.Millisecond || ends[f.Src] || ends[f.Dst] || f.Src == f.Dst {
+			t.Errorf("long flow %+v (ends so far %v)", f, ends)
+		}
+		ends[f.Src], ends[f.Dst] = true, true
+	}
+	if len(long) != 3 || len(other) != len(bare) {
+		t.Fatalf("%d long flows and %d others, want 3 and %d", len(long), len(other), len(bare))
+	}
+	for i := range other {
+		if a, b := other[i], bare[i]; a.Src != b.Src || a.Dst != b.Dst || a.Size != b.Size || a.Start != b.Start {
+			t.Fatalf("background flow %d changed: %+v, was %+v", i, a, b)
+		}
+	}
+	c.Long = &Long{Flows: 9, Size: 1}
+	if err := c.Validate(); err == nil {
+		t.Error("9 long flows on 16 hosts: no error")
+	}
+}
+
 // phases splits a pattern schedule by group and phase.
 func phases(flows []Flow, kind Kind) map[int][2][]Flow {
 	m := map[int][2][]Flow{}

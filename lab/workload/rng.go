@@ -19,6 +19,7 @@ const (
 	streamPoisson = 1
 	streamIncast  = 2
 	streamPattern = 3
+	streamLong    = 4
 )
 
 // newStream seeds a PCG from the run's seed and a component number. The
