@@ -127,23 +127,23 @@ func TestGraphFabrics(t *testing.T) {
 	}
 }
 
-// BFC and congestion isolation on a leaf-spine (2 leaves of 3 hosts, 1
-// spine): two trees of incasts and a long flow through the spine, on
-// the real daemons. Every flow completes and nothing is dropped; under
-// ici the leaves isolate the incasts' flows, whose CNPs and marks are
-// then the congested queues'.
+// BFC and congestion isolation on a leaf-spine (2 leaves of 4 hosts, 1
+// spine): two trees of 3-to-1 incasts and a long flow, on the real
+// daemons, without congestion control (so the incasts' queues build).
+// Every flow completes and nothing is dropped; BFC pauses upstream
+// queues, and under ici the roots isolate the incasts' flows.
 func TestGraphFabricSchemes(t *testing.T) {
 	for _, fc := range []string{"bfc", "ici"} {
 		t.Run(fc, func(t *testing.T) {
-			s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 3})
+			s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4})
 			s.FC, s.ECN = fc, true
 			if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 				t.Fatal(err)
 			}
 			cfg := workload.Config{Duration: 2 * time.Second, Seed: 3,
-				Incast: &workload.Incast{Senders: 2, Size: 300_000, Period: time.Second, Trees: 2},
+				Incast: &workload.Incast{Senders: 3, Size: 300_000, Period: time.Second, Trees: 2},
 				Long:   &workload.Long{Flows: 1, Size: 2_000_000}}
-			rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 250 * time.Millisecond})
+			rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 250 * time.Millisecond, NoDCQCN: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,8 +163,8 @@ func TestGraphFabricSchemes(t *testing.T) {
 			}
 			f := rep.Fabric
 			switch {
-			case len(rep.Records) != 9 || long != 1:
-				t.Errorf("%d flows (%d long), want 2 instants x 2 trees x 2 senders and 1 long", len(rep.Records), long)
+			case len(rep.Records) != 13 || long != 1:
+				t.Errorf("%d flows (%d long), want 2 instants x 2 trees x 3 senders and 1 long", len(rep.Records), long)
 			case f.Drops != 0:
 				t.Errorf("%d drops under lossless %s", f.Drops, fc)
 			case f.Pauses == 0 && fc == "bfc":

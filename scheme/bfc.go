@@ -173,9 +173,10 @@ func (s *BFC) OnSignal(in int, sig signaling.Signal) bool {
 }
 
 // Hooks account each fabric port's packets in its flow table and pause
-// counters.
+// counters: the ports Bind was given (a graph fabric's switch has no
+// BCube place to count them by).
 func (s *BFC) Hooks(p int) queues.Hooks {
-	if p >= s.place.FabricPorts() {
+	if s.sm == nil || p >= len(s.sm.B.C) {
 		return nil
 	}
 	return s.sm.Hooks(p)
