@@ -1,0 +1,61 @@
+package lab
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// TestPermutation checks the rack permutations of an FC+ fabric: servers
+// of one rack go to servers of one other rack, in order; the near-worst
+// pairs racks at least as far apart in all as a random permutation does.
+func TestPermutation(t *testing.T) {
+	f := FabricSpec{Kind: TopologyFCPlus, ToRs: 8, Ports: 4, Virtual: 3, Hosts: 2, Seed: 2}
+	g, err := f.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tor := func(srv int) int { at, _ := g.Attachment(srv); return at.Node }
+	span := func(perm []int) int {
+		sum := 0
+		for src, dst := range perm {
+			sum += g.Distances(tor(src))[tor(dst)]
+		}
+		return sum
+	}
+	if p, err := f.Permutation(workload.PairingUniform, 1); p != nil || err != nil {
+		t.Errorf("uniform: %v, %v; want no permutation", p, err)
+	}
+	worst, err := f.Permutation(workload.PairingNearWorst, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := f.Permutation(workload.PairingNearWorst, 9); !slices.Equal(worst, again) {
+		t.Errorf("near-worst depends on the seed: %v, %v", worst, again)
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		rnd, err := f.Permutation(workload.PairingRandom, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, perm := range [][]int{rnd, worst} {
+			if len(perm) != len(g.Servers()) {
+				t.Fatalf("seed %d: %d hosts in %v", seed, len(perm), perm)
+			}
+			for src := 0; src < len(perm); src += 2 {
+				// Two servers a rack, numbered rack by rack.
+				a, b := perm[src], perm[src+1]
+				if tor(src) == tor(a) || tor(a) != tor(b) || b != a+1 {
+					t.Fatalf("seed %d: rack of h%d, h%d goes to h%d, h%d: %v", seed, src, src+1, a, b, perm)
+				}
+			}
+		}
+		if span(rnd) > span(worst) {
+			t.Errorf("seed %d: random permutation %v spans %d hops, near-worst %v only %d", seed, rnd, span(rnd), worst, span(worst))
+		}
+	}
+	if _, err := (FabricSpec{Kind: TopologyLeafSpine, Leaves: 1, Spines: 1, Hosts: 4}).Permutation(workload.PairingRandom, 1); err == nil {
+		t.Error("one leaf: a permutation of one rack")
+	}
+}
