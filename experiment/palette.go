@@ -29,6 +29,13 @@ var schemeStyles = map[string]schemeStyle{
 	"irn":        {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
 	"gbn":        {rgb(0x777777), draw.BoxGlyph{}},      // grey
 	"none":       {rgb(0x000000), draw.CrossGlyph{}},    // black
+	// PFC on an FC+ fabric's routings (experiments/fcplus.yaml): FC+'s
+	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
+	// from every colour above (Paul Tol's vibrant magenta and green).
+	"pfc@dfksp1": {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
+	"pfc@dfksp2": {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
+	"pfc@fc":     {rgb(0x117733), draw.TriangleGlyph{}}, // green
+	"pfc@ksp":    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
 }
 
 // reserveColors are for schemes outside schemeStyles (pfc/gbn,
