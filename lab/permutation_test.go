@@ -1,10 +1,13 @@
 package lab
 
 import (
+	"math"
 	"slices"
 	"testing"
 
+	"github.com/bcfab/bcfab/fcplus"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/throughput"
 )
 
 // TestPermutation checks the rack permutations of an FC+ fabric: servers
@@ -57,5 +60,49 @@ func TestPermutation(t *testing.T) {
 	}
 	if _, err := (FabricSpec{Kind: TopologyLeafSpine, Leaves: 1, Spines: 1, Hosts: 4}).Permutation(workload.PairingRandom, 1); err == nil {
 		t.Error("one leaf: a permutation of one rack")
+	}
+}
+
+// TestPermutationThroughput solves, without packets, what the fabric of
+// experiments/fcplus.yaml carries of its two permutations (seed 1) under
+// each routing, as the lab routes it (K = 8, ties from the fabric's
+// seed): λ, every server's share of its line rate over the fabric alone
+// (exact LP, throughput.Exact). docs/FIDELITY.md sets the experiment's
+// goodputs beside these.
+func TestPermutationThroughput(t *testing.T) {
+	f := FabricSpec{Kind: TopologyFCPlus, ToRs: 8, Ports: 4, Virtual: 3, Hosts: 2, Seed: 2, Paths: 8}
+	fab, ro, err := f.fcplus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := fab.Graph
+	want := map[workload.Pairing]map[fcplus.Scheme]float64{
+		workload.PairingRandom:    {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 1, fcplus.FC: 0.5, fcplus.KSP: 1.056},
+		workload.PairingNearWorst: {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 0.833, fcplus.FC: 0.5, fcplus.KSP: 0.854},
+	}
+	for pairing, byScheme := range want {
+		perm, err := f.Permutation(pairing, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, lambda := range byScheme {
+			rs, err := fab.Routes(s, ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cs []throughput.Commodity
+			for src := 0; src < len(perm); src += f.Hosts { // a rack's servers go to one rack
+				a, _ := g.Attachment(src)
+				b, _ := g.Attachment(perm[src])
+				cs = append(cs, throughput.Commodity{Src: a.Node, Dst: b.Node, Demand: float64(f.Hosts), Paths: rs.Between(a.Node, b.Node)})
+			}
+			res, err := throughput.Exact(g, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(res.Lambda-lambda) > 0.001 {
+				t.Errorf("%s, %s: λ = %.3f, want %.3f", pairing, s, res.Lambda, lambda)
+			}
+		}
 	}
 }
