@@ -3,6 +3,7 @@ package experiment
 import (
 	"hash/fnv"
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -29,6 +30,9 @@ var schemeStyles = map[string]schemeStyle{
 	"irn":        {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
 	"gbn":        {rgb(0x777777), draw.BoxGlyph{}},      // grey
 	"none":       {rgb(0x000000), draw.CrossGlyph{}},    // black
+	"ici":        {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
+	"ci":         {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
+	"pfc/nocc":   {rgb(0x44AA99), draw.RingGlyph{}},     // teal
 	// PFC on an FC+ fabric's routings (experiments/fcplus.yaml): FC+'s
 	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
 	// from every colour above (Paul Tol's vibrant magenta and green).
@@ -45,10 +49,16 @@ var reserveColors = []color.RGBA{rgb(0x117733), rgb(0xAA4499), rgb(0x44AA99), rg
 
 var reserveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}}
 
-// styleOf is scheme's colour and marker.
+// styleOf is scheme's colour and marker: a scheme without congestion
+// control (FC/nocc) has its flow control's unless it has its own.
 func styleOf(scheme string) schemeStyle {
 	if s, ok := schemeStyles[scheme]; ok {
 		return s
+	}
+	if fc, ok := strings.CutSuffix(scheme, "/"+noCC); ok {
+		if s, ok := schemeStyles[fc]; ok {
+			return s
+		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(scheme))

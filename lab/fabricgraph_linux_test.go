@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/lab/workload"
 )
 
 // graphSpec is a lab of the real daemons on fabric f, named fb + 6
@@ -121,6 +122,58 @@ func TestGraphFabrics(t *testing.T) {
 				case n.Kind == KindSwitch && n.Stats.TxPackets == 0:
 					t.Errorf("%s forwarded nothing", n.Name)
 				}
+			}
+		})
+	}
+}
+
+// BFC and congestion isolation on a leaf-spine (2 leaves of 3 hosts, 1
+// spine): two trees of incasts and a long flow through the spine, on
+// the real daemons. Every flow completes and nothing is dropped; under
+// ici the leaves isolate the incasts' flows, whose CNPs and marks are
+// then the congested queues'.
+func TestGraphFabricSchemes(t *testing.T) {
+	for _, fc := range []string{"bfc", "ici"} {
+		t.Run(fc, func(t *testing.T) {
+			s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 3})
+			s.FC, s.ECN = fc, true
+			if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+				t.Fatal(err)
+			}
+			cfg := workload.Config{Duration: 2 * time.Second, Seed: 3,
+				Incast: &workload.Incast{Senders: 2, Size: 300_000, Period: time.Second, Trees: 2},
+				Long:   &workload.Long{Flows: 1, Size: 2_000_000}}
+			rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 250 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text strings.Builder
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s", text.String())
+			long := 0
+			for _, r := range rep.Records {
+				if !r.Completed || r.Failed {
+					t.Errorf("flow %d (%s, h%d -> h%d) did not complete", r.ID, r.Kind, r.Src, r.Dst)
+				}
+				if r.Kind == workload.KindLong {
+					long++
+				}
+			}
+			f := rep.Fabric
+			switch {
+			case len(rep.Records) != 9 || long != 1:
+				t.Errorf("%d flows (%d long), want 2 instants x 2 trees x 2 senders and 1 long", len(rep.Records), long)
+			case f.Drops != 0:
+				t.Errorf("%d drops under lossless %s", f.Drops, fc)
+			case f.Pauses == 0 && fc == "bfc":
+				t.Error("bfc paused nothing under incast")
+			case fc == "ici" && (f.Isolated == 0 || f.Isolations == 0):
+				t.Errorf("ici isolated %d flows and sent %d isolations under incast", f.Isolated, f.Isolations)
+			}
+			if len(rep.Queues) == 0 {
+				t.Error("no queue series")
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/topo"
 	"github.com/bcfab/bcfab/transport"
 )
@@ -254,8 +255,15 @@ type FabricCounters struct {
 	PausesRx uint64 `json:"pauses_rx"`
 	ECNMarks uint64 `json:"ecn_marks"`
 	CNPs     uint64 `json:"cnps"`
-	// Isolations counts congestion isolation's signals sent (ici, ci).
+	// Isolations counts congestion isolation's signals sent (ici, ci);
+	// Isolated the flows its congestion roots isolated, TableFull the
+	// isolations refused for want of a table entry, and ECNMarksCQ the
+	// ECNMarks of the congested-flow queues (the isolated flows' marks;
+	// the rest are the normal queues', the victims').
 	Isolations uint64 `json:"isolations,omitempty"`
+	Isolated   uint64 `json:"isolated,omitempty"`
+	TableFull  uint64 `json:"table_full,omitempty"`
+	ECNMarksCQ uint64 `json:"ecn_marks_cq,omitempty"`
 	// Nodes lists the nodes with drops, pauses, marks or isolations.
 	Nodes []NodeCounters `json:"nodes,omitempty"`
 }
@@ -269,6 +277,9 @@ type NodeCounters struct {
 	PausesRx   uint64 `json:"pauses_rx,omitempty"`
 	ECNMarks   uint64 `json:"ecn_marks,omitempty"`
 	Isolations uint64 `json:"isolations,omitempty"`
+	Isolated   uint64 `json:"isolated,omitempty"`
+	TableFull  uint64 `json:"table_full,omitempty"`
+	ECNMarksCQ uint64 `json:"ecn_marks_cq,omitempty"`
 }
 
 // nodeCounters adds up a daemon's drop, pause and mark counters.
@@ -287,10 +298,18 @@ func nodeCounters(st *api.Stats) NodeCounters {
 				n.PausesRx += v
 			case k == "tx_isolate":
 				n.Isolations += v
+			case k == "ici_isolated":
+				n.Isolated += v
+			case k == "ici_table_full":
+				n.TableFull += v
 			}
 		}
+		_, ci := p.Signals["tx_isolate"]
 		for _, q := range p.Queues {
 			n.ECNMarks += q.ECNMarks
+			if ci && q.Index == int(signaling.PCPCongested) {
+				n.ECNMarksCQ += q.ECNMarks
+			}
 		}
 	}
 	return n
@@ -308,13 +327,17 @@ func fabricDelta(before, after map[string]*api.Stats) FabricCounters {
 		x, y := nodeCounters(b), nodeCounters(a)
 		d := NodeCounters{Node: node, Drops: y.Drops - x.Drops, Injected: y.Injected - x.Injected,
 			Pauses: y.Pauses - x.Pauses, PausesRx: y.PausesRx - x.PausesRx, ECNMarks: y.ECNMarks - x.ECNMarks,
-			Isolations: y.Isolations - x.Isolations}
+			Isolations: y.Isolations - x.Isolations, Isolated: y.Isolated - x.Isolated, TableFull: y.TableFull - x.TableFull,
+			ECNMarksCQ: y.ECNMarksCQ - x.ECNMarksCQ}
 		f.Drops += d.Drops
 		f.Injected += d.Injected
 		f.Pauses += d.Pauses
 		f.PausesRx += d.PausesRx
 		f.ECNMarks += d.ECNMarks
 		f.Isolations += d.Isolations
+		f.Isolated += d.Isolated
+		f.TableFull += d.TableFull
+		f.ECNMarksCQ += d.ECNMarksCQ
 		if d.Drops+d.Injected+d.Pauses+d.PausesRx+d.ECNMarks+d.Isolations > 0 {
 			f.Nodes = append(f.Nodes, d)
 		}
