@@ -292,6 +292,20 @@ func (c *Config) hasIncast() bool {
 	return slices.ContainsFunc(w.Scenarios, func(s ScenarioConfig) bool { return s.Incast != nil })
 }
 
+// hasPermutation says some point of c's workload pairs its background
+// by a permutation.
+func (c *Config) hasPermutation() bool {
+	w := c.Workload
+	if w == nil {
+		return false
+	}
+	perm := func(p string) bool { x, err := workload.ParsePairing(p); return err == nil && x.IsPermutation() }
+	if perm(w.Pairing) {
+		return true
+	}
+	return slices.ContainsFunc(w.Scenarios, func(s ScenarioConfig) bool { return perm(s.Pairing) })
+}
+
 // PatternConfig is a periodic two-phase collective (ps or moe).
 type PatternConfig struct {
 	Kind   string         `yaml:"kind"`
