@@ -8,6 +8,7 @@ import (
 	"github.com/bcfab/bcfab/fcplus"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/throughput"
+	"github.com/bcfab/bcfab/topo"
 )
 
 // TestPermutation checks the rack permutations of an FC+ fabric: servers
@@ -67,8 +68,12 @@ func TestPermutation(t *testing.T) {
 // experiments/fcplus.yaml carries of its two permutations (seed 1) under
 // each routing, as the lab routes it (K = 8, ties from the fabric's
 // seed): λ, every server's share of its line rate over the fabric alone
-// (exact LP, throughput.Exact). docs/FIDELITY.md sets the experiment's
-// goodputs beside these.
+// with each pair's traffic split over its paths at best (exact LP,
+// throughput.Exact), and the same share when each pair's traffic is
+// split evenly over its paths, as flows hashed onto them are on average
+// (the lab's switches pick a flow's path by its hash, whatever the
+// path's length). docs/FIDELITY.md sets the experiment's throughputs
+// beside these.
 func TestPermutationThroughput(t *testing.T) {
 	f := FabricSpec{Kind: TopologyFCPlus, ToRs: 8, Ports: 4, Virtual: 3, Hosts: 2, Seed: 2, Paths: 8}
 	fab, ro, err := f.fcplus()
@@ -79,6 +84,10 @@ func TestPermutationThroughput(t *testing.T) {
 	want := map[workload.Pairing]map[fcplus.Scheme]float64{
 		workload.PairingRandom:    {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 1, fcplus.FC: 0.5, fcplus.KSP: 1.056},
 		workload.PairingNearWorst: {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 0.833, fcplus.FC: 0.5, fcplus.KSP: 0.854},
+	}
+	wantEven := map[workload.Pairing]map[fcplus.Scheme]float64{
+		workload.PairingRandom:    {fcplus.DFKSP1: 0.333, fcplus.DFKSP2: 0.459, fcplus.FC: 0.333, fcplus.KSP: 0.4},
+		workload.PairingNearWorst: {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 0.5, fcplus.FC: 0.5, fcplus.KSP: 0.571},
 	}
 	for pairing, byScheme := range want {
 		perm, err := f.Permutation(pairing, 1)
@@ -102,6 +111,21 @@ func TestPermutationThroughput(t *testing.T) {
 			}
 			if math.Abs(res.Lambda-lambda) > 0.001 {
 				t.Errorf("%s, %s: λ = %.3f, want %.3f", pairing, s, res.Lambda, lambda)
+			}
+			load := map[topo.Arc]float64{} // each pair's demand split evenly over its paths
+			for _, c := range cs {
+				for _, p := range c.Paths {
+					for _, arc := range p {
+						load[arc] += c.Demand / float64(len(c.Paths))
+					}
+				}
+			}
+			most := 0.0
+			for arc, l := range load {
+				most = max(most, l/g.Capacity(arc))
+			}
+			if even := 1 / most; math.Abs(even-wantEven[pairing][s]) > 0.001 {
+				t.Errorf("%s, %s: λ split evenly = %.3f, want %.3f", pairing, s, even, wantEven[pairing][s])
 			}
 		}
 	}
