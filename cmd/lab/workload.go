@@ -21,12 +21,12 @@ import (
 func workloadCmd() *cobra.Command {
 	var (
 		cdfName, basis, pattern, mode, records, queues, pairing string
-		load                                           float64
-		seed                                           uint64
-		incast, maxFlows, mtu                          int
-		noDCQCN, asJSON, dryRun, patternWait           bool
-		moeExperts, moeSenders, moeTopK                int
-		moeSkew                                        float64
+		load                                                    float64
+		seed                                                    uint64
+		incast, maxFlows, mtu                                   int
+		noDCQCN, asJSON, dryRun, patternWait                    bool
+		moeExperts, moeSenders, moeTopK                         int
+		moeSkew                                                 float64
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
