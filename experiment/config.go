@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -133,9 +134,10 @@ func (c *Config) TopologyText() string {
 		if len(rs) == 0 {
 			return f.String()
 		}
-		// The schemes route: name them all where the fabric's would be.
-		f.Routing = rs[0]
-		return strings.Replace(f.String(), "--routing "+rs[0], "--routing "+strings.Join(rs, "|"), 1)
+		// The schemes route: name them all where the fabric's would be
+		// (any routing by paths puts it there).
+		f.Routing = lab.RoutingKSP
+		return strings.Replace(f.String(), "--routing "+lab.RoutingKSP, "--routing "+strings.Join(rs, "|"), 1)
 	}
 	return fmt.Sprintf("BCube(%d,%d)", c.Topology.N, c.Topology.K)
 }
@@ -847,14 +849,28 @@ func (c *Config) SchemeLabSpec(sc Scheme, cdf, runRoot string) lab.Spec {
 	return s
 }
 
-// routings are the routings c's schemes name after an @, in order, each
-// once.
+// routings are the routings of c's labs when its schemes name some after
+// an @ (a scheme without one has the fabric's), in order, each once;
+// none when no scheme names one.
 func (c *Config) routings() []string {
 	var out []string
+	named := false
 	for _, s := range c.Schemes {
-		if sc, err := ParseScheme(s); err == nil && sc.Routing != "" && !slices.Contains(out, sc.Routing) {
-			out = append(out, sc.Routing)
+		sc, err := ParseScheme(s)
+		if err != nil {
+			continue
 		}
+		r := sc.Routing
+		if r == "" && c.Fabric != nil {
+			r = cmp.Or(c.Fabric.Routing, lab.RoutingECMP)
+		}
+		named = named || sc.Routing != ""
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	if !named {
+		return nil
 	}
 	return out
 }

@@ -253,7 +253,7 @@ workload:
 	if c.Fabric.Routing != "dfksp2" {
 		t.Errorf("the file's fabric routing became %s", c.Fabric.Routing)
 	}
-	if got := c.TopologyText(); !strings.Contains(got, "--routing dfksp1|ksp --paths 8") {
+	if got := c.TopologyText(); !strings.Contains(got, "--routing dfksp1|ksp|dfksp2 --paths 8") {
 		t.Errorf("topology text %q: want the schemes' routings", got)
 	}
 	digests := map[string]string{}
