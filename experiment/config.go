@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,7 +68,10 @@ type Config struct {
 	// servers' round robin) whose flows are lossless, irn and
 	// gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
 	// FC/MODE for any other pairing (pfc/gbn); FC/nocc is FC's lossless
-	// flows without congestion control (DCQCN off at their NICs).
+	// flows without congestion control (DCQCN off at their NICs). On a
+	// graph fabric a scheme may name the switches' routing after an @,
+	// in place of fabric.routing: pfc@dfksp2 is PFC on DF-KSP with two
+	// lossless priorities, pfc@ksp on plain K shortest paths.
 	Schemes []string `yaml:"schemes"`
 	// Seeds of the workload (one point each); loop and hol have no
 	// randomness of their own and take only repetitions.
@@ -125,7 +129,15 @@ func (f *FabricConfig) Spec() *lab.FabricSpec {
 // graph fabric's own name (lab up's).
 func (c *Config) TopologyText() string {
 	if c.Fabric != nil {
-		return c.Fabric.Spec().String()
+		f := c.Fabric.Spec()
+		rs := c.routings()
+		if len(rs) == 0 {
+			return f.String()
+		}
+		// The schemes route: name them all where the fabric's would be
+		// (any routing by paths puts it there).
+		f.Routing = lab.RoutingKSP
+		return strings.Replace(f.String(), "--routing "+lab.RoutingKSP, "--routing "+strings.Join(rs, "|"), 1)
 	}
 	return fmt.Sprintf("BCube(%d,%d)", c.Topology.N, c.Topology.K)
 }
@@ -211,12 +223,16 @@ type WorkloadConfig struct {
 	CDFRates map[string]units.Rate `yaml:"cdf_rates,omitempty"`
 	Incast   *IncastConfig         `yaml:"incast,omitempty"`
 	Pattern  *PatternConfig        `yaml:"pattern,omitempty"`
+	// Pairing is how the background pairs its hosts: uniform (the
+	// default), or a permutation of the racks of a graph fabric, random
+	// or near-worst (workload.Pairing, lab.FabricSpec.Permutation).
+	Pairing string `yaml:"pairing,omitempty"`
 	// Long flows run through every point (workload.Long; size 0: what
 	// a host link carries in the duration).
 	Long *LongConfig `yaml:"long,omitempty"`
 	// Scenarios, when given, are a dimension of the points: each runs
-	// its own incast in place of Incast (none when it has none), under
-	// its name.
+	// its own incast in place of Incast (none when it has none), and its
+	// own pairing when it names one, under its name.
 	Scenarios []ScenarioConfig `yaml:"scenarios,omitempty"`
 	// NoDCQCN turns DCQCN off (it acts only where lab.ecn marks).
 	NoDCQCN bool `yaml:"no_dcqcn,omitempty"`
@@ -246,10 +262,12 @@ type LongConfig struct {
 }
 
 // ScenarioConfig is one of a workload's scenarios: a name (a point ID's
-// first word) and its incast.
+// first word), its incast and its background's pairing (empty: the
+// workload's).
 type ScenarioConfig struct {
-	Name   string        `yaml:"name"`
-	Incast *IncastConfig `yaml:"incast,omitempty"`
+	Name    string        `yaml:"name"`
+	Incast  *IncastConfig `yaml:"incast,omitempty"`
+	Pairing string        `yaml:"pairing,omitempty"`
 }
 
 // scenarioNames are the workload's scenarios, or "" when it has none.
@@ -274,6 +292,20 @@ func (c *Config) hasIncast() bool {
 		return w.Incast != nil
 	}
 	return slices.ContainsFunc(w.Scenarios, func(s ScenarioConfig) bool { return s.Incast != nil })
+}
+
+// hasPermutation says some point of c's workload pairs its background
+// by a permutation.
+func (c *Config) hasPermutation() bool {
+	w := c.Workload
+	if w == nil {
+		return false
+	}
+	perm := func(p string) bool { x, err := workload.ParsePairing(p); return err == nil && x.IsPermutation() }
+	if perm(w.Pairing) {
+		return true
+	}
+	return slices.ContainsFunc(w.Scenarios, func(s ScenarioConfig) bool { return perm(s.Pairing) })
 }
 
 // PatternConfig is a periodic two-phase collective (ps or moe).
@@ -327,13 +359,17 @@ type HoLConfig struct {
 }
 
 // Scheme is one compared configuration: a lab's flow control and the
-// transport mode of the workload's flows.
+// transport mode of the workload's flows, and on a graph fabric its
+// switches' routing.
 type Scheme struct {
 	Name string // as written in the file
 	FC   string // lab flow control with its variants (bench.SetScheme)
 	Mode string // lossless, irn or gbn
 	// NoCC turns the flows' congestion control (DCQCN) off.
 	NoCC bool
+	// Routing, when not empty, replaces the fabric's (lab.FabricSpec's
+	// Routing): the part after an @.
+	Routing string
 }
 
 // noCC is the pseudo-mode of FC/nocc.
@@ -341,10 +377,17 @@ const noCC = "nocc"
 
 // ParseScheme reads a scheme name (see Config.Schemes): a registered
 // scheme with its variants or a lossy transport (scheme.ParseName), or
-// FC/MODE.
+// FC/MODE; either followed by @ROUTING.
 func ParseScheme(s string) (Scheme, error) {
 	sc := Scheme{Name: s, FC: s, Mode: transport.Lossless.String()}
-	if fc, mode, ok := strings.Cut(s, "/"); ok && mode == noCC {
+	base, routing, routed := strings.Cut(s, "@")
+	if routed {
+		if routing == "" {
+			return sc, fmt.Errorf("scheme %q: a routing after the @, or no @", s)
+		}
+		sc.FC, sc.Routing = base, routing
+	}
+	if fc, mode, ok := strings.Cut(base, "/"); ok && mode == noCC {
 		sc.FC, sc.NoCC = fc, true
 	} else if ok {
 		if _, err := transport.ParseMode(mode); err != nil {
@@ -360,7 +403,7 @@ func ParseScheme(s string) (Scheme, error) {
 		if sc.NoCC {
 			return sc, fmt.Errorf("scheme %q: %s is a transport without flow control: nocc is for a flow-control scheme's lossless flows", s, sc.FC)
 		}
-		if sc.FC != s {
+		if sc.FC != base {
 			return sc, fmt.Errorf("scheme %q: %s names its transport itself", s, sc.FC)
 		}
 		sc.FC, sc.Mode = n.FC, n.Transport
@@ -562,9 +605,13 @@ func (c *Config) Validate() error {
 		if c.Kind != KindWorkload && (sc.Mode != transport.Lossless.String() || sc.NoCC) {
 			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
 		}
+		if sc.Routing != "" && c.Fabric == nil {
+			bad("schemes[%d]: %q: a routing (@%s) is a graph fabric's", i, s, sc.Routing)
+		}
 		if c.Fabric != nil && c.Topology == (Topology{}) && c.Lab.Rate != 0 {
-			// Not every scheme runs on a graph fabric.
-			if _, err := lab.NewPlan(c.LabSpec(sc.FC, "", "")); err != nil {
+			// Not every scheme runs on a graph fabric, nor every routing
+			// on every fabric.
+			if _, err := lab.NewPlan(c.SchemeLabSpec(sc, "", "")); err != nil {
 				bad("schemes[%d]: %q: %w", i, s, err)
 			}
 		}
@@ -790,6 +837,44 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 	return s
 }
 
+// SchemeLabSpec is LabSpec under scheme sc: its flow control, and its
+// routing in place of the fabric's.
+func (c *Config) SchemeLabSpec(sc Scheme, cdf, runRoot string) lab.Spec {
+	s := c.LabSpec(sc.FC, cdf, runRoot)
+	if sc.Routing != "" && s.Fabric != nil {
+		f := *s.Fabric
+		f.Routing = sc.Routing
+		s.Fabric = &f
+	}
+	return s
+}
+
+// routings are the routings of c's labs when its schemes name some after
+// an @ (a scheme without one has the fabric's), in order, each once;
+// none when no scheme names one.
+func (c *Config) routings() []string {
+	var out []string
+	named := false
+	for _, s := range c.Schemes {
+		sc, err := ParseScheme(s)
+		if err != nil {
+			continue
+		}
+		r := sc.Routing
+		if r == "" && c.Fabric != nil {
+			r = cmp.Or(c.Fabric.Routing, lab.RoutingECMP)
+		}
+		named = named || sc.Routing != ""
+		if r != "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	if !named {
+		return nil
+	}
+	return out
+}
+
 // WorkloadConfig is the workload of a point: the CDF (or "none"), load
 // and seed, for c's fabric, every default resolved as the lab would
 // (hosts, link rate, links per host, the incast's period, the pattern),
@@ -812,13 +897,28 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 		Hosts: hosts, LinkRate: uint64(c.rate(cdf)), LinksPerHost: links,
 		Load: load, Duration: w.Duration.D(), Seed: seed,
 	}
-	incast := w.Incast
+	incast, pairing := w.Incast, w.Pairing
 	if p.Scenario != "" {
 		i := slices.IndexFunc(w.Scenarios, func(s ScenarioConfig) bool { return s.Name == p.Scenario })
 		if i < 0 {
 			return wc, fmt.Errorf("scenario %q: not one of workload.scenarios", p.Scenario)
 		}
 		incast = w.Scenarios[i].Incast
+		if sp := w.Scenarios[i].Pairing; sp != "" {
+			pairing = sp
+		}
+	}
+	if wc.Pairing, err = workload.ParsePairing(pairing); err != nil {
+		return wc, err
+	}
+	if wc.Pairing.IsPermutation() {
+		if c.Fabric == nil {
+			return wc, fmt.Errorf("pairing %s: a permutation of racks needs a graph fabric (fabric:)", wc.Pairing)
+		}
+		// As lab.RunWorkload would make it from the lab's fabric.
+		if wc.Perm, err = c.Fabric.Spec().Permutation(wc.Pairing, seed); err != nil {
+			return wc, err
+		}
 	}
 	if rates := c.Lab.Rates; len(rates) > 0 {
 		// As lab.RunWorkload resolves it: the slowest level's links, and

@@ -112,6 +112,11 @@ func TestParseErrors(t *testing.T) {
 		{"portfc on a graph fabric", strings.Replace(strings.Replace(tiny, "topology: {n: 2, k: 1}\n", "", 1), "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}", 1), false, "fc portfc"},
 		{"scenario twice", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a}, {name: a}]", 1), false, `"a" twice`},
 		{"incast beside scenarios", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  incast: {senders: 1, size: 1KB}\n  scenarios: [{name: a}]", 1), false, "give the incast in each scenario"},
+		{"routing on BCube", strings.Replace(tiny, "[portfc, irn]", "[portfc@ksp]", 1), false, "a graph fabric's"},
+		{"empty routing", strings.Replace(tiny, "[portfc, irn]", "[portfc@]", 1), false, "a routing after the @"},
+		{"routing of FC+ on a leaf-spine", strings.Replace(strings.Replace(strings.Replace(tiny, "topology: {n: 2, k: 1}\n", "", 1), "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}", 1), "[portfc, irn]", "[pfc@dfksp2]", 1), false, `routing "dfksp2"`},
+		{"pairing on BCube", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  pairing: random", 1), false, "needs a graph fabric"},
+		{"bad pairing", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a, pairing: worst}]", 1), false, `pairing "worst"`},
 		{"too many trees", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a, incast: {senders: 1, size: 1KB, trees: 4}}]", 1), false, "incast trees 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -203,6 +208,88 @@ workload:
 	}
 }
 
+// Routings and pairings on an FC+ fabric: a scheme names its routing
+// after an @, a scenario its pairing; the points take every scenario and
+// scheme, each lab its scheme's routing, each workload its scenario's
+// permutation of the racks.
+func TestFabricRoutings(t *testing.T) {
+	file := `name: fcp
+kind: workload
+fabric: {kind: fcplus, tors: 8, ports: 4, virtual: 3, hosts: 2, seed: 2, routing: dfksp2, paths: 8}
+lab: {rate: 10M, ecn: true}
+schemes: [pfc@dfksp1, pfc@ksp, pfc]
+workload:
+  cdfs: [websearch]
+  loads: [0.3]
+  duration: 2s
+  scenarios:
+    - {name: random, pairing: random}
+    - {name: near-worst, pairing: near-worst}
+    - {name: uniform}
+`
+	c, err := Parse([]byte(file), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range c.Points() {
+		ids = append(ids, p.ID)
+	}
+	want := []string{"random-websearch-0.3-pfc-dfksp1-s1-r1", "random-websearch-0.3-pfc-ksp-s1-r1", "random-websearch-0.3-pfc-s1-r1",
+		"near-worst-websearch-0.3-pfc-dfksp1-s1-r1", "near-worst-websearch-0.3-pfc-ksp-s1-r1", "near-worst-websearch-0.3-pfc-s1-r1",
+		"uniform-websearch-0.3-pfc-dfksp1-s1-r1", "uniform-websearch-0.3-pfc-ksp-s1-r1", "uniform-websearch-0.3-pfc-s1-r1"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("points %v, want %v", ids, want)
+	}
+	for scheme, routing := range map[string]string{"pfc@dfksp1": "dfksp1", "pfc@ksp": "ksp", "pfc": "dfksp2"} {
+		sc, err := ParseScheme(scheme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := c.SchemeLabSpec(sc, "websearch", ""); s.FC != "pfc" || s.Fabric.Routing != routing || s.Fabric.Paths != 8 {
+			t.Errorf("%s: lab fc %s, routing %s, paths %d; want pfc, %s, 8", scheme, s.FC, s.Fabric.Routing, s.Fabric.Paths, routing)
+		}
+	}
+	if c.Fabric.Routing != "dfksp2" {
+		t.Errorf("the file's fabric routing became %s", c.Fabric.Routing)
+	}
+	if got := c.TopologyText(); !strings.Contains(got, "--routing dfksp1|ksp|dfksp2 --paths 8") {
+		t.Errorf("topology text %q: want the schemes' routings", got)
+	}
+	digests := map[string]string{}
+	for _, p := range c.Points() {
+		wc, err := c.PointWorkload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows, err := workload.Generate(wc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := digests[p.Scenario]; ok && d != ScheduleDigest(flows) {
+			t.Errorf("%s: another schedule than its scenario's other schemes", p.ID)
+		}
+		digests[p.Scenario] = ScheduleDigest(flows)
+		if p.Scenario == "uniform" {
+			if wc.Pairing != workload.PairingUniform || wc.Perm != nil {
+				t.Errorf("%s: pairing %s, perm %v", p.ID, wc.Pairing, wc.Perm)
+			}
+			continue
+		}
+		if string(wc.Pairing) != p.Scenario || len(wc.Perm) != 16 {
+			t.Fatalf("%s: pairing %s, perm %v", p.ID, wc.Pairing, wc.Perm)
+		}
+		for _, f := range flows {
+			if f.Dst != wc.Perm[f.Src] {
+				t.Fatalf("%s: flow %+v off the permutation %v", p.ID, f, wc.Perm)
+			}
+		}
+	}
+	if digests["random"] == digests["near-worst"] {
+		t.Error("random and near-worst pairings ran one schedule")
+	}
+}
+
 func TestParseScheme(t *testing.T) {
 	for _, c := range []struct {
 		in, fc, mode string
@@ -218,9 +305,13 @@ func TestParseScheme(t *testing.T) {
 		{"portfc:drr", "portfc:drr", "lossless"},
 		{"portfc:drr/irn", "portfc:drr", "irn"},
 		{"pfc/nocc", "pfc", "lossless"},
+		{"pfc@ksp", "pfc", "lossless"},
+		{"pfc/nocc@dfksp2", "pfc", "lossless"},
+		{"irn@fc", "none", "irn"},
 	} {
 		s, err := ParseScheme(c.in)
-		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.HasSuffix(c.in, "/nocc") {
+		_, routing, _ := strings.Cut(c.in, "@")
+		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.Contains(c.in, "/nocc") || s.Routing != routing {
 			t.Errorf("ParseScheme(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
 		}
 	}

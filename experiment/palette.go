@@ -33,6 +33,13 @@ var schemeStyles = map[string]schemeStyle{
 	"ici":        {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
 	"ci":         {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
 	"pfc/nocc":   {rgb(0x44AA99), draw.RingGlyph{}},     // teal
+	// PFC on an FC+ fabric's routings (experiments/fcplus.yaml): FC+'s
+	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
+	// from every colour above (Paul Tol's vibrant magenta and green).
+	"pfc@dfksp1": {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
+	"pfc@dfksp2": {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
+	"pfc@fc":     {rgb(0x117733), draw.TriangleGlyph{}}, // green
+	"pfc@ksp":    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
 }
 
 // reserveColors are for schemes outside schemeStyles (pfc/gbn,

@@ -72,7 +72,7 @@ func (c *Config) Points() []Point {
 }
 
 func (p Point) id(kind string) string {
-	s := strings.NewReplacer(":", "q", "/", "-").Replace(p.Scheme)
+	s := strings.NewReplacer(":", "q", "/", "-", "@", "-").Replace(p.Scheme)
 	if kind == KindWorkload {
 		id := fmt.Sprintf("%s-%s-%s-s%d-r%d", p.CDF, strconv.FormatFloat(p.Load, 'f', -1, 64), s, p.Seed, p.Rep)
 		if p.Scenario != "" {

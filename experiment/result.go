@@ -196,6 +196,9 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		r.add("poisson_goodput_mbps", 8*float64(poisson)/rep.Elapsed.Seconds()/1e6)
 	}
 	r.victimMetrics(rep)
+	if rep.Pairing.IsPermutation() {
+		r.permutationMetrics(rep)
+	}
 	if rep.Long != nil {
 		// What the long flows got: each one's bytes over its FCT.
 		var bps []float64
@@ -520,4 +523,33 @@ func incompletePct(incomplete, flows int) float64 {
 		return 0
 	}
 	return 100 * float64(incomplete) / float64(flows)
+}
+
+// bigFlow is the size from which a permutation's background flows count
+// for its throughput: the largest size bin of the reports (> 1 MB),
+// flows long enough to reach the rate their path leaves them, where a
+// small flow's FCT is mostly its latency.
+const bigFlow = 1_000_000
+
+// permutationMetrics are what a permutation's background flows of over
+// 1 MB got: each its bytes over its FCT, the mean (big_flow_mbps), and
+// that as a share of a host link's rate (big_flow_share), which the
+// fabric's throughput without packets (λ, the share of its line rate
+// every server gets at once) bounds when every server sends.
+func (r *Result) permutationMetrics(rep *lab.WorkloadReport) {
+	sum, n := 0.0, 0
+	for i := range rep.Records {
+		if rc := &rep.Records[i]; rc.Kind == workload.KindPoisson && rc.Size > bigFlow && rc.Completed && !rc.Failed && rc.FCT > 0 {
+			sum += 8 * float64(rc.Size) / rc.FCT.Seconds()
+			n++
+		}
+	}
+	v := math.NaN()
+	if n > 0 {
+		v = sum / float64(n)
+	}
+	r.add("big_flow_mbps", v/1e6)
+	if rep.RateBps > 0 {
+		r.add("big_flow_share", v/float64(rep.RateBps))
+	}
 }

@@ -400,3 +400,30 @@ func TestTargetUnits(t *testing.T) {
 		t.Errorf("without a D: %v", none.Metrics)
 	}
 }
+
+// A permutation's big flows: bytes over FCT of the completed background
+// flows over 1 MB, the mean, and its share of the line rate; none of it
+// under uniform pairs.
+func TestPermutationMetrics(t *testing.T) {
+	rep := &lab.WorkloadReport{RateBps: 20e6, Pairing: workload.PairingNearWorst, Records: []workload.FlowRecord{
+		{Size: 2e6, FCT: time.Second, Kind: workload.KindPoisson, Completed: true},      // 16 Mb/s
+		{Size: 4e6, FCT: 4 * time.Second, Kind: workload.KindPoisson, Completed: true},  // 8 Mb/s
+		{Size: 1e6, FCT: time.Millisecond, Kind: workload.KindPoisson, Completed: true}, // not over 1 MB
+		{Size: 3e6, Kind: workload.KindPoisson},                                         // incomplete
+		{Size: 8e6, FCT: time.Second, Kind: workload.KindIncast, Completed: true},       // not the background
+	}}
+	var r Result
+	r.WorkloadMetrics(rep, nil)
+	if v, _ := r.Get("big_flow_mbps"); v != 12 {
+		t.Errorf("big_flow_mbps = %g, want 12", v)
+	}
+	if v, _ := r.Get("big_flow_share"); v != 0.6 {
+		t.Errorf("big_flow_share = %g, want 0.6", v)
+	}
+	rep.Pairing = ""
+	var u Result
+	u.WorkloadMetrics(rep, nil)
+	if _, ok := u.Get("big_flow_mbps"); ok {
+		t.Error("big_flow_mbps under uniform pairs")
+	}
+}

@@ -315,7 +315,8 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 		res.invalidate("run failed: " + err.Error())
 	}
 	if res.Dilation == 0 {
-		if m, merr := x.spec(p.Scheme, p.CDF).ResolvedModel(); merr == nil {
+		sc, _ := ParseScheme(p.Scheme) // Validate has checked it
+		if m, merr := x.spec(sc, p.CDF).ResolvedModel(); merr == nil {
 			res.Dilation = m.D
 		}
 	}
@@ -326,10 +327,10 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 	return res
 }
 
-// spec is the lab of a point under scheme fc, and for a workload CDF
+// spec is the lab of a point under scheme sc, and for a workload CDF
 // cdf (else "").
-func (x *runner) spec(fc, cdf string) lab.Spec {
-	s := x.c.LabSpec(fc, cdf, x.runRoot)
+func (x *runner) spec(sc Scheme, cdf string) lab.Spec {
+	s := x.c.SchemeLabSpec(sc, cdf, x.runRoot)
 	s.BinDir = x.o.BinDir
 	return s
 }
@@ -349,8 +350,12 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if err != nil {
 		return err
 	}
-	spec := x.spec(sc.FC, p.CDF)
-	fmt.Fprintf(x.progress, "  %d flows over %v; lab %s up (%s links, fc %s, transport %s)\n", len(flows), wc.Duration, spec.Name, x.c.RateText(p.CDF), sc.FC, sc.Mode)
+	spec := x.spec(sc, p.CDF)
+	routing := ""
+	if sc.Routing != "" {
+		routing = ", routing " + sc.Routing
+	}
+	fmt.Fprintf(x.progress, "  %d flows over %v; lab %s up (%s links, fc %s%s, transport %s)\n", len(flows), wc.Duration, spec.Name, x.c.RateText(p.CDF), sc.FC, routing, sc.Mode)
 	st, err := lab.Up(ctx, spec, x.log)
 	if err != nil {
 		return fmt.Errorf("lab up: %w", err)
@@ -412,7 +417,7 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 // loop runs the loop bench for one scheme and scenario (it brings its
 // lab up and down).
 func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) error {
-	spec := x.spec(p.Scheme, "")
+	spec := x.spec(Scheme{FC: p.Scheme}, "")
 	t := loopScenarios[p.Scenario]
 	spec.N, spec.K = t.N, t.K
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
@@ -441,7 +446,7 @@ func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) err
 
 // hol runs the hol bench for one scheme (it brings its lab up and down).
 func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) error {
-	spec := x.spec(p.Scheme, "")
+	spec := x.spec(Scheme{FC: p.Scheme}, "")
 	spec.N, spec.K = 4, 1
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
 		return err

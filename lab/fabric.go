@@ -211,6 +211,9 @@ func (f FabricSpec) String() string {
 		case "virtual":
 			v = fmt.Sprint(f.Virtual)
 		case "scenario":
+			if f.Scenario == "" {
+				continue
+			}
 			v = f.Scenario
 		}
 		parts = append(parts, "--"+p+" "+v)

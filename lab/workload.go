@@ -134,17 +134,21 @@ type WorkloadReport struct {
 	ECN   bool     `json:"ecn"`
 	// The workload: CDF name, load and its basis, duration, seed,
 	// incast and pattern, as run.
-	CDF      string            `json:"cdf,omitempty"`
-	Load     float64           `json:"load"`
-	Basis    string            `json:"basis"`
-	Duration time.Duration     `json:"duration_ns"`
-	Seed     uint64            `json:"seed"`
-	Incast   *workload.Incast  `json:"incast,omitempty"`
-	Pattern  *workload.Pattern `json:"pattern,omitempty"`
-	Long     *workload.Long    `json:"long,omitempty"`
-	Mode     transport.Mode    `json:"mode"`
-	DCQCN    bool              `json:"dcqcn"`
-	MTU      int               `json:"mtu"`
+	CDF      string        `json:"cdf,omitempty"`
+	Load     float64       `json:"load"`
+	Basis    string        `json:"basis"`
+	Duration time.Duration `json:"duration_ns"`
+	Seed     uint64        `json:"seed"`
+	// Pairing is the background's (uniform when empty), Perm its
+	// permutation of the hosts.
+	Pairing workload.Pairing  `json:"pairing,omitempty"`
+	Perm    []int             `json:"perm,omitempty"`
+	Incast  *workload.Incast  `json:"incast,omitempty"`
+	Pattern *workload.Pattern `json:"pattern,omitempty"`
+	Long    *workload.Long    `json:"long,omitempty"`
+	Mode    transport.Mode    `json:"mode"`
+	DCQCN   bool              `json:"dcqcn"`
+	MTU     int               `json:"mtu"`
 
 	Started time.Time `json:"started"`
 	// Elapsed runs from the run's start to its end: every flow ended, or
@@ -407,6 +411,14 @@ func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Con
 		x := p.Resolved(c.Hosts)
 		c.Pattern = &x
 	}
+	if c.Pairing.IsPermutation() && c.Perm == nil {
+		if st.Spec.Fabric == nil {
+			return t, c, fmt.Errorf("pairing %s: a permutation of racks needs a graph fabric (%s has no ToRs)", c.Pairing, st.Spec.TopologyText())
+		}
+		if c.Perm, err = st.Spec.Fabric.Permutation(c.Pairing, c.Seed); err != nil {
+			return t, c, err
+		}
+	}
 	return t, c, nil
 }
 
@@ -484,6 +496,9 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	wl := fmt.Sprintf("load %g", r.Load)
 	if r.CDF != "" {
 		wl = fmt.Sprintf("%s at load %g (per %s)", r.CDF, r.Load, r.Basis)
+	}
+	if r.Pairing.IsPermutation() {
+		wl += fmt.Sprintf(", pairs by a %s permutation %v", r.Pairing, r.Perm)
 	}
 	if in := r.Incast; in != nil {
 		wl += fmt.Sprintf(", incast %d x %s every %v", in.Senders, sizeText(in.Size), in.Period)

@@ -72,6 +72,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"workload", "--basis", "node"}, 1, `load basis "node"`},
 		{[]string{"workload", "--cdf", "nosuchcdf"}, 1, "nosuchcdf"},
 		{[]string{"workload", "--pattern", "ring"}, 1, `--pattern "ring": want ps or moe`},
+		{[]string{"workload", "--pairing", "worst"}, 1, `--pairing: pairing "worst": want uniform, random or near-worst`},
 		{[]string{"workload", "--incast", "8", "--incast-size", "1Q"}, 2, `"--incast-size" flag: size "1Q"`},
 		{[]string{"workload", "--max-lost", "5"}, 1, `--max-lost "5"`},
 		{[]string{"workload", "--duration", "-1s"}, 2, `duration "-1s"`},

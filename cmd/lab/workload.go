@@ -20,13 +20,13 @@ import (
 
 func workloadCmd() *cobra.Command {
 	var (
-		cdfName, basis, pattern, mode, records, queues string
-		load                                           float64
-		seed                                           uint64
-		incast, maxFlows, mtu                          int
-		noDCQCN, asJSON, dryRun, patternWait           bool
-		moeExperts, moeSenders, moeTopK                int
-		moeSkew                                        float64
+		cdfName, basis, pattern, mode, records, queues, pairing string
+		load                                                    float64
+		seed                                                    uint64
+		incast, maxFlows, mtu                                   int
+		noDCQCN, asJSON, dryRun, patternWait                    bool
+		moeExperts, moeSenders, moeTopK                         int
+		moeSkew                                                 float64
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -42,6 +42,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		Example: `  lab workload --name wl --cdf websearch --load 0.5 --incast 8 --duration 10s --seed 1 --records wl.csv
   lab workload --name wl --cdf storage --load 0.3 --pattern moe --mode irn --json > run.json
   lab workload --name wl --cdf hadoop --load 0.4 --dry-run
+  lab workload --name fp --cdf websearch --load 0.6 --pairing near-worst --duration 20s
   lab workload --name ro --load 0 --pattern moe --moe-experts 4 --moe-topk 2 --moe-skew 1.2 --pattern-size 64KB --duration 5s`,
 		GroupID: groupTraffic,
 		Args:    noArgs,
@@ -50,6 +51,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs := cmd.Flags()
 	fs.StringVar(&cdfName, "cdf", "websearch", "flow sizes of the background: "+strings.Join(workload.BuiltinCDFs(), ", ")+", or a CDF `file`")
 	fs.Float64Var(&load, "load", 0.5, "offered load of the Poisson background, a `fraction` of the host links (0: none)")
+	fs.StringVar(&pairing, "pairing", "uniform", "how the background pairs servers: uniform pairs, or a permutation of a graph fabric's racks, random (seeded) or near-worst (the ToRs' longest matching by hop distance)")
 	fs.StringVar(&basis, "basis", "link", "what the load is a fraction of: one host link (link) or all of a host's links (host)")
 	dur := durationFlag(fs, "duration", "", "10s", "the window in which flows start")
 	fs.Uint64Var(&seed, "seed", 1, "seed of every random choice: the same seed gives the same flows")
@@ -78,6 +80,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: id,src,dst,size,start_ns,kind,group,phase,after) and run nothing")
 	hf := addHealthFlags(fs)
 	completeWords(cmd, "basis", "link", "host")
+	completeWords(cmd, "pairing", "uniform", "random", "near-worst")
 	completeWords(cmd, "pattern", "ps", "moe")
 	completeWords(cmd, "mode", "lossless", "gbn", "irn")
 	_ = cmd.RegisterFlagCompletionFunc("cdf", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -89,6 +92,9 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		var err error
 		if cfg.Basis, err = workload.ParseBasis(basis); err != nil {
 			return err
+		}
+		if cfg.Pairing, err = workload.ParsePairing(pairing); err != nil {
+			return fmt.Errorf("--pairing: %w", err)
 		}
 		if load > 0 {
 			if cfg.CDF, err = workload.OpenCDF(cdfName); err != nil {

@@ -54,7 +54,16 @@
 // Background: a Poisson process of rate λ over [0, Duration)
 // (exponential inter-arrival times), each arrival from a source drawn
 // uniformly among the hosts to a destination drawn uniformly among the
-// others, of a size drawn from the CDF by inverse transform. Incast and
+// others, of a size drawn from the CDF by inverse transform. Under a
+// permutation pairing (Config.Pairing: random or near-worst, the FC+
+// paper's two permutations) every flow of a source goes to its image in
+// Config.Perm instead; the uniform destination is still drawn and
+// dropped, so a permutation changes the destinations and nothing else.
+// The permutation comes from the layer that knows the fabric
+// (lab.FabricSpec.Permutation: the racks permuted without a fixed
+// point, server i of a rack sending to server i of its rack's image;
+// random on this package's own stream, RandomDerangement, near-worst
+// the ToRs' longest matching by hop distance). Incast and
 // patterns: see Incast and Pattern. The same Config and Seed give the
 // same flows, bit for bit, on any platform and Go release: every random
 // number comes from math/rand/v2's PCG, whose output is defined, through

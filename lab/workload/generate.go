@@ -14,7 +14,7 @@ type Kind string
 
 // The kinds of flows. KindPS and KindMoE are also the two Pattern kinds.
 const (
-	KindPoisson Kind = "poisson" // background: Poisson arrivals, random pairs, sizes from the CDF
+	KindPoisson Kind = "poisson" // background: Poisson arrivals, random pairs (or a permutation), sizes from the CDF
 	KindIncast  Kind = "incast"  // N-to-1 incast
 	KindPS      Kind = "ps"      // parameter server: push to the server, broadcast back
 	KindMoE     Kind = "moe"     // mixture of experts: dispatch to experts, combine back
@@ -110,6 +110,16 @@ type Config struct {
 	Basis Basis
 	// CDF draws the background flows' sizes; needed when Load > 0.
 	CDF *CDF
+	// Pairing is how the background's flows pair their hosts: uniform
+	// pairs (PairingUniform, ""), or a permutation (PairingRandom,
+	// PairingNearWorst) whose destination of each host Perm holds.
+	Pairing Pairing `json:",omitempty"`
+	// Perm, under a permutation pairing, is every host's destination:
+	// host i's background flows all go to Perm[i], a permutation of the
+	// hosts without a fixed point. The layer that knows the fabric makes
+	// it (which hosts share a rack, how far racks are apart: see
+	// RackPermutation); nil under uniform pairs.
+	Perm []int `json:",omitempty"`
 	// Duration is the window in which flows start: every flow's Start is
 	// in [0, Duration).
 	Duration time.Duration
@@ -306,6 +316,9 @@ func (c *Config) Validate() error {
 	case c.Load == 0 && c.Incast == nil && c.Pattern == nil && c.Long == nil:
 		bad("no traffic: load 0 and no incast, pattern or long flow")
 	}
+	if err := c.checkPairing(); err != nil {
+		errs = append(errs, err)
+	}
 	if in := c.Incast; in != nil {
 		switch {
 		case in.Trees < 0 || in.Trees > c.Hosts-1:
@@ -400,7 +413,9 @@ func (c *Config) Expected() float64 {
 //  2. Background: arrivals of a Poisson process of rate Lambda over
 //     [0, Duration) (exponential inter-arrival times), each with a source
 //     drawn uniformly, a destination drawn uniformly from the other hosts
-//     and a size drawn from the CDF.
+//     and a size drawn from the CDF; under a permutation the destination
+//     is the source's in Perm (the uniform one is drawn all the same, so
+//     the arrivals, sources and sizes are those of uniform pairs).
 //  3. Incast events, then pattern events, as their types describe.
 //  4. Sort by Start (stable: at equal times background before incast
 //     before pattern, each in the order generated), number the flows
@@ -432,6 +447,9 @@ func Generate(c Config) ([]Flow, error) {
 			dst := s.intN(c.Hosts - 1)
 			if dst >= src {
 				dst++
+			}
+			if c.Perm != nil {
+				dst = c.Perm[src]
 			}
 			start := min(time.Duration(t*1e9), c.Duration-1)
 			flows = append(flows, Flow{Src: src, Dst: dst, Size: c.CDF.Size(s.float64()), Start: start, Kind: KindPoisson})

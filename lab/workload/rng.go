@@ -20,6 +20,9 @@ const (
 	streamIncast  = 2
 	streamPattern = 3
 	streamLong    = 4
+	// streamPermutation draws a random permutation pairing
+	// (RandomDerangement).
+	streamPermutation = 5
 )
 
 // newStream seeds a PCG from the run's seed and a component number. The
