@@ -63,7 +63,9 @@ type PortStats struct {
 	QueuePackets  uint64 `json:"queue_packets"`
 	MaxQueueBytes uint64 `json:"max_queue_bytes"`
 	// Captured: a packet capture listens on the port, so it transmits
-	// through the kernel's packet path (slower) where the capture sees it.
+	// through the kernel's packet path (slower) where the capture sees it,
+	// or, patched, its cable has its worker's copier write a copy of each
+	// frame there (Copies).
 	Captured bool `json:"captured"`
 	// Patched: the port's cable joins two nodes of one worker in memory
 	// (lab up --links patch); XDP and XSK then count what the cable did

@@ -193,3 +193,39 @@ func TestCopierZeroAllocs(t *testing.T) {
 type countWrites struct{ n atomic.Uint64 }
 
 func (w *countWrites) WriteFrame([]byte) error { w.n.Add(1); return nil }
+
+// BenchmarkPatchFrameCaptured is BenchmarkPatchFrame with both ends
+// captured: the kick also queues a copy of each frame for the copier,
+// what a capture costs the worker's thread.
+func BenchmarkPatchFrameCaptured(b *testing.B) {
+	r, _ := panelRig(b)
+	w := &countWrites{}
+	r.a.SetMirror(w)
+	r.a.SetTapped(true)
+	r.b.SetTapped(true)
+	const n = 8
+	descs := make([]xdp.Desc, n)
+	for i := range descs {
+		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
+	}
+	recv := make([]xdp.Desc, n)
+	addrs := make([]uint64, n)
+	r.fill(n)
+	b.ReportAllocs()
+	b.SetBytes(1000)
+	b.ResetTimer() // not the copier's queue, made at the first capture
+	for i := 0; i < b.N; i += n {
+		r.a.Transmit(descs)
+		_ = r.a.Kick()
+		r.a.Complete(addrs)
+		k := r.b.Receive(recv)
+		for j := range k {
+			addrs[j] = recv[j].Addr &^ (tChunk - 1)
+		}
+		r.b.Fill(addrs[:k])
+	}
+	b.StopTimer()
+	if c := r.a.Counters(); c.MirrorDropped > 0 {
+		b.Logf("%d of %d copies dropped: the copier fell behind a kick loop with nothing else to do", c.MirrorDropped, c.Mirrored+c.MirrorDropped)
+	}
+}
