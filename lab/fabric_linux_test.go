@@ -356,6 +356,17 @@ func testCaptureTally(t *testing.T, mode string) {
 	if r.Patched && r.ReceivedCaptured < 500 {
 		t.Errorf("captured %d frames h3 sent, want the replies' 500 a second", r.ReceivedCaptured)
 	}
+	if r.Patched {
+		// The worker's copier wrote the copies, every one.
+		st, err := Stats(s.RunRoot, s.Name, "s0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := findPort(st, "p3")
+		if p == nil || p.Copies["written"] < r.Sent || p.Copies["queue_full"]+p.Copies["write_errors"] != 0 || p.CountedUnixNs == 0 {
+			t.Errorf("s0.0 p3's capture copies: %+v", p)
+		}
+	}
 	checkNoDrops(t, s)
 }
 
