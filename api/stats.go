@@ -20,7 +20,7 @@ type Stats struct {
 	// node's worker thread between two of its steps: every frame a port
 	// sent or received before that instant is counted, none after. A
 	// capture's frames can be matched against two snapshots by their
-	// timestamps.
+	// timestamps (a port's own CountedUnixNs, when set, in its place).
 	CountedUnixNs int64 `json:"counted_unix_ns"`
 	// BusyNs is the time the node's engine spent on its work (receive,
 	// forward, egress, transmit, timers), measured around each of its
@@ -63,15 +63,29 @@ type PortStats struct {
 	QueuePackets  uint64 `json:"queue_packets"`
 	MaxQueueBytes uint64 `json:"max_queue_bytes"`
 	// Captured: a packet capture listens on the port, so it transmits
-	// through the kernel's packet path (slower) where the capture sees it.
+	// through the kernel's packet path (slower) where the capture sees it,
+	// or, patched, its cable has its worker's copier write a copy of each
+	// frame there (Copies).
 	Captured bool `json:"captured"`
 	// Patched: the port's cable joins two nodes of one worker in memory
 	// (lab up --links patch); XDP and XSK then count what the cable did
 	// as the program and the socket would have, and XDP "mirror" the
 	// copies written for captures.
-	Patched bool              `json:"patched,omitempty"`
-	Drops   map[string]uint64 `json:"drops"`
-	Queues  []QueueStats      `json:"queues,omitempty"`
+	Patched bool `json:"patched,omitempty"`
+	// CountedUnixNs, when set, is the instant that divides this port's
+	// capture copies as the snapshot divides its counters, in place of
+	// the node's CountedUnixNs: a patched port's copies are written by
+	// its worker's copier thread a little after the frames crossed, and
+	// the copier says when it had written the copy of every frame counted
+	// and of none after.
+	CountedUnixNs int64 `json:"counted_unix_ns,omitempty"`
+	// Copies counts a patched port's capture copies of what it sent:
+	// "written", refused by the packet socket ("write_errors"), and
+	// dropped because its worker's copier had no room ("queue_full"); nil
+	// until the port's cable first wrote one.
+	Copies map[string]uint64 `json:"copies,omitempty"`
+	Drops  map[string]uint64 `json:"drops"`
+	Queues []QueueStats      `json:"queues,omitempty"`
 	// Signals counts flow-control frames sent, received and relayed by
 	// class and type ("tx_pause_A", "rx_resume_B", "relayed_state_B", ...).
 	Signals map[string]uint64 `json:"signals,omitempty"`

@@ -54,7 +54,8 @@ type Running struct {
 	links   *impairments
 	eng     *dataplane.Engine
 	srv     *http.Server
-	taps    *os.File // the namespace's /proc/net/packet
+	taps    *os.File      // the namespace's /proc/net/packet
+	copier  *patch.Copier // the panel's, which writes the capture copies of patched ports (nil: no panel)
 	started time.Time
 	added   bool // the engine is on the worker
 	stopTap context.CancelFunc
@@ -96,6 +97,11 @@ func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Pane
 	}
 	frames := cfg.FramesPerPort * len(n.Ports)
 	r = &Running{n: n, w: w, worker: worker, links: &impairments{}, started: time.Now()}
+	opts := dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery(), ModelRTT: cfg.SteerRTT()}
+	if panel != nil {
+		r.copier = panel.Copier()
+		opts.Mark = r.copier.Mark
+	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(fmt.Errorf("%s %s: %w", n.Kind, cfg.Node, err), r.close())
@@ -157,7 +163,7 @@ func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Pane
 		return r, err
 	}
 	r.eng, err = dataplane.NewEngine(dataplane.Memory{Bytes: r.umem.Bytes(), FrameSize: r.umem.FrameSize(), NumFrames: r.umem.NumFrames(), RingSize: cfg.RingSize},
-		specs, n.Handler, dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery(), ModelRTT: cfg.SteerRTT()})
+		specs, n.Handler, opts)
 	if err != nil {
 		return r, err
 	}
@@ -442,7 +448,11 @@ func (r *Running) setDelayComp(comp time.Duration) api.DelayState {
 
 // Stats is what GET /stats answers.
 func (r *Running) Stats() api.Stats {
-	ps, frames, at := r.eng.SnapshotAt()
+	ps, frames, at, mark := r.eng.SnapshotAt()
+	// The copier stamps the snapshot in its queue of capture copies once
+	// it wrote every copy queued before it: the instant that divides the
+	// patched ports' copies as the snapshot divides their counters.
+	copiedAt, _ := r.copier.Stamp(mark, time.Second)
 	s := api.Stats{Node: r.n.Config.Node, Kind: r.n.Kind, Pid: os.Getpid(), Worker: r.worker,
 		StartedUnixNs: r.started.UnixNano(), UptimeNs: int64(r.eng.Uptime()), CountedUnixNs: at,
 		XDPMode: r.ports[0].mode.String(), Frames: frames, Ports: ps}
@@ -474,6 +484,10 @@ func (r *Running) Stats() api.Stats {
 			// socket's would on a veth.
 			c := bp.patch.Counters()
 			ps.Patched, ps.Captured = true, bp.patch.Tapped()
+			ps.CountedUnixNs = copiedAt
+			if c.Mirrored+c.MirrorErrors+c.MirrorDropped > 0 {
+				ps.Copies = map[string]uint64{"written": c.Mirrored, "write_errors": c.MirrorErrors, "queue_full": c.MirrorDropped}
+			}
 			for k, v := range map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "loss": c.Loss, "down": c.Down} {
 				if ps.XDP != nil {
 					ps.XDP[k] += v

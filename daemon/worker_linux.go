@@ -74,6 +74,9 @@ func runWorker(ctx context.Context, path string, b Builders, lv slog.Level, log 
 	}
 	defer w.Close()
 	p := &workerProc{cfg: cfg, w: w, panel: patch.NewPanel(), b: b, lv: lv, log: log}
+	// Last, once every node is down: the copier writes what its
+	// captures queued and stops.
+	defer p.panel.Close()
 	for _, np := range cfg.Nodes {
 		p.nodes = append(p.nodes, &hosted{path: np, state: api.NodeStopped})
 	}

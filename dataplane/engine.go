@@ -165,6 +165,12 @@ type Options struct {
 	// (between 0 and its PortSpec.MaxDelay) so that the median of its
 	// probes' round trips meets it (probe.go, "Steering").
 	ModelRTT time.Duration
+	// Mark, if set, runs on the worker's thread as it copies the
+	// counters for a snapshot, and SnapshotAt returns its value: a
+	// patched cable's copier marks its queue there, to tell the capture
+	// copies of frames counted before the snapshot from those after. It
+	// must not allocate.
+	Mark func() uint64
 }
 
 const (
@@ -1048,7 +1054,7 @@ func (e *Engine) deadline(now int64) int64 {
 // the stats from it; otherwise it reads them directly. It returns nil
 // ports if a running engine does not answer within two seconds.
 func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
-	ps, fs, _ := e.SnapshotAt()
+	ps, fs, _, _ := e.SnapshotAt()
 	return ps, fs
 }
 
@@ -1056,8 +1062,9 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 // counters were copied: a running engine's worker copies them between two
 // steps, so every frame its ports sent or received before that instant is
 // counted and none after (a capture's frames can be matched against the
-// counters by their timestamps).
-func (e *Engine) SnapshotAt() ([]api.PortStats, api.FrameStats, int64) {
+// counters by their timestamps). mark is what Options.Mark returned at
+// that instant (0: none, or the engine was not running).
+func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, mark uint64) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	select {
@@ -1071,7 +1078,7 @@ func (e *Engine) SnapshotAt() ([]api.PortStats, api.FrameStats, int64) {
 		e.takeSnapshot()
 		e.callMu.Unlock()
 		ps, fs := e.buildStats()
-		return ps, fs, e.wallNs(e.snap.now)
+		return ps, fs, e.wallNs(e.snap.now), 0
 	}
 	e.snapWant.Store(true)
 	e.callMu.Unlock()
@@ -1081,9 +1088,9 @@ func (e *Engine) SnapshotAt() ([]api.PortStats, api.FrameStats, int64) {
 		// The worker wrote e.snap and will not again until the next
 		// request, which needs snapMu.
 		ps, fs := e.buildStats()
-		return ps, fs, e.wallNs(e.snap.now)
+		return ps, fs, e.wallNs(e.snap.now), e.snap.mark
 	case <-time.After(2 * time.Second):
-		return nil, api.FrameStats{}, 0
+		return nil, api.FrameStats{}, 0, 0
 	}
 }
 
@@ -1100,6 +1107,10 @@ func (e *Engine) answerSnapshot() {
 	if e.snapWant.Load() {
 		e.snapWant.Store(false)
 		e.takeSnapshot()
+		e.snap.mark = 0
+		if e.opts.Mark != nil {
+			e.snap.mark = e.opts.Mark()
+		}
 		e.snapDone <- struct{}{}
 	}
 }
@@ -1109,6 +1120,7 @@ func (e *Engine) answerSnapshot() {
 type rawSnapshot struct {
 	now   int64
 	free  int
+	mark  uint64 // Options.Mark's
 	ports []rawPort
 }
 

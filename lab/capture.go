@@ -200,6 +200,12 @@ func runCapture(ctx context.Context, cmd *exec.Cmd, opts *CaptureOptions, out io
 	if err == nil {
 		err = cmd.Start()
 	}
+	if err == nil {
+		// tcpdump yields the CPU to the daemons: a capture of every
+		// frame keeps it busy, and a worker thread kept waiting by it
+		// would cost the captured port link time.
+		_ = lowerPriority(cmd.Process.Pid)
+	}
 	if err != nil {
 		if file != nil {
 			file.Close()

@@ -288,7 +288,8 @@ func testTcpdumpOnSwitchPort(t *testing.T, mode string) {
 // A capture of every frame on a switch port holds exactly what each end
 // of the cable transmitted between the tally's snapshots: every frame
 // the port sent, and on a patched cable every frame its peer sent toward
-// it; nothing else.
+// it; nothing else. On a patched cable, the worker's copier wrote
+// every copy (and the tally divides them by its instants).
 func TestFabricCaptureTally(t *testing.T) {
 	for _, mode := range []string{config.LinksPatch, config.LinksVeth} {
 		t.Run(mode, func(t *testing.T) { testCaptureTally(t, mode) })
@@ -355,6 +356,17 @@ func testCaptureTally(t *testing.T, mode string) {
 	}
 	if r.Patched && r.ReceivedCaptured < 500 {
 		t.Errorf("captured %d frames h3 sent, want the replies' 500 a second", r.ReceivedCaptured)
+	}
+	if r.Patched {
+		// The worker's copier wrote the copies, every one, none dropped.
+		st, err := Stats(s.RunRoot, s.Name, "s0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := findPort(st, "p3")
+		if p == nil || p.Copies["written"] < r.Sent || p.Copies["queue_full"]+p.Copies["write_errors"] != 0 {
+			t.Errorf("s0.0 p3's capture copies: %+v", p)
+		}
 	}
 	checkNoDrops(t, s)
 }

@@ -15,6 +15,8 @@ import (
 var errNotLinux = errors.New("a lab needs Linux (network namespaces, veth, AF_XDP)")
 
 func Up(context.Context, Spec, *slog.Logger) (*State, error) { return nil, errNotLinux }
+func LowerOwnPriority() error                                { return errNotLinux }
+func lowerPriority(int) error                                { return errNotLinux }
 func Down(string, string, *slog.Logger) error                { return errNotLinux }
 func Status(string, string) (*Report, error)                 { return nil, errNotLinux }
 func Stats(string, string, string) (*api.Stats, error)       { return nil, errNotLinux }

@@ -8,9 +8,14 @@ package lab
 // the node and of its peer). A daemon copies its counters on its worker's
 // thread between two steps and says when (api.Stats.CountedUnixNs): a
 // frame its port transmitted before that instant is counted, none after.
-// The capture's copy of that frame is written in the same step, so its
-// timestamp falls on the same side of the instant, to within the kernel's
-// few microseconds between the write and the timestamp. So the frames of
+// On a veth the port writes the frame the capture sees in the same step,
+// so its timestamp falls on the same side of the instant, to within the
+// kernel's few microseconds between the write and the timestamp. On a
+// patched cable the worker's copier writes the copies on its own thread,
+// up to a few milliseconds later, in order; it says when it had written
+// the copy of every frame counted and of none after
+// (api.PortStats.CountedUnixNs), and that instant divides the port's
+// copies in place of the node's. So the frames of
 // the capture sent by the port with timestamps in (from, to] of the
 // node's snapshots are exactly the increase of the port's tx_packets, if
 // the capture lost none; and those sent by the peer in the peer's window,
@@ -243,17 +248,27 @@ func (t *Tally) Result() (TallyResult, error) {
 		return TallyResult{}, fmt.Errorf("tally: %s or %s started again during the capture", t.node, t.peer)
 	}
 	r := TallyResult{Node: t.node, Port: t.port, Peer: t.peer, PeerPort: t.peerPort,
-		From: time.Unix(0, t.from[0].CountedUnixNs), To: time.Unix(0, t.to[0].CountedUnixNs),
+		From: time.Unix(0, countedAt(t.from[0], from)), To: time.Unix(0, countedAt(t.to[0], to)),
 		Sent:             to.TxPackets - from.TxPackets,
 		PeerSent:         pto.TxPackets - pfrom.TxPackets,
 		Received:         to.RxPackets - from.RxPackets,
 		Patched:          from.Patched,
 		Others:           t.others,
 		LostLink:         time.Duration(to.LostLinkNs - from.LostLinkNs),
-		SentCaptured:     uint64(countIn(t.sentTs, t.from[0].CountedUnixNs, t.to[0].CountedUnixNs)),
-		ReceivedCaptured: uint64(countIn(t.recvTs, t.from[1].CountedUnixNs, t.to[1].CountedUnixNs)),
+		SentCaptured:     uint64(countIn(t.sentTs, countedAt(t.from[0], from), countedAt(t.to[0], to))),
+		ReceivedCaptured: uint64(countIn(t.recvTs, countedAt(t.from[1], pfrom), countedAt(t.to[1], pto))),
 	}
 	return r, nil
+}
+
+// countedAt is the instant that divides port p's capture frames as
+// snapshot s divides its counters: the port's own when its daemon gives
+// one (a patched port's copier), else the node's.
+func countedAt(s *api.Stats, p *api.PortStats) int64 {
+	if p.CountedUnixNs != 0 {
+		return p.CountedUnixNs
+	}
+	return s.CountedUnixNs
 }
 
 // countIn counts the timestamps in (from, to].

@@ -15,6 +15,7 @@ import (
 // test moves and the instant they were counted.
 type fakeEnds struct {
 	at                 int64
+	copiedLag          int64 // set: the ports' own instants, this much after the nodes'
 	captured           atomic.Bool
 	sent, peer, recv   uint64
 	patched            bool
@@ -22,12 +23,49 @@ type fakeEnds struct {
 }
 
 func (f *fakeEnds) stats(node string) (*api.Stats, error) {
+	own := func(at int64) int64 {
+		if f.copiedLag == 0 {
+			return 0
+		}
+		return at + f.copiedLag
+	}
 	if node == "s0.0" {
 		return &api.Stats{Node: node, StartedUnixNs: f.startedA, CountedUnixNs: f.at, Ports: []api.PortStats{
-			{Name: "p1", TxPackets: f.sent, RxPackets: f.recv, Captured: f.captured.Load(), Patched: f.patched}}}, nil
+			{Name: "p1", TxPackets: f.sent, RxPackets: f.recv, Captured: f.captured.Load(), Patched: f.patched, CountedUnixNs: own(f.at)}}}, nil
 	}
 	return &api.Stats{Node: node, StartedUnixNs: f.startedB, CountedUnixNs: f.at + 10, Ports: []api.PortStats{
-		{Name: "eth0", TxPackets: f.peer, Patched: f.patched}}}, nil
+		{Name: "eth0", TxPackets: f.peer, Patched: f.patched, CountedUnixNs: own(f.at + 10)}}}, nil
+}
+
+// A patched port's copies are divided by the instant its copier gives
+// (the port's CountedUnixNs), not the node's.
+func TestTallyTakesThePortsInstant(t *testing.T) {
+	const swMAC, hMAC = "02:20:00:00:00:01", "02:10:00:00:01:00"
+	f := &fakeEnds{at: 1000, copiedLag: 300, patched: true, sent: 50, peer: 70, recv: 68}
+	f.captured.Store(true)
+	ta := &Tally{node: "s0.0", port: "p1", peer: "h1", peerPort: "eth0", self: "s0.0.p1", other: "h1.eth0",
+		names: map[string]string{swMAC: "s0.0.p1", hMAC: "h1.eth0"}, stats: f.stats, captureTimeout: time.Second}
+	if err := ta.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The copier's windows: s0.0 p1's (1300, 2300], h1 eth0's (1310, 2310].
+	for _, ts := range []int64{1200, 1300, 1301, 2000, 2300, 2301} {
+		ta.Frame(time.Unix(0, ts), frameFrom(swMAC))
+	}
+	for _, ts := range []int64{1310, 1311, 2310, 2311} {
+		ta.Frame(time.Unix(0, ts), frameFrom(hMAC))
+	}
+	f.at, f.sent, f.peer, f.recv = 2000, 53, 72, 69
+	if err := ta.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ta.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Exact() || r.SentCaptured != 3 || r.ReceivedCaptured != 2 || r.From != time.Unix(0, 1300) {
+		t.Errorf("%+v", r)
+	}
 }
 
 func frameFrom(mac string) []byte {

@@ -19,6 +19,9 @@
 //  4. while A's port or B's is captured, A also writes a copy through
 //     its veth (SetMirror), where the packet taps of both ends see it:
 //     every frame when A is captured, those B received when only B is.
+//     On a panel's cables the kick only queues the copy, and the panel's
+//     Copier writes it on a thread of its own (copier.go), so a capture
+//     costs the worker a memcpy a frame, not a system call.
 //
 // The two ends of a cable are driven by one worker thread: a kick writes
 // into the peer's memory, so an end may be released (and its memory
@@ -32,6 +35,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/bcfab/bcfab/xdp"
 )
@@ -45,7 +49,8 @@ const Headroom = 256
 const MaxLossPPM = 1_000_000
 
 // FrameWriter writes one frame by copy (a packet socket on the port's
-// veth).
+// veth). A Copier calls it on its own thread; b is valid only during
+// the call.
 type FrameWriter interface {
 	WriteFrame(b []byte) error
 }
@@ -54,12 +59,13 @@ type FrameWriter interface {
 // the meaning of the XDP program's counters (RX, Redirect, Loss, Down)
 // and of its socket's (RxDropped, RxRingFull, RxFillRingEmpty), and of
 // what it sent: frames lost because no peer was there (NoPeer), copies
-// written for captures (Mirrored) and those the writer refused
-// (MirrorErrors).
+// written for captures (Mirrored), those the writer refused
+// (MirrorErrors) and those dropped because the panel's copier had no room
+// for them (MirrorDropped).
 type Counters struct {
-	RX, Redirect, Loss, Down               uint64
-	RxDropped, RxRingFull, RxFillRingEmpty uint64
-	NoPeer, Mirrored, MirrorErrors         uint64
+	RX, Redirect, Loss, Down                      uint64
+	RxDropped, RxRingFull, RxFillRingEmpty        uint64
+	NoPeer, Mirrored, MirrorErrors, MirrorDropped uint64
 }
 
 // Cable joins two ends.
@@ -93,14 +99,16 @@ type End struct {
 	live   atomic.Bool // its engine reads its rings: the peer may write
 	notify atomic.Pointer[func()]
 	mirror FrameWriter
+	copier *Copier // nil: copies are written in the kick (a Pair's)
 
 	lossPPM atomic.Uint32
 	down    atomic.Bool
 	tapped  atomic.Bool
+	tapMu   sync.Mutex // serialises SetTapped
 
-	rxc, redirect, loss, downc     atomic.Uint64
-	rxDropped, ringFull, fillEmpty atomic.Uint64
-	noPeer, mirrored, mirrorErrs   atomic.Uint64
+	rxc, redirect, loss, downc                atomic.Uint64
+	rxDropped, ringFull, fillEmpty            atomic.Uint64
+	noPeer, mirrored, mirrorErrs, mirrorDrops atomic.Uint64
 }
 
 func newEnd(c *Cable, side int, mem []byte, chunk, ringSize int) (*End, error) {
@@ -133,15 +141,24 @@ func Pair(a, b []byte, chunk, ringSize int) (*End, *End, error) {
 	return ea, eb, nil
 }
 
-// Panel pairs the ends of a process's cables by name. Safe for concurrent
-// use.
+// Panel pairs the ends of a process's cables by name, and its Copier
+// writes their capture copies. Its ends must be driven by one worker
+// thread (the copier's only producer). Safe for concurrent use.
 type Panel struct {
 	mu     sync.Mutex
 	cables map[string]*Cable
+	copier *Copier
 }
 
 // NewPanel returns an empty panel.
-func NewPanel() *Panel { return &Panel{cables: map[string]*Cable{}} }
+func NewPanel() *Panel { return &Panel{cables: map[string]*Cable{}, copier: NewCopier()} }
+
+// Copier is the writer of the panel's capture copies.
+func (p *Panel) Copier() *Copier { return p.copier }
+
+// Close stops the panel's copier once it wrote every queued copy. Call it
+// once every end is unplugged.
+func (p *Panel) Close() { p.copier.Close() }
 
 // ErrCableFull is returned when a cable already has two ends.
 var ErrCableFull = errors.New("patch: cable has two ends already")
@@ -169,13 +186,19 @@ func (p *Panel) Plug(name string, mem []byte, chunk, ringSize int) (*End, error)
 	}
 	c.ends[side].Store(e)
 	p.cables[name] = c
-	e.panel = p
+	e.panel, e.copier = p, p.copier
 	return e, nil
 }
 
 // Unplug takes e out of its cable; the peer's frames are lost from then
-// on. Call it after e's engine left its worker.
+// on. Call it after e's engine left its worker; it returns once the
+// copies e queued are written (its writer may close then), or after a
+// second.
 func (e *End) Unplug() {
+	e.SetTapped(false)
+	if e.copier != nil {
+		e.copier.Flush(time.Second)
+	}
 	p := e.panel
 	if p == nil {
 		e.cable.ends[e.side].CompareAndSwap(e, nil)
@@ -217,7 +240,25 @@ func (e *End) SetImpairment(lossPPM uint32, down bool) {
 }
 
 // SetTapped says whether a capture listens on e's port.
-func (e *End) SetTapped(on bool) { e.tapped.Store(on) }
+func (e *End) SetTapped(on bool) {
+	e.tapMu.Lock()
+	defer e.tapMu.Unlock()
+	if e.tapped.Load() == on {
+		return
+	}
+	if e.copier == nil {
+		e.tapped.Store(on)
+		return
+	}
+	// The copier's queue exists before a kick may queue a copy.
+	if on {
+		e.copier.capture(true)
+		e.tapped.Store(true)
+	} else {
+		e.tapped.Store(false)
+		e.copier.capture(false)
+	}
+}
 
 // Tapped reports whether a capture listens on e's port.
 func (e *End) Tapped() bool { return e.tapped.Load() }
@@ -226,7 +267,8 @@ func (e *End) Tapped() bool { return e.tapped.Load() }
 func (e *End) Counters() Counters {
 	return Counters{RX: e.rxc.Load(), Redirect: e.redirect.Load(), Loss: e.loss.Load(), Down: e.downc.Load(),
 		RxDropped: e.rxDropped.Load(), RxRingFull: e.ringFull.Load(), RxFillRingEmpty: e.fillEmpty.Load(),
-		NoPeer: e.noPeer.Load(), Mirrored: e.mirrored.Load(), MirrorErrors: e.mirrorErrs.Load()}
+		NoPeer: e.noPeer.Load(), Mirrored: e.mirrored.Load(), MirrorErrors: e.mirrorErrs.Load(),
+		MirrorDropped: e.mirrorDrops.Load()}
 }
 
 // Receive takes received frames (dataplane.PortIO).
@@ -300,8 +342,21 @@ func (e *End) Kick() error {
 	return nil
 }
 
+// writeMirror has the copier write a copy of b through w, or writes it
+// now when e has no copier (or it was closed).
 func (e *End) writeMirror(w FrameWriter, b []byte) {
-	if err := w.WriteFrame(b); err != nil {
+	if c := e.copier; c != nil && c.running.Load() {
+		if !c.put(w, e, b) {
+			e.mirrorDrops.Add(1)
+		}
+		return
+	}
+	e.count(w.WriteFrame(b))
+}
+
+// count counts a copy written, or refused by its writer.
+func (e *End) count(err error) {
+	if err != nil {
 		e.mirrorErrs.Add(1)
 		return
 	}

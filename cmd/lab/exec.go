@@ -125,6 +125,9 @@ the capture stops).`,
 			opts.OnFrame = tally.Frame
 			opts.BeforeStop = func() { _ = tally.Stop() }
 		}
+		// Printing every frame is work too: it yields to the daemons,
+		// as tcpdump does (lab.Capture lowers its priority).
+		_ = lab.LowerOwnPriority()
 		err = lab.Capture(ctx, c.name, node, port, opts, cmd.OutOrStdout())
 		if errors.Is(err, context.Canceled) {
 			err = nil // Ctrl-C or SIGTERM: the user's way to stop

@@ -182,7 +182,7 @@ func printStats(stdout io.Writer, st *api.Stats) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", p.Name, lab.FormatRate(p.RateBps), p.RxPackets, p.RxBytes,
 			p.TxPackets, p.TxBytes, p.QueueBytes, p.MaxQueueBytes, p.TotalDrops(), loss, p.InjectedDrops())
-		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp."); d != "" {
+		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp.") + nonZero(p.Copies, "copies."); d != "" {
 			notes = append(notes, fmt.Sprintf("%s:%s", p.Name, d))
 		}
 		for _, q := range p.Queues {
