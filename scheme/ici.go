@@ -44,19 +44,7 @@ func NewCI(p Place, th signaling.PFCThresholds, rateBps uint64, cfg signaling.IC
 // newCI is the registry's constructor of ici (coordinated) or ci.
 func newCI(coordinated bool) func(c *config.Node, p Place) (Scheme, error) {
 	return func(c *config.Node, p Place) (Scheme, error) {
-		name := ciName(coordinated)
-		var errs []error
-		if c.Queueing != "" && c.Queueing != QueueingPriority {
-			errs = append(errs, fmt.Errorf("fc %s needs queueing %s, not %s", name, QueueingPriority, c.Queueing))
-		}
-		_, err := relayDRR(c, false)
-		errs = append(errs, err)
-		for _, port := range c.FabricPorts() {
-			if l := c.PortPFC(port); l.Xon <= 0 || l.Xon >= l.Xoff {
-				errs = append(errs, fmt.Errorf("pfc thresholds of %s: want 0 < xon < xoff (%d/%d)", port, l.Xon, l.Xoff))
-				break
-			}
-		}
+		errs := checkPriorityPFC(c, ciName(coordinated))
 		cfg := ICIConfig(c, coordinated)
 		switch {
 		case cfg.Table < 1 || cfg.Table > signaling.MaxICITable:

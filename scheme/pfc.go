@@ -35,24 +35,32 @@ func NewPFC(p Place, th signaling.PFCThresholds, rateBps uint64, star bool) *PFC
 }
 
 // newPFC is the registry's constructor of pfc (star false) or pfcstar.
+// checkPriorityPFC checks what every scheme over PFC needs of c: priority
+// queueing, no relay round robin, and each fabric port's X_on below its
+// X_off; name is the scheme's, for the errors.
+func checkPriorityPFC(c *config.Node, name string) []error {
+	var errs []error
+	if c.Queueing != "" && c.Queueing != QueueingPriority {
+		errs = append(errs, fmt.Errorf("fc %s needs queueing %s, not %s", name, QueueingPriority, c.Queueing))
+	}
+	_, err := relayDRR(c, false)
+	errs = append(errs, err)
+	for _, port := range c.FabricPorts() {
+		if l := c.PortPFC(port); l.Xon <= 0 || l.Xon >= l.Xoff {
+			errs = append(errs, fmt.Errorf("pfc thresholds of %s: want 0 < xon < xoff (%d/%d)", port, l.Xon, l.Xoff))
+			break
+		}
+	}
+	return errs
+}
+
 func newPFC(star bool) func(c *config.Node, p Place) (Scheme, error) {
 	return func(c *config.Node, p Place) (Scheme, error) {
 		name := "pfc"
 		if star {
 			name = "pfcstar"
 		}
-		var errs []error
-		if c.Queueing != "" && c.Queueing != QueueingPriority {
-			errs = append(errs, fmt.Errorf("fc %s needs queueing %s, not %s", name, QueueingPriority, c.Queueing))
-		}
-		_, err := relayDRR(c, false)
-		errs = append(errs, err)
-		for _, port := range c.FabricPorts() {
-			if l := c.PortPFC(port); l.Xon <= 0 || l.Xon >= l.Xoff {
-				errs = append(errs, fmt.Errorf("pfc thresholds of %s: want 0 < xon < xoff (%d/%d)", port, l.Xon, l.Xoff))
-				break
-			}
-		}
+		errs := checkPriorityPFC(c, name)
 		if star && signaling.PCPData+c.K >= signaling.PCPControl {
 			errs = append(errs, fmt.Errorf("fc pfcstar on BCube(%d,%d): a path crosses %d relays and needs priorities %d..%d, but %d is control: want k <= %d",
 				c.N, c.K, c.K, signaling.PCPData, signaling.PCPData+c.K, signaling.PCPControl, signaling.PCPControl-1-signaling.PCPData))
