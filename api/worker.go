@@ -23,6 +23,14 @@ type WorkerReport struct {
 	MaxRoundNs   int64 `json:"max_round_ns"`
 	ControlNs    int64 `json:"control_ns"`
 	MaxControlNs int64 `json:"max_control_ns"`
+	// Sleeps the thread came back from over 100 us after their deadline
+	// (the kernel, the CPU or the Go scheduler kept it), and the largest
+	// such delay.
+	LateWakes     uint64 `json:"late_wakes"`
+	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
+	// Times the engine thread, busy for 5 ms without sleeping, took its
+	// sockets out of its epoll set (they go back before it sleeps).
+	Disarms uint64 `json:"disarms"`
 	// The process's memory as its Go runtime sees it (the UMEM of its
 	// nodes is mapped outside it, populated at start): live heap
 	// objects, all memory the runtime holds, goroutines and OS threads.

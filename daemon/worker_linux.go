@@ -243,6 +243,7 @@ func (p *workerProc) report() api.WorkerReport {
 	r := api.WorkerReport{Name: p.cfg.Name, Lab: p.cfg.Lab, Pid: os.Getpid(), Tid: st.Tid,
 		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs,
 		MaxStepNs: st.MaxStepNs, MaxRoundNs: st.MaxRoundNs, ControlNs: st.ControlNs, MaxControlNs: st.MaxControlNs,
+		LateWakes: st.LateWakes, MaxWakeLateNs: st.MaxWakeLateNs, Disarms: st.Disarms,
 		Nodes: []api.WorkerNode{}}
 	fillRuntime(&r)
 	p.mu.Lock()

@@ -128,3 +128,84 @@ func TestPollerLooksAtRingsEveryPeekEvery(t *testing.T) {
 		t.Errorf("with an unpeekable port, two looks asked the kernel %d times", len(k.waits))
 	}
 }
+
+// A worker that has not slept for DisarmAfter takes the ports whose rings
+// it reads in memory out of the kernel poller, still finds their frames,
+// and puts them back before it sleeps; a port it cannot read so stays in.
+func TestPollerDisarmsWhileBusy(t *testing.T) {
+	k := &countingPoller{fds: map[int]int32{}}
+	p := &poller{k: k}
+	a, c := &peekIO{fdIO: fdIO{fd: 3}}, &fdIO{fd: 5}
+	if err := p.watch(a, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.watch(c, 12); err != nil {
+		t.Fatal(err)
+	}
+	watched := func(fds ...int) bool {
+		if len(k.fds) != len(fds) {
+			return false
+		}
+		for _, fd := range fds {
+			if _, ok := k.fds[fd]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	busy := int64(DisarmAfter)
+	start := 7 * busy
+	for now := start; now < start+busy; now += int64(PeekEvery) {
+		if _, err := p.look(now, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !watched(3, 5) || p.disarms != 0 {
+		t.Fatalf("busy for less than DisarmAfter: kernel watches %v, %d disarms", k.fds, p.disarms)
+	}
+	if _, err := p.look(start+busy, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !watched(5) || p.disarms != 1 {
+		t.Fatalf("busy for DisarmAfter: kernel watches %v, %d disarms; want only the unpeekable port, 1", k.fds, p.disarms)
+	}
+	a.pending = true
+	if got, _ := p.look(start+busy+int64(PeekEvery), nil); !slices.Contains(got, 10) {
+		t.Errorf("disarmed: look %v misses the ring's frames", got)
+	}
+	// A port added while disarmed joins at the next arming.
+	b := &peekIO{fdIO: fdIO{fd: 4}}
+	if err := p.watch(b, 11); err != nil {
+		t.Fatal(err)
+	}
+	if !watched(5) {
+		t.Errorf("a port watched while disarmed went into the kernel poller: %v", k.fds)
+	}
+	if _, err := p.wait(time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !watched(3, 4, 5) {
+		t.Fatalf("a sleep did not arm every port: kernel watches %v", k.fds)
+	}
+	// After a sleep the busy time counts afresh.
+	later := start + 10*busy
+	p.look(later, nil)
+	p.look(later+busy-1, nil)
+	if !watched(3, 4, 5) {
+		t.Errorf("disarmed before DisarmAfter of work since the sleep: %v", k.fds)
+	}
+	p.look(later+busy, nil)
+	if !watched(5) || p.disarms != 2 {
+		t.Errorf("second busy stretch: kernel watches %v, %d disarms", k.fds, p.disarms)
+	}
+	// Unwatching a disarmed port is fine, and it stays out.
+	if err := p.unwatch(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.wait(-1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !watched(4, 5) {
+		t.Errorf("after unwatch and a sleep: kernel watches %v", k.fds)
+	}
+}

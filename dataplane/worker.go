@@ -82,7 +82,8 @@ type Worker struct {
 	stop    atomic.Bool
 
 	tid     atomic.Int64
-	engines atomic.Int64 // served in the last round
+	disarms atomic.Uint64 // the poller's, published each round
+	engines atomic.Int64  // served in the last round
 	st      workerCounters
 }
 
@@ -107,6 +108,8 @@ type workerCounters struct {
 	maxStepNs                    atomic.Int64
 	controlNs, maxControlNs      atomic.Int64 // answering snapshots and calls
 	maxRoundNs                   atomic.Int64
+	lateWakes                    atomic.Uint64
+	maxWakeLateNs                atomic.Int64
 }
 
 // WorkerStats are a worker's counters.
@@ -130,7 +133,22 @@ type WorkerStats struct {
 	// (snapshots, calls) on the worker's thread, MaxControlNs the longest.
 	ControlNs    int64 `json:"control_ns"`
 	MaxControlNs int64 `json:"max_control_ns"`
+	// LateWakes counts the sleeps the worker came back from more than
+	// LateWake after the deadline it slept for (plus the slack), however
+	// the delay arose: the kernel waking the thread late, the thread
+	// waiting for a CPU, or the Go scheduler making it wait for a P;
+	// MaxWakeLateNs is the largest such delay. A shaped port loses link
+	// time when the worker is late past its catch-up bound.
+	LateWakes     uint64 `json:"late_wakes"`
+	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
+	// Disarms counts the times the worker had gone DisarmAfter without
+	// sleeping and took its ports out of the kernel poller.
+	Disarms uint64 `json:"disarms"`
 }
+
+// LateWake is how late after its deadline a worker's wake-up counts in
+// WorkerStats.LateWakes.
+const LateWake = 100 * time.Microsecond
 
 // NewWorker returns a worker with no engines.
 func NewWorker(opts WorkerOptions) (*Worker, error) {
@@ -276,6 +294,7 @@ func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{Name: w.opts.Name, Tid: int(w.tid.Load()), Engines: n,
 		Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
 		BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
+		LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(), Disarms: w.disarms.Load(),
 		ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load()}
 }
 
@@ -324,6 +343,7 @@ func (w *Worker) Run(ctx context.Context) error {
 func (w *Worker) loop() error {
 	lastWork := w.Now()
 	lastKernel := lastWork
+	wakeDue := int64(-1) // the deadline (plus slack) of the last sleep
 	for !w.stop.Load() {
 		if w.hasOps.Load() {
 			w.applyOps()
@@ -338,6 +358,15 @@ func (w *Worker) loop() error {
 		}
 		w.ready = w.ready[:0]
 		now := w.Now()
+		if wakeDue >= 0 {
+			if late := now - wakeDue; late > int64(LateWake) {
+				w.st.lateWakes.Add(1)
+				if late > w.st.maxWakeLateNs.Load() {
+					w.st.maxWakeLateNs.Store(late)
+				}
+			}
+			wakeDue = -1
+		}
 		t := now
 		moved, engines := 0, 0
 		next := int64(-1)
@@ -384,12 +413,16 @@ func (w *Worker) loop() error {
 			timeout := time.Duration(-1)
 			if next >= 0 {
 				timeout = time.Duration(max(next+w.slack-t, 0))
+				wakeDue = t + int64(timeout)
 			}
 			w.st.sleeps.Add(1)
 			w.ready, err = w.poll.wait(timeout, w.ready)
 		}
 		if err != nil {
 			return fmt.Errorf("dataplane: worker %s: %w", w.opts.Name, err)
+		}
+		if w.poll.disarms != w.disarms.Load() {
+			w.disarms.Store(w.poll.disarms)
 		}
 	}
 	return nil
