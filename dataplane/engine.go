@@ -249,8 +249,10 @@ type Engine struct {
 	h         Handler
 	opts      Options
 
-	free      []uint64 // frame addresses not in any ring or queue
-	queued    int      // frames held in egress queues and delay lines
+	free      []uint64     // frame addresses not in any ring or queue
+	touched   byte         // receive's loads of the frames' first bytes land here
+	passNow   atomic.Int64 // the clock of the pass under way, plus 1 (0: none; see Now)
+	queued    int          // frames held in egress queues and delay lines
 	maxQueued int
 	buffered  int // bytes in all egress queues (the shared buffer)
 	// Data may fill the frame pool and the shared buffer only up to
@@ -384,8 +386,15 @@ func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
 // PortRate is port i's link rate in bit/s (0: unshaped).
 func (e *Engine) PortRate(i int) uint64 { return e.ports[i].spec.RateBps }
 
-// Now is the engine's clock in ns: its worker's.
+// Now is the engine's clock in ns: its worker's. During a pass it is the
+// pass's clock, read when the pass began and again after it received
+// frames, as a polling datapath's clock is per batch: the handlers and
+// queues see one time per batch of frames, rather than reading the clock
+// for each frame (a vDSO call, 2% of a busy switch's time).
 func (e *Engine) Now() int64 {
+	if t := e.passNow.Load(); t != 0 {
+		return t - 1
+	}
 	if e.clock != nil {
 		return e.clock()
 	}
@@ -615,6 +624,8 @@ func (e *Engine) begin() {
 // transmitted by. The clock is read again only if frames were received:
 // a pass that received none took far less than a shaper's slack.
 func (e *Engine) passAt(now int64) (int, int64) {
+	e.passNow.Store(now + 1)
+	defer e.passNow.Store(0)
 	moved := e.receiveAll()
 	for _, p := range e.ports {
 		if p.inflight > 0 {
@@ -625,7 +636,9 @@ func (e *Engine) passAt(now int64) (int, int64) {
 		}
 	}
 	if moved > 0 {
+		e.passNow.Store(0)
 		now = e.Now()
+		e.passNow.Store(now + 1)
 	}
 	if e.source != nil {
 		moved += e.source.Produce(now)
@@ -706,6 +719,15 @@ const rxChunk = 8
 
 func (e *Engine) receive(in int, p *port, max int) int {
 	n := p.io.Receive(e.rx[:max])
+	// Touch each frame's first bytes before handling any: the kernel wrote
+	// them on another CPU, so each first touch misses the cache, and the
+	// misses of independent loads overlap where the handler's, one frame
+	// after another, would not.
+	var touch byte
+	for j := 0; j < n; j++ {
+		touch ^= e.mem.Bytes[e.rx[j].Addr]
+	}
+	e.touched = touch
 	v := &e.v
 	for j := 0; j < n; j++ {
 		d := &e.rx[j]
