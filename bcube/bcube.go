@@ -17,6 +17,7 @@ package bcube
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"net"
 	"net/netip"
 )
@@ -40,6 +41,12 @@ var (
 type Topology struct {
 	n, k int
 	pow  [MaxLevels + 1]int // pow[j] = n^j
+	// rpow[j] is 2^64 / pow[j], rounded up (0 for pow[j] = 1): i / pow[j]
+	// is the high word of rpow[j] * i for every i < 2^32 (Lemire, Kaser
+	// and Kurz, "Faster remainder by direct computation", 2019). A switch
+	// takes a server's digits for every frame it forwards; a multiply
+	// costs a few cycles where a division costs tens.
+	rpow [MaxLevels + 1]uint64
 }
 
 // ErrInvalid is wrapped by every validation error of New.
@@ -65,6 +72,7 @@ func New(n, k int) (Topology, error) {
 		if t.pow[j] > MaxServers {
 			return Topology{}, fmt.Errorf("%w: BCube(%d,%d) has more than %d servers", ErrInvalid, n, k, MaxServers)
 		}
+		t.rpow[j] = reciprocal(t.pow[j])
 	}
 	return t, nil
 }
@@ -86,6 +94,7 @@ func Star(n int) (Topology, error) {
 	}
 	t.n, t.k = n, 0
 	t.pow[0], t.pow[1] = 1, n
+	t.rpow[1] = reciprocal(n)
 	return t, nil
 }
 
@@ -117,22 +126,35 @@ func (t Topology) Links() int { return (t.k + 1) * t.Servers() }
 func (t Topology) String() string { return fmt.Sprintf("BCube(%d,%d)", t.n, t.k) }
 
 // Digit returns digit j of server i.
-func (t Topology) Digit(i, j int) int { return (i / t.pow[j]) % t.n }
+func (t Topology) Digit(i, j int) int { return t.quo(i, j) - t.quo(i, j+1)*t.n }
+
+// reciprocal is 2^64 / d rounded up, for d > 1.
+func reciprocal(d int) uint64 { return ^uint64(0)/uint64(d) + 1 }
+
+// quo is i / pow[j] for 0 <= i < 2^32 (indices of servers and switches
+// are below MaxServers).
+func (t Topology) quo(i, j int) int {
+	if t.rpow[j] == 0 {
+		return i
+	}
+	q, _ := bits.Mul64(t.rpow[j], uint64(i))
+	return int(q)
+}
 
 // SwitchOf returns the switch w at level l that server i connects to through
 // its port l, and the switch port p it lands on.
 func (t Topology) SwitchOf(i, l int) (w, p int) {
 	p = t.Digit(i, l)
-	lo := i % t.pow[l]   // digits below l
-	hi := i / t.pow[l+1] // digits above l
-	w = lo + hi*t.pow[l] // remove digit l, keep order lowest first
+	lo := i - t.quo(i, l)*t.pow[l] // digits below l
+	hi := t.quo(i, l+1)            // digits above l
+	w = lo + hi*t.pow[l]           // remove digit l, keep order lowest first
 	return w, p
 }
 
 // ServerAt returns the server on port p of switch (l, w).
 func (t Topology) ServerAt(l, w, p int) int {
-	lo := w % t.pow[l]
-	hi := w / t.pow[l]
+	hi := t.quo(w, l)
+	lo := w - hi*t.pow[l]
 	return lo + p*t.pow[l] + hi*t.pow[l+1]
 }
 

@@ -2,6 +2,7 @@ package bcube
 
 import (
 	"errors"
+	"math/bits"
 	"testing"
 )
 
@@ -253,6 +254,64 @@ func TestStar(t *testing.T) {
 	for _, n := range []int{0, 1, MaxServers + 1} {
 		if _, err := Star(n); err == nil {
 			t.Errorf("Star(%d): no error", n)
+		}
+	}
+}
+
+// Digits, switches and servers computed by multiplication agree with
+// plain division for every server of every BCube up to the largest
+// tables, and for every index a reciprocal must cover.
+func TestDigitsByMultiplication(t *testing.T) {
+	for n := 2; n <= 255; n++ {
+		for k := 1; k+1 <= MaxLevels; k++ {
+			tp, err := New(n, k)
+			if err != nil {
+				break // more than MaxServers
+			}
+			for i := 0; i < tp.Servers(); i++ {
+				for j := 0; j <= k; j++ {
+					pj := tp.pow[j]
+					if got, want := tp.Digit(i, j), (i/pj)%n; got != want {
+						t.Fatalf("BCube(%d,%d): Digit(%d, %d) = %d, want %d", n, k, i, j, got, want)
+					}
+					w, p := tp.SwitchOf(i, j)
+					if ww := i%pj + i/(pj*n)*pj; w != ww || p != (i/pj)%n {
+						t.Fatalf("BCube(%d,%d): SwitchOf(%d, %d) = %d, %d", n, k, i, j, w, p)
+					}
+					if s := tp.ServerAt(j, w, p); s != i {
+						t.Fatalf("BCube(%d,%d): ServerAt(%d, %d, %d) = %d, want %d", n, k, j, w, p, s, i)
+					}
+				}
+			}
+		}
+	}
+	// The reciprocal is exact for every 32-bit index, at the divisors'
+	// worst cases.
+	for _, d := range []int{2, 3, 7, 255, 255 * 255, 1 << 16, 65521} {
+		r := reciprocal(d)
+		for _, i := range []uint64{0, 1, uint64(d) - 1, uint64(d), uint64(d) + 1, 1<<32 - 1, 1<<32 - uint64(d), 123456789} {
+			if q, _ := bits.Mul64(r, i); q != i/uint64(d) {
+				t.Fatalf("%d / %d: %d by multiplication", i, d, q)
+			}
+		}
+	}
+}
+
+// ParallelPath without division names the levels the rotation formula
+// does, for path indices in and out of range.
+func TestParallelPathRotation(t *testing.T) {
+	for k := 1; k+1 <= MaxLevels; k++ {
+		tp := Topology{n: 2, k: k}
+		for i := -3 * (k + 1); i <= 3*(k+1); i++ {
+			o := tp.ParallelPath(i)
+			if int(o.len) != k+1 {
+				t.Fatalf("k=%d i=%d: %d levels", k, i, o.len)
+			}
+			for x := 0; x <= k; x++ {
+				if want := ((i-x)%(k+1) + k + 1) % (k + 1); int(o.lv[x]) != want {
+					t.Fatalf("k=%d i=%d: level %d is %d, want %d", k, i, x, o.lv[x], want)
+				}
+			}
 		}
 	}
 }

@@ -38,9 +38,19 @@ func (o Order) String() string {
 // BuildPathSet).
 func (t Topology) ParallelPath(i int) Order {
 	var o Order
-	o.len = uint8(t.k + 1)
-	for x := 0; x <= t.k; x++ {
-		o.lv[x] = uint8(((i-x)%(t.k+1) + t.k + 1) % (t.k + 1))
+	m := t.k + 1
+	o.len = uint8(m)
+	if uint(i) >= uint(m) { // a flow's path index is in range: no division
+		if i %= m; i < 0 {
+			i += m
+		}
+	}
+	for x := 0; x < m; x++ {
+		v := i - x
+		if v < 0 {
+			v += m
+		}
+		o.lv[x] = uint8(v)
 	}
 	return o
 }
