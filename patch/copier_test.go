@@ -162,24 +162,11 @@ func TestCopierZeroAllocs(t *testing.T) {
 	r.b.SetMirror(w)
 	r.a.SetTapped(true)
 	r.b.SetTapped(true)
-	descs := make([]xdp.Desc, 8)
-	for i := range descs {
-		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
-	}
-	recv := make([]xdp.Desc, 8)
-	addrs := make([]uint64, 8)
-	r.fill(8)
+	bt := r.newBatch(8)
 	// (The copier's thread writes meanwhile: it must not allocate either,
 	// as AllocsPerRun counts every goroutine's allocations.)
 	allocs := testing.AllocsPerRun(200, func() {
-		r.a.Transmit(descs)
-		_ = r.a.Kick()
-		r.a.Complete(addrs)
-		n := r.b.Receive(recv)
-		for i := range n {
-			addrs[i] = recv[i].Addr &^ (tChunk - 1)
-		}
-		r.b.Fill(addrs[:n])
+		r.cross(bt)
 		p.Copier().Mark()
 	})
 	if allocs != 0 {
@@ -204,25 +191,12 @@ func BenchmarkPatchFrameCaptured(b *testing.B) {
 	r.a.SetTapped(true)
 	r.b.SetTapped(true)
 	const n = 8
-	descs := make([]xdp.Desc, n)
-	for i := range descs {
-		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
-	}
-	recv := make([]xdp.Desc, n)
-	addrs := make([]uint64, n)
-	r.fill(n)
+	bt := r.newBatch(n)
 	b.ReportAllocs()
 	b.SetBytes(1000)
 	b.ResetTimer() // not the copier's queue, made at the first capture
 	for i := 0; i < b.N; i += n {
-		r.a.Transmit(descs)
-		_ = r.a.Kick()
-		r.a.Complete(addrs)
-		k := r.b.Receive(recv)
-		for j := range k {
-			addrs[j] = recv[j].Addr &^ (tChunk - 1)
-		}
-		r.b.Fill(addrs[:k])
+		r.cross(bt)
 	}
 	b.StopTimer()
 	if c := r.a.Counters(); c.MirrorDropped > 0 {

@@ -41,6 +41,37 @@ func (r *rig) fill(n int) {
 	r.b.Fill(addrs)
 }
 
+// batch is what a steady stream of 1000-byte frames across the cable
+// needs, n at a time, allocated once.
+type batch struct {
+	descs, recv []xdp.Desc
+	addrs       []uint64
+}
+
+// newBatch gives b n receive frames and returns the batch that moves n
+// frames across.
+func (r *rig) newBatch(n int) *batch {
+	bt := &batch{descs: make([]xdp.Desc, n), recv: make([]xdp.Desc, n), addrs: make([]uint64, n)}
+	for i := range bt.descs {
+		bt.descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
+	}
+	r.fill(n)
+	return bt
+}
+
+// cross moves the batch across: transmit, kick, complete, receive, and
+// give b its frames back.
+func (r *rig) cross(bt *batch) {
+	r.a.Transmit(bt.descs)
+	_ = r.a.Kick()
+	r.a.Complete(bt.addrs)
+	k := r.b.Receive(bt.recv)
+	for j := range k {
+		bt.addrs[j] = bt.recv[j].Addr &^ (tChunk - 1)
+	}
+	r.b.Fill(bt.addrs[:k])
+}
+
 // send sends n frames from a, frame i of length 60+i whose first byte is
 // seq+i, and kicks.
 func (r *rig) send(t testing.TB, seq byte, n int) {
@@ -253,23 +284,8 @@ func TestPatchMirrorsForCaptures(t *testing.T) {
 // Moving frames across allocates nothing.
 func TestPatchZeroAllocs(t *testing.T) {
 	r := newRig(t)
-	descs := make([]xdp.Desc, 8)
-	for i := range descs {
-		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
-	}
-	recv := make([]xdp.Desc, 8)
-	addrs := make([]uint64, 8)
-	r.fill(8)
-	allocs := testing.AllocsPerRun(1000, func() {
-		r.a.Transmit(descs)
-		_ = r.a.Kick()
-		r.a.Complete(addrs)
-		n := r.b.Receive(recv)
-		for i := range n {
-			addrs[i] = recv[i].Addr &^ (tChunk - 1)
-		}
-		r.b.Fill(addrs[:n])
-	})
+	bt := r.newBatch(8)
+	allocs := testing.AllocsPerRun(1000, func() { r.cross(bt) })
 	if allocs != 0 {
 		t.Errorf("%v allocations per batch, want 0", allocs)
 	}
@@ -280,23 +296,10 @@ func TestPatchZeroAllocs(t *testing.T) {
 func BenchmarkPatchFrame(b *testing.B) {
 	r := newRig(b)
 	const n = 8
-	descs := make([]xdp.Desc, n)
-	for i := range descs {
-		descs[i] = xdp.Desc{Addr: uint64(i * tChunk), Len: 1000}
-	}
-	recv := make([]xdp.Desc, n)
-	addrs := make([]uint64, n)
-	r.fill(n)
+	bt := r.newBatch(n)
 	b.ReportAllocs()
 	b.SetBytes(1000)
 	for i := 0; i < b.N; i += n {
-		r.a.Transmit(descs)
-		_ = r.a.Kick()
-		r.a.Complete(addrs)
-		k := r.b.Receive(recv)
-		for j := range k {
-			addrs[j] = recv[j].Addr &^ (tChunk - 1)
-		}
-		r.b.Fill(addrs[:k])
+		r.cross(bt)
 	}
 }
