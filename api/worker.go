@@ -31,6 +31,13 @@ type WorkerReport struct {
 	// Times the engine thread, busy for 5 ms without sleeping, took its
 	// sockets out of its epoll set (they go back before it sleeps).
 	Disarms uint64 `json:"disarms"`
+	// The real-time (SCHED_FIFO) priority the engine thread keeps time
+	// at (0: an ordinary thread; PriorityError says why, if the kernel
+	// refused it), and the times it went 5 ms without sleeping and
+	// yielded it until its next sleep.
+	Priority      int    `json:"priority"`
+	PriorityError string `json:"priority_error,omitempty"`
+	Yields        uint64 `json:"yields"`
 	// The process's memory as its Go runtime sees it (the UMEM of its
 	// nodes is mapped outside it, populated at start): live heap
 	// objects, all memory the runtime holds, goroutines and OS threads.

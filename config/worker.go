@@ -25,6 +25,10 @@ type Worker struct {
 	// defaults; negative: none).
 	Slack      Duration `json:"slack,omitempty"`
 	PollBudget Duration `json:"poll_budget,omitempty"`
+	// Priority is the real-time (SCHED_FIFO) priority at which the
+	// worker's thread keeps time, 1-99 (0: the dataplane's default;
+	// negative: an ordinary thread).
+	Priority int `json:"priority,omitempty"`
 }
 
 // Validate checks w.
@@ -44,6 +48,9 @@ func (w *Worker) Validate() error {
 	}
 	if w.PollBudget.D() > 10*time.Millisecond {
 		errs = append(errs, fmt.Errorf("poll_budget %v: want at most 10ms", w.PollBudget.D()))
+	}
+	if w.Priority > 99 {
+		errs = append(errs, fmt.Errorf("priority %d: want 1-99 (0: the default; negative: an ordinary thread)", w.Priority))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("worker config %s: %w", w.Name, err)

@@ -68,7 +68,8 @@ func runWorker(ctx context.Context, path string, b Builders, lv slog.Level, log 
 		return err
 	}
 	log = log.With("worker", cfg.Name)
-	w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: cfg.Name, Slack: cfg.Slack.D(), PollBudget: cfg.PollBudget.D()})
+	w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: cfg.Name, Slack: cfg.Slack.D(),
+		PollBudget: cfg.PollBudget.D(), Priority: cfg.Priority})
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,12 @@ func runWorker(ctx context.Context, path string, b Builders, lv slog.Level, log 
 	p.mu.Lock()
 	p.ready = true
 	p.mu.Unlock()
-	log.Info("up", "nodes", len(p.nodes), "took", time.Since(start).Round(time.Millisecond), "control", cfg.Control, "pid", os.Getpid())
+	st := w.Stats()
+	log.Info("up", "nodes", len(p.nodes), "took", time.Since(start).Round(time.Millisecond), "control", cfg.Control,
+		"pid", os.Getpid(), "tid", st.Tid, "priority", st.Priority)
+	if st.PriorityError != "" {
+		log.Warn("the worker's thread keeps time as an ordinary thread: wake-ups may come late on a busy machine", "err", st.PriorityError)
+	}
 	err = <-runErr
 	log.Info("down", "err", err)
 	return err
@@ -244,6 +250,7 @@ func (p *workerProc) report() api.WorkerReport {
 		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs,
 		MaxStepNs: st.MaxStepNs, MaxRoundNs: st.MaxRoundNs, ControlNs: st.ControlNs, MaxControlNs: st.MaxControlNs,
 		LateWakes: st.LateWakes, MaxWakeLateNs: st.MaxWakeLateNs, Disarms: st.Disarms,
+		Priority: st.Priority, PriorityError: st.PriorityError, Yields: st.Yields,
 		Nodes: []api.WorkerNode{}}
 	fillRuntime(&r)
 	p.mu.Lock()

@@ -24,3 +24,40 @@ func prepareThread() (int, error) {
 	}
 	return unix.Gettid(), nil
 }
+
+// threadClass is the scheduling class of the calling thread as the
+// kernel first gave it: what a worker's thread goes back to when it
+// yields its real-time priority, and when Run returns.
+type threadClass struct{ attr *unix.SchedAttr }
+
+func currentClass() (threadClass, error) {
+	attr, err := unix.SchedGetAttr(0, 0)
+	if err != nil {
+		return threadClass{}, fmt.Errorf("dataplane: read the thread's scheduling class: %w", err)
+	}
+	return threadClass{attr}, nil
+}
+
+// setRealtime makes the calling thread SCHED_FIFO at prio. Threads it
+// creates start as ordinary threads (SCHED_FLAG_RESET_ON_FORK).
+func setRealtime(prio int) error {
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: uint32(prio),
+		Flags: unix.SCHED_FLAG_RESET_ON_FORK}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return fmt.Errorf("dataplane: SCHED_FIFO priority %d: %w", prio, err)
+	}
+	return nil
+}
+
+// restore gives the calling thread its first class back.
+func (c threadClass) restore() error {
+	if c.attr == nil {
+		return nil
+	}
+	attr := *c.attr
+	attr.Size = unix.SizeofSchedAttr
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return fmt.Errorf("dataplane: restore the thread's scheduling class: %w", err)
+	}
+	return nil
+}

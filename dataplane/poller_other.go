@@ -4,6 +4,7 @@ package dataplane
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -49,3 +50,13 @@ func (c *chanPoller) Wake() {
 func (c *chanPoller) Close() error { return nil }
 
 func prepareThread() (int, error) { return 0, nil }
+
+type threadClass struct{}
+
+func currentClass() (threadClass, error) { return threadClass{}, nil }
+
+func setRealtime(prio int) error {
+	return fmt.Errorf("dataplane: SCHED_FIFO priority %d: %w", prio, errors.ErrUnsupported)
+}
+
+func (threadClass) restore() error { return nil }

@@ -62,7 +62,32 @@ type WorkerOptions struct {
 	// PollBudget is how long the worker polls without blocking after it
 	// last found work (0: DefaultPollBudget; negative: never).
 	PollBudget time.Duration
+	// Priority is the SCHED_FIFO priority, 1-99, at which the worker's
+	// thread keeps time (0: DefaultPriority; negative: an ordinary
+	// thread). A saturated worker yields it (YieldAfter). If the kernel
+	// refuses it (no CAP_SYS_NICE), the thread stays ordinary and the
+	// worker's stats say why.
+	Priority int
 }
+
+// DefaultPriority is a worker thread's real-time priority: above every
+// ordinary thread, below the kernel's threaded interrupt handlers (50).
+//
+// A worker keeps its engines' time by sleeping until their next
+// deadline. As an ordinary thread it comes back from such a sleep as
+// soon as the scheduler gives it a CPU: on a machine with two CPUs and a
+// lab's other processes (a workload generator, captures, the kernel's
+// own threads) that was often more than 100 us late and up to 5 ms,
+// longer than a shaped port's catch-up bound, so the port lost link
+// time. As a real-time thread it preempts them when it wakes.
+const DefaultPriority = 10
+
+// YieldAfter is how long a real-time worker may go without sleeping
+// before it gives up its priority until its next sleep. Such a worker is
+// saturated: it keeps no deadline by waking on time, and as a real-time
+// thread that never sleeps it would take its CPU from every other
+// process of the machine, the kernel's deferred network work included.
+const YieldAfter = 5 * time.Millisecond
 
 // Worker runs engines on one locked OS thread. Add and Remove are safe from
 // any goroutine, before or while Run runs.
@@ -83,7 +108,15 @@ type Worker struct {
 
 	tid     atomic.Int64
 	disarms atomic.Uint64 // the poller's, published each round
-	engines atomic.Int64  // served in the last round
+	// prio is the real-time priority the worker's thread keeps time at
+	// (0: none, or refused: prioErr); rt is set while the thread has it,
+	// wokeAt is when the worker last came back from a sleep.
+	prio    int
+	prioErr string // under mu
+	class   threadClass
+	rt      bool
+	wokeAt  int64
+	engines atomic.Int64 // served in the last round
 	st      workerCounters
 }
 
@@ -110,6 +143,8 @@ type workerCounters struct {
 	maxRoundNs                   atomic.Int64
 	lateWakes                    atomic.Uint64
 	maxWakeLateNs                atomic.Int64
+	yields                       atomic.Uint64
+	priority                     atomic.Int64
 }
 
 // WorkerStats are a worker's counters.
@@ -144,6 +179,14 @@ type WorkerStats struct {
 	// Disarms counts the times the worker had gone DisarmAfter without
 	// sleeping and took its ports out of the kernel poller.
 	Disarms uint64 `json:"disarms"`
+	// Priority is the SCHED_FIFO priority the worker's thread keeps time
+	// at, 0 for an ordinary thread; PriorityError says why the kernel
+	// refused the one asked for. Yields counts the times the worker went
+	// YieldAfter without sleeping and gave the priority up until its
+	// next sleep.
+	Priority      int    `json:"priority"`
+	PriorityError string `json:"priority_error,omitempty"`
+	Yields        uint64 `json:"yields"`
 }
 
 // LateWake is how late after its deadline a worker's wake-up counts in
@@ -164,6 +207,15 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	w.slack = int64(opts.Slack)
 	if opts.Slack == 0 {
 		w.slack = int64(DefaultSlack)
+	}
+	switch w.prio = opts.Priority; {
+	case opts.Priority == 0:
+		w.prio = DefaultPriority
+	case opts.Priority < 0:
+		w.prio = 0
+	case opts.Priority > 99:
+		k.Close()
+		return nil, fmt.Errorf("dataplane: worker %s: priority %d: want 1-99, or negative for an ordinary thread", opts.Name, opts.Priority)
 	}
 	return w, nil
 }
@@ -290,12 +342,14 @@ func (w *Worker) Stats() WorkerStats {
 			}
 		}
 	}
+	prioErr := w.prioErr
 	w.mu.Unlock()
 	return WorkerStats{Name: w.opts.Name, Tid: int(w.tid.Load()), Engines: n,
 		Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
 		BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
 		LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(), Disarms: w.disarms.Load(),
-		ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load()}
+		ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load(),
+		Priority: int(w.st.priority.Load()), PriorityError: prioErr, Yields: w.st.yields.Load()}
 }
 
 // Run serves the engines until ctx is done or Stop is called. It locks
@@ -310,6 +364,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.tid.Store(int64(tid))
+	if w.class, err = currentClass(); err != nil {
+		return err
+	}
+	defer w.ordinary()
+	w.realtime()
 	stopCtx := context.AfterFunc(ctx, w.Stop)
 	defer stopCtx()
 
@@ -340,8 +399,43 @@ func (w *Worker) Run(ctx context.Context) error {
 	return w.loop()
 }
 
+// realtime gives the worker's thread its real-time priority, if it has
+// one. If the kernel refuses, the worker goes on as an ordinary thread
+// and says why in its stats.
+func (w *Worker) realtime() {
+	if w.prio == 0 || w.rt {
+		return
+	}
+	if err := setRealtime(w.prio); err != nil {
+		w.prio = 0
+		w.mu.Lock()
+		w.prioErr = err.Error()
+		w.mu.Unlock()
+		return
+	}
+	w.rt = true
+	w.st.priority.Store(int64(w.prio))
+}
+
+// ordinary makes the worker's thread an ordinary thread again.
+func (w *Worker) ordinary() {
+	if !w.rt {
+		return
+	}
+	w.rt = false
+	if err := w.class.restore(); err != nil {
+		// Never asked again: the kernel left the thread as it was.
+		w.prio = 0
+		w.st.priority.Store(0)
+		w.mu.Lock()
+		w.prioErr = err.Error()
+		w.mu.Unlock()
+	}
+}
+
 func (w *Worker) loop() error {
 	lastWork := w.Now()
+	w.wokeAt = lastWork
 	lastKernel := lastWork
 	wakeDue := int64(-1) // the deadline (plus slack) of the last sleep
 	for !w.stop.Load() {
@@ -358,6 +452,9 @@ func (w *Worker) loop() error {
 		}
 		w.ready = w.ready[:0]
 		now := w.Now()
+		if w.wokeAt < 0 {
+			w.wokeAt = now
+		}
 		if wakeDue >= 0 {
 			if late := now - wakeDue; late > int64(LateWake) {
 				w.st.lateWakes.Add(1)
@@ -415,8 +512,17 @@ func (w *Worker) loop() error {
 				timeout = time.Duration(max(next+w.slack-t, 0))
 				wakeDue = t + int64(timeout)
 			}
+			if timeout != 0 {
+				// A sleep: the worker keeps time again.
+				w.realtime()
+				w.wokeAt = -1 // the next round's clock
+			}
 			w.st.sleeps.Add(1)
 			w.ready, err = w.poll.wait(timeout, w.ready)
+		}
+		if w.rt && w.wokeAt >= 0 && t-w.wokeAt >= int64(YieldAfter) {
+			w.st.yields.Add(1)
+			w.ordinary()
 		}
 		if err != nil {
 			return fmt.Errorf("dataplane: worker %s: %w", w.opts.Name, err)

@@ -28,7 +28,14 @@ type chain struct {
 
 func newChain(t *testing.T, n int, rate uint64) *chain {
 	t.Helper()
-	w, err := NewWorker(WorkerOptions{Name: "test"})
+	return newChainWith(t, n, rate, WorkerOptions{Name: "test"}, forward{})
+}
+
+// newChainWith is newChain with the worker's options and the engines'
+// handler.
+func newChainWith(t *testing.T, n int, rate uint64, opts WorkerOptions, h Handler) *chain {
+	t.Helper()
+	w, err := NewWorker(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +72,7 @@ func newChain(t *testing.T, n int, rate uint64) *chain {
 	}
 	for i := 0; i < n; i++ {
 		e, err := NewEngine(Memory{Bytes: mems[i], FrameSize: tFrame, NumFrames: len(mems[i]) / tFrame, RingSize: tRing},
-			ports[i], forward{}, Options{BufferBytes: 1 << 20})
+			ports[i], h, Options{BufferBytes: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}

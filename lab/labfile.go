@@ -22,6 +22,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,6 +108,7 @@ type File struct {
 	Workers       *int            `yaml:"workers,omitempty"`
 	WorkerSlack   *units.Duration `yaml:"worker-slack,omitempty"`
 	WorkerPoll    *time.Duration  `yaml:"worker-poll,omitempty"`
+	WorkerPrio    int             `yaml:"worker-priority,omitempty"`
 	LinkMode      string          `yaml:"link-mode,omitempty"`
 	FramesPerPort int             `yaml:"frames-per-port,omitempty"`
 	RingSize      int             `yaml:"ring-size,omitempty"`
@@ -270,6 +272,7 @@ func lineValues(n *yaml.Node) error {
 		"health-timeout":   func(s string) error { _, err := units.ParseDuration(s); return err },
 		"worker-slack":     func(s string) error { _, err := units.ParseDuration(s); return err },
 		"worker-poll":      func(s string) error { _, err := time.ParseDuration(s); return err },
+		"worker-priority":  func(s string) error { _, err := strconv.Atoi(s); return err },
 		"dscp-map":         func(s string) error { _, err := config.ParseDSCPMap(s); return err },
 	}
 	var walk func(n *yaml.Node) error
@@ -487,6 +490,7 @@ func (f *File) apply(s *Spec, skip string) {
 	})
 	set("worker-slack", f.WorkerSlack != nil, func() { s.WorkerSlack = f.WorkerSlack.D() })
 	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
+	set("worker-priority", f.WorkerPrio != 0, func() { s.WorkerPriority = f.WorkerPrio })
 	set("link-mode", f.LinkMode != "", func() { s.LinkMode = f.LinkMode })
 	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
 	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
@@ -688,6 +692,7 @@ func FileOf(s Spec) *File {
 		v := s.WorkerPollBudget
 		f.WorkerPoll = &v
 	}
+	f.WorkerPrio = s.WorkerPriority
 	f.FramesPerPort, f.RingSize = s.FramesPerPort, s.RingSize
 	if s.LinkMode != "" && s.LinkMode != d.LinkMode {
 		f.LinkMode = s.LinkMode

@@ -218,7 +218,7 @@ func (p *Plan) assignWorkers() {
 			ConfigPath: filepath.Join(p.RunDir, name+".json"),
 			LogPath:    filepath.Join(p.LogDir, name+".log"),
 			Config: config.Worker{Lab: s.Name, Name: name, Control: filepath.Join(p.RunDir, name+".sock"),
-				Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)},
+				Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget), Priority: s.WorkerPriority},
 		})
 	}
 	var servers, per, groups int

@@ -187,10 +187,12 @@ type Spec struct {
 	// node).
 	FramesPerPort int `json:"frames_per_port,omitempty"`
 	RingSize      int `json:"ring_size,omitempty"`
-	// WorkerSlack and WorkerPollBudget tune the workers' scheduling (see
-	// dataplane.WorkerOptions; 0: its defaults, negative: none).
+	// WorkerSlack, WorkerPollBudget and WorkerPriority tune the workers'
+	// scheduling (see dataplane.WorkerOptions; 0: its defaults, negative:
+	// none, an ordinary thread).
 	WorkerSlack      time.Duration `json:"worker_slack,omitempty"`
 	WorkerPollBudget time.Duration `json:"worker_poll_budget,omitempty"`
+	WorkerPriority   int           `json:"worker_priority,omitempty"`
 	// LinkMode is how a fabric cable between two nodes of one worker
 	// moves frames: patch (in memory, package patch) or veth (AF_XDP
 	// through the kernel, as every other cable); "": DefaultLinkMode.
@@ -395,7 +397,7 @@ func (s Spec) checkRun(longest string) error {
 	if s.Workers != PerNode && (s.Workers < 1 || s.Workers > MaxWorkers) {
 		return fmt.Errorf("workers %d: want 1..%d worker processes, or one process per node", s.Workers, MaxWorkers)
 	}
-	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget)}
+	wc := config.Worker{Name: "w0", Control: "/x.sock", Nodes: []string{"x"}, Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget), Priority: s.WorkerPriority}
 	return wc.Validate()
 }
 

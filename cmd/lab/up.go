@@ -235,6 +235,8 @@ the file or a flag is bad.`,
 	add("worker-slack", func(s *lab.Spec) { s.WorkerSlack = wSlack.D() })
 	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)")
 	add("worker-poll", func(s *lab.Spec) { s.WorkerPollBudget = *wPoll })
+	wPrio := fs.Int("worker-priority", 0, "the real-time (SCHED_FIFO) priority at which a worker's thread keeps time, 1-99 (0: 10; negative: an ordinary thread)")
+	add("worker-priority", func(s *lab.Spec) { s.WorkerPriority = *wPrio })
 	framesPerPort := fs.Int("frames-per-port", 0, "UMEM `frames` per port of every node (0: 4096, 1024 above 100 nodes)")
 	add("frames-per-port", func(s *lab.Spec) { s.FramesPerPort = *framesPerPort })
 	ringSize := fs.Int("ring-size", 0, "`entries` of every AF_XDP ring (0: 256 on workers, 1024 with a process per node)")
