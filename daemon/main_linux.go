@@ -110,6 +110,16 @@ func runNode(ctx context.Context, path string, b Builders, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
+	go func() {
+		select {
+		case <-r.Engine().Ready():
+		case <-ctx.Done():
+			return
+		}
+		if st := w.Stats(); st.PriorityError != "" {
+			log.Warn("the node's thread keeps time as an ordinary thread: wake-ups may come late on a busy machine", "err", st.PriorityError)
+		}
+	}()
 	err = w.Run(ctx)
 	return errors.Join(err, r.Stop())
 }
