@@ -14,7 +14,9 @@ type Socket struct {
 
 	zeroCopy   bool
 	needWakeup bool
-	maxKicks   int // sendto calls per Kick: one per 32 TX entries, plus one
+	maxKicks   int // sendto calls per Kick: one per 32 TX entries (txBudget), plus one
+	txBudget   int // descriptors the kernel sends per sendto, if the socket set it
+	sendtos    uint64
 
 	fill fillQueue
 	comp completionQueue
@@ -103,3 +105,20 @@ func (s *Socket) txNeedsKick() bool {
 	}
 	return !s.needWakeup || s.tx.flags.Load()&ringNeedWakeup != 0
 }
+
+// kickBatch is how many TX descriptors the kernel sends per sendto in copy
+// mode before it returns EAGAIN.
+const kickBatch = 32
+
+// TxBudget is how many descriptors one sendto sends in copy mode: the TX
+// ring's size where the kernel lets a socket set it (6.17 on), else
+// kickBatch.
+func (s *Socket) TxBudget() int {
+	if s.txBudget > 0 {
+		return s.txBudget
+	}
+	return kickBatch
+}
+
+// Sendtos counts the system calls Kick made.
+func (s *Socket) Sendtos() uint64 { return s.sendtos }

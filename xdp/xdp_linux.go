@@ -209,8 +209,21 @@ func (s *Socket) setup(cfg SocketConfig, sa *unix.SockaddrXDP) error {
 		return fmt.Errorf("read options: %w", err)
 	}
 	s.zeroCopy = opts&unix.XDP_OPTIONS_ZEROCOPY != 0
+	// Copy mode sends kickBatch descriptors per sendto unless the
+	// socket asks for more (XDP_MAX_TX_SKB_BUDGET, kernels from 6.17):
+	// one call then sends what the ring holds.
+	if !s.zeroCopy {
+		if err := unix.SetsockoptInt(s.fd, unix.SOL_XDP, xdpMaxTxSkbBudget, cfg.TxSize); err == nil {
+			s.txBudget = cfg.TxSize
+			s.maxKicks = 2
+		}
+	}
 	return nil
 }
+
+// xdpMaxTxSkbBudget is the socket option XDP_MAX_TX_SKB_BUDGET: how many
+// descriptors one sendto sends in copy mode (default kickBatch).
+const xdpMaxTxSkbBudget = 9
 
 // bindBusyTimeout bounds how long bind retries EBUSY. The kernel frees a
 // closed socket's hold on its device queue from a workqueue, so binding the
@@ -249,17 +262,14 @@ func (s *Socket) release() error {
 	return errors.Join(errs...)
 }
 
-// kickBatch is how many TX descriptors the kernel sends per sendto in copy
-// mode before it returns EAGAIN.
-const kickBatch = 32
-
 // Kick asks the kernel to send what Transmit posted. It makes no syscall
 // when the kernel has taken every posted descriptor, or when the socket uses
 // need-wakeup and the kernel does not ask for one.
 //
-// In copy mode each sendto sends at most 32 descriptors and returns EAGAIN
-// if more remain; Kick repeats it while the kernel makes progress, at most
-// once per 32 TX ring entries. EAGAIN without progress (the device or the
+// In copy mode each sendto sends at most TxBudget descriptors (the whole
+// ring where the kernel lets the socket ask for it, else 32) and returns
+// EAGAIN if more remain; Kick repeats it while the kernel makes progress,
+// at most once per TxBudget TX ring entries. EAGAIN without progress (the device or the
 // completion ring is full), EBUSY (the device dropped a frame) and ENOBUFS
 // mean "try later" and return nil: descriptors left on the ring go out on a
 // later Kick. Other errors, such as ENETDOWN, are returned wrapped.
@@ -275,6 +285,7 @@ func (s *Socket) Kick() error {
 		// scheduler's syscall bookkeeping (and the monitor's hand-off
 		// of the worker's P to another thread while it runs).
 		_, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), 0, 0, unix.MSG_DONTWAIT, 0, 0)
+		s.sendtos++
 		switch errno {
 		case 0:
 		case unix.EAGAIN, unix.EBUSY, unix.ENOBUFS:

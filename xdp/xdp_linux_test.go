@@ -412,6 +412,12 @@ func TestKickDrains(t *testing.T) {
 	if err := tx.Kick(); err != nil {
 		t.Fatal(err)
 	}
+	// One sendto per TxBudget descriptors (the last may find the ring
+	// empty already).
+	if got, max := tx.Sendtos(), uint64(n/tx.TxBudget()+1); got == 0 || got > max {
+		t.Errorf("Kick of %d descriptors made %d sendto calls, want 1-%d (budget %d)", n, got, max, tx.TxBudget())
+	}
+	t.Logf("TX budget %d: %d sendto calls for %d frames", tx.TxBudget(), tx.Sendtos(), n)
 	completeAll(t, tx, n) // no further Kick
 	receiveTest(t, u, rx, n)
 	if err := tx.Kick(); err != nil { // nothing pending: no syscall, no error
