@@ -11,7 +11,12 @@ package bench
 //     AF_XDP datapath (ovs.go), the Linux bridge, and the bare xdp
 //     forwarder — and each frame size: blast for a warm-up, then measure the
 //     sink's count and the device's CPU (cpu.go) over the measurement time;
-//  3. tear everything down, also on error or interrupt.
+//  3. repeat 2 for several rounds, the devices in the opposite order every
+//     other round (swd, ovs, ..., then ..., ovs, swd): this machine's speed
+//     drifts by 10-30% over tens of seconds, as its neighbours on the
+//     host come and go, so devices are compared round by round, each with
+//     the one measured next to it (Ratios), not across the whole run;
+//  4. tear everything down, also on error or interrupt.
 
 import (
 	"bufio"
@@ -26,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +54,7 @@ type Options struct {
 	Warmup  time.Duration // default 500ms
 	Measure time.Duration // default 3s
 	Devices []string      // default swd, ovs, bridge, bare
+	Rounds  int           // default 3
 	XDPMode string        // for swd, OVS's ports and the bare forwarder; default native
 	Log     *slog.Logger
 }
@@ -67,6 +74,9 @@ func (o *Options) defaults() {
 	}
 	if len(o.Devices) == 0 {
 		o.Devices = []string{"swd", "ovs", "bridge", "bare"}
+	}
+	if o.Rounds == 0 {
+		o.Rounds = 3
 	}
 	if o.XDPMode == "" {
 		o.XDPMode = "native"
@@ -104,6 +114,9 @@ func Datapath(ctx context.Context, o Options) (res []Result, err error) {
 			return nil, fmt.Errorf("bench: unknown device %q (want swd, ovs, bridge, bare)", d)
 		}
 	}
+	if o.Rounds < 0 {
+		return nil, fmt.Errorf("bench: %d rounds", o.Rounds)
+	}
 	c, err := splitCores()
 	if err != nil {
 		return nil, err
@@ -113,28 +126,35 @@ func Datapath(ctx context.Context, o Options) (res []Result, err error) {
 	if err := e.build(); err != nil {
 		return nil, err
 	}
-	for _, dev := range o.Devices {
+	devices := slices.Clone(o.Devices)
+	for _, dev := range devices {
 		if why := OVSMissing(); dev == "ovs" && why != "" {
 			o.Log.Warn("skipped", "device", dev, "why", why)
 			res = append(res, Result{Device: dev, Skipped: why})
-			continue
+			devices = slices.DeleteFunc(devices, func(d string) bool { return d == "ovs" })
 		}
-		d, err := e.startDevice(ctx, dev)
-		if err != nil {
-			return res, fmt.Errorf("bench: start %s: %w", dev, err)
-		}
-		for _, size := range o.Sizes {
-			r, err := e.measure(ctx, dev, size, d.pids)
+	}
+	for round := 1; round <= o.Rounds; round++ {
+		for _, dev := range devices {
+			d, err := e.startDevice(ctx, dev)
 			if err != nil {
-				return res, errors.Join(err, d.stop())
+				return res, fmt.Errorf("bench: start %s: %w", dev, err)
 			}
-			o.Log.Info("measured", "device", dev, "frame", r.FrameLen, "mpps", fmt.Sprintf("%.3f", r.FwdPps/1e6),
-				"gbps", fmt.Sprintf("%.2f", r.FwdGbps), "busy_cores", fmt.Sprintf("%.2f", r.BusyCores))
-			res = append(res, r)
+			for _, size := range o.Sizes {
+				r, err := e.measure(ctx, dev, size, d.pids)
+				if err != nil {
+					return res, errors.Join(err, d.stop())
+				}
+				r.Round = round
+				o.Log.Info("measured", "round", round, "device", dev, "frame", r.FrameLen, "mpps", fmt.Sprintf("%.3f", r.FwdPps/1e6),
+					"gbps", fmt.Sprintf("%.2f", r.FwdGbps), "busy_cores", fmt.Sprintf("%.2f", r.BusyCores))
+				res = append(res, r)
+			}
+			if err := d.stop(); err != nil {
+				return res, fmt.Errorf("bench: stop %s: %w", dev, err)
+			}
 		}
-		if err := d.stop(); err != nil {
-			return res, fmt.Errorf("bench: stop %s: %w", dev, err)
-		}
+		slices.Reverse(devices)
 	}
 	return res, nil
 }

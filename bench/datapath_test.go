@@ -25,7 +25,7 @@ func TestDatapath(t *testing.T) {
 	}
 	bin := buildBins(t)
 	prefix := "bcbt" + time.Now().Format("150405")
-	res, err := Datapath(context.Background(), Options{BinDir: bin, Prefix: prefix, Warmup: 200 * time.Millisecond, Measure: 500 * time.Millisecond,
+	res, err := Datapath(context.Background(), Options{BinDir: bin, Prefix: prefix, Warmup: 200 * time.Millisecond, Measure: 500 * time.Millisecond, Rounds: 1,
 		Devices: []string{"swd", "bridge", "bare"}})
 	if err != nil {
 		t.Fatal(err)

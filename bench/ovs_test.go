@@ -56,7 +56,7 @@ func TestDatapathOVS(t *testing.T) {
 		}
 	})
 	res, err := Datapath(context.Background(), Options{Prefix: prefix, Devices: []string{"ovs"}, Sizes: []int{60},
-		Warmup: 300 * time.Millisecond, Measure: 500 * time.Millisecond})
+		Warmup: 300 * time.Millisecond, Measure: 500 * time.Millisecond, Rounds: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

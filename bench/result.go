@@ -2,13 +2,16 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// Result is one device at one frame size, or a device that was skipped.
+// Result is one device at one frame size in one round, or a device that
+// was skipped.
 type Result struct {
 	Device   string  `json:"device"`
 	Skipped  string  `json:"skipped,omitempty"` // why the device did not run; nothing else is set
+	Round    int     `json:"round,omitempty"`   // 1, 2, ...; 0 for a median (Medians)
 	FrameLen int     `json:"frame_len"`         // on the wire, FCS included
 	SentPps  float64 `json:"sent_pps"`
 	FwdPps   float64 `json:"fwd_pps"`
@@ -25,40 +28,118 @@ type Result struct {
 	BlasterCores float64  `json:"blaster_cores"` // the blaster's process
 }
 
+// Medians is, per device and frame size, in the order they first appear,
+// the median of each quantity over the rounds (each quantity on its own),
+// with Round 0. Skipped devices are left out.
+func Medians(res []Result) []Result {
+	type key struct {
+		dev  string
+		size int
+	}
+	var order []key
+	by := map[key][]Result{}
+	for _, r := range res {
+		if r.Skipped != "" {
+			continue
+		}
+		k := key{r.Device, r.FrameLen}
+		if by[k] == nil {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	out := make([]Result, 0, len(order))
+	for _, k := range order {
+		rs := by[k]
+		m := Result{Device: k.dev, FrameLen: k.size,
+			SentPps:      median(rs, func(r Result) float64 { return r.SentPps }),
+			FwdPps:       median(rs, func(r Result) float64 { return r.FwdPps }),
+			FwdGbps:      median(rs, func(r Result) float64 { return r.FwdGbps }),
+			BusyCores:    median(rs, func(r Result) float64 { return r.BusyCores }),
+			MppsPerCore:  median(rs, func(r Result) float64 { return r.MppsPerCore }),
+			BlasterCores: median(rs, func(r Result) float64 { return r.BlasterCores })}
+		if rs[0].ProcCores != nil {
+			p := median(rs, func(r Result) float64 { return *r.ProcCores })
+			m.ProcCores = &p
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func median[T any](xs []T, f func(T) float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 1 {
+		return v[n/2]
+	} else {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+}
+
 // Ratios compares swd with the other devices at each frame size, in
 // forwarded frames and in frames per busy core, as lines such as
-// "64 B: swd = 1.34 x ovs, 1.20 x bridge, 0.98 x bare; per busy core 2.10 x ovs, ...".
+// "64 B: swd = 1.34 x ovs, 1.20 x bridge; per busy core 2.10 x ovs (1.90-2.30), ...".
+// Each ratio pairs the two devices' measurements of one round, and the
+// line gives the median over the rounds, with the lowest and highest
+// when there were several.
 func Ratios(res []Result) []string {
-	by := map[int]map[string]Result{}
+	type key struct {
+		size, round int
+	}
+	by := map[key]map[string]Result{}
 	var sizes []int
 	for _, r := range res {
 		if r.Skipped != "" {
 			continue
 		}
-		if by[r.FrameLen] == nil {
-			by[r.FrameLen] = map[string]Result{}
+		k := key{r.FrameLen, r.Round}
+		if by[k] == nil {
+			by[k] = map[string]Result{}
+		}
+		if !slices.Contains(sizes, r.FrameLen) {
 			sizes = append(sizes, r.FrameLen)
 		}
-		by[r.FrameLen][r.Device] = r
+		by[k][r.Device] = r
+	}
+	rounds := func(size int) []map[string]Result {
+		var ms []map[string]Result
+		for k, m := range by {
+			if k.size == size {
+				ms = append(ms, m)
+			}
+		}
+		return ms
 	}
 	var out []string
 	for _, size := range sizes {
-		m := by[size]
-		swd, ok := m["swd"]
-		if !ok {
-			continue
-		}
 		var rate, perCore []string
 		for _, other := range []string{"ovs", "bridge", "bare"} {
-			v, ok := m[other]
-			if !ok {
-				continue
+			var rr, cr []float64
+			for _, m := range rounds(size) {
+				swd, ok1 := m["swd"]
+				v, ok2 := m[other]
+				if !ok1 || !ok2 {
+					continue
+				}
+				if v.FwdPps > 0 {
+					rr = append(rr, swd.FwdPps/v.FwdPps)
+				}
+				if v.MppsPerCore > 0 && swd.MppsPerCore > 0 {
+					cr = append(cr, swd.MppsPerCore/v.MppsPerCore)
+				}
 			}
-			if v.FwdPps > 0 {
-				rate = append(rate, fmt.Sprintf("%.2f x %s", swd.FwdPps/v.FwdPps, other))
+			if len(rr) > 0 {
+				rate = append(rate, ratio(rr, other))
 			}
-			if v.MppsPerCore > 0 && swd.MppsPerCore > 0 {
-				perCore = append(perCore, fmt.Sprintf("%.2f x %s", swd.MppsPerCore/v.MppsPerCore, other))
+			if len(cr) > 0 {
+				perCore = append(perCore, ratio(cr, other))
 			}
 		}
 		if len(rate) == 0 {
@@ -71,4 +152,14 @@ func Ratios(res []Result) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// ratio formats the median of rs against other, and its range if there
+// are several.
+func ratio(rs []float64, other string) string {
+	s := fmt.Sprintf("%.2f x %s", median(rs, func(x float64) float64 { return x }), other)
+	if len(rs) > 1 {
+		s += fmt.Sprintf(" (%.2f-%.2f)", slices.Min(rs), slices.Max(rs))
+	}
+	return s
 }

@@ -68,7 +68,14 @@ softirq time of the blaster's core: on veth the receive side of p0 (the
 whole bridge; XDP and the copy into the socket for the others) runs in
 softirq inside the blaster's send. Mpps/CORE is forwarded Mpps per busy
 core. PROC CORES is the utime+stime of the device's own processes
-(/proc/<pid>/stat), where it has any.`,
+(/proc/<pid>/stat), where it has any.
+
+Rounds: every device and size is measured --rounds times, the devices in
+the opposite order every other round, since a shared machine's speed
+drifts over tens of seconds. The table shows each quantity's median over
+the rounds; the ratios pair swd with each other device round by round
+(the one measured next to it) and give the median, with the lowest and
+highest. --json prints every round's measurements.`,
 		Example: "  lab bench datapath --devices swd,ovs,bridge,bare\n  lab bench datapath --sizes 60 --measure 5s",
 		Args:    noArgs,
 	}
@@ -78,6 +85,7 @@ core. PROC CORES is the utime+stime of the device's own processes
 	fs.StringSliceVar(&devices, "devices", []string{"swd", "ovs", "bridge", "bare"}, "`devices` to measure: swd, ovs, bridge, bare")
 	warmup := durationFlag(fs, "warmup", "", "500ms", "blast this long before measuring")
 	measure := durationFlag(fs, "measure", "", "3s", "measurement time per device and size")
+	rounds := fs.Int("rounds", 3, "measure every device and size this many times, alternating the devices' order")
 	fs.StringVar(&xdpMode, "xdp-mode", "native", "XDP `mode` of swd, OVS's ports and the bare forwarder")
 	fs.StringVar(&prefix, "prefix", "bcbench", "namespace `prefix` of the benchmark's namespaces")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
@@ -86,7 +94,10 @@ core. PROC CORES is the utime+stime of the device's own processes
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout := cmd.OutOrStdout()
 		o := bench.Options{BinDir: binDir, Prefix: prefix, Warmup: warmup.D(), Measure: measure.D(), XDPMode: xdpMode,
-			Devices: devices, Log: newLogger(cmd.ErrOrStderr(), verbose)}
+			Devices: devices, Rounds: *rounds, Log: newLogger(cmd.ErrOrStderr(), verbose)}
+		if *rounds < 1 {
+			return usagef(cmd, "--rounds %d: want at least 1", *rounds)
+		}
 		if o.BinDir == "" {
 			var err error
 			if o.BinDir, err = lab.DefaultBinDir(); err != nil {
@@ -115,8 +126,9 @@ core. PROC CORES is the utime+stime of the device's own processes
 		for _, r := range res {
 			if r.Skipped != "" {
 				skipped = append(skipped, r.Device+": skipped: "+r.Skipped)
-				continue
 			}
+		}
+		for _, r := range bench.Medians(res) {
 			proc := "-"
 			if r.ProcCores != nil {
 				proc = fmt.Sprintf("%.2f", *r.ProcCores)
@@ -126,6 +138,9 @@ core. PROC CORES is the utime+stime of the device's own processes
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if *rounds > 1 {
+			fmt.Fprintf(stdout, "(medians of %d rounds)\n", *rounds)
 		}
 		for _, line := range skipped {
 			fmt.Fprintln(stdout, line)
