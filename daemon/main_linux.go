@@ -101,7 +101,12 @@ func runNode(ctx context.Context, path string, b Builders, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: n.Config.Node})
+	// An ordinary thread: a lab with a daemon per node runs two dozen
+	// of them, which as real-time threads would contend among
+	// themselves and with the kernel's deferred network work they wait
+	// on (ksoftirqd, an ordinary thread). Worker processes keep time as
+	// real-time threads (runWorker).
+	w, err := dataplane.NewWorker(dataplane.WorkerOptions{Name: n.Config.Node, Priority: -1})
 	if err != nil {
 		return err
 	}
@@ -110,16 +115,6 @@ func runNode(ctx context.Context, path string, b Builders, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	go func() {
-		select {
-		case <-r.Engine().Ready():
-		case <-ctx.Done():
-			return
-		}
-		if st := w.Stats(); st.PriorityError != "" {
-			log.Warn("the node's thread keeps time as an ordinary thread: wake-ups may come late on a busy machine", "err", st.PriorityError)
-		}
-	}()
 	err = w.Run(ctx)
 	return errors.Join(err, r.Stop())
 }
