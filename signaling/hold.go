@@ -4,7 +4,7 @@ import "time"
 
 // Holding a pause under overload. The nodes are daemons that share a few
 // cores: one may go unscheduled for hundreds of milliseconds on a loaded
-// machine (README, "A pause holds while its sender is late"). A receiver
+// machine (docs/DECISIONS.md, "A pause holds while its sender is late"). A receiver
 // that let a pause lapse after a few refresh periods would then send into
 // a full buffer while the pausing node is merely late. So every scheme
 // holds a pause for Hold without hearing it again (PFC: at least Hold, or
