@@ -3,12 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,62 +13,14 @@ import (
 	"github.com/bcfab/bcfab/internal/testns"
 )
 
-// recipe is one `bin/lab ...` line of a README code block, and what its
-// comment says it prints: every "quoted" text in the comment.
-type recipe struct {
-	args []string
-	want []string
-}
-
-var quoted = regexp.MustCompile(`"([^"]+)"`)
-
-// readmeRecipe reads the lab commands of the README's code block that
-// follows the line starting with title, up to its lab down.
-func readmeRecipe(t *testing.T, title string) []recipe {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []recipe
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	found, in := false, false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case !found:
-			found = strings.HasPrefix(line, title)
-			continue
-		case !in:
-			in = strings.HasPrefix(line, "```")
-			continue
-		case strings.HasPrefix(line, "```"):
-			return out
-		}
-		if !strings.HasPrefix(line, "bin/lab ") {
-			continue
-		}
-		cmd, comment, _ := strings.Cut(line, "#")
-		r := recipe{args: strings.Fields(cmd)[1:]}
-		for _, m := range quoted.FindAllStringSubmatch(comment, -1) {
-			r.want = append(r.want, m[1])
-		}
-		out = append(out, r)
-		if r.args[0] == "down" {
-			return out
-		}
-	}
-	t.Fatalf("README: no code block after %q ending in lab down", title)
-	return nil
-}
-
-// The README's recipes run as written (on a lab of the test's own name
-// and run root) and print what their comments quote: the flow-control
-// capture and the PFC deadlock, caught by the watchdog and captured.
+// The recipes of the README and docs/USAGE.md run as written (on a lab
+// of the test's own name and run root) and print what their comments
+// quote: the flow-control capture and the PFC deadlock, caught by the
+// watchdog and captured (readmeRecipes, read by readmeRecipe).
 func TestReadmeRecipes(t *testing.T) {
 	testns.RequireRoot(t)
 	bin := realBins(t)
-	for _, title := range []string{"With flow control:", "PFC, its deadlock, and the watchdog:"} {
+	for _, title := range readmeRecipes {
 		t.Run(strings.TrimSuffix(title, ":"), func(t *testing.T) {
 			steps := readmeRecipe(t, title)
 			name := fmt.Sprintf("rm%05x", rand.IntN(1<<20))
@@ -114,7 +63,7 @@ func TestReadmeRecipes(t *testing.T) {
 				}
 				t.Logf("lab %s\n%s", strings.Join(args, " "), out)
 				if m := missing(out, s.want); m != "" {
-					t.Errorf("README says lab %s prints %q; it printed:\n%s", strings.Join(s.args, " "), m, out)
+					t.Errorf("the recipe says lab %s prints %q; it printed:\n%s", strings.Join(s.args, " "), m, out)
 				}
 				down = down || args[0] == "down"
 			}
