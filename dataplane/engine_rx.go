@@ -1,0 +1,163 @@
+package dataplane
+
+// An engine's receive side (engine.go): taking frames off the ports' RX
+// rings in turn, handing each to the Handler, and topping up the fill
+// rings; and the helpers handlers use for flow-control frames.
+
+import "github.com/bcfab/bcfab/signaling"
+
+// readable marks port i as maybe holding received frames (its worker's
+// poller said so).
+func (e *Engine) readable(i int) {
+	if i >= 0 && i < len(e.ports) {
+		e.ports[i].rxReady = true
+	}
+}
+
+// readableAll marks every port as maybe holding received frames.
+func (e *Engine) readableAll() {
+	for _, p := range e.ports {
+		p.rxReady = true
+	}
+}
+
+// receiveAll receives on every port that may have frames, rxChunk frames
+// from each port in turn, starting one port further each pass, up to a
+// batch per port: what arrived on several ports since the last pass
+// reaches the egresses interleaved, as frames arriving side by side on a
+// real switch do, and no input port's frames always find the queues
+// longer (ECN marks, thresholds) than another's.
+func (e *Engine) receiveAll() int {
+	all := e.w == nil
+	np := len(e.ports)
+	e.rxStart++
+	if e.rxStart >= np {
+		e.rxStart = 0
+	}
+	moved := 0
+	for _, p := range e.ports {
+		p.rxTaken = 0
+		p.rxMore = all || p.rxReady
+	}
+	for more := true; more; {
+		more = false
+		for k := 0; k < np; k++ {
+			i := e.rxStart + k
+			if i >= np {
+				i -= np
+			}
+			p := e.ports[i]
+			if !p.rxMore {
+				continue
+			}
+			want := min(rxChunk, batch-p.rxTaken)
+			n := e.receive(i, p, want)
+			p.rxTaken += n
+			moved += n
+			if n > 0 {
+				p.needFill = true
+			}
+			// A full chunk may leave more; a full batch leaves the rest
+			// for the next pass.
+			p.rxMore = n == want && p.rxTaken < batch
+			more = more || p.rxMore
+		}
+	}
+	for _, p := range e.ports {
+		p.rxReady = p.rxTaken == batch // more may wait
+	}
+	return moved
+}
+
+// rxChunk is how many frames receiveAll takes from a port in one turn.
+const rxChunk = 8
+
+func (e *Engine) receive(in int, p *port, max int) int {
+	n := p.io.Receive(e.rx[:max])
+	// Touch each frame's first bytes before handling any: the kernel wrote
+	// them on another CPU, so each first touch misses the cache, and the
+	// misses of independent loads overlap where the handler's, one frame
+	// after another, would not.
+	var touch byte
+	for j := 0; j < n; j++ {
+		touch ^= e.mem.Bytes[e.rx[j].Addr]
+	}
+	e.touched = touch
+	v := &e.v
+	for j := 0; j < n; j++ {
+		d := &e.rx[j]
+		p.rxPackets++
+		p.rxBytes += uint64(d.Len)
+		if signaling.IsProbe(e.mem.Bytes[d.Addr : d.Addr+uint64(d.Len)]) {
+			e.probeIn(in, p, d)
+			continue
+		}
+		*v = Verdict{}
+		e.h.Handle(in, d, v)
+		if v.Port < 0 {
+			if v.Drop != DropNone {
+				p.drops[v.Drop]++
+			} else {
+				p.rxConsumed++
+			}
+			e.release(d.Addr)
+			continue
+		}
+		p.rxForwarded++
+		e.Send(v.Port, v.Queue, d, v.L3, v.Meta)
+	}
+	return n
+}
+
+// refill tops up p's fill ring from the free frames; the port still needs
+// filling when there were too few.
+func (e *Engine) refill(p *port) {
+	room := p.io.FillFree()
+	want := min(room, len(e.free))
+	p.needFill = want < room
+	if want == 0 {
+		return
+	}
+	n := p.io.Fill(e.free[len(e.free)-want:])
+	e.free = e.free[:len(e.free)-n]
+}
+
+// SignalReceiver is a node's flow control as it takes PortFC and BFC
+// signal frames: OnSignal reports false when it takes none.
+type SignalReceiver interface {
+	OnSignal(in int, sig signaling.Signal) bool
+}
+
+// ConsumeSignal settles v for a flow-control frame b that arrived on port
+// in: parsed and handed to r (consumed), or dropped as malformed, or as
+// unsupported when the node's flow control takes no such frame.
+func ConsumeSignal(in int, b []byte, r SignalReceiver, v *Verdict) {
+	v.Port = -1
+	sig, err := signaling.ParseSignal(b)
+	switch {
+	case err != nil:
+		v.Drop = DropMalformed
+	case !r.OnSignal(in, sig):
+		v.Drop = DropUnsupported
+	}
+}
+
+// PFCReceiver is a node's flow control as it takes 802.1Qbb frames:
+// OnPFC reports false when it takes none.
+type PFCReceiver interface {
+	OnPFC(in int, f signaling.PFCFrame) bool
+}
+
+// ConsumePFC settles v for a MAC control frame b that arrived on port in:
+// an 802.1Qbb frame is handed to r (consumed); a malformed one, or any
+// when the node's flow control takes none, is dropped and counted.
+func ConsumePFC(in int, b []byte, r PFCReceiver, v *Verdict) {
+	v.Port = -1
+	f, err := signaling.ParsePFC(b)
+	switch {
+	case err != nil:
+		v.Drop = DropMalformed
+	case !r.OnPFC(in, f):
+		v.Drop = DropUnsupported
+	}
+}

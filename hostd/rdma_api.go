@@ -1,0 +1,217 @@
+package hostd
+
+// The NIC's RDMA as the daemon serves it (rdma.go): starting, stopping,
+// aborting and reporting flows. Each call runs on the engine goroutine.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/api"
+)
+
+// StartRDMA starts the flows of req (on the engine goroutine).
+func (h *Host) StartRDMA(req api.RDMARequest) ([]api.RDMAFlow, error) {
+	var out []api.RDMAFlow
+	var err error
+	h.e.Call(func() {
+		var fs []*rdmaFlow
+		fs, err = h.r.start(req)
+		off := h.unixOffset()
+		for _, f := range fs {
+			out = append(out, f.report(off))
+		}
+	})
+	return out, err
+}
+
+// RDMA reports the NIC's flows (those of ids, or all with the receivers
+// when ids is empty).
+func (h *Host) RDMA(ids []int) api.RDMAReport {
+	var r api.RDMAReport
+	lat := map[int][]int64{} // ended latency flows' round trips, by report index
+	h.e.Call(func() {
+		r = h.r.report(ids)
+		for i, f := range r.Flows {
+			rf := h.r.flow(f.ID)
+			switch {
+			case rf == nil || !rf.latency || rf.State == api.RDMARunning:
+			case rf.lat == nil:
+				r.Flows[i].Latency = rf.latStats
+			default:
+				lat[i] = rf.lat[:rf.seenMsgs] // never written again
+			}
+		}
+	})
+	if len(lat) == 0 {
+		return r
+	}
+	// Sorted here, off the engine goroutine, once: the stats replace the
+	// samples.
+	for i, samples := range lat {
+		r.Flows[i].Latency = latencyStats(samples)
+	}
+	h.e.Call(func() {
+		for i := range lat {
+			if rf := h.r.flow(r.Flows[i].ID); rf != nil && rf.lat != nil {
+				rf.latStats, rf.lat = r.Flows[i].Latency, nil
+			}
+		}
+	})
+	return r
+}
+
+// latencyStats summarises round trips (ns); nil when there are none.
+func latencyStats(samples []int64) *api.LatencyStats {
+	n := len(samples)
+	if n == 0 {
+		return nil
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	var sum float64
+	for _, v := range s {
+		sum += float64(v)
+	}
+	avg := sum / float64(n)
+	var sq float64
+	for _, v := range s {
+		sq += (float64(v) - avg) * (float64(v) - avg)
+	}
+	pct := func(p float64) int64 { // nearest rank
+		i := int(math.Ceil(p*float64(n))) - 1
+		return s[min(max(i, 0), n-1)]
+	}
+	return &api.LatencyStats{Samples: n, MinNs: s[0], MaxNs: s[n-1], AvgNs: int64(math.Round(avg)),
+		StdevNs: int64(math.Round(math.Sqrt(sq / float64(n)))), P50Ns: pct(0.5), P99Ns: pct(0.99), P999Ns: pct(0.999)}
+}
+
+// StopRDMA ends the timed and until-stopped flows of ids that still run
+// as their time would: the next packet is the last, and the flow is done
+// once every byte is acknowledged. It reports how many it told to stop
+// (sized flows run on).
+func (h *Host) StopRDMA(ids []int) int {
+	n := 0
+	h.e.Call(func() {
+		now := h.e.Now()
+		for _, id := range ids {
+			if f := h.r.flow(id); f != nil {
+				if f.State == api.RDMARunning && f.s.Size() == 0 && !f.stopped {
+					f.deadline = now
+					n++
+				}
+			}
+		}
+	})
+	return n
+}
+
+// AbortRDMA stops the flows of ids that still run; it reports how many it
+// stopped.
+func (h *Host) AbortRDMA(ids []int) int {
+	n := 0
+	h.e.Call(func() {
+		now := h.e.Now()
+		for _, id := range ids {
+			if f := h.r.flow(id); f != nil {
+				if f.State == api.RDMARunning {
+					f.State, f.endEng = api.RDMAAborted, now
+					h.r.finish(f)
+					n++
+				}
+			}
+		}
+	})
+	return n
+}
+
+// unixOffset converts engine time to Unix time: unix = engine + offset.
+func (h *Host) unixOffset() int64 { return time.Now().UnixNano() - h.e.Now() }
+
+// report copies the flows of ids (all, with the receivers, when empty).
+func (r *rdma) report(ids []int) api.RDMAReport {
+	off := r.h.unixOffset()
+	rep := api.RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []api.RDMAFlow{}}
+	if len(ids) > 0 {
+		for _, id := range ids {
+			if f := r.flow(id); f != nil {
+				rep.Flows = append(rep.Flows, f.report(off))
+				if f.State != api.RDMARunning && f.s == nil && !f.fetched {
+					f.fetched = true
+					r.fetched = append(r.fetched, f.ID)
+				}
+			}
+		}
+		for len(r.fetched) > maxRDMAFetched {
+			r.forget(r.fetched[0])
+			r.fetched = r.fetched[1:]
+		}
+		return rep
+	}
+	for _, f := range r.flows {
+		if f != nil {
+			rep.Flows = append(rep.Flows, f.report(off))
+		}
+	}
+	r.release(r.h.e.Now())
+	r.past.each(func(p *pastRecv) {
+		rep.Receivers = append(rep.Receivers, receiverSummary(p.src, p.qp, p.mode, p.done, p.gap, &p.s, off))
+	})
+	for _, rc := range r.rlist {
+		rep.Receivers = append(rep.Receivers, rc.summary(off))
+	}
+	return rep
+}
+
+// report is the flow's state with engine times made Unix times by off.
+func (f *rdmaFlow) report(off int64) api.RDMAFlow {
+	out := f.RDMAFlow
+	first := f.firstEng
+	if f.s != nil {
+		f.counters(&out)
+		first = f.s.S.Start
+	}
+	out.StartNs = f.startEng + off
+	if first >= 0 {
+		out.FirstNs = first + off
+	}
+	if f.State != api.RDMARunning {
+		out.EndNs = f.endEng + off
+	}
+	return out
+}
+
+// counters sets out's counters from the flow's sender.
+func (f *rdmaFlow) counters(out *api.RDMAFlow) {
+	st := &f.s.S
+	if fct := st.FCT(); fct >= 0 {
+		out.FCTNs = fct
+	}
+	out.Size = f.s.Size()
+	out.Packets, out.Bytes = st.Packets, st.Bytes
+	out.RetxPackets, out.RetxBytes = st.RetxPackets, st.RetxBytes
+	out.Timeouts, out.ACKs, out.NAKs, out.CNPs = st.Timeouts, st.ACKs, st.NAKs, st.CNPs
+	out.AckedBytes = f.s.Acked()
+	out.RateBps = f.s.Rate()
+	out.Messages = f.s.Messages()
+}
+
+// parseIDs reads a list of flow ids, "1,2,3" ("" : none).
+func parseIDs(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		id, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || id < 1 {
+			return nil, fmt.Errorf("rdma: flow id %q: want a positive number", f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}

@@ -1,0 +1,567 @@
+package hostd
+
+// The NIC's RDMA, the sender's side (rdma.go): creating flows, producing
+// their data packets, the ACKs, NAKs and CNPs that come back, the end of
+// a flow, and the timers of senders and receivers.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// start validates req and creates its flows.
+func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
+	h := r.h
+	t := h.t
+	if req.Dst < 0 || req.Dst >= t.Servers() || req.Dst == h.self {
+		return nil, fmt.Errorf("rdma: destination h%d: want another server of %v", req.Dst, t)
+	}
+	ways := 0
+	for _, b := range []bool{req.Bytes > 0, req.Duration > 0, req.UntilStopped} {
+		if b {
+			ways++
+		}
+	}
+	if ways != 1 || req.Bytes < 0 || req.Duration < 0 {
+		return nil, errors.New("rdma: give bytes, a duration or until_stopped (one of them)")
+	}
+	msgs := int64(0)
+	switch {
+	case req.MsgBytes < 0 || req.RateBps < 0:
+		return nil, errors.New("rdma: negative msg_bytes or rate_bps")
+	case req.MsgBytes > 0:
+		if req.Bytes <= 0 || req.Bytes%req.MsgBytes != 0 || req.Bytes/req.MsgBytes > api.MaxRDMAMessages {
+			return nil, fmt.Errorf("rdma: messages of %d bytes: want bytes a multiple of them, at most %d messages", req.MsgBytes, api.MaxRDMAMessages)
+		}
+		msgs = req.Bytes / req.MsgBytes
+	case req.Latency:
+		return nil, errors.New("rdma: a latency flow needs msg_bytes")
+	}
+	mode := transport.Lossless
+	if req.Mode != "" {
+		m, err := transport.ParseMode(req.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("rdma: %w", err)
+		}
+		mode = m
+	}
+	if req.MTU == 0 {
+		req.MTU = api.DefaultRDMAMTU
+	}
+	if req.MTU < api.MinRDMAMTU || req.MTU > api.MaxRDMAMTU {
+		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, api.MinRDMAMTU, api.MaxRDMAMTU)
+	}
+	if req.Flows == 0 {
+		req.Flows = 1
+	}
+	if req.Flows < 1 || req.Flows > api.MaxRDMAParallel {
+		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, api.MaxRDMAParallel)
+	}
+	if r.base+len(r.flows)+req.Flows > maxRDMAFlows {
+		return nil, errors.New("rdma: out of QP numbers")
+	}
+	dcqcn := req.DCQCN == nil || *req.DCQCN
+	var want *bcube.Order
+	if req.Order != "" {
+		pol, err := t.ParsePolicy(req.Order)
+		if err != nil || pol.Fixed == nil {
+			return nil, fmt.Errorf("rdma: order %q: want a permutation such as 0,1", req.Order)
+		}
+		want = pol.Fixed
+		if h.policy.Fixed != nil && *h.policy.Fixed != *want {
+			return nil, fmt.Errorf("rdma: order %s, but the lab routes every flow %s", want, h.policy.Fixed)
+		}
+	}
+	// ATE places the flows of a request whose destination gives it a
+	// choice all in one domain: nothing is sent while they are created,
+	// so the in-flight bytes it decides by do not change.
+	ateHBD := h.ate != nil && h.ate.HBD()
+	// Check everything before creating anything: a request starts all
+	// its flows or none.
+	type plan struct {
+		id     int
+		sport  uint16
+		s      *transport.Sender
+		o      bcube.Order
+		port   int
+		path   int64 // the path's slowest rate
+		placed bool  // ATE chose its order
+	}
+	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
+	plans := make([]plan, req.Flows)
+	for i := range plans {
+		id := r.base + len(r.flows) + 1 + i
+		w, placed := want, false
+		if h.ate != nil && want == nil {
+			if o, ok := h.ateOrder(req.Dst, id, ateHBD); ok {
+				w, placed = &o, true
+			}
+		}
+		sport, err := r.sourcePort(req.Dst, id, w)
+		if err != nil {
+			return nil, err
+		}
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: sport, DPort: roce.UDPPort}
+		o := t.FlowOrder(&h.policy, &tuple)
+		port := t.NextLevel(h.self, req.Dst, &o)
+		p := r.pathParams(port, req.Dst)
+		path := r.pathRate(req.Dst, p.LineRateBps)
+		p.DCQCN.Enabled = dcqcn
+		if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
+			// The flow's own line: it is paced at most at the cap, and
+			// DCQCN moves below it.
+			p.LineRateBps = req.RateBps
+		}
+		if p.DCQCN.Enabled && p.LineRateBps <= 0 {
+			return nil, errors.New("rdma: DCQCN needs a line rate")
+		}
+		qp := rdmaQP(mode, id)
+		s, err := transport.NewSender(mode, p, rdmaStartPSN(qp), req.Bytes, req.MTU)
+		if err != nil {
+			return nil, fmt.Errorf("rdma: %w", err)
+		}
+		if msgs > 0 {
+			if err := s.SetMessages(req.MsgBytes, req.Latency); err != nil {
+				return nil, fmt.Errorf("rdma: %w", err)
+			}
+		}
+		plans[i] = plan{id, sport, s, o, port, path, placed}
+	}
+	now := h.e.Now()
+	var out []*rdmaFlow
+	for _, pl := range plans {
+		qp := rdmaQP(mode, pl.id)
+		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: pl.sport, DPort: roce.UDPPort}
+		o, port := pl.o, pl.port
+		f := &rdmaFlow{
+			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: dcqcn, MTU: req.MTU,
+				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, PathRateBps: pl.path, Order: o.String(),
+				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
+			s:        pl.s,
+			hash:     bcube.FlowHash(&tuple),
+			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU),
+			startEng: now,
+			queue:    -1,
+			tmpl: roce.Flow{SrcMAC: [6]byte(h.own[port]), DstMAC: [6]byte(h.sw[port]), PCP: signaling.PCPData,
+				SrcIP: src, DstIP: dst, ECN: ecnECT0, SrcPort: pl.sport, DestQP: qp},
+		}
+		if req.Duration > 0 {
+			f.deadline = now + req.Duration
+		}
+		if msgs > 0 {
+			// Sized at the start, so the per-packet paths allocate
+			// nothing.
+			f.msgSent, f.msgDone = make([]int64, msgs), make([]int64, msgs)
+			if req.Latency {
+				f.latency, f.lat = true, make([]int64, msgs)
+			}
+		}
+		if f.queue = h.fc.FlowQueue(port, req.Dst); f.queue < 0 {
+			f.Queue = h.fc.Name() // assigned per packet
+		} else {
+			f.Queue = h.e.Egress(port).Name(f.queue)
+		}
+		if h.ate != nil {
+			f.ate = true
+			if pl.placed {
+				h.ate.Chose(port == 0)
+			} else {
+				h.ate.NoChoice(want != nil)
+			}
+		}
+		r.flows = append(r.flows, f)
+		r.active = append(r.active, f)
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// sourcePort picks flow id's UDP source port, its entropy: from the
+// flow's block of 64, the first whose flow hash gives the level order
+// want (nil: any).
+func (r *rdma) sourcePort(dst, id int, want *bcube.Order) (uint16, error) {
+	h := r.h
+	base := rdmaSPortBase + (id*64)%(65536-rdmaSPortBase)
+	if want == nil || h.policy.Fixed != nil {
+		return uint16(base), nil
+	}
+	src, d := bcube.ServerIP(h.self).As4(), bcube.ServerIP(dst).As4()
+	for sp := base; sp < base+64; sp++ {
+		tuple := bcube.FiveTuple{Src: src, Dst: d, Proto: header.ProtoUDP, SPort: uint16(sp), DPort: roce.UDPPort}
+		if o := h.t.FlowOrder(&h.policy, &tuple); o == *want {
+			return uint16(sp), nil
+		}
+	}
+	return 0, fmt.Errorf("rdma: no source port in %d..%d gives order %s", base, base+63, want)
+}
+
+// alloc takes a frame of the engine's memory, the spare first.
+func (r *rdma) alloc() (uint64, bool) {
+	if r.hasSp {
+		r.hasSp = false
+		return r.spare, true
+	}
+	return r.h.e.Alloc()
+}
+
+// Produce queues the data packets every running flow may send now.
+func (r *rdma) Produce(now int64) int {
+	made := 0
+	for i := 0; i < len(r.active); {
+		f := r.active[i]
+		if f.State == api.RDMARunning {
+			made += r.produce(f, now)
+		}
+		if f.State != api.RDMARunning {
+			r.active = slices.Delete(r.active, i, i+1)
+			continue
+		}
+		i++
+	}
+	return made
+}
+
+func (r *rdma) produce(f *rdmaFlow, now int64) int {
+	e := r.h.e
+	eg := e.Egress(f.Port)
+	r.deadline(f, now)
+	f.blocked = blockNone
+	made := 0
+	for {
+		if t := f.s.NextSendTime(); t < 0 || t > now {
+			break
+		}
+		q, meta := f.queue, rdmaOwner|uint64(f.ID)<<signaling.MetaOwnerShift
+		if q < 0 {
+			var m uint64
+			q, m = r.h.fc.OwnFrame(f.Port, f.hash, now)
+			meta |= m
+		}
+		if eg.PausedAt(q, now) {
+			f.blocked, f.blockQ = blockPaused, q
+			break
+		}
+		if f.queued+f.maxFrame > RDMAQueueBytes {
+			f.blocked = blockQueue
+			break
+		}
+		// The NIC's own packet waits for room in its half of the
+		// node's buffer rather than being made and refused (a loss the
+		// NIC would inflict on itself); the other half is the relay's.
+		if !e.AdmitsOwn(f.Port, q, f.maxFrame) {
+			f.NoFrame++
+			f.blocked, f.blockAt = blockFrame, now
+			break
+		}
+		addr, ok := r.alloc()
+		if !ok {
+			f.NoFrame++
+			f.blocked, f.blockAt = blockFrame, now
+			break
+		}
+		seg, ok := f.s.Next(now)
+		if !ok {
+			r.spare, r.hasSp = addr, true
+			break
+		}
+		if f.msgSent != nil && !seg.Retx && (seg.Pos == transport.First || seg.Pos == transport.Only) {
+			f.msgSent[seg.Msg] = now // a message posted: its round trip starts
+		}
+		op := sendOpcode(seg.Pos)
+		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len))}
+		b := e.Frame(&d)
+		off := roce.PayloadOffset(op)
+		clear(b[off : off+seg.Len])
+		if f.queue < 0 {
+			f.tmpl.VID = signaling.VID(q)
+		}
+		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len})
+		if !e.Send(f.Port, q, &d, roce.EthLen+roce.VLANLen, meta) {
+			// Refused by the shared buffer (counted there): the packet
+			// is lost, and the transport deals with it as with any loss.
+			f.NoFrame++
+			f.blocked, f.blockAt = blockFrame, now
+			break
+		}
+		f.queued += int(d.Len)
+		if f.ate && !seg.Retx {
+			f.sent += int64(seg.Len)
+			r.ateSync(f)
+		}
+		made++
+	}
+	return made
+}
+
+// ateSync brings the in-flight bytes f counts in ATE's domain of its
+// first hop up to date: new bytes sent less bytes acknowledged.
+func (r *rdma) ateSync(f *rdmaFlow) {
+	x := max(f.sent-f.s.Acked(), 0)
+	r.h.ate.Add(f.Port == 0, x-f.inflight)
+	f.inflight = x
+}
+
+func sendOpcode(p transport.Position) roce.Opcode {
+	switch p {
+	case transport.First:
+		return roce.OpSendFirst
+	case transport.Last:
+		return roce.OpSendLast
+	case transport.Only:
+		return roce.OpSendOnly
+	}
+	return roce.OpSendMiddle
+}
+
+// deadline tells a timed flow whose time is up that its next packet is
+// its last.
+func (r *rdma) deadline(f *rdmaFlow, now int64) {
+	if f.deadline > 0 && !f.stopped && now >= f.deadline {
+		f.s.Stop()
+		f.stopped = true
+	}
+}
+
+// settle records the end of a flow the transport finished or gave up.
+func (r *rdma) settle(f *rdmaFlow, now int64) {
+	if f.State != api.RDMARunning {
+		return
+	}
+	switch {
+	case f.s.Done():
+		f.State, f.endEng = api.RDMADone, f.s.S.End
+		if f.msgDone != nil {
+			f.PeakBps = f.peak()
+		}
+	case f.s.Failed():
+		f.State, f.endEng = api.RDMAFailed, now
+		if f.s.S.Timeouts > 0 {
+			f.Failure = fmt.Sprintf("lossless: nothing acknowledged for %v with data outstanding", time.Duration(r.params.LosslessTimeout))
+		} else {
+			f.Failure = "lossless: the receiver saw a PSN gap (packets lost)"
+		}
+	default:
+		return
+	}
+	r.finish(f)
+}
+
+// dequeued returns a frame's bytes to its flow's queue allowance; the
+// frame has left the NIC, which restarts a lossless sender's
+// no-progress clock.
+func (r *rdma) dequeued(meta uint64, n int) {
+	if f := r.flow(int(meta >> signaling.MetaOwnerShift & (1<<31 - 1))); f != nil {
+		f.queued -= n
+		if f.s != nil && f.s.CountsDepartures() {
+			f.s.Departed(r.h.e.Now())
+		}
+	}
+}
+
+// NextTick implements dataplane.Timer: the earliest of the senders'
+// timers and pacing (of the flows not waiting on their queue) and the
+// receivers' ACK coalescing.
+func (r *rdma) NextTick() int64 {
+	next := int64(-1)
+	consider := func(t int64) {
+		if t >= 0 && (next < 0 || t < next) {
+			next = t
+		}
+	}
+	for _, f := range r.active {
+		if f.State != api.RDMARunning {
+			continue
+		}
+		consider(f.s.NextTimer())
+		if f.deadline > 0 && !f.stopped {
+			consider(f.deadline)
+		}
+		st := f.s.NextSendTime()
+		if st < 0 {
+			continue
+		}
+		switch f.blocked {
+		case blockNone:
+			consider(st)
+		case blockPaused:
+			// A resume arrives as a frame, which wakes the engine; a
+			// pause that lapses does not.
+			eg := r.h.e.Egress(f.Port)
+			if !eg.Paused(f.blockQ) {
+				consider(st)
+			} else if x, ok := eg.NextExpiry(); ok {
+				consider(x)
+			}
+		case blockQueue:
+			// Its frames leaving wake the engine.
+			if f.queued+f.maxFrame <= RDMAQueueBytes {
+				consider(st)
+			}
+		case blockFrame:
+			consider(max(st, f.blockAt+int64(rdmaAllocRetry)))
+		}
+	}
+	for _, rc := range r.armed {
+		consider(rc.r.NextTimer())
+	}
+	return next
+}
+
+// Tick implements dataplane.Timer: the senders' and receivers' timers
+// due at now. Produce, which runs in the same pass, sends what pacing
+// allows.
+func (r *rdma) Tick(now int64) {
+	for _, f := range r.active {
+		if f.State != api.RDMARunning {
+			continue
+		}
+		r.deadline(f, now)
+		if t := f.s.NextTimer(); t >= 0 && t <= now {
+			f.s.OnTimer(now)
+			r.settle(f, now)
+		}
+	}
+	for i := 0; i < len(r.armed); {
+		rc := r.armed[i]
+		if t := rc.r.NextTimer(); t >= 0 && t <= now {
+			r.reply(rc, rc.r.OnTimer(now))
+		}
+		if rc.r.NextTimer() < 0 {
+			rc.armed = false
+			r.armed = slices.Delete(r.armed, i, i+1)
+			continue
+		}
+		i++
+	}
+}
+
+// sender is the running flow an ACK, NAK or CNP is for; nil with ok
+// for a flow that has ended (the frame is late and simply consumed);
+// ok false, counted, when the QP names no flow of this NIC.
+func (r *rdma) sender(p *roce.Packet) (f *rdmaFlow, ok bool) {
+	qp := p.DestQP()
+	id := int(qp & (1<<22 - 1))
+	if id < 1 || id > r.base+len(r.flows) {
+		r.c.UnknownQP++
+		return nil, false
+	}
+	f = r.flow(id)
+	if f == nil {
+		return nil, true // ended long ago, its record released
+	}
+	if f.QP != qp || f.tmpl.DstIP != p.SrcIP {
+		r.c.UnknownQP++
+		return nil, false
+	}
+	if f.State != api.RDMARunning {
+		return nil, true
+	}
+	return f, true
+}
+
+func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
+	s := p.AETH.Syndrome()
+	if s.Kind() != roce.KindACK && s != roce.SyndromePSNSeq {
+		r.c.Unsupported++
+		v.Drop = dataplane.DropUnsupported
+		return
+	}
+	f, ok := r.sender(p)
+	if !ok {
+		v.Drop = dataplane.DropUnsupported
+		return
+	}
+	if f == nil {
+		return
+	}
+	if expected, got, ok := p.SelectiveNAK(); ok {
+		f.s.OnNak(expected, got, now)
+	} else {
+		f.s.OnAck(p.PSN(), now)
+	}
+	if f.ate {
+		r.ateSync(f)
+	}
+	f.messagesDone(now)
+	r.settle(f, now)
+}
+
+// messagesDone records the messages acknowledged whole by now.
+func (f *rdmaFlow) messagesDone(now int64) {
+	for n := min(f.s.Messages(), int64(len(f.msgDone))); f.seenMsgs < n; f.seenMsgs++ {
+		f.msgDone[f.seenMsgs] = now
+		if f.latency {
+			f.lat[f.seenMsgs] = now - f.msgSent[f.seenMsgs]
+		}
+	}
+}
+
+// peakMinWindow is the shortest window peak measures over: longer than
+// the scheduling jitter of daemons on a loaded machine, which delays and
+// bunches ACKs by up to a millisecond or two and would otherwise show as
+// rates above the link's.
+const peakMinWindow = 10 * time.Millisecond
+
+// peak is a message flow's payload rate over the best tenth of its time
+// (first message posted to last acknowledged): the best rate over a span
+// that opens at a completion (or at the first posting) and closes at the
+// first completion at least that long after, counting the messages
+// completed within it (those completed at its opening were delivered
+// before). A span closes at a completion, not at a fixed time, so a
+// message that straddles a window's end does not go missing from it (with
+// large messages that made peak read below the average); it is no
+// shorter than peakMinWindow, so an ACK that completes many small
+// messages at once counts as the burst it is, not as an infinite rate.
+// The whole flow is one of the spans: peak is never below the average.
+func (f *rdmaFlow) peak() float64 {
+	n := int(f.seenMsgs)
+	if n == 0 {
+		return 0
+	}
+	d := f.msgDone
+	dur := d[n-1] - f.msgSent[0]
+	x := min(dur, max(dur/10, int64(peakMinWindow)))
+	if x <= 0 {
+		return 0
+	}
+	best := 0.0
+	// rate of the span (open, d[j]] holding messages k..j.
+	rate := func(open int64, k, j int) {
+		if span := d[j] - open; span > 0 {
+			best = max(best, float64(int64(j-k+1)*f.MsgBytes*8)*1e9/float64(span))
+		}
+	}
+	rate(f.msgSent[0], 0, n-1) // the whole flow
+	j := 0
+	for j < n && d[j]-f.msgSent[0] < x {
+		j++
+	}
+	if j < n {
+		rate(f.msgSent[0], 0, j)
+	}
+	k := 0 // the first message completed after d[i]
+	for i := 0; i < n; i++ {
+		for j < n && d[j]-d[i] < x {
+			j++
+		}
+		if j == n {
+			break
+		}
+		for k < n && d[k] <= d[i] {
+			k++
+		}
+		rate(d[i], k, j)
+	}
+	return best
+}
