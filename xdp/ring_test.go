@@ -30,10 +30,10 @@ func kernelSide(mem []byte) fakeKernel {
 func TestFillQueue(t *testing.T) {
 	const n = 8
 	mem := fakeMem(n, 8)
-	var q fillQueue
-	q.init(mem, fakeOffsets, n)
+	var q ring[uint64]
+	q.init(mem, fakeOffsets, n, produces)
 	k := kernelSide(mem)
-	ring := ringAddrs(mem, fakeOffsets, n)
+	ring := ringEntries[uint64](mem, fakeOffsets, n)
 
 	next := uint64(0) // next address user space posts
 	seen := uint64(0) // next address the kernel expects
@@ -84,10 +84,10 @@ func TestFillQueue(t *testing.T) {
 func TestTxQueue(t *testing.T) {
 	const n = 4
 	mem := fakeMem(n, descSize)
-	var q txQueue
-	q.init(mem, fakeOffsets, n)
+	var q ring[Desc]
+	q.init(mem, fakeOffsets, n, produces)
 	k := kernelSide(mem)
-	ring := ringDescs(mem, fakeOffsets, n)
+	ring := ringEntries[Desc](mem, fakeOffsets, n)
 
 	descs := []Desc{{Addr: 1, Len: 10}, {Addr: 2, Len: 20}, {Addr: 3, Len: 30}, {Addr: 4, Len: 40}, {Addr: 5, Len: 50}}
 	if m := q.produce(descs); m != n {
@@ -111,10 +111,10 @@ func TestTxQueue(t *testing.T) {
 func TestRxQueue(t *testing.T) {
 	const n = 8
 	mem := fakeMem(n, descSize)
-	var q rxQueue
-	q.init(mem, fakeOffsets, n)
+	var q ring[Desc]
+	q.init(mem, fakeOffsets, n, consumes)
 	k := kernelSide(mem)
-	ring := ringDescs(mem, fakeOffsets, n)
+	ring := ringEntries[Desc](mem, fakeOffsets, n)
 
 	var written, read uint32
 	write := func(m int) {
@@ -158,10 +158,10 @@ func TestRxQueue(t *testing.T) {
 func TestCompletionQueue(t *testing.T) {
 	const n = 4
 	mem := fakeMem(n, 8)
-	var q completionQueue
-	q.init(mem, fakeOffsets, n)
+	var q ring[uint64]
+	q.init(mem, fakeOffsets, n, consumes)
 	k := kernelSide(mem)
-	ring := ringAddrs(mem, fakeOffsets, n)
+	ring := ringEntries[uint64](mem, fakeOffsets, n)
 
 	for round := range uint64(10) {
 		p := k.producer.Load()
@@ -176,69 +176,34 @@ func TestCompletionQueue(t *testing.T) {
 	}
 }
 
-// BenchmarkFillQueue posts and has the fake kernel take 64 addresses per
-// iteration.
-func BenchmarkFillQueue(b *testing.B) {
+// benchRing moves 64 entries per iteration through a 1024-entry ring:
+// user space posts them and the fake kernel takes them (end produces), or
+// the fake kernel posts them and user space consumes them.
+func benchRing[T uint64 | Desc](b *testing.B, end ringEnd) {
 	const n = 1024
-	mem := fakeMem(n, 8)
-	var q fillQueue
-	q.init(mem, fakeOffsets, n)
+	mem := fakeMem(n, unsafe.Sizeof(*new(T)))
+	var q ring[T]
+	q.init(mem, fakeOffsets, n, end)
 	k := kernelSide(mem)
-	addrs := make([]uint64, 64)
+	batch := make([]T, 64)
 	b.ReportAllocs()
-	for b.Loop() {
-		q.produce(addrs)
-		k.consumer.Add(64)
+	if end == produces {
+		for b.Loop() {
+			q.produce(batch)
+			k.consumer.Add(64)
+		}
+		return
 	}
-}
-
-// BenchmarkRxQueue has the fake kernel post and consumes 64 descriptors per
-// iteration.
-func BenchmarkRxQueue(b *testing.B) {
-	const n = 1024
-	mem := fakeMem(n, descSize)
-	var q rxQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	descs := make([]Desc, 64)
-	b.ReportAllocs()
 	for b.Loop() {
 		k.producer.Add(64)
-		q.consume(descs)
+		q.consume(batch)
 	}
 }
 
-// BenchmarkTxQueue posts and has the fake kernel take 64 descriptors per
-// iteration.
-func BenchmarkTxQueue(b *testing.B) {
-	const n = 1024
-	mem := fakeMem(n, descSize)
-	var q txQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	descs := make([]Desc, 64)
-	b.ReportAllocs()
-	for b.Loop() {
-		q.produce(descs)
-		k.consumer.Add(64)
-	}
-}
-
-// BenchmarkCompletionQueue has the fake kernel post and consumes 64
-// addresses per iteration.
-func BenchmarkCompletionQueue(b *testing.B) {
-	const n = 1024
-	mem := fakeMem(n, 8)
-	var q completionQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	addrs := make([]uint64, 64)
-	b.ReportAllocs()
-	for b.Loop() {
-		k.producer.Add(64)
-		q.consume(addrs)
-	}
-}
+func BenchmarkFillQueue(b *testing.B)       { benchRing[uint64](b, produces) }
+func BenchmarkRxQueue(b *testing.B)         { benchRing[Desc](b, consumes) }
+func BenchmarkTxQueue(b *testing.B)         { benchRing[Desc](b, produces) }
+func BenchmarkCompletionQueue(b *testing.B) { benchRing[uint64](b, consumes) }
 
 func TestConfigValidate(t *testing.T) {
 	good := DefaultUMEMConfig()
