@@ -81,3 +81,37 @@ func TestPerm(t *testing.T) {
 		}
 	}
 }
+
+func TestChoose(t *testing.T) {
+	r := New(9, 0)
+	for k := range 11 {
+		pool := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+		got := r.Choose(pool, k)
+		if len(got) != k || !slices.Equal(got, pool[:k]) {
+			t.Fatalf("Choose(10, %d) = %v, not pool's first %d", k, got, k)
+		}
+		s := slices.Clone(pool)
+		slices.Sort(s)
+		if !slices.Equal(s, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+			t.Fatalf("Choose(10, %d) left %v, not a permutation", k, pool)
+		}
+	}
+}
+
+func TestFloat64Exp(t *testing.T) {
+	r := New(11, 0)
+	var sum float64
+	for range 100_000 {
+		if u := r.Float64(); u < 0 || u >= 1 {
+			t.Fatalf("Float64 = %v", u)
+		}
+		e := r.Exp()
+		if e < 0 {
+			t.Fatalf("Exp = %v", e)
+		}
+		sum += e
+	}
+	if mean := sum / 100_000; mean < 0.98 || mean > 1.02 {
+		t.Errorf("Exp mean %v, want 1", mean)
+	}
+}

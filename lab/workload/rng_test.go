@@ -29,7 +29,7 @@ func TestStreamsPinned(t *testing.T) {
 		{42, streamPermutation, 0x7b0f3e6658c88eed, 0.17920668103469228, 1.8987406325941973, []int{7, 523, 487809508902}, []int{7, 4, 2, 3, 1, 5, 6, 0}},
 	} {
 		s := newStream(c.seed, c.component)
-		if w := s.pcg.Uint64(); w != c.word {
+		if w := s.r.Uint64(); w != c.word {
 			t.Errorf("seed %d component %d: first word %#x, want %#x", c.seed, c.component, w, c.word)
 		}
 		if u := s.float64(); u != c.uniform {
