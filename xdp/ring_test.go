@@ -17,23 +17,27 @@ func fakeMem(n int, size uintptr) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 }
 
-// fakeKernel holds the kernel's view of a ring.
-type fakeKernel struct {
+// fakeKernel holds the kernel's view of a ring: its index words and its
+// entries.
+type fakeKernel[T uint64 | Desc] struct {
 	producer, consumer, flags *atomic.Uint32
+	entries                   []T
 }
 
-func kernelSide(mem []byte) fakeKernel {
+// fakeRing returns a ring of n entries on ordinary memory, user space at
+// end, and the kernel's view of it.
+func fakeRing[T uint64 | Desc](n int, end ringEnd) (*ring[T], fakeKernel[T]) {
+	mem := fakeMem(n, unsafe.Sizeof(*new(T)))
+	q := new(ring[T])
+	q.init(mem, fakeOffsets, n, end)
 	p, c, f := ringWords(mem, fakeOffsets)
-	return fakeKernel{p, c, f}
+	return q, fakeKernel[T]{p, c, f, ringEntries[T](mem, fakeOffsets, n)}
 }
 
 func TestFillQueue(t *testing.T) {
 	const n = 8
-	mem := fakeMem(n, 8)
-	var q ring[uint64]
-	q.init(mem, fakeOffsets, n, produces)
-	k := kernelSide(mem)
-	ring := ringEntries[uint64](mem, fakeOffsets, n)
+	q, k := fakeRing[uint64](n, produces)
+	ring := k.entries
 
 	next := uint64(0) // next address user space posts
 	seen := uint64(0) // next address the kernel expects
@@ -83,11 +87,8 @@ func TestFillQueue(t *testing.T) {
 
 func TestTxQueue(t *testing.T) {
 	const n = 4
-	mem := fakeMem(n, descSize)
-	var q ring[Desc]
-	q.init(mem, fakeOffsets, n, produces)
-	k := kernelSide(mem)
-	ring := ringEntries[Desc](mem, fakeOffsets, n)
+	q, k := fakeRing[Desc](n, produces)
+	ring := k.entries
 
 	descs := []Desc{{Addr: 1, Len: 10}, {Addr: 2, Len: 20}, {Addr: 3, Len: 30}, {Addr: 4, Len: 40}, {Addr: 5, Len: 50}}
 	if m := q.produce(descs); m != n {
@@ -110,11 +111,8 @@ func TestTxQueue(t *testing.T) {
 
 func TestRxQueue(t *testing.T) {
 	const n = 8
-	mem := fakeMem(n, descSize)
-	var q ring[Desc]
-	q.init(mem, fakeOffsets, n, consumes)
-	k := kernelSide(mem)
-	ring := ringEntries[Desc](mem, fakeOffsets, n)
+	q, k := fakeRing[Desc](n, consumes)
+	ring := k.entries
 
 	var written, read uint32
 	write := func(m int) {
@@ -157,11 +155,8 @@ func TestRxQueue(t *testing.T) {
 
 func TestCompletionQueue(t *testing.T) {
 	const n = 4
-	mem := fakeMem(n, 8)
-	var q ring[uint64]
-	q.init(mem, fakeOffsets, n, consumes)
-	k := kernelSide(mem)
-	ring := ringEntries[uint64](mem, fakeOffsets, n)
+	q, k := fakeRing[uint64](n, consumes)
+	ring := k.entries
 
 	for round := range uint64(10) {
 		p := k.producer.Load()
@@ -181,10 +176,7 @@ func TestCompletionQueue(t *testing.T) {
 // the fake kernel posts them and user space consumes them.
 func benchRing[T uint64 | Desc](b *testing.B, end ringEnd) {
 	const n = 1024
-	mem := fakeMem(n, unsafe.Sizeof(*new(T)))
-	var q ring[T]
-	q.init(mem, fakeOffsets, n, end)
-	k := kernelSide(mem)
+	q, k := fakeRing[T](n, end)
 	batch := make([]T, 64)
 	b.ReportAllocs()
 	if end == produces {
