@@ -8,36 +8,8 @@ type WorkerReport struct {
 	Tid   int          `json:"tid"`
 	Lab   string       `json:"lab"`
 	Nodes []WorkerNode `json:"nodes"`
-	// The engine thread: rounds of its loop, engine steps in them,
-	// rounds that polled without sleeping after work, sleeps, and the
-	// time spent in engines' steps.
-	Rounds uint64 `json:"rounds"`
-	Steps  uint64 `json:"steps"`
-	Polls  uint64 `json:"polls"`
-	Sleeps uint64 `json:"sleeps"`
-	BusyNs int64  `json:"busy_ns"`
-	// The longest step of one node, the longest round of all, and the
-	// time spent answering control requests (snapshots, calls) and its
-	// longest: every node of the worker waits while one is answered.
-	MaxStepNs    int64 `json:"max_step_ns"`
-	MaxRoundNs   int64 `json:"max_round_ns"`
-	ControlNs    int64 `json:"control_ns"`
-	MaxControlNs int64 `json:"max_control_ns"`
-	// Sleeps the thread came back from over 100 us after their deadline
-	// (the kernel, the CPU or the Go scheduler kept it), and the largest
-	// such delay.
-	LateWakes     uint64 `json:"late_wakes"`
-	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
-	// Times the engine thread, busy for 5 ms without sleeping, took its
-	// sockets out of its epoll set (they go back before it sleeps).
-	Disarms uint64 `json:"disarms"`
-	// The real-time (SCHED_FIFO) priority the engine thread keeps time
-	// at (0: an ordinary thread; PriorityError says why, if the kernel
-	// refused it), and the times it went 5 ms without sleeping and
-	// yielded it until its next sleep.
-	Priority      int    `json:"priority"`
-	PriorityError string `json:"priority_error,omitempty"`
-	Yields        uint64 `json:"yields"`
+	// The engine thread's counters.
+	WorkerCounters
 	// The process's memory as its Go runtime sees it (the UMEM of its
 	// nodes is mapped outside it, populated at start): live heap
 	// objects, all memory the runtime holds, goroutines and OS threads.
@@ -47,6 +19,49 @@ type WorkerReport struct {
 	GoMemBytes uint64 `json:"go_mem_bytes"`
 	Goroutines int    `json:"goroutines"`
 	Threads    int    `json:"threads"`
+}
+
+// WorkerCounters are a worker's engine thread's counters, as its worker
+// (dataplane.Worker.Stats) reports them and GET /worker answers them.
+type WorkerCounters struct {
+	// Rounds of the thread's loop, engine steps in them, rounds that
+	// polled without blocking after work (the poll budget), and sleeps.
+	Rounds uint64 `json:"rounds"`
+	Steps  uint64 `json:"steps"`
+	Polls  uint64 `json:"polls"`
+	Sleeps uint64 `json:"sleeps"`
+	// BusyNs is the time spent in engines' steps (their frames' work),
+	// measured around each step; MaxStepNs the longest step of one node,
+	// MaxRoundNs the longest round of all (every node waits for it).
+	BusyNs     int64 `json:"busy_ns"`
+	MaxStepNs  int64 `json:"max_step_ns"`
+	MaxRoundNs int64 `json:"max_round_ns"`
+	// ControlNs is the part of BusyNs spent answering control requests
+	// (snapshots, calls) on the thread, MaxControlNs the longest: every
+	// node of the worker waits while one is answered.
+	ControlNs    int64 `json:"control_ns"`
+	MaxControlNs int64 `json:"max_control_ns"`
+	// LateWakes counts the sleeps the thread came back from more than
+	// dataplane.LateWake (100 us) after the deadline it slept for (plus
+	// the slack), however the delay arose: the kernel waking the thread
+	// late, the thread waiting for a CPU, or the Go scheduler making it
+	// wait for a P; MaxWakeLateNs is the largest such delay. A shaped
+	// port loses link time when the worker is late past its catch-up
+	// bound.
+	LateWakes     uint64 `json:"late_wakes"`
+	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
+	// Disarms counts the times the thread, busy for dataplane.DisarmAfter
+	// (5 ms) without sleeping, took its sockets out of its epoll set
+	// (they go back before it sleeps).
+	Disarms uint64 `json:"disarms"`
+	// Priority is the real-time (SCHED_FIFO) priority the thread keeps
+	// time at, 0 for an ordinary thread; PriorityError says why the
+	// kernel refused the one asked for. Yields counts the times the
+	// thread went dataplane.YieldAfter (5 ms) without sleeping and gave
+	// the priority up until its next sleep.
+	Priority      int    `json:"priority"`
+	PriorityError string `json:"priority_error,omitempty"`
+	Yields        uint64 `json:"yields"`
 }
 
 // Node states in a WorkerReport.

@@ -247,11 +247,7 @@ func (p *workerProc) node(name string) *hosted {
 func (p *workerProc) report() api.WorkerReport {
 	st := p.w.Stats()
 	r := api.WorkerReport{Name: p.cfg.Name, Lab: p.cfg.Lab, Pid: os.Getpid(), Tid: st.Tid,
-		Rounds: st.Rounds, Steps: st.Steps, Polls: st.Polls, Sleeps: st.Sleeps, BusyNs: st.BusyNs,
-		MaxStepNs: st.MaxStepNs, MaxRoundNs: st.MaxRoundNs, ControlNs: st.ControlNs, MaxControlNs: st.MaxControlNs,
-		LateWakes: st.LateWakes, MaxWakeLateNs: st.MaxWakeLateNs, Disarms: st.Disarms,
-		Priority: st.Priority, PriorityError: st.PriorityError, Yields: st.Yields,
-		Nodes: []api.WorkerNode{}}
+		WorkerCounters: st.WorkerCounters, Nodes: []api.WorkerNode{}}
 	fillRuntime(&r)
 	p.mu.Lock()
 	defer p.mu.Unlock()

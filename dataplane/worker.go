@@ -34,6 +34,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bcfab/bcfab/api"
 )
 
 // Defaults of a worker's scheduling.
@@ -152,41 +154,7 @@ type WorkerStats struct {
 	Name    string `json:"name"`
 	Tid     int    `json:"tid"`
 	Engines int    `json:"engines"`
-	// Rounds of the loop, engine steps in them, rounds that polled
-	// without blocking after work (the poll budget) and sleeps.
-	Rounds uint64 `json:"rounds"`
-	Steps  uint64 `json:"steps"`
-	Polls  uint64 `json:"polls"`
-	Sleeps uint64 `json:"sleeps"`
-	// BusyNs is the time spent in engines' steps (their frames' work),
-	// measured around each step; MaxStepNs the longest step, MaxRoundNs
-	// the longest round (every node waits for it).
-	BusyNs     int64 `json:"busy_ns"`
-	MaxStepNs  int64 `json:"max_step_ns"`
-	MaxRoundNs int64 `json:"max_round_ns"`
-	// ControlNs is the part of BusyNs spent answering control requests
-	// (snapshots, calls) on the worker's thread, MaxControlNs the longest.
-	ControlNs    int64 `json:"control_ns"`
-	MaxControlNs int64 `json:"max_control_ns"`
-	// LateWakes counts the sleeps the worker came back from more than
-	// LateWake after the deadline it slept for (plus the slack), however
-	// the delay arose: the kernel waking the thread late, the thread
-	// waiting for a CPU, or the Go scheduler making it wait for a P;
-	// MaxWakeLateNs is the largest such delay. A shaped port loses link
-	// time when the worker is late past its catch-up bound.
-	LateWakes     uint64 `json:"late_wakes"`
-	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
-	// Disarms counts the times the worker had gone DisarmAfter without
-	// sleeping and took its ports out of the kernel poller.
-	Disarms uint64 `json:"disarms"`
-	// Priority is the SCHED_FIFO priority the worker's thread keeps time
-	// at, 0 for an ordinary thread; PriorityError says why the kernel
-	// refused the one asked for. Yields counts the times the worker went
-	// YieldAfter without sleeping and gave the priority up until its
-	// next sleep.
-	Priority      int    `json:"priority"`
-	PriorityError string `json:"priority_error,omitempty"`
-	Yields        uint64 `json:"yields"`
+	api.WorkerCounters
 }
 
 // LateWake is how late after its deadline a worker's wake-up counts in
@@ -345,11 +313,12 @@ func (w *Worker) Stats() WorkerStats {
 	prioErr := w.prioErr
 	w.mu.Unlock()
 	return WorkerStats{Name: w.opts.Name, Tid: int(w.tid.Load()), Engines: n,
-		Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
-		BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
-		LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(), Disarms: w.disarms.Load(),
-		ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load(),
-		Priority: int(w.st.priority.Load()), PriorityError: prioErr, Yields: w.st.yields.Load()}
+		WorkerCounters: api.WorkerCounters{
+			Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
+			BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
+			LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(), Disarms: w.disarms.Load(),
+			ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load(),
+			Priority: int(w.st.priority.Load()), PriorityError: prioErr, Yields: w.st.yields.Load()}}
 }
 
 // Run serves the engines until ctx is done or Stop is called. It locks

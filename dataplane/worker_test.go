@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -305,5 +306,27 @@ func TestTakeSnapshotAllocs(t *testing.T) {
 	ps, _ := r.e.buildStats()
 	if ps[0].RxPackets != 1 || ps[1].TxPackets != 1 {
 		t.Errorf("stats %+v", ps)
+	}
+}
+
+// A worker's stats keep their JSON keys, in order, each with its value.
+func TestWorkerStatsJSON(t *testing.T) {
+	var st WorkerStats
+	st.Name, st.Tid, st.Engines = "w0", 1, 2
+	st.Rounds, st.Steps, st.Polls, st.Sleeps, st.BusyNs = 3, 4, 5, 6, 7
+	st.MaxStepNs, st.MaxRoundNs, st.ControlNs, st.MaxControlNs = 8, 9, 10, 11
+	st.LateWakes, st.MaxWakeLateNs, st.Disarms = 12, 13, 14
+	st.Priority, st.Yields = 15, 16
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"w0","tid":1,"engines":2,` +
+		`"rounds":3,"steps":4,"polls":5,"sleeps":6,"busy_ns":7,` +
+		`"max_step_ns":8,"max_round_ns":9,"control_ns":10,"max_control_ns":11,` +
+		`"late_wakes":12,"max_wake_late_ns":13,"disarms":14,` +
+		`"priority":15,"yields":16}`
+	if string(b) != want {
+		t.Errorf("WorkerStats JSON\n got %s\nwant %s", b, want)
 	}
 }

@@ -17,23 +17,27 @@ func fakeMem(n int, size uintptr) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 }
 
-// fakeKernel holds the kernel's view of a ring.
-type fakeKernel struct {
+// fakeKernel holds the kernel's view of a ring: its index words and its
+// entries.
+type fakeKernel[T uint64 | Desc] struct {
 	producer, consumer, flags *atomic.Uint32
+	entries                   []T
 }
 
-func kernelSide(mem []byte) fakeKernel {
+// fakeRing returns a ring of n entries on ordinary memory, user space at
+// end, and the kernel's view of it.
+func fakeRing[T uint64 | Desc](n int, end ringEnd) (*ring[T], fakeKernel[T]) {
+	mem := fakeMem(n, unsafe.Sizeof(*new(T)))
+	q := new(ring[T])
+	q.init(mem, fakeOffsets, n, end)
 	p, c, f := ringWords(mem, fakeOffsets)
-	return fakeKernel{p, c, f}
+	return q, fakeKernel[T]{p, c, f, ringEntries[T](mem, fakeOffsets, n)}
 }
 
 func TestFillQueue(t *testing.T) {
 	const n = 8
-	mem := fakeMem(n, 8)
-	var q fillQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	ring := ringAddrs(mem, fakeOffsets, n)
+	q, k := fakeRing[uint64](n, produces)
+	ring := k.entries
 
 	next := uint64(0) // next address user space posts
 	seen := uint64(0) // next address the kernel expects
@@ -83,11 +87,8 @@ func TestFillQueue(t *testing.T) {
 
 func TestTxQueue(t *testing.T) {
 	const n = 4
-	mem := fakeMem(n, descSize)
-	var q txQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	ring := ringDescs(mem, fakeOffsets, n)
+	q, k := fakeRing[Desc](n, produces)
+	ring := k.entries
 
 	descs := []Desc{{Addr: 1, Len: 10}, {Addr: 2, Len: 20}, {Addr: 3, Len: 30}, {Addr: 4, Len: 40}, {Addr: 5, Len: 50}}
 	if m := q.produce(descs); m != n {
@@ -110,11 +111,8 @@ func TestTxQueue(t *testing.T) {
 
 func TestRxQueue(t *testing.T) {
 	const n = 8
-	mem := fakeMem(n, descSize)
-	var q rxQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	ring := ringDescs(mem, fakeOffsets, n)
+	q, k := fakeRing[Desc](n, consumes)
+	ring := k.entries
 
 	var written, read uint32
 	write := func(m int) {
@@ -157,11 +155,8 @@ func TestRxQueue(t *testing.T) {
 
 func TestCompletionQueue(t *testing.T) {
 	const n = 4
-	mem := fakeMem(n, 8)
-	var q completionQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	ring := ringAddrs(mem, fakeOffsets, n)
+	q, k := fakeRing[uint64](n, consumes)
+	ring := k.entries
 
 	for round := range uint64(10) {
 		p := k.producer.Load()
@@ -176,69 +171,31 @@ func TestCompletionQueue(t *testing.T) {
 	}
 }
 
-// BenchmarkFillQueue posts and has the fake kernel take 64 addresses per
-// iteration.
-func BenchmarkFillQueue(b *testing.B) {
+// benchRing moves 64 entries per iteration through a 1024-entry ring:
+// user space posts them and the fake kernel takes them (end produces), or
+// the fake kernel posts them and user space consumes them.
+func benchRing[T uint64 | Desc](b *testing.B, end ringEnd) {
 	const n = 1024
-	mem := fakeMem(n, 8)
-	var q fillQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	addrs := make([]uint64, 64)
+	q, k := fakeRing[T](n, end)
+	batch := make([]T, 64)
 	b.ReportAllocs()
-	for b.Loop() {
-		q.produce(addrs)
-		k.consumer.Add(64)
+	if end == produces {
+		for b.Loop() {
+			q.produce(batch)
+			k.consumer.Add(64)
+		}
+		return
 	}
-}
-
-// BenchmarkRxQueue has the fake kernel post and consumes 64 descriptors per
-// iteration.
-func BenchmarkRxQueue(b *testing.B) {
-	const n = 1024
-	mem := fakeMem(n, descSize)
-	var q rxQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	descs := make([]Desc, 64)
-	b.ReportAllocs()
 	for b.Loop() {
 		k.producer.Add(64)
-		q.consume(descs)
+		q.consume(batch)
 	}
 }
 
-// BenchmarkTxQueue posts and has the fake kernel take 64 descriptors per
-// iteration.
-func BenchmarkTxQueue(b *testing.B) {
-	const n = 1024
-	mem := fakeMem(n, descSize)
-	var q txQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	descs := make([]Desc, 64)
-	b.ReportAllocs()
-	for b.Loop() {
-		q.produce(descs)
-		k.consumer.Add(64)
-	}
-}
-
-// BenchmarkCompletionQueue has the fake kernel post and consumes 64
-// addresses per iteration.
-func BenchmarkCompletionQueue(b *testing.B) {
-	const n = 1024
-	mem := fakeMem(n, 8)
-	var q completionQueue
-	q.init(mem, fakeOffsets, n)
-	k := kernelSide(mem)
-	addrs := make([]uint64, 64)
-	b.ReportAllocs()
-	for b.Loop() {
-		k.producer.Add(64)
-		q.consume(addrs)
-	}
-}
+func BenchmarkFillQueue(b *testing.B)       { benchRing[uint64](b, produces) }
+func BenchmarkRxQueue(b *testing.B)         { benchRing[Desc](b, consumes) }
+func BenchmarkTxQueue(b *testing.B)         { benchRing[Desc](b, produces) }
+func BenchmarkCompletionQueue(b *testing.B) { benchRing[uint64](b, consumes) }
 
 func TestConfigValidate(t *testing.T) {
 	good := DefaultUMEMConfig()

@@ -32,14 +32,9 @@ func ringWords(mem []byte, off ringOffsets) (producer, consumer, flags *atomic.U
 	return word(off.Producer), word(off.Consumer), word(off.Flags)
 }
 
-// ringAddrs returns the n-entry address array of a fill or completion ring.
-func ringAddrs(mem []byte, off ringOffsets, n int) []uint64 {
-	_ = mem[ringSize(off, n, 8)-1] // bounds check
-	return unsafe.Slice((*uint64)(unsafe.Pointer(&mem[off.Desc])), n)
-}
-
-// ringDescs returns the n-entry descriptor array of an RX or TX ring.
-func ringDescs(mem []byte, off ringOffsets, n int) []Desc {
-	_ = mem[ringSize(off, n, unsafe.Sizeof(Desc{}))-1] // bounds check
-	return unsafe.Slice((*Desc)(unsafe.Pointer(&mem[off.Desc])), n)
+// ringEntries returns the n-entry array of a ring mapped at mem: frame
+// addresses (fill and completion rings) or descriptors (RX and TX rings).
+func ringEntries[T uint64 | Desc](mem []byte, off ringOffsets, n int) []T {
+	_ = mem[ringSize(off, n, unsafe.Sizeof(*new(T)))-1] // bounds check
+	return unsafe.Slice((*T)(unsafe.Pointer(&mem[off.Desc])), n)
 }

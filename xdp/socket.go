@@ -18,10 +18,10 @@ type Socket struct {
 	txBudget   int // descriptors the kernel sends per sendto, if the socket set it
 	sendtos    uint64
 
-	fill fillQueue
-	comp completionQueue
-	rx   rxQueue
-	tx   txQueue
+	fill ring[uint64] // user space produces
+	comp ring[uint64] // user space consumes
+	rx   ring[Desc]   // user space consumes
+	tx   ring[Desc]   // user space produces
 
 	// txOutstanding counts descriptors produced to TX and not yet seen
 	// on the completion ring.
@@ -82,10 +82,10 @@ func (s *Socket) Complete(addrs []uint64) int {
 func (s *Socket) Fill(addrs []uint64) int { return s.fill.produce(addrs) }
 
 // FillFree returns the number of free fill ring entries.
-func (s *Socket) FillFree() int { return int(s.fill.free(uint32(len(s.fill.ring)))) }
+func (s *Socket) FillFree() int { return int(s.fill.free(uint32(len(s.fill.entries)))) }
 
 // TxFree returns the number of free TX ring entries.
-func (s *Socket) TxFree() int { return int(s.tx.free(uint32(len(s.tx.ring)))) }
+func (s *Socket) TxFree() int { return int(s.tx.free(uint32(len(s.tx.entries)))) }
 
 // TxPending returns the number of descriptors transmitted and not yet
 // completed.

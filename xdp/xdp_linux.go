@@ -187,19 +187,19 @@ func (s *Socket) setup(cfg SocketConfig, sa *unix.SockaddrXDP) error {
 	if err != nil {
 		return err
 	}
-	s.fill.init(mem, off.fill, u.fillSize)
+	s.fill.init(mem, off.fill, u.fillSize, produces)
 	if mem, err = mapRing("completion", unix.XDP_UMEM_PGOFF_COMPLETION_RING, off.comp, u.compSize, 8); err != nil {
 		return err
 	}
-	s.comp.init(mem, off.comp, u.compSize)
+	s.comp.init(mem, off.comp, u.compSize, consumes)
 	if mem, err = mapRing("RX", unix.XDP_PGOFF_RX_RING, off.rx, cfg.RxSize, descSize); err != nil {
 		return err
 	}
-	s.rx.init(mem, off.rx, cfg.RxSize)
+	s.rx.init(mem, off.rx, cfg.RxSize, consumes)
 	if mem, err = mapRing("TX", unix.XDP_PGOFF_TX_RING, off.tx, cfg.TxSize, descSize); err != nil {
 		return err
 	}
-	s.tx.init(mem, off.tx, cfg.TxSize)
+	s.tx.init(mem, off.tx, cfg.TxSize, produces)
 
 	if err := bind(s.fd, sa); err != nil {
 		return err
@@ -252,7 +252,7 @@ func (s *Socket) release() error {
 			}
 		}
 	}
-	s.fill, s.comp, s.rx, s.tx = fillQueue{}, completionQueue{}, rxQueue{}, txQueue{}
+	s.fill, s.comp, s.rx, s.tx = ring[uint64]{}, ring[uint64]{}, ring[Desc]{}, ring[Desc]{}
 	if !s.owner && s.fd >= 0 {
 		if err := unix.Close(s.fd); err != nil {
 			errs = append(errs, fmt.Errorf("xdp: close socket: %w", err))

@@ -1,12 +1,13 @@
 // Package prng is a seeded source of random numbers whose output is fixed
 // by the seed alone: it draws raw 64-bit words from math/rand/v2's PCG
-// (whose output its definition fixes) and derives bounded integers and
-// shuffles here, so a seed builds the same random topology or traffic
-// matrix whatever Go release builds the binary (rand.Rand's derived
-// methods carry no such promise).
+// (whose output its definition fixes) and derives uniforms, exponentials,
+// bounded integers, choices and shuffles here, so a seed builds the same
+// random topology, traffic matrix or workload whatever Go release builds
+// the binary (rand.Rand's derived methods carry no such promise).
 package prng
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -16,7 +17,10 @@ type Rand struct{ pcg *rand.PCG }
 
 // New seeds a stream from a seed and a stream number: streams of one seed
 // are independent, so a construction that draws from several of them
-// (wiring, tie-breaking) keeps each one's numbers when another changes.
+// (wiring, tie-breaking; a workload's components) keeps each one's
+// numbers when another changes. The two PCG seed words go through Mix so
+// that neighbouring seeds and streams start far apart in the generator's
+// sequence.
 func New(seed, stream uint64) *Rand {
 	return &Rand{pcg: rand.NewPCG(Mix(seed^stream*0x9e3779b97f4a7c15), Mix(seed+stream))}
 }
@@ -33,6 +37,13 @@ func Mix(z uint64) uint64 {
 
 // Uint64 is a raw word.
 func (r *Rand) Uint64() uint64 { return r.pcg.Uint64() }
+
+// Float64 is uniform in [0, 1), a multiple of 2^-53.
+func (r *Rand) Float64() float64 { return float64(r.pcg.Uint64()>>11) * 0x1p-53 }
+
+// Exp is exponential with mean 1, by inverse transform of a uniform in
+// (0, 1].
+func (r *Rand) Exp() float64 { return -math.Log(1 - r.Float64()) }
 
 // IntN is uniform in [0, n), n > 0, without bias (Lemire's multiply and
 // reject).
@@ -54,6 +65,17 @@ func (r *Rand) Shuffle(n int, swap func(i, j int)) {
 	for i := n - 1; i > 0; i-- {
 		swap(i, r.IntN(i+1))
 	}
+}
+
+// Choose moves k elements of pool, drawn uniformly without replacement,
+// to its front (a partial Fisher-Yates shuffle) and returns them; the
+// rest of pool, pool[k:], holds the ones not chosen.
+func (r *Rand) Choose(pool []int, k int) []int {
+	for i := range k {
+		j := i + r.IntN(len(pool)-i)
+		pool[i], pool[j] = pool[j], pool[i]
+	}
+	return pool[:k]
 }
 
 // Perm is a uniform permutation of 0..n-1.

@@ -560,7 +560,7 @@ func TestStreams(t *testing.T) {
 	seen := map[uint64]bool{}
 	for seed := range uint64(4) {
 		for comp := range uint64(4) {
-			v := newStream(seed, comp).pcg.Uint64()
+			v := newStream(seed, comp).r.Uint64()
 			if seen[v] {
 				t.Fatalf("seed %d component %d repeats a first value", seed, comp)
 			}
