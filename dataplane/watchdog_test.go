@@ -10,18 +10,32 @@ import (
 
 const wdDetect = 8 * time.Millisecond
 
-// run drives the rig's engine as Run does, watchdog included, for d.
-func (r *rig) run(d time.Duration) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
+// wdRig is a rig on a fake clock, so that a test of the watchdog's times
+// does not turn on how promptly the machine runs it.
+type wdRig struct {
+	*rig
+	now int64
+}
+
+func newWatchdogRig(t *testing.T, wd config.Watchdog) *wdRig {
+	r := &wdRig{}
+	r.rig = newRigPorts(t, PortSpec{}, Options{BufferBytes: 1 << 20, Watchdog: wd}, func(e *Engine) {
+		e.clock = func() int64 { return r.now }
+	})
+	return r
+}
+
+// run drives the rig's engine as Run does, watchdog included, for d of
+// its clock, in passes 1 ms apart.
+func (r *wdRig) run(d time.Duration) {
+	for end := r.now + int64(d); r.now < end; r.now += int64(time.Millisecond) {
 		moved := r.e.pass()
 		r.recv()
 		r.e.watchdog(moved > 0, r.e.Now())
-		time.Sleep(time.Millisecond)
 	}
 }
 
-func (r *rig) queue0() api.QueueStats {
+func (r *wdRig) queue0() api.QueueStats {
 	ps, _ := r.e.Snapshot()
 	return ps[1].Queues[0]
 }
@@ -29,7 +43,7 @@ func (r *rig) queue0() api.QueueStats {
 // A queue paused with frames and sending nothing is reported once the
 // detection time has passed, and the report ends when it sends again.
 func TestWatchdogReports(t *testing.T) {
-	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: config.Watchdog{Detect: wdDetect}})
+	r := newWatchdogRig(t, config.Watchdog{Detect: wdDetect})
 	eg := r.e.Egress(1)
 	eg.Pause(0, r.e.Now(), 0)
 	r.run(wdDetect / 2) // paused but empty: nothing to report
@@ -62,7 +76,7 @@ func TestWatchdogReports(t *testing.T) {
 // obeys them again.
 func TestWatchdogForward(t *testing.T) {
 	wd := config.Watchdog{Detect: wdDetect, Restore: 4 * wdDetect, Action: config.WatchdogForward}
-	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: wd})
+	r := newWatchdogRig(t, wd)
 	eg := r.e.Egress(1)
 	eg.Pause(0, r.e.Now(), 0)
 	for range 5 {
@@ -95,7 +109,7 @@ func TestWatchdogForward(t *testing.T) {
 // restoration time are dropped and counted; no frame leaks.
 func TestWatchdogDrop(t *testing.T) {
 	wd := config.Watchdog{Detect: wdDetect, Restore: 4 * wdDetect, Action: config.WatchdogDrop}
-	r := newRigOpts(t, 0, Options{BufferBytes: 1 << 20, Watchdog: wd})
+	r := newWatchdogRig(t, wd)
 	eg := r.e.Egress(1)
 	eg.Pause(0, r.e.Now(), 0)
 	for range 5 {
