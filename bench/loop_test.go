@@ -10,6 +10,7 @@ import (
 	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // labBins builds the daemons a lab runs into a temporary directory.
@@ -92,7 +93,7 @@ func TestLoopLab(t *testing.T) {
 	validLoops(t, res, o.FC)
 	for _, r := range res {
 		switch r.FC {
-		case "pfc":
+		case scheme.NamePFC:
 			for _, f := range r.Background {
 				if f.Bps != 0 {
 					t.Errorf("pfc: %s moved %.1f Mb/s: no deadlock", f.Flow, f.Bps/1e6)

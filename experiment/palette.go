@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/bcfab/bcfab/fcplus"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // The schemes' looks. A scheme has the same colour and marker in every
@@ -20,26 +23,26 @@ type schemeStyle struct {
 func rgb(v uint32) color.RGBA { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255} }
 
 var schemeStyles = map[string]schemeStyle{
-	"portfc":     {rgb(0xD55E00), draw.CircleGlyph{}},   // vermillion
-	"portfc:drr": {rgb(0x882255), draw.RingGlyph{}},     // wine
-	"pfc":        {rgb(0x0072B2), draw.SquareGlyph{}},   // blue
-	"pfcstar":    {rgb(0x56B4E9), draw.TriangleGlyph{}}, // sky blue
-	"bfc":        {rgb(0x009E73), draw.PyramidGlyph{}},  // bluish green
-	"bfc:2":      {rgb(0x999933), draw.BoxGlyph{}},      // olive
-	"bfc:hash":   {rgb(0x332288), draw.PlusGlyph{}},     // indigo
-	"irn":        {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
-	"gbn":        {rgb(0x777777), draw.BoxGlyph{}},      // grey
-	"none":       {rgb(0x000000), draw.CrossGlyph{}},    // black
-	"ici":        {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
-	"ci":         {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
-	"pfc/nocc":   {rgb(0x44AA99), draw.RingGlyph{}},     // teal
+	scheme.NamePortFC:                           {rgb(0xD55E00), draw.CircleGlyph{}},   // vermillion
+	scheme.NamePortFC + ":" + scheme.RelayDRR:   {rgb(0x882255), draw.RingGlyph{}},     // wine
+	scheme.NamePFC:                              {rgb(0x0072B2), draw.SquareGlyph{}},   // blue
+	scheme.NamePFCStar:                          {rgb(0x56B4E9), draw.TriangleGlyph{}}, // sky blue
+	scheme.NameBFC:                              {rgb(0x009E73), draw.PyramidGlyph{}},  // bluish green
+	scheme.NameBFC + ":2":                       {rgb(0x999933), draw.BoxGlyph{}},      // olive
+	scheme.NameBFC + ":" + scheme.BFCAssignHash: {rgb(0x332288), draw.PlusGlyph{}},     // indigo
+	scheme.NameIRN:                              {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
+	scheme.NameGBN:                              {rgb(0x777777), draw.BoxGlyph{}},      // grey
+	scheme.NameNone:                             {rgb(0x000000), draw.CrossGlyph{}},    // black
+	scheme.NameICI:                              {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
+	scheme.NameCI:                               {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
+	scheme.NamePFC + "/" + noCC:                 {rgb(0x44AA99), draw.RingGlyph{}},     // teal
 	// PFC on an FC+ fabric's routings (experiments/fcplus.yaml): FC+'s
 	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
 	// from every colour above (Paul Tol's vibrant magenta and green).
-	"pfc@dfksp1": {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
-	"pfc@dfksp2": {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
-	"pfc@fc":     {rgb(0x117733), draw.TriangleGlyph{}}, // green
-	"pfc@ksp":    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
+	scheme.NamePFC + "@" + string(fcplus.DFKSP1): {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
+	scheme.NamePFC + "@" + string(fcplus.DFKSP2): {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
+	scheme.NamePFC + "@" + string(fcplus.FC):     {rgb(0x117733), draw.TriangleGlyph{}}, // green
+	scheme.NamePFC + "@" + string(fcplus.KSP):    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
 }
 
 // reserveColors are for schemes outside schemeStyles (pfc/gbn,

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/vg"
+
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // The slowdown-by-size plot's bins: at least ten, spaced evenly on a log
@@ -141,7 +143,7 @@ func repResults(t *testing.T) (*Config, []Result) {
 	for _, p := range c.Points() {
 		r := Result{Point: p, Valid: true, Dilation: 5000}
 		v := float64(10 * p.Rep)
-		if p.Scheme == "pfc" {
+		if p.Scheme == scheme.NamePFC {
 			v = float64(p.Rep * p.Rep)
 		}
 		r.add("victim_alone_mbps", v)
@@ -186,7 +188,7 @@ func TestSpreadOverRepetitions(t *testing.T) {
 		t.Fatalf("series %+v", sd)
 	}
 	l := sd.lines[1]
-	if l.scheme != "pfc" || l.reps != 3 || l.lo[1].Y != 10 || l.hi[1].Y != 90 || math.Abs(l.mean[1].Y-140.0/3) > 1e-9 {
+	if l.scheme != scheme.NamePFC || l.reps != 3 || l.lo[1].Y != 10 || l.hi[1].Y != 90 || math.Abs(l.mean[1].Y-140.0/3) > 1e-9 {
 		t.Errorf("pfc's band at sample 1: %v to %v, mean %v over %d; want 10 to 90", l.lo[1], l.hi[1], l.mean[1], l.reps)
 	}
 	if l.mean[1].X != 0.5/5000*1e3 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // graphSpec is a lab of the real daemons on fabric f, named fb + 6
@@ -167,9 +168,9 @@ func TestGraphFabricSchemes(t *testing.T) {
 				t.Errorf("%d flows (%d long), want 2 instants x 2 trees x 3 senders and 1 long", len(rep.Records), long)
 			case f.Drops != 0:
 				t.Errorf("%d drops under lossless %s", f.Drops, fc)
-			case f.Pauses == 0 && fc == "bfc":
+			case f.Pauses == 0 && fc == scheme.NameBFC:
 				t.Error("bfc paused nothing under incast")
-			case fc == "ici" && (f.Isolated == 0 || f.Isolations == 0):
+			case fc == scheme.NameICI && (f.Isolated == 0 || f.Isolations == 0):
 				t.Errorf("ici isolated %d flows and sent %d isolations under incast", f.Isolated, f.Isolations)
 			}
 			if len(rep.Queues) == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 func planned(t *testing.T, s Spec) Spec {
@@ -291,7 +292,7 @@ func TestFileGraphFabric(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := FabricSpec{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 5, Routing: RoutingKSP, Paths: 2}
-	if s.Fabric == nil || *s.Fabric != want || s.N != 0 || s.K != 0 || s.FC != "pfc" {
+	if s.Fabric == nil || *s.Fabric != want || s.N != 0 || s.K != 0 || s.FC != scheme.NamePFC {
 		t.Fatalf("spec %+v, fabric %+v", s, s.Fabric)
 	}
 	var b bytes.Buffer
