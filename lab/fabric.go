@@ -398,7 +398,7 @@ func (s Spec) graphRoutes(g *topo.Graph) (*config.Routes, error) {
 		if err != nil {
 			return nil, err
 		}
-		routing := fcplus.Scheme(s.Fabric.routing())
+		routing := fcplus.Routing(s.Fabric.routing())
 		if rs, err = fab.Routes(routing, ro); err != nil {
 			return nil, err
 		}
