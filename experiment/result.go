@@ -129,7 +129,7 @@ func (r *Result) invalidate(problems ...string) {
 // healthMetrics adds what every point reports of its emulation health.
 func (r *Result) healthMetrics(h lab.Health) {
 	r.add("machine_busy", h.MachineBusy)
-	r.add("daemon_share", h.DaemonShare)
+	r.add("daemon_share", h.ProcShare)
 	r.add("lost_share", h.LostShare)
 	r.add("ring_drops", float64(h.RingDrops))
 	if f := h.Fidelity; f != nil {

@@ -118,7 +118,7 @@ func TestWorkloadLab(t *testing.T) {
 	if !h.Valid {
 		t.Errorf("emulation health invalid: %v", h.Problems)
 	}
-	if h.Wall < 3*time.Second || h.CPUs < 1 || h.DaemonCPU <= 0 || len(h.Busiest) == 0 || h.Busiest[0].CPU <= 0 {
+	if h.Wall < 3*time.Second || h.CPUs < 1 || h.ProcCPU <= 0 || len(h.Busiest) == 0 || h.Busiest[0].CPU <= 0 {
 		t.Errorf("health %+v", h)
 	}
 	if len(rep.QueueNodes) != 8 || len(rep.Queues) == 0 || len(rep.Queues[0].Bytes) != 8 {

@@ -184,7 +184,7 @@ func TestCLI(t *testing.T) {
 		t.Skip("needs root: creates network namespaces")
 	}
 	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "swd"), "../../lab/internal/fakedaemon").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "swd"), "../../lab/internal/fakeproc").CombinedOutput(); err != nil {
 		t.Fatalf("build fake daemon: %v\n%s", err, out)
 	}
 	if err := os.Link(filepath.Join(bin, "swd"), filepath.Join(bin, "hostd")); err != nil {

@@ -158,7 +158,7 @@ func TestRperfLinkRate(t *testing.T) {
 	}
 	d := parseDoc(t, r)
 	s, e := &d.Start, &d.End
-	if h := e.Health; h == nil || h.Wall <= 0 || h.DaemonCPU <= 0 || len(h.Busiest) == 0 {
+	if h := e.Health; h == nil || h.Wall <= 0 || h.ProcCPU <= 0 || len(h.Busiest) == 0 {
 		t.Errorf("no emulation health in the report: %+v", h)
 	} else {
 		t.Log(h.Short())
