@@ -24,7 +24,7 @@ func logLoop(t *testing.T, res []LoopResult) {
 		}
 		line += fmt.Sprintf(" (avg %.1f Mb/s), loop avg %.1f Mb/s, %d stalled, cycle %d, drops %d", r.BackgroundBps/1e6, r.LoopBps/1e6, len(r.Stalls), len(r.Cycle), r.Drops)
 		t.Log(line + "\n" + r.Health.Short())
-		if r.Health.Wall <= 0 || r.Health.CPUs < 1 || r.Health.DaemonCPU <= 0 {
+		if r.Health.Wall <= 0 || r.Health.CPUs < 1 || r.Health.ProcCPU <= 0 {
 			t.Errorf("%s: the run's emulation health was not sampled: %v", r.FC, r.Health.Problems)
 		}
 		checkLoopSeries(t, r)
