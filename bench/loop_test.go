@@ -88,7 +88,7 @@ func TestLoopLab(t *testing.T) {
 	// network at D = 1,000 this traffic keeps every queue below X_off
 	// (150 KB) and nothing pauses (docs/FIDELITY.md, "Loop").
 	spec := lab.Spec{RateBps: 100e6, Target: scale.Native(100e6), BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lp" + time.Now().Format("150405")}
-	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{"pfc", "pfcstar", "portfc"}}
+	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{scheme.NamePFC, scheme.NamePFCStar, scheme.NamePortFC}}
 	res := loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	for _, r := range res {
@@ -136,7 +136,7 @@ func TestLoopLab(t *testing.T) {
 
 	// The watchdog's recovery breaks the PFC deadlock.
 	o.Lab.WatchdogAction = "forward"
-	o.FC = []string{"pfc"}
+	o.FC = []string{scheme.NamePFC}
 	res = loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	for _, f := range res[0].Background {

@@ -332,7 +332,7 @@ func TestBarGroups(t *testing.T) {
 			t.Errorf("%s: %+v, want 30 Gb/s of background", s.name, s.vals)
 		}
 	}
-	if !slices.Equal(names, []string{"pfc", "portfc"}) {
+	if !slices.Equal(names, []string{scheme.NamePFC, scheme.NamePortFC}) {
 		t.Errorf("legend %v, want the schemes that ran", names)
 	}
 }

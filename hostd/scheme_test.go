@@ -167,7 +167,8 @@ func (r *relayRig) signal(tb testing.TB) {
 	r.handle(tb, r.sig[1])
 }
 
-var relaySchemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}
+// relaySchemes are every registered scheme.
+var relaySchemes = scheme.Names()
 
 // A relayed frame leaves by eth1 in the scheme's queue, with the
 // scheme's rewrites: PFC* one priority up, BFC its queue in the VID.

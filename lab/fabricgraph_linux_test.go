@@ -96,7 +96,7 @@ func TestGraphFabrics(t *testing.T) {
 		t.Run(strings.ReplaceAll(f.String(), " ", ""), func(t *testing.T) {
 			s := graphSpec(t, f)
 			if f.Kind == TopologyFCPlus {
-				s.FC = "pfc"
+				s.FC = scheme.NamePFC
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
@@ -134,7 +134,7 @@ func TestGraphFabrics(t *testing.T) {
 // Every flow completes and nothing is dropped; BFC pauses upstream
 // queues, and under ici the roots isolate the incasts' flows.
 func TestGraphFabricSchemes(t *testing.T) {
-	for _, fc := range []string{"bfc", "ici"} {
+	for _, fc := range []string{scheme.NameBFC, scheme.NameICI} {
 		t.Run(fc, func(t *testing.T) {
 			s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4})
 			s.FC, s.ECN = fc, true

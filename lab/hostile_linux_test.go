@@ -362,7 +362,7 @@ func fuzzFrames(t *testing.T) [][]byte {
 func TestHostileFramesLab(t *testing.T) {
 	const reps, fuzzReps = 20, 3
 	fuzz := fuzzFrames(t)
-	for _, fc := range []string{"portfc", "pfc", "pfcstar", "bfc"} {
+	for _, fc := range []string{scheme.NamePortFC, scheme.NamePFC, scheme.NamePFCStar, scheme.NameBFC} {
 		t.Run(fc, func(t *testing.T) {
 			s := realSpec(t, 2, 1)
 			s.FC, s.RateBps, s.LinkMode = fc, 20e6, config.LinksVeth

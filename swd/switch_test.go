@@ -178,7 +178,8 @@ func (r *rig) signal(tb testing.TB) {
 	r.handle(tb, 1, r.sig[1])
 }
 
-var schemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}
+// schemes are every registered scheme.
+var schemes = scheme.Names()
 
 // The switch's per-frame work under every scheme — classifying a data
 // frame, its queue hooks, the signals it sends and those it takes —

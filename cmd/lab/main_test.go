@@ -166,7 +166,7 @@ func TestCompletion(t *testing.T) {
 	// Flags and their values complete from the commands themselves.
 	var out bytes.Buffer
 	run([]string{"__complete", "up", "bcube", "--fc", ""}, &out, &bytes.Buffer{})
-	for _, want := range []string{"portfc", "pfcstar", "bfc"} {
+	for _, want := range []string{scheme.NamePortFC, scheme.NamePFCStar, scheme.NameBFC} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("completion of --fc lacks %s:\n%s", want, out.String())
 		}

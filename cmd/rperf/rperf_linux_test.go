@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"io"
 	"os"
@@ -151,7 +152,7 @@ func parseDoc(t *testing.T, r result) *Document {
 // framing, first byte sent to last acknowledged (see report.go) — and
 // its JSON parses and has start, intervals and end.
 func TestRperfLinkRate(t *testing.T) {
-	spec := upLab(t, "ra", lab.Spec{FC: "portfc"})
+	spec := upLab(t, "ra", lab.Spec{FC: scheme.NamePortFC})
 	r := rperf(t, spec, "h0", "-c", "198.18.0.3", "-t", "3", "-J")
 	if r.code != 0 {
 		t.Fatalf("rperf exit %d: %s", r.code, r.stderr)
