@@ -31,6 +31,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // HoLOptions of the experiment.
@@ -80,7 +81,7 @@ type HoLResult struct {
 // HoL runs the experiment once per scheme.
 func HoL(ctx context.Context, o HoLOptions) ([]HoLResult, error) {
 	if len(o.FC) == 0 {
-		o.FC = []string{"portfc", "none"}
+		o.FC = []string{scheme.NamePortFC, scheme.NameNone}
 	}
 	if o.Phase == 0 {
 		o.Phase = 5 * time.Second

@@ -9,6 +9,7 @@ import (
 	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/internal/testtool"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // The head-of-line blocking experiment, small, on real labs (the papers'
@@ -22,7 +23,7 @@ func TestHoLLab(t *testing.T) {
 		t.Skip("short: skipping the HoL experiment")
 	}
 	spec := lab.Spec{RateBps: 20e6, BinDir: labBins(t), RunRoot: t.TempDir(), Name: "hl" + time.Now().Format("150405")}
-	o := HoLOptions{Lab: spec, FC: []string{"portfc", "pfc"}, Phase: 2 * time.Second, FCTFlows: 2, FCTBytes: 64 << 10}
+	o := HoLOptions{Lab: spec, FC: []string{scheme.NamePortFC, scheme.NamePFC}, Phase: 2 * time.Second, FCTFlows: 2, FCTBytes: 64 << 10}
 	res, err := HoL(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // LoopOptions of the experiment.
@@ -244,7 +245,7 @@ var (
 // Loop runs the experiment once per scheme.
 func Loop(ctx context.Context, o LoopOptions) ([]LoopResult, error) {
 	if len(o.FC) == 0 {
-		o.FC = []string{"pfc", "pfcstar", "portfc"}
+		o.FC = []string{scheme.NamePFC, scheme.NamePFCStar, scheme.NamePortFC}
 	}
 	if o.Warmup == 0 {
 		o.Warmup = time.Second
@@ -532,7 +533,7 @@ func loopCounters(s0, s1 []lab.NodeSnapshot, window time.Duration) ([]LoopPauses
 func pauseKey(k string) (class string, relayed, ok bool) {
 	switch {
 	case k == "tx_pause":
-		return "bfc", false, true
+		return scheme.NameBFC, false, true
 	case strings.HasPrefix(k, "tx_pause_"):
 		return k[len("tx_pause_"):], false, true
 	case strings.HasPrefix(k, "tx_xoff_"):

@@ -10,6 +10,7 @@ import (
 	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // labBins builds the daemons a lab runs into a temporary directory.
@@ -23,7 +24,7 @@ func logLoop(t *testing.T, res []LoopResult) {
 		}
 		line += fmt.Sprintf(" (avg %.1f Mb/s), loop avg %.1f Mb/s, %d stalled, cycle %d, drops %d", r.BackgroundBps/1e6, r.LoopBps/1e6, len(r.Stalls), len(r.Cycle), r.Drops)
 		t.Log(line + "\n" + r.Health.Short())
-		if r.Health.Wall <= 0 || r.Health.CPUs < 1 || r.Health.DaemonCPU <= 0 {
+		if r.Health.Wall <= 0 || r.Health.CPUs < 1 || r.Health.ProcCPU <= 0 {
 			t.Errorf("%s: the run's emulation health was not sampled: %v", r.FC, r.Health.Problems)
 		}
 		checkLoopSeries(t, r)
@@ -87,12 +88,12 @@ func TestLoopLab(t *testing.T) {
 	// network at D = 1,000 this traffic keeps every queue below X_off
 	// (150 KB) and nothing pauses (docs/FIDELITY.md, "Loop").
 	spec := lab.Spec{RateBps: 100e6, Target: scale.Native(100e6), BinDir: labBins(t), RunRoot: t.TempDir(), Name: "lp" + time.Now().Format("150405")}
-	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{"pfc", "pfcstar", "portfc"}}
+	o := LoopOptions{Lab: spec, Warmup: time.Second, Settle: time.Second, Measure: 2 * time.Second, FC: []string{scheme.NamePFC, scheme.NamePFCStar, scheme.NamePortFC}}
 	res := loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	for _, r := range res {
 		switch r.FC {
-		case "pfc":
+		case scheme.NamePFC:
 			for _, f := range r.Background {
 				if f.Bps != 0 {
 					t.Errorf("pfc: %s moved %.1f Mb/s: no deadlock", f.Flow, f.Bps/1e6)
@@ -135,7 +136,7 @@ func TestLoopLab(t *testing.T) {
 
 	// The watchdog's recovery breaks the PFC deadlock.
 	o.Lab.WatchdogAction = "forward"
-	o.FC = []string{"pfc"}
+	o.FC = []string{scheme.NamePFC}
 	res = loopRuns(t, o)
 	validLoops(t, res, o.FC)
 	for _, f := range res[0].Background {

@@ -78,15 +78,16 @@ func OVSMissing() string {
 	return "Open vSwitch is not installed (no " + strings.Join(missing, ", ") + "; Debian: apt-get install openvswitch-switch)"
 }
 
-// ovsDaemon is one OVS daemon, a child of this process.
-type ovsDaemon struct {
+// ovsProc is one OVS process (ovsdb-server or ovs-vswitchd), a child of
+// this process.
+type ovsProc struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when it has exited; err is then its Wait's
 	err  error
 }
 
-func (d *ovsDaemon) running() bool {
+func (d *ovsProc) running() bool {
 	if d == nil {
 		return false
 	}
@@ -101,7 +102,7 @@ func (d *ovsDaemon) running() bool {
 // stop ends the daemon by its pid: SIGTERM, SIGKILL after 5 s. Ending by
 // our SIGTERM is a clean exit. Errors carry an exit status as text, not as
 // an *exec.ExitError, which lab would take for its own command's status.
-func (d *ovsDaemon) stop() error {
+func (d *ovsProc) stop() error {
 	if d == nil {
 		return nil
 	}
@@ -133,7 +134,7 @@ type ovsSwitch struct {
 	env            []string
 	nsName         string
 	ns             netns.NsHandle
-	db, vswitchd   *ovsDaemon
+	db, vswitchd   *ovsProc
 	vsctlP, ofctlP string
 }
 
@@ -170,7 +171,7 @@ func startOVS(nsName string, ns netns.NsHandle, prefix, xdpMode string, c cores)
 	}
 	// 2. The daemons.
 	sock := filepath.Join(dir, "db.sock")
-	if o.db, err = o.daemon(c, tools["ovsdb-server"], db, "--remote=punix:"+sock); err != nil {
+	if o.db, err = o.startProc(c, tools["ovsdb-server"], db, "--remote=punix:"+sock); err != nil {
 		return o, err
 	}
 	if err := o.waitFor(o.db, sock); err != nil {
@@ -179,7 +180,7 @@ func startOVS(nsName string, ns netns.NsHandle, prefix, xdpMode string, c cores)
 	if _, err := o.vsctl("--no-wait", "init"); err != nil {
 		return o, err
 	}
-	if o.vswitchd, err = o.daemon(c, tools["ovs-vswitchd"], "unix:"+sock, "--disable-system"); err != nil {
+	if o.vswitchd, err = o.startProc(c, tools["ovs-vswitchd"], "unix:"+sock, "--disable-system"); err != nil {
 		return o, err
 	}
 	// 3. The bridge and its ports; ovs-vsctl waits until ovs-vswitchd has
@@ -218,10 +219,10 @@ func (o *ovsSwitch) command(path string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// daemon starts an OVS daemon in the device's namespace with its pid file,
-// control socket and log in the private directory, and what it writes on
-// stderr in a file beside the log.
-func (o *ovsSwitch) daemon(c cores, path string, args ...string) (*ovsDaemon, error) {
+// startProc starts an OVS process in the device's namespace with its
+// pid file, control socket and log in the private directory, and what it
+// writes on stderr in a file beside the log.
+func (o *ovsSwitch) startProc(c cores, path string, args ...string) (*ovsProc, error) {
 	name := filepath.Base(path)
 	args = append(args, "--pidfile="+filepath.Join(o.dir, name+".pid"), "--unixctl="+filepath.Join(o.dir, name+".ctl"),
 		"--log-file="+filepath.Join(o.dir, name+".log"), "-vconsole:off")
@@ -235,13 +236,13 @@ func (o *ovsSwitch) daemon(c cores, path string, args ...string) (*ovsDaemon, er
 	if err := startOn(cmd.Start, c.device); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	d := &ovsDaemon{name: name, cmd: cmd, done: make(chan struct{})}
+	d := &ovsProc{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() { d.err = cmd.Wait(); close(d.done) }()
 	return d, nil
 }
 
 // waitFor waits until d has created path.
-func (o *ovsSwitch) waitFor(d *ovsDaemon, path string) error {
+func (o *ovsSwitch) waitFor(d *ovsProc, path string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if _, err := os.Stat(path); err == nil {
@@ -291,7 +292,7 @@ func (o *ovsSwitch) logTail() string {
 // the child's pid is the daemon's).
 func (o *ovsSwitch) pids() []int {
 	var p []int
-	for _, d := range []*ovsDaemon{o.db, o.vswitchd} {
+	for _, d := range []*ovsProc{o.db, o.vswitchd} {
 		if d != nil {
 			p = append(p, d.cmd.Process.Pid)
 		}

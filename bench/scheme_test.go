@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 func TestSetScheme(t *testing.T) {
@@ -14,12 +15,12 @@ func TestSetScheme(t *testing.T) {
 		want   lab.Spec
 		err    bool
 	}{
-		{"pfc", lab.Spec{FC: "pfc"}, false},
-		{"portfc", lab.Spec{FC: "portfc", RelayQueue: "drr"}, false},
-		{"portfc:strict", lab.Spec{FC: "portfc", RelayQueue: "strict"}, false},
-		{"bfc", lab.Spec{FC: "bfc", BFCQueues: 8, BFCAssign: "hash"}, false},
-		{"bfc:2", lab.Spec{FC: "bfc", BFCQueues: 2, BFCAssign: "hash"}, false},
-		{"bfc:dynamic:32", lab.Spec{FC: "bfc", BFCQueues: 32, BFCAssign: "dynamic"}, false},
+		{"pfc", lab.Spec{FC: scheme.NamePFC}, false},
+		{"portfc", lab.Spec{FC: scheme.NamePortFC, RelayQueue: "drr"}, false},
+		{"portfc:strict", lab.Spec{FC: scheme.NamePortFC, RelayQueue: "strict"}, false},
+		{"bfc", lab.Spec{FC: scheme.NameBFC, BFCQueues: 8, BFCAssign: "hash"}, false},
+		{"bfc:2", lab.Spec{FC: scheme.NameBFC, BFCQueues: 2, BFCAssign: "hash"}, false},
+		{"bfc:dynamic:32", lab.Spec{FC: scheme.NameBFC, BFCQueues: 32, BFCAssign: "dynamic"}, false},
 		{"bfc:x", lab.Spec{}, true},
 		{"pfc:2", lab.Spec{}, true},
 		{"portfc:hash", lab.Spec{}, true},

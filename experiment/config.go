@@ -61,18 +61,18 @@ type Config struct {
 	// fcplus, with lab up's parameters.
 	Fabric *FabricConfig `yaml:"fabric,omitempty"`
 	Lab    LabConfig     `yaml:"lab"`
-	// Schemes are compared at every point: a flow-control scheme
-	// (bench.SetScheme: none, portfc, pfc, pfcstar, bfc, and the
-	// variants bfc:Q, bfc:hash and bfc:hash:Q for BFC with Q queues and
-	// queues by flow hash, portfc:drr for PortFC's relay queue in the
-	// servers' round robin) whose flows are lossless, irn and
-	// gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
+	// Contenders are compared at every point (the file's schemes): a
+	// flow-control scheme (bench.SetScheme: none, portfc, pfc, pfcstar,
+	// bfc, and the variants bfc:Q, bfc:hash and bfc:hash:Q for BFC with
+	// Q queues and queues by flow hash, portfc:drr for PortFC's relay
+	// queue in the servers' round robin) whose flows are lossless, irn
+	// and gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
 	// FC/MODE for any other pairing (pfc/gbn); FC/nocc is FC's lossless
 	// flows without congestion control (DCQCN off at their NICs). On a
-	// graph fabric a scheme may name the switches' routing after an @,
+	// graph fabric a contender may name the switches' routing after an @,
 	// in place of fabric.routing: pfc@dfksp2 is PFC on DF-KSP with two
 	// lossless priorities, pfc@ksp on plain K shortest paths.
-	Schemes []string `yaml:"schemes"`
+	Contenders []string `yaml:"schemes"`
 	// Seeds of the workload (one point each); loop and hol have no
 	// randomness of their own and take only repetitions.
 	Seeds []uint64 `yaml:"seeds,omitempty"`
@@ -358,10 +358,10 @@ type HoLConfig struct {
 	Interval units.Duration `yaml:"interval,omitempty"`
 }
 
-// Scheme is one compared configuration: a lab's flow control and the
-// transport mode of the workload's flows, and on a graph fabric its
-// switches' routing.
-type Scheme struct {
+// Contender is one compared configuration: a lab's flow-control scheme
+// and the transport mode of the workload's flows, and on a graph fabric
+// its switches' routing.
+type Contender struct {
 	Name string // as written in the file
 	FC   string // lab flow control with its variants (bench.SetScheme)
 	Mode string // lossless, irn or gbn
@@ -375,11 +375,11 @@ type Scheme struct {
 // noCC is the pseudo-mode of FC/nocc.
 const noCC = "nocc"
 
-// ParseScheme reads a scheme name (see Config.Schemes): a registered
+// ParseContender reads a contender's name (see Config.Contenders): a registered
 // scheme with its variants or a lossy transport (scheme.ParseName), or
 // FC/MODE; either followed by @ROUTING.
-func ParseScheme(s string) (Scheme, error) {
-	sc := Scheme{Name: s, FC: s, Mode: transport.Lossless.String()}
+func ParseContender(s string) (Contender, error) {
+	sc := Contender{Name: s, FC: s, Mode: transport.Lossless.String()}
 	base, routing, routed := strings.Cut(s, "@")
 	if routed {
 		if routing == "" {
@@ -588,12 +588,12 @@ func (c *Config) Validate() error {
 	if c.Repetitions < 1 {
 		bad("repetitions %d: want at least 1", c.Repetitions)
 	}
-	if len(c.Schemes) == 0 {
+	if len(c.Contenders) == 0 {
 		bad("schemes: name at least one")
 	}
 	seen := map[string]bool{}
-	for i, s := range c.Schemes {
-		sc, err := ParseScheme(s)
+	for i, s := range c.Contenders {
+		sc, err := ParseContender(s)
 		if err != nil {
 			bad("schemes[%d]: %w", i, err)
 			continue
@@ -611,7 +611,7 @@ func (c *Config) Validate() error {
 		if c.Fabric != nil && c.Topology == (Topology{}) && c.Lab.Rate != 0 {
 			// Not every scheme runs on a graph fabric, nor every routing
 			// on every fabric.
-			if _, err := lab.NewPlan(c.SchemeLabSpec(sc, "", "")); err != nil {
+			if _, err := lab.NewPlan(c.ContenderLabSpec(sc, "", "")); err != nil {
 				bad("schemes[%d]: %q: %w", i, s, err)
 			}
 		}
@@ -831,15 +831,15 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 		s.Target, _ = lab.ResolveTarget(c.Lab.Target, s.RateBps)
 	}
 	if fc != "" {
-		// ParseScheme has checked it.
+		// ParseContender has checked it.
 		_ = bench.SetScheme(&s, fc)
 	}
 	return s
 }
 
-// SchemeLabSpec is LabSpec under scheme sc: its flow control, and its
+// ContenderLabSpec is LabSpec under scheme sc: its flow control, and its
 // routing in place of the fabric's.
-func (c *Config) SchemeLabSpec(sc Scheme, cdf, runRoot string) lab.Spec {
+func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
 	s := c.LabSpec(sc.FC, cdf, runRoot)
 	if sc.Routing != "" && s.Fabric != nil {
 		f := *s.Fabric
@@ -855,8 +855,8 @@ func (c *Config) SchemeLabSpec(sc Scheme, cdf, runRoot string) lab.Spec {
 func (c *Config) routings() []string {
 	var out []string
 	named := false
-	for _, s := range c.Schemes {
-		sc, err := ParseScheme(s)
+	for _, s := range c.Contenders {
+		sc, err := ParseContender(s)
 		if err != nil {
 			continue
 		}

@@ -50,8 +50,8 @@ func TestBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(quick.Schemes) >= len(full.Schemes) || len(quick.Workload.Loads) != 1 || len(quick.Workload.CDFs) != 1 {
-		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v: want fewer", quick.Schemes, quick.Workload.Loads, quick.Workload.CDFs)
+	if len(quick.Contenders) >= len(full.Contenders) || len(quick.Workload.Loads) != 1 || len(quick.Workload.CDFs) != 1 {
+		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v: want fewer", quick.Contenders, quick.Workload.Loads, quick.Workload.CDFs)
 	}
 	// Keys the quick section does not name stay: the incast, the rate.
 	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate != full.Lab.Rate || !quick.Lab.ECN {
@@ -183,7 +183,7 @@ workload:
 		t.Errorf("points %v, want %v", ids, want)
 	}
 	s := c.LabSpec("ici", "websearch", "")
-	if s.Fabric == nil || s.Fabric.Kind != "leafspine" || s.Fabric.Hosts != 4 || s.FC != "ici" {
+	if s.Fabric == nil || s.Fabric.Kind != "leafspine" || s.Fabric.Hosts != 4 || s.FC != scheme.NameICI {
 		t.Errorf("lab spec: fabric %+v, fc %s", s.Fabric, s.FC)
 	}
 	trees := map[string]int{"one": 1, "four": 4, "calm": 0}
@@ -241,13 +241,13 @@ workload:
 	if !slices.Equal(ids, want) {
 		t.Errorf("points %v, want %v", ids, want)
 	}
-	for scheme, routing := range map[string]string{"pfc@dfksp1": "dfksp1", "pfc@ksp": "ksp", "pfc": "dfksp2"} {
-		sc, err := ParseScheme(scheme)
+	for name, routing := range map[string]string{"pfc@dfksp1": "dfksp1", "pfc@ksp": "ksp", "pfc": "dfksp2"} {
+		sc, err := ParseContender(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := c.SchemeLabSpec(sc, "websearch", ""); s.FC != "pfc" || s.Fabric.Routing != routing || s.Fabric.Paths != 8 {
-			t.Errorf("%s: lab fc %s, routing %s, paths %d; want pfc, %s, 8", scheme, s.FC, s.Fabric.Routing, s.Fabric.Paths, routing)
+		if s := c.ContenderLabSpec(sc, "websearch", ""); s.FC != scheme.NamePFC || s.Fabric.Routing != routing || s.Fabric.Paths != 8 {
+			t.Errorf("%s: lab fc %s, routing %s, paths %d; want pfc, %s, 8", name, s.FC, s.Fabric.Routing, s.Fabric.Paths, routing)
 		}
 	}
 	if c.Fabric.Routing != "dfksp2" {
@@ -290,7 +290,7 @@ workload:
 	}
 }
 
-func TestParseScheme(t *testing.T) {
+func TestParseContender(t *testing.T) {
 	for _, c := range []struct {
 		in, fc, mode string
 	}{
@@ -309,10 +309,10 @@ func TestParseScheme(t *testing.T) {
 		{"pfc/nocc@dfksp2", "pfc", "lossless"},
 		{"irn@fc", "none", "irn"},
 	} {
-		s, err := ParseScheme(c.in)
+		s, err := ParseContender(c.in)
 		_, routing, _ := strings.Cut(c.in, "@")
 		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.Contains(c.in, "/nocc") || s.Routing != routing {
-			t.Errorf("ParseScheme(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
+			t.Errorf("ParseContender(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
 		}
 	}
 }
@@ -323,16 +323,16 @@ func TestLabSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := c.LabSpec("bfc:2", "", "/tmp/r")
-	if s.FC != "bfc" || s.BFCQueues != 2 || s.N != 2 || s.K != 1 || s.RateBps != 10e6 || s.Name != "xtiny" || s.RunRoot != "/tmp/r" {
+	if s.FC != scheme.NameBFC || s.BFCQueues != 2 || s.N != 2 || s.K != 1 || s.RateBps != 10e6 || s.Name != "xtiny" || s.RunRoot != "/tmp/r" {
 		t.Errorf("spec %+v", s)
 	}
 	if err := s.Validate(); err != nil {
 		t.Error(err)
 	}
-	if s := c.LabSpec("bfc:hash:8", "", ""); s.FC != "bfc" || s.BFCAssign != scheme.BFCAssignHash || s.BFCQueues != 8 {
+	if s := c.LabSpec("bfc:hash:8", "", ""); s.FC != scheme.NameBFC || s.BFCAssign != scheme.BFCAssignHash || s.BFCQueues != 8 {
 		t.Errorf("bfc:hash:8: spec %+v", s)
 	}
-	if s := c.LabSpec("portfc:drr", "", ""); s.FC != "portfc" || s.RelayQueue != scheme.RelayDRR {
+	if s := c.LabSpec("portfc:drr", "", ""); s.FC != scheme.NamePortFC || s.RelayQueue != scheme.RelayDRR {
 		t.Errorf("portfc:drr: spec %+v", s)
 	}
 }

@@ -6,67 +6,70 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/bcfab/bcfab/fcplus"
+	"github.com/bcfab/bcfab/scheme"
 )
 
-// The schemes' looks. A scheme has the same colour and marker in every
-// plot of every experiment: Okabe and Ito's colour-blind-safe palette
+// The contenders' looks. A contender has the same colour and marker in
+// every plot of every experiment: Okabe and Ito's colour-blind-safe palette
 // (its yellow left out, too pale on white), then dark colours of Paul
 // Tol's muted palette for the variants, grey for Go-Back-N.
-type schemeStyle struct {
+type contenderStyle struct {
 	color color.RGBA
 	glyph draw.GlyphDrawer
 }
 
 func rgb(v uint32) color.RGBA { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255} }
 
-var schemeStyles = map[string]schemeStyle{
-	"portfc":     {rgb(0xD55E00), draw.CircleGlyph{}},   // vermillion
-	"portfc:drr": {rgb(0x882255), draw.RingGlyph{}},     // wine
-	"pfc":        {rgb(0x0072B2), draw.SquareGlyph{}},   // blue
-	"pfcstar":    {rgb(0x56B4E9), draw.TriangleGlyph{}}, // sky blue
-	"bfc":        {rgb(0x009E73), draw.PyramidGlyph{}},  // bluish green
-	"bfc:2":      {rgb(0x999933), draw.BoxGlyph{}},      // olive
-	"bfc:hash":   {rgb(0x332288), draw.PlusGlyph{}},     // indigo
-	"irn":        {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
-	"gbn":        {rgb(0x777777), draw.BoxGlyph{}},      // grey
-	"none":       {rgb(0x000000), draw.CrossGlyph{}},    // black
-	"ici":        {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
-	"ci":         {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
-	"pfc/nocc":   {rgb(0x44AA99), draw.RingGlyph{}},     // teal
+var contenderStyles = map[string]contenderStyle{
+	scheme.NamePortFC:                           {rgb(0xD55E00), draw.CircleGlyph{}},   // vermillion
+	scheme.NamePortFC + ":" + scheme.RelayDRR:   {rgb(0x882255), draw.RingGlyph{}},     // wine
+	scheme.NamePFC:                              {rgb(0x0072B2), draw.SquareGlyph{}},   // blue
+	scheme.NamePFCStar:                          {rgb(0x56B4E9), draw.TriangleGlyph{}}, // sky blue
+	scheme.NameBFC:                              {rgb(0x009E73), draw.PyramidGlyph{}},  // bluish green
+	scheme.NameBFC + ":2":                       {rgb(0x999933), draw.BoxGlyph{}},      // olive
+	scheme.NameBFC + ":" + scheme.BFCAssignHash: {rgb(0x332288), draw.PlusGlyph{}},     // indigo
+	scheme.NameIRN:                              {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
+	scheme.NameGBN:                              {rgb(0x777777), draw.BoxGlyph{}},      // grey
+	scheme.NameNone:                             {rgb(0x000000), draw.CrossGlyph{}},    // black
+	scheme.NameICI:                              {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
+	scheme.NameCI:                               {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
+	scheme.NamePFC + "/" + noCC:                 {rgb(0x44AA99), draw.RingGlyph{}},     // teal
 	// PFC on an FC+ fabric's routings (experiments/fcplus.yaml): FC+'s
 	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
 	// from every colour above (Paul Tol's vibrant magenta and green).
-	"pfc@dfksp1": {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
-	"pfc@dfksp2": {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
-	"pfc@fc":     {rgb(0x117733), draw.TriangleGlyph{}}, // green
-	"pfc@ksp":    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
+	scheme.NamePFC + "@" + string(fcplus.DFKSP1): {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
+	scheme.NamePFC + "@" + string(fcplus.DFKSP2): {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
+	scheme.NamePFC + "@" + string(fcplus.FC):     {rgb(0x117733), draw.TriangleGlyph{}}, // green
+	scheme.NamePFC + "@" + string(fcplus.KSP):    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
 }
 
-// reserveColors are for schemes outside schemeStyles (pfc/gbn,
+// reserveColors are for contenders outside contenderStyles (pfc/gbn,
 // bfc:hash:8): one by a hash of the name, the same in every plot,
-// though two such schemes may share one.
+// though two such contenders may share one.
 var reserveColors = []color.RGBA{rgb(0x117733), rgb(0xAA4499), rgb(0x44AA99), rgb(0x661100), rgb(0x6699CC), rgb(0xE69F00), rgb(0xDDAA33)}
 
 var reserveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}}
 
-// styleOf is scheme's colour and marker: a scheme without congestion
+// styleOf is contender's colour and marker: one without congestion
 // control (FC/nocc) has its flow control's unless it has its own.
-func styleOf(scheme string) schemeStyle {
-	if s, ok := schemeStyles[scheme]; ok {
+func styleOf(contender string) contenderStyle {
+	if s, ok := contenderStyles[contender]; ok {
 		return s
 	}
-	if fc, ok := strings.CutSuffix(scheme, "/"+noCC); ok {
-		if s, ok := schemeStyles[fc]; ok {
+	if fc, ok := strings.CutSuffix(contender, "/"+noCC); ok {
+		if s, ok := contenderStyles[fc]; ok {
 			return s
 		}
 	}
 	h := fnv.New32a()
-	h.Write([]byte(scheme))
+	h.Write([]byte(contender))
 	v := h.Sum32()
-	return schemeStyle{reserveColors[v%uint32(len(reserveColors))], reserveGlyphs[(v/7)%uint32(len(reserveGlyphs))]}
+	return contenderStyle{reserveColors[v%uint32(len(reserveColors))], reserveGlyphs[(v/7)%uint32(len(reserveGlyphs))]}
 }
 
-func schemeColor(scheme string) color.Color { return styleOf(scheme).color }
+func contenderColor(contender string) color.Color { return styleOf(contender).color }
 
 // faded is c at the given opacity (a band's fill).
 func faded(c color.Color, alpha float64) color.Color {

@@ -31,7 +31,7 @@ type PlotFile struct {
 // metric, a bar per scheme (its colour). The loop and hol experiments'
 // plots are lists of these: a new field of their results is a new metric
 // in the runner and a name here.
-type schemeBars struct {
+type contenderBars struct {
 	name, title, ylabel string
 	metrics             []string
 	groups              []string // one per metric
@@ -49,14 +49,14 @@ const (
 )
 
 var (
-	loopPlots = []schemeBars{
+	loopPlots = []contenderBars{
 		{name: "loop-throughput", title: "Average throughput per flow, background and loop flows", ylabel: unitRate,
 			metrics: []string{"background_gbps", "loop_gbps", "incast_gbps"}, groups: []string{"background (2-hop)", "loop (4-hop)", "incast (1-hop)"}},
 		{name: "loop-background-flows", title: "Background flows' throughput", ylabel: unitRate, prefix: "bg_", suffix: "_gbps"},
 		{name: "loop-pauses", title: "Pauses sent in the measured window, by class", ylabel: "pauses", prefix: "pauses_"},
 		{name: "loop-servers-paused", title: "Servers' egress queues paused (mean over servers), by queue", ylabel: "% of the window", prefix: "servers_paused_pct_"},
 	}
-	holPlots = []schemeBars{
+	holPlots = []contenderBars{
 		{name: "hol-victim", title: "Victim flow's throughput, alone and with the congested port", ylabel: unitRate,
 			metrics: []string{"victim_alone_gbps", "victim_congested_gbps"}, groups: []string{"alone", "congested"}},
 		{name: "hol-group-fct", title: "Victim group's mean FCT, alone and with the congested port", ylabel: unitTime,
@@ -102,14 +102,14 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 			pl.scenario = sc
 			for _, b := range loopPlots {
 				b.name += "-" + sc
-				pl.schemeBars(b)
+				pl.contenderBars(b)
 			}
 			pl.series("loop-series-"+sc, "Throughput over time, mean per flow", "", pl.loopMarkers(), throughputAxis)
 		}
 		pl.scenario = ""
 	case KindHoL:
 		for _, b := range holPlots {
-			pl.schemeBars(b)
+			pl.contenderBars(b)
 		}
 		pl.series("hol-victim-series", "Victim flow's throughput over time", "each phase's victim group shares the link in its last second", pl.holMarkers(), throughputAxis)
 	case KindWorkload:
@@ -178,10 +178,10 @@ var (
 // match are the results of one setting (scheme and, for a workload, CDF
 // and load) over seeds and repetitions: the valid ones, and the IDs of
 // the invalid ones.
-func (pl *plots) match(scheme, cdf string, load float64) (valid []*Result, invalid []string) {
+func (pl *plots) match(contender, cdf string, load float64) (valid []*Result, invalid []string) {
 	for i := range pl.results {
 		r := &pl.results[i]
-		if r.Scheme != scheme || r.CDF != cdf || r.Scenario != pl.scenario || (pl.c.Kind == KindWorkload && r.Load != load) {
+		if r.Contender != contender || r.CDF != cdf || r.Scenario != pl.scenario || (pl.c.Kind == KindWorkload && r.Load != load) {
 			continue
 		}
 		if r.Valid {
@@ -332,8 +332,8 @@ func (pl *plots) barFigure(title, xlabel, ylabel string, d *barData) *figure {
 	return f
 }
 
-// schemeBarData is b's data: a group per metric, a bar per scheme.
-func (pl *plots) schemeBarData(b schemeBars) *barData {
+// contenderBarData is b's data: a group per metric, a bar per scheme.
+func (pl *plots) contenderBarData(b contenderBars) *barData {
 	if b.prefix != "" {
 		b.metrics, b.groups = nil, nil
 		for i := range pl.results {
@@ -355,11 +355,11 @@ func (pl *plots) schemeBarData(b schemeBars) *barData {
 	// A copy: a group dropped below must not be dropped from b's
 	// (package-level) list for the next scenario's plot.
 	d := &barData{groups: slices.Clone(b.groups)}
-	for _, s := range pl.c.Schemes {
+	for _, s := range pl.c.Contenders {
 		valid, inv := pl.match(s, "", 0)
 		d.invalid = append(d.invalid, inv...)
 		d.drawn = append(d.drawn, valid...)
-		bs := barSeries{name: s, color: schemeColor(s)}
+		bs := barSeries{name: s, color: contenderColor(s)}
 		for _, metric := range b.metrics {
 			bs.vals = append(bs.vals, spreadOfMetric(valid, metric))
 		}
@@ -387,9 +387,9 @@ func (pl *plots) schemeBarData(b schemeBars) *barData {
 	return d
 }
 
-// schemeBars draws b: a group per metric, a bar per scheme.
-func (pl *plots) schemeBars(b schemeBars) {
-	d := pl.schemeBarData(b)
+// contenderBars draws b: a group per metric, a bar per scheme.
+func (pl *plots) contenderBars(b contenderBars) {
+	d := pl.contenderBarData(b)
 	if d == nil {
 		return
 	}
@@ -432,11 +432,11 @@ func (pl *plots) loadBarData(b loadBars, cdf string) *barData {
 	for _, l := range pl.c.Workload.Loads {
 		d.groups = append(d.groups, "load "+strconv.FormatFloat(l, 'g', -1, 64))
 	}
-	for _, scheme := range pl.c.Schemes {
-		bs := barSeries{name: scheme, color: schemeColor(scheme)}
+	for _, contender := range pl.c.Contenders {
+		bs := barSeries{name: contender, color: contenderColor(contender)}
 		some, bad, ran := false, false, false
 		for _, l := range pl.c.Workload.Loads {
-			valid, inv := pl.match(scheme, cdf, l)
+			valid, inv := pl.match(contender, cdf, l)
 			d.invalid = append(d.invalid, inv...)
 			d.drawn = append(d.drawn, valid...)
 			v := spreadOfMetric(valid, b.metric)
@@ -495,8 +495,8 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 	var invalid []string
 	have := false
 	hi := 10 * queueFloorKB
-	for _, scheme := range pl.c.Schemes {
-		valid, inv := pl.match(scheme, cdf, load)
+	for _, contender := range pl.c.Contenders {
+		valid, inv := pl.match(contender, cdf, load)
 		invalid = append(invalid, inv...)
 		var q []float64
 		for _, r := range valid {
@@ -519,10 +519,10 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 			pl.errs = append(pl.errs, err)
 			return
 		}
-		l.Color = schemeColor(scheme)
+		l.Color = contenderColor(contender)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		f.add(scheme, l)
+		f.add(contender, l)
 		have = true
 	}
 	if !have && len(invalid) == 0 {
@@ -552,25 +552,25 @@ var seriesDash = map[string][]vg.Length{
 // lab's s and Mb/s): the mean of its valid results sample by sample,
 // their least and greatest, and how many results.
 type seriesLine struct {
-	scheme, name string
-	mean, lo, hi plotter.XYs
-	reps         int
+	contender, name string
+	mean, lo, hi    plotter.XYs
+	reps            int
 }
 
 // seriesData are the lines of a series plot, the schemes in the legend
 // and the points left out.
 type seriesData struct {
-	lines   []seriesLine
-	schemes []string
-	invalid []string
+	lines      []seriesLine
+	contenders []string
+	invalid    []string
 	// target: the lines are in the target's units.
 	target bool
 }
 
 func (pl *plots) seriesData() seriesData {
 	var d seriesData
-	for _, scheme := range pl.c.Schemes {
-		valid, inv := pl.match(scheme, pl.seriesCDF(), pl.load)
+	for _, contender := range pl.c.Contenders {
+		valid, inv := pl.match(contender, pl.seriesCDF(), pl.load)
 		d.invalid = append(d.invalid, inv...)
 		names := map[string]bool{}
 		for _, r := range valid {
@@ -593,11 +593,11 @@ func (pl *plots) seriesData() seriesData {
 				}
 				d.target = true
 			}
-			d.lines = append(d.lines, seriesLine{scheme: scheme, name: n, mean: mean, lo: lo, hi: hi, reps: k})
+			d.lines = append(d.lines, seriesLine{contender: contender, name: n, mean: mean, lo: lo, hi: hi, reps: k})
 			some = true
 		}
 		if some {
-			d.schemes = append(d.schemes, scheme)
+			d.contenders = append(d.contenders, contender)
 		}
 	}
 	return d
@@ -675,7 +675,7 @@ func (pl *plots) series(name, title, note string, markers phaseMarkers, axis ser
 			pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
 			return
 		}
-		band.Color = faded(schemeColor(l.scheme), 0.18)
+		band.Color = faded(contenderColor(l.contender), 0.18)
 		band.LineStyle.Width = 0
 		p.Add(band)
 	}
@@ -687,7 +687,7 @@ func (pl *plots) series(name, title, note string, markers phaseMarkers, axis ser
 			pl.errs = append(pl.errs, fmt.Errorf("plot %s: %w", name, err))
 			return
 		}
-		line.Color = schemeColor(l.scheme)
+		line.Color = contenderColor(l.contender)
 		line.Width = vg.Points(1.5)
 		line.Dashes = seriesDash[l.name]
 		p.Add(line)
@@ -702,13 +702,13 @@ func (pl *plots) series(name, title, note string, markers phaseMarkers, axis ser
 			p.X.Max = max(p.X.Max, 1.03*m.x)
 		}
 	}
-	for _, s := range d.schemes {
-		f.add(s, &plotter.Line{LineStyle: draw.LineStyle{Color: schemeColor(s), Width: vg.Points(2)}})
+	for _, s := range d.contenders {
+		f.add(s, &plotter.Line{LineStyle: draw.LineStyle{Color: contenderColor(s), Width: vg.Points(2)}})
 	}
-	for _, s := range pl.c.Schemes {
-		if !slices.Contains(d.schemes, s) {
+	for _, s := range pl.c.Contenders {
+		if !slices.Contains(d.contenders, s) {
 			if _, inv := pl.match(s, pl.seriesCDF(), pl.load); len(inv) > 0 {
-				f.add(s+" (INVALID, not plotted)", swatch{schemeColor(s)})
+				f.add(s+" (INVALID, not plotted)", swatch{contenderColor(s)})
 			}
 		}
 	}

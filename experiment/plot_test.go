@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot/vg"
+
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // The slowdown-by-size plot's bins: at least ten, spaced evenly on a log
@@ -83,23 +85,23 @@ func TestBinPercentiles(t *testing.T) {
 // schemes, distinct from every other scheme of any built-in experiment.
 func TestSchemeColors(t *testing.T) {
 	seen := map[string]string{}
-	for s := range schemeStyles {
-		k := fmt.Sprint(schemeColor(s))
+	for s := range contenderStyles {
+		k := fmt.Sprint(contenderColor(s))
 		if o, ok := seen[k]; ok {
 			t.Errorf("%s and %s share colour %s", s, o, k)
 		}
 		seen[k] = s
 	}
 	// Far enough apart to tell (sum of the channels' differences).
-	for a, sa := range schemeStyles {
-		for b, sb := range schemeStyles {
+	for a, sa := range contenderStyles {
+		for b, sb := range contenderStyles {
 			d := math.Abs(float64(sa.color.R)-float64(sb.color.R)) + math.Abs(float64(sa.color.G)-float64(sb.color.G)) + math.Abs(float64(sa.color.B)-float64(sb.color.B))
 			if a < b && d < 90 {
 				t.Errorf("%s and %s: colours %v and %v too alike", a, b, sa.color, sb.color)
 			}
 		}
 	}
-	if schemeColor("portfc") != schemeColor("portfc") || schemeColor("pfc/gbn") != schemeColor("pfc/gbn") {
+	if contenderColor("portfc") != contenderColor("portfc") || contenderColor("pfc/gbn") != contenderColor("pfc/gbn") {
 		t.Error("a scheme's colour changes from call to call")
 	}
 	for _, name := range List() {
@@ -108,8 +110,8 @@ func TestSchemeColors(t *testing.T) {
 			t.Fatal(err)
 		}
 		colors := map[string]string{}
-		for _, s := range c.Schemes {
-			k := fmt.Sprint(schemeColor(s))
+		for _, s := range c.Contenders {
+			k := fmt.Sprint(contenderColor(s))
 			if o, ok := colors[k]; ok {
 				t.Errorf("experiment %s: %s and %s share a colour", name, s, o)
 			}
@@ -121,7 +123,7 @@ func TestSchemeColors(t *testing.T) {
 	// orders.
 	c1, r1 := fakeResults(t)
 	c2, r2 := fakeResults(t)
-	c2.Schemes = []string{"irn", "portfc"}
+	c2.Contenders = []string{"irn", "portfc"}
 	d1 := (&plots{c: c1, results: r1}).loadBarData(workloadPlots[0], "websearch")
 	d2 := (&plots{c: c2, results: r2}).loadBarData(workloadPlots[0], "websearch")
 	if d1.series[0].color != d2.series[1].color || d1.series[1].color != d2.series[0].color {
@@ -141,7 +143,7 @@ func repResults(t *testing.T) (*Config, []Result) {
 	for _, p := range c.Points() {
 		r := Result{Point: p, Valid: true, Dilation: 5000}
 		v := float64(10 * p.Rep)
-		if p.Scheme == "pfc" {
+		if p.Contender == scheme.NamePFC {
 			v = float64(p.Rep * p.Rep)
 		}
 		r.add("victim_alone_mbps", v)
@@ -163,7 +165,7 @@ func repResults(t *testing.T) (*Config, []Result) {
 func TestSpreadOverRepetitions(t *testing.T) {
 	c, rs := repResults(t)
 	pl := plots{c: c, results: rs}
-	d := pl.schemeBarData(holPlots[0])
+	d := pl.contenderBarData(holPlots[0])
 	if d == nil || len(d.series) != 2 || !slices.Equal(d.groups, []string{"alone", "congested"}) {
 		t.Fatalf("bars %+v", d)
 	}
@@ -186,7 +188,7 @@ func TestSpreadOverRepetitions(t *testing.T) {
 		t.Fatalf("series %+v", sd)
 	}
 	l := sd.lines[1]
-	if l.scheme != "pfc" || l.reps != 3 || l.lo[1].Y != 10 || l.hi[1].Y != 90 || math.Abs(l.mean[1].Y-140.0/3) > 1e-9 {
+	if l.contender != scheme.NamePFC || l.reps != 3 || l.lo[1].Y != 10 || l.hi[1].Y != 90 || math.Abs(l.mean[1].Y-140.0/3) > 1e-9 {
 		t.Errorf("pfc's band at sample 1: %v to %v, mean %v over %d; want 10 to 90", l.lo[1], l.hi[1], l.mean[1], l.reps)
 	}
 	if l.mean[1].X != 0.5/5000*1e3 {
@@ -274,7 +276,7 @@ func TestNiceTicks(t *testing.T) {
 func TestFigureHeaderFits(t *testing.T) {
 	f := newFigure(strings.Repeat("a long title of a plot with many words ", 8))
 	for i := range 12 {
-		f.add(fmt.Sprintf("scheme %d (INVALID, not plotted)", i), swatch{schemeColor("portfc")})
+		f.add(fmt.Sprintf("scheme %d (INVALID, not plotted)", i), swatch{contenderColor("portfc")})
 	}
 	w := f.w - 2*figMargin
 	lines, sty := f.titleLines(w)
@@ -319,7 +321,7 @@ func TestBarGroups(t *testing.T) {
 		rs = append(rs, r)
 	}
 	pl := plots{c: c, results: rs, scenario: "bcube21"}
-	d := pl.schemeBarData(loopPlots[0])
+	d := pl.contenderBarData(loopPlots[0])
 	if d == nil || !slices.Equal(d.groups, []string{"background (2-hop)", "loop (4-hop)"}) {
 		t.Fatalf("groups %+v", d)
 	}
@@ -330,7 +332,7 @@ func TestBarGroups(t *testing.T) {
 			t.Errorf("%s: %+v, want 30 Gb/s of background", s.name, s.vals)
 		}
 	}
-	if !slices.Equal(names, []string{"pfc", "portfc"}) {
+	if !slices.Equal(names, []string{scheme.NamePFC, scheme.NamePortFC}) {
 		t.Errorf("legend %v, want the schemes that ran", names)
 	}
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 )
 
-// Point is one run of an experiment: one lab under one scheme, and for a
+// Point is one run of an experiment: one lab under one contender, and for a
 // workload one CDF, load and seed; Rep counts repetitions from 1.
 type Point struct {
 	// ID names the point's directory: websearch-0.5-portfc-s1-r1,
 	// portfc-r1.
-	ID     string `json:"id"`
-	Scheme string `json:"scheme"`
+	ID string `json:"id"`
+	// Contender is the compared configuration's name (Config.Contenders).
+	Contender string `json:"scheme"`
 	// Scenario is a loop point's (bench.LoopScenarios), or a workload
 	// point's (workload.scenarios).
 	Scenario string  `json:"scenario,omitempty"`
@@ -33,8 +34,8 @@ type Point struct {
 func (c *Config) Points() []Point {
 	var ps []Point
 	schemes := func(scn, cdf string, load float64, seed uint64, rep int) {
-		for _, s := range c.Schemes {
-			p := Point{Scheme: s, Scenario: scn, CDF: cdf, Load: load, Seed: seed, Rep: rep}
+		for _, s := range c.Contenders {
+			p := Point{Contender: s, Scenario: scn, CDF: cdf, Load: load, Seed: seed, Rep: rep}
 			p.ID = p.id(c.Kind)
 			ps = append(ps, p)
 		}
@@ -42,8 +43,8 @@ func (c *Config) Points() []Point {
 	if c.Kind == KindLoop {
 		for _, sc := range c.Loop.Scenarios {
 			for rep := 1; rep <= c.Repetitions; rep++ {
-				for _, s := range c.Schemes {
-					p := Point{Scheme: s, Scenario: sc, Rep: rep}
+				for _, s := range c.Contenders {
+					p := Point{Contender: s, Scenario: sc, Rep: rep}
 					p.ID = p.id(c.Kind)
 					ps = append(ps, p)
 				}
@@ -72,7 +73,7 @@ func (c *Config) Points() []Point {
 }
 
 func (p Point) id(kind string) string {
-	s := strings.NewReplacer(":", "q", "/", "-", "@", "-").Replace(p.Scheme)
+	s := strings.NewReplacer(":", "q", "/", "-", "@", "-").Replace(p.Contender)
 	if kind == KindWorkload {
 		id := fmt.Sprintf("%s-%s-%s-s%d-r%d", p.CDF, strconv.FormatFloat(p.Load, 'f', -1, 64), s, p.Seed, p.Rep)
 		if p.Scenario != "" {
@@ -96,7 +97,7 @@ func (p Point) Label() string {
 	if p.CDF != "" {
 		parts = append(parts, fmt.Sprintf("%s load %g", p.CDF, p.Load))
 	}
-	parts = append(parts, p.Scheme)
+	parts = append(parts, p.Contender)
 	if p.Seed != 0 {
 		parts = append(parts, fmt.Sprintf("seed %d", p.Seed))
 	}

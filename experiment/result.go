@@ -129,7 +129,7 @@ func (r *Result) invalidate(problems ...string) {
 // healthMetrics adds what every point reports of its emulation health.
 func (r *Result) healthMetrics(h lab.Health) {
 	r.add("machine_busy", h.MachineBusy)
-	r.add("daemon_share", h.DaemonShare)
+	r.add("daemon_share", h.ProcShare)
 	r.add("lost_share", h.LostShare)
 	r.add("ring_drops", float64(h.RingDrops))
 	if f := h.Fidelity; f != nil {
@@ -449,7 +449,7 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 	}
 	for i := range results {
 		r := &results[i]
-		row := []string{exp, r.ID, r.Scheme, r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
+		row := []string{exp, r.ID, r.Contender, r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
 			strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "),
 			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 1, 64), r.Schedule}
 		for _, n := range names {
@@ -493,7 +493,7 @@ func WriteBinsCSV(w io.Writer, results []Result) error {
 			return f(labMs / r.Dilation * 1e3)
 		}
 		for _, b := range r.Bins {
-			row := []string{r.ID, r.Scheme, r.CDF, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid),
+			row := []string{r.ID, r.Contender, r.CDF, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid),
 				b.Label, strconv.FormatInt(b.Above, 10), strconv.FormatInt(b.UpTo, 10), strconv.Itoa(b.Flows), strconv.Itoa(b.Completed),
 				strconv.Itoa(b.Failed), f(ms(b.FCT.Mean)), f(ms(b.FCT.P99)), f(b.Slowdown.Mean), f(b.Slowdown.P50), f(b.Slowdown.P99),
 				target(ms(b.FCT.Mean)), target(ms(b.FCT.P99))}

@@ -315,7 +315,7 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 		res.invalidate("run failed: " + err.Error())
 	}
 	if res.Dilation == 0 {
-		sc, _ := ParseScheme(p.Scheme) // Validate has checked it
+		sc, _ := ParseContender(p.Contender) // Validate has checked it
 		if m, merr := x.spec(sc, p.CDF).ResolvedModel(); merr == nil {
 			res.Dilation = m.D
 		}
@@ -329,8 +329,8 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 
 // spec is the lab of a point under scheme sc, and for a workload CDF
 // cdf (else "").
-func (x *runner) spec(sc Scheme, cdf string) lab.Spec {
-	s := x.c.SchemeLabSpec(sc, cdf, x.runRoot)
+func (x *runner) spec(sc Contender, cdf string) lab.Spec {
+	s := x.c.ContenderLabSpec(sc, cdf, x.runRoot)
 	s.BinDir = x.o.BinDir
 	return s
 }
@@ -346,7 +346,7 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 		return err
 	}
 	res.Schedule = ScheduleDigest(flows)
-	sc, err := ParseScheme(p.Scheme)
+	sc, err := ParseContender(p.Contender)
 	if err != nil {
 		return err
 	}
@@ -417,14 +417,14 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 // loop runs the loop bench for one scheme and scenario (it brings its
 // lab up and down).
 func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) error {
-	spec := x.spec(Scheme{FC: p.Scheme}, "")
+	spec := x.spec(Contender{FC: p.Contender}, "")
 	t := loopScenarios[p.Scenario]
 	spec.N, spec.K = t.N, t.K
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
 		return err
 	}
 	l := x.c.Loop
-	rs, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: []string{p.Scheme}, Scenario: p.Scenario, Warmup: l.Warmup.D(), Settle: l.Settle.D(),
+	rs, err := bench.Loop(ctx, bench.LoopOptions{Lab: spec, FC: []string{p.Contender}, Scenario: p.Scenario, Warmup: l.Warmup.D(), Settle: l.Settle.D(),
 		Measure: l.Measure.D(), Interval: l.Interval.D(), Transport: l.Transport, Log: x.log})
 	if err != nil {
 		return err
@@ -446,13 +446,13 @@ func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) err
 
 // hol runs the hol bench for one scheme (it brings its lab up and down).
 func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) error {
-	spec := x.spec(Scheme{FC: p.Scheme}, "")
+	spec := x.spec(Contender{FC: p.Contender}, "")
 	spec.N, spec.K = 4, 1
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), spec); err != nil {
 		return err
 	}
 	h := x.c.HoL
-	rs, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: []string{p.Scheme}, Phase: h.Phase.D(), FCTFlows: h.GroupFlows, FCTBytes: int64(h.GroupSize),
+	rs, err := bench.HoL(ctx, bench.HoLOptions{Lab: spec, FC: []string{p.Contender}, Phase: h.Phase.D(), FCTFlows: h.GroupFlows, FCTBytes: int64(h.GroupSize),
 		Interval: h.Interval.D(), Log: x.log})
 	if err != nil {
 		return err

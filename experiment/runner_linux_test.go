@@ -17,6 +17,7 @@ import (
 	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // labBins builds the daemons a lab runs into a directory of the test's.
@@ -90,7 +91,7 @@ func TestRunLab(t *testing.T) {
 		t.Errorf("build.json: %v %v", err, build)
 	}
 	var spec lab.Spec
-	if b, err := os.ReadFile(filepath.Join(out, "runs/none-0-irn-s1-r1/spec.json")); err != nil || json.Unmarshal(b, &spec) != nil || spec.FC != "none" || spec.RateBps != 10e6 {
+	if b, err := os.ReadFile(filepath.Join(out, "runs/none-0-irn-s1-r1/spec.json")); err != nil || json.Unmarshal(b, &spec) != nil || spec.FC != scheme.NameNone || spec.RateBps != 10e6 {
 		t.Errorf("spec.json of the irn point: %v %+v", err, spec)
 	}
 	if len(rep.Results) != 2 {

@@ -115,8 +115,8 @@ func binPercentiles(fs []FlowSlowdown, edges []float64) (flows []int, pcts [][]f
 // the spread of its points' percentile (NaN where none had enough
 // flows).
 type sizeLine struct {
-	scheme string
-	pcts   [][]spread // [percentile][bin]
+	contender string
+	pcts      [][]spread // [percentile][bin]
 }
 
 // sizeData is a slowdown-by-size plot's: the bins' edges and a line per
@@ -130,13 +130,13 @@ type sizeData struct {
 
 func (pl *plots) sizeData(cdf string, load float64) *sizeData {
 	d := &sizeData{}
-	byScheme := map[string][]*Result{}
+	byContender := map[string][]*Result{}
 	var lo, hi int64 = math.MaxInt64, 0
-	for _, scheme := range pl.c.Schemes {
-		valid, inv := pl.match(scheme, cdf, load)
+	for _, contender := range pl.c.Contenders {
+		valid, inv := pl.match(contender, cdf, load)
 		d.invalid = append(d.invalid, inv...)
 		d.drawn = append(d.drawn, valid...)
-		byScheme[scheme] = valid
+		byContender[contender] = valid
 		for _, r := range valid {
 			for _, f := range r.Slowdowns {
 				lo, hi = min(lo, f.Size), max(hi, f.Size)
@@ -147,9 +147,9 @@ func (pl *plots) sizeData(cdf string, load float64) *sizeData {
 		return d
 	}
 	d.edges = logSizeBins(lo, hi, sizeBinCount)
-	for _, scheme := range pl.c.Schemes {
+	for _, contender := range pl.c.Contenders {
 		var per [][][]float64 // [result][bin][percentile]
-		for _, r := range byScheme[scheme] {
+		for _, r := range byContender[contender] {
 			if len(r.Slowdowns) > 0 {
 				_, p := binPercentiles(r.Slowdowns, d.edges)
 				per = append(per, p)
@@ -158,7 +158,7 @@ func (pl *plots) sizeData(cdf string, load float64) *sizeData {
 		if len(per) == 0 {
 			continue
 		}
-		l := sizeLine{scheme: scheme, pcts: make([][]spread, len(sizePercentiles))}
+		l := sizeLine{contender: contender, pcts: make([][]spread, len(sizePercentiles))}
 		for j := range sizePercentiles {
 			for b := range sizeBinCount {
 				var vs []float64
@@ -192,7 +192,7 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 		ylo, yhi := math.Inf(1), math.Inf(-1)
 		for _, l := range d.lines {
 			var pts plotter.XYs
-			ws := whiskers{color: schemeColor(l.scheme)}
+			ws := whiskers{color: contenderColor(l.contender)}
 			for b, s := range l.pcts[j] {
 				if !s.ok() {
 					continue
@@ -213,7 +213,7 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 				pl.errs = append(pl.errs, err)
 				return
 			}
-			st := styleOf(l.scheme)
+			st := styleOf(l.contender)
 			line.Color, line.Width = st.color, vg.Points(1.4)
 			scatter.Color, scatter.Shape, scatter.Radius = st.color, st.glyph, vg.Points(2.8)
 			p.Add(ws, line, scatter)
@@ -238,8 +238,8 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 	f := newFigure(pl.title(title), panels...)
 	f.w, f.h = 12*vg.Inch, 5*vg.Inch
 	for _, l := range d.lines {
-		st := styleOf(l.scheme)
-		f.add(l.scheme, &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.4)}},
+		st := styleOf(l.contender)
+		f.add(l.contender, &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.4)}},
 			&plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: st.color, Shape: st.glyph, Radius: vg.Points(2.8)}})
 	}
 	binNote := fmt.Sprintf("%d size bins evenly spaced on a log scale from %s to %s (a point at its bin's geometric centre); a bin of fewer than %d flows of a point is left out; every completed flow counts",

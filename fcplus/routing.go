@@ -6,40 +6,40 @@ import (
 	"github.com/bcfab/bcfab/topo"
 )
 
-// Scheme is a way of choosing the paths between two ToRs.
-type Scheme string
+// Routing is a way of choosing the paths between two ToRs.
+type Routing string
 
 const (
 	// KSP is plain K shortest paths, blind to the layering: the
 	// baseline whose channel dependencies can close a cycle.
-	KSP Scheme = "ksp"
+	KSP Routing = "ksp"
 	// FC is Flattened Clos routing: up-down paths (no down-up turn),
 	// edge-disjoint, each the shortest left once the previous ones'
 	// cables are taken out.
-	FC Scheme = "fc"
+	FC Routing = "fc"
 	// DFKSP1 and DFKSP2 are deadlock-free K shortest paths with one and
 	// two lossless priorities: paths in order of length, kept while
 	// their down-up turns number at most N_lp - 1.
-	DFKSP1 Scheme = "dfksp1"
-	DFKSP2 Scheme = "dfksp2"
+	DFKSP1 Routing = "dfksp1"
+	DFKSP2 Routing = "dfksp2"
 )
 
-// Schemes lists every scheme.
-var Schemes = []Scheme{DFKSP1, DFKSP2, FC, KSP}
+// Routings lists every routing.
+var Routings = []Routing{DFKSP1, DFKSP2, FC, KSP}
 
-// ParseScheme reads a scheme's name.
-func ParseScheme(s string) (Scheme, error) {
-	for _, x := range Schemes {
+// ParseRouting reads a routing's name.
+func ParseRouting(s string) (Routing, error) {
+	for _, x := range Routings {
 		if string(x) == s {
 			return x, nil
 		}
 	}
-	return "", fmt.Errorf("routing scheme %q: want one of %v", s, Schemes)
+	return "", fmt.Errorf("routing %q: want one of %v", s, Routings)
 }
 
-// Lossless is the number of lossless priorities the scheme's paths need
+// Lossless is the number of lossless priorities the routing's paths need
 // to be deadlock-free, or 0 when no number suffices (KSP).
-func (s Scheme) Lossless() int {
+func (s Routing) Lossless() int {
 	switch s {
 	case DFKSP2:
 		return 2
@@ -63,21 +63,21 @@ type RouteOptions struct {
 	Workers int
 }
 
-// turner is what prices a scheme's steps: the fabric's down-up turns,
+// turner is what prices a routing's steps: the fabric's down-up turns,
 // or nothing for plain KSP.
-func (f *Fabric) turner(s Scheme) topo.Turner {
+func (f *Fabric) turner(s Routing) topo.Turner {
 	if s == KSP {
 		return nil
 	}
 	return f
 }
 
-// Finder returns a path finder for the scheme's searches.
-func (f *Fabric) Finder(s Scheme) *topo.PathFinder { return topo.NewPathFinder(f.Graph, f.turner(s)) }
+// Finder returns a path finder for the routing's searches.
+func (f *Fabric) Finder(s Routing) *topo.PathFinder { return topo.NewPathFinder(f.Graph, f.turner(s)) }
 
-// Paths chooses the scheme's paths from ToR node src to ToR node dst
+// Paths chooses the routing's paths from ToR node src to ToR node dst
 // with a finder from Finder(s).
-func (f *Fabric) Paths(pf *topo.PathFinder, s Scheme, src, dst int, o RouteOptions) []topo.Path {
+func (f *Fabric) Paths(pf *topo.PathFinder, s Routing, src, dst int, o RouteOptions) []topo.Path {
 	q := topo.PathOptions{K: o.K, Slack: o.Slack, Seed: o.Seed}
 	switch s {
 	case KSP:
@@ -114,9 +114,9 @@ func (f *Fabric) edgeDisjointUpDown(pf *topo.PathFinder, src, dst int, q topo.Pa
 	return out
 }
 
-// Routes computes the scheme's paths between every ordered pair of ToRs.
-func (f *Fabric) Routes(s Scheme, o RouteOptions) (*topo.Routes, error) {
-	if _, err := ParseScheme(string(s)); err != nil {
+// Routes computes the routing's paths between every ordered pair of ToRs.
+func (f *Fabric) Routes(s Routing, o RouteOptions) (*topo.Routes, error) {
+	if _, err := ParseRouting(string(s)); err != nil {
 		return nil, err
 	}
 	if o.K < 1 {

@@ -20,7 +20,7 @@ var expanders = []Params{
 func TestDFKSPTurns(t *testing.T) {
 	for _, p := range expanders {
 		f := mustFabric(t, p)
-		for _, s := range []Scheme{DFKSP1, DFKSP2, FC} {
+		for _, s := range []Routing{DFKSP1, DFKSP2, FC} {
 			r, err := f.Routes(s, RouteOptions{K: 8, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
@@ -70,7 +70,7 @@ func TestFCEdgeDisjoint(t *testing.T) {
 func TestCDGAcyclic(t *testing.T) {
 	for _, p := range expanders {
 		f := mustFabric(t, p)
-		for _, s := range []Scheme{DFKSP1, DFKSP2, FC} {
+		for _, s := range []Routing{DFKSP1, DFKSP2, FC} {
 			r, _ := f.Routes(s, RouteOptions{K: 8, Seed: 1})
 			c := f.CDG(r, s.Lossless())
 			if cyc := c.Cycle(); cyc != nil {
@@ -187,13 +187,13 @@ func TestCycleFinder(t *testing.T) {
 	}
 }
 
-func TestParseScheme(t *testing.T) {
-	for _, s := range Schemes {
-		if got, err := ParseScheme(string(s)); err != nil || got != s {
-			t.Errorf("ParseScheme(%q) = %v, %v", s, got, err)
+func TestParseRouting(t *testing.T) {
+	for _, s := range Routings {
+		if got, err := ParseRouting(string(s)); err != nil || got != s {
+			t.Errorf("ParseRouting(%q) = %v, %v", s, got, err)
 		}
 	}
-	if _, err := ParseScheme("updown"); err == nil {
-		t.Errorf("ParseScheme accepted updown")
+	if _, err := ParseRouting("updown"); err == nil {
+		t.Errorf("ParseRouting accepted updown")
 	}
 }

@@ -42,7 +42,7 @@ func TestLoopScenario(t *testing.T) {
 		t.Fatalf("flows' dependencies: cycle %s, want one through all %d flows", f.CycleString(cyc), len(s.Flows))
 	}
 	t.Logf("KSP cycle: %s", f.CycleString(cyc))
-	for _, sch := range []Scheme{DFKSP1, DFKSP2} {
+	for _, sch := range []Routing{DFKSP1, DFKSP2} {
 		r, _ := f.Routes(sch, RouteOptions{K: 4, Seed: 1})
 		if cyc := f.CDG(r, sch.Lossless()).Cycle(); cyc != nil {
 			t.Errorf("%s: cycle %s", sch, f.CycleString(cyc))

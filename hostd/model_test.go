@@ -17,7 +17,7 @@ import (
 func TestNodeRunsTheModel(t *testing.T) {
 	const D = 5000
 	us := time.Microsecond
-	cfg := config.Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: "portfc", ECN: true, RateBps: 20_000_000}
+	cfg := config.Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: scheme.NamePortFC, ECN: true, RateBps: 20_000_000}
 	cfg.SetDefaults()
 	if _, _, err := cfg.Validate(); err != nil {
 		t.Fatal(err)

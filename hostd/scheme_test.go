@@ -45,10 +45,10 @@ func newRelayRig(tb testing.TB, fc string) *relayRig {
 	tp := bcube.MustNew(4, 1)
 	cfg := config.Node{Node: "h1", N: 4, K: 1, Control: "/x.sock", FC: fc, RateBps: 1e9,
 		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000, RelayQueue: scheme.RelayDRR}
-	if fc != "portfc" {
+	if fc != scheme.NamePortFC {
 		cfg.RelayQueue = ""
 	}
-	if fc == "ici" || fc == "ci" {
+	if fc == scheme.NameICI || fc == scheme.NameCI {
 		// Isolation at the relay's egress from 8 KB, its signal repeated
 		// a second later: the transcript does not depend on the
 		// machine's speed.
@@ -97,18 +97,18 @@ func newRelayRig(tb testing.TB, fc string) *relayRig {
 	for i, typ := range []uint8{signaling.TypePause, signaling.TypeResume} {
 		b := make([]byte, signaling.FrameLen)
 		switch fc {
-		case "portfc": // B for s0.0's port 3: h1's b queue, relayed to s1.0
+		case scheme.NamePortFC: // B for s0.0's port 3: h1's b queue, relayed to s1.0
 			signaling.PutPortFC(b, own, sw, typ, 0, uint32(i), signaling.ClassB, 3, 0, 0)
-		case "bfc":
+		case scheme.NameBFC:
 			signaling.PutBFC(b, own, sw, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
-		case "ici", "ci": // isolations of h2 -> h0, then of h1's own h1 -> h0
+		case scheme.NameICI, scheme.NameCI: // isolations of h2 -> h0, then of h1's own h1 -> h0
 			src := 2
 			if typ == signaling.TypeResume {
 				src = 1
 			}
 			fl := bcube.FiveTuple{Src: bcube.ServerIP(src).As4(), Dst: bcube.ServerIP(0).As4(), Proto: 17, SPort: 50001, DPort: 4791}
 			signaling.PutICI(b, own, sw, uint32(i), &fl, signaling.PCPData, 0)
-		case "pfc", "pfcstar":
+		case scheme.NamePFC, scheme.NamePFCStar:
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
 			if typ == signaling.TypeResume {
@@ -167,7 +167,8 @@ func (r *relayRig) signal(tb testing.TB) {
 	r.handle(tb, r.sig[1])
 }
 
-var relaySchemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}
+// relaySchemes are every registered scheme.
+var relaySchemes = scheme.Names()
 
 // A relayed frame leaves by eth1 in the scheme's queue, with the
 // scheme's rewrites: PFC* one priority up, BFC its queue in the VID.
@@ -187,11 +188,11 @@ func TestRelayClass(t *testing.T) {
 			})
 			wantPCP, wantQ := uint8(signaling.PCPData), r.h.t.ServerRQ()
 			switch fc {
-			case "pfc", "ici", "ci": // PFC's priorities; the flow is not isolated
+			case scheme.NamePFC, scheme.NameICI, scheme.NameCI: // PFC's priorities; the flow is not isolated
 				wantQ = signaling.PCPData
-			case "pfcstar":
+			case scheme.NamePFCStar:
 				wantPCP, wantQ = signaling.PCPData+1, signaling.PCPData+1
-			case "bfc":
+			case scheme.NameBFC:
 				wantQ = int(got.VID) - 1
 			}
 			if got.PCP != wantPCP || q != wantQ {
@@ -231,7 +232,7 @@ func TestRelayZeroAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(100, own); n != 0 {
 				t.Errorf("%v allocations per round of own frames", n)
 			}
-			if fc == "none" {
+			if fc == scheme.NameNone {
 				return
 			}
 			if n := testing.AllocsPerRun(200, func() { r.signal(t) }); n != 0 {
@@ -362,7 +363,7 @@ func TestRelayWireGolden(t *testing.T) {
 func foreignSignal(fc string) []byte {
 	b := make([]byte, signaling.FrameLen)
 	sw, own := bcube.SwitchPortMAC(0, 0, 1), bcube.HostPortMAC(1, 0)
-	if fc == "bfc" {
+	if fc == scheme.NameBFC {
 		signaling.PutPortFC(b, own, sw, signaling.TypePause, 0, 9, signaling.ClassB, 3, 0, 0)
 		return b
 	}
@@ -431,7 +432,7 @@ func TestRelayMarker(t *testing.T) {
 	for _, fc := range relaySchemes {
 		r := newRelayRig(t, fc)
 		_, marks := r.h.portHooks(0).(queues.Marker)
-		if want := fc == "ici" || fc == "ci"; marks != want {
+		if want := fc == scheme.NameICI || fc == scheme.NameCI; marks != want {
 			t.Errorf("%s: eth0's hooks decide marks: %v, want %v", fc, marks, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // ATE on a Rail-only BCube(4,1): level-0 links (the HBD) at 16 Mb/s,
@@ -22,7 +23,7 @@ import (
 // combine flow starts before every dispatch flow of its event has ended.
 func TestATERailOnly(t *testing.T) {
 	s := realSpec(t, 4, 1)
-	s.FC, s.RateBps, s.LevelOrder, s.ATECapBytes = "portfc", 10e6, "ate", 1024
+	s.FC, s.RateBps, s.LevelOrder, s.ATECapBytes = scheme.NamePortFC, 10e6, "ate", 1024
 	tp := bcube.MustNew(4, 1)
 	for h := range tp.Servers() {
 		s.Links = append(s.Links, LinkSpec{Endpoints: []string{fmt.Sprintf("h%d:eth0", h)}, RateBps: 16e6})

@@ -21,7 +21,7 @@ import (
 // (one BDP in all) plus what the sources send before they obey.
 func TestBFCIncastLab(t *testing.T) {
 	s := realSpec(t, 4, 1)
-	s.FC, s.RateBps = "bfc", 25e6
+	s.FC, s.RateBps = scheme.NameBFC, 25e6
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // Kernel traffic rides the class its DSCP names (the bc0 classifier and
@@ -25,7 +26,7 @@ import (
 func TestClassifierLab(t *testing.T) {
 	testtool.Require(t, "iperf3", "send kernel traffic of a DSCP through bc0")
 	s := realSpec(t, 2, 1)
-	s.RateBps, s.FC = 100e6, "pfc"
+	s.RateBps, s.FC = 100e6, scheme.NamePFC
 	s.DSCPMap = config.DSCPMap{26: 3, 46: 5}
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)

@@ -149,7 +149,7 @@ func findVictims(st *State, namespaces []string, seen map[int]bool) []victim {
 		configs[config] = what
 		if pid > 0 && !seen[pid] {
 			seen[pid] = true
-			victims = append(victims, daemonVictim(pid, config, what))
+			victims = append(victims, procVictim(pid, config, what))
 		}
 	}
 	for _, w := range st.Workers {
@@ -165,7 +165,7 @@ func findVictims(st *State, namespaces []string, seen map[int]bool) []victim {
 	for pid, cfg := range processesWithArg(configs) {
 		if !seen[pid] {
 			seen[pid] = true
-			victims = append(victims, daemonVictim(pid, cfg, configs[cfg]))
+			victims = append(victims, procVictim(pid, cfg, configs[cfg]))
 		}
 	}
 	inodes := map[uint64]string{}
@@ -191,9 +191,9 @@ func findVictims(st *State, namespaces []string, seen map[int]bool) []victim {
 	return victims
 }
 
-// daemonVictim is the process at pid that hosts nodes: ours while its
+// procVictim is the process at pid that hosts nodes: ours while its
 // command line still names config.
-func daemonVictim(pid int, config, what string) victim {
+func procVictim(pid int, config, what string) victim {
 	return victim{
 		pid:  pid,
 		what: what,

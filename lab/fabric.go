@@ -398,11 +398,11 @@ func (s Spec) graphRoutes(g *topo.Graph) (*config.Routes, error) {
 		if err != nil {
 			return nil, err
 		}
-		scheme := fcplus.Scheme(s.Fabric.routing())
-		if rs, err = fab.Routes(scheme, ro); err != nil {
+		routing := fcplus.Routing(s.Fabric.routing())
+		if rs, err = fab.Routes(routing, ro); err != nil {
 			return nil, err
 		}
-		if lp := scheme.Lossless(); lp > 1 && s.FC == "pfc" {
+		if lp := routing.Lossless(); lp > 1 && s.FC == scheme.NamePFC {
 			r.Lossless = lp
 			for _, pairs := range fab.Rewrites() {
 				var rw [][2]int
@@ -419,7 +419,7 @@ func (s Spec) graphRoutes(g *topo.Graph) (*config.Routes, error) {
 			}
 		})
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("%s: routing %s leaves pairs of ToRs without a path (%s): more --paths, two priorities (dfksp2) or another seed", s.Fabric, scheme, strings.Join(missing, ", "))
+			return nil, fmt.Errorf("%s: routing %s leaves pairs of ToRs without a path (%s): more --paths, two priorities (dfksp2) or another seed", s.Fabric, routing, strings.Join(missing, ", "))
 		}
 	} else {
 		k, seed := s.Fabric.paths(), s.Fabric.Seed

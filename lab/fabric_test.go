@@ -27,7 +27,7 @@ func TestGraphPlan(t *testing.T) {
 		{FabricSpec{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 1, Routing: RoutingKSP, Paths: 3}, 16, 8, 16 + 12, 0},
 	} {
 		t.Run(c.fab.String(), func(t *testing.T) {
-			p, err := NewPlan(Spec{Name: "fb", Fabric: &c.fab, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: "pfc"})
+			p, err := NewPlan(Spec{Name: "fb", Fabric: &c.fab, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: scheme.NamePFC})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +104,7 @@ func TestGraphPlanBad(t *testing.T) {
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Routing: "spf"}), `routing "spf"`},
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Paths: 2}), "paths 2: only routing by paths (ksp) takes"},
 		{base(FabricSpec{Kind: TopologyFatTree, K: 12}), "is too large: 432 servers + 180 switches"},
-		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = "portfc"; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
+		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = scheme.NamePortFC; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.LevelOrder = "ate"; return s }(), "level-order ate: a level order is BCube's"},
 		{func() Spec {
 			s := base(FabricSpec{Kind: TopologyFatTree, K: 4})
@@ -157,7 +157,7 @@ func TestGraphPlanFCPlus(t *testing.T) {
 		lossless int
 	}{{RoutingKSP, 0}, {RoutingDFKSP1, 0}, {RoutingDFKSP2, 2}, {RoutingFC, 0}} {
 		f := FabricSpec{Kind: TopologyFCPlus, Scenario: "fcplus-loop", Routing: c.routing}
-		p, err := NewPlan(Spec{Name: "fb", Fabric: &f, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: "pfc"})
+		p, err := NewPlan(Spec{Name: "fb", Fabric: &f, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: scheme.NamePFC})
 		if err != nil {
 			t.Fatalf("%s: %v", c.routing, err)
 		}

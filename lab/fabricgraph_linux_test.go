@@ -17,6 +17,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // graphSpec is a lab of the real daemons on fabric f, named fb + 6
@@ -95,7 +96,7 @@ func TestGraphFabrics(t *testing.T) {
 		t.Run(strings.ReplaceAll(f.String(), " ", ""), func(t *testing.T) {
 			s := graphSpec(t, f)
 			if f.Kind == TopologyFCPlus {
-				s.FC = "pfc"
+				s.FC = scheme.NamePFC
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
@@ -133,7 +134,7 @@ func TestGraphFabrics(t *testing.T) {
 // Every flow completes and nothing is dropped; BFC pauses upstream
 // queues, and under ici the roots isolate the incasts' flows.
 func TestGraphFabricSchemes(t *testing.T) {
-	for _, fc := range []string{"bfc", "ici"} {
+	for _, fc := range []string{scheme.NameBFC, scheme.NameICI} {
 		t.Run(fc, func(t *testing.T) {
 			s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4})
 			s.FC, s.ECN = fc, true
@@ -167,9 +168,9 @@ func TestGraphFabricSchemes(t *testing.T) {
 				t.Errorf("%d flows (%d long), want 2 instants x 2 trees x 3 senders and 1 long", len(rep.Records), long)
 			case f.Drops != 0:
 				t.Errorf("%d drops under lossless %s", f.Drops, fc)
-			case f.Pauses == 0 && fc == "bfc":
+			case f.Pauses == 0 && fc == scheme.NameBFC:
 				t.Error("bfc paused nothing under incast")
-			case fc == "ici" && (f.Isolated == 0 || f.Isolations == 0):
+			case fc == scheme.NameICI && (f.Isolated == 0 || f.Isolations == 0):
 				t.Errorf("ici isolated %d flows and sent %d isolations under incast", f.Isolated, f.Isolations)
 			}
 			if len(rep.Queues) == 0 {

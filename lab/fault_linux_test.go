@@ -10,6 +10,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // A cable (h1 eth0 - s0.0 p1) cut for half a second in the middle of a
@@ -21,7 +22,7 @@ import (
 // ones the cut could reach, and the lab comes down clean.
 func TestWorkloadLinkDownLab(t *testing.T) {
 	s := realSpec(t, 2, 1)
-	s.FC, s.RateBps = "portfc", 10e6
+	s.FC, s.RateBps = scheme.NamePortFC, 10e6
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}

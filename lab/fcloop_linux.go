@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/fcplus"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // FCLoopResult is one routing's run of the fcplus-loop scenario.
@@ -52,7 +53,7 @@ func RunFCLoop(ctx context.Context, base Spec, routings []string, d time.Duratio
 	var out []FCLoopResult
 	for _, r := range routings {
 		s := base
-		s.FC = "pfc"
+		s.FC = scheme.NamePFC
 		s.Fabric = &FabricSpec{Kind: TopologyFCPlus, Scenario: sc.Name, Routing: r}
 		res, err := runFCLoop(ctx, s, sc, d, log)
 		if err != nil {

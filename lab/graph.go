@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -79,7 +80,7 @@ func (c cable) label(labRate uint64) string {
 func title(s Spec, t bcube.Topology) string {
 	fc := s.FC
 	if fc == "" {
-		fc = "none"
+		fc = scheme.Default
 	}
 	return fmt.Sprintf("lab %s: %v, %d servers, %d switches, links %s, fc %s", s.Name, t, t.Servers(), t.Switches(), s.RatesText(), fc)
 }

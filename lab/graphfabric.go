@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/topo"
 	"github.com/bcfab/bcfab/units"
 )
@@ -55,7 +56,7 @@ func tiers(g *topo.Graph) (tier []int, rows [][]int) {
 func graphTitle(s Spec, g *topo.Graph) string {
 	fc := s.FC
 	if fc == "" {
-		fc = "none"
+		fc = scheme.Default
 	}
 	servers := len(g.Servers())
 	return fmt.Sprintf("lab %s: %s, %d servers, %d switches, links %s x capacity, fc %s", s.Name, g.Name, servers, len(g.Nodes)-servers, FormatRate(s.RateBps), fc)

@@ -179,23 +179,23 @@ type Health struct {
 	// MachineBusy is the share of all CPUs' time that was busy (every
 	// process and the kernel, veth forwarding included); 0 when unknown.
 	MachineBusy float64 `json:"machine_busy"`
-	// DaemonCPU is the CPU time of all the processes that host the
-	// lab's nodes (workers or daemons); DaemonShare that as a share of
+	// ProcCPU is the CPU time of all the processes that host the
+	// lab's nodes (workers or daemons); ProcShare that as a share of
 	// all CPUs' time.
-	DaemonCPU   time.Duration `json:"daemon_cpu_ns"`
-	DaemonShare float64       `json:"daemon_share"`
+	ProcCPU   time.Duration `json:"daemon_cpu_ns"`
+	ProcShare float64       `json:"daemon_share"`
 	// Busiest are the nodes that used the most CPU, at most five.
-	Busiest []DaemonCPU `json:"busiest,omitempty"`
+	Busiest []NodeCPU `json:"busiest,omitempty"`
 	// FrameHops counts the frames every node's ports transmitted (a frame
 	// crossing four links counts four). CPUPerHop is the machine's busy
 	// CPU time (every process and the kernel) over FrameHops, and
-	// DaemonPerHop the lab's processes' alone: what one frame-hop costs
+	// ProcPerHop the lab's processes' alone: what one frame-hop costs
 	// the emulation, the figure that decides how much rate and how many
 	// flows a lab can carry on the machine that runs it. 0 when nothing
 	// was sent.
-	FrameHops    uint64        `json:"frame_hops"`
-	CPUPerHop    time.Duration `json:"cpu_per_hop_ns"`
-	DaemonPerHop time.Duration `json:"daemon_cpu_per_hop_ns"`
+	FrameHops  uint64        `json:"frame_hops"`
+	CPUPerHop  time.Duration `json:"cpu_per_hop_ns"`
+	ProcPerHop time.Duration `json:"daemon_cpu_per_hop_ns"`
 
 	RingDrops uint64 `json:"ring_drops"`
 	// LateFrames counts frames that started later than their link was
@@ -244,8 +244,8 @@ type Fidelity struct {
 // warning.
 const minFidelitySamples = 20
 
-// DaemonCPU is one node's CPU time in a run; Share is of one CPU.
-type DaemonCPU struct {
+// NodeCPU is one node's CPU time in a run; Share is of one CPU.
+type NodeCPU struct {
 	Node  string        `json:"node"`
 	CPU   time.Duration `json:"cpu_ns"`
 	Share float64       `json:"share"`
@@ -310,7 +310,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 			h.Problems = append(h.Problems, deadProcess(p.Name, p.Pid, order, set, time.Time{}).Error())
 		}
 	}
-	var cpus []DaemonCPU
+	var cpus []NodeCPU
 	var fid *Fidelity
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
@@ -343,7 +343,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		if b != nil {
 			cpu -= b.CPU
 		}
-		cpus = append(cpus, DaemonCPU{Node: n.Node, CPU: cpu, Share: share(cpu, h.Wall)})
+		cpus = append(cpus, NodeCPU{Node: n.Node, CPU: cpu, Share: share(cpu, h.Wall)})
 		for j := range n.Ports {
 			p := n.Ports[j]
 			newMax := p.Late > 0 // the port's largest lateness is this run's
@@ -402,12 +402,12 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 			}
 			cpu -= before.Procs[k].CPU
 		}
-		h.DaemonCPU += cpu
+		h.ProcCPU += cpu
 	}
-	slices.SortFunc(cpus, func(a, b DaemonCPU) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), strings.Compare(a.Node, b.Node)) })
+	slices.SortFunc(cpus, func(a, b NodeCPU) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), strings.Compare(a.Node, b.Node)) })
 	h.Busiest = cpus[:min(5, len(cpus))]
 	if h.CPUs > 0 {
-		h.DaemonShare = share(h.DaemonCPU, h.Wall*time.Duration(h.CPUs))
+		h.ProcShare = share(h.ProcCPU, h.Wall*time.Duration(h.CPUs))
 	}
 	h.LostShare = share(h.Lost, h.Wall)
 	if h.FrameHops > 0 {
@@ -415,7 +415,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 			busy := time.Duration(h.MachineBusy * float64(h.Wall) * float64(h.CPUs))
 			h.CPUPerHop = busy / time.Duration(h.FrameHops)
 		}
-		h.DaemonPerHop = h.DaemonCPU / time.Duration(h.FrameHops)
+		h.ProcPerHop = h.ProcCPU / time.Duration(h.FrameHops)
 	}
 	slices.SortFunc(h.Ports, func(a, b PortHealth) int {
 		return cmp.Or(cmp.Compare(b.RingDrops, a.RingDrops), cmp.Compare(b.Lost, a.Lost), strings.Compare(a.Port, b.Port))
@@ -509,7 +509,7 @@ func micros(d time.Duration) string {
 // the worst port's lost link time, and the first problem.
 func (h *Health) Short() string {
 	s := fmt.Sprintf("emulation health %s: daemons %s of %d CPUs, %d ring drops, link time lost %s at most",
-		h.Verdict(), percent(h.DaemonShare), h.CPUs, h.RingDrops, percent(h.LostShare))
+		h.Verdict(), percent(h.ProcShare), h.CPUs, h.RingDrops, percent(h.LostShare))
 	if h.WorstPort != "" {
 		s += " (" + h.WorstPort + ")"
 	}
@@ -549,7 +549,7 @@ func (h *Health) WriteText(w io.Writer) error {
 	if h.MachineBusy > 0 {
 		fmt.Fprintf(&b, ", machine %s busy", percent(h.MachineBusy))
 	}
-	fmt.Fprintf(&b, "; daemons %v (%s of all CPUs)", h.DaemonCPU.Round(time.Millisecond), percent(h.DaemonShare))
+	fmt.Fprintf(&b, "; daemons %v (%s of all CPUs)", h.ProcCPU.Round(time.Millisecond), percent(h.ProcShare))
 	if len(h.Busiest) > 0 {
 		var top []string
 		for _, d := range h.Busiest {
@@ -563,7 +563,7 @@ func (h *Health) WriteText(w io.Writer) error {
 		if h.CPUPerHop > 0 {
 			fmt.Fprintf(&b, ", %s of machine CPU each", micros(h.CPUPerHop))
 		}
-		fmt.Fprintf(&b, " (%s in the lab's processes)\n", micros(h.DaemonPerHop))
+		fmt.Fprintf(&b, " (%s in the lab's processes)\n", micros(h.ProcPerHop))
 	}
 	fmt.Fprintf(&b, "  rings: %d frames dropped\n", h.RingDrops)
 	if f := h.Fidelity; f != nil {

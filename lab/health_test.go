@@ -34,8 +34,8 @@ func TestHealthValid(t *testing.T) {
 	if !h.Valid || len(h.Problems) != 0 {
 		t.Fatalf("problems: %v", h.Problems)
 	}
-	if h.Wall != 10*time.Second || h.MachineBusy != 0.8 || h.DaemonCPU != 2500*time.Millisecond || h.DaemonShare != 0.125 {
-		t.Errorf("wall %v busy %v daemons %v share %v", h.Wall, h.MachineBusy, h.DaemonCPU, h.DaemonShare)
+	if h.Wall != 10*time.Second || h.MachineBusy != 0.8 || h.ProcCPU != 2500*time.Millisecond || h.ProcShare != 0.125 {
+		t.Errorf("wall %v busy %v daemons %v share %v", h.Wall, h.MachineBusy, h.ProcCPU, h.ProcShare)
 	}
 	if h.Busiest[0].Node != "h0" || h.Busiest[0].Share != 0.2 || h.Busiest[1].Node != "s0.0" {
 		t.Errorf("busiest %+v", h.Busiest)
@@ -47,8 +47,8 @@ func TestHealthValid(t *testing.T) {
 	}
 	// 16 s of machine CPU (80% of 2 CPUs for 10 s) and 2.5 s of daemons'
 	// over 800,000 frames sent in the run.
-	if h.FrameHops != 800_000 || h.CPUPerHop != 20*time.Microsecond || h.DaemonPerHop != 3125*time.Nanosecond {
-		t.Errorf("frame-hops %d, machine %v and daemons %v per hop", h.FrameHops, h.CPUPerHop, h.DaemonPerHop)
+	if h.FrameHops != 800_000 || h.CPUPerHop != 20*time.Microsecond || h.ProcPerHop != 3125*time.Nanosecond {
+		t.Errorf("frame-hops %d, machine %v and daemons %v per hop", h.FrameHops, h.CPUPerHop, h.ProcPerHop)
 	}
 	var b strings.Builder
 	if err := h.WriteText(&b); err != nil {
@@ -172,8 +172,8 @@ func TestHealthWorkers(t *testing.T) {
 	after := at(10*time.Second, 5*time.Second, 3*time.Second,
 		n("h0", 100, 1, 3*time.Second), n("h1", 100, 1, time.Second), n("s0.0", 101, 1, 1500*time.Millisecond))
 	h := after.Since(before, 0, HealthLimits{})
-	if !h.Valid || h.DaemonCPU != 6*time.Second || h.DaemonShare != 0.3 {
-		t.Fatalf("valid %v cpu %v share %v problems %v", h.Valid, h.DaemonCPU, h.DaemonShare, h.Problems)
+	if !h.Valid || h.ProcCPU != 6*time.Second || h.ProcShare != 0.3 {
+		t.Fatalf("valid %v cpu %v share %v problems %v", h.Valid, h.ProcCPU, h.ProcShare, h.Problems)
 	}
 	if h.Busiest[0].Node != "h0" || h.Busiest[0].Share != 0.3 || h.Busiest[1].Node != "s0.0" || h.Busiest[2].Node != "h1" {
 		t.Errorf("busiest %+v", h.Busiest)
@@ -189,7 +189,7 @@ func TestHealthWorkers(t *testing.T) {
 			t.Errorf("problems lack %q:\n%s", w, got)
 		}
 	}
-	if h.Valid || len(h.Problems) != 2 || h.DaemonCPU != 4*time.Second {
-		t.Errorf("valid %v cpu %v problems %v", h.Valid, h.DaemonCPU, h.Problems)
+	if h.Valid || len(h.Problems) != 2 || h.ProcCPU != 4*time.Second {
+		t.Errorf("valid %v cpu %v problems %v", h.Valid, h.ProcCPU, h.Problems)
 	}
 }

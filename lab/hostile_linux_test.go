@@ -27,6 +27,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"golang.org/x/sys/unix"
 )
@@ -99,7 +100,7 @@ func hostileCorpus(t *testing.T, kind, fc string, self, other int) []hostileFram
 	t.Helper()
 	bcast := net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
 	selfIP, otherIP := bcube.ServerIP(self), bcube.ServerIP(other)
-	pfc := fc == "pfc" || fc == "pfcstar"
+	pfc := scheme.OverPFC(fc)
 	var c []hostileFrame
 	add := func(name string, b []byte, drop string) {
 		c = append(c, hostileFrame{name: name, frame: b, drop: drop})
@@ -156,7 +157,7 @@ func hostileCorpus(t *testing.T, kind, fc string, self, other int) []hostileFram
 	add("signal cut to its Ethernet header and 4 bytes", sig(func(b []byte) {})[:18], "malformed")
 	foreign := make([]byte, signaling.FrameLen)
 	switch fc {
-	case "portfc":
+	case scheme.NamePortFC:
 		signaling.PutBFC(foreign, foreignMAC, foreignMAC, signaling.TypePause, 1, 0, 0, 0)
 	default:
 		signaling.PutPortFC(foreign, foreignMAC, foreignMAC, signaling.TypePause, signaling.FlagRelayed, 1, signaling.ClassB, 0, 0, 0)
@@ -361,7 +362,7 @@ func fuzzFrames(t *testing.T) [][]byte {
 func TestHostileFramesLab(t *testing.T) {
 	const reps, fuzzReps = 20, 3
 	fuzz := fuzzFrames(t)
-	for _, fc := range []string{"portfc", "pfc", "pfcstar", "bfc"} {
+	for _, fc := range []string{scheme.NamePortFC, scheme.NamePFC, scheme.NamePFCStar, scheme.NameBFC} {
 		t.Run(fc, func(t *testing.T) {
 			s := realSpec(t, 2, 1)
 			s.FC, s.RateBps, s.LinkMode = fc, 20e6, config.LinksVeth

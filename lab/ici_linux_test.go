@@ -15,6 +15,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 )
 
@@ -34,7 +35,7 @@ func TestICILab(t *testing.T) {
 		}
 		checkGone(t, s)
 	})
-	s.FC, s.RateBps, s.ECN = "ici", 100e6, true
+	s.FC, s.RateBps, s.ECN = scheme.NameICI, 100e6, true
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 )
 
 // The privileged tests bring labs up and down with a fake daemon
-// (internal/fakedaemon, built once into a temporary directory as swd and
+// (internal/fakeproc, built once into a temporary directory as swd and
 // hostd). A test with the real daemons needs only a different Spec.BinDir.
 
 func requireRoot(t *testing.T) {
@@ -71,7 +71,7 @@ func fakeBinDir(t *testing.T) string {
 			fake.err = err
 			return
 		}
-		out, err := exec.Command(goBin, "build", "-o", filepath.Join(dir, KindSwitch), "./internal/fakedaemon").CombinedOutput()
+		out, err := exec.Command(goBin, "build", "-o", filepath.Join(dir, KindSwitch), "./internal/fakeproc").CombinedOutput()
 		if err != nil {
 			fake.err = fmt.Errorf("build fake daemon: %v\n%s", err, out)
 			return

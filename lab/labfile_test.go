@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 func planned(t *testing.T, s Spec) Spec {
@@ -27,7 +28,7 @@ func TestReadFileExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Defaults()
-	want.Name, want.N, want.K, want.RateBps, want.FC, want.ECN = "pf", 4, 1, 100e6, "portfc", true
+	want.Name, want.N, want.K, want.RateBps, want.FC, want.ECN = "pf", 4, 1, 100e6, scheme.NamePortFC, true
 	if !reflect.DeepEqual(planned(t, s), planned(t, want)) {
 		t.Errorf("spec %+v\nwant %+v", s, want)
 	}
@@ -57,7 +58,7 @@ func TestFileRoundTrip(t *testing.T) {
 			s.Name, s.N, s.K = "rt", 4, 1
 			s.RateBps, s.BufferBytes, s.LossPPM = 2_500_000_000, 512<<10, 5_000
 			s.Target = scale.Native(2_500_000_000)
-			s.FC, s.Xoff, s.Xon = "pfc", 200_000, 100_000
+			s.FC, s.Xoff, s.Xon = scheme.NamePFC, 200_000, 100_000
 			s.ECN, s.ECNKminBytes, s.ECNKmaxBytes, s.ECNPmax = true, 10_000, 40_000, 0.5
 			s.WatchdogDetect, s.WatchdogAction, s.WatchdogRestore = -1, "drop", time.Second
 			s.XDPMode, s.LevelOrder, s.BinDir, s.RunRoot, s.MaxNodes, s.HealthTimeout = "generic", "1,0", "/opt/bin", "/tmp/labs", 40, time.Minute
@@ -77,7 +78,7 @@ func TestFileRoundTrip(t *testing.T) {
 		}(),
 		func() Spec {
 			s := Defaults()
-			s.N, s.K, s.FC, s.BFCQueues, s.BFCTable = 2, 1, "bfc", 8, 400
+			s.N, s.K, s.FC, s.BFCQueues, s.BFCTable = 2, 1, scheme.NameBFC, 8, 400
 			s.DSCPMap = config.DSCPMap{}
 			return s
 		}(),
@@ -291,7 +292,7 @@ func TestFileGraphFabric(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := FabricSpec{Kind: TopologyExpander, ToRs: 8, Degree: 3, Hosts: 2, Seed: 5, Routing: RoutingKSP, Paths: 2}
-	if s.Fabric == nil || *s.Fabric != want || s.N != 0 || s.K != 0 || s.FC != "pfc" {
+	if s.Fabric == nil || *s.Fabric != want || s.N != 0 || s.K != 0 || s.FC != scheme.NamePFC {
 		t.Fatalf("spec %+v, fabric %+v", s, s.Fabric)
 	}
 	var b bytes.Buffer

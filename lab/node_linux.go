@@ -31,7 +31,7 @@ func StopNode(runRoot, name, node string, log *slog.Logger) error {
 	if err := os.WriteFile(mark, nil, 0o644); err != nil {
 		return fmt.Errorf("stop %s: %w", node, err)
 	}
-	if _, err := stopAll([]victim{daemonVictim(n.Pid, n.Config, fmt.Sprintf("%s (%s)", n.Name, n.Kind))}, StopGrace, orDiscard(log)); err != nil {
+	if _, err := stopAll([]victim{procVictim(n.Pid, n.Config, fmt.Sprintf("%s (%s)", n.Name, n.Kind))}, StopGrace, orDiscard(log)); err != nil {
 		if cmdlineHas(n.Pid, n.Config) {
 			os.Remove(mark)
 		}
@@ -78,7 +78,7 @@ func StartNode(ctx context.Context, runRoot, name, node string, log *slog.Logger
 		return err
 	}
 	orDiscard(log).Debug("daemon started", "node", node, "pid", pid)
-	st.daemons = map[string]*daemon{n.Name: d}
+	st.procs = map[string]*proc{n.Name: d}
 	one := *st
 	one.Nodes = []NodeState{*n}
 	return waitHealthy(ctx, &one, st.Spec.HealthTimeout)

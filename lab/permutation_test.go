@@ -81,20 +81,20 @@ func TestPermutationThroughput(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := fab.Graph
-	want := map[workload.Pairing]map[fcplus.Scheme]float64{
+	want := map[workload.Pairing]map[fcplus.Routing]float64{
 		workload.PairingRandom:    {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 1, fcplus.FC: 0.5, fcplus.KSP: 1.056},
 		workload.PairingNearWorst: {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 0.833, fcplus.FC: 0.5, fcplus.KSP: 0.854},
 	}
-	wantEven := map[workload.Pairing]map[fcplus.Scheme]float64{
+	wantEven := map[workload.Pairing]map[fcplus.Routing]float64{
 		workload.PairingRandom:    {fcplus.DFKSP1: 0.333, fcplus.DFKSP2: 0.459, fcplus.FC: 0.333, fcplus.KSP: 0.4},
 		workload.PairingNearWorst: {fcplus.DFKSP1: 0.5, fcplus.DFKSP2: 0.5, fcplus.FC: 0.5, fcplus.KSP: 0.571},
 	}
-	for pairing, byScheme := range want {
+	for pairing, byRouting := range want {
 		perm, err := f.Permutation(pairing, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for s, lambda := range byScheme {
+		for s, lambda := range byRouting {
 			rs, err := fab.Routes(s, ro)
 			if err != nil {
 				t.Fatal(err)

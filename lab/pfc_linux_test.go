@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the
@@ -21,7 +22,7 @@ import (
 // what a source sends before it obeys.
 func TestPFCIncastLab(t *testing.T) {
 	s := realSpec(t, 4, 1)
-	s.FC, s.RateBps = "pfc", 50e6
+	s.FC, s.RateBps = scheme.NamePFC, 50e6
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,13 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // fcSpec is a real lab running PortFC on links of rateBps.
 func fcSpec(t *testing.T, n, k int, rateBps uint64) Spec {
 	s := realSpec(t, n, k)
-	s.FC, s.RateBps = "portfc", rateBps
+	s.FC, s.RateBps = scheme.NamePortFC, rateBps
 	return s
 }
 

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,13 +53,13 @@ func TestValidate(t *testing.T) {
 		{"buffer", with(func(s *Spec) { s.BufferBytes = 100 }), "buffer_bytes"},
 		{"socket path", with(func(s *Spec) { s.RunRoot = "/" + strings.Repeat("x", 100) }), "too long"},
 		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc, pfcstar, bfc, ici or ci`},
-		{"bfc queues", with(func(s *Spec) { s.FC, s.BFCQueues = "bfc", 65 }), "queueing bfc: 65 queues: want 2..64"},
-		{"bfc table", with(func(s *Spec) { s.FC, s.BFCTable = "bfc", 1<<20 }), "bfc: flow table of 1048576 entries"},
-		{"bfc assign", with(func(s *Spec) { s.FC, s.BFCAssign = "bfc", "random" }), `bfc_assign "random": want dynamic or hash`},
-		{"relay queue", with(func(s *Spec) { s.FC, s.RelayQueue = "portfc", "wfq" }), `relay_queue "wfq": want strict or drr`},
-		{"relay queue under pfc", with(func(s *Spec) { s.FC, s.RelayQueue = "pfc", "drr" }), "relay_queue drr: only queueing portfc has a relay queue"},
-		{"pfcstar k=3", with(func(s *Spec) { s.FC, s.N, s.K = "pfcstar", 2, 3 }), "fc pfcstar on BCube(2,3)"},
-		{"pfc xon above xoff", with(func(s *Spec) { s.FC, s.Xoff, s.Xon = "pfc", 1000, 2000 }), "pfc thresholds"},
+		{"bfc queues", with(func(s *Spec) { s.FC, s.BFCQueues = scheme.NameBFC, 65 }), "queueing bfc: 65 queues: want 2..64"},
+		{"bfc table", with(func(s *Spec) { s.FC, s.BFCTable = scheme.NameBFC, 1<<20 }), "bfc: flow table of 1048576 entries"},
+		{"bfc assign", with(func(s *Spec) { s.FC, s.BFCAssign = scheme.NameBFC, "random" }), `bfc_assign "random": want dynamic or hash`},
+		{"relay queue", with(func(s *Spec) { s.FC, s.RelayQueue = scheme.NamePortFC, "wfq" }), `relay_queue "wfq": want strict or drr`},
+		{"relay queue under pfc", with(func(s *Spec) { s.FC, s.RelayQueue = scheme.NamePFC, "drr" }), "relay_queue drr: only queueing portfc has a relay queue"},
+		{"pfcstar k=3", with(func(s *Spec) { s.FC, s.N, s.K = scheme.NamePFCStar, 2, 3 }), "fc pfcstar on BCube(2,3)"},
+		{"pfc xon above xoff", with(func(s *Spec) { s.FC, s.Xoff, s.Xon = scheme.NamePFC, 1000, 2000 }), "pfc thresholds"},
 		{"watchdog action", with(func(s *Spec) { s.WatchdogAction = "reboot" }), `watchdog action "reboot"`},
 		{"watchdog detect", with(func(s *Spec) { s.WatchdogDetect = time.Millisecond }), "watchdog detection time"},
 		{"loss above 1", with(func(s *Spec) { s.LossPPM = 1_000_001 }), "loss_ppm 1000001: want 0..1000000"},
@@ -78,12 +79,12 @@ func TestValidate(t *testing.T) {
 		})
 	}
 
-	for _, fc := range []string{"none", "portfc", "pfc", "pfcstar", "bfc"} {
+	for _, fc := range []string{scheme.NameNone, scheme.NamePortFC, scheme.NamePFC, scheme.NamePFCStar, scheme.NameBFC} {
 		if err := with(func(s *Spec) { s.FC = fc }).Validate(); err != nil {
 			t.Errorf("fc %s: %v", fc, err)
 		}
 	}
-	if err := with(func(s *Spec) { s.FC, s.N, s.K = "pfcstar", 2, 2 }).Validate(); err != nil {
+	if err := with(func(s *Spec) { s.FC, s.N, s.K = scheme.NamePFCStar, 2, 2 }).Validate(); err != nil {
 		t.Errorf("pfcstar on BCube(2,2) (priorities 3..5): %v", err)
 	}
 	if err := with(func(s *Spec) { s.WatchdogDetect, s.WatchdogAction = -1, "drop" }).Validate(); err != nil {

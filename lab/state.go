@@ -36,13 +36,14 @@ type State struct {
 	Calibration *Calibration `json:"calibration,omitempty"`
 
 	path string
-	// daemons are the daemons this process started, by node.
-	daemons map[string]*daemon
+	// procs are the processes this process started (a node's daemon or
+	// the worker that hosts it), by node.
+	procs map[string]*proc
 }
 
-// daemon is a daemon started by this process, reaped by a goroutine so it
-// never lingers as a zombie.
-type daemon struct {
+// proc is a child process started by this process, reaped by a
+// goroutine so it never lingers as a zombie.
+type proc struct {
 	done chan struct{} // closed once reaped
 	err  error         // Wait's result, set before done closes
 }

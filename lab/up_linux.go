@@ -145,7 +145,7 @@ func up(ctx context.Context, p *Plan, st *State, ip string, log *slog.Logger) er
 		handles[i] = nil
 	}
 	st.Phase = PhaseStarting
-	if err := stage("daemons started", func() error { return startDaemons(p, st, ip, log) }); err != nil {
+	if err := stage("daemons started", func() error { return startProcs(p, st, ip, log) }); err != nil {
 		return err
 	}
 	if err := stage("daemons healthy", func() error { return waitHealthy(ctx, st, p.Spec.HealthTimeout) }); err != nil {
@@ -344,7 +344,7 @@ func writeConfigs(p *Plan) error {
 	return nil
 }
 
-// startDaemons starts the processes that host the nodes: every worker as
+// startProcs starts the processes that host the nodes: every worker as
 //
 //	<BinDir>/bcfabd --worker <config>
 //
@@ -356,15 +356,15 @@ func writeConfigs(p *Plan) error {
 // each in a session of its own (a terminal's Ctrl-C or hangup does not
 // reach it), stdout and stderr appended to its log, and records each pid
 // in the state file as soon as it is known.
-func startDaemons(p *Plan, st *State, ip string, log *slog.Logger) error {
-	st.daemons = make(map[string]*daemon, len(p.Nodes))
+func startProcs(p *Plan, st *State, ip string, log *slog.Logger) error {
+	st.procs = make(map[string]*proc, len(p.Nodes))
 	if len(p.Workers) == 0 {
 		for i, n := range p.Nodes {
 			d, pid, err := startProcess(p, n.Name, n.LogPath, ip, "netns", "exec", n.Namespace, n.Binary, "--config", n.ConfigPath)
 			if err != nil {
 				return fmt.Errorf("start %s (%s): %w", n.Name, n.Kind, err)
 			}
-			st.daemons[n.Name] = d
+			st.procs[n.Name] = d
 			st.Nodes[i].Pid = pid
 			if err := st.save(); err != nil {
 				return err
@@ -380,7 +380,7 @@ func startDaemons(p *Plan, st *State, ip string, log *slog.Logger) error {
 		}
 		st.Workers[j].Pid = pid
 		for _, i := range w.Nodes {
-			st.daemons[p.Nodes[i].Name] = d
+			st.procs[p.Nodes[i].Name] = d
 			st.Nodes[i].Pid = pid
 		}
 		if err := st.save(); err != nil {
@@ -394,7 +394,7 @@ func startDaemons(p *Plan, st *State, ip string, log *slog.Logger) error {
 // startProcess starts args in a session of its own with cwd the run
 // directory, stdout and stderr appended to logPath, reaped by a
 // goroutine.
-func startProcess(p *Plan, what, logPath string, args ...string) (*daemon, int, error) {
+func startProcess(p *Plan, what, logPath string, args ...string) (*proc, int, error) {
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, 0, err
@@ -409,7 +409,7 @@ func startProcess(p *Plan, what, logPath string, args ...string) (*daemon, int, 
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
-	d := &daemon{done: make(chan struct{})}
+	d := &proc{done: make(chan struct{})}
 	go func() {
 		d.err = cmd.Wait()
 		close(d.done)
@@ -432,7 +432,7 @@ func waitHealthy(ctx context.Context, st *State, timeout time.Duration) error {
 		pending[n.Name] = true
 	}
 	for _, n := range st.Nodes {
-		d := st.daemons[n.Name]
+		d := st.procs[n.Name]
 		wg.Go(func() {
 			backoff := 5 * time.Millisecond
 			for {

@@ -13,6 +13,7 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/roce"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/topo"
 	"github.com/bcfab/bcfab/transport"
@@ -524,7 +525,7 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	fc := r.FC
 	if fc == "" {
-		fc = "none"
+		fc = scheme.Default
 	}
 	dcqcn := "off"
 	if r.DCQCN {

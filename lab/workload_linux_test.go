@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // A workload on a real lab: every flow of the schedule runs as an RDMA
@@ -20,7 +21,7 @@ import (
 // bad workload is refused before any flow starts.
 func TestWorkloadLab(t *testing.T) {
 	s := realSpec(t, 2, 1)
-	s.FC, s.RateBps, s.ECN = "portfc", 10e6, true
+	s.FC, s.RateBps, s.ECN = scheme.NamePortFC, 10e6, true
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestWorkloadLab(t *testing.T) {
 	if !h.Valid {
 		t.Errorf("emulation health invalid: %v", h.Problems)
 	}
-	if h.Wall < 3*time.Second || h.CPUs < 1 || h.DaemonCPU <= 0 || len(h.Busiest) == 0 || h.Busiest[0].CPU <= 0 {
+	if h.Wall < 3*time.Second || h.CPUs < 1 || h.ProcCPU <= 0 || len(h.Busiest) == 0 || h.Busiest[0].CPU <= 0 {
 		t.Errorf("health %+v", h)
 	}
 	if len(rep.QueueNodes) != 8 || len(rep.Queues) == 0 || len(rep.Queues[0].Bytes) != 8 {

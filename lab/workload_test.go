@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 func stats(node string, drops, ring, injected, marks uint64, signals map[string]uint64) *api.Stats {
@@ -87,7 +88,7 @@ func TestWorkloadReportText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &WorkloadReport{Lab: "x", Topology: "BCube(2,1)", RateBps: 10e6, FC: "portfc", CDF: "storage", Load: 0.3, Basis: "link",
+	r := &WorkloadReport{Lab: "x", Topology: "BCube(2,1)", RateBps: 10e6, FC: scheme.NamePortFC, CDF: "storage", Load: 0.3, Basis: "link",
 		Duration: time.Second, Seed: 7, Incast: &workload.Incast{Senders: 3, Size: 1e6, Period: time.Second}, MTU: 1024,
 		Records: recs, Summary: sum, QueueNodes: []string{"h0", "s0.0"},
 		Queues: []QueueRow{{Elapsed: time.Second, Bytes: []uint64{10, 20}}, {Elapsed: 2 * time.Second, Bytes: []uint64{3000, 5}}},

@@ -129,7 +129,7 @@ func BFCConfig(c *config.Node) signaling.BFCConfig {
 	return b
 }
 
-func (*BFC) Name() string { return "bfc" }
+func (*BFC) Name() string { return NameBFC }
 
 func (s *BFC) Egress() queues.EgressConfig {
 	c, _ := bfcEgress(s.cfg.Queues) // checked by the constructor

@@ -66,9 +66,9 @@ func newCI(coordinated bool) func(c *config.Node, p Place) (Scheme, error) {
 
 func ciName(coordinated bool) string {
 	if coordinated {
-		return "ici"
+		return NameICI
 	}
-	return "ci"
+	return NameCI
 }
 
 func describeCI(coordinated bool) func(c *config.Node, perLevel PerLevel) string {

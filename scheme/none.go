@@ -48,7 +48,7 @@ func describeNone(*config.Node, PerLevel) string {
 	return "none: no pauses; a frame that finds the buffer full is dropped (a lossless flow then fails)"
 }
 
-func (*None) Name() string { return "none" }
+func (*None) Name() string { return NameNone }
 
 func (n *None) Egress() queues.EgressConfig {
 	if n.priority {

@@ -56,9 +56,9 @@ func checkPriorityPFC(c *config.Node, name string) []error {
 
 func newPFC(star bool) func(c *config.Node, p Place) (Scheme, error) {
 	return func(c *config.Node, p Place) (Scheme, error) {
-		name := "pfc"
+		name := NamePFC
 		if star {
-			name = "pfcstar"
+			name = NamePFCStar
 		}
 		errs := checkPriorityPFC(c, name)
 		if star && signaling.PCPData+c.K >= signaling.PCPControl {
@@ -74,7 +74,7 @@ func newPFC(star bool) func(c *config.Node, p Place) (Scheme, error) {
 }
 
 func describePFC(star bool) func(c *config.Node, perLevel PerLevel) string {
-	what := "pfc"
+	what := NamePFC
 	if star {
 		what = "pfcstar (PFC, priority +1 at every relay)"
 	}
@@ -113,9 +113,9 @@ func PFCThresholds(c *config.Node, star bool) signaling.PFCThresholds {
 
 func (s *PFC) Name() string {
 	if s.star {
-		return "pfcstar"
+		return NamePFCStar
 	}
-	return "pfc"
+	return NamePFC
 }
 
 func (*PFC) Egress() queues.EgressConfig { return priorityEgress() }

@@ -93,7 +93,7 @@ func PortFCThresholds(c *config.Node) signaling.Thresholds {
 	return th
 }
 
-func (*portfc) Name() string { return "portfc" }
+func (*portfc) Name() string { return NamePortFC }
 
 func (s *portfc) Egress() queues.EgressConfig { return s.alloc.egress(s.relayDRR) }
 

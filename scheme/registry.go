@@ -13,23 +13,37 @@ import (
 // the words after its name (variants: "bfc:hash:8") set. Adding a scheme
 // is a file of its own and a row here.
 var registry = []entry{
-	{name: "none", about: "no flow control: a frame that finds the buffer full is dropped",
+	{name: NameNone, about: "no flow control: a frame that finds the buffer full is dropped",
 		make: newNone, describe: describeNone, graph: true},
-	{name: "portfc", forms: []string{"portfc:drr"}, about: "PortFC: per-port pauses of A and B classes, relayed by servers",
+	{name: NamePortFC, forms: []string{NamePortFC + ":drr"}, about: "PortFC: per-port pauses of A and B classes, relayed by servers",
 		make: newPortFC, describe: describePortFC, variant: portfcVariant, knobs: portfcKnobs, pauses: true},
-	{name: "pfc", about: "PFC (802.1Qbb): per-priority pauses, all data in one lossless priority",
-		make: newPFC(false), describe: describePFC(false), pauses: true, graph: true},
-	{name: "pfcstar", about: "PFC*: PFC with the priority raised by one at every relay",
-		make: newPFC(true), describe: describePFC(true), pauses: true},
-	{name: "bfc", forms: []string{"bfc:Q", "bfc:hash", "bfc:hash:Q"}, about: "BFC: per-flow dynamic queues, upstream queues paused",
+	{name: NamePFC, about: "PFC (802.1Qbb): per-priority pauses, all data in one lossless priority",
+		make: newPFC(false), describe: describePFC(false), pauses: true, overPFC: true, graph: true},
+	{name: NamePFCStar, about: "PFC*: PFC with the priority raised by one at every relay",
+		make: newPFC(true), describe: describePFC(true), pauses: true, overPFC: true},
+	{name: NameBFC, forms: []string{NameBFC + ":Q", NameBFC + ":hash", NameBFC + ":hash:Q"}, about: "BFC: per-flow dynamic queues, upstream queues paused",
 		make: newBFC, describe: describeBFC, variant: bfcVariant, knobs: bfcKnobs, pauses: true, graph: true},
-	{name: "ici", about: "ICI: congestion isolation over PFC, ECN marking coordinated with it (victims unmarked)",
-		make: newCI(true), describe: describeCI(true), pauses: true, graph: true},
-	{name: "ci", about: "CI: congestion isolation over PFC, DCQCN marking uncoordinated",
-		make: newCI(false), describe: describeCI(false), pauses: true, graph: true},
-	{name: "irn", is: "none", transport: "irn", about: "IRN: no flow control, selective retransmission"},
-	{name: "gbn", is: "none", transport: "gbn", about: "Go-Back-N: no flow control, go-back-N retransmission"},
+	{name: NameICI, about: "ICI: congestion isolation over PFC, ECN marking coordinated with it (victims unmarked)",
+		make: newCI(true), describe: describeCI(true), pauses: true, overPFC: true, graph: true},
+	{name: NameCI, about: "CI: congestion isolation over PFC, DCQCN marking uncoordinated",
+		make: newCI(false), describe: describeCI(false), pauses: true, overPFC: true, graph: true},
+	{name: NameIRN, is: NameNone, transport: NameIRN, about: "IRN: no flow control, selective retransmission"},
+	{name: NameGBN, is: NameNone, transport: NameGBN, about: "Go-Back-N: no flow control, go-back-N retransmission"},
 }
+
+// The names of the registered schemes, and of the lossy transports
+// that stand for none (the registry's rows).
+const (
+	NameNone    = "none"
+	NamePortFC  = "portfc"
+	NamePFC     = "pfc"
+	NamePFCStar = "pfcstar"
+	NameBFC     = "bfc"
+	NameICI     = "ici"
+	NameCI      = "ci"
+	NameIRN     = "irn"
+	NameGBN     = "gbn"
+)
 
 // entry is one row of the registry.
 type entry struct {
@@ -45,6 +59,9 @@ type entry struct {
 	describe func(c *config.Node, perLevel PerLevel) string
 	// pauses: the scheme pauses its neighbours.
 	pauses bool
+	// overPFC: the scheme pauses as PFC (802.1Qbb) does, per priority
+	// (PFC, PFC* and congestion isolation over PFC).
+	overPFC bool
 	// graph: the scheme runs on a fabric given as a graph
 	// (config.Node.Fabric), whose switches meet and whose servers do not
 	// relay; PortFC's classes and PFC*'s priorities follow BCube's
@@ -71,7 +88,7 @@ func lookup(name string) *entry {
 }
 
 // Default is the scheme of a node whose config names none.
-const Default = "none"
+const Default = NameNone
 
 // New makes the scheme c names (c.FC; empty: Default) for the node at
 // place p: it checks what c sets of it and resolves its defaults,
@@ -151,6 +168,13 @@ func Pauses(name string) bool {
 	}
 	e := lookup(name)
 	return e != nil && e.pauses
+}
+
+// OverPFC reports whether scheme name pauses as PFC (802.1Qbb) does,
+// per priority: PFC, PFC* and congestion isolation over PFC.
+func OverPFC(name string) bool {
+	e := lookup(name)
+	return e != nil && e.overPFC
 }
 
 // Describe says what the scheme c names does with c's settings, and the

@@ -49,7 +49,7 @@ func newRig(tb testing.TB, fc string) *rig {
 	tp := bcube.MustNew(4, 1)
 	cfg := config.Node{Node: "s0.0", N: 4, K: 1, Control: "/x.sock", FC: fc, RateBps: 1e9,
 		XoffA: 8000, XonA: 4000, XoffB: 8000, XonB: 4000, PFCXoff: 8000, PFCXon: 4000, CI: config.CI{CIDetect: 8000}}
-	if fc == "ici" || fc == "ci" {
+	if fc == scheme.NameICI || fc == scheme.NameCI {
 		// An isolation is signalled again a refresh later: a second,
 		// so that the transcript does not depend on the machine's speed.
 		cfg.FCRefresh, cfg.FCHold = config.Duration(time.Second), config.Duration(3*time.Second)
@@ -91,11 +91,11 @@ func newRig(tb testing.TB, fc string) *rig {
 	for i, typ := range []uint8{signaling.TypePause, signaling.TypeResume} {
 		b := make([]byte, signaling.FrameLen)
 		switch fc {
-		case "portfc": // relayed B for s1.0's port 3: pauses A queue 2 of port 1
+		case scheme.NamePortFC: // relayed B for s1.0's port 3: pauses A queue 2 of port 1
 			signaling.PutPortFC(b, sp1, h1, typ, signaling.FlagRelayed, uint32(i), signaling.ClassB, 3, 1, 0)
-		case "bfc":
+		case scheme.NameBFC:
 			signaling.PutBFC(b, sp1, h1, typ, uint32(i), 0, 0, scheme.DefaultBFCQueues)
-		case "ici", "ci": // an isolation of h2 -> h1 (out by port 1), then a pause of h1's P2
+		case scheme.NameICI, scheme.NameCI: // an isolation of h2 -> h1 (out by port 1), then a pause of h1's P2
 			if typ == signaling.TypePause {
 				fl := bcube.FiveTuple{Src: bcube.ServerIP(2).As4(), Dst: bcube.ServerIP(1).As4(), Proto: 17, SPort: 50001, DPort: 4791}
 				signaling.PutICI(b, sp1, h1, uint32(i), &fl, signaling.PCPData, 0)
@@ -104,7 +104,7 @@ func newRig(tb testing.TB, fc string) *rig {
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPCongested: signaling.MaxQuanta}
 			signaling.PutPFC(b, h1, 1<<signaling.PCPCongested, &quanta)
-		case "pfc", "pfcstar":
+		case scheme.NamePFC, scheme.NamePFCStar:
 			b = make([]byte, signaling.PFCLen)
 			quanta := [8]uint16{signaling.PCPData: signaling.MaxQuanta}
 			if typ == signaling.TypeResume {
@@ -178,7 +178,8 @@ func (r *rig) signal(tb testing.TB) {
 	r.handle(tb, 1, r.sig[1])
 }
 
-var schemes = []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}
+// schemes are every registered scheme.
+var schemes = scheme.Names()
 
 // The switch's per-frame work under every scheme — classifying a data
 // frame, its queue hooks, the signals it sends and those it takes —
@@ -197,7 +198,7 @@ func TestSwitchZeroAllocs(t *testing.T) {
 			if n := testing.AllocsPerRun(50, func() { r.burst(t) }); n != 0 {
 				t.Errorf("%v allocations per burst", n)
 			}
-			if fc == "none" {
+			if fc == scheme.NameNone {
 				return
 			}
 			if n := testing.AllocsPerRun(200, func() { r.signal(t) }); n != 0 {
@@ -306,7 +307,7 @@ func TestSwitchWireGolden(t *testing.T) {
 				fmt.Fprintf(&w, "verdict %+v\n", r.v)
 				take()
 			}
-			if fc == "ici" || fc == "ci" {
+			if fc == scheme.NameICI || fc == scheme.NameCI {
 				// The flow the burst isolated, its frames gone from the
 				// normal queue: the next one leaves by the congested
 				// queue, retagged with its priority.
@@ -325,7 +326,7 @@ func TestSwitchWireGolden(t *testing.T) {
 func foreignSignal(fc string) []byte {
 	b := make([]byte, signaling.FrameLen)
 	h1, sp1 := bcube.HostPortMAC(1, 0), bcube.SwitchPortMAC(0, 0, 1)
-	if fc == "bfc" {
+	if fc == scheme.NameBFC {
 		signaling.PutPortFC(b, sp1, h1, signaling.TypePause, signaling.FlagRelayed, 9, signaling.ClassB, 3, 1, 0)
 		return b
 	}

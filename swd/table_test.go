@@ -199,7 +199,7 @@ func TestTableSwitchPaths(t *testing.T) {
 	rigs := map[int]*tableRig{}
 	for u := range g.Nodes {
 		if g.Nodes[u].Kind == topo.Switch {
-			rigs[u] = newTableRig(t, g, g.Nodes[u].Name, "pfc", rt)
+			rigs[u] = newTableRig(t, g, g.Nodes[u].Name, scheme.NamePFC, rt)
 		}
 	}
 	for src := range 16 {
@@ -351,7 +351,7 @@ func TestTableSwitchRewrite(t *testing.T) {
 	}
 	rigs := map[int]*tableRig{}
 	for _, u := range fab.ToRs() {
-		rigs[u] = newTableRig(t, g, g.Nodes[u].Name, "pfc", rt)
+		rigs[u] = newTableRig(t, g, g.Nodes[u].Name, scheme.NamePFC, rt)
 	}
 	raised := 0
 	for src := range g.Servers() {

@@ -104,7 +104,7 @@ func commodities(f *fcplus.Fabric, r *topo.Routes, ds []Demand) []Commodity {
 	return cs
 }
 
-// The approximation agrees with the LP on small fabrics, every scheme and
+// The approximation agrees with the LP on small fabrics, every routing and
 // traffic pattern: its λ is feasible, at least (1-ε) of the optimum, and
 // its bound is at least the optimum.
 func TestApproximationAgainstLP(t *testing.T) {
@@ -122,7 +122,7 @@ func TestApproximationAgainstLP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range fcplus.Schemes {
+		for _, s := range fcplus.Routings {
 			r, _ := f.Routes(s, fcplus.RouteOptions{K: 4, Seed: 1})
 			for name, ds := range map[string][]Demand{
 				"all-to-all":  AllToAll(n, 1),

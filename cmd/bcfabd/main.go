@@ -13,11 +13,11 @@
 package main
 
 import (
-	"github.com/bcfab/bcfab/daemon"
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/node"
 	"github.com/bcfab/bcfab/swd"
 )
 
 func main() {
-	daemon.Main("bcfabd", daemon.Builders{Switch: swd.NewNode, Server: hostd.NewNode})
+	node.Main("bcfabd", node.Builders{Switch: swd.NewNode, Server: hostd.NewNode})
 }

@@ -1,7 +1,7 @@
 // Command fabricanalyze compares the throughput FC+ (DF-KSP with one and
 // two lossless priorities), FC and plain KSP routing allow on expander
 // fabrics, without packets: the maximum concurrent flow of each traffic
-// pattern over each scheme's paths (package throughput/compare). It
+// pattern over each routing's paths (package throughput/compare). It
 // prints a Markdown table; with -v, each row on stderr as it is solved.
 //
 //	fabricanalyze --tors 32 --ports 10 --virtual 3,4,6 --k 8
@@ -35,20 +35,20 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.SetOutput(stderr)
 	var (
 		c        compare.Config
-		schemes  []string
+		routings []string
 		fcLayers []int
 		verbose  bool
 	)
 	fs.IntVar(&c.ToRs, "tors", 8, "ToR switches")
 	fs.IntVar(&c.Ports, "ports", 4, "fabric ports per ToR (s)")
-	fs.IntVar(&c.Hosts, "hosts", 0, "servers per ToR (0: ports/2); λ scales as 1/hosts, the schemes' ratios do not")
+	fs.IntVar(&c.Hosts, "hosts", 0, "servers per ToR (0: ports/2); λ scales as 1/hosts, the routings' ratios do not")
 	fs.IntSliceVar(&c.Virtual, "virtual", nil, "FC+ virtual switches per ToR (v), one fabric each (default: every v the ports and ToRs allow)")
 	fs.IntSliceVar(&fcLayers, "fc-layers", nil, "virtual layers of the FC fabrics, one fabric each (default: every count the ports allow)")
 	fs.IntVar(&c.Permutations, "perms", 1, "random permutations to average")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the cabling, the tie-breaks and the random permutation")
 	fs.IntVar(&c.K, "k", 8, "paths per ToR pair")
 	fs.IntVar(&c.Slack, "slack", 0, "longest path considered, in hops past the pair's shortest (0: the default, 4)")
-	fs.StringSliceVar(&schemes, "schemes", schemeNames(fcplus.Schemes), "routing schemes")
+	fs.StringSliceVar(&routings, "routings", routingNames(fcplus.Routings), "routings")
 	fs.StringSliceVar(&c.Traffics, "traffic", compare.Traffics, "traffic patterns")
 	fs.Float64Var(&c.Eps, "eps", 0.02, "tolerance of the approximation: it stops when λ is within eps of its upper bound")
 	fs.BoolVar(&c.Exact, "exact", false, "solve the LP exactly with a dense simplex (small fabrics only)")
@@ -84,18 +84,18 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 			}
 		}
 	}
-	for _, s := range schemes {
-		x, err := fcplus.ParseScheme(s)
+	for _, s := range routings {
+		x, err := fcplus.ParseRouting(s)
 		if err != nil {
 			return 2, err
 		}
-		c.Schemes = append(c.Schemes, x)
+		c.Routings = append(c.Routings, x)
 	}
 	var progress func(compare.Row)
 	if verbose {
 		progress = func(r compare.Row) {
 			fmt.Fprintf(stderr, "%s %s %s: λ %.4f (bound %.4f), %d phases, routes %v, solve %v\n",
-				r.Fabric, r.Scheme, r.Traffic, r.Lambda, r.Upper, r.Phases, r.Route.Round(1e6), r.Solve.Round(1e6))
+				r.Fabric, r.Routing, r.Traffic, r.Lambda, r.Upper, r.Phases, r.Route.Round(1e6), r.Solve.Round(1e6))
 		}
 	}
 	rows, err := compare.Run(c, progress)
@@ -109,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	return 0, nil
 }
 
-func schemeNames(s []fcplus.Scheme) []string {
+func routingNames(s []fcplus.Routing) []string {
 	n := make([]string, len(s))
 	for i, x := range s {
 		n[i] = string(x)

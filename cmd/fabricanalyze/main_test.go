@@ -13,10 +13,10 @@ func TestRun(t *testing.T) {
 		err  string // a substring of the error
 	}{
 		{[]string{"--tors", "8", "--ports", "4", "--seed", "2", "--traffic", "permutation", "--eps", "0.1"}, 0, "| FC+(8 ToRs, s=4, v=3, seed 2) | dfksp1 | permutation |", ""},
-		{[]string{"--tors", "8", "--ports", "4", "--exact", "--schemes", "ksp", "--traffic", "near-worst"}, 0, "| ksp | near-worst |", ""},
+		{[]string{"--tors", "8", "--ports", "4", "--exact", "--routings", "ksp", "--traffic", "near-worst"}, 0, "| ksp | near-worst |", ""},
 		{[]string{"--tors", "7", "--ports", "10", "--virtual", "4"}, 2, "", "tors = 7"},
 		{[]string{"--ports", "10", "--virtual", "5"}, 2, "", "virtual = 5"},
-		{[]string{"--schemes", "updown"}, 2, "", "updown"},
+		{[]string{"--routings", "updown"}, 2, "", "updown"},
 		{[]string{"--traffic", "incast"}, 2, "", "incast"},
 		{[]string{"--k", "0"}, 2, "", "k = 0"},
 		{[]string{"extra"}, 2, "", "unexpected"},

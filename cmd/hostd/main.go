@@ -7,8 +7,8 @@
 package main
 
 import (
-	"github.com/bcfab/bcfab/daemon"
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/node"
 )
 
-func main() { daemon.Main("hostd", daemon.Builders{Server: hostd.NewNode}) }
+func main() { node.Main("hostd", node.Builders{Server: hostd.NewNode}) }

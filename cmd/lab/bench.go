@@ -21,6 +21,7 @@ import (
 
 	"github.com/bcfab/bcfab/bench"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
@@ -226,7 +227,7 @@ func benchHoLCmd() *cobra.Command {
 	}
 	ef := addExperimentFlags(cmd, "100M")
 	fs := cmd.Flags()
-	fs.StringSliceVar(&fcs, "fc", []string{"portfc", "none"}, "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port, bfc:2 a single data queue)")
+	fs.StringSliceVar(&fcs, "fc", []string{scheme.NamePortFC, scheme.NameNone}, "flow-control `schemes` to compare (bfc:Q: BFC with Q queues per port, bfc:2 a single data queue)")
 	phase := durationFlag(fs, "phase", "", "5s", "length of each phase")
 	fs.IntVar(&groupFlows, "group-flows", 4, "flows of the victim group whose FCT is measured in each phase")
 	groupSize := sizeFlag(fs, "group-size", "256K", "bytes of each flow of the victim group")
@@ -310,7 +311,7 @@ one-hop flows into each switch egress of the cycle (h2, h3 -> h1; h9, h13
 	}
 	ef := addExperimentFlags(cmd, "100M")
 	fs := cmd.Flags()
-	fs.StringSliceVar(&fcs, "fc", []string{"pfc", "pfcstar", "portfc"}, "flow-control `schemes` to compare, each run in turn (bfc:Q: BFC with Q queues per port; bfc:hash: flows hashed to queues; portfc:drr: the relay queue in the round robin)")
+	fs.StringSliceVar(&fcs, "fc", []string{scheme.NamePFC, scheme.NamePFCStar, scheme.NamePortFC}, "flow-control `schemes` to compare, each run in turn (bfc:Q: BFC with Q queues per port; bfc:hash: flows hashed to queues; portfc:drr: the relay queue in the round robin)")
 	scenario := fs.String("scenario", bench.LoopBCube21, "bcube21 (DESIGN §9) or bcube41-over (the cycle on BCube(4,1) with oversubscribed switch egresses)")
 	interval := durationFlag(fs, "interval", "", "250ms", "period of every flow's throughput series")
 	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: 6 one-hop BDPs)")

@@ -59,7 +59,7 @@ loop's queues reach it at once.`,
 			return usagef(cmd, "--duration %v: want at least 2s (throughput is measured over the second half)", *d)
 		}
 		for _, r := range routings {
-			if _, err := fcplus.ParseScheme(r); err != nil {
+			if _, err := fcplus.ParseRouting(r); err != nil {
 				return usagef(cmd, "--routing %q: want ksp, dfksp1, dfksp2 or fc", r)
 			}
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -165,7 +166,7 @@ func TestCompletion(t *testing.T) {
 	// Flags and their values complete from the commands themselves.
 	var out bytes.Buffer
 	run([]string{"__complete", "up", "bcube", "--fc", ""}, &out, &bytes.Buffer{})
-	for _, want := range []string{"portfc", "pfcstar", "bfc"} {
+	for _, want := range []string{scheme.NamePortFC, scheme.NamePFCStar, scheme.NameBFC} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("completion of --fc lacks %s:\n%s", want, out.String())
 		}
@@ -183,7 +184,7 @@ func TestCLI(t *testing.T) {
 		t.Skip("needs root: creates network namespaces")
 	}
 	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "swd"), "../../lab/internal/fakedaemon").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "swd"), "../../lab/internal/fakeproc").CombinedOutput(); err != nil {
 		t.Fatalf("build fake daemon: %v\n%s", err, out)
 	}
 	if err := os.Link(filepath.Join(bin, "swd"), filepath.Join(bin, "hostd")); err != nil {
@@ -419,24 +420,24 @@ func TestPrintUpRates(t *testing.T) {
 func TestUpCI(t *testing.T) {
 	for _, args := range [][]string{{"--ci", "ici"}, {"--ci", "ici", "--fc", "pfc"}} {
 		s := upSpec(t, append([]string{"bcube", "--n", "2", "--k", "1", "--name", "ic1"}, args...)...)
-		if s.FC != "ici" {
+		if s.FC != scheme.NameICI {
 			t.Errorf("%q: fc %q", args, s.FC)
 		}
 	}
 	s := upSpec(t, "bcube", "--n", "2", "--k", "1", "--name", "ic1", "--ci", "ci", "--ci-table", "4",
 		"--ci-detect", "30K", "--ci-kmin", "40K", "--ci-kmax", "90K", "--ci-residency", "50ms")
 	want := config.CI{CITable: 4, CIDetect: 30 << 10, CIKmin: 40 << 10, CIKmax: 90 << 10, CIResidency: config.Duration(50 * time.Millisecond)}
-	if s.FC != "ci" || s.CI != want {
+	if s.FC != scheme.NameCI || s.CI != want {
 		t.Errorf("fc %q, %+v; want ci, %+v", s.FC, s.CI, want)
 	}
-	if s := upSpec(t, "bcube", "--n", "2", "--k", "1", "--name", "ic1", "--ci", "none", "--fc", "bfc"); s.FC != "bfc" {
+	if s := upSpec(t, "bcube", "--n", "2", "--k", "1", "--name", "ic1", "--ci", "none", "--fc", "bfc"); s.FC != scheme.NameBFC {
 		t.Errorf("--ci none: fc %q", s.FC)
 	}
 	f := filepath.Join(t.TempDir(), "ci.yaml")
 	if err := os.WriteFile(f, []byte("name: ic2\ntopology:\n  kind: bcube\n  n: 2\n  k: 1\nci: ici\nci-table: 4\nci-detect: 30K\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if s := upSpec(t, "-f", f); s.FC != "ici" || s.CITable != 4 || s.CIDetect != 30<<10 {
+	if s := upSpec(t, "-f", f); s.FC != scheme.NameICI || s.CITable != 4 || s.CIDetect != 30<<10 {
 		t.Errorf("file: fc %q, %+v", s.FC, s.CI)
 	}
 	for _, args := range [][]string{{"--ci", "ici", "--fc", "portfc"}, {"--ci", "recn"}} {

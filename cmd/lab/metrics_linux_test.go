@@ -18,6 +18,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // realBins builds swd, hostd and bcfabd into a temporary directory.
@@ -31,7 +32,7 @@ func TestMetricsLab(t *testing.T) {
 	}
 	spec := lab.Defaults()
 	spec.Name, spec.N, spec.K, spec.RateBps = fmt.Sprintf("cm%s", time.Now().Format("150405")), 2, 1, 100e6
-	spec.BinDir, spec.RunRoot, spec.FC = realBins(t), t.TempDir(), "portfc"
+	spec.BinDir, spec.RunRoot, spec.FC = realBins(t), t.TempDir(), scheme.NamePortFC
 	if _, err := lab.Up(t.Context(), spec, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -250,7 +250,7 @@ the file or a flag is bad.`,
 		fcs = append(fcs, n+"\t"+scheme.About(n)) // shells that can show what it is
 	}
 	completeWords(cmd, "fc", fcs...)
-	completeWords(cmd, "ci", "ici", "ci", lab.CINone)
+	completeWords(cmd, "ci", scheme.NameICI, scheme.NameCI, lab.CINone)
 	completeWords(cmd, "xdp-mode", "native", "generic", "auto")
 	completeWords(cmd, "links", config.LinksPatch, config.LinksVeth)
 	completeWords(cmd, "level-order", "hash", "ate", "ascending", "descending")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // A cable on the flow's path (h0 eth0 - s0.0 p0) cut for half a second a
@@ -14,7 +15,7 @@ import (
 // a lossless flow reports the gap as its failure and rperf exits 1
 // saying so, both well within the test's time plus its drain.
 func TestRperfLinkDown(t *testing.T) {
-	spec := upLab(t, "rl", lab.Spec{FC: "portfc", RateBps: 20e6})
+	spec := upLab(t, "rl", lab.Spec{FC: scheme.NamePortFC, RateBps: 20e6})
 	cut := func() {
 		down, up := true, false
 		time.Sleep(time.Second)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // rperf's iperf3 and perftest modes in one lab, BCube(2,1) at 100 Mb/s
@@ -18,7 +19,7 @@ import (
 // --json-stream and --logfile, -t 0 ended by SIGINT, the -a sweep and
 // --lat. Each run is short; the JSON of each parses.
 func TestRperfModes(t *testing.T) {
-	spec := upLab(t, "rm", lab.Spec{FC: "portfc"})
+	spec := upLab(t, "rm", lab.Spec{FC: scheme.NamePortFC})
 
 	t.Run("reverse", func(t *testing.T) {
 		r := rperf(t, spec, "h0", "-c", "h3", "-R", "-t", "1.5", "-J")

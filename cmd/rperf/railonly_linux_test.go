@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/scheme"
 )
 
 // A Rail-only NDC(4,1) at the preset's rates (32 Mb/s HBD, 20 Mb/s
@@ -21,7 +22,7 @@ import (
 // then s1.0 p1 toward h4), measured on the wire from the ports'
 // counters.
 func TestRailOnly(t *testing.T) {
-	spec := upLab(t, "rr", lab.RailOnly(lab.Spec{FC: "portfc"}))
+	spec := upLab(t, "rr", lab.RailOnly(lab.Spec{FC: scheme.NamePortFC}))
 	hbd, rail := spec.Rates[0], spec.Rates[1]
 
 	for _, dst := range []string{"198.18.0.1", "198.18.0.4", "198.18.0.5"} { // HBD, rail, both

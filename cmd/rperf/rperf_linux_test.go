@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"io"
 	"os"
@@ -151,14 +152,14 @@ func parseDoc(t *testing.T, r result) *Document {
 // framing, first byte sent to last acknowledged (see report.go) — and
 // its JSON parses and has start, intervals and end.
 func TestRperfLinkRate(t *testing.T) {
-	spec := upLab(t, "ra", lab.Spec{FC: "portfc"})
+	spec := upLab(t, "ra", lab.Spec{FC: scheme.NamePortFC})
 	r := rperf(t, spec, "h0", "-c", "198.18.0.3", "-t", "3", "-J")
 	if r.code != 0 {
 		t.Fatalf("rperf exit %d: %s", r.code, r.stderr)
 	}
 	d := parseDoc(t, r)
 	s, e := &d.Start, &d.End
-	if h := e.Health; h == nil || h.Wall <= 0 || h.DaemonCPU <= 0 || len(h.Busiest) == 0 {
+	if h := e.Health; h == nil || h.Wall <= 0 || h.ProcCPU <= 0 || len(h.Busiest) == 0 {
 		t.Errorf("no emulation health in the report: %+v", h)
 	} else {
 		t.Log(h.Short())

@@ -7,8 +7,8 @@
 package main
 
 import (
-	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/node"
 	"github.com/bcfab/bcfab/swd"
 )
 
-func main() { daemon.Main("swd", daemon.Builders{Switch: swd.NewNode}) }
+func main() { node.Main("swd", node.Builders{Switch: swd.NewNode}) }

@@ -17,9 +17,9 @@ func TestDeps(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"./cmd/rperf", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
-		{"./lab", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
-		{"./metrics", []string{"dataplane", "xdp", "bpf", "daemon", "hostd", "swd"}},
+		{"./cmd/rperf", []string{"dataplane", "xdp", "bpf", "node", "hostd", "swd"}},
+		{"./lab", []string{"dataplane", "xdp", "bpf", "node", "hostd", "swd"}},
+		{"./metrics", []string{"dataplane", "xdp", "bpf", "node", "hostd", "swd"}},
 		{"./cmd/xdpfwd", []string{"bench", "lab", "hostd", "swd"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+strings.TrimPrefix(c.pkg, "./")).CombinedOutput()

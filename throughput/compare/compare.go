@@ -1,5 +1,5 @@
 // Package compare runs the throughput comparison of FC+ against FC and
-// plain KSP: it builds the fabrics, routes them with each scheme, builds
+// plain KSP: it builds the fabrics, routes them with each routing, builds
 // the traffic matrices and solves the maximum concurrent flow of each
 // (package throughput). cmd/fabricanalyze is its command line; a lab
 // command can call Run the same way.
@@ -15,7 +15,7 @@
 //     (seeded derangements of the ToRs, the same ones for every fabric)
 //     and the near-worst permutation (the longest matching of each
 //     fabric's own hop distances).
-//  4. Solve each (fabric, scheme, traffic) for λ, the fraction of its
+//  4. Solve each (fabric, routing, traffic) for λ, the fraction of its
 //     line rate every server gets, with the bound that comes with it;
 //     random permutations report the mean over the draws.
 package compare
@@ -55,7 +55,7 @@ type Config struct {
 	Permutations int
 	// K paths per ToR pair; Slack as fcplus.RouteOptions.
 	K, Slack int
-	Schemes  []fcplus.Scheme
+	Routings []fcplus.Routing
 	Traffics []string
 	// Eps is the approximation's tolerance; Exact solves the LP instead.
 	Eps   float64
@@ -77,8 +77,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: hosts = %d, need at least 1 server per ToR", ErrConfig, c.Hosts)
 	case !c.Exact && !(c.Eps > 0 && c.Eps < 1):
 		return fmt.Errorf("%w: eps = %v, need 0 < eps < 1", ErrConfig, c.Eps)
-	case len(c.Schemes) == 0 || len(c.Traffics) == 0:
-		return fmt.Errorf("%w: nothing to run (%d schemes, %d traffic patterns)", ErrConfig, len(c.Schemes), len(c.Traffics))
+	case len(c.Routings) == 0 || len(c.Traffics) == 0:
+		return fmt.Errorf("%w: nothing to run (%d routings, %d traffic patterns)", ErrConfig, len(c.Routings), len(c.Traffics))
 	}
 	for _, t := range c.Traffics {
 		if !slices.Contains(Traffics, t) {
@@ -88,10 +88,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Row is one solved (fabric, scheme, traffic).
+// Row is one solved (fabric, routing, traffic).
 type Row struct {
 	Fabric  string
-	Scheme  fcplus.Scheme
+	Routing fcplus.Routing
 	Traffic string
 	// Lambda is every server's throughput as a fraction of its link
 	// rate, over the fabric alone (a server's own link caps it at 1);
@@ -111,10 +111,10 @@ type Row struct {
 }
 
 type routed struct {
-	fabric *fcplus.Fabric
-	scheme fcplus.Scheme
-	routes *topo.Routes
-	took   time.Duration
+	fabric  *fcplus.Fabric
+	routing fcplus.Routing
+	routes  *topo.Routes
+	took    time.Duration
 }
 
 // Run performs the comparison, calling progress (if set) after each row.
@@ -130,21 +130,21 @@ func Run(c Config, progress func(Row)) ([]Row, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range c.Schemes {
+		for _, s := range c.Routings {
 			if s != fcplus.FC {
-				work = append(work, routed{fabric: f, scheme: s})
+				work = append(work, routed{fabric: f, routing: s})
 			}
 		}
 	}
 	for _, k := range c.FCLayers {
-		if !slices.Contains(c.Schemes, fcplus.FC) {
+		if !slices.Contains(c.Routings, fcplus.FC) {
 			break
 		}
 		f, err := fcplus.FCParams{ToRs: c.ToRs, Ports: c.Ports, Layers: k, Hosts: c.Hosts, Seed: c.Seed}.Build()
 		if err != nil {
 			return nil, err
 		}
-		work = append(work, routed{fabric: f, scheme: fcplus.FC})
+		work = append(work, routed{fabric: f, routing: fcplus.FC})
 	}
 	// 3, 4.
 	var perms [][]int
@@ -154,7 +154,7 @@ func Run(c Config, progress func(Row)) ([]Row, error) {
 	var rows []Row
 	for _, w := range work {
 		start := time.Now()
-		r, err := w.fabric.Routes(w.scheme, ro)
+		r, err := w.fabric.Routes(w.routing, ro)
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +169,7 @@ func Run(c Config, progress func(Row)) ([]Row, error) {
 			}
 		})
 		for _, tr := range c.Traffics {
-			row := Row{Fabric: w.fabric.String(), Scheme: w.scheme, Traffic: tr, LambdaMin: math.Inf(1),
+			row := Row{Fabric: w.fabric.String(), Routing: w.routing, Traffic: tr, LambdaMin: math.Inf(1),
 				PathsPerPair: float64(paths) / float64(pairs), Hops: float64(hops) / float64(max(paths, 1)), TurnsMax: turns,
 				Route: w.took}
 			draws := perms[:1]
@@ -222,7 +222,7 @@ func (c Config) solve(w routed, traffic string, perm []int) (throughput.Result, 
 		res, err = throughput.MaxConcurrentFlow(w.fabric.Graph, cs, c.Eps)
 	}
 	if err != nil {
-		return res, fmt.Errorf("%s %s %s: %w", w.fabric, w.scheme, traffic, err)
+		return res, fmt.Errorf("%s %s %s: %w", w.fabric, w.routing, traffic, err)
 	}
 	return res, nil
 }
@@ -273,7 +273,7 @@ func Markdown(w io.Writer, rows []Row) {
 			lam = fmt.Sprintf("0 (%d pairs without a path)", r.Unroutable)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.3f | %.2f | %.2f | %d | %s | %s |\n",
-			r.Fabric, r.Scheme, r.Traffic, lam, r.Upper, r.PathsPerPair, r.Hops, r.TurnsMax,
+			r.Fabric, r.Routing, r.Traffic, lam, r.Upper, r.PathsPerPair, r.Hops, r.TurnsMax,
 			r.Route.Round(time.Millisecond), r.Solve.Round(time.Millisecond))
 	}
 }

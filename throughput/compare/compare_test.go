@@ -8,11 +8,11 @@ import (
 )
 
 // A small comparison runs end to end, the approximation agrees with the
-// LP row for row, and no deadlock-free scheme's path turns more than its
+// LP row for row, and no deadlock-free routing's path turns more than its
 // priorities allow.
 func TestRunSmall(t *testing.T) {
 	c := Config{ToRs: 12, Ports: 6, Hosts: 3, Virtual: []int{3}, FCLayers: []int{4}, Seed: 1, K: 4,
-		Schemes: fcplus.Schemes, Traffics: Traffics, Eps: 0.05}
+		Routings: fcplus.Routings, Traffics: Traffics, Eps: 0.05}
 	rows, err := Run(c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -28,10 +28,10 @@ func TestRunSmall(t *testing.T) {
 	for i, r := range rows {
 		e := exact[i]
 		if r.Lambda > e.Lambda*(1+1e-6) || r.Lambda < (1-c.Eps)*e.Lambda {
-			t.Errorf("%s %s %s: approximate %.4f, LP %.4f", r.Fabric, r.Scheme, r.Traffic, r.Lambda, e.Lambda)
+			t.Errorf("%s %s %s: approximate %.4f, LP %.4f", r.Fabric, r.Routing, r.Traffic, r.Lambda, e.Lambda)
 		}
-		if r.Scheme != fcplus.KSP && r.TurnsMax > r.Scheme.Lossless()-1 {
-			t.Errorf("%s %s: a path with %d turns", r.Fabric, r.Scheme, r.TurnsMax)
+		if r.Routing != fcplus.KSP && r.TurnsMax > r.Routing.Lossless()-1 {
+			t.Errorf("%s %s: a path with %d turns", r.Fabric, r.Routing, r.TurnsMax)
 		}
 	}
 	var b strings.Builder
@@ -42,13 +42,13 @@ func TestRunSmall(t *testing.T) {
 }
 
 func TestConfigRejects(t *testing.T) {
-	ok := Config{ToRs: 12, Ports: 6, Hosts: 3, Virtual: []int{3}, K: 4, Schemes: fcplus.Schemes, Traffics: Traffics, Eps: 0.05}
+	ok := Config{ToRs: 12, Ports: 6, Hosts: 3, Virtual: []int{3}, K: 4, Routings: fcplus.Routings, Traffics: Traffics, Eps: 0.05}
 	for name, mod := range map[string]func(*Config){
 		"k":       func(c *Config) { c.K = 0 },
 		"hosts":   func(c *Config) { c.Hosts = 0 },
 		"eps":     func(c *Config) { c.Eps = 1 },
 		"traffic": func(c *Config) { c.Traffics = []string{"incast"} },
-		"nothing": func(c *Config) { c.Schemes = nil },
+		"nothing": func(c *Config) { c.Routings = nil },
 	} {
 		c := ok
 		mod(&c)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/node"
 	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/transport"
 	"github.com/bcfab/bcfab/xdp"
@@ -29,7 +29,7 @@ import (
 // are the fabric's), every other server behind it, nothing relayed (a
 // frame for another server that arrives on eth0 is a hairpin, dropped
 // and counted).
-func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
+func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*node.Spec, error) {
 	policy, err := t.ParsePolicy(cfg.LevelOrder)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err := host.SetPortTransport(ports); err != nil {
 		return nil, err
 	}
-	d := &daemon.Node{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes, HostStats: host.HostStats}
+	d := &node.Spec{Kind: "hostd", Config: cfg, Log: log, Handler: host, Routes: host.routes, HostStats: host.HostStats}
 	for l := 0; l < t.Levels(); l++ {
 		name := bcube.HostPort(l)
 		pq := qc
@@ -68,13 +68,13 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 			own, peer = cfg.Fabric.Ports[l].MACs()
 			host.own[l], host.sw[l] = own, peer
 		}
-		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
+		d.Ports = append(d.Ports, node.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq,
 			MAC: own, PeerMAC: peer, MaxDelay: cfg.Model().LinkDelay()})
 	}
 	// The application port is the server's own bus to its kernel: one
 	// queue, unshaped.
-	d.Ports = append(d.Ports, daemon.Port{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
+	d.Ports = append(d.Ports, node.Port{Ifname: bcube.AppPeerIf, CapBytes: cfg.PortCapBytes})
 	d.Setup = func() error {
 		// The kernel would leave TCP/UDP checksums to an offload that
 		// AF_XDP never performs.

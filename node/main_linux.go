@@ -1,4 +1,4 @@
-package daemon
+package node
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func Main(name string, b Builders) {
 // build loads the node config at path and builds its node with b, logging
 // to log (to the node's own log file when logFile is set and the config
 // names one).
-func build(path string, b Builders, lv slog.Level, log *slog.Logger, logFile bool) (*Node, io.Closer, error) {
+func build(path string, b Builders, lv slog.Level, log *slog.Logger, logFile bool) (*Spec, io.Closer, error) {
 	cfg, t, n, err := config.Load(path)
 	if err != nil {
 		return nil, nil, err

@@ -1,4 +1,4 @@
-package daemon
+package node
 
 // A node's bring-up, in order; each step is undone on failure and when the
 // node stops:
@@ -46,7 +46,7 @@ import (
 
 // Running is a node brought up on a worker.
 type Running struct {
-	n       *Node
+	n       *Spec
 	w       *dataplane.Worker
 	worker  string // the worker's name in stats ("": a daemon of its own)
 	umem    *xdp.UMEM
@@ -82,14 +82,14 @@ type boundPort struct {
 // engine on w, named worker in the node's stats ("" for a daemon that
 // hosts only this node). The engine starts once w runs. On error nothing
 // of the node is left.
-func Start(n *Node, w *dataplane.Worker, worker string) (r *Running, err error) {
+func Start(n *Spec, w *dataplane.Worker, worker string) (r *Running, err error) {
 	return StartPatched(n, w, worker, nil)
 }
 
 // StartPatched is Start on a worker whose nodes' patched cables
 // (Config.Patches) plug into panel; with a nil panel every port uses its
 // veth.
-func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Panel) (r *Running, err error) {
+func StartPatched(n *Spec, w *dataplane.Worker, worker string, panel *patch.Panel) (r *Running, err error) {
 	cfg := n.Config
 	mode, err := bpf.ParseMode(cfg.XDPMode)
 	if err != nil {
@@ -196,8 +196,8 @@ func StartPatched(n *Node, w *dataplane.Worker, worker string, panel *patch.Pane
 // Engine is the node's engine.
 func (r *Running) Engine() *dataplane.Engine { return r.eng }
 
-// Node is what the node's builder made.
-func (r *Running) Node() *Node { return r.n }
+// Spec is what the node's builder made.
+func (r *Running) Spec() *Spec { return r.n }
 
 // Started is when the node started.
 func (r *Running) Started() time.Time { return r.started }

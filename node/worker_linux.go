@@ -1,4 +1,4 @@
-package daemon
+package node
 
 // A worker process, in order:
 //

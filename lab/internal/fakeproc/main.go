@@ -1,4 +1,4 @@
-// Command fakedaemon stands in for swd and hostd in the lab package's
+// Command fakeproc stands in for swd and hostd in the lab package's
 // tests, so a lab's lifecycle is testable without the real daemons. Built
 // as <dir>/swd and <dir>/hostd, it does what the lab expects of a daemon,
 // and checks what a daemon may expect of the lab:
@@ -42,7 +42,7 @@ import (
 
 func main() {
 	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "fakedaemon:", err)
+		fmt.Fprintln(os.Stderr, "fakeproc:", err)
 		os.Exit(1)
 	}
 }
@@ -72,7 +72,7 @@ func run() error {
 		return fmt.Errorf("started as %s for %s, want %s", self, c.Node, kind)
 	}
 	if steered("FAKED_EXIT", c.Node) {
-		fmt.Fprintln(os.Stderr, "fakedaemon: exiting as told by FAKED_EXIT")
+		fmt.Fprintln(os.Stderr, "fakeproc: exiting as told by FAKED_EXIT")
 		os.Exit(3)
 	}
 

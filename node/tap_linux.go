@@ -1,4 +1,4 @@
-package daemon
+package node
 
 // Captures. AF_XDP transmit bypasses the kernel's packet taps, so tcpdump
 // on a port would see nothing of what the daemon sends. While a packet

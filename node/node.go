@@ -1,4 +1,4 @@
-package daemon
+package node
 
 import (
 	"log/slog"
@@ -28,10 +28,10 @@ type Port struct {
 	Queues   queues.EgressConfig
 }
 
-// Node is a node as its builder describes it (swd.NewNode, hostd.NewNode):
+// Spec is a node as its builder describes it (swd.NewNode, hostd.NewNode):
 // its ports, the handler of its frames, and what it adds to bring-up and
 // to its control socket.
-type Node struct {
+type Spec struct {
 	Kind    string // swd or hostd
 	Config  *config.Node
 	Ports   []Port
@@ -51,7 +51,7 @@ type Node struct {
 }
 
 // Builder turns a validated node config into the node to run.
-type Builder func(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*Node, error)
+type Builder func(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*Spec, error)
 
 // TapPoll is how often a daemon looks for packet captures on its nodes'
 // ports.

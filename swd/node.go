@@ -7,7 +7,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/daemon"
+	"github.com/bcfab/bcfab/node"
 	"github.com/bcfab/bcfab/scheme"
 )
 
@@ -17,7 +17,7 @@ import (
 //
 // A switch of a fabric given as a graph (cfg.Fabric) forwards by its
 // tables instead (TableSwitch), its ports those the fabric names.
-func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*daemon.Node, error) {
+func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger) (*node.Spec, error) {
 	if cfg.Fabric != nil {
 		return newTableNode(cfg, log)
 	}
@@ -31,13 +31,13 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	}
 	qc := fc.Egress()
 	sw := NewSwitch(t, n.Level, n.Index, fc)
-	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
+	d := &node.Spec{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
 		name := bcube.SwitchPort(p)
 		pq := qc
 		pq.ECN = cfg.PortECN(name) // scaled to the port's own rate
 		peer := t.ServerAt(n.Level, n.Index, p)
-		d.Ports = append(d.Ports, daemon.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
+		d.Ports = append(d.Ports, node.Port{Ifname: name, RateBps: cfg.PortRate(name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq,
 			MAC: bcube.SwitchPortMAC(n.Level, n.Index, p), PeerMAC: bcube.HostPortMAC(peer, n.Level), MaxDelay: cfg.Model().LinkDelay()})
 	}
@@ -45,7 +45,7 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 }
 
 // newTableNode returns the switch of a graph fabric that cfg describes.
-func newTableNode(cfg *config.Node, log *slog.Logger) (*daemon.Node, error) {
+func newTableNode(cfg *config.Node, log *slog.Logger) (*node.Spec, error) {
 	fc, err := scheme.New(cfg, scheme.Place{Node: bcube.Node{Switch: true}})
 	if err != nil {
 		return nil, err
@@ -55,12 +55,12 @@ func newTableNode(cfg *config.Node, log *slog.Logger) (*daemon.Node, error) {
 		return nil, err
 	}
 	qc := fc.Egress()
-	d := &daemon.Node{Kind: "swd", Config: cfg, Log: log, Handler: sw}
+	d := &node.Spec{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for _, p := range cfg.Fabric.Ports {
 		pq := qc
 		pq.ECN = cfg.PortECN(p.Name)
 		own, peer := p.MACs()
-		d.Ports = append(d.Ports, daemon.Port{Ifname: p.Name, RateBps: cfg.PortRate(p.Name), Delay: cfg.LinkDelay(),
+		d.Ports = append(d.Ports, node.Port{Ifname: p.Name, RateBps: cfg.PortRate(p.Name), Delay: cfg.LinkDelay(),
 			CapBytes: cfg.PortCapBytes, Queues: pq, MAC: own, PeerMAC: peer, MaxDelay: cfg.Model().LinkDelay()})
 	}
 	return d, nil
