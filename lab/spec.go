@@ -597,18 +597,42 @@ const CINone = "none"
 
 // CIScheme is the scheme a lab of flow control fc (a --fc given, or "")
 // runs under lab up --ci mode: fc itself for none, else ici or ci, which
-// run over PFC and so take no other --fc.
+// run over PFC and so take no other fc.
 func CIScheme(mode, fc string) (string, error) {
-	switch mode {
-	case "", CINone:
+	if mode == "" || mode == CINone {
 		return fc, nil
-	case "ici", "ci":
-		if fc != "" && fc != scheme.Default && fc != "pfc" && fc != mode {
-			return "", fmt.Errorf("--ci %s runs over PFC: --fc %s cannot go with it (give --fc pfc, or no --fc)", mode, fc)
-		}
-		return mode, nil
 	}
-	return "", fmt.Errorf("--ci %q: want ici (isolation coordinated with ECN marking), ci (uncoordinated) or none", mode)
+	m, err := scheme.ParseName(mode)
+	if err != nil || m.FC != mode || (m.FC != ciOverPFC.FC && m.FC != ciUncoordinated.FC) {
+		return "", fmt.Errorf("%q: want ici (isolation coordinated with ECN marking), ci (uncoordinated) or none", mode)
+	}
+	if fc == "" {
+		return m.FC, nil
+	}
+	f, err := scheme.ParseName(fc)
+	if err != nil {
+		return "", err
+	}
+	if f.FC != scheme.Default && f.FC != pfc.FC && f.FC != m.FC {
+		return "", fmt.Errorf("%s runs over PFC: fc %s cannot go with it (give fc pfc, or none)", mode, fc)
+	}
+	return m.FC, nil
+}
+
+// The schemes of congestion isolation, and PFC, which they run over.
+var (
+	ciOverPFC       = mustScheme("ici")
+	ciUncoordinated = mustScheme("ci")
+	pfc             = mustScheme("pfc")
+)
+
+// mustScheme is the registry's scheme of name.
+func mustScheme(name string) scheme.Named {
+	n, err := scheme.ParseName(name)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 // daemonConfig is the config of one daemon of the lab, defaults applied.
