@@ -158,30 +158,6 @@ func (c *Config) servers() (hosts, links int, err error) {
 	return t.Servers(), t.Levels(), nil
 }
 
-// LabConfig is what every point's lab shares (see lab.Spec).
-type LabConfig struct {
-	// Name of the labs the runner brings up, one at a time (default "x"
-	// and the experiment's name, cut to 8 characters).
-	Name string     `yaml:"name,omitempty"`
-	Rate units.Rate `yaml:"rate,omitempty"`
-	// Rates, in place of Rate, is each level's link rate (lab.Spec.Rates,
-	// one per level 0..k: "32M,20M" is a Rail-only fabric's); a
-	// workload's load then counts the slowest level's links.
-	Rates units.Rates `yaml:"rates,omitempty"`
-	// Target is the network every point's lab emulates (papers, the
-	// default; native; or a target file: lab.ResolveTarget), at D =
-	// its link rate / the point's rate.
-	Target  string     `yaml:"target,omitempty"`
-	Buffer  units.Size `yaml:"buffer,omitempty"`
-	ECN     bool       `yaml:"ecn,omitempty"`
-	Workers int        `yaml:"workers,omitempty"`
-	// LevelOrder is the servers' routing policy (empty: hash).
-	LevelOrder string `yaml:"level_order,omitempty"`
-	// Xoff and Xon override the flow-control thresholds.
-	Xoff units.Size `yaml:"xoff,omitempty"`
-	Xon  units.Size `yaml:"xon,omitempty"`
-}
-
 // HealthConfig are lab.HealthLimits in the file's units.
 type HealthConfig struct {
 	MaxLostShare float64        `yaml:"max_lost_share,omitempty"`
@@ -608,7 +584,7 @@ func (c *Config) Validate() error {
 		if sc.Routing != "" && c.Fabric == nil {
 			bad("schemes[%d]: %q: a routing (@%s) is a graph fabric's", i, s, sc.Routing)
 		}
-		if c.Fabric != nil && c.Topology == (Topology{}) && c.Lab.Rate != 0 {
+		if c.Fabric != nil && c.Topology == (Topology{}) && c.Lab.Rate() != 0 {
 			// Not every scheme runs on a graph fabric, nor every routing
 			// on every fabric.
 			if _, err := lab.NewPlan(c.SchemeLabSpec(sc, "", "")); err != nil {
@@ -621,9 +597,9 @@ func (c *Config) Validate() error {
 	}
 	spec := c.LabSpec("", "", "")
 	switch {
-	case c.Lab.Rate == 0 && len(c.Lab.Rates) == 0:
+	case c.Lab.Rate() == 0 && len(c.Lab.Rates()) == 0:
 		bad("lab.rate: a rate is needed (the links are shaped at it; the rates a machine carries validly are measured in docs/BENCHMARKS.md, Emulation capacity)")
-	case c.Lab.Rate != 0 && len(c.Lab.Rates) > 0:
+	case c.Lab.Rate() != 0 && len(c.Lab.Rates()) > 0:
 		bad("lab.rate and lab.rates: give one (rates sets every level's)")
 	}
 	// The plan checks all a lab up would but whether the name is free,
@@ -637,14 +613,14 @@ func (c *Config) Validate() error {
 			bad("fabric: only a workload experiment runs on a graph fabric (%s has its own BCube)", c.Kind)
 		case c.Topology != (Topology{}):
 			bad("fabric and topology: give one")
-		case c.Lab.LevelOrder != "":
-			bad("lab.level_order: a graph fabric's switches route by their tables")
-		case len(c.Lab.Rates) > 0:
+		case c.Lab.LevelOrder() != "":
+			bad("lab.level-order: a graph fabric's switches route by their tables")
+		case len(c.Lab.Rates()) > 0:
 			bad("lab.rates: a graph fabric's links run at lab.rate (its uplinks at their multiple of it)")
 		}
 	}
-	if c.Lab.LevelOrder != "" && c.Kind == KindLoop {
-		bad("lab.level_order: the loop experiment routes its flows itself")
+	if c.Lab.LevelOrder() != "" && c.Kind == KindLoop {
+		bad("lab.level-order: the loop experiment routes its flows itself")
 	}
 	if c.Workload != nil && c.Kind != KindWorkload || c.Loop != nil && c.Kind != KindLoop || c.HoL != nil && c.Kind != KindHoL {
 		bad("kind %s: only its own section (workload, loop or hol) may be given", c.Kind)
@@ -735,7 +711,7 @@ func (c *Config) validateWorkload() error {
 			bad("workload.cdf_rates: %q is not one of workload.cdfs %v", cdf, w.CDFs)
 		case r <= 0:
 			bad("workload.cdf_rates: %s: a rate is needed", cdf)
-		case len(c.Lab.Rates) > 0:
+		case len(c.Lab.Rates()) > 0:
 			bad("workload.cdf_rates: not with lab.rates (a CDF's rate replaces lab.rate)")
 		default:
 			if _, err := lab.NewPlan(c.LabSpec("", cdf, "")); err != nil {
@@ -786,19 +762,19 @@ func (c *Config) rate(cdf string) units.Rate {
 			return r
 		}
 	}
-	return c.Lab.Rate
+	return c.Lab.Rate()
 }
 
 // RateText is the links' rate for titles: "20M", per level "32M,20M";
 // for cdf "" every CDF's ("20M (storage 5M)"), else cdf's.
 func (c *Config) RateText(cdf string) string {
-	if len(c.Lab.Rates) > 0 {
-		return c.Lab.Rates.String()
+	if len(c.Lab.Rates()) > 0 {
+		return c.Lab.Rates().String()
 	}
 	if cdf != "" {
 		return c.rate(cdf).String()
 	}
-	t := c.Lab.Rate.String()
+	t := c.Lab.Rate().String()
 	if c.Workload != nil && len(c.Workload.CDFRates) > 0 {
 		var o []string
 		for _, name := range c.Workload.CDFs {
@@ -815,20 +791,18 @@ func (c *Config) RateText(cdf string) string {
 // and, for a workload, CDF cdf (empty: lab.rate's), with its run
 // directory under runRoot, before the lab's own defaults.
 func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
-	s := lab.Spec{
-		Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K, RateBps: uint64(c.rate(cdf)),
-		BufferBytes: int(c.Lab.Buffer), ECN: c.Lab.ECN, Workers: c.Lab.Workers, LevelOrder: c.Lab.LevelOrder,
-		Xoff: int(c.Lab.Xoff), Xon: int(c.Lab.Xon), RunRoot: runRoot,
+	s := lab.Spec{Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K}
+	v := c.Lab.Values
+	if w := c.Workload; w != nil {
+		if r, ok := w.CDFRates[cdf]; ok {
+			v = maps.Clone(v)
+			v["rate"] = r.String()
+		}
 	}
-	if len(c.Lab.Rates) > 0 {
-		s.Rates = slices.Clone([]uint64(c.Lab.Rates))
-	}
+	_ = v.Apply(&s) // Validate has checked it
+	s.RunRoot = runRoot
 	if c.Fabric != nil {
 		s.Fabric = c.Fabric.Spec()
-	}
-	if c.Lab.Target != "" {
-		// Validate has resolved it once.
-		s.Target, _ = lab.ResolveTarget(c.Lab.Target, s.RateBps)
 	}
 	if fc != "" {
 		// ParseScheme has checked it.
@@ -920,7 +894,7 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 			return wc, err
 		}
 	}
-	if rates := c.Lab.Rates; len(rates) > 0 {
+	if rates := c.Lab.Rates(); len(rates) > 0 {
 		// As lab.RunWorkload resolves it: the slowest level's links, and
 		// every link of a host where they differ.
 		wc.LinkRate = slices.Min(rates)

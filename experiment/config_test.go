@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestBuiltins(t *testing.T) {
 		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v: want fewer", quick.Schemes, quick.Workload.Loads, quick.Workload.CDFs)
 	}
 	// Keys the quick section does not name stay: the incast, the rate.
-	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate != full.Lab.Rate || !quick.Lab.ECN {
+	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate() != full.Lab.Rate() || !quick.Lab.ECN() {
 		t.Errorf("fct quick lost keys it does not set: incast %+v, lab %+v", quick.Workload.Incast, quick.Lab)
 	}
 }
@@ -94,6 +95,10 @@ func TestParseErrors(t *testing.T) {
 		{"no rate", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {ecn: true}", 1), false, "lab.rate"},
 		{"bad rate", strings.Replace(tiny, "rate: 10M", "rate: fast", 1), false, `rate "fast"`},
 		{"bad duration", strings.Replace(tiny, "duration: 2s", "duration: soon", 1), false, "soon"},
+		{"old spelling of a lab key", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, level_order: ascending}", 1), false, "line 5: lab: key level_order is now spelt level-order"},
+		{"unknown lab key", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, rat: 1}", 1), false, "unknown key rat (did you mean rate?)"},
+		{"lab key the schemes set", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, fc: pfc}", 1), false, "lab.fc: the schemes set it"},
+		{"bad lab value", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, workers: many}", 1), false, `lab.workers: "many": want a whole number`},
 		{"bad lab name", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, name: Big-Lab}", 1), false, `lab name "Big-Lab"`},
 		{"load without cdf", strings.Replace(tiny, "cdfs: [websearch]", "cdfs: []", 1), false, "without cdfs"},
 		{"bad cdf", strings.Replace(tiny, "cdfs: [websearch]", "cdfs: [nosuch]", 1), false, "nosuch"},
@@ -314,6 +319,27 @@ func TestParseScheme(t *testing.T) {
 		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.Contains(c.in, "/nocc") || s.Routing != routing {
 			t.Errorf("ParseScheme(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
 		}
+	}
+}
+
+// An experiment's lab section takes any knob of a lab file, and writes
+// it back as it reads.
+func TestLabSection(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, watchdog-action: drop, level-order: ascending, probe-interval: 0}", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.LabSpec("pfc", "", "")
+	if s.WatchdogAction != "drop" || s.LevelOrder != "ascending" || s.ProbeInterval >= 0 || s.RateBps != 10e6 {
+		t.Errorf("spec %+v", s)
+	}
+	y, err := ConfigYAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(y, false)
+	if err != nil || !reflect.DeepEqual(again.Lab, c.Lab) {
+		t.Errorf("config.yaml gives lab %+v (%v), want %+v:\n%s", again.Lab, err, c.Lab, y)
 	}
 }
 
