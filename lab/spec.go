@@ -3,7 +3,6 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -267,21 +266,11 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.XDPMode == "" {
 		s.XDPMode = config.DefaultXDPMode
 	}
-	if s.Target.IsZero() {
-		s.Target = scale.Papers()
-		if s.RateBps == 0 && len(s.Rates) == 0 && s.Dilation == 0 {
-			s.Target = scale.Native(0)
-		}
-	}
+	m := s.Model()
 	if s.Dilation != 0 && s.RateBps == 0 && len(s.Rates) == 0 {
-		s.RateBps = uint64(math.Round(float64(s.Target.LinkRateBps) / s.Dilation))
+		s.RateBps = m.LinkRateBps() // the target's rate / D
 	}
-	if s.Dilation == 0 {
-		s.Dilation = 1
-		if r := s.refRate(); r > 0 {
-			s.Dilation = float64(s.Target.LinkRateBps) / float64(r)
-		}
-	}
+	s.Target, s.Dilation = m.Target, m.D
 	if s.BufferBytes == 0 {
 		s.BufferBytes = int(s.Target.BufferBytes)
 	}
@@ -507,19 +496,13 @@ func (s Spec) refRate() uint64 {
 	return slices.Min(s.Rates)
 }
 
-// Model is the scale model the lab runs (defaults applied: Target and
-// Dilation set; ResolvedModel applies them).
-func (s Spec) Model() scale.Model { return scale.Model{Target: s.Target, D: s.Dilation} }
+// Model is the scale model the lab runs: its Target at its Dilation, as
+// scale.Resolve resolves them for its slowest rate.
+func (s Spec) Model() scale.Model { return scale.Resolve(s.Target, s.Dilation, s.refRate()) }
 
-// ResolvedModel is the scale model of s with its defaults applied: the
-// target and D a lab of s runs.
-func (s Spec) ResolvedModel() (scale.Model, error) {
-	r, err := s.withDefaults()
-	if err != nil {
-		return scale.Model{}, err
-	}
-	return r.Model(), nil
-}
+// ResolvedModel is Model, for callers that once needed the defaults
+// applied first.
+func (s Spec) ResolvedModel() (scale.Model, error) { return s.Model(), nil }
 
 // LevelRate is the rate of level l's cables: Rates[l], or RateBps (a
 // cable of Links may override it).
