@@ -44,6 +44,14 @@ type Knob struct {
 	// Common marks a knob whose flag every lab command has (--run-root):
 	// lab up does not declare it again.
 	Common bool
+	// Fill marks a knob whose zero value in a Spec means Default (a Spec
+	// built in code may leave it zero); the others' zero is a value of
+	// its own or their rule's.
+	Fill bool
+
+	// derive resolves the knob's zero value by its rule (from the
+	// target, D, the fabric), once the Spec has every knob.
+	derive func(s *Spec) error
 
 	parse func(v string) error
 	// set lays value v (parsed) on s; given says whether another knob
@@ -158,7 +166,7 @@ var knobs = []Knob{
 	knob(ratesC, Knob{Name: "rates", Reads: "links", Example: "160M,100M",
 		Help: "link rate of each level 0..k, comma-separated: 160M,100M (a Rail-only NDC's HBD and rails); replaces --rate"},
 		func(s *Spec) *[]uint64 { return &s.Rates }),
-	{Name: "target", Units: "network", Default: scale.PapersName, Reads: "every node (package scale)", Example: scale.NativeName,
+	{Name: "target", derive: resolveModel, Units: "network", Default: scale.PapersName, Reads: "every node (package scale)", Example: scale.NativeName,
 		Help:  "the `network` the lab emulates, at D = its link rate / --rate: papers (100 Gb/s, 1 µs links, 5 MB buffers), native (the emulator's own links at --rate, D = 1), or a target file (YAML)",
 		parse: func(v string) error { _, err := ResolveTarget(v, 0); return err },
 		set: func(s *Spec, v string, _ func(string) bool) (err error) {
@@ -179,7 +187,12 @@ var knobs = []Knob{
 	knob(offC(durC, -1), Knob{Name: "probe-interval", Reads: "fidelity monitor", Example: "50ms",
 		Help: "how often every fabric port probes its link's one-hop RTT, the fidelity monitor (default 100ms); 0 turns it off (and the delay lines' calibration)"},
 		func(s *Spec) *time.Duration { return &s.ProbeInterval }),
-	knob(sizeC, Knob{Name: "buffer", Reads: "every node", Example: "512K",
+	knob(sizeC, Knob{Name: "buffer", derive: func(s *Spec) error {
+		if s.BufferBytes == 0 {
+			s.BufferBytes = int(s.Target.BufferBytes)
+		}
+		return nil
+	}, Reads: "every node", Example: "512K",
 		Help: "shared buffer of each node, for all its egress queues: 4M, 512K, 100000 (0: the target's, 5 MB)"},
 		func(s *Spec) *int { return &s.BufferBytes }),
 	knob(lossC, Knob{Name: "loss", Reads: "links", Example: "0.5%",
@@ -229,7 +242,12 @@ var knobs = []Knob{
 	knob(cdurC, Knob{Name: "ci-residency", Reads: "ici, ci", Example: "50ms",
 		Help: "congestion isolation: how long an entry outlives its last refresh, in the lab's time (default: the target's 100us x D)"},
 		func(s *Spec) *config.Duration { return &s.CIResidency }),
-	knob(boolC, Knob{Name: "ecn", Reads: "every egress", Example: "true",
+	knob(boolC, Knob{Name: "ecn", derive: func(s *Spec) error {
+		// A threshold given turns marking on; those left zero are
+		// scaled per port, to its rate.
+		s.ECN = s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0
+		return nil
+	}, Reads: "every egress", Example: "true",
 		Help: "ECN marking at every egress, K_min/K_max/P_max scaled from 100 KB/400 KB/0.2 at 100 Gb/s to the rate and one-hop RTT"},
 		func(s *Spec) *bool { return &s.ECN }),
 	knob(sizeC, Knob{Name: "ecn-kmin", Reads: "every egress", Example: "10K",
@@ -250,13 +268,13 @@ var knobs = []Knob{
 	knob(durC, Knob{Name: "watchdog-restore", Reads: "watchdog (every scheme)", Example: "2ms",
 		Help: "how long a watchdog action lasts before the queue obeys pauses again (0: the target's 1 ms x D)"},
 		func(s *Spec) *time.Duration { return &s.WatchdogRestore }),
-	knob(dscpC, Knob{Name: "dscp-map", Default: config.DefaultDSCPMap().String(), Reads: "servers' bc0 classifier", Example: "26=3,46=5",
+	knob(dscpC, Knob{Name: "dscp-map", Fill: true, Default: config.DefaultDSCPMap().String(), Reads: "servers' bc0 classifier", Example: "26=3,46=5",
 		Help: "classes (802.1Q priorities) of kernel traffic on every server's bc0 by DSCP: DSCP=priority,... or none; unmapped: 0 (ICMP 6)"},
 		func(s *Spec) *config.DSCPMap { return &s.DSCPMap }),
-	knob(wordC, Knob{Name: "xdp-mode", Default: config.DefaultXDPMode, Reads: "every node's ports", Example: "generic",
+	knob(wordC, Knob{Name: "xdp-mode", Fill: true, Default: config.DefaultXDPMode, Reads: "every node's ports", Example: "generic",
 		Help: "XDP attach `mode`: native, generic or auto"},
 		func(s *Spec) *string { return &s.XDPMode }),
-	knob(wordC, Knob{Name: "level-order", Default: "hash", Reads: "hostd (servers' routing)", Example: "1,0",
+	knob(wordC, Knob{Name: "level-order", Fill: true, Default: "hash", Reads: "hostd (servers' routing)", Example: "1,0",
 		Help: "servers' routing `policy`: hash, ate (Asymmetric Traffic Engineering: a new RDMA flow starts in level 0 unless its source's bytes in flight there reach --ate-p x --ate-cap), ascending, descending or a permutation like 1,0"},
 		func(s *Spec) *string { return &s.LevelOrder }),
 	knob(floatC, Knob{Name: "ate-p", Reads: "hostd (level order ate)", Example: "0.75",
@@ -265,23 +283,23 @@ var knobs = []Knob{
 	knob(size64C, Knob{Name: "ate-cap", Reads: "hostd (level order ate)", Example: "8K",
 		Help: "level order ate: B_H, a source's level-0 capacity in bytes (0: its eth0 rate x 4 one-hop RTTs)"},
 		func(s *Spec) *int64 { return &s.ATECapBytes }),
-	knob(wordC, Knob{Name: "bin-dir", Reads: "lab up", Example: "/opt/bcfab/bin",
+	knob(wordC, Knob{Name: "bin-dir", derive: resolveBinDir, Reads: "lab up", Example: "/opt/bcfab/bin",
 		Help: "`dir`ectory with swd and hostd (default: the directory of lab)",
 		omit: func(s Spec) bool { def, err := DefaultBinDir(); return err == nil && def == s.BinDir }},
 		func(s *Spec) *string { return &s.BinDir }),
-	knob(wordC, Knob{Name: "run-root", Default: DefaultRunRoot, Reads: "lab up", Example: "/tmp/labs", Common: true,
+	knob(wordC, Knob{Name: "run-root", Fill: true, Default: DefaultRunRoot, Reads: "lab up", Example: "/tmp/labs", Common: true,
 		Help: "directory of every lab's run directory"},
 		func(s *Spec) *string { return &s.RunRoot }),
-	knob(intC, Knob{Name: "max-nodes", Default: strconv.Itoa(DefaultMaxNodes), Reads: "lab up", Example: "40",
+	knob(intC, Knob{Name: "max-nodes", Fill: true, Default: strconv.Itoa(DefaultMaxNodes), Reads: "lab up", Example: "40",
 		Help: "refuse fabrics with more than `count` servers + switches"},
 		func(s *Spec) *int { return &s.MaxNodes }),
-	knob(durC, Knob{Name: "health-timeout", Default: units.Duration(DefaultHealthTimeout).String(), Reads: "lab up", Example: "2m0s",
+	knob(durC, Knob{Name: "health-timeout", Fill: true, Default: units.Duration(DefaultHealthTimeout).String(), Reads: "lab up", Example: "2m0s",
 		Help: "how long to wait for every daemon's /healthz"},
 		func(s *Spec) *time.Duration { return &s.HealthTimeout }),
-	knob(offC(intC, PerNode), Knob{Name: "workers", Default: strconv.Itoa(DefaultWorkers), Reads: "workers", Example: "0",
+	knob(offC(intC, PerNode), Knob{Name: "workers", Fill: true, Default: strconv.Itoa(DefaultWorkers), Reads: "workers", Example: "0",
 		Help: "worker processes that host the nodes, one engine thread each; 0: a daemon process per node (swd, hostd)"},
 		func(s *Spec) *int { return &s.Workers }),
-	knob(wordC, Knob{Name: "links", Default: DefaultLinkMode, Reads: "workers", Example: config.LinksVeth,
+	knob(wordC, Knob{Name: "links", Fill: true, Default: DefaultLinkMode, Reads: "workers", Example: config.LinksVeth,
 		Help: "how a cable between two nodes of one worker moves frames: patch (in memory) or veth (AF_XDP through the kernel)"},
 		func(s *Spec) *string { return &s.LinkMode }),
 	knob(durC, Knob{Name: "worker-slack", Reads: "workers", Example: "100us",
@@ -293,10 +311,20 @@ var knobs = []Knob{
 	knob(intC, Knob{Name: "worker-priority", Reads: "workers", Example: "20",
 		Help: "the real-time (SCHED_FIFO) priority at which a worker's thread keeps time, 1-99 (0: 10; negative: an ordinary thread)"},
 		func(s *Spec) *int { return &s.WorkerPriority }),
-	knob(intC, Knob{Name: "frames-per-port", Reads: "every node's UMEM", Example: "2048",
+	knob(intC, Knob{Name: "frames-per-port", derive: func(s *Spec) error {
+		if servers, switches, ok := nodeCount(s.N, s.K); ok && s.FramesPerPort == 0 && servers+switches > BigFabric {
+			s.FramesPerPort = BigFramesPerPort
+		}
+		return nil
+	}, Reads: "every node's UMEM", Example: "2048",
 		Help: "UMEM `frames` per port of every node (0: 4096, 1024 above 100 nodes)"},
 		func(s *Spec) *int { return &s.FramesPerPort }),
-	knob(intC, Knob{Name: "ring-size", Reads: "every node's sockets", Example: "512",
+	knob(intC, Knob{Name: "ring-size", derive: func(s *Spec) error {
+		if s.RingSize == 0 && s.Workers != PerNode {
+			s.RingSize = WorkerRingSize
+		}
+		return nil
+	}, Reads: "every node's sockets", Example: "512",
 		Help: "`entries` of every AF_XDP ring (0: 256 on workers, 1024 with a process per node)"},
 		func(s *Spec) *int { return &s.RingSize }),
 }

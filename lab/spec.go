@@ -231,68 +231,57 @@ func checkName(name string) error {
 	return nil
 }
 
-// withDefaults returns s with every zero field that has a default filled in.
+// withDefaults returns s with every zero field that has a default filled
+// in: the knobs' (Knob.Fill), and those their rules derive from the
+// target, D and the fabric.
 func (s Spec) withDefaults() (Spec, error) {
 	if s.Name == "" {
 		s.Name = DefaultName
 	}
-	if s.RunRoot == "" {
-		s.RunRoot = DefaultRunRoot
+	for _, k := range knobs {
+		if k.Fill && k.get(s) == "" {
+			if err := k.set(&s, k.Default, func(string) bool { return false }); err != nil {
+				return s, err
+			}
+		}
+		if k.derive != nil {
+			if err := k.derive(&s); err != nil {
+				return s, err
+			}
+		}
 	}
-	if s.MaxNodes == 0 {
-		s.MaxNodes = DefaultMaxNodes
-	}
-	if s.HealthTimeout == 0 {
-		s.HealthTimeout = DefaultHealthTimeout
-	}
-	if s.Workers == 0 {
-		s.Workers = DefaultWorkers
-	}
-	if s.LinkMode == "" {
-		s.LinkMode = DefaultLinkMode
-	}
-	if servers, switches, ok := nodeCount(s.N, s.K); ok && s.FramesPerPort == 0 && servers+switches > BigFabric {
-		s.FramesPerPort = BigFramesPerPort
-	}
-	if s.RingSize == 0 && s.Workers != PerNode {
-		s.RingSize = WorkerRingSize
-	}
-	if s.LevelOrder == "" {
-		s.LevelOrder = "hash"
-	}
-	if s.DSCPMap == nil {
-		s.DSCPMap = config.DefaultDSCPMap()
-	}
-	if s.XDPMode == "" {
-		s.XDPMode = config.DefaultXDPMode
-	}
+	return s, nil
+}
+
+// resolveModel sets the target and D a lab of s runs at (scale.Resolve),
+// and with a D but no rate, the rate: the target's / D.
+func resolveModel(s *Spec) error {
 	m := s.Model()
 	if s.Dilation != 0 && s.RateBps == 0 && len(s.Rates) == 0 {
-		s.RateBps = m.LinkRateBps() // the target's rate / D
+		s.RateBps = m.LinkRateBps()
 	}
 	s.Target, s.Dilation = m.Target, m.D
-	if s.BufferBytes == 0 {
-		s.BufferBytes = int(s.Target.BufferBytes)
-	}
-	if s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0 {
-		// The thresholds left zero are scaled per port, to its rate.
-		s.ECN = true
-	}
+	return nil
+}
+
+// resolveBinDir makes the bin dir absolute, by default the directory of
+// lab.
+func resolveBinDir(s *Spec) error {
 	if s.BinDir == "" {
 		dir, err := DefaultBinDir()
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.BinDir = dir
 	}
 	if !filepath.IsAbs(s.BinDir) {
 		abs, err := filepath.Abs(s.BinDir)
 		if err != nil {
-			return s, fmt.Errorf("bin dir %q: %w", s.BinDir, err)
+			return fmt.Errorf("bin dir %q: %w", s.BinDir, err)
 		}
 		s.BinDir = abs
 	}
-	return s, nil
+	return nil
 }
 
 // DefaultBinDir is the directory of the running executable, symlinks
