@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -609,58 +610,44 @@ func mustScheme(name string) scheme.Named {
 
 // daemonConfig is the config of one daemon of the lab, defaults applied.
 func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
-	c := s.daemonConfigCommon(node, control)
-	c.N, c.K = t.N(), t.K()
-	c.RateBps = s.nodeRate(t, node)
-	c.Ports = s.portOverrides(t, node)
-	// Switches take the policy too: it tells them which of the next
-	// server's queues a frame will use (the A queue of PortFC).
+	return s.nodeConfig(node, control, func(c *config.Node) {
+		c.N, c.K = t.N(), t.K()
+		c.RateBps = s.nodeRate(t, node)
+		c.Ports = s.portOverrides(t, node)
+	})
+}
+
+// nodeConfig is the config of a node of any fabric: every value of the
+// spec that config.Node has a field of the same name for, the
+// thresholds, and what place sets (the node's place, rate and ports);
+// then its defaults, applied here once for every node.
+func (s Spec) nodeConfig(node, control string, place func(c *config.Node)) config.Node {
+	c := config.Node{
+		Lab: s.Name, Node: node, Control: control,
+		XoffA: s.Xoff, XoffB: s.Xoff, PFCXoff: s.Xoff,
+		XonA: s.Xon, XonB: s.Xon, PFCXon: s.Xon,
+	}
+	copyShared(&c, s)
+	place(&c)
+	// Switches take the level order too: it tells them which of the
+	// next server's queues a frame will use (the A queue of PortFC).
 	c.SetDefaults()
 	return c
 }
 
-// daemonConfigCommon is the config of a node of any fabric, but for its
-// place, rate and ports, and without defaults.
-func (s Spec) daemonConfigCommon(node, control string) config.Node {
-	c := config.Node{
-		Lab:           s.Name,
-		Node:          node,
-		Target:        s.Target,
-		Dilation:      s.Dilation,
-		DelayComp:     config.Duration(s.DelayComp),
-		ProbeInterval: config.Duration(s.ProbeInterval),
-		BufferBytes:   s.BufferBytes,
-		XDPMode:       s.XDPMode,
-		LevelOrder:    s.LevelOrder,
-		ATEP:          s.ATEP,
-		ATECapBytes:   s.ATECapBytes,
-		Control:       control,
-		FC:            s.FC,
-		XoffA:         s.Xoff,
-		XoffB:         s.Xoff,
-		XonA:          s.Xon,
-		XonB:          s.Xon,
-		PFCXoff:       s.Xoff,
-		PFCXon:        s.Xon,
-		BFCQueues:     s.BFCQueues,
-		BFCTable:      s.BFCTable,
-		BFCAssign:     s.BFCAssign,
-		RelayQueue:    s.RelayQueue,
-		CI:            s.CI,
-		LossPPM:       s.LossPPM,
-
-		FramesPerPort: s.FramesPerPort,
-		RingSize:      s.RingSize,
-
-		ECN:          s.ECN,
-		ECNKminBytes: s.ECNKminBytes,
-		ECNKmaxBytes: s.ECNKmaxBytes,
-		ECNPmax:      s.ECNPmax,
-
-		WatchdogDetect:  config.Duration(s.WatchdogDetect),
-		WatchdogAction:  s.WatchdogAction,
-		WatchdogRestore: config.Duration(s.WatchdogRestore),
+// copyShared sets every field of c that s has by the same name and type
+// (a time.Duration of s as c's config.Duration).
+func copyShared(c *config.Node, s Spec) {
+	dst, src := reflect.ValueOf(c).Elem(), reflect.ValueOf(s)
+	for i := range src.NumField() {
+		f := src.Type().Field(i)
+		d := dst.FieldByName(f.Name)
+		switch {
+		case !d.IsValid() || !d.CanSet():
+		case f.Type == d.Type():
+			d.Set(src.Field(i))
+		case f.Type == reflect.TypeFor[time.Duration]() && d.Type() == reflect.TypeFor[config.Duration]():
+			d.Set(src.Field(i).Convert(d.Type()))
+		}
 	}
-	c.DSCPMap = s.DSCPMap
-	return c
 }

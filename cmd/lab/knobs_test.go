@@ -77,6 +77,21 @@ func TestKnobsRoundTrip(t *testing.T) {
 				break
 			}
 		}
+		// A knob a node reads reaches its config.
+		if k.Reads != "lab up" && k.Reads != "workers" {
+			base := append([]string{"bcube", "--n", "2", "--k", "1", "--name", "rt"}, with[k.Name]...)
+			p0, err := lab.NewPlan(upSpec(t, base...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := true
+			for i := range p0.Nodes {
+				same = same && reflect.DeepEqual(p0.Nodes[i].Config, p1.Nodes[i].Config)
+			}
+			if same {
+				t.Errorf("--%s %s: no node's config changes", k.Name, k.Example)
+			}
+		}
 		// lab inspect -o yaml of the lab the file brings up (its spec
 		// resolved, as state.json holds it) says the value, and is the
 		// same lab.
