@@ -75,8 +75,14 @@ type codec[T any] struct {
 var (
 	rateC  = codec[uint64]{"rate", units.ParseRate, units.CompactRate}
 	ratesC = codec[[]uint64]{"rates", units.ParseRates, formatRates}
-	sizeC  = codec[int]{"size", func(v string) (int, error) { n, err := units.ParseSize(v); return int(n), err },
-		func(n int) string { return units.CompactSize(int64(n)) }}
+	// sizeC is a size a node holds in an int: at most 2 GiB.
+	sizeC = codec[int]{"size", func(v string) (int, error) {
+		n, err := units.ParseSize(v)
+		if err == nil && n > 1<<31-1 {
+			err = fmt.Errorf("size %q: at most 2 GiB", v)
+		}
+		return int(n), err
+	}, func(n int) string { return units.CompactSize(int64(n)) }}
 	size64C = codec[int64]{"size", units.ParseSize, units.CompactSize}
 	lossC   = codec[int]{"probability", units.ParseLoss, units.CompactLoss}
 	durC    = codec[time.Duration]{"duration", units.ParseDuration, func(d time.Duration) string { return units.Duration(d).String() }}

@@ -116,6 +116,7 @@ func TestFileErrors(t *testing.T) {
 	}{
 		{head + "rate: fast\n", `6: rate: rate "fast"`},
 		{head + "buffer: 1X\n", `6: buffer: size "1X"`},
+		{head + "xoff: 3G\n", `6: xoff: size "3G": at most 2 GiB`},
 		{head + "bogus: 1\n", "6: unknown key bogus;"},
 		{head + "fc: portfcc\n", `6: fc "portfcc": want none, portfc`},
 		{head + "flowcontrol: pfc\n", "6: unknown key flowcontrol (did you mean fc?)"},

@@ -23,7 +23,6 @@ import (
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
 )
 
 // upFlags are lab up's flags: the topology's, and a flag per knob
@@ -268,14 +267,6 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 			spec.N = 0
 		}
 		spec = lab.RailOnly(spec)
-	}
-	for _, s := range []struct {
-		flag string
-		v    int
-	}{{"buffer", spec.BufferBytes}, {"xoff", spec.Xoff}, {"xon", spec.Xon}, {"ecn-kmin", spec.ECNKminBytes}, {"ecn-kmax", spec.ECNKmaxBytes}} {
-		if s.v > 1<<31-1 || s.v < 0 {
-			return spec, fmt.Errorf("--%s %s: at most 2 GiB", s.flag, units.CompactSize(int64(s.v)))
-		}
 	}
 	return spec, nil
 }
