@@ -49,6 +49,9 @@ type Knob struct {
 	// its own or their rule's.
 	Fill bool
 
+	// zeroIsValue marks a knob whose zero value is one of its own (rate
+	// 0: unshaped), not the default: it is written as any other.
+	zeroIsValue bool
 	// derive resolves the knob's zero value by its rule (from the
 	// target, D, the fabric), once the Spec has every knob.
 	derive func(s *Spec) error
@@ -153,7 +156,7 @@ func knob[T any](c codec[T], k Knob, f func(s *Spec) *T) Knob {
 	}
 	k.get = func(s Spec) string {
 		x := f(&s)
-		if reflect.ValueOf(x).Elem().IsZero() && k.Name != "rate" { // a rate of 0 is unshaped, not the default
+		if reflect.ValueOf(x).Elem().IsZero() && !k.zeroIsValue {
 			return ""
 		}
 		return c.format(*x)
@@ -164,7 +167,7 @@ func knob[T any](c codec[T], k Knob, f func(s *Spec) *T) Knob {
 // knobs is the table, in the order its values apply: a knob after those
 // it reads (the target after the rate, ci after fc).
 var knobs = []Knob{
-	knob(rateC, Knob{Name: "rate", Default: units.CompactRate(config.DefaultRateBps), Reads: "links", Example: "100M",
+	knob(rateC, Knob{Name: "rate", zeroIsValue: true, Default: units.CompactRate(config.DefaultRateBps), Reads: "links", Example: "100M",
 		Help: "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped",
 		set:  func(s *Spec, _ string, _ func(string) bool) error { s.Rates = nil; return nil }, // every level's
 		omit: func(s Spec) bool { return len(s.Rates) > 0 }},

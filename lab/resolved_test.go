@@ -57,9 +57,9 @@ func TestResolvedExamples(t *testing.T) {
 		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
 		for i := range min(len(gl), len(wl)) {
 			if gl[i] != wl[i] {
-				t.Fatalf("line %d:\n got %s\nwant %s", i+1, gl[i], wl[i])
+				t.Fatalf("line %d:\n got %s\nwant %s\n(UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", i+1, gl[i], wl[i])
 			}
 		}
-		t.Fatalf("%d lines, want %d", len(gl), len(wl))
+		t.Fatalf("%d lines, want %d (UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", len(gl), len(wl))
 	}
 }
