@@ -587,7 +587,7 @@ func CIScheme(mode, fc string) (string, error) {
 		return "", err
 	}
 	if f.FC != scheme.Default && f.FC != pfc.FC && f.FC != m.FC {
-		return "", fmt.Errorf("%s runs over PFC: fc %s cannot go with it (give fc pfc, or none)", mode, fc)
+		return "", fmt.Errorf("%s runs over PFC, not fc %s (give fc pfc, or leave fc out)", mode, fc)
 	}
 	return m.FC, nil
 }
