@@ -1,12 +1,14 @@
 package experiment
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
@@ -504,5 +506,49 @@ func TestCDFRates(t *testing.T) {
 	}
 	if len(q.Workload.CDFRates) != 0 {
 		t.Errorf("quick with websearch only: rates %v left", q.Workload.CDFRates)
+	}
+}
+
+// Every knob of a lab file but those the schemes and the runner set
+// reads in an experiment's lab section, reaches its labs' spec, and is
+// written back by config.yaml.
+func TestLabSectionKnobs(t *testing.T) {
+	for _, k := range lab.Knobs() {
+		if k.Scheme || k.Common {
+			continue
+		}
+		given := lab.Values{"rate": "10M", k.Name: k.Example}
+		switch k.Name {
+		case "rates":
+			delete(given, "rate")
+		case "ate-p", "ate-cap":
+			given["level-order"] = "ate"
+		}
+		var keys []string
+		for _, kk := range lab.Knobs() {
+			if v, ok := given[kk.Name]; ok {
+				keys = append(keys, fmt.Sprintf("%s: %q", kk.Name, v))
+			}
+		}
+		section := "lab: {" + strings.Join(keys, ", ") + "}"
+		c, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", section, 1)), false)
+		if err != nil {
+			t.Errorf("%s: %v", section, err)
+			continue
+		}
+		want := lab.Spec{Name: c.Lab.Name}
+		if err := given.Apply(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got := k.Get(c.LabSpec("", "", "")); got != k.Get(want) {
+			t.Errorf("%s: the lab's %s is %q, want %q", section, k.Name, got, k.Get(want))
+		}
+		y, err := ConfigYAML(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := Parse(y, false); err != nil || again.Lab.Values[k.Name] != k.Example {
+			t.Errorf("%s: config.yaml gives %v (%v)", section, again.Lab.Values, err)
+		}
 	}
 }
