@@ -3,11 +3,11 @@ package lab
 // Lab files: a lab as YAML, for lab up -f and lab inspect -o yaml.
 //
 //  1. ReadFile decodes the YAML strictly (an unknown key is an error) into
-//     File, whose values read themselves as the flags of lab up do
-//     (package units), every error naming its line;
+//     File, whose values are read by their knobs (knob.go) as lab up's
+//     flags are, every error naming its line;
 //  2. File.Spec lays the keys present over Defaults, the values lab up's
-//     flags default to, so a file and the flags it spells out give the
-//     same Spec;
+//     flags default to, through the knobs that the flags set too, so a
+//     file and the flags it spells out give the same Spec;
 //  3. NewPlan validates the Spec; an error it finds is charged to the key
 //     whose removal changes it, so it names that key's line too.
 //
@@ -268,12 +268,9 @@ var (
 // its keys and values, not Go's types.
 func userWords(msg string) string {
 	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-		var where string
-		var keys []string
-		switch m[2] {
-		case "FileTopology":
-			where, keys = " under topology", fileKeys(reflect.TypeFor[FileTopology]())
-		case "FileLink":
+		// A top-level key is a knob's (ParseFile checks those).
+		where, keys := " under topology", fileKeys(reflect.TypeFor[FileTopology]())
+		if m[2] == "FileLink" {
 			where, keys = " in a link", fileKeys(reflect.TypeFor[FileLink]())
 		}
 		hint := ""
