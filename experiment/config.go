@@ -583,7 +583,8 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 	v := c.Lab.Values
 	if w := c.Workload; w != nil {
 		if r, ok := w.CDFRates[cdf]; ok {
-			v = maps.Clone(v)
+			v = lab.Values{}
+			maps.Copy(v, c.Lab.Values)
 			v["rate"] = r.String()
 		}
 	}
