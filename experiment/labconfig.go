@@ -47,7 +47,7 @@ func (l *LabConfig) UnmarshalYAML(n *yaml.Node) error {
 		k, _ := lab.KnobByName(key)
 		switch {
 		case k.Scheme:
-			return fmt.Errorf("line %d: lab.%s: the schemes set it (schemes: %s, ...)", v.Line, key, "pfc")
+			return fmt.Errorf("line %d: lab.%s: the schemes set it (name it in schemes)", v.Line, key)
 		case k.Common:
 			return fmt.Errorf("line %d: lab.%s: the runner's (lab experiment run --%s)", v.Line, key, key)
 		}

@@ -297,7 +297,7 @@ var knobs = []Knob{
 		omit: func(s Spec) bool { def, err := DefaultBinDir(); return err == nil && def == s.BinDir }},
 		func(s *Spec) *string { return &s.BinDir }),
 	knob(wordC, Knob{Name: "run-root", Fill: true, Default: DefaultRunRoot, Reads: "lab up", Example: "/tmp/labs", Common: true,
-		Help: "directory of every lab's run directory"},
+		Help: "`dir`ectory of the labs' state, configs, sockets and logs"},
 		func(s *Spec) *string { return &s.RunRoot }),
 	knob(intC, Knob{Name: "max-nodes", Fill: true, Default: strconv.Itoa(DefaultMaxNodes), Reads: "lab up", Example: "40",
 		Help: "refuse fabrics with more than `count` servers + switches"},
