@@ -92,8 +92,7 @@ var (
 	cdurC   = codec[config.Duration]{"duration", func(v string) (config.Duration, error) {
 		d, err := units.ParseDuration(v)
 		return config.Duration(d), err
-	},
-		func(d config.Duration) string { return units.Duration(d).String() }}
+	}, func(d config.Duration) string { return units.Duration(d).String() }}
 	// goDurC reads Go's syntax only, negative durations too.
 	goDurC = codec[time.Duration]{"duration", time.ParseDuration, time.Duration.String}
 	intC   = codec[int]{"int", func(v string) (int, error) {
@@ -399,7 +398,7 @@ func ValuesOf(s Spec) Values {
 // old one and the nearest knob to a typo.
 func CheckKey(key string) error { return checkKey(key) }
 
-// checkKey is CheckKey where the keys also are taken too.
+// checkKey is CheckKey for a place that takes the keys also as well.
 func checkKey(key string, also ...string) error {
 	if _, ok := KnobByName(key); ok || slices.Contains(also, key) {
 		return nil
