@@ -205,19 +205,8 @@ const (
 // The settings of one scheme (queueing, relay queue, BFC's) stay as
 // they are: the scheme resolves its own (scheme.New).
 func (c *Node) SetDefaults() {
-	if c.Target.IsZero() {
-		c.Target = scale.Papers()
-		if c.RateBps == 0 {
-			c.Target = scale.Native(0)
-		}
-	}
-	if c.Dilation == 0 {
-		c.Dilation = 1
-		if c.RateBps != 0 && c.Target.LinkRateBps > 0 {
-			c.Dilation = float64(c.Target.LinkRateBps) / float64(c.RateBps)
-		}
-	}
 	m := c.Model()
+	c.Target, c.Dilation = m.Target, m.D
 	fc := m.FlowControl()
 	if c.BufferBytes == 0 {
 		c.BufferBytes = int(c.Target.BufferBytes)
@@ -256,8 +245,9 @@ func (c *Node) SetDefaults() {
 	// counts them at its own rate (PortThresholds, PortPFC, PortECN).
 }
 
-// Model is the scale model the node runs: its Target at its Dilation.
-func (c *Node) Model() scale.Model { return scale.Model{Target: c.Target, D: c.Dilation} }
+// Model is the scale model the node runs: its Target at its Dilation,
+// as scale.Resolve resolves them for its rate.
+func (c *Node) Model() scale.Model { return scale.Resolve(c.Target, c.Dilation, c.RateBps) }
 
 // LinkDelay is how long each fabric egress's delay line holds a frame
 // after its last bit: the model's link delay less the emulator's own

@@ -1,11 +1,14 @@
 package experiment
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
@@ -54,7 +57,7 @@ func TestBuiltins(t *testing.T) {
 		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v: want fewer", quick.Contenders, quick.Workload.Loads, quick.Workload.CDFs)
 	}
 	// Keys the quick section does not name stay: the incast, the rate.
-	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate != full.Lab.Rate || !quick.Lab.ECN {
+	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate() != full.Lab.Rate() || !quick.Lab.ECN() {
 		t.Errorf("fct quick lost keys it does not set: incast %+v, lab %+v", quick.Workload.Incast, quick.Lab)
 	}
 }
@@ -94,6 +97,10 @@ func TestParseErrors(t *testing.T) {
 		{"no rate", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {ecn: true}", 1), false, "lab.rate"},
 		{"bad rate", strings.Replace(tiny, "rate: 10M", "rate: fast", 1), false, `rate "fast"`},
 		{"bad duration", strings.Replace(tiny, "duration: 2s", "duration: soon", 1), false, "soon"},
+		{"old spelling of a lab key", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, level_order: ascending}", 1), false, "line 5: lab: key level_order is now spelt level-order"},
+		{"unknown lab key", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, rat: 1}", 1), false, "unknown key rat (did you mean rate?)"},
+		{"lab key the schemes set", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, fc: pfc}", 1), false, "lab.fc: the schemes set it"},
+		{"bad lab value", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, workers: many}", 1), false, `lab.workers: "many": want a whole number`},
 		{"bad lab name", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, name: Big-Lab}", 1), false, `lab name "Big-Lab"`},
 		{"load without cdf", strings.Replace(tiny, "cdfs: [websearch]", "cdfs: []", 1), false, "without cdfs"},
 		{"bad cdf", strings.Replace(tiny, "cdfs: [websearch]", "cdfs: [nosuch]", 1), false, "nosuch"},
@@ -317,6 +324,27 @@ func TestParseContender(t *testing.T) {
 	}
 }
 
+// An experiment's lab section takes any knob of a lab file, and writes
+// it back as it reads.
+func TestLabSection(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, watchdog-action: drop, level-order: ascending, probe-interval: 0}", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.LabSpec("pfc", "", "")
+	if s.WatchdogAction != "drop" || s.LevelOrder != "ascending" || s.ProbeInterval >= 0 || s.RateBps != 10e6 {
+		t.Errorf("spec %+v", s)
+	}
+	y, err := ConfigYAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(y, false)
+	if err != nil || !reflect.DeepEqual(again.Lab, c.Lab) {
+		t.Errorf("config.yaml gives lab %+v (%v), want %+v:\n%s", again.Lab, err, c.Lab, y)
+	}
+}
+
 func TestLabSpec(t *testing.T) {
 	c, err := Parse([]byte(tiny), false)
 	if err != nil {
@@ -478,5 +506,49 @@ func TestCDFRates(t *testing.T) {
 	}
 	if len(q.Workload.CDFRates) != 0 {
 		t.Errorf("quick with websearch only: rates %v left", q.Workload.CDFRates)
+	}
+}
+
+// Every knob of a lab file but those the schemes and the runner set
+// reads in an experiment's lab section, reaches its labs' spec, and is
+// written back by config.yaml.
+func TestLabSectionKnobs(t *testing.T) {
+	for _, k := range lab.Knobs() {
+		if k.Scheme || k.Common {
+			continue
+		}
+		given := lab.Values{"rate": "10M", k.Name: k.Example}
+		switch k.Name {
+		case "rates":
+			delete(given, "rate")
+		case "ate-p", "ate-cap":
+			given["level-order"] = "ate"
+		}
+		var keys []string
+		for _, kk := range lab.Knobs() {
+			if v, ok := given[kk.Name]; ok {
+				keys = append(keys, fmt.Sprintf("%s: %q", kk.Name, v))
+			}
+		}
+		section := "lab: {" + strings.Join(keys, ", ") + "}"
+		c, err := Parse([]byte(strings.Replace(tiny, "lab: {rate: 10M}", section, 1)), false)
+		if err != nil {
+			t.Errorf("%s: %v", section, err)
+			continue
+		}
+		want := lab.Spec{Name: c.Lab.Name}
+		if err := given.Apply(&want); err != nil {
+			t.Fatal(err)
+		}
+		if got := k.Get(c.LabSpec("", "", "")); got != k.Get(want) {
+			t.Errorf("%s: the lab's %s is %q, want %q", section, k.Name, got, k.Get(want))
+		}
+		y, err := ConfigYAML(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := Parse(y, false); err != nil || again.Lab.Values[k.Name] != k.Example {
+			t.Errorf("%s: config.yaml gives %v (%v)", section, again.Lab.Values, err)
+		}
 	}
 }

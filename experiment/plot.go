@@ -83,8 +83,8 @@ var workloadPlots = []loadBars{
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
 	{"long-flow", "Throughput of the long flow(s): bytes over FCT", unitRate, "long_gbps", func(c *Config) bool { return c.Workload.Long != nil }},
 	{"big-flow", "Throughput of the background's flows over 1 MB (each its bytes over its FCT, the mean)", unitRate, "big_flow_gbps", func(c *Config) bool { return c.hasPermutation() }},
-	{"background-fct-p99", "99th-percentile FCT of the background's flows", unitTime, "bg_fct_p99_us", func(c *Config) bool { return c.Lab.ECN && c.hasIncast() }},
-	{"cnps-victim", "CNPs per background flow (the victims')", "CNPs", "cnps_victim_per_flow", func(c *Config) bool { return c.Lab.ECN && c.hasIncast() }},
+	{"background-fct-p99", "99th-percentile FCT of the background's flows", unitTime, "bg_fct_p99_us", func(c *Config) bool { return c.Lab.ECN() && c.hasIncast() }},
+	{"cnps-victim", "CNPs per background flow (the victims')", "CNPs", "cnps_victim_per_flow", func(c *Config) bool { return c.Lab.ECN() && c.hasIncast() }},
 	{"incomplete", "Flows that never ended (a deadlock, or slower than the drain time)", "% of the flows", "incomplete_pct", nil},
 }
 
@@ -126,7 +126,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 				for _, load := range c.Workload.Loads {
 					pl.slowdownBySize(cdf, load)
 					pl.queueCDF(cdf, load)
-					if c.Lab.ECN {
+					if c.Lab.ECN() {
 						pl.load = load
 						pl.series(pl.named(fmt.Sprintf("cnp-series-%s-load%s", cdf, loadName(load))),
 							fmt.Sprintf("CNPs over time, %s at load %s", cdfTitle(cdf), loadName(load)),

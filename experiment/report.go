@@ -148,7 +148,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	} else {
 		fmt.Fprintf(&b, ". %s, %s links", c.TopologyText(), c.RateText(""))
 	}
-	if c.Lab.ECN {
+	if c.Lab.ECN() {
 		b.WriteString(", ECN marking on every egress")
 	}
 	if m, err := c.LabSpec("", "", "/").ResolvedModel(); err == nil {

@@ -4,6 +4,13 @@
 // nodes on one thread; the default) or in a daemon per node (swd for a
 // switch, hostd for a server) started inside its namespace.
 //
+// A lab's parameters are knobs (knob.go): each is declared once, in one
+// table, with its name, units, default or the rule that derives it from
+// the target and D, help and reader. lab up's flags, a lab file's keys
+// (File), an experiment's lab section and lab inspect -o yaml (FileOf)
+// are made from the table; Spec holds the values, and every node's
+// config.Node takes those it has a field for (nodeConfig).
+//
 // Bringing a lab up is a pipeline (see Up):
 //
 //  1. Validate the Spec and resolve it into a Plan: every namespace, link

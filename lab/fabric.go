@@ -498,32 +498,31 @@ func newGraphPlan(s Spec) (*Plan, error) {
 
 // graphConfig is the config of node u of graph fabric g.
 func (s Spec) graphConfig(g *topo.Graph, r *config.Routes, u int, control string) config.Node {
-	c := s.daemonConfigCommon(g.Nodes[u].Name, control)
-	c.Fabric = config.NewFabric(g, r, u)
-	c.RateBps = s.RateBps
-	name := g.Nodes[u].Name
-	for p := range g.Nodes[u].Ports {
-		port := g.PortName(u, p)
-		pc := config.PortConfig{Name: port}
-		if cap := g.Capacity(g.Out(u, p)); cap != 1 {
-			pc.RateBps = s.cableRate(cap)
-		}
-		for _, l := range s.Links { // a lab file's cables that differ (checkGraph checked them)
-			a, b, err := graphCable(g, l)
-			if err != nil || !(a.Node == name && a.Ifname == port || b.Node == name && b.Ifname == port) {
-				continue
+	return s.nodeConfig(g.Nodes[u].Name, control, func(c *config.Node) {
+		c.Fabric = config.NewFabric(g, r, u)
+		c.RateBps = s.RateBps
+		name := g.Nodes[u].Name
+		for p := range g.Nodes[u].Ports {
+			port := g.PortName(u, p)
+			pc := config.PortConfig{Name: port}
+			if cap := g.Capacity(g.Out(u, p)); cap != 1 {
+				pc.RateBps = s.cableRate(cap)
 			}
-			if l.RateBps != 0 {
-				pc.RateBps = l.RateBps
+			for _, l := range s.Links { // a lab file's cables that differ (checkGraph checked them)
+				a, b, err := graphCable(g, l)
+				if err != nil || !(a.Node == name && a.Ifname == port || b.Node == name && b.Ifname == port) {
+					continue
+				}
+				if l.RateBps != 0 {
+					pc.RateBps = l.RateBps
+				}
+				pc.LossPPM, pc.Down = l.LossPPM, l.Down
 			}
-			pc.LossPPM, pc.Down = l.LossPPM, l.Down
+			if pc.RateBps != 0 || pc.LossPPM != nil || pc.Down {
+				c.Ports = append(c.Ports, pc)
+			}
 		}
-		if pc.RateBps != 0 || pc.LossPPM != nil || pc.Down {
-			c.Ports = append(c.Ports, pc)
-		}
-	}
-	c.SetDefaults()
-	return c
+	})
 }
 
 // graphCable resolves a cable override's endpoints in graph fabric g.

@@ -3,11 +3,11 @@ package lab
 // Lab files: a lab as YAML, for lab up -f and lab inspect -o yaml.
 //
 //  1. ReadFile decodes the YAML strictly (an unknown key is an error) into
-//     File, whose values read themselves as the flags of lab up do
-//     (package units), every error naming its line;
+//     File, whose values are read by their knobs (knob.go) as lab up's
+//     flags are, every error naming its line;
 //  2. File.Spec lays the keys present over Defaults, the values lab up's
-//     flags default to, so a file and the flags it spells out give the
-//     same Spec;
+//     flags default to, through the knobs that the flags set too, so a
+//     file and the flags it spells out give the same Spec;
 //  3. NewPlan validates the Spec; an error it finds is charged to the key
 //     whose removal changes it, so it names that key's line too.
 //
@@ -18,24 +18,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/units"
 )
 
-// File is a lab file. Its keys are lab up's flags, without the dashes,
-// plus the topology and per-cable overrides:
+// File is a lab file. Its keys are the knobs (Knobs: lab up's flags,
+// without the dashes), plus the name, the topology and per-cable
+// overrides:
 //
 //	name: pf
 //	topology:
@@ -48,75 +45,27 @@ import (
 //	rate: 100M
 //	fc: portfc
 //
-// A key left out takes the flag's default. Topology kind railonly is the
+// A key left out takes the knob's default. Topology kind railonly is the
 // Rail-only preset (RailOnly): k 1, n 4 unless given, and the preset's
 // level rates unless the file has rates.
 type File struct {
 	Name     string       `yaml:"name,omitempty"`
 	Topology FileTopology `yaml:"topology"`
-
-	Rate  *units.Rate  `yaml:"rate,omitempty"`
-	Rates *units.Rates `yaml:"rates,omitempty"`
-	// Target names the emulated network: papers, native, or a target
-	// file (scale.ReadTarget); Dilation is its D in place of a rate.
-	Target   string      `yaml:"target,omitempty"`
-	Dilation float64     `yaml:"dilation,omitempty"`
-	Buffer   *units.Size `yaml:"buffer,omitempty"`
-	// ProbeInterval 0 turns the fidelity monitor off, as
-	// --probe-interval 0.
-	ProbeInterval *units.Duration `yaml:"probe-interval,omitempty"`
-	Loss          *units.Loss     `yaml:"loss,omitempty"`
-
-	FC        string      `yaml:"fc,omitempty"`
-	Xoff      *units.Size `yaml:"xoff,omitempty"`
-	Xon       *units.Size `yaml:"xon,omitempty"`
-	BFCQueues int         `yaml:"bfc-queues,omitempty"`
-	BFCTable  int         `yaml:"bfc-table,omitempty"`
-	BFCAssign string      `yaml:"bfc-assign,omitempty"`
-	// RelayQueue: strict or drr (Spec.RelayQueue).
-	RelayQueue string `yaml:"relay-queue,omitempty"`
-	// CI is congestion isolation over PFC, as lab up --ci: ici or ci
-	// sets fc; the ci-* keys its settings (Spec.CI).
-	CI          string          `yaml:"ci,omitempty"`
-	CITable     int             `yaml:"ci-table,omitempty"`
-	CIDetect    *units.Size     `yaml:"ci-detect,omitempty"`
-	CIKmin      *units.Size     `yaml:"ci-kmin,omitempty"`
-	CIKmax      *units.Size     `yaml:"ci-kmax,omitempty"`
-	CIResidency *units.Duration `yaml:"ci-residency,omitempty"`
-
-	ECN     *bool       `yaml:"ecn,omitempty"`
-	ECNKmin *units.Size `yaml:"ecn-kmin,omitempty"`
-	ECNKmax *units.Size `yaml:"ecn-kmax,omitempty"`
-	ECNPmax float64     `yaml:"ecn-pmax,omitempty"`
-
-	WatchdogDetect  *units.Duration `yaml:"watchdog-detect,omitempty"`
-	WatchdogAction  string          `yaml:"watchdog-action,omitempty"`
-	WatchdogRestore *units.Duration `yaml:"watchdog-restore,omitempty"`
-
-	DSCPMap *string `yaml:"dscp-map,omitempty"`
-
-	XDPMode       string          `yaml:"xdp-mode,omitempty"`
-	LevelOrder    string          `yaml:"level-order,omitempty"`
-	ATEP          float64         `yaml:"ate-p,omitempty"`
-	ATECap        *units.Size     `yaml:"ate-cap,omitempty"`
-	BinDir        string          `yaml:"bin-dir,omitempty"`
-	RunRoot       string          `yaml:"run-root,omitempty"`
-	MaxNodes      int             `yaml:"max-nodes,omitempty"`
-	HealthTimeout *units.Duration `yaml:"health-timeout,omitempty"`
-
-	// Workers 0 is a process per node, as --workers 0.
-	Workers       *int            `yaml:"workers,omitempty"`
-	WorkerSlack   *units.Duration `yaml:"worker-slack,omitempty"`
-	WorkerPoll    *time.Duration  `yaml:"worker-poll,omitempty"`
-	WorkerPrio    int             `yaml:"worker-priority,omitempty"`
-	LinkMode      string          `yaml:"link-mode,omitempty"`
-	FramesPerPort int             `yaml:"frames-per-port,omitempty"`
-	RingSize      int             `yaml:"ring-size,omitempty"`
+	// Values are the knobs the file gives, as written.
+	Values Values `yaml:"-"`
 
 	// lines holds the line of every key present, top-level keys by name
 	// and link keys as "links[i]".
 	lines map[string]int
 	order []string // the keys present, in file order
+}
+
+// fileYAML is a lab file as the yaml package decodes it: the knobs'
+// keys, and any other, fall into Knobs.
+type fileYAML struct {
+	Name     string               `yaml:"name,omitempty"`
+	Topology FileTopology         `yaml:"topology"`
+	Knobs    map[string]yaml.Node `yaml:",inline"`
 }
 
 // FileTopology is the fabric: BCube(n, k) and the cables that differ from
@@ -163,19 +112,6 @@ type FileLink struct {
 	Rate      *units.Rate `yaml:"rate,omitempty"`
 	Loss      *units.Loss `yaml:"loss,omitempty"`
 	Down      bool        `yaml:"down,omitempty"`
-}
-
-// Defaults is the Spec lab up starts from: every field has the value lab
-// up's flags default to (unlike Spec's zero values, the rate is
-// config.DefaultRateBps, not unshaped).
-func Defaults() Spec {
-	return Spec{
-		Name: DefaultName, RunRoot: DefaultRunRoot, RateBps: config.DefaultRateBps, BufferBytes: int(scale.Papers().BufferBytes),
-		Target: scale.Papers(), XDPMode: config.DefaultXDPMode, LevelOrder: "hash", FC: scheme.Default, MaxNodes: DefaultMaxNodes,
-		HealthTimeout: DefaultHealthTimeout, WatchdogAction: "none",
-		DSCPMap: config.DefaultDSCPMap(), Workers: DefaultWorkers,
-		LinkMode: DefaultLinkMode,
-	}
 }
 
 // ReadFile reads a lab file and returns its Spec, validated; an error
@@ -247,8 +183,23 @@ func ParseFile(b []byte) (*File, error) {
 	// an error with its line.
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(f); err != nil && !errors.Is(err, io.EOF) {
+	var y fileYAML
+	if err := dec.Decode(&y); err != nil && !errors.Is(err, io.EOF) {
 		return nil, yamlError(err)
+	}
+	f.Name, f.Topology, f.Values = y.Name, y.Topology, Values{}
+	for _, key := range f.order {
+		v, ok := y.Knobs[key]
+		if !ok {
+			continue // name, topology, a link
+		}
+		if err := checkKey(key, "name", "topology"); err != nil {
+			return nil, &lineError{f.line(key), fmt.Errorf("%w; the keys are lab up's flags without their dashes (lab up -h)", err)}
+		}
+		if v.Kind != yaml.ScalarNode {
+			return nil, &lineError{v.Line, fmt.Errorf("%s: want one value, not a %s", key, map[yaml.Kind]string{yaml.SequenceNode: "list", yaml.MappingNode: "mapping"}[v.Kind])}
+		}
+		f.Values[key] = v.Value
 	}
 	return f, nil
 }
@@ -256,24 +207,9 @@ func ParseFile(b []byte) (*File, error) {
 // lineValues reads every scalar under a key whose value type reads
 // itself, so that its error carries the line.
 func lineValues(n *yaml.Node) error {
-	readers := map[string]func(string) error{
-		"rate":             func(s string) error { _, err := units.ParseRate(s); return err },
-		"rates":            func(s string) error { _, err := units.ParseRates(s); return err },
-		"target":           func(s string) error { _, err := ResolveTarget(s, 0); return err },
-		"buffer":           func(s string) error { _, err := units.ParseSize(s); return err },
-		"probe-interval":   func(s string) error { _, err := units.ParseDuration(s); return err },
-		"loss":             func(s string) error { _, err := units.ParseLoss(s); return err },
-		"xoff":             func(s string) error { _, err := units.ParseSize(s); return err },
-		"xon":              func(s string) error { _, err := units.ParseSize(s); return err },
-		"ecn-kmin":         func(s string) error { _, err := units.ParseSize(s); return err },
-		"ecn-kmax":         func(s string) error { _, err := units.ParseSize(s); return err },
-		"watchdog-detect":  func(s string) error { _, err := units.ParseDuration(s); return err },
-		"watchdog-restore": func(s string) error { _, err := units.ParseDuration(s); return err },
-		"health-timeout":   func(s string) error { _, err := units.ParseDuration(s); return err },
-		"worker-slack":     func(s string) error { _, err := units.ParseDuration(s); return err },
-		"worker-poll":      func(s string) error { _, err := time.ParseDuration(s); return err },
-		"worker-priority":  func(s string) error { _, err := strconv.Atoi(s); return err },
-		"dscp-map":         func(s string) error { _, err := config.ParseDSCPMap(s); return err },
+	readers := map[string]func(string) error{}
+	for _, k := range knobs {
+		readers[k.Name] = k.parse // and a link's rate and loss, read alike
 	}
 	var walk func(n *yaml.Node) error
 	walk = func(n *yaml.Node) error {
@@ -332,11 +268,9 @@ var (
 // its keys and values, not Go's types.
 func userWords(msg string) string {
 	if m := unknownFieldRE.FindStringSubmatch(msg); m != nil {
-		where, keys := "", fileKeys(reflect.TypeFor[File]())
-		switch m[2] {
-		case "FileTopology":
-			where, keys = " under topology", fileKeys(reflect.TypeFor[FileTopology]())
-		case "FileLink":
+		// A top-level key is a knob's (ParseFile checks those).
+		where, keys := " under topology", fileKeys(reflect.TypeFor[FileTopology]())
+		if m[2] == "FileLink" {
 			where, keys = " in a link", fileKeys(reflect.TypeFor[FileLink]())
 		}
 		hint := ""
@@ -411,12 +345,12 @@ func editDistance(a, b string) int {
 // Spec is the lab the file describes: its keys laid over Defaults.
 func (f *File) Spec() Spec {
 	s := Defaults()
-	f.apply(&s, "")
+	_ = f.apply(&s, "") // Check reports the error
 	return s
 }
 
 // apply lays the file's keys over s, but not skip (a key, or "links[i]").
-func (f *File) apply(s *Spec, skip string) {
+func (f *File) apply(s *Spec, skip string) error {
 	if f.Name != "" && skip != "name" {
 		s.Name = f.Name
 	}
@@ -426,74 +360,12 @@ func (f *File) apply(s *Spec, skip string) {
 			s.N, s.K = 0, 0
 		}
 	}
-	set := func(key string, ok bool, do func()) {
-		if ok && key != skip {
-			do()
-		}
+	v := f.Values
+	if _, ok := v[skip]; ok {
+		v = maps.Clone(v)
+		delete(v, skip)
 	}
-	set("rate", f.Rate != nil, func() { s.RateBps = uint64(*f.Rate) })
-	set("rates", f.Rates != nil, func() { s.Rates = append([]uint64(nil), *f.Rates...) })
-	set("target", f.Target != "", func() { s.Target, _ = ResolveTarget(f.Target, s.RateBps) })
-	set("dilation", f.Dilation != 0, func() {
-		s.Dilation = f.Dilation
-		if f.Rate == nil {
-			s.RateBps = 0 // the target's rate / D
-		}
-	})
-	set("probe-interval", f.ProbeInterval != nil, func() {
-		s.ProbeInterval = f.ProbeInterval.D()
-		if s.ProbeInterval == 0 {
-			s.ProbeInterval = -1
-		}
-	})
-	set("buffer", f.Buffer != nil, func() { s.BufferBytes = int(*f.Buffer) })
-	set("loss", f.Loss != nil, func() { s.LossPPM = int(*f.Loss) })
-	set("fc", f.FC != "", func() { s.FC = f.FC })
-	set("xoff", f.Xoff != nil, func() { s.Xoff = int(*f.Xoff) })
-	set("xon", f.Xon != nil, func() { s.Xon = int(*f.Xon) })
-	set("bfc-queues", f.BFCQueues != 0, func() { s.BFCQueues = f.BFCQueues })
-	set("bfc-table", f.BFCTable != 0, func() { s.BFCTable = f.BFCTable })
-	set("bfc-assign", f.BFCAssign != "", func() { s.BFCAssign = f.BFCAssign })
-	set("relay-queue", f.RelayQueue != "", func() { s.RelayQueue = f.RelayQueue })
-	set("ci", f.CI != "" && f.CI != CINone, func() { s.FC = f.CI })
-	set("ci-table", f.CITable != 0, func() { s.CITable = f.CITable })
-	set("ci-detect", f.CIDetect != nil, func() { s.CIDetect = int(*f.CIDetect) })
-	set("ci-kmin", f.CIKmin != nil, func() { s.CIKmin = int(*f.CIKmin) })
-	set("ci-kmax", f.CIKmax != nil, func() { s.CIKmax = int(*f.CIKmax) })
-	set("ci-residency", f.CIResidency != nil, func() { s.CIResidency = config.Duration(f.CIResidency.D()) })
-	set("ecn", f.ECN != nil, func() { s.ECN = *f.ECN })
-	set("ecn-kmin", f.ECNKmin != nil, func() { s.ECNKminBytes = int(*f.ECNKmin) })
-	set("ecn-kmax", f.ECNKmax != nil, func() { s.ECNKmaxBytes = int(*f.ECNKmax) })
-	set("ecn-pmax", f.ECNPmax != 0, func() { s.ECNPmax = f.ECNPmax })
-	set("watchdog-detect", f.WatchdogDetect != nil, func() {
-		s.WatchdogDetect = f.WatchdogDetect.D()
-		if s.WatchdogDetect == 0 {
-			s.WatchdogDetect = -1 // off, as --watchdog-detect 0
-		}
-	})
-	set("watchdog-action", f.WatchdogAction != "", func() { s.WatchdogAction = f.WatchdogAction })
-	set("watchdog-restore", f.WatchdogRestore != nil, func() { s.WatchdogRestore = f.WatchdogRestore.D() })
-	set("dscp-map", f.DSCPMap != nil, func() { s.DSCPMap, _ = config.ParseDSCPMap(*f.DSCPMap) })
-	set("xdp-mode", f.XDPMode != "", func() { s.XDPMode = f.XDPMode })
-	set("level-order", f.LevelOrder != "", func() { s.LevelOrder = f.LevelOrder })
-	set("ate-p", f.ATEP != 0, func() { s.ATEP = f.ATEP })
-	set("ate-cap", f.ATECap != nil, func() { s.ATECapBytes = int64(*f.ATECap) })
-	set("bin-dir", f.BinDir != "", func() { s.BinDir = f.BinDir })
-	set("run-root", f.RunRoot != "", func() { s.RunRoot = f.RunRoot })
-	set("max-nodes", f.MaxNodes != 0, func() { s.MaxNodes = f.MaxNodes })
-	set("health-timeout", f.HealthTimeout != nil, func() { s.HealthTimeout = f.HealthTimeout.D() })
-	set("workers", f.Workers != nil, func() {
-		s.Workers = *f.Workers
-		if s.Workers == 0 {
-			s.Workers = PerNode // as --workers 0
-		}
-	})
-	set("worker-slack", f.WorkerSlack != nil, func() { s.WorkerSlack = f.WorkerSlack.D() })
-	set("worker-poll", f.WorkerPoll != nil, func() { s.WorkerPollBudget = *f.WorkerPoll })
-	set("worker-priority", f.WorkerPrio != 0, func() { s.WorkerPriority = f.WorkerPrio })
-	set("link-mode", f.LinkMode != "", func() { s.LinkMode = f.LinkMode })
-	set("frames-per-port", f.FramesPerPort != 0, func() { s.FramesPerPort = f.FramesPerPort })
-	set("ring-size", f.RingSize != 0, func() { s.RingSize = f.RingSize })
+	err := v.Apply(s)
 	if f.Topology.Kind == TopologyRailOnly && skip != "topology" {
 		*s = RailOnly(*s)
 	}
@@ -512,13 +384,20 @@ func (f *File) apply(s *Spec, skip string) {
 		}
 		s.Links = append(s.Links, ls)
 	}
+	return err
 }
 
 // Check returns the file's Spec once NewPlan accepts it; its error names
 // the line of the key at fault: the first key (in file order, name and
 // topology last) without which the error changes.
 func (f *File) Check() (Spec, error) {
-	s := f.Spec()
+	s := Defaults()
+	if err := f.apply(&s, ""); err != nil {
+		key, _, _ := strings.Cut(err.Error(), ":") // Values.Apply names it
+		return s, &lineError{f.line(key), err}
+	}
+	_, hasRate := f.Values["rate"]
+	_, hasRates := f.Values["rates"]
 	switch kind := f.Topology.Kind; {
 	case kind != TopologyBCube && kind != TopologyRailOnly && !slices.Contains(GraphKinds, kind):
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology kind %q: want bcube, railonly, %s", kind, orList(GraphKinds))}
@@ -530,7 +409,7 @@ func (f *File) Check() (Spec, error) {
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology %s: n is BCube's", kind)}
 	case kind == TopologyRailOnly && f.Topology.K != 0 && f.Topology.K != 1:
 		return s, &lineError{f.line("topology"), fmt.Errorf("topology railonly is BCube(n,1): k %d", f.Topology.K)}
-	case f.Rate != nil && f.Rates != nil:
+	case hasRate && hasRates:
 		return s, &lineError{f.line("rates"), errors.New("rates and rate: give one (rates sets every level's)")}
 	}
 	_, err := NewPlan(s)
@@ -547,7 +426,7 @@ func (f *File) Check() (Spec, error) {
 	}
 	for _, key := range append(order, "name", "topology") {
 		t := Defaults()
-		f.apply(&t, key)
+		_ = f.apply(&t, key)
 		if _, err2 := NewPlan(t); err2 == nil || err2.Error() != err.Error() {
 			return s, &lineError{f.line(key), err}
 		}
@@ -563,139 +442,15 @@ func (f *File) line(key string) int {
 	return 1
 }
 
-// FileOf is the lab file of s: every value that differs from Defaults,
-// with the name and topology always. Spec() of the result equals s up to
-// the defaults NewPlan fills in.
+// FileOf is the lab file of s: every knob whose value differs from
+// Defaults, with the name and topology always. Spec() of the result
+// equals s up to the defaults NewPlan fills in.
 func FileOf(s Spec) *File {
-	d := Defaults()
-	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}}
+	f := &File{Name: s.Name, Topology: FileTopology{Kind: "bcube", N: s.N, K: s.K}, Values: ValuesOf(s)}
 	if g := s.Fabric; g != nil {
 		f.Topology = FileTopology{Kind: g.Kind, K: g.K, Leaves: g.Leaves, Spines: g.Spines, Oversubscription: g.Oversubscription,
 			Hosts: g.Hosts, ToRs: g.ToRs, Degree: g.Degree, Seed: g.Seed, Routing: g.Routing, Paths: g.Paths,
 			Ports: g.Ports, Virtual: g.Virtual, Scenario: g.Scenario}
-	}
-	if len(s.Rates) > 0 {
-		r := units.Rates(s.Rates)
-		f.Rates = &r
-	} else if s.RateBps != d.RateBps {
-		r := units.Rate(s.RateBps)
-		f.Rate = &r
-	}
-	if !s.Target.IsZero() && s.Target.Name != scale.PapersName {
-		f.Target = s.Target.Name
-	}
-	if s.Dilation != 0 && len(s.Rates) == 0 && s.RateBps == 0 {
-		f.Dilation = s.Dilation
-	}
-	if s.ProbeInterval != 0 {
-		v := units.Duration(max(s.ProbeInterval, 0)) // off (negative) is 0
-		f.ProbeInterval = &v
-	}
-	if s.BufferBytes != 0 && s.BufferBytes != d.BufferBytes {
-		v := units.Size(s.BufferBytes)
-		f.Buffer = &v
-	}
-	if s.LossPPM != 0 {
-		v := units.Loss(s.LossPPM)
-		f.Loss = &v
-	}
-	if s.FC != "" && s.FC != d.FC {
-		f.FC = s.FC
-	}
-	if s.Xoff != 0 {
-		v := units.Size(s.Xoff)
-		f.Xoff = &v
-	}
-	if s.Xon != 0 {
-		v := units.Size(s.Xon)
-		f.Xon = &v
-	}
-	f.BFCQueues, f.BFCTable = s.BFCQueues, s.BFCTable
-	f.BFCAssign, f.RelayQueue = s.BFCAssign, s.RelayQueue
-	f.CITable = s.CITable
-	for _, v := range []struct {
-		n int
-		p **units.Size
-	}{{s.CIDetect, &f.CIDetect}, {s.CIKmin, &f.CIKmin}, {s.CIKmax, &f.CIKmax}} {
-		if v.n != 0 {
-			z := units.Size(v.n)
-			*v.p = &z
-		}
-	}
-	if s.CIResidency != 0 {
-		d := units.Duration(s.CIResidency)
-		f.CIResidency = &d
-	}
-	if s.ECN {
-		on := true
-		f.ECN = &on
-		if s.ECNKminBytes != 0 {
-			v := units.Size(s.ECNKminBytes)
-			f.ECNKmin = &v
-		}
-		if s.ECNKmaxBytes != 0 {
-			v := units.Size(s.ECNKmaxBytes)
-			f.ECNKmax = &v
-		}
-		f.ECNPmax = s.ECNPmax
-	}
-	if s.WatchdogDetect != 0 && s.WatchdogDetect != d.WatchdogDetect {
-		v := units.Duration(max(s.WatchdogDetect, 0)) // off (negative) is 0
-		f.WatchdogDetect = &v
-	}
-	if s.WatchdogAction != "" && s.WatchdogAction != d.WatchdogAction {
-		f.WatchdogAction = s.WatchdogAction
-	}
-	if s.WatchdogRestore != 0 && s.WatchdogRestore != d.WatchdogRestore {
-		v := units.Duration(s.WatchdogRestore)
-		f.WatchdogRestore = &v
-	}
-	if s.DSCPMap != nil && s.DSCPMap.String() != d.DSCPMap.String() {
-		v := s.DSCPMap.String()
-		f.DSCPMap = &v
-	}
-	if s.XDPMode != "" && s.XDPMode != d.XDPMode {
-		f.XDPMode = s.XDPMode
-	}
-	if s.LevelOrder != "" && s.LevelOrder != d.LevelOrder {
-		f.LevelOrder = s.LevelOrder
-	}
-	f.ATEP = s.ATEP
-	if s.ATECapBytes != 0 {
-		v := units.Size(s.ATECapBytes)
-		f.ATECap = &v
-	}
-	if s.BinDir != "" {
-		if def, err := DefaultBinDir(); err != nil || def != s.BinDir {
-			f.BinDir = s.BinDir
-		}
-	}
-	if s.RunRoot != "" && s.RunRoot != d.RunRoot {
-		f.RunRoot = s.RunRoot
-	}
-	if s.MaxNodes != 0 && s.MaxNodes != d.MaxNodes {
-		f.MaxNodes = s.MaxNodes
-	}
-	if s.HealthTimeout != 0 && s.HealthTimeout != d.HealthTimeout {
-		v := units.Duration(s.HealthTimeout)
-		f.HealthTimeout = &v
-	}
-	if s.Workers != 0 && s.Workers != d.Workers {
-		w := max(s.Workers, 0) // PerNode is 0, as --workers 0
-		f.Workers = &w
-	}
-	if s.WorkerSlack != 0 {
-		v := units.Duration(s.WorkerSlack)
-		f.WorkerSlack = &v
-	}
-	if s.WorkerPollBudget != 0 {
-		v := s.WorkerPollBudget
-		f.WorkerPoll = &v
-	}
-	f.WorkerPrio = s.WorkerPriority
-	f.FramesPerPort, f.RingSize = s.FramesPerPort, s.RingSize
-	if s.LinkMode != "" && s.LinkMode != d.LinkMode {
-		f.LinkMode = s.LinkMode
 	}
 	for _, l := range s.Links {
 		fl := FileLink{Endpoints: l.Endpoints, Down: l.Down}
@@ -720,9 +475,18 @@ func (f *File) WriteYAML(w io.Writer, comment string) error {
 			return err
 		}
 	}
+	var doc yaml.Node
+	if err := doc.Encode(fileYAML{Name: f.Name, Topology: f.Topology}); err != nil {
+		return err
+	}
+	for _, k := range knobs {
+		if v, ok := f.Values[k.Name]; ok {
+			doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k.Name}, &yaml.Node{Kind: yaml.ScalarNode, Value: v})
+		}
+	}
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
-	if err := enc.Encode(f); err != nil {
+	if err := enc.Encode(&doc); err != nil {
 		return err
 	}
 	return enc.Close()

@@ -117,6 +117,7 @@ func TestFileErrors(t *testing.T) {
 	}{
 		{head + "rate: fast\n", `6: rate: rate "fast"`},
 		{head + "buffer: 1X\n", `6: buffer: size "1X"`},
+		{head + "xoff: 3G\n", `6: xoff: size "3G": at most 2 GiB`},
 		{head + "bogus: 1\n", "6: unknown key bogus;"},
 		{head + "fc: portfcc\n", `6: fc "portfcc": want none, portfc`},
 		{head + "flowcontrol: pfc\n", "6: unknown key flowcontrol (did you mean fc?)"},
@@ -126,7 +127,7 @@ func TestFileErrors(t *testing.T) {
 		{"name: bad\ntopology:\n  kind: bcube\n  n: 1\n  k: 1\n", "2: n = 1"},
 		{"name: Bad\ntopology:\n  kind: bcube\n  n: 2\n  k: 1\n", `1: lab name "Bad"`},
 		{"name: bad\ntopology:\n  kind: mesh\n  n: 2\n  k: 1\n", `2: topology kind "mesh"`},
-		{head + "rate: [1, 2]\n", "6: cannot unmarshal !!seq"},
+		{head + "rate: [1, 2]\n", "6: rate: want one value, not a list"},
 		{head + "  links:\n    - endpoints: [h0:eth0, s0.1:p0]\n", `7: link ["h0:eth0" "s0.1:p0"]: h0:eth0 is cabled to s0.0:p0`},
 		{head + "  links:\n    - endpoints: [h9:eth0]\n", `7: link endpoint "h9:eth0"`},
 		{head + "  links:\n    - endpoints: [h0:eth0]\n      loss: 200%\n", `8: loss: loss "200%"`},

@@ -3,9 +3,9 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -232,78 +232,57 @@ func checkName(name string) error {
 	return nil
 }
 
-// withDefaults returns s with every zero field that has a default filled in.
+// withDefaults returns s with every zero field that has a default filled
+// in: the knobs' (Knob.Fill), and those their rules derive from the
+// target, D and the fabric.
 func (s Spec) withDefaults() (Spec, error) {
 	if s.Name == "" {
 		s.Name = DefaultName
 	}
-	if s.RunRoot == "" {
-		s.RunRoot = DefaultRunRoot
-	}
-	if s.MaxNodes == 0 {
-		s.MaxNodes = DefaultMaxNodes
-	}
-	if s.HealthTimeout == 0 {
-		s.HealthTimeout = DefaultHealthTimeout
-	}
-	if s.Workers == 0 {
-		s.Workers = DefaultWorkers
-	}
-	if s.LinkMode == "" {
-		s.LinkMode = DefaultLinkMode
-	}
-	if servers, switches, ok := nodeCount(s.N, s.K); ok && s.FramesPerPort == 0 && servers+switches > BigFabric {
-		s.FramesPerPort = BigFramesPerPort
-	}
-	if s.RingSize == 0 && s.Workers != PerNode {
-		s.RingSize = WorkerRingSize
-	}
-	if s.LevelOrder == "" {
-		s.LevelOrder = "hash"
-	}
-	if s.DSCPMap == nil {
-		s.DSCPMap = config.DefaultDSCPMap()
-	}
-	if s.XDPMode == "" {
-		s.XDPMode = config.DefaultXDPMode
-	}
-	if s.Target.IsZero() {
-		s.Target = scale.Papers()
-		if s.RateBps == 0 && len(s.Rates) == 0 && s.Dilation == 0 {
-			s.Target = scale.Native(0)
+	for _, k := range knobs {
+		if k.Fill && k.get(s) == "" {
+			if err := k.set(&s, k.Default, func(string) bool { return false }); err != nil {
+				return s, err
+			}
+		}
+		if k.derive != nil {
+			if err := k.derive(&s); err != nil {
+				return s, err
+			}
 		}
 	}
+	return s, nil
+}
+
+// resolveModel sets the target and D a lab of s runs at (scale.Resolve),
+// and with a D but no rate, the rate: the target's / D.
+func resolveModel(s *Spec) error {
+	m := s.Model()
 	if s.Dilation != 0 && s.RateBps == 0 && len(s.Rates) == 0 {
-		s.RateBps = uint64(math.Round(float64(s.Target.LinkRateBps) / s.Dilation))
+		s.RateBps = m.LinkRateBps()
 	}
-	if s.Dilation == 0 {
-		s.Dilation = 1
-		if r := s.refRate(); r > 0 {
-			s.Dilation = float64(s.Target.LinkRateBps) / float64(r)
-		}
-	}
-	if s.BufferBytes == 0 {
-		s.BufferBytes = int(s.Target.BufferBytes)
-	}
-	if s.ECN || s.ECNKminBytes != 0 || s.ECNKmaxBytes != 0 || s.ECNPmax != 0 {
-		// The thresholds left zero are scaled per port, to its rate.
-		s.ECN = true
-	}
+	s.Target, s.Dilation = m.Target, m.D
+	return nil
+}
+
+// resolveBinDir makes the bin dir absolute, by default the directory of
+// lab.
+func resolveBinDir(s *Spec) error {
 	if s.BinDir == "" {
 		dir, err := DefaultBinDir()
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.BinDir = dir
 	}
 	if !filepath.IsAbs(s.BinDir) {
 		abs, err := filepath.Abs(s.BinDir)
 		if err != nil {
-			return s, fmt.Errorf("bin dir %q: %w", s.BinDir, err)
+			return fmt.Errorf("bin dir %q: %w", s.BinDir, err)
 		}
 		s.BinDir = abs
 	}
-	return s, nil
+	return nil
 }
 
 // DefaultBinDir is the directory of the running executable, symlinks
@@ -507,19 +486,13 @@ func (s Spec) refRate() uint64 {
 	return slices.Min(s.Rates)
 }
 
-// Model is the scale model the lab runs (defaults applied: Target and
-// Dilation set; ResolvedModel applies them).
-func (s Spec) Model() scale.Model { return scale.Model{Target: s.Target, D: s.Dilation} }
+// Model is the scale model the lab runs: its Target at its Dilation, as
+// scale.Resolve resolves them for its slowest rate.
+func (s Spec) Model() scale.Model { return scale.Resolve(s.Target, s.Dilation, s.refRate()) }
 
-// ResolvedModel is the scale model of s with its defaults applied: the
-// target and D a lab of s runs.
-func (s Spec) ResolvedModel() (scale.Model, error) {
-	r, err := s.withDefaults()
-	if err != nil {
-		return scale.Model{}, err
-	}
-	return r.Model(), nil
-}
+// ResolvedModel is Model, for callers that once needed the defaults
+// applied first.
+func (s Spec) ResolvedModel() (scale.Model, error) { return s.Model(), nil }
 
 // LevelRate is the rate of level l's cables: Rates[l], or RateBps (a
 // cable of Links may override it).
@@ -597,74 +570,84 @@ const CINone = "none"
 
 // CIScheme is the scheme a lab of flow control fc (a --fc given, or "")
 // runs under lab up --ci mode: fc itself for none, else ici or ci, which
-// run over PFC and so take no other --fc.
+// run over PFC and so take no other fc.
 func CIScheme(mode, fc string) (string, error) {
-	switch mode {
-	case "", CINone:
+	if mode == "" || mode == CINone {
 		return fc, nil
-	case "ici", "ci":
-		if fc != "" && fc != scheme.Default && fc != "pfc" && fc != mode {
-			return "", fmt.Errorf("--ci %s runs over PFC: --fc %s cannot go with it (give --fc pfc, or no --fc)", mode, fc)
-		}
-		return mode, nil
 	}
-	return "", fmt.Errorf("--ci %q: want ici (isolation coordinated with ECN marking), ci (uncoordinated) or none", mode)
+	m, err := scheme.ParseName(mode)
+	if err != nil || m.FC != mode || (m.FC != ciOverPFC.FC && m.FC != ciUncoordinated.FC) {
+		return "", fmt.Errorf("%q: want ici (isolation coordinated with ECN marking), ci (uncoordinated) or none", mode)
+	}
+	if fc == "" {
+		return m.FC, nil
+	}
+	f, err := scheme.ParseName(fc)
+	if err != nil {
+		return "", err
+	}
+	if f.FC != scheme.Default && f.FC != pfc.FC && f.FC != m.FC {
+		return "", fmt.Errorf("%s runs over PFC, not fc %s (give fc pfc, or leave fc out)", mode, fc)
+	}
+	return m.FC, nil
+}
+
+// The schemes of congestion isolation, and PFC, which they run over.
+var (
+	ciOverPFC       = mustScheme("ici")
+	ciUncoordinated = mustScheme("ci")
+	pfc             = mustScheme("pfc")
+)
+
+// mustScheme is the registry's scheme of name.
+func mustScheme(name string) scheme.Named {
+	n, err := scheme.ParseName(name)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 // daemonConfig is the config of one daemon of the lab, defaults applied.
 func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
-	c := s.daemonConfigCommon(node, control)
-	c.N, c.K = t.N(), t.K()
-	c.RateBps = s.nodeRate(t, node)
-	c.Ports = s.portOverrides(t, node)
-	// Switches take the policy too: it tells them which of the next
-	// server's queues a frame will use (the A queue of PortFC).
+	return s.nodeConfig(node, control, func(c *config.Node) {
+		c.N, c.K = t.N(), t.K()
+		c.RateBps = s.nodeRate(t, node)
+		c.Ports = s.portOverrides(t, node)
+	})
+}
+
+// nodeConfig is the config of a node of any fabric: every value of the
+// spec that config.Node has a field of the same name for, the
+// thresholds, and what place sets (the node's place, rate and ports);
+// then its defaults, applied here once for every node.
+func (s Spec) nodeConfig(node, control string, place func(c *config.Node)) config.Node {
+	c := config.Node{
+		Lab: s.Name, Node: node, Control: control,
+		XoffA: s.Xoff, XoffB: s.Xoff, PFCXoff: s.Xoff,
+		XonA: s.Xon, XonB: s.Xon, PFCXon: s.Xon,
+	}
+	copyShared(&c, s)
+	place(&c)
+	// Switches take the level order too: it tells them which of the
+	// next server's queues a frame will use (the A queue of PortFC).
 	c.SetDefaults()
 	return c
 }
 
-// daemonConfigCommon is the config of a node of any fabric, but for its
-// place, rate and ports, and without defaults.
-func (s Spec) daemonConfigCommon(node, control string) config.Node {
-	c := config.Node{
-		Lab:           s.Name,
-		Node:          node,
-		Target:        s.Target,
-		Dilation:      s.Dilation,
-		DelayComp:     config.Duration(s.DelayComp),
-		ProbeInterval: config.Duration(s.ProbeInterval),
-		BufferBytes:   s.BufferBytes,
-		XDPMode:       s.XDPMode,
-		LevelOrder:    s.LevelOrder,
-		ATEP:          s.ATEP,
-		ATECapBytes:   s.ATECapBytes,
-		Control:       control,
-		FC:            s.FC,
-		XoffA:         s.Xoff,
-		XoffB:         s.Xoff,
-		XonA:          s.Xon,
-		XonB:          s.Xon,
-		PFCXoff:       s.Xoff,
-		PFCXon:        s.Xon,
-		BFCQueues:     s.BFCQueues,
-		BFCTable:      s.BFCTable,
-		BFCAssign:     s.BFCAssign,
-		RelayQueue:    s.RelayQueue,
-		CI:            s.CI,
-		LossPPM:       s.LossPPM,
-
-		FramesPerPort: s.FramesPerPort,
-		RingSize:      s.RingSize,
-
-		ECN:          s.ECN,
-		ECNKminBytes: s.ECNKminBytes,
-		ECNKmaxBytes: s.ECNKmaxBytes,
-		ECNPmax:      s.ECNPmax,
-
-		WatchdogDetect:  config.Duration(s.WatchdogDetect),
-		WatchdogAction:  s.WatchdogAction,
-		WatchdogRestore: config.Duration(s.WatchdogRestore),
+// copyShared sets every field of c that s has by the same name and type
+// (a time.Duration of s as c's config.Duration).
+func copyShared(c *config.Node, s Spec) {
+	dst, src := reflect.ValueOf(c).Elem(), reflect.ValueOf(s)
+	for i := range src.NumField() {
+		f := src.Type().Field(i)
+		d := dst.FieldByName(f.Name)
+		switch {
+		case !d.IsValid() || !d.CanSet():
+		case f.Type == d.Type():
+			d.Set(src.Field(i))
+		case f.Type == reflect.TypeFor[time.Duration]() && d.Type() == reflect.TypeFor[config.Duration]():
+			d.Set(src.Field(i).Convert(d.Type()))
+		}
 	}
-	c.DSCPMap = s.DSCPMap
-	return c
 }

@@ -23,10 +23,29 @@ func Dilate(t Target, rateBps uint64) (Model, error) {
 	if err := t.Validate(); err != nil {
 		return Model{}, err
 	}
-	if rateBps == 0 {
-		return Model{Target: t, D: 1}, nil
+	m := Resolve(t, 0, rateBps)
+	return WithDilation(m.Target, m.D)
+}
+
+// Resolve is the model of a lab of target t and dilation d whose links
+// (the slowest, where they differ) run at rateBps, the zero values
+// resolved: a zero t is the papers' network, or the native one for an
+// unshaped lab (rateBps 0) of no given D; a zero d is t's link rate /
+// rateBps, or 1 unshaped. It checks nothing (WithDilation does).
+func Resolve(t Target, d float64, rateBps uint64) Model {
+	if t.IsZero() {
+		t = Papers()
+		if rateBps == 0 && d == 0 {
+			t = Native(0)
+		}
 	}
-	return WithDilation(t, float64(t.LinkRateBps)/float64(rateBps))
+	if d == 0 {
+		d = 1
+		if rateBps != 0 && t.LinkRateBps > 0 {
+			d = float64(t.LinkRateBps) / float64(rateBps)
+		}
+	}
+	return Model{Target: t, D: d}
 }
 
 // WithDilation is t emulated at dilation d.

@@ -194,3 +194,27 @@ func TestTargetValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Resolve fills in the target and D a lab leaves zero, as lab up and
+// every node resolve them.
+func TestResolve(t *testing.T) {
+	for _, c := range []struct {
+		t      Target
+		d      float64
+		rate   uint64
+		name   string
+		wantD  float64
+		wantLR uint64
+	}{
+		{Target{}, 0, 0, NativeName, 1, 0},
+		{Target{}, 0, 500_000_000, PapersName, 200, 500_000_000},
+		{Target{}, 1000, 0, PapersName, 1000, 100_000_000},
+		{Papers(), 50, 500_000_000, PapersName, 50, 2_000_000_000},
+		{Native(10_000_000), 0, 10_000_000, NativeName, 1, 10_000_000},
+	} {
+		m := Resolve(c.t, c.d, c.rate)
+		if m.Target.Name != c.name || m.D != c.wantD || (c.wantLR != 0 && m.LinkRateBps() != c.wantLR) {
+			t.Errorf("Resolve(%q, %g, %d) = %s at D %g, link %d; want %s at D %g, link %d", c.t.Name, c.d, c.rate, m.Target.Name, m.D, m.LinkRateBps(), c.name, c.wantD, c.wantLR)
+		}
+	}
+}

@@ -37,14 +37,20 @@ made later with lab link are not in it.`,
 		}
 		switch format {
 		case "yaml":
-			comment := fmt.Sprintf("lab %s, up since %s; lab up -f FILE brings it up again", st.Lab, st.Created.Local().Format(time.DateTime))
-			return lab.FileOf(st.Spec).WriteYAML(cmd.OutOrStdout(), comment)
+			return writeLabFile(cmd.OutOrStdout(), st)
 		case "json":
 			return writeJSON(cmd.OutOrStdout(), st)
 		}
 		return usagef(cmd, "-o %q: want yaml or json", format)
 	}
 	return cmd
+}
+
+// writeLabFile writes the lab file of a running lab: every knob it runs
+// with that is not the default.
+func writeLabFile(w io.Writer, st *lab.State) error {
+	comment := fmt.Sprintf("lab %s, up since %s; lab up -f FILE brings it up again", st.Lab, st.Created.Local().Format(time.DateTime))
+	return lab.FileOf(st.Spec).WriteYAML(w, comment)
 }
 
 // graphCmd draws a fabric: a running lab's, a lab file's or BCube(n,k).

@@ -263,7 +263,8 @@ func addCommon(cmd *cobra.Command) *common {
 	c := &common{}
 	fs := cmd.Flags()
 	fs.StringVar(&c.name, "name", lab.DefaultName, "lab name: namespaces are `L`-h<i> and L-s<l>.<w>")
-	fs.StringVar(&c.runRoot, "run-root", lab.DefaultRunRoot, "`dir`ectory of the labs' state, configs, sockets and logs")
+	rr, _ := lab.KnobByName("run-root") // every command's flag, the knob table's
+	fs.StringVar(&c.runRoot, rr.Name, rr.Default, rr.Help)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "debug logs")
 	_ = cmd.RegisterFlagCompletionFunc("name", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return labNames(c.runRoot), cobra.ShellCompDirectiveNoFileComp

@@ -44,7 +44,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "0.5"}, 1, "dilation 0.5: want 1..100000"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "10", "--rate", "1G"}, 1, "--dilation and --rate: give one"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--target", "nowhere.yaml"}, 1, `--target: target "nowhere.yaml": not papers or native`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 1, "--buffer 4G: at most 2 GiB"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 2, `invalid argument "4G" for "--buffer" flag: size "4G": at most 2 GiB`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
 		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "10M", "--rates", "16M,10M"}, 1, "--rate and --rates: give one"},

@@ -22,21 +22,18 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scale"
 	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
 )
 
-// upFlags are lab up's flags: each sets a field of the lab.Spec, on top
-// of lab.Defaults or of a lab file's spec.
+// upFlags are lab up's flags: the topology's, and a flag per knob
+// (lab.Knobs) that sets its field of the lab.Spec, on top of
+// lab.Defaults or of a lab file's spec.
 type upFlags struct {
 	c        *common
 	file     string
 	topology string
-	target   string
+	n, k     int
 	asJSON   bool
-	ci       *string
-	fields   []specFlag
 	fabric   lab.FabricSpec // a graph fabric's parameters, from their flags
 }
 
@@ -47,11 +44,37 @@ var graphFlags = []string{"leaves", "spines", "oversubscription", "hosts", "tors
 // running the command).
 var upFlagsOf = map[*cobra.Command]*upFlags{}
 
-// specFlag is a flag that sets a spec field.
-type specFlag struct {
-	name string
-	set  func(*lab.Spec)
+// knobFlag is the flag of a knob: it holds the value as given, read as
+// the knob reads it.
+type knobFlag struct {
+	k    lab.Knob
+	text string
 }
+
+func newKnobFlag(k lab.Knob) *knobFlag {
+	f := &knobFlag{k: k, text: k.Default}
+	switch {
+	case f.text != "":
+	case k.Units == "bool":
+		f.text = "false"
+	case k.Units != "string" && k.Units != "network" && k.Units != "rates":
+		f.text = "0" // help shows no zero default
+	}
+	return f
+}
+
+func (f *knobFlag) Set(v string) error {
+	if f.k.Units != "network" { // a target file is read with the lab's rate
+		if err := f.k.Parse(v); err != nil {
+			return err
+		}
+	}
+	f.text = v
+	return nil
+}
+
+func (f *knobFlag) String() string { return f.text }
+func (f *knobFlag) Type() string   { return f.k.Units }
 
 func upCmd() *cobra.Command {
 	f := &upFlags{}
@@ -110,16 +133,12 @@ the file or a flag is bad.`,
 	}
 	f.c = addCommon(cmd)
 	upFlagsOf[cmd] = f
-	d := lab.Defaults()
 	fs := cmd.Flags()
-	add := func(name string, set func(*lab.Spec)) { f.fields = append(f.fields, specFlag{name, set}) }
 	fs.StringVarP(&f.file, "file", "f", "", "read the lab from this lab `file` (YAML)")
 	fs.StringVar(&f.topology, "topology", "", "the topology, as the argument: bcube, railonly, leafspine, fattree or expander")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
-	n := fs.IntP("n", "n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
-	add("n", func(s *lab.Spec) { s.N = *n })
-	k := fs.IntP("k", "k", 0, "BCube `k`: levels above 0 (servers have k+1 ports); fattree: the fat-tree's k, ports per switch (even)")
-	add("k", func(s *lab.Spec) { s.K = *k })
+	fs.IntVarP(&f.n, "n", "n", 0, "BCube `n`: ports per switch (servers per level-0 group)")
+	fs.IntVarP(&f.k, "k", "k", 0, "BCube `k`: levels above 0 (servers have k+1 ports); fattree: the fat-tree's k, ports per switch (even)")
 	fs.IntVar(&f.fabric.Leaves, "leaves", 0, "leafspine: leaf `switches`")
 	fs.IntVar(&f.fabric.Spines, "spines", 0, "leafspine: spine `switches`, each cabled to every leaf")
 	fs.Float64Var(&f.fabric.Oversubscription, "oversubscription", 0, "leafspine: a leaf's host capacity over its uplink capacity (0: 1, non-blocking)")
@@ -132,118 +151,14 @@ the file or a flag is bad.`,
 	fs.Uint64Var(&f.fabric.Seed, "seed", 1, "expander: the `seed` the random cabling is drawn from (the same fabric for the same seed); ksp: ties among paths")
 	fs.StringVar(&f.fabric.Routing, "routing", lab.RoutingECMP, "how a graph fabric's switches route: ecmp or ksp; on fcplus also dfksp1, dfksp2 (DF-KSP with 1 or 2 lossless priorities; with --fc pfc, 2 rewrite at the down-up turn) or fc")
 	fs.IntVar(&f.fabric.Paths, "paths", 0, "routing ksp: paths per pair of ToRs (0: 4)")
-	rate := rateFlag(fs, "rate", units.CompactRate(d.RateBps), "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped")
-	add("rate", func(s *lab.Spec) { s.RateBps = uint64(*rate) })
-	rates := new(units.Rates)
-	fs.Var(rates, "rates", "link rate of each level 0..k, comma-separated: 160M,100M (a Rail-only NDC's HBD and rails); replaces --rate")
-	add("rates", func(s *lab.Spec) { s.Rates = append([]uint64(nil), (*rates)...) })
-	fs.StringVar(&f.target, "target", scale.PapersName, "the `network` the lab emulates, at D = its link rate / --rate: papers (100 Gb/s, 1 µs links, 5 MB buffers), native (the emulator's own links at --rate, D = 1), or a target file (YAML)")
-	dilation := fs.Float64("dilation", 0, "the dilation `D` in place of --rate: every time of the target x D, every rate / D (the links run at the target's rate / D)")
-	add("dilation", func(s *lab.Spec) {
-		if *dilation != 0 {
-			s.Dilation = *dilation
-			if !fs.Changed("rate") && !fs.Changed("rates") {
-				s.RateBps = 0 // the target's rate / D
+	for _, k := range lab.Knobs() {
+		if !k.Common {
+			fl := fs.VarPF(newKnobFlag(k), k.Name, "", k.Help)
+			if k.Units == "bool" {
+				fl.NoOptDefVal = "true"
 			}
 		}
-	})
-	probe := durationFlag(fs, "probe-interval", "", "0", "how often every fabric port probes its link's one-hop RTT, the fidelity monitor (default 100ms); 0 turns it off (and the delay lines' calibration)")
-	add("probe-interval", func(s *lab.Spec) {
-		if fs.Changed("probe-interval") {
-			s.ProbeInterval = probe.D()
-			if s.ProbeInterval == 0 {
-				s.ProbeInterval = -1 // off
-			}
-		}
-	})
-	buffer := sizeFlag(fs, "buffer", "0", "shared buffer of each node, for all its egress queues: 4M, 512K, 100000 (0: the target's, 5 MB)")
-	add("buffer", func(s *lab.Spec) { s.BufferBytes = int(*buffer) })
-	xdpMode := fs.String("xdp-mode", d.XDPMode, "XDP attach `mode`: native, generic or auto")
-	add("xdp-mode", func(s *lab.Spec) { s.XDPMode = *xdpMode })
-	levelOrder := fs.String("level-order", d.LevelOrder, "servers' routing `policy`: hash, ate (Asymmetric Traffic Engineering: a new RDMA flow starts in level 0 unless its source's bytes in flight there reach --ate-p x --ate-cap), ascending, descending or a permutation like 1,0")
-	add("level-order", func(s *lab.Spec) { s.LevelOrder = *levelOrder })
-	ateP := fs.Float64("ate-p", 0, "level order ate: the `fraction` p of B_H at which level 0 counts as full (0: 0.9)")
-	add("ate-p", func(s *lab.Spec) { s.ATEP = *ateP })
-	ateCap := sizeFlag(fs, "ate-cap", "0", "level order ate: B_H, a source's level-0 capacity in bytes (0: its eth0 rate x 4 one-hop RTTs)")
-	add("ate-cap", func(s *lab.Spec) { s.ATECapBytes = int64(*ateCap) })
-	binDir := fs.String("bin-dir", "", "`dir`ectory with swd and hostd (default: the directory of lab)")
-	add("bin-dir", func(s *lab.Spec) { s.BinDir = *binDir })
-	maxNodes := fs.Int("max-nodes", d.MaxNodes, "refuse fabrics with more than `count` servers + switches")
-	add("max-nodes", func(s *lab.Spec) { s.MaxNodes = *maxNodes })
-	timeout := durationFlag(fs, "health-timeout", "", d.HealthTimeout.String(), "how long to wait for every daemon's /healthz")
-	add("health-timeout", func(s *lab.Spec) { s.HealthTimeout = timeout.D() })
-	fc := fs.String("fc", d.FC, "flow control of every node: "+scheme.List()+" (pfcstar: PFC with priority +1 at every relay)")
-	add("fc", func(s *lab.Spec) { s.FC = *fc })
-	ci := fs.String("ci", "", "congestion isolation over PFC: ici (ECN marking coordinated with it), ci (DCQCN marking uncoordinated) or none; ici and ci are the scheme (--fc pfc or none)")
-	f.ci = ci // checked and set with --fc (runUp)
-	ciTable := fs.Int("ci-table", 0, "congestion isolation: congested-flow table `entries` per egress port (0: the target's, 8)")
-	add("ci-table", func(s *lab.Spec) { s.CITable = *ciTable })
-	ciDetect := sizeFlag(fs, "ci-detect", "0", "congestion isolation: a normal queue this long makes its port a congestion root, in bytes (0: the target's, 2 one-hop BDPs)")
-	add("ci-detect", func(s *lab.Spec) { s.CIDetect = int(*ciDetect) })
-	ciKmin := sizeFlag(fs, "ci-kmin", "0", "congestion isolation: the congested queue's ECN K_min in bytes (0: the ECN K_min)")
-	add("ci-kmin", func(s *lab.Spec) { s.CIKmin = int(*ciKmin) })
-	ciKmax := sizeFlag(fs, "ci-kmax", "0", "congestion isolation: the congested queue's ECN K_max in bytes (0: the ECN K_max)")
-	add("ci-kmax", func(s *lab.Spec) { s.CIKmax = int(*ciKmax) })
-	ciResidency := durationFlag(fs, "ci-residency", "", "0", "congestion isolation: how long an entry outlives its last refresh, in the lab's time (default: the target's 100us x D)")
-	add("ci-residency", func(s *lab.Spec) { s.CIResidency = config.Duration(ciResidency.D()) })
-	bfcQueues := fs.Int("bfc-queues", 0, "BFC: queues per fabric port, the HQ included (0: 32; 2: a single data queue)")
-	add("bfc-queues", func(s *lab.Spec) { s.BFCQueues = *bfcQueues })
-	bfcTable := fs.Int("bfc-table", 0, "BFC: flow-table `entries` per egress port (0: 100 x queues)")
-	add("bfc-table", func(s *lab.Spec) { s.BFCTable = *bfcTable })
-	bfcAssign := fs.String("bfc-assign", "", "BFC: how flows get queues: dynamic (BFC's own; empty: dynamic) or hash (fixed by the flow's hash, stochastic fair queueing)")
-	add("bfc-assign", func(s *lab.Spec) { s.BFCAssign = *bfcAssign })
-	relayQueue := fs.String("relay-queue", "", "PortFC: how servers serve the relay queue: strict (before a and b; empty: strict) or drr (in their round robin)")
-	add("relay-queue", func(s *lab.Spec) { s.RelayQueue = *relayQueue })
-	xoff := sizeFlag(fs, "xoff", "0", "X_off in bytes: PortFC's for both classes, PFC's per ingress port and priority (0: the target's, 6 one-hop BDPs)")
-	add("xoff", func(s *lab.Spec) { s.Xoff = int(*xoff) })
-	xon := sizeFlag(fs, "xon", "0", "X_on in bytes (0: the target's, 4 one-hop BDPs)")
-	add("xon", func(s *lab.Spec) { s.Xon = int(*xon) })
-	wdDetect := durationFlag(fs, "watchdog-detect", "", "0", "report a queue paused, not empty and sending nothing for this long (default: the target's 1 ms x D); 0 turns the watchdog off")
-	add("watchdog-detect", func(s *lab.Spec) {
-		if !fs.Changed("watchdog-detect") {
-			return // the model's
-		}
-		s.WatchdogDetect = wdDetect.D()
-		if s.WatchdogDetect == 0 {
-			s.WatchdogDetect = -1 // off
-		}
-	})
-	wdAction := fs.String("watchdog-action", d.WatchdogAction, "what the watchdog does to a stalled queue: none (report), forward (ignore pauses) or drop (discard its frames)")
-	add("watchdog-action", func(s *lab.Spec) { s.WatchdogAction = *wdAction })
-	wdRestore := durationFlag(fs, "watchdog-restore", "", "0", "how long a watchdog action lasts before the queue obeys pauses again (0: the target's 1 ms x D)")
-	add("watchdog-restore", func(s *lab.Spec) { s.WatchdogRestore = wdRestore.D() })
-	loss := lossFlag(fs, "loss", "0", "injected loss on every fabric link, each direction dropped on receive: a probability like 0.01, 1% or 100ppm")
-	add("loss", func(s *lab.Spec) { s.LossPPM = int(*loss) })
-	ecn := fs.Bool("ecn", false, "ECN marking at every egress, K_min/K_max/P_max scaled from 100 KB/400 KB/0.2 at 100 Gb/s to the rate and one-hop RTT")
-	add("ecn", func(s *lab.Spec) { s.ECN = *ecn })
-	ecnKmin := sizeFlag(fs, "ecn-kmin", "0", "ECN K_min in bytes (implies --ecn; 0: scaled default)")
-	add("ecn-kmin", func(s *lab.Spec) { s.ECNKminBytes = int(*ecnKmin) })
-	ecnKmax := sizeFlag(fs, "ecn-kmax", "0", "ECN K_max in bytes (implies --ecn; 0: scaled default)")
-	add("ecn-kmax", func(s *lab.Spec) { s.ECNKmaxBytes = int(*ecnKmax) })
-	ecnPmax := fs.Float64("ecn-pmax", 0, "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)")
-	add("ecn-pmax", func(s *lab.Spec) { s.ECNPmax = *ecnPmax })
-	workers := fs.Int("workers", lab.DefaultWorkers, "worker processes that host the nodes, one engine thread each; 0: a daemon process per node (swd, hostd)")
-	add("workers", func(s *lab.Spec) {
-		s.Workers = *workers
-		if s.Workers == 0 {
-			s.Workers = lab.PerNode
-		}
-	})
-	links := fs.String("links", d.LinkMode, "how a cable between two nodes of one worker moves frames: patch (in memory) or veth (AF_XDP through the kernel)")
-	add("links", func(s *lab.Spec) { s.LinkMode = *links })
-	wSlack := durationFlag(fs, "worker-slack", "", "0", "how late a worker may serve a deadline so that close ones share a wake-up (0: 50us)")
-	add("worker-slack", func(s *lab.Spec) { s.WorkerSlack = wSlack.D() })
-	wPoll := fs.Duration("worker-poll", 0, "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)")
-	add("worker-poll", func(s *lab.Spec) { s.WorkerPollBudget = *wPoll })
-	wPrio := fs.Int("worker-priority", 0, "the real-time (SCHED_FIFO) priority at which a worker's thread keeps time, 1-99 (0: 10; negative: an ordinary thread)")
-	add("worker-priority", func(s *lab.Spec) { s.WorkerPriority = *wPrio })
-	framesPerPort := fs.Int("frames-per-port", 0, "UMEM `frames` per port of every node (0: 4096, 1024 above 100 nodes)")
-	add("frames-per-port", func(s *lab.Spec) { s.FramesPerPort = *framesPerPort })
-	ringSize := fs.Int("ring-size", 0, "`entries` of every AF_XDP ring (0: 256 on workers, 1024 with a process per node)")
-	add("ring-size", func(s *lab.Spec) { s.RingSize = *ringSize })
-	dscp := d.DSCPMap
-	fs.Var(&dscp, "dscp-map", "classes (802.1Q priorities) of kernel traffic on every server's bc0 by DSCP: DSCP=priority,... or none; unmapped: 0 (ICMP 6)")
-	add("dscp-map", func(s *lab.Spec) { s.DSCPMap = dscp })
+	}
 	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
 	var fcs []string
 	for _, n := range scheme.Names() {
@@ -318,23 +233,17 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 	if fs.Changed("rate") && fs.Changed("rates") {
 		return spec, errors.New("--rate and --rates: give one (--rates sets every level's)")
 	}
-	for _, sf := range f.fields {
-		if f.file == "" || fs.Changed(sf.name) {
-			sf.set(&spec)
+	if f.file == "" {
+		spec.N, spec.K = f.n, f.k
+	}
+	given := lab.Values{}
+	for _, k := range lab.Knobs() {
+		if fl := fs.Lookup(k.Name); fl != nil && fl.Changed && !k.Common {
+			given[k.Name] = fl.Value.String()
 		}
 	}
-	if fs.Changed("ci") {
-		fc := ""
-		if fs.Changed("fc") || f.file != "" {
-			fc = spec.FC
-		}
-		var err error
-		if spec.FC, err = lab.CIScheme(*f.ci, fc); err != nil {
-			return spec, err
-		}
-	}
-	if f.file != "" && fs.Changed("rate") {
-		spec.Rates = nil // the flag's rate for every level, over the file's rates
+	if err := given.Apply(&spec); err != nil {
+		return spec, fmt.Errorf("--%w", err)
 	}
 	if f.file == "" && slices.Contains(lab.GraphKinds, f.topology) {
 		fab := f.fabric
@@ -350,13 +259,6 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 		}
 		spec.Fabric, spec.N, spec.K = &fab, 0, 0
 	}
-	if f.file == "" || fs.Changed("target") {
-		t, err := lab.ResolveTarget(f.target, spec.RateBps)
-		if err != nil {
-			return spec, fmt.Errorf("--target: %w", err)
-		}
-		spec.Target = t
-	}
 	if fs.Changed("dilation") && (fs.Changed("rate") || fs.Changed("rates")) {
 		return spec, errors.New("--dilation and --rate: give one (the rate is the target's / D)")
 	}
@@ -365,14 +267,6 @@ func (f *upFlags) spec(cmd *cobra.Command, args []string) (lab.Spec, error) {
 			spec.N = 0
 		}
 		spec = lab.RailOnly(spec)
-	}
-	for _, s := range []struct {
-		flag string
-		v    int
-	}{{"buffer", spec.BufferBytes}, {"xoff", spec.Xoff}, {"xon", spec.Xon}, {"ecn-kmin", spec.ECNKminBytes}, {"ecn-kmax", spec.ECNKmaxBytes}} {
-		if s.v > 1<<31-1 || s.v < 0 {
-			return spec, fmt.Errorf("--%s %s: at most 2 GiB", s.flag, units.CompactSize(int64(s.v)))
-		}
 	}
 	return spec, nil
 }

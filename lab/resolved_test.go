@@ -1,0 +1,65 @@
+package lab
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// resolvedText is what a lab of s runs: its spec with defaults applied
+// and every node's config, one line each, as JSON (the bin dir, which
+// depends on the test binary, left out).
+func resolvedText(t *testing.T, s Spec) string {
+	t.Helper()
+	p, err := NewPlan(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.BinDir = ""
+	var b strings.Builder
+	j, _ := json.Marshal(p.Spec)
+	fmt.Fprintf(&b, "spec %s\n", j)
+	for _, n := range p.Nodes {
+		j, _ := json.Marshal(n.Config)
+		fmt.Fprintf(&b, "%s %x\n", n.Name, sha256.Sum256(j))
+	}
+	return b.String()
+}
+
+// The example lab files resolve to the specs and node configs they
+// resolved to when the golden file was written (UPDATE_GOLDEN=1 writes
+// it again).
+func TestResolvedExamples(t *testing.T) {
+	examples, _ := filepath.Glob("../examples/*.yaml")
+	var b strings.Builder
+	for _, e := range examples {
+		s, err := ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "# %s\n%s", filepath.Base(e), resolvedText(t, s))
+	}
+	golden := "testdata/resolved-examples.txt"
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.String(); got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d:\n got %s\nwant %s\n(UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d lines, want %d (UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", len(gl), len(wl))
+	}
+}
