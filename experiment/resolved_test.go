@@ -22,12 +22,12 @@ func TestResolvedLabs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range c.Schemes {
-				sc, err := ParseScheme(s)
+			for _, s := range c.Contenders {
+				sc, err := ParseContender(s)
 				if err != nil {
 					t.Fatal(err)
 				}
-				p, err := lab.NewPlan(c.SchemeLabSpec(sc, "", "/run/x"))
+				p, err := lab.NewPlan(c.ContenderLabSpec(sc, "", "/run/x"))
 				if err != nil {
 					t.Fatalf("%s %s: %v", name, s, err)
 				}

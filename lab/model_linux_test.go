@@ -27,7 +27,7 @@ func nodeConfig(t *testing.T, s Spec, node string) config.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d.daemonConfig(topo, node, "/x.sock")
+	return d.bcubeNodeConfig(topo, node, "/x.sock")
 }
 
 // runHealth samples the lab's emulation health now and returns the check

@@ -118,7 +118,7 @@ func NewPlan(spec Spec) (*Plan, error) {
 		LogDir:    filepath.Join(run, "logs"),
 	}
 	addNode := func(name, kind string) error {
-		c := s.daemonConfig(t, name, filepath.Join(run, name+".sock")) // length checked by check
+		c := s.bcubeNodeConfig(t, name, filepath.Join(run, name+".sock")) // length checked by check
 		if err := checkConfig(&c); err != nil {
 			return err
 		}

@@ -349,7 +349,7 @@ func (s Spec) check() (bcube.Topology, error) {
 		nodes = append(nodes, bcube.SwitchName(l, 0))
 	}
 	for _, n := range nodes {
-		c := s.daemonConfig(t, n, "/x.sock")
+		c := s.bcubeNodeConfig(t, n, "/x.sock")
 		if err := checkConfig(&c); err != nil {
 			return t, err
 		}
@@ -594,9 +594,9 @@ func CIScheme(mode, fc string) (string, error) {
 
 // The schemes of congestion isolation, and PFC, which they run over.
 var (
-	ciOverPFC       = mustScheme("ici")
-	ciUncoordinated = mustScheme("ci")
-	pfc             = mustScheme("pfc")
+	ciOverPFC       = mustScheme(scheme.NameICI)
+	ciUncoordinated = mustScheme(scheme.NameCI)
+	pfc             = mustScheme(scheme.NamePFC)
 )
 
 // mustScheme is the registry's scheme of name.
@@ -608,8 +608,8 @@ func mustScheme(name string) scheme.Named {
 	return n
 }
 
-// daemonConfig is the config of one daemon of the lab, defaults applied.
-func (s Spec) daemonConfig(t bcube.Topology, node, control string) config.Node {
+// bcubeNodeConfig is the config of one node of a BCube lab, defaults applied.
+func (s Spec) bcubeNodeConfig(t bcube.Topology, node, control string) config.Node {
 	return s.nodeConfig(node, control, func(c *config.Node) {
 		c.N, c.K = t.N(), t.K()
 		c.RateBps = s.nodeRate(t, node)
