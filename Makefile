@@ -57,7 +57,7 @@ check-generate: generate
 
 bench: build
 	sudo -n true 2>/dev/null || [ "$$(id -u)" = 0 ]
-	$(GO) test -run '^$$' -bench . -benchmem ./queues ./header ./bcube ./xdp
+	$(GO) test -run '^$$' -bench . -benchmem ./queues ./wire/header ./fabric/bcube ./xdp
 	./bin/lab bench datapath
 
 clean:

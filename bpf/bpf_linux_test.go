@@ -13,7 +13,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 
-	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
 )
 
 // XDP actions as returned by the program.

@@ -13,7 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
 )
 
 // tcxNext is TCX_NEXT (-1) as prog.Run returns it.

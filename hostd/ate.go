@@ -29,8 +29,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // ATE is one source's first-hop domain choice. It is not safe for

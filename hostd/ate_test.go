@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // flowSim is a flow of the fluid model TestATEFakeClock runs: it sends

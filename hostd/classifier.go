@@ -6,10 +6,10 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/xdp"
 )
 

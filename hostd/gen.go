@@ -17,12 +17,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/header"
 	"github.com/bcfab/bcfab/xdp"
 )
 

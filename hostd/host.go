@@ -12,16 +12,16 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/queues"
-	"github.com/bcfab/bcfab/roce"
-	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/header"
+	"github.com/bcfab/bcfab/wire/roce"
 	"github.com/bcfab/bcfab/xdp"
 )
 

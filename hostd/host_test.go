@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/header"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/wire/header"
 	"github.com/bcfab/bcfab/xdp"
 )
 

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // The parameters a server and a switch of a lab at 20 Mb/s actually run

@@ -6,16 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 	"log/slog"
 	"net/http"
 	"os"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/node"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
+	"github.com/bcfab/bcfab/wire/transport"
 	"github.com/bcfab/bcfab/xdp"
 )
 

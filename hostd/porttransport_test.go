@@ -1,12 +1,12 @@
 package hostd
 
 import (
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 	"testing"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // A Rail-only server (eth0 160 Mb/s, eth1 100 Mb/s): a flow starts at the

@@ -42,10 +42,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/roce"
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/roce"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // Limits and defaults of RDMA flows.

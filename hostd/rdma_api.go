@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // StartRDMA starts the flows of req (on the engine goroutine).

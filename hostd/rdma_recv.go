@@ -5,13 +5,13 @@ package hostd
 // answer with, and what stays of a receiver once released.
 
 import (
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/header"
-	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/dataplane"
 	"github.com/bcfab/bcfab/signaling"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/wire/header"
+	"github.com/bcfab/bcfab/wire/roce"
+	"github.com/bcfab/bcfab/wire/transport"
 	"github.com/bcfab/bcfab/xdp"
 )
 

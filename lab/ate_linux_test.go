@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // ATE on a Rail-only BCube(4,1): level-0 links (the HBD) at 16 Mb/s,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // Incast 8 -> 1 on BCube(4,1) under BFC (h1..h8 -> h0, 2- and 4-hop

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
 )
 
 // Calibration's bounds: it gathers probes for at most calibrateMax (a

@@ -33,8 +33,8 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/bcfab/bcfab/header"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/header"
 )
 
 // CaptureOptions say what Capture keeps and when it stops.

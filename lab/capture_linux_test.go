@@ -16,8 +16,8 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 	"golang.org/x/sys/unix"
 
-	"github.com/bcfab/bcfab/internal/testns"
-	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/signaling"
 )
 

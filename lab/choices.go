@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // ChoiceError is a spec field that takes one of a few words given one it

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/internal/testtool"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // Kernel traffic rides the class its DSCP names (the bc0 classifier and

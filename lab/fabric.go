@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/fcplus"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/topo"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/fabric/fcplus"
+	"github.com/bcfab/bcfab/fabric/topo"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // Fabrics given as a graph (package topo) rather than by BCube's digits:

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/topo"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/fabric/topo"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // A graph fabric's plan is its graph: a namespace per node, a veth per

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // graphSpec is a lab of the real daemons on fabric f, named fb + 6

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // A cable (h1 eth0 - s0.0 p1) cut for half a second in the middle of a

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // StartFlow starts a generated flow at server node of lab name (hostd's

@@ -18,9 +18,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // cable is one fabric cable as drawn.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 )
 
 func TestGraph(t *testing.T) {

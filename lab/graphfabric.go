@@ -15,10 +15,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/topo"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/fabric/topo"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // tiers is each node's hop distance from the nearest server, and the

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // Emulation health: whether the daemons kept up with the fabric they

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // SampleHealth samples the emulation health of lab name: every daemon's

@@ -23,12 +23,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/roce"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/roce"
 	"golang.org/x/sys/unix"
 )
 
@@ -297,8 +297,8 @@ func portOf(t *testing.T, s Spec, node, port string) portCounters {
 // frames, as go test replays them (testdata/fuzz/<target>/ of their
 // packages).
 var fuzzCorpora = []string{
-	"../header/testdata/fuzz/FuzzParse",
-	"../roce/testdata/fuzz/FuzzParse",
+	"../wire/header/testdata/fuzz/FuzzParse",
+	"../wire/roce/testdata/fuzz/FuzzParse",
 	"../signaling/testdata/fuzz/FuzzParseSignal",
 	"../signaling/testdata/fuzz/FuzzParsePFC",
 }

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/internal/testtool"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/signaling"
 )
 

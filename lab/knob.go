@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // Knob is one lab parameter.

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os/exec"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // A lab needs Linux network namespaces; elsewhere only planning works.

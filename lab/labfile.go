@@ -27,7 +27,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // File is a lab file. Its keys are the knobs (Knobs: lab up's flags,

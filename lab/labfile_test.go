@@ -2,15 +2,15 @@ package lab
 
 import (
 	"bytes"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 func planned(t *testing.T, s Spec) Spec {

@@ -3,7 +3,7 @@ package lab
 import (
 	"fmt"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // Every fabric port's XDP program can drop what the port receives, on

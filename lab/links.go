@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/config"
 )
 
 // LinkSpec overrides one cable of the fabric at bring-up. Both of its ends

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
 )
 
 // BCube(2,1) up with 0.5% loss on every fabric link; lab link then makes

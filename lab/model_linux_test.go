@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/queues"
 )
 

@@ -3,8 +3,8 @@ package lab
 import (
 	"fmt"
 
+	"github.com/bcfab/bcfab/fabric/throughput"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/throughput"
 )
 
 // Permutation is the background's permutation of the servers of f under

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bcfab/bcfab/fcplus"
+	"github.com/bcfab/bcfab/fabric/fcplus"
+	"github.com/bcfab/bcfab/fabric/throughput"
+	"github.com/bcfab/bcfab/fabric/topo"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/throughput"
-	"github.com/bcfab/bcfab/topo"
 )
 
 // TestPermutation checks the rack permutations of an FC+ fabric: servers
@@ -65,7 +65,7 @@ func TestPermutation(t *testing.T) {
 }
 
 // TestPermutationThroughput solves, without packets, what the fabric of
-// experiments/fcplus.yaml carries of its two permutations (seed 1) under
+// study/experiment/defs/fcplus.yaml carries of its two permutations (seed 1) under
 // each routing, as the lab routes it (K = 8, ties from the fabric's
 // seed): λ, every server's share of its line rate over the fabric alone
 // with each pair's traffic split over its paths at best (exact LP,

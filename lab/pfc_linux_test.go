@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/internal/testtool"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // Incast 3 -> 1 on BCube(4,1) under PFC: s0.0 pauses priority 3 of the

@@ -6,9 +6,9 @@ import (
 	"net/netip"
 	"path/filepath"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/topo"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/fabric/topo"
+	"github.com/bcfab/bcfab/node/config"
 )
 
 // Daemon kinds, also the names of their binaries in Spec.BinDir, and the

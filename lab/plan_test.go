@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 )
 
 func TestPlan(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // Report is the status of a lab, node by node.

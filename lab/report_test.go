@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 func TestPeer(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // NodeSnapshot is one node's counters at one moment: its daemon's GET

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // Defaults of the Spec fields a caller may leave zero.

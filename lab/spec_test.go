@@ -1,8 +1,8 @@
 package lab
 
 import (
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/scheme"
 	"os"
 	"path/filepath"
 	"strings"

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // Status reports every node of lab name: namespace present, daemon alive,

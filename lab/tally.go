@@ -32,7 +32,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // Tally counts a capture's frames against the counters of the cable's

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // fakeEnds serves the stats of a cable's two ends: counters that the

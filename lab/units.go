@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // The lab's quantities are read and printed by package units (iperf3's

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // watchInterval is how often a run looks at the processes that host its

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/node/config"
 )
 
 func TestNodeStopStart(t *testing.T) {

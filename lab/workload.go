@@ -8,15 +8,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/fabric/topo"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/roce"
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/signaling"
-	"github.com/bcfab/bcfab/topo"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/wire/roce"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // A workload run (RunWorkload) drives the RDMA NICs of an up lab with the

@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // workloadPoll is the time between two polls of the NICs for the flows'

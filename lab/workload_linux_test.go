@@ -3,15 +3,15 @@ package lab
 import (
 	"context"
 	"encoding/json"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // A workload on a real lab: every flow of the schedule runs as an RDMA

@@ -1,15 +1,15 @@
 package lab
 
 import (
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 func stats(node string, drops, ring, injected, marks uint64, signals map[string]uint64) *api.Stats {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/bpf"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 func TestImpairments(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/dataplane"
 )
 
 // Builders make the nodes a daemon can host: Switch for switches, Server

@@ -35,12 +35,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/patch"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/node/patch"
 	"github.com/bcfab/bcfab/xdp"
 )
 

@@ -6,7 +6,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // runtimeSamples are read without stopping the world (ReadMemStats would

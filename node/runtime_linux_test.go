@@ -3,7 +3,7 @@ package node
 import (
 	"testing"
 
-	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 func TestFillRuntime(t *testing.T) {

@@ -27,10 +27,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/patch"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/node/patch"
 )
 
 // startParallel is how many nodes a worker brings up at once: each step is

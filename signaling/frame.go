@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 )
 
 // The PortFC and BFC signal frame (DESIGN §6; docs/WIRE.md). An untagged

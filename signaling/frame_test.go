@@ -3,7 +3,7 @@ package signaling
 import (
 	"bytes"
 	"errors"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"net"
 	"strings"
 	"testing"

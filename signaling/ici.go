@@ -40,7 +40,7 @@ package signaling
 import (
 	"net"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/queues"
 )
 

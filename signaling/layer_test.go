@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bcfab/bcfab/internal/pcaptest"
-	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/internal/testkit/pcaptest"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"

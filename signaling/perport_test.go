@@ -3,7 +3,7 @@ package signaling
 import (
 	"testing"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/queues"
 )
 

@@ -30,7 +30,7 @@ package signaling
 import (
 	"net"
 
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/queues"
 )
 

@@ -5,10 +5,10 @@ package swd
 import (
 	"log/slog"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/node"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // NewNode returns switch n of t as a node to run: ports p0..p<n-1>,

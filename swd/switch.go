@@ -7,11 +7,11 @@ package swd
 import (
 	"net"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/header"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/header"
 	"github.com/bcfab/bcfab/xdp"
 )
 

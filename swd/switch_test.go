@@ -12,14 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/internal/pipe"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/internal/testkit/pipe"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/queues"
-	"github.com/bcfab/bcfab/roce"
-	"github.com/bcfab/bcfab/scheme"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/roce"
 	"github.com/bcfab/bcfab/xdp"
 )
 

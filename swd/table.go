@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
-	"github.com/bcfab/bcfab/dataplane"
-	"github.com/bcfab/bcfab/header"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/topo"
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/fabric/topo"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/dataplane"
+	"github.com/bcfab/bcfab/node/scheme"
+	"github.com/bcfab/bcfab/wire/header"
 	"github.com/bcfab/bcfab/xdp"
 )
 

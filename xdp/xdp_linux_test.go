@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bcfab/bcfab/bpf"
-	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
 	"github.com/bcfab/bcfab/xdp"
 )
 

@@ -1,7 +1,7 @@
 // Command fabricanalyze compares the throughput FC+ (DF-KSP with one and
 // two lossless priorities), FC and plain KSP routing allow on expander
 // fabrics, without packets: the maximum concurrent flow of each traffic
-// pattern over each routing's paths (package throughput/compare). It
+// pattern over each routing's paths (package fabric/throughput/compare). It
 // prints a Markdown table; with -v, each row on stderr as it is solved.
 //
 //	fabricanalyze --tors 32 --ports 10 --virtual 3,4,6 --k 8
@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/bcfab/bcfab/fcplus"
-	"github.com/bcfab/bcfab/throughput/compare"
-	"github.com/bcfab/bcfab/topo"
+	"github.com/bcfab/bcfab/fabric/fcplus"
+	"github.com/bcfab/bcfab/fabric/throughput/compare"
+	"github.com/bcfab/bcfab/fabric/topo"
 )
 
 func main() {

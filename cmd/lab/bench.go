@@ -19,10 +19,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/bcfab/bcfab/bench"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/scheme"
+	"github.com/bcfab/bcfab/study/bench"
 )
 
 func benchCmd() *cobra.Command {

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	labpkg "github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // The commands that drive traffic and faults, on a lab of real daemons

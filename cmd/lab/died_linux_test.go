@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // cliLab is a lab of real daemons driven through the lab binary.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bcfab/bcfab/experiment"
+	"github.com/bcfab/bcfab/study/experiment"
 )
 
 func experimentCmd() *cobra.Command {

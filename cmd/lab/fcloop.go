@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bcfab/bcfab/fcplus"
+	"github.com/bcfab/bcfab/fabric/fcplus"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 )
 
 // benchFCLoopCmd runs FC+'s deadlock scenario under each routing.

@@ -28,7 +28,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // defaultRate is config.DefaultRateBps as the flag reads it (a test

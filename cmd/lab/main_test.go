@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 func TestUsageErrors(t *testing.T) {

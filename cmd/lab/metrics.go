@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
-	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/metrics"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/lab/metrics"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // metricsCmd serves a lab's counters to Prometheus.

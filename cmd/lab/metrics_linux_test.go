@@ -15,10 +15,10 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // realBins builds swd, hostd and bcfabd into a temporary directory.

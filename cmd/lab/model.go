@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 )
 
 // modelCmd prints the scale model of a lab: every parameter of the target

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // What a lab of this machine can emulate (docs/BENCHMARKS.md): a port

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/internal/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
 )
 
 // The recipes of the README and docs/USAGE.md run as written (on a lab

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 func statusCmd() *cobra.Command {

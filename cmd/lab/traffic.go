@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bcfab/bcfab/api"
-	"github.com/bcfab/bcfab/bcube"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // genCmd starts a generated flow and, with --wait, reports what arrived.

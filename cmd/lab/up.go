@@ -19,10 +19,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // upFlags are lab up's flags: the topology's, and a flag per knob

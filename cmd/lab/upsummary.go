@@ -8,11 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bcfab/bcfab/bcube"
-	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/config"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // The lines of lab up's summary that say what the lab emulates: its flow

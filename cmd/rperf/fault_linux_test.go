@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // A cable on the flow's path (h0 eth0 - s0.0 p0) cut for half a second a

@@ -35,9 +35,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // options are rperf's flags, validated.

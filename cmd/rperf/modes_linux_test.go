@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/node/scheme"
 )
 
 // rperf's iperf3 and perftest modes in one lab, BCube(2,1) at 100 Mb/s

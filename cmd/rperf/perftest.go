@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // Perftest is the result of -a, -s or --lat: a row per message size.

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/queues"
-	"github.com/bcfab/bcfab/scheme"
 )
 
 // A Rail-only NDC(4,1) at the preset's rates (32 Mb/s HBD, 20 Mb/s

@@ -19,16 +19,16 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 	"io"
 	"math"
 	"strings"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/transport"
-	"github.com/bcfab/bcfab/units"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // Document is rperf's JSON output (-J), shaped like iperf3's; perftest's

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bcfab/bcfab/scale"
-	"github.com/bcfab/bcfab/scheme"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/signaling"
 	"io"
 	"os"
@@ -20,10 +20,10 @@ import (
 
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/bcfab/bcfab/internal/testns"
-	"github.com/bcfab/bcfab/internal/testtool"
+	"github.com/bcfab/bcfab/internal/testkit/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/roce"
+	"github.com/bcfab/bcfab/wire/roce"
 )
 
 // Real labs: rperf run inside a server's namespace against the lab's

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/bcfab/bcfab/scale"
+	"github.com/bcfab/bcfab/model/scale"
 	"net"
 	"net/http"
 	"os"
@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/api"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
-	"github.com/bcfab/bcfab/transport"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 func TestParseFlags(t *testing.T) {

@@ -17,10 +17,10 @@ func TestDeps(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"./cmd/rperf", []string{"dataplane", "xdp", "bpf", "node", "hostd", "swd"}},
-		{"./lab", []string{"dataplane", "xdp", "bpf", "node", "hostd", "swd"}},
-		{"./metrics", []string{"dataplane", "xdp", "bpf", "node", "hostd", "swd"}},
-		{"./cmd/xdpfwd", []string{"bench", "lab", "hostd", "swd"}},
+		{"./cmd/rperf", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
+		{"./lab", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
+		{"./lab/metrics", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
+		{"./cmd/xdpfwd", []string{"study/bench", "lab", "hostd", "swd"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+strings.TrimPrefix(c.pkg, "./")).CombinedOutput()
 		if err != nil {

@@ -1,6 +1,6 @@
 package workload
 
-import "github.com/bcfab/bcfab/internal/prng"
+import "github.com/bcfab/bcfab/model/prng"
 
 // stream is one component's random numbers: a stream of the run's seed
 // (internal/prng), whose output is fixed by the seed alone, so a seed

@@ -1,0 +1,199 @@
+package dataplane
+
+// An engine's counters as readers get them (engine.go): copied on the
+// worker's thread between steps without allocating, and built into stats
+// on the reader's goroutine.
+
+import (
+	"maps"
+	"time"
+
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/queues"
+)
+
+// Snapshot returns a copy of every port's counters and of the frame pool.
+// While the engine runs, its worker copies the raw counters between steps
+// into a buffer the engine keeps (allocating nothing on the worker's
+// thread, whose every node would wait for it) and this goroutine builds
+// the stats from it; otherwise it reads them directly. It returns nil
+// ports if a running engine does not answer within two seconds.
+func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
+	ps, fs, _, _ := e.SnapshotAt()
+	return ps, fs
+}
+
+// SnapshotAt is Snapshot, with the wall-clock time (Unix ns) at which the
+// counters were copied: a running engine's worker copies them between two
+// steps, so every frame its ports sent or received before that instant is
+// counted and none after (a capture's frames can be matched against the
+// counters by their timestamps). mark is what Options.Mark returned at
+// that instant (0: none, or the engine was not running).
+func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, mark uint64) {
+	e.snapMu.Lock()
+	defer e.snapMu.Unlock()
+	select {
+	case <-e.snapDone: // the late answer to a request that timed out
+	default:
+	}
+	// Under callMu, as halt stops the engine: a request made while it
+	// runs is answered, by the worker or by halt.
+	e.callMu.Lock()
+	if !e.running.Load() {
+		e.takeSnapshot()
+		e.callMu.Unlock()
+		ps, fs := e.buildStats()
+		return ps, fs, e.wallNs(e.snap.now), 0
+	}
+	e.snapWant.Store(true)
+	e.callMu.Unlock()
+	e.poke()
+	select {
+	case <-e.snapDone:
+		// The worker wrote e.snap and will not again until the next
+		// request, which needs snapMu.
+		ps, fs := e.buildStats()
+		return ps, fs, e.wallNs(e.snap.now), e.snap.mark
+	case <-time.After(2 * time.Second):
+		return nil, api.FrameStats{}, 0, 0
+	}
+}
+
+// wallNs turns a time of the engine's clock into Unix ns (0 under a
+// test's clock, which has no wall time).
+func (e *Engine) wallNs(now int64) int64 {
+	if e.clock != nil || e.epoch.IsZero() {
+		return 0
+	}
+	return e.epoch.Add(time.Duration(now)).UnixNano()
+}
+
+func (e *Engine) answerSnapshot() {
+	if e.snapWant.Load() {
+		e.snapWant.Store(false)
+		e.takeSnapshot()
+		e.snap.mark = 0
+		if e.opts.Mark != nil {
+			e.snap.mark = e.opts.Mark()
+		}
+		e.snapDone <- struct{}{}
+	}
+}
+
+// rawSnapshot is a copy of an engine's counters, taken on its worker's
+// thread without allocating.
+type rawSnapshot struct {
+	now   int64
+	free  int
+	mark  uint64 // Options.Mark's
+	ports []rawPort
+}
+
+type rawPort struct {
+	rxPackets, rxBytes, txPackets, txBytes uint64
+	rxForwarded, rxConsumed                uint64
+	queueBytes, queuePackets, maxBytes     int
+	captured                               bool
+	drops                                  [numDropReasons]uint64
+	lag                                    queues.Lag
+	queues                                 []queues.QueueStats
+	stalls                                 []api.QueueStats // the watchdog's fields only
+	signals                                map[string]uint64
+	rtt                                    rttHist
+	delay                                  int64
+}
+
+// takeSnapshot copies the counters into e.snap (the engine's goroutine,
+// or while the engine does not run). After the first it allocates
+// nothing.
+func (e *Engine) takeSnapshot() {
+	sn := &e.snap
+	sn.now, sn.free = e.Now(), len(e.free)
+	if sn.ports == nil {
+		sn.ports = make([]rawPort, len(e.ports))
+		for i, p := range e.ports {
+			n := p.egress.Queues()
+			sn.ports[i] = rawPort{queues: make([]queues.QueueStats, n), stalls: make([]api.QueueStats, n),
+				signals: map[string]uint64{}}
+		}
+	}
+	for i, p := range e.ports {
+		r := &sn.ports[i]
+		eg := p.egress
+		r.rxPackets, r.rxBytes, r.txPackets, r.txBytes = p.rxPackets, p.rxBytes, p.txPackets, p.txBytes
+		r.rxForwarded, r.rxConsumed = p.rxForwarded, p.rxConsumed
+		r.queueBytes, r.queuePackets, r.maxBytes = eg.Bytes(), eg.Len(), p.maxBytes
+		r.captured = p.tapped.Load()
+		r.drops = p.drops
+		r.lag = p.shaper.Lag()
+		if p.probe {
+			r.rtt = p.rtt
+		}
+		r.delay = p.delayNs
+		for q := range r.queues {
+			r.queues[q] = eg.Stats(q)
+			r.stalls[q] = api.QueueStats{}
+			e.stallStats(p, q, sn.now, &r.stalls[q])
+		}
+		if e.counters != nil {
+			e.counters.PortCounters(i, r.signals)
+		}
+	}
+}
+
+// buildStats turns e.snap into stats (the caller's goroutine).
+func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
+	sn := &e.snap
+	out := make([]api.PortStats, len(e.ports))
+	for i, p := range e.ports {
+		r := &sn.ports[i]
+		eg := p.egress
+		ps := api.PortStats{
+			Name:          p.spec.Name,
+			RateBps:       p.spec.RateBps,
+			RxPackets:     r.rxPackets,
+			RxBytes:       r.rxBytes,
+			RxForwarded:   r.rxForwarded,
+			RxConsumed:    r.rxConsumed,
+			TxPackets:     r.txPackets,
+			TxBytes:       r.txBytes,
+			QueueBytes:    uint64(r.queueBytes),
+			QueuePackets:  uint64(r.queuePackets),
+			MaxQueueBytes: uint64(r.maxBytes),
+			Captured:      r.captured,
+			Drops:         dropMap(r.drops[:]),
+			LateFrames:    r.lag.LateFrames,
+			MaxLateNs:     r.lag.MaxNs,
+			LostLinkNs:    r.lag.LostNs,
+			RTT:           r.rtt.export(),
+			LinkDelayNs:   r.delay,
+		}
+		if len(r.signals) > 0 {
+			ps.Signals = maps.Clone(r.signals)
+		}
+		for q := range r.queues {
+			s := &r.queues[q]
+			qd := s.Drops[:numDropReasons]
+			st := r.stalls[q]
+			st.Index, st.Name = q, eg.Name(q)
+			st.EnqPackets, st.EnqBytes, st.DeqPackets, st.DeqBytes = s.EnqPackets, s.EnqBytes, s.DeqPackets, s.DeqBytes
+			st.Packets, st.Bytes, st.MaxBytes = s.Packets, s.Bytes, s.MaxBytes
+			st.Paused, st.PausedNs, st.MaxPauseNs, st.ECNMarks = s.Paused, s.PausedNs, s.MaxPauseNs, s.ECNMarks
+			st.Drops, st.IgnoredPauses = dropMap(qd), s.IgnoredPauses
+			ps.Queues = append(ps.Queues, st)
+			for r, v := range qd {
+				ps.Drops[DropReason(r).String()] += v
+			}
+		}
+		out[i] = ps
+	}
+	return out, api.FrameStats{Total: e.mem.NumFrames, Free: sn.free, Size: e.mem.FrameSize}
+}
+
+func dropMap(counts []uint64) map[string]uint64 {
+	m := make(map[string]uint64, numDropReasons-1)
+	for r := DropReason(1); r < numDropReasons; r++ {
+		m[r.String()] = counts[r]
+	}
+	return m
+}

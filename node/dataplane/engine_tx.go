@@ -1,0 +1,297 @@
+package dataplane
+
+// An engine's egress side (engine.go): admitting frames to the egress
+// queues against the shared buffer and the frame pool, the pool itself,
+// and moving frames through the shaper and delay line onto the TX rings.
+
+import (
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/wire/header"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// Emit copies the frame b into a free frame and queues it in port's HQ
+// (its only queue if it has none); it reports false when no frame could be
+// spared. For flow-control signals built on the engine goroutine.
+func (e *Engine) Emit(port int, b []byte) bool {
+	addr, ok := e.AllocControl()
+	if !ok || len(b) > e.mem.FrameSize {
+		if ok {
+			e.release(addr)
+		}
+		e.lost++
+		return false
+	}
+	copy(e.mem.Bytes[addr:], b)
+	q := e.ports[port].egress.HQ()
+	if q < 0 {
+		q = 0
+	}
+	d := xdp.Desc{Addr: addr, Len: uint32(len(b))}
+	if !e.admit(port, q, &d, 0, 0, true) {
+		e.lost++ // refused by the buffer: counted there too, by reason
+		return false
+	}
+	e.emitted++
+	return true
+}
+
+// Send admits the frame d (in this engine's memory) to queue q of port
+// out with meta (queues.Packet.Meta), or drops and counts it, and reports
+// which; l3 is the offset of its IPv4 header for ECN marking (0: none).
+// Sources and flow-control hooks use it for frames they build on the
+// engine goroutine.
+//
+// A frame for a port's HQ is control (ACK, NAK, CNP, flow-control
+// signals): it may use the whole frame pool and buffer, while data stops
+// short of a reserve, and no port cap applies to it. So control is never
+// dropped for lack of buffer when data has filled it: a lossless scheme's
+// signals, and the ACKs that end its flows, still get through.
+func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
+	return e.admit(out, q, d, l3, meta, q == e.ports[out].egress.HQ())
+}
+
+// AdmitsOwn reports whether a source — a NIC making its own flows'
+// frames — may queue a frame of n bytes into queue q of port out now. A
+// source asks before it makes one, so that it waits for room rather than
+// losing its own packet, and it may fill only half of the node's data
+// buffer (bytes and frames): the other half stays for the frames the
+// node relays, which, under PortFC, ride a queue that is never paused and
+// must not find the buffer taken by the NIC's own flows. (A server's own
+// data waits in host memory, not in its NIC's buffer.)
+func (e *Engine) AdmitsOwn(out, q, n int) bool {
+	p := e.ports[out]
+	switch {
+	case p.wdDrop&(1<<q) != 0, e.queued >= e.dataFrames/2, e.buffered+n > e.dataBytes/2:
+		return false
+	case p.spec.CapBytes > 0 && p.egress.Bytes()+n > p.spec.CapBytes:
+		return false
+	}
+	return true
+}
+
+// admit is Send; ctl says the frame is control.
+func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) bool {
+	p := e.ports[out]
+	eg := p.egress
+	frames, bytes := e.dataFrames, e.dataBytes
+	if ctl {
+		frames, bytes = e.maxQueued, e.opts.BufferBytes
+	}
+	switch {
+	case p.wdDrop&(1<<q) != 0:
+		eg.CountDrop(q, int(DropWatchdog))
+	case e.queued >= frames:
+		eg.CountDrop(q, int(DropNoFrames))
+	case e.buffered+int(d.Len) > bytes,
+		!ctl && p.spec.CapBytes > 0 && eg.Bytes()+int(d.Len) > p.spec.CapBytes:
+		eg.CountDrop(q, int(DropBufferFull))
+	default:
+		now := e.Now()
+		if eg.Len() == 0 {
+			p.shaper.Restart(now)
+		} else if p.idle {
+			p.shaper.Quiet(now)
+		}
+		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta}, now)
+		if !ok {
+			eg.CountDrop(q, int(DropBufferFull))
+			break
+		}
+		if mark && l3 > 0 && header.IPv4(e.mem.Bytes[d.Addr+uint64(l3):d.Addr+uint64(d.Len)]).SetCE() {
+			eg.CountMark(q)
+		}
+		e.queued++
+		e.buffered += int(d.Len)
+		if b := eg.Bytes(); b > p.maxBytes {
+			p.maxBytes = b
+		}
+		return true
+	}
+	e.release(d.Addr)
+	return false
+}
+
+// Take removes every frame port's egress would send, as a transmission
+// does (hooks, counters, the buffer's accounting), hands each frame's
+// queue and bytes to fn and frees the frame. It is for harnesses that
+// carry a node's frames themselves instead of an XSK ring (in-process
+// tests of a node's logic); it ignores the shaper. Call it on the
+// engine's goroutine.
+func (e *Engine) Take(port int, fn func(q int, b []byte)) int {
+	eg := e.ports[port].egress
+	n := 0
+	for {
+		pk, q, ok := eg.Dequeue(e.Now())
+		if !ok {
+			return n
+		}
+		e.queued--
+		e.buffered -= int(pk.Len)
+		fn(q, e.mem.Bytes[pk.Addr:pk.Addr+uint64(pk.Len)])
+		e.release(pk.Addr)
+		n++
+	}
+}
+
+// Alloc takes a free frame for a handler or source to build a data frame
+// in; ok is false when none may be spared (the frames left are the
+// control reserve).
+func (e *Engine) Alloc() (addr uint64, ok bool) { return e.alloc(e.dataFrames) }
+
+// AllocControl takes a free frame for a control frame (one for a port's
+// HQ), which may use the control reserve.
+func (e *Engine) AllocControl() (addr uint64, ok bool) { return e.alloc(e.maxQueued) }
+
+func (e *Engine) alloc(limit int) (addr uint64, ok bool) {
+	if e.queued >= limit || len(e.free) == 0 {
+		return 0, false
+	}
+	addr = e.free[len(e.free)-1]
+	e.free = e.free[:len(e.free)-1]
+	return addr, true
+}
+
+func (e *Engine) release(addr uint64) { e.free = append(e.free, addr&e.frameMask) }
+
+func (e *Engine) reclaim(p *port) {
+	for {
+		n := p.io.Complete(e.addrs[:])
+		for _, a := range e.addrs[:n] {
+			e.release(a)
+		}
+		p.inflight -= n
+		if n < batch {
+			if p.inflight < 0 {
+				p.inflight = 0
+			}
+			return
+		}
+	}
+}
+
+// transmit moves what the shaper and delay line allow onto p's TX ring.
+func (e *Engine) transmit(p *port, now int64) int {
+	if p.tapped.Load() {
+		return e.transmitTapped(p, now)
+	}
+	total := 0
+	for {
+		room := p.io.TxFree()
+		if room > batch {
+			room = batch
+		}
+		n := 0
+		for n < room {
+			pk, ok := e.next(p, now)
+			if !ok {
+				break
+			}
+			e.tx[n] = xdp.Desc{Addr: pk.Addr, Len: pk.Len}
+			p.txPackets++
+			p.txBytes += uint64(pk.Len)
+			n++
+		}
+		if n > 0 {
+			// TxFree was checked: the ring takes all n.
+			p.io.Transmit(e.tx[:n])
+			p.inflight += n
+			e.queued -= n
+			total += n
+		}
+		if n > 0 || p.stalled {
+			if err := p.io.Kick(); err != nil {
+				p.kickErrors++
+			}
+			p.kicks++
+			e.reclaim(p)
+			p.stalled = p.io.TxFree() < e.mem.RingSize
+		}
+		if n < batch || p.stalled {
+			return total
+		}
+	}
+}
+
+// transmitTapped sends by copy through the port's packet socket, where
+// the kernel's taps see it.
+func (e *Engine) transmitTapped(p *port, now int64) int {
+	n := 0
+	for ; n < batch; n++ {
+		pk, ok := e.next(p, now)
+		if !ok {
+			break
+		}
+		e.queued--
+		if err := p.spec.Tap.WriteFrame(e.mem.Bytes[pk.Addr : pk.Addr+uint64(pk.Len)]); err != nil {
+			p.drops[DropTxError]++
+		} else {
+			p.txPackets++
+			p.txBytes += uint64(pk.Len)
+		}
+		e.release(pk.Addr)
+	}
+	return n
+}
+
+// dequeue takes the next frame from p's egress if the shaper lets it go.
+func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
+	if !p.shaper.Ready(now) {
+		if !p.idle && !p.egress.Eligible(now) {
+			// The link is still busy with its last frame, but nothing
+			// may follow it (the frames left are paused): it goes idle
+			// when that frame ends. The worker may not look at the port
+			// again until a pause is lifted, so say so now, or the whole
+			// pause would count as link time lost to lateness.
+			p.idle = true
+		}
+		return queues.Packet{}, false
+	}
+	pk, q, ok := p.egress.Dequeue(now)
+	if !ok {
+		// Nothing eligible (empty, or every queue with frames paused): the
+		// link is idle now and earns no catch-up credit for it.
+		p.shaper.Restart(now)
+		p.idle = true
+		return pk, false
+	}
+	if p.idle {
+		// The link had nothing to send until a frame arrived (Send marks
+		// that) or a pause was lifted: time before that is not lost to
+		// the daemon's lateness. Only the accounting changes: the shaper
+		// lets the port catch up as before.
+		p.shaper.Quiet(p.egress.LastLift())
+		p.idle = false
+	}
+	p.shaper.Send(now, int(pk.Len))
+	e.buffered -= int(pk.Len)
+	if hq := p.egress.HQ(); p.probe && (q == hq || hq < 0) { // probes leave by the HQ (or a port's only queue)
+		end := now
+		if p.spec.RateBps > 0 {
+			end = p.shaper.Free()
+		}
+		e.stampProbe(&xdp.Desc{Addr: pk.Addr, Len: pk.Len}, end)
+	}
+	return pk, true
+}
+
+// next returns the frame p may put on the TX ring now, if any. A shaped
+// port's frames wait in its delay line until their link delivers them:
+// the end of their serialisation (the shaper's schedule) plus the delay.
+func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
+	if p.wire != nil {
+		for !p.wire.Full() {
+			pk, ok := e.dequeue(p, now)
+			if !ok {
+				break
+			}
+			due := now
+			if p.spec.RateBps > 0 {
+				due = p.shaper.Free()
+			}
+			p.wire.Put(due+p.delayNs, pk)
+		}
+		return p.wire.Take(now)
+	}
+	return e.dequeue(p, now)
+}

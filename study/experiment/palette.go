@@ -1,0 +1,79 @@
+package experiment
+
+import (
+	"hash/fnv"
+	"image/color"
+	"strings"
+
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/bcfab/bcfab/fabric/fcplus"
+	"github.com/bcfab/bcfab/node/scheme"
+)
+
+// The contenders' looks. A contender has the same colour and marker in
+// every plot of every experiment: Okabe and Ito's colour-blind-safe palette
+// (its yellow left out, too pale on white), then dark colours of Paul
+// Tol's muted palette for the variants, grey for Go-Back-N.
+type contenderStyle struct {
+	color color.RGBA
+	glyph draw.GlyphDrawer
+}
+
+func rgb(v uint32) color.RGBA { return color.RGBA{uint8(v >> 16), uint8(v >> 8), uint8(v), 255} }
+
+var contenderStyles = map[string]contenderStyle{
+	scheme.NamePortFC:                           {rgb(0xD55E00), draw.CircleGlyph{}},   // vermillion
+	scheme.NamePortFC + ":" + scheme.RelayDRR:   {rgb(0x882255), draw.RingGlyph{}},     // wine
+	scheme.NamePFC:                              {rgb(0x0072B2), draw.SquareGlyph{}},   // blue
+	scheme.NamePFCStar:                          {rgb(0x56B4E9), draw.TriangleGlyph{}}, // sky blue
+	scheme.NameBFC:                              {rgb(0x009E73), draw.PyramidGlyph{}},  // bluish green
+	scheme.NameBFC + ":2":                       {rgb(0x999933), draw.BoxGlyph{}},      // olive
+	scheme.NameBFC + ":" + scheme.BFCAssignHash: {rgb(0x332288), draw.PlusGlyph{}},     // indigo
+	scheme.NameIRN:                              {rgb(0xCC79A7), draw.CrossGlyph{}},    // reddish purple
+	scheme.NameGBN:                              {rgb(0x777777), draw.BoxGlyph{}},      // grey
+	scheme.NameNone:                             {rgb(0x000000), draw.CrossGlyph{}},    // black
+	scheme.NameICI:                              {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
+	scheme.NameCI:                               {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
+	scheme.NamePFC + "/" + noCC:                 {rgb(0x44AA99), draw.RingGlyph{}},     // teal
+	// PFC on an FC+ fabric's routings (study/experiment/defs/fcplus.yaml): FC+'s
+	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
+	// from every colour above (Paul Tol's vibrant magenta and green).
+	scheme.NamePFC + "@" + string(fcplus.DFKSP1): {rgb(0xFFAA00), draw.CircleGlyph{}},   // amber
+	scheme.NamePFC + "@" + string(fcplus.DFKSP2): {rgb(0xEE3377), draw.RingGlyph{}},     // magenta
+	scheme.NamePFC + "@" + string(fcplus.FC):     {rgb(0x117733), draw.TriangleGlyph{}}, // green
+	scheme.NamePFC + "@" + string(fcplus.KSP):    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
+}
+
+// reserveColors are for contenders outside contenderStyles (pfc/gbn,
+// bfc:hash:8): one by a hash of the name, the same in every plot,
+// though two such contenders may share one.
+var reserveColors = []color.RGBA{rgb(0x117733), rgb(0xAA4499), rgb(0x44AA99), rgb(0x661100), rgb(0x6699CC), rgb(0xE69F00), rgb(0xDDAA33)}
+
+var reserveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.RingGlyph{}}
+
+// styleOf is contender's colour and marker: one without congestion
+// control (FC/nocc) has its flow control's unless it has its own.
+func styleOf(contender string) contenderStyle {
+	if s, ok := contenderStyles[contender]; ok {
+		return s
+	}
+	if fc, ok := strings.CutSuffix(contender, "/"+noCC); ok {
+		if s, ok := contenderStyles[fc]; ok {
+			return s
+		}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(contender))
+	v := h.Sum32()
+	return contenderStyle{reserveColors[v%uint32(len(reserveColors))], reserveGlyphs[(v/7)%uint32(len(reserveGlyphs))]}
+}
+
+func contenderColor(contender string) color.Color { return styleOf(contender).color }
+
+// faded is c at the given opacity (a band's fill).
+func faded(c color.Color, alpha float64) color.Color {
+	n := color.NRGBAModel.Convert(c).(color.NRGBA)
+	n.A = uint8(255 * alpha)
+	return n
+}
