@@ -134,6 +134,7 @@ func up(ctx context.Context, p *Plan, st *State, ip string, log *slog.Logger) er
 		{"fabric links created", func() error { return createLinks(ctx, p, handles) }},
 		{"configs written", func() error { return writeConfigs(p) }},
 		{"ethers written", func() error { return writeEthers(p) }},
+		{"hosts written", func() error { return writeHosts(p) }},
 	}
 	for _, s := range steps {
 		if err := stage(s.what, s.f); err != nil {
