@@ -25,6 +25,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -147,7 +148,7 @@ func (t *Tally) snapshot() ([2]*api.Stats, error) {
 			return s, err
 		}
 		if st.CountedUnixNs == 0 {
-			return s, fmt.Errorf("tally: %s's daemon does not say when it counted (an older build)", n)
+			return s, fmt.Errorf("%s's daemon does not say when it counted (an older build)", n)
 		}
 		s[i] = st
 	}
@@ -168,7 +169,7 @@ func (t *Tally) Start(ctx context.Context) error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return t.failStart(fmt.Errorf("tally: %s %s not reported captured within %v", t.node, t.port, t.captureTimeout))
+			return t.failStart(fmt.Errorf("%s did not notice the capture on %s within %v", t.node, t.port, t.captureTimeout))
 		}
 		select {
 		case <-ctx.Done():
@@ -183,11 +184,17 @@ func (t *Tally) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped || t.stopErr != nil {
-		t.startErr = fmt.Errorf("tally: the capture ended before %s %s was reported captured", t.node, t.port)
+		t.startErr = t.endedEarly()
 		return t.startErr
 	}
 	t.from, t.started = s, true
 	return nil
+}
+
+// endedEarly says that the capture stopped before the node's daemon
+// noticed it: a daemon looks for captures once a second.
+func (t *Tally) endedEarly() error {
+	return fmt.Errorf("the capture stopped before %s noticed it on %s (a daemon looks once a second); capture for 2s or more to get one", t.node, t.port)
 }
 
 func (t *Tally) failStart(err error) error {
@@ -233,19 +240,19 @@ func (t *Tally) Result() (TallyResult, error) {
 	case t.startErr != nil:
 		return TallyResult{}, t.startErr
 	case !t.started:
-		return TallyResult{}, fmt.Errorf("tally: the capture ended before %s %s was reported captured", t.node, t.port)
+		return TallyResult{}, t.endedEarly()
 	case t.stopErr != nil:
 		return TallyResult{}, t.stopErr
 	case !t.stopped:
-		return TallyResult{}, fmt.Errorf("tally: not stopped")
+		return TallyResult{}, errors.New("the capture ended before its last counters were read")
 	}
 	from, to := findPort(t.from[0], t.port), findPort(t.to[0], t.port)
 	pfrom, pto := findPort(t.from[1], t.peerPort), findPort(t.to[1], t.peerPort)
 	if from == nil || to == nil || pfrom == nil || pto == nil {
-		return TallyResult{}, fmt.Errorf("tally: %s %s or %s %s missing from their daemons' stats", t.node, t.port, t.peer, t.peerPort)
+		return TallyResult{}, fmt.Errorf("%s %s or %s %s missing from their daemons' stats", t.node, t.port, t.peer, t.peerPort)
 	}
 	if t.to[0].StartedUnixNs != t.from[0].StartedUnixNs || t.to[1].StartedUnixNs != t.from[1].StartedUnixNs {
-		return TallyResult{}, fmt.Errorf("tally: %s or %s started again during the capture", t.node, t.peer)
+		return TallyResult{}, fmt.Errorf("%s or %s started again during the capture", t.node, t.peer)
 	}
 	r := TallyResult{Node: t.node, Port: t.port, Peer: t.peer, PeerPort: t.peerPort,
 		From: time.Unix(0, countedAt(t.from[0], from)), To: time.Unix(0, countedAt(t.to[0], to)),
