@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/units"
 )
 
 // Tally counts a capture's frames against the counters of the cable's
@@ -110,7 +111,7 @@ func (r TallyResult) String() string {
 	}
 	s += fmt.Sprintf("\n  %s %s lost %v of link time to lateness in the window", r.Node, r.Port, r.LostLink)
 	if r.Others > 0 {
-		s += fmt.Sprintf("\n  %d captured frames came from neither end", r.Others)
+		s += fmt.Sprintf("\n  %s from neither end", units.Count(r.Others, "captured frame came", "captured frames came"))
 	}
 	return s
 }
