@@ -15,6 +15,7 @@ import (
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
 	"github.com/bcfab/bcfab/dataplane"
+	"github.com/bcfab/bcfab/internal/buildinfo"
 )
 
 // Builders make the nodes a daemon can host: Switch for switches, Server
@@ -40,7 +41,12 @@ func Main(name string, b Builders) {
 	node := fs.String("config", "", "node config `file` (JSON, written by lab): run this one node")
 	worker := fs.String("worker", "", "worker config `file` (JSON, written by lab): run its nodes on one worker thread")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	version := fs.Bool("version", false, "print the build: version, revision, Go")
 	_ = fs.Parse(os.Args[1:])
+	if *version {
+		fmt.Println(buildinfo.Read().Line(name))
+		return
+	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: --log-level: %v\n", name, err)

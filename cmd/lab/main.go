@@ -27,6 +27,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/units"
 )
@@ -128,6 +129,10 @@ worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version only: -v is every command's --verbose.
+	root.Version = buildinfo.Read().Line("lab")
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print the build: version, revision, Go")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{cmd: c, err: err} })
 	root.AddGroup(
 		&cobra.Group{ID: groupLab, Title: "Labs:"},
@@ -200,7 +205,7 @@ Every command on a lab takes --name L (default bc) and --run-root DIR
 (default /run/bcfab); -v gives debug logs. 'lab COMMAND -h' lists a
 command's flags. Sizes take iperf3's units (64K, 1M: 1024-based; 1MB:
 1000-based), rates 1000-based bit/s (100M, 2.5G), durations Go's syntax
-or seconds (200ms, 1.5s, 10).
+or seconds (200ms, 1.5s, 10). lab --version prints the build.
 
 Exit status: 0 done, 1 an error, 2 bad usage, 3 a run whose emulation
 health is invalid (the daemons did not keep up; its report says so), 4 a

@@ -36,6 +36,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/api"
+	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/units"
 )
@@ -210,6 +211,8 @@ node's daemon) is not running; one line names it and its nodes.`,
 	}
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
+	cmd.Version = buildinfo.Read().Line("rperf") // -v, --version, as iperf3's -v
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringVarP(&o.dst, "client", "c", "", "destination server: h<i> or its address (198.18.0.<i>...)")
