@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -35,7 +34,7 @@ scenario per scheme).`,
 		GroupID: groupBench,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
+			return usagef(cmd, "bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
 		},
 	}
 	cmd.AddCommand(benchDatapathCmd(), benchFairnessCmd(), benchHoLCmd(), benchLoopCmd(), benchFCLoopCmd())

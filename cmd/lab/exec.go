@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/units"
 )
 
 func execCmd() *cobra.Command {
@@ -46,7 +47,7 @@ command. The exit status is the command's.`,
 			rest = rest[1:]
 		}
 		if len(rest) == 0 {
-			return fmt.Errorf("exec %s: no command (lab exec %s -- CMD [ARG...])", node, node)
+			return usagef(cmd, "exec %s: no command (lab exec %s -- CMD [ARG...])", node, node)
 		}
 		return lab.Exec(c.name, node, rest)
 	}
@@ -135,7 +136,7 @@ the capture stops).`,
 			err = nil // Ctrl-C or SIGTERM: the user's way to stop
 		}
 		if err == nil && res.DroppedByKernel > 0 {
-			fmt.Fprintf(stderr, "tcpdump: the kernel dropped %d frames its buffer could not hold (%d captured)\n", res.DroppedByKernel, res.Captured)
+			fmt.Fprintf(stderr, "tcpdump: the kernel dropped %s its buffer could not hold (%d captured)\n", units.Count(res.DroppedByKernel, "frame", "frames"), res.Captured)
 		}
 		if err == nil && tally != nil {
 			if r, terr := tally.Result(); terr != nil {

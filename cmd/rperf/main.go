@@ -17,7 +17,8 @@
 // daemon's CPU time, XSK ring drops and lost link time; lab.Health). It
 // exits 1 when a flow fails (a lossless flow that met a gap, a flow
 // stopped for making no progress) or the NIC cannot be reached, 2 on bad
-// usage, 3 when the emulation health is invalid: the daemons did not
+// usage (a flag, or run outside a server's namespace without --lab and
+// --node), 3 when the emulation health is invalid: the daemons did not
 // keep up, and the numbers are not the fabric's; 4 when a request failed
 // because a process hosting nodes of the lab is not running.
 package main
@@ -188,7 +189,8 @@ bits/s); durations are seconds (2.5) or Go's syntax (2500ms). -t 0 runs
 until Ctrl-C (SIGINT or SIGTERM), which stops the flows and prints the
 summary.
 
-Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
+Exit status: 0 done, 1 a flow failed or an error, 2 bad usage (a flag,
+or run outside a server's namespace without --lab and --node), 3 the
 emulation health is invalid (the daemons did not keep up), 4 a request
 failed because a process hosting nodes of the lab (a worker, or a
 node's daemon) is not running; one line names it and its nodes.`,
