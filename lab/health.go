@@ -581,7 +581,7 @@ func (h *Health) WriteText(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "  shapers: %d late frames", h.LateFrames)
+	fmt.Fprintf(&b, "  shapers: %s", units.Count(h.LateFrames, "late frame", "late frames"))
 	if h.MaxLate > 0 {
 		fmt.Fprintf(&b, " (largest lateness %v)", h.MaxLate.Round(time.Microsecond))
 	}

@@ -100,9 +100,9 @@ func (r TallyResult) String() string {
 		}
 		return fmt.Sprintf("%d MORE", b-a)
 	}
-	s := fmt.Sprintf("counted %s to %s: %s %s sent %d frames, captured %d (%s)",
+	s := fmt.Sprintf("counted %s to %s: %s %s sent %s, captured %d (%s)",
 		r.From.Local().Format("15:04:05.000000"), r.To.Local().Format("15:04:05.000000"),
-		r.Node, r.Port, r.Sent, r.SentCaptured, ok(r.Sent, r.SentCaptured))
+		r.Node, r.Port, units.Count(r.Sent, "frame", "frames"), r.SentCaptured, ok(r.Sent, r.SentCaptured))
 	if r.Patched {
 		s += fmt.Sprintf("\n  %s %s sent %d toward it, captured %d (%s); %s %s's rx_packets rose %d",
 			r.Peer, r.PeerPort, r.PeerSent, r.ReceivedCaptured, ok(r.PeerSent, r.ReceivedCaptured), r.Node, r.Port, r.Received)

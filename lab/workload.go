@@ -552,8 +552,8 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s still running at the end and stopped\n", units.Count(r.Aborted, "flow was", "flows were"))
 		switch {
 		case len(r.Cycle) > 0:
-			fmt.Fprintf(&b, "deadlock: at the end a cycle of %d stalled queues, each paused by the next: %s (%d queues stalled in all)\n",
-				len(r.Cycle), CycleText(r.Cycle), len(r.Stalls))
+			fmt.Fprintf(&b, "deadlock: at the end a cycle of %d stalled queues, each paused by the next: %s (%s stalled in all)\n",
+				len(r.Cycle), CycleText(r.Cycle), units.Count(len(r.Stalls), "queue", "queues"))
 		case len(r.Stalls) > 0:
 			fmt.Fprintf(&b, "%s stalled at the end, in no cycle\n", units.Count(len(r.Stalls), "queue was", "queues were"))
 		}

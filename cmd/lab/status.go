@@ -155,7 +155,7 @@ func printImpaired(w io.Writer, r *lab.Report) {
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, ", but %d ports now:\n", len(differ))
+	fmt.Fprintf(w, ", but %s now:\n", units.Count(len(differ), "port", "ports"))
 	for _, im := range differ {
 		fmt.Fprintf(w, "  %v\n", im)
 	}
@@ -237,8 +237,8 @@ func printStats(stdout io.Writer, st *api.Stats) {
 // printATE prints a source's ATE choices and its in-flight bytes now.
 func printATE(w io.Writer, a *api.ATEStats) {
 	fmt.Fprintf(w, "ate: p %g of B_H %d B (level 0 full at %d B in flight)\n", a.P, a.CapHBDBytes, a.LimitBytes)
-	fmt.Fprintf(w, "  flows placed: level 0 (HBD) %d, network %d, choice changed %d times; not placed: no choice %d, order asked %d\n",
-		a.HBD, a.Network, a.Switches, a.Fixed, a.Ordered)
+	fmt.Fprintf(w, "  flows placed: level 0 (HBD) %d, network %d, choice changed %s; not placed: no choice %d, order asked %d\n",
+		a.HBD, a.Network, units.Count(a.Switches, "time", "times"), a.Fixed, a.Ordered)
 	fmt.Fprintf(w, "  in flight now: level 0 %d B, network %d B\n", a.InFlightHBD, a.InFlightNetwork)
 }
 
