@@ -475,6 +475,13 @@ func TestBadInputsCreateNothing(t *testing.T) {
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {
 		t.Errorf("run root has %v", ents)
 	}
+	if ents, _ := os.ReadDir(etcNetnsDir); len(ents) > 0 {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), good.Name+"-") || strings.HasPrefix(e.Name(), "Bad") {
+				t.Errorf("%s/%s created", etcNetnsDir, e.Name())
+			}
+		}
+	}
 }
 
 // A name in use is refused, and the refusal leaves the lab using it alone.
