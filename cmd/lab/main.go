@@ -283,7 +283,8 @@ type common struct {
 func addCommon(cmd *cobra.Command) *common {
 	c := &common{}
 	fs := cmd.Flags()
-	fs.StringVar(&c.name, "name", lab.DefaultName, "lab name: namespaces are `L`-h<i> and L-s<l>.<w>")
+	c.name = lab.DefaultName
+	fs.Var((*labName)(&c.name), "name", "lab name: namespaces are `L`-h<i> and L-s<l>.<w>")
 	fs.StringVar(&c.runRoot, "run-root", lab.DefaultRunRoot, "`dir`ectory of the labs' state, configs, sockets and logs")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "debug logs")
 	_ = cmd.RegisterFlagCompletionFunc("name", func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -291,6 +292,20 @@ func addCommon(cmd *cobra.Command) *common {
 	})
 	_ = cmd.MarkFlagDirname("run-root")
 	return c
+}
+
+// labName is --name: a bad name is a bad flag (exit 2), whatever the
+// command.
+type labName string
+
+func (n *labName) String() string { return string(*n) }
+func (n *labName) Type() string   { return "string" }
+func (n *labName) Set(s string) error {
+	if err := lab.CheckName(s); err != nil {
+		return err
+	}
+	*n = labName(s)
+	return nil
 }
 
 func (c *common) logger(stderr io.Writer) *slog.Logger {

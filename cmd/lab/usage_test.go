@@ -36,6 +36,8 @@ func TestUsageExits(t *testing.T) {
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Bad/Name", "--run-root", root}, 2, `lab name "Bad/Name"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "muchtoolonganame", "--run-root", root}, 2, `lab name "muchtoolonganame"`},
 		{up(), 2, "up: name the topology"},
+		{[]string{"down", "--name", "Bad/x", "--run-root", root}, 2, `invalid argument "Bad/x" for "--name" flag: lab name "Bad/x"`},
+		{[]string{"gen", "h0", "h1", "--name", "h0-x"}, 2, `lab name "h0-x": want a lowercase letter`},
 		{up("bcube", "--n", "1", "--k", "1"), 2, "n = 1: BCube needs n >= 2"},
 		{up("bcube", "--n", "4", "--k", "1", "--max-nodes", "3"), 2, "BCube(4,1) is too large"},
 		{up("bcube", "--n", "4", "--k", "1", "--rate", "1X"), 2, `invalid argument "1X" for "--rate" flag`},
