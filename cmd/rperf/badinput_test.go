@@ -77,6 +77,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"-c", "h3", "-a", "-n", "1M"}, 2, "-a, -s and --lat run perftest's tests"},
 		{[]string{"-c", "h3", "-a", "--iters", "0"}, 2, "--iters 0: want 1..1048576"},
 		{[]string{"-c", "h3", "--timeout", "0"}, 2, "--timeout 0: want > 0"},
+		{[]string{"-c", "h3", "--lab", "Bad/x", "--node", "h0"}, 2, `--lab: lab name "Bad/x"`},
 		{[]string{"-c", "h3", "--lab", "nosuch", "--node", "h0", "--run-root", root}, 1, "lab nosuch: no such lab"},
 		{append([]string{"-c", "h3", "-t", "1"}, at...), 4, "lab tb: daemon of h0 (pid 0) is not running"},
 	} {

@@ -281,6 +281,11 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, om
 	case o.perftest() && (fs.Changed("size") && o.size < 1 || o.maxSize < 2 || o.maxSize > 8<<20):
 		return errors.New("-s and --max-size: want 1 byte to 8M")
 	}
+	if o.lab != "" {
+		if err := lab.CheckName(o.lab); err != nil {
+			return fmt.Errorf("--lab: %w", err)
+		}
+	}
 	if fs.Changed("bytes") {
 		o.bytes = int64(size)
 	} else {
