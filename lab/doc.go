@@ -24,6 +24,7 @@
 //     them up; nothing of a lab is ever configured in the root namespace.
 //  5. Write each node's config.Node (and each worker's config.Worker) and
 //     the ethers file naming every MAC by node and port (ethers.go), and
+//     every namespace's hosts file naming the servers (hosts.go), and
 //     start the workers, or the daemons with ip netns exec, recording
 //     their pids in state.json as they start.
 //  6. Wait until every node answers GET /healthz on its control socket.

@@ -23,7 +23,9 @@ const StopGrace = 3 * time.Second
 //     lab's namespaces: SIGTERM, up to StopGrace, then SIGKILL.
 //  2. Delete every namespace named in the state, and any other namespace
 //     whose name starts with <name>- (the veths in them go with them).
-//  3. Remove the run directory <runRoot>/<name>.
+//  3. Remove the namespaces' hosts files /etc/netns/<namespace>/hosts
+//     (and the directories Up created for them), then the run directory
+//     <runRoot>/<name>.
 //
 // Down is idempotent: removing a lab that does not exist succeeds. log may
 // be nil.
@@ -114,6 +116,11 @@ func downState(runRoot, name string, st *State, log *slog.Logger) error {
 		} else if existed {
 			deleted++
 		}
+	}
+
+	// The namespaces' hosts files (and the directories created for them).
+	if err := removeHosts(name, namespaces); err != nil {
+		errs = append(errs, fmt.Errorf("hosts files: %w", err))
 	}
 
 	// 3. Run directory.

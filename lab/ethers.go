@@ -121,3 +121,82 @@ func ReadEthers(path string) (map[string]string, error) {
 	}
 	return names, nil
 }
+
+// CaptureNamesSuffix is what KeepNames adds to a capture file's path for
+// the directory that keeps its names.
+const CaptureNamesSuffix = ".wireshark"
+
+// KeepNames copies lab name's ethers file beside a capture file, into
+// <file>.wireshark/ethers: a Wireshark configuration directory of the
+// capture's own, so that tshark names the capture's nodes after the lab,
+// and its run directory, are gone. It returns the directory.
+func KeepNames(runRoot, name, file string) (string, error) {
+	b, err := os.ReadFile(EthersPath(runRoot, name))
+	if err != nil {
+		return "", err
+	}
+	dir := file + CaptureNamesSuffix
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ethers"), b, 0o644); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// DissectorScript is the project's Wireshark dissector of its frames
+// (EtherType 0x88B5), in the source tree.
+const DissectorScript = "scripts/bcfab.lua"
+
+// Dissector is the absolute path of the project's dissector: in the tree
+// of the running program (<tree>/bin/lab, <tree>/scripts), else in the
+// working directory or one above it; "" when none holds it.
+func Dissector() string {
+	var dirs []string
+	if bin, err := DefaultBinDir(); err == nil {
+		dirs = append(dirs, filepath.Dir(bin))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			dirs = append(dirs, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, DissectorScript)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// TsharkCommand is the command that reads capture file with its nodes
+// named by the ethers file of configDir and, when dissector is not "",
+// the project's frames decoded by it.
+func TsharkCommand(file, configDir, dissector string) string {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	s := "WIRESHARK_CONFIG_DIR=" + shellQuote(abs(configDir)) + " tshark"
+	if dissector != "" {
+		s += " -X " + shellQuote("lua_script:"+dissector)
+	}
+	return s + " -o nameres.mac_name:TRUE -r " + shellQuote(abs(file))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -173,3 +173,31 @@ func arpFrame(src net.HardwareAddr) []byte {
 	b = append(b, 198, 18, 0, 0, 0, 0, 0, 0, 0, 0, 198, 18, 0, 1)
 	return append(b, make([]byte, 60-len(b))...)
 }
+
+// A capture's names are kept beside it, and the tshark command that reads
+// it names that directory and the dissector, by absolute paths.
+func TestKeepNames(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Dir(EthersPath(root, "kn")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(EthersPath(root, "kn"), []byte("02:10:00:00:00:00 h0.eth0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "my capture.pcap")
+	dir, err := KeepNames(root, "kn", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := ReadEthers(filepath.Join(dir, "ethers")); err != nil || names["02:10:00:00:00:00"] != "h0.eth0" {
+		t.Errorf("kept names %v, %v", names, err)
+	}
+	d := Dissector()
+	if !strings.HasSuffix(d, "/"+DissectorScript) || !filepath.IsAbs(d) {
+		t.Errorf("Dissector() = %q, want the tree's %s", d, DissectorScript)
+	}
+	want := "WIRESHARK_CONFIG_DIR='" + file + ".wireshark' tshark -X lua_script:" + d + " -o nameres.mac_name:TRUE -r '" + file + "'"
+	if got := TsharkCommand(file, dir, d); got != want {
+		t.Errorf("TsharkCommand:\n got %s\nwant %s", got, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
 
@@ -422,7 +423,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 	})
 	if limits.MaxRingDrops >= 0 && h.RingDrops > uint64(limits.MaxRingDrops) {
 		worst := h.Ports[0]
-		problem("XSK rings dropped %d frames (most at %s: %d): a daemon did not drain its rings", h.RingDrops, worst.Port, worst.RingDrops)
+		problem("XSK rings dropped %s (most at %s: %d): a daemon did not drain its rings", units.Count(h.RingDrops, "frame", "frames"), worst.Port, worst.RingDrops)
 	}
 	switch {
 	case limits.MaxLostShare < 0 || h.LostShare <= limits.MaxLostShare:
@@ -508,8 +509,8 @@ func micros(d time.Duration) string {
 // Short is h on one line: the verdict, the daemons' CPU, ring drops and
 // the worst port's lost link time, and the first problem.
 func (h *Health) Short() string {
-	s := fmt.Sprintf("emulation health %s: daemons %s of %d CPUs, %d ring drops, link time lost %s at most",
-		h.Verdict(), percent(h.ProcShare), h.CPUs, h.RingDrops, percent(h.LostShare))
+	s := fmt.Sprintf("emulation health %s: daemons %s of %s, %s, link time lost %s at most",
+		h.Verdict(), percent(h.ProcShare), units.Count(h.CPUs, "CPU", "CPUs"), units.Count(h.RingDrops, "ring drop", "ring drops"), percent(h.LostShare))
 	if h.WorstPort != "" {
 		s += " (" + h.WorstPort + ")"
 	}
@@ -565,7 +566,7 @@ func (h *Health) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, " (%s in the lab's processes)\n", micros(h.ProcPerHop))
 	}
-	fmt.Fprintf(&b, "  rings: %d frames dropped\n", h.RingDrops)
+	fmt.Fprintf(&b, "  rings: %s dropped\n", units.Count(h.RingDrops, "frame", "frames"))
 	if f := h.Fidelity; f != nil {
 		fmt.Fprintf(&b, "  links: one-hop RTT p50 %v, p99 %v over %d probes", roundRTT(f.P50), roundRTT(f.P99), f.Samples)
 		if f.Model > 0 {
@@ -580,7 +581,7 @@ func (h *Health) WriteText(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "  shapers: %d late frames", h.LateFrames)
+	fmt.Fprintf(&b, "  shapers: %s", units.Count(h.LateFrames, "late frame", "late frames"))
 	if h.MaxLate > 0 {
 		fmt.Fprintf(&b, " (largest lateness %v)", h.MaxLate.Round(time.Microsecond))
 	}

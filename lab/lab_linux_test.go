@@ -128,7 +128,7 @@ func netnsList(t *testing.T) []string {
 }
 
 // checkGone asserts that nothing of lab s is left: no namespace with its
-// prefix, no run directory, no process whose command line names a file
+// prefix, no directory of one in /etc/netns, no run directory, no process whose command line names a file
 // of its run directory.
 func checkGone(t *testing.T, s Spec) {
 	t.Helper()
@@ -137,6 +137,13 @@ func checkGone(t *testing.T, s Spec) {
 	}
 	if _, err := os.Lstat(filepath.Join(s.RunRoot, s.Name)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("run dir left: %v", err)
+	}
+	if ents, _ := os.ReadDir(etcNetnsDir); len(ents) > 0 {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), s.Name+"-") {
+				t.Errorf("%s/%s left", etcNetnsDir, e.Name())
+			}
+		}
 	}
 	run := filepath.Join(s.RunRoot, s.Name) + "/"
 	ents, _ := os.ReadDir("/proc")
@@ -467,6 +474,13 @@ func TestBadInputsCreateNothing(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {
 		t.Errorf("run root has %v", ents)
+	}
+	if ents, _ := os.ReadDir(etcNetnsDir); len(ents) > 0 {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), good.Name+"-") || strings.HasPrefix(e.Name(), "Bad") {
+				t.Errorf("%s/%s created", etcNetnsDir, e.Name())
+			}
+		}
 	}
 }
 

@@ -305,3 +305,8 @@ func (p *Plan) Node(name string) (*NodePlan, bool) {
 	}
 	return nil, false
 }
+
+// CheckName checks that name is a lab's name: a lowercase letter then at
+// most 7 lowercase letters or digits (so that <name>-<node> fits an
+// interface's and a namespace's name).
+func CheckName(name string) error { return checkName(name) }

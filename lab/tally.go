@@ -25,6 +25,7 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -32,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
 
@@ -98,9 +100,9 @@ func (r TallyResult) String() string {
 		}
 		return fmt.Sprintf("%d MORE", b-a)
 	}
-	s := fmt.Sprintf("counted %s to %s: %s %s sent %d frames, captured %d (%s)",
+	s := fmt.Sprintf("counted %s to %s: %s %s sent %s, captured %d (%s)",
 		r.From.Local().Format("15:04:05.000000"), r.To.Local().Format("15:04:05.000000"),
-		r.Node, r.Port, r.Sent, r.SentCaptured, ok(r.Sent, r.SentCaptured))
+		r.Node, r.Port, units.Count(r.Sent, "frame", "frames"), r.SentCaptured, ok(r.Sent, r.SentCaptured))
 	if r.Patched {
 		s += fmt.Sprintf("\n  %s %s sent %d toward it, captured %d (%s); %s %s's rx_packets rose %d",
 			r.Peer, r.PeerPort, r.PeerSent, r.ReceivedCaptured, ok(r.PeerSent, r.ReceivedCaptured), r.Node, r.Port, r.Received)
@@ -109,7 +111,7 @@ func (r TallyResult) String() string {
 	}
 	s += fmt.Sprintf("\n  %s %s lost %v of link time to lateness in the window", r.Node, r.Port, r.LostLink)
 	if r.Others > 0 {
-		s += fmt.Sprintf("\n  %d captured frames came from neither end", r.Others)
+		s += fmt.Sprintf("\n  %s from neither end", units.Count(r.Others, "captured frame came", "captured frames came"))
 	}
 	return s
 }
@@ -147,7 +149,7 @@ func (t *Tally) snapshot() ([2]*api.Stats, error) {
 			return s, err
 		}
 		if st.CountedUnixNs == 0 {
-			return s, fmt.Errorf("tally: %s's daemon does not say when it counted (an older build)", n)
+			return s, fmt.Errorf("%s's daemon does not say when it counted (an older build)", n)
 		}
 		s[i] = st
 	}
@@ -168,7 +170,7 @@ func (t *Tally) Start(ctx context.Context) error {
 			break
 		}
 		if time.Now().After(deadline) {
-			return t.failStart(fmt.Errorf("tally: %s %s not reported captured within %v", t.node, t.port, t.captureTimeout))
+			return t.failStart(fmt.Errorf("%s did not notice the capture on %s within %v", t.node, t.port, t.captureTimeout))
 		}
 		select {
 		case <-ctx.Done():
@@ -183,11 +185,17 @@ func (t *Tally) Start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped || t.stopErr != nil {
-		t.startErr = fmt.Errorf("tally: the capture ended before %s %s was reported captured", t.node, t.port)
+		t.startErr = t.endedEarly()
 		return t.startErr
 	}
 	t.from, t.started = s, true
 	return nil
+}
+
+// endedEarly says that the capture stopped before the node's daemon
+// noticed it: a daemon looks for captures once a second.
+func (t *Tally) endedEarly() error {
+	return fmt.Errorf("the capture stopped before %s noticed it on %s (a daemon looks once a second); capture for 2s or more to get one", t.node, t.port)
 }
 
 func (t *Tally) failStart(err error) error {
@@ -233,19 +241,19 @@ func (t *Tally) Result() (TallyResult, error) {
 	case t.startErr != nil:
 		return TallyResult{}, t.startErr
 	case !t.started:
-		return TallyResult{}, fmt.Errorf("tally: the capture ended before %s %s was reported captured", t.node, t.port)
+		return TallyResult{}, t.endedEarly()
 	case t.stopErr != nil:
 		return TallyResult{}, t.stopErr
 	case !t.stopped:
-		return TallyResult{}, fmt.Errorf("tally: not stopped")
+		return TallyResult{}, errors.New("the capture ended before its last counters were read")
 	}
 	from, to := findPort(t.from[0], t.port), findPort(t.to[0], t.port)
 	pfrom, pto := findPort(t.from[1], t.peerPort), findPort(t.to[1], t.peerPort)
 	if from == nil || to == nil || pfrom == nil || pto == nil {
-		return TallyResult{}, fmt.Errorf("tally: %s %s or %s %s missing from their daemons' stats", t.node, t.port, t.peer, t.peerPort)
+		return TallyResult{}, fmt.Errorf("%s %s or %s %s missing from their daemons' stats", t.node, t.port, t.peer, t.peerPort)
 	}
 	if t.to[0].StartedUnixNs != t.from[0].StartedUnixNs || t.to[1].StartedUnixNs != t.from[1].StartedUnixNs {
-		return TallyResult{}, fmt.Errorf("tally: %s or %s started again during the capture", t.node, t.peer)
+		return TallyResult{}, fmt.Errorf("%s or %s started again during the capture", t.node, t.peer)
 	}
 	r := TallyResult{Node: t.node, Port: t.port, Peer: t.peer, PeerPort: t.peerPort,
 		From: time.Unix(0, countedAt(t.from[0], from)), To: time.Unix(0, countedAt(t.to[0], to)),

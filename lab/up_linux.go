@@ -134,6 +134,13 @@ func up(ctx context.Context, p *Plan, st *State, ip string, log *slog.Logger) er
 		{"fabric links created", func() error { return createLinks(ctx, p, handles) }},
 		{"configs written", func() error { return writeConfigs(p) }},
 		{"ethers written", func() error { return writeEthers(p) }},
+		{"hosts written", func() error {
+			// Names are a convenience: a read-only /etc costs them, not the lab.
+			if err := writeHosts(p); err != nil {
+				log.Warn("the servers have no names inside the lab", "err", err)
+			}
+			return nil
+		}},
 	}
 	for _, s := range steps {
 		if err := stage(s.what, s.f); err != nil {

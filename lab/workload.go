@@ -12,6 +12,7 @@ import (
 	"github.com/bcfab/bcfab/fabric/topo"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/signaling"
@@ -508,7 +509,7 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		}
 	}
 	if l := r.Long; l != nil {
-		wl += fmt.Sprintf(", %d long flow(s) of %s", l.Flows, sizeText(l.Size))
+		wl += fmt.Sprintf(", %s of %s", units.Count(l.Flows, "long flow", "long flows"), sizeText(l.Size))
 	}
 	if p := r.Pattern; p != nil {
 		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)
@@ -546,16 +547,16 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	if r.StartErrors > 0 {
-		fmt.Fprintf(&b, "%d flows could not start (first: %s)\n", r.StartErrors, r.FirstError)
+		fmt.Fprintf(&b, "%s not start (first: %s)\n", units.Count(r.StartErrors, "flow could", "flows could"), r.FirstError)
 	}
 	if r.Aborted > 0 {
-		fmt.Fprintf(&b, "%d flows were still running at the end and were stopped\n", r.Aborted)
+		fmt.Fprintf(&b, "%s still running at the end and stopped\n", units.Count(r.Aborted, "flow was", "flows were"))
 		switch {
 		case len(r.Cycle) > 0:
-			fmt.Fprintf(&b, "deadlock: at the end a cycle of %d stalled queues, each paused by the next: %s (%d queues stalled in all)\n",
-				len(r.Cycle), CycleText(r.Cycle), len(r.Stalls))
+			fmt.Fprintf(&b, "deadlock: at the end a cycle of %d stalled queues, each paused by the next: %s (%s stalled in all)\n",
+				len(r.Cycle), CycleText(r.Cycle), units.Count(len(r.Stalls), "queue", "queues"))
 		case len(r.Stalls) > 0:
-			fmt.Fprintf(&b, "%d queues were stalled at the end, in no cycle\n", len(r.Stalls))
+			fmt.Fprintf(&b, "%s stalled at the end, in no cycle\n", units.Count(len(r.Stalls), "queue was", "queues were"))
 		}
 	}
 	sum := &r.Summary

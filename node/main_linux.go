@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/node/dataplane"
 )
@@ -40,7 +41,12 @@ func Main(name string, b Builders) {
 	node := fs.String("config", "", "node config `file` (JSON, written by lab): run this one node")
 	worker := fs.String("worker", "", "worker config `file` (JSON, written by lab): run its nodes on one worker thread")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	version := fs.Bool("version", false, "print the build: version, revision, Go")
 	_ = fs.Parse(os.Args[1:])
+	if *version {
+		fmt.Println(buildinfo.Read().Line(name))
+		return
+	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: --log-level: %v\n", name, err)

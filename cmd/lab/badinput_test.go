@@ -49,8 +49,8 @@ func fakeLab(t *testing.T, name string) string {
 var internals = regexp.MustCompile(`\.sock|POST|GET /|Bad Request|\b[a-z]+\.[A-Z][A-Za-z]+\b|not found in type|cannot unmarshal`)
 
 // Bad input gets one line, in the user's terms, naming what was wrong:
-// exit 2 for usage (a flag, a key, a node), 1 for what went wrong at run
-// time; never a daemon's socket, an HTTP status or a Go type.
+// exit 2 for usage (a flag, a key of a lab file, a node), 1 for what went
+// wrong at run time (a lab that does not exist); never a daemon's socket, an HTTP status or a Go type.
 func TestBadInputs(t *testing.T) {
 	root := fakeLab(t, "tb")
 	dir := t.TempDir()
@@ -77,8 +77,8 @@ func TestBadInputs(t *testing.T) {
 		{append(up, "--watchdog-action", "reboot"), 2, `--watchdog-action "reboot": want none, forward or drop`},
 		{append(up, "--relay-queue", "fifo"), 2, `--relay-queue "fifo": want strict or drr`},
 		{append(up, "--xdp-mode", "fast"), 2, `--xdp-mode "fast": want native, generic or auto`},
-		{[]string{"up", "-f", unknownKey}, 1, "key.yaml:3: unknown key flowcontrol (did you mean fc?)"},
-		{[]string{"up", "-f", badN}, 1, `n.yaml:4: "two": want a whole number`},
+		{[]string{"up", "-f", unknownKey}, 2, "key.yaml:3: unknown key flowcontrol (did you mean fc?)"},
+		{[]string{"up", "-f", badN}, 2, `n.yaml:4: "two": want a whole number`},
 		{append([]string{"gen", "h0", "h9"}, at...), 2, `DST "h9": lab tb has servers h0..h3`},
 		{append([]string{"gen", "h0", "h0"}, at...), 2, "SRC and DST are both h0"},
 		{append([]string{"gen", "s0.0", "h1"}, at...), 2, `SRC "s0.0": lab tb has servers h0..h3`},
@@ -88,16 +88,16 @@ func TestBadInputs(t *testing.T) {
 		{append([]string{"capture", "s9.9", "p0"}, at...), 2, `node "s9.9": lab tb has servers h0..h3`},
 		{append([]string{"gen", "h0", "h3"}, at...), 4, "lab tb: daemon of h0 (pid 0) is not running"},
 		{[]string{"gen", "h0", "h3", "--name", "nosuch", "--run-root", root}, 1, "lab nosuch: no such lab"},
-		{[]string{"up", "expander", "--tors", "7", "--degree", "3", "--hosts", "2", "--name", "fbbad"}, 1, "expander degree = 3: tors × degree must be even"},
-		{[]string{"up", "expander", "--tors", "8", "--degree", "3", "--name", "fbbad"}, 1, "up expander: --hosts required"},
-		{[]string{"up", "leafspine", "--leaves", "1", "--spines", "2", "--hosts", "4", "--name", "fbbad"}, 1, "leafspine leaves = 1: need at least 2"},
-		{[]string{"up", "fattree", "--k", "5", "--name", "fbbad"}, 1, "fattree k = 5: need an even number of ports"},
-		{[]string{"up", "fattree", "--k", "4", "--hosts", "2", "--name", "fbbad"}, 1, "fattree takes --k, not --hosts"},
-		{[]string{"up", "fattree", "--k", "4", "--n", "2", "--name", "fbbad"}, 1, "up fattree: --n is BCube's"},
-		{[]string{"up", "fattree", "--k", "4", "--fc", "portfc", "--name", "fbbad"}, 1, "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
+		{[]string{"up", "expander", "--tors", "7", "--degree", "3", "--hosts", "2", "--name", "fbbad"}, 2, "expander degree = 3: tors × degree must be even"},
+		{[]string{"up", "expander", "--tors", "8", "--degree", "3", "--name", "fbbad"}, 2, "up expander: --hosts required"},
+		{[]string{"up", "leafspine", "--leaves", "1", "--spines", "2", "--hosts", "4", "--name", "fbbad"}, 2, "leafspine leaves = 1: need at least 2"},
+		{[]string{"up", "fattree", "--k", "5", "--name", "fbbad"}, 2, "fattree k = 5: need an even number of ports"},
+		{[]string{"up", "fattree", "--k", "4", "--hosts", "2", "--name", "fbbad"}, 2, "fattree takes --k, not --hosts"},
+		{[]string{"up", "fattree", "--k", "4", "--n", "2", "--name", "fbbad"}, 2, "up fattree: --n is BCube's"},
+		{[]string{"up", "fattree", "--k", "4", "--fc", "portfc", "--name", "fbbad"}, 2, "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
 		{[]string{"up", "fattree", "--k", "4", "--routing", "spf", "--name", "fbbad"}, 2, `--routing "spf": want ecmp or ksp`},
 		{[]string{"up", "leafspine", "--leaves", "4", "--spines", "2", "--hosts", "4", "--oversubscription", "0.01", "--rate", "500M", "--name", "fbbad"}, 2, "faster than a lab can shape"},
-		{[]string{"up", "bcube", "--n", "2", "--k", "1", "--leaves", "2", "--name", "fbbad"}, 1, "up bcube: --leaves is for leafspine, fattree, expander or fcplus"},
+		{[]string{"up", "bcube", "--n", "2", "--k", "1", "--leaves", "2", "--name", "fbbad"}, 2, "up bcube: --leaves is for leafspine, fattree, expander or fcplus"},
 	} {
 		code, err := run(c.args, &bytes.Buffer{}, &bytes.Buffer{})
 		msg := ""

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -36,7 +35,7 @@ scenario per scheme).`,
 		GroupID: groupBench,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
+			return usagef(cmd, "bench: want datapath, fairness, hol or loop (lab bench datapath|fairness|hol|loop [flags])")
 		},
 	}
 	cmd.AddCommand(benchDatapathCmd(), benchFairnessCmd(), benchHoLCmd(), benchLoopCmd(), benchFCLoopCmd())
@@ -206,8 +205,8 @@ func benchFairnessCmd() *cobra.Command {
 		fmt.Fprintf(stdout, "  h1 -> h0 (queue B)   %7.1f Mbit/s  %5.1f%%\n", r.FlowB/1e6, 100*r.ShareB)
 		fmt.Fprintf(stdout, "  h2 -> h4 (queue A0)  %7.1f Mbit/s  %5.1f%%\n", r.FlowA/1e6, 100*(1-r.ShareB))
 		fmt.Fprintf(stdout, "  deepest data queue   B %d B, A0 %d B (%.1f ms at the link rate)\n", r.MaxQueueB, r.MaxQueueA0, r.DataDelayMs)
-		fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %.3f ms, under load avg %.3f ms max %.3f ms (%d HQ frames)\n",
-			r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, r.HQPackets)
+		fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %.3f ms, under load avg %.3f ms max %.3f ms (%s)\n",
+			r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, units.Count(r.HQPackets, "HQ frame", "HQ frames"))
 		fmt.Fprintf(stdout, "drops in the fabric: %d\n", r.FabricDrops)
 		return healthLines(stdout, []bench.FairnessResult{r}, func(int) (string, lab.Health) { return "fairness", r.Health })
 	}

@@ -102,10 +102,10 @@ func TestCLIRealLab(t *testing.T) {
 	if st, err := os.Stat(pcap); err != nil || st.Size() <= 24 {
 		t.Errorf("capture -w wrote no frame: %v", err)
 	}
-	// tshark names them too, pointed at the lab's Wireshark directory
-	// as capture says.
-	ws := filepath.Join(root, name, labpkg.WiresharkDir)
-	if !strings.Contains(capErr, "WIRESHARK_CONFIG_DIR="+ws+" tshark -r "+pcap) {
+	// tshark names them too, pointed at the names kept beside the file
+	// as capture says, with the project's dissector.
+	ws := pcap + labpkg.CaptureNamesSuffix
+	if !strings.Contains(capErr, "WIRESHARK_CONFIG_DIR="+ws+" tshark -X lua_script:") || !strings.Contains(capErr, "/scripts/bcfab.lua -o nameres.mac_name:TRUE -r "+pcap) {
 		t.Errorf("capture -w does not say how tshark names the nodes:\n%s", capErr)
 	}
 	tshark := exec.Command(tsharkBin, "-r", pcap, "-T", "fields", "-e", "eth.src_resolved", "-e", "eth.dst_resolved")

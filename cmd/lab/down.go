@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 	"time"
 
@@ -64,19 +65,24 @@ func listCmd() *cobra.Command {
 			fmt.Fprintln(out, "no labs")
 			return nil
 		}
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTOPOLOGY\tPHASE\tNODES\tNAMESPACES\tDAEMONS ALIVE\tCREATED")
-		for _, l := range labs {
-			if l.Orphan {
-				fmt.Fprintf(tw, "%s\t?\torphan\t?\t%d\t?\tno state; lab down --name %s removes it\n", l.Name, l.Namespaces, l.Name)
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", l.Name, listTopology(l), l.Phase, l.Nodes, l.Namespaces, l.Alive,
-				l.Created.Local().Format(time.DateTime))
-		}
-		return tw.Flush()
+		return printLabs(out, labs)
 	}
 	return cmd
+}
+
+// printLabs prints labs as a table, as lab list does.
+func printLabs(out io.Writer, labs []lab.LabInfo) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tTOPOLOGY\tPHASE\tNODES\tNAMESPACES\tDAEMONS ALIVE\tCREATED")
+	for _, l := range labs {
+		if l.Orphan {
+			fmt.Fprintf(tw, "%s\t?\torphan\t?\t%d\t?\tno state; lab down --name %s removes it\n", l.Name, l.Namespaces, l.Name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", l.Name, listTopology(l), l.Phase, l.Nodes, l.Namespaces, l.Alive,
+			l.Created.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
 }
 
 // listTopology is a lab's fabric for lab list: its state's name for it,

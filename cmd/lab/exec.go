@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 func execCmd() *cobra.Command {
@@ -47,7 +47,7 @@ command. The exit status is the command's.`,
 			rest = rest[1:]
 		}
 		if len(rest) == 0 {
-			return fmt.Errorf("exec %s: no command (lab exec %s -- CMD [ARG...])", node, node)
+			return usagef(cmd, "exec %s: no command (lab exec %s -- CMD [ARG...])", node, node)
 		}
 		return lab.Exec(c.name, node, rest)
 	}
@@ -68,8 +68,11 @@ NODE, decoded, as tcpdump in NODE's namespace sees them: what the port
 transmits, and on a patched cable (lab up --links patch) what it receives
 too; with --all every frame. MACs print as the node and port that own them (s0.0.p1,
 h1.eth0), from the ethers file lab up writes in the lab's run directory.
--w also writes them to a pcap file; tshark names the nodes in it with
-WIRESHARK_CONFIG_DIR=<run-root>/<lab>/wireshark (its ethers).
+-w also writes them to a pcap file, and the lab's ethers file beside it
+(FILE.wireshark/ethers, a Wireshark configuration directory of the
+capture's own), and prints the tshark command that reads the file with
+the nodes named and the lab's frames decoded (scripts/bcfab.lua): it
+works after lab down too.
 
 With --all and no --count, the capture ends with its tally: the frames it
 holds from each end of the cable, against the increase of each end's
@@ -133,7 +136,7 @@ the capture stops).`,
 			err = nil // Ctrl-C or SIGTERM: the user's way to stop
 		}
 		if err == nil && res.DroppedByKernel > 0 {
-			fmt.Fprintf(stderr, "tcpdump: the kernel dropped %d frames its buffer could not hold (%d captured)\n", res.DroppedByKernel, res.Captured)
+			fmt.Fprintf(stderr, "tcpdump: the kernel dropped %s its buffer could not hold (%d captured)\n", units.Count(res.DroppedByKernel, "frame", "frames"), res.Captured)
 		}
 		if err == nil && tally != nil {
 			if r, terr := tally.Result(); terr != nil {
@@ -143,7 +146,17 @@ the capture stops).`,
 			}
 		}
 		if err == nil && file != "" && names != nil {
-			fmt.Fprintf(stderr, "wrote %s; tshark names its nodes with WIRESHARK_CONFIG_DIR=%s tshark -r %s\n", file, filepath.Dir(ethers), file)
+			// The names go with the file, to outlive the lab.
+			dir, kerr := lab.KeepNames(c.runRoot, c.name, file)
+			if kerr != nil {
+				return fmt.Errorf("wrote %s, but not its names: %w", file, kerr)
+			}
+			dissector := lab.Dissector()
+			fmt.Fprintf(stderr, "wrote %s, and its nodes' names in %s/ethers; read it, after lab down too, with\n  %s\n",
+				file, dir, lab.TsharkCommand(file, dir, dissector))
+			if dissector == "" {
+				fmt.Fprintf(stderr, "  (and -X lua_script:<the source tree>/%s to decode the lab's 0x88B5 frames)\n", lab.DissectorScript)
+			}
 		}
 		return err
 	}

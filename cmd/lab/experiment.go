@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/study/experiment"
 )
 
@@ -35,7 +35,7 @@ INVALID points again in place.`,
 		GroupID: groupBench,
 		Args:    cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("experiment: want list, show, run, rerun or replot (lab experiment run NAME [--quick])")
+			return usagef(cmd, "experiment: want list, show, run, rerun or replot (lab experiment run NAME [--quick])")
 		},
 	}
 	cmd.AddCommand(experimentListCmd(), experimentShowCmd(), experimentRunCmd(), experimentRerunCmd(), experimentReplotCmd())
@@ -80,7 +80,7 @@ func experimentShowCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := experiment.Builtin(args[0])
 			if err != nil {
-				return err
+				return usagef(cmd, "%w", err)
 			}
 			_, err = cmd.OutOrStdout().Write(b)
 			return err
@@ -106,7 +106,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		Example: `  lab experiment run loop --quick
   lab experiment run fct --out results/fct-full
   lab experiment show fct > my.yaml && lab experiment run -f my.yaml --dry-run`,
-		Args:              cobra.MaximumNArgs(1),
+		Args:              atMostArgs(1, "NAME"),
 		ValidArgsFunction: experimentNames,
 	}
 	c := addCommon(cmd)
@@ -130,7 +130,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		}
 		cfg, src, err := experiment.Load(name, file, quick)
 		if err != nil {
-			return err
+			return inputUsage(cmd, file, err)
 		}
 		points := cfg.Points()
 		if dryRun {
@@ -138,7 +138,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 			for _, p := range points {
 				est += cfg.Estimate(p)
 			}
-			fmt.Fprintf(stdout, "experiment %s (%s): %d points, about %v\n", cfg.Name, cfg.Kind, len(points), est.Round(time.Minute))
+			fmt.Fprintf(stdout, "experiment %s (%s): %s, about %v\n", cfg.Name, cfg.Kind, units.Count(len(points), "point", "points"), est.Round(time.Minute))
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			for _, p := range points {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.ID, p.Label(), cfg.Describe(p))

@@ -84,7 +84,7 @@ daemons started or over the next --for. Exits 3 when invalid.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		limits, err := hf.limits()
 		if err != nil {
-			return err
+			return usagef(cmd, "%w", err)
 		}
 		var h lab.Health
 		if *window > 0 {

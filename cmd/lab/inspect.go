@@ -68,9 +68,9 @@ needed): servers in a row, each level's switches above them, cables
 coloured by level, overridden cables labelled (rate, loss; down dashed);
 a leaf-spine, fat-tree or expander by tiers (servers, then each switch
 at its distance from them), cables within a tier as arcs, cables faster
-than the lab's rate labelled. --dot writes Graphviz DOT (dot -Tpng fabric.dot > fabric.png). With
+than the lab's rate labelled. --dot writes Graphviz DOT, for those who install Graphviz (apt-get install graphviz; then dot -Tpng fabric.dot > fabric.png). With
 neither, DOT goes to stdout.`,
-		Example: "  lab graph --name pf --svg pf.svg --dot pf.dot\n  lab graph -f examples/bcube21-pfc-lossy.yaml --svg lossy.svg\n  lab graph --n 4 --k 1 | dot -Tpng > bcube41.png",
+		Example: "  lab graph --name pf --svg pf.svg --dot pf.dot\n  lab graph -f examples/bcube21-pfc-lossy.yaml --svg lossy.svg\n  lab graph --n 4 --k 1 --svg bcube41.svg",
 		GroupID: groupLab,
 		Args:    noArgs,
 	}

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/model/units"
 )
@@ -55,8 +57,9 @@ const (
 // usageError is a malformed command line: exit 2, with a hint to the
 // command's help.
 type usageError struct {
-	cmd *cobra.Command
-	err error
+	cmd    *cobra.Command
+	err    error
+	noHint bool // an error in a file the command read: its line says it all
 }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -65,6 +68,17 @@ func (e usageError) Unwrap() error { return e.err }
 // usagef is a usageError of cmd.
 func usagef(cmd *cobra.Command, format string, a ...any) error {
 	return usageError{cmd: cmd, err: fmt.Errorf(format, a...)}
+}
+
+// inputUsage is an error found before anything is done, in cmd's flags,
+// its arguments or the file it read (file, "" when none): a usage error
+// (exit 2), unless a file could not be read at all (exit 1). An error in
+// a file names the file and line, with no hint to the flags.
+func inputUsage(cmd *cobra.Command, file string, err error) error {
+	if errors.As(err, new(*fs.PathError)) {
+		return err
+	}
+	return usageError{cmd: cmd, err: err, noHint: file != ""}
 }
 
 // errInvalidRun is returned when a run's emulation health is invalid: the
@@ -89,6 +103,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 	switch {
 	case err == nil:
 		return exitOK, nil
+	case errors.As(err, &ue) && ue.noHint:
+		return exitUsage, ue.err
 	case errors.As(err, &ue):
 		hint := "lab -h"
 		if ue.cmd != nil && ue.cmd != root {
@@ -128,6 +144,10 @@ worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// --version only: -v is every command's --verbose.
+	root.Version = buildinfo.Read().Line("lab")
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print the build: version, revision, Go")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{cmd: c, err: err} })
 	root.AddGroup(
 		&cobra.Group{ID: groupLab, Title: "Labs:"},
@@ -200,9 +220,10 @@ Every command on a lab takes --name L (default bc) and --run-root DIR
 (default /run/bcfab); -v gives debug logs. 'lab COMMAND -h' lists a
 command's flags. Sizes take iperf3's units (64K, 1M: 1024-based; 1MB:
 1000-based), rates 1000-based bit/s (100M, 2.5G), durations Go's syntax
-or seconds (200ms, 1.5s, 10).
+or seconds (200ms, 1.5s, 10). lab --version prints the build.
 
-Exit status: 0 done, 1 an error, 2 bad usage, 3 a run whose emulation
+Exit status: 0 done, 1 an error, 2 bad usage (a command, flag, argument
+or lab file that is wrong: nothing was done), 3 a run whose emulation
 health is invalid (the daemons did not keep up; its report says so), 4 a
 node of the lab is down: a process hosting nodes (a worker, or a node's
 daemon) died or is not running, or a node was stopped (lab node stop). A
@@ -262,7 +283,8 @@ type common struct {
 func addCommon(cmd *cobra.Command) *common {
 	c := &common{}
 	fs := cmd.Flags()
-	fs.StringVar(&c.name, "name", lab.DefaultName, "lab name: namespaces are `L`-h<i> and L-s<l>.<w>")
+	c.name = lab.DefaultName
+	fs.Var((*labName)(&c.name), "name", "lab name: namespaces are `L`-h<i> and L-s<l>.<w>")
 	rr, _ := lab.KnobByName("run-root") // every command's flag, the knob table's
 	fs.StringVar(&c.runRoot, rr.Name, rr.Default, rr.Help)
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "debug logs")
@@ -271,6 +293,20 @@ func addCommon(cmd *cobra.Command) *common {
 	})
 	_ = cmd.MarkFlagDirname("run-root")
 	return c
+}
+
+// labName is --name: a bad name is a bad flag (exit 2), whatever the
+// command.
+type labName string
+
+func (n *labName) String() string { return string(*n) }
+func (n *labName) Type() string   { return "string" }
+func (n *labName) Set(s string) error {
+	if err := lab.CheckName(s); err != nil {
+		return err
+	}
+	*n = labName(s)
+	return nil
 }
 
 func (c *common) logger(stderr io.Writer) *slog.Logger {
@@ -382,10 +418,20 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
+// atMostArgs wants at most n positional arguments, named by what.
+func atMostArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usagef(cmd, "%s: want at most %s, got %d arguments", cmd.Name(), what, len(args))
+		}
+		return nil
+	}
+}
+
 // noArgs refuses positional arguments.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return fmt.Errorf("%s: unexpected arguments %q", cmd.Name(), args)
+		return usagef(cmd, "%s: unexpected arguments %q", cmd.Name(), args)
 	}
 	return nil
 }

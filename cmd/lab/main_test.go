@@ -34,54 +34,54 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"up", "--bogus"}, 2, "unknown flag: --bogus (see lab up -h)"},
 		{[]string{"up", "bcube", "-h"}, 0, ""},
-		{[]string{"up"}, 1, "name the topology"},
-		{[]string{"up", "mesh", "--n", "4", "--k", "1"}, 1, `unknown topology "mesh"`},
-		{[]string{"up", "bcube", "--k", "1"}, 1, "--n and --k are required"},
-		{[]string{"up", "bcube", "--n", "1", "--k", "1"}, 1, "n = 1"},
-		{[]string{"up", "bcube", "-n", "1", "-k", "1"}, 1, "n = 1"},
+		{[]string{"up"}, 2, "name the topology"},
+		{[]string{"up", "mesh", "--n", "4", "--k", "1"}, 2, `unknown topology "mesh"`},
+		{[]string{"up", "bcube", "--k", "1"}, 2, "--n and --k are required"},
+		{[]string{"up", "bcube", "--n", "1", "--k", "1"}, 2, "n = 1"},
+		{[]string{"up", "bcube", "-n", "1", "-k", "1"}, 2, "n = 1"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "fast"}, 2, `invalid argument "fast" for "--rate" flag: rate "fast"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "1X"}, 2, `invalid argument "1X" for "--buffer" flag: size "1X"`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "0.5"}, 1, "dilation 0.5: want 1..100000"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "10", "--rate", "1G"}, 1, "--dilation and --rate: give one"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "0.5"}, 2, "dilation 0.5: want 1..100000"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--dilation", "10", "--rate", "1G"}, 2, "--dilation and --rate: give one"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--target", "nowhere.yaml"}, 1, `--target: target "nowhere.yaml": not papers or native`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--buffer", "4G"}, 2, `invalid argument "4G" for "--buffer" flag: size "4G": at most 2 GiB`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 1, `lab name "Nope"`},
-		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 1, "too large"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "10M", "--rates", "16M,10M"}, 1, "--rate and --rates: give one"},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rates", "10M"}, 1, "rates 10M: want one per level of BCube(4,1), 2"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--name", "Nope"}, 2, `lab name "Nope"`},
+		{[]string{"up", "bcube", "--n", "18", "--k", "1"}, 2, "too large"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rate", "10M", "--rates", "16M,10M"}, 2, "--rate and --rates: give one"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rates", "10M"}, 2, "rates 10M: want one per level of BCube(4,1), 2"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--rates", "10M,x"}, 2, `invalid argument "10M,x" for "--rates" flag`},
-		{[]string{"up", "railonly", "--k", "2"}, 1, "up railonly: --k 2: a Rail-only NDC is BCube(n,1)"},
-		{[]string{"up", "bcube", "--topology", "railonly"}, 1, "topology bcube and --topology railonly: give one"},
+		{[]string{"up", "railonly", "--k", "2"}, 2, "up railonly: --k 2: a Rail-only NDC is BCube(n,1)"},
+		{[]string{"up", "bcube", "--topology", "railonly"}, 2, "topology bcube and --topology railonly: give one"},
 		{[]string{"node", "pause", "h0"}, 2, "node: want stop or start"},
 		{[]string{"node", "stop"}, 2, "stop: want NODE"},
-		{[]string{"down", "extra"}, 1, "unexpected arguments"},
-		{[]string{"exec", "h0"}, 1, "no command"},
-		{[]string{"exec", "h0", "--"}, 1, "no command"},
+		{[]string{"down", "extra"}, 2, "unexpected arguments"},
+		{[]string{"exec", "h0"}, 2, "no command"},
+		{[]string{"exec", "h0", "--"}, 2, "no command"},
 		{[]string{"exec"}, 2, "exec: want NODE -- CMD"},
 		{[]string{"stats"}, 2, "stats: want NODE"},
-		{[]string{"bench", "other"}, 1, "want datapath"},
+		{[]string{"bench", "other"}, 2, "want datapath"},
 		{[]string{"bench", "datapath", "--sizes", "60,x"}, 2, `--sizes: size "x"`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "2"}, 2, `loss "2": want a probability from 0 to 1`},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--loss", "0.5ppm"}, 2, "finer than 1 ppm"},
 		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-kmin", "1Q"}, 2, `"--ecn-kmin" flag: size "1Q"`},
-		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-pmax", "2"}, 1, "ecn: want"},
+		{[]string{"up", "bcube", "--n", "4", "--k", "1", "--ecn-pmax", "2"}, 2, "ecn: want"},
 		{[]string{"link"}, 2, "link: want NODE PORT"},
 		{[]string{"link", "h0"}, 2, "link: want NODE PORT"},
 		{[]string{"link", "h0", "eth0", "--loss", "x"}, 2, `loss "x"`},
-		{[]string{"link", "h0", "eth0", "--down", "--up"}, 1, "--down and --up together"},
-		{[]string{"link", "h0", "eth0", "--dir", "sideways", "--down"}, 1, `link direction "sideways"`},
-		{[]string{"workload", "--basis", "node"}, 1, `load basis "node"`},
-		{[]string{"workload", "--cdf", "nosuchcdf"}, 1, "nosuchcdf"},
-		{[]string{"workload", "--pattern", "ring"}, 1, `--pattern "ring": want ps or moe`},
-		{[]string{"workload", "--pairing", "worst"}, 1, `--pairing: pairing "worst": want uniform, random or near-worst`},
+		{[]string{"link", "h0", "eth0", "--down", "--up"}, 2, "--down and --up together"},
+		{[]string{"link", "h0", "eth0", "--dir", "sideways", "--down"}, 2, `link direction "sideways"`},
+		{[]string{"workload", "--basis", "node"}, 2, `load basis "node"`},
+		{[]string{"workload", "--cdf", "nosuchcdf"}, 2, "nosuchcdf"},
+		{[]string{"workload", "--pattern", "ring"}, 2, `--pattern "ring": want ps or moe`},
+		{[]string{"workload", "--pairing", "worst"}, 2, `--pairing: pairing "worst": want uniform, random or near-worst`},
 		{[]string{"workload", "--incast", "8", "--incast-size", "1Q"}, 2, `"--incast-size" flag: size "1Q"`},
-		{[]string{"workload", "--max-lost", "5"}, 1, `--max-lost "5"`},
+		{[]string{"workload", "--max-lost", "5"}, 2, `--max-lost "5"`},
 		{[]string{"workload", "--duration", "-1s"}, 2, `duration "-1s"`},
-		{[]string{"workload", "extra"}, 1, "unexpected arguments"},
-		{[]string{"health", "extra"}, 1, "unexpected arguments"},
-		{[]string{"experiment", "other"}, 1, "want list, show, run, rerun or replot"},
+		{[]string{"workload", "extra"}, 2, "unexpected arguments"},
+		{[]string{"health", "extra"}, 2, "unexpected arguments"},
+		{[]string{"experiment", "other"}, 2, "want list, show, run, rerun or replot"},
 		{[]string{"experiment", "run"}, 2, "want NAME or -f FILE"},
-		{[]string{"experiment", "run", "nosuch"}, 1, `experiment "nosuch": not a built-in one`},
+		{[]string{"experiment", "run", "nosuch"}, 2, `experiment "nosuch": not a built-in one`},
 		{[]string{"experiment", "run", "fct", "-f", "x.yaml"}, 2, "not both"},
 		{[]string{"experiment", "run", "-f", "/nonexistent.yaml"}, 1, "no such file"},
 		{[]string{"experiment", "show"}, 2, "show: want NAME"},
@@ -139,7 +139,7 @@ func TestHelp(t *testing.T) {
 	if n < 16 {
 		t.Errorf("walked %d commands", n)
 	}
-	for _, want := range []string{"bench loop", "bench hol", "completion bash|zsh|fish", "Exit status: 0 done, 1 an error, 2 bad usage, 3"} {
+	for _, want := range []string{"bench loop", "bench hol", "completion bash|zsh|fish", "Exit status: 0 done, 1 an error, 2 bad usage (a command, flag, argument"} {
 		if !strings.Contains(root.String(), want) {
 			t.Errorf("lab -h lacks %q", want)
 		}
@@ -381,7 +381,7 @@ func TestUpBadFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, err := run([]string{"up", "-f", bad, "--run-root", root}, &bytes.Buffer{}, &bytes.Buffer{})
-	if code != 1 || err == nil || err.Error() != bad+`:8: buffer: size "lots": want bytes like 1500, 64K, 1M (1024-based), 4MiB or 1MB (1000-based)` {
+	if code != 2 || err == nil || err.Error() != bad+`:8: buffer: size "lots": want bytes like 1500, 64K, 1M (1024-based), 4MiB or 1MB (1000-based)` {
 		t.Errorf("up -f bad.yaml: exit %d, %v", code, err)
 	}
 	if ents, _ := os.ReadDir(root); len(ents) != 0 {
@@ -391,7 +391,7 @@ func TestUpBadFile(t *testing.T) {
 		t.Errorf("namespaces %v after a bad file", ns)
 	}
 	code, err = run([]string{"up", "-f", bad, "bcube"}, &bytes.Buffer{}, &bytes.Buffer{})
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "the topology is the file's") {
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "the topology is the file's") {
 		t.Errorf("up -f with a topology: exit %d, %v", code, err)
 	}
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
 
@@ -27,9 +29,34 @@ func statusCmd() *cobra.Command {
 	c := addCommon(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		return runStatus(cmd.OutOrStdout(), c, asJSON)
+		err := runStatus(cmd.OutOrStdout(), c, asJSON)
+		if errors.Is(err, lab.ErrNoLab) && !cmd.Flags().Changed("name") && !asJSON {
+			return otherLabs(cmd.OutOrStdout(), c, err)
+		}
+		return err
 	}
 	return cmd
+}
+
+// otherLabs answers a status of the default lab, which does not exist,
+// with the labs that do: err, and which --name to give.
+func otherLabs(out io.Writer, c *common, err error) error {
+	labs, lerr := lab.List(c.runRoot)
+	if lerr != nil || len(labs) == 0 {
+		return fmt.Errorf("no lab named %s (the default --name) and no other lab on this machine; lab up brings one up", c.name)
+	}
+	fmt.Fprintf(out, "no lab named %s (the default --name); the labs on this machine:\n", c.name)
+	if err := printLabs(out, labs); err != nil {
+		return err
+	}
+	example := labs[0].Name
+	for _, l := range labs {
+		if !l.Orphan {
+			example = l.Name
+			break
+		}
+	}
+	return fmt.Errorf("lab %s: no such lab: give --name, as in lab status --name %s", c.name, example)
 }
 
 func runStatus(stdout io.Writer, c *common, asJSON bool) error {
@@ -80,7 +107,7 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 			}
 		}
 		if len(r.Stalls) > 0 {
-			fmt.Fprintf(stdout, "watchdog: %d queues stalled (paused, not empty, sending nothing):\n", len(r.Stalls))
+			fmt.Fprintf(stdout, "watchdog: %s stalled (paused, not empty, sending nothing):\n", units.Count(len(r.Stalls), "queue", "queues"))
 			for _, s := range r.Stalls {
 				fmt.Fprintf(stdout, "  %v\n", s)
 			}
@@ -91,7 +118,7 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("%d of %d nodes are not up", bad, len(r.Nodes))
+		return fmt.Errorf("%d of %d nodes %s not up", bad, len(r.Nodes), map[bool]string{true: "is", false: "are"}[bad == 1])
 	}
 	if !asJSON {
 		fmt.Fprintf(stdout, "all %d nodes up\n", len(r.Nodes))
@@ -105,7 +132,7 @@ func runStatus(stdout io.Writer, c *common, asJSON bool) error {
 func printImpaired(w io.Writer, r *lab.Report) {
 	if r.Spec.LossPPM == 0 {
 		if len(r.Impaired) > 0 {
-			fmt.Fprintf(w, "impaired: %d ports drop what they receive on purpose:\n", len(r.Impaired))
+			fmt.Fprintf(w, "impaired: %s what they receive on purpose:\n", units.Count(len(r.Impaired), "port drops", "ports drop"))
 			for _, im := range r.Impaired {
 				fmt.Fprintf(w, "  %v\n", im)
 			}
@@ -128,7 +155,7 @@ func printImpaired(w io.Writer, r *lab.Report) {
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, ", but %d ports now:\n", len(differ))
+	fmt.Fprintf(w, ", but %s now:\n", units.Count(len(differ), "port", "ports"))
 	for _, im := range differ {
 		fmt.Fprintf(w, "  %v\n", im)
 	}
@@ -210,8 +237,8 @@ func printStats(stdout io.Writer, st *api.Stats) {
 // printATE prints a source's ATE choices and its in-flight bytes now.
 func printATE(w io.Writer, a *api.ATEStats) {
 	fmt.Fprintf(w, "ate: p %g of B_H %d B (level 0 full at %d B in flight)\n", a.P, a.CapHBDBytes, a.LimitBytes)
-	fmt.Fprintf(w, "  flows placed: level 0 (HBD) %d, network %d, choice changed %d times; not placed: no choice %d, order asked %d\n",
-		a.HBD, a.Network, a.Switches, a.Fixed, a.Ordered)
+	fmt.Fprintf(w, "  flows placed: level 0 (HBD) %d, network %d, choice changed %s; not placed: no choice %d, order asked %d\n",
+		a.HBD, a.Network, units.Count(a.Switches, "time", "times"), a.Fixed, a.Ordered)
 	fmt.Fprintf(w, "  in flight now: level 0 %d B, network %d B\n", a.InFlightHBD, a.InFlightNetwork)
 }
 

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
 
@@ -130,14 +130,14 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 // printGen reports a generated flow and what its sink counted.
 func printGen(stdout io.Writer, args []string, f *api.GenFlow, sink *api.SinkReport) error {
 	secs := float64(f.EndNs-f.StartNs) / 1e9
-	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %d frames, %d bytes in %.2fs\n",
-		f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, f.Packets, f.Bytes, secs)
+	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %s, %s in %.2fs\n",
+		f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, units.Count(f.Packets, "frame", "frames"), units.Count(f.Bytes, "byte", "bytes"), secs)
 	if sink == nil {
 		return fmt.Errorf("gen: %s heard nothing of flow %d", args[1], f.ID)
 	}
 	rx := float64(sink.LastNs-sink.FirstNs) / 1e9
-	fmt.Fprintf(stdout, "  received %d frames, %d bytes, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
-		sink.Packets, sink.Bytes, float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
+	fmt.Fprintf(stdout, "  received %s, %s, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
+		units.Count(sink.Packets, "frame", "frames"), units.Count(sink.Bytes, "byte", "bytes"), float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
 		time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
 	return nil
 }
@@ -213,7 +213,7 @@ both ends.`,
 		var lc lab.LinkConfig
 		var err error
 		if lc.Dir, err = lab.ParseLinkDir(dir); err != nil {
-			return err
+			return usagef(cmd, "%w", err)
 		}
 		if cmd.Flags().Changed("loss") {
 			ppm := int(*loss)
@@ -221,7 +221,7 @@ both ends.`,
 		}
 		switch {
 		case down && up:
-			return errors.New("link: --down and --up together")
+			return usagef(cmd, "link: --down and --up together")
 		case down, up:
 			lc.Down = &down
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/node/scheme"
 )
@@ -311,7 +312,7 @@ func (f *upFlags) graphSpec(fs *pflag.FlagSet, kind string) error {
 func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
 	spec, err := f.spec(cmd, args)
 	if err != nil {
-		return err
+		return inputUsage(cmd, f.file, err)
 	}
 	if err := checkRates(spec); err != nil {
 		return usagef(cmd, "%w", err)
@@ -322,7 +323,7 @@ func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
 		return usagef(cmd, "--%v", choice)
 	}
 	if err != nil {
-		return err
+		return inputUsage(cmd, f.file, err)
 	}
 	// Ctrl-C during up removes what was created; the daemons themselves
 	// run in their own sessions and never see the terminal's signals.
@@ -383,8 +384,8 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	}
 	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
 	if len(st.Workers) > 0 {
-		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %d worker processes (bcfabd), all healthy; xdp mode %s, level order %s\n",
-			t.Servers(), t.Switches(), len(st.Workers), s.XDPMode, s.LevelOrder)
+		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %s (bcfabd), all healthy; xdp mode %s, level order %s\n",
+			t.Servers(), t.Switches(), units.Count(len(st.Workers), "worker process", "worker processes"), s.XDPMode, s.LevelOrder)
 	} else {
 		fmt.Fprintf(w, "  daemons     %d hostd + %d swd, a process each, all healthy; xdp mode %s, level order %s\n",
 			t.Servers(), t.Switches(), s.XDPMode, s.LevelOrder)
@@ -460,8 +461,8 @@ func printGraphUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	printCapacity(w, s)
 	fmt.Fprintf(w, "  classes     kernel traffic by DSCP %s (unmapped: priority 0, ICMP 6), on every server's bc0\n", s.DSCPMap)
 	if len(st.Workers) > 0 {
-		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %d worker processes (bcfabd), all healthy; xdp mode %s\n",
-			servers, len(g.Nodes)-servers, len(st.Workers), s.XDPMode)
+		fmt.Fprintf(w, "  nodes       %d servers + %d switches on %s (bcfabd), all healthy; xdp mode %s\n",
+			servers, len(g.Nodes)-servers, units.Count(len(st.Workers), "worker process", "worker processes"), s.XDPMode)
 	} else {
 		fmt.Fprintf(w, "  daemons     %d hostd + %d swd, a process each, all healthy; xdp mode %s\n", servers, len(g.Nodes)-servers, s.XDPMode)
 	}

@@ -91,14 +91,14 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		cfg := workload.Config{Load: load, Duration: dur.D(), Seed: seed, MaxFlows: maxFlows}
 		var err error
 		if cfg.Basis, err = workload.ParseBasis(basis); err != nil {
-			return err
+			return usagef(cmd, "%w", err)
 		}
 		if cfg.Pairing, err = workload.ParsePairing(pairing); err != nil {
-			return fmt.Errorf("--pairing: %w", err)
+			return usagef(cmd, "--pairing: %w", err)
 		}
 		if load > 0 {
 			if cfg.CDF, err = workload.OpenCDF(cdfName); err != nil {
-				return err
+				return usagef(cmd, "--cdf: %w", err)
 			}
 		}
 		if incast > 0 {
@@ -107,7 +107,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		if pattern != "" {
 			k, err := workload.ParseKind(pattern)
 			if err != nil || (k != workload.KindPS && k != workload.KindMoE) {
-				return fmt.Errorf("--pattern %q: want ps or moe", pattern)
+				return usagef(cmd, "--pattern %q: want ps or moe", pattern)
 			}
 			wait := patternWait
 			if k == workload.KindMoE && !cmd.Flags().Changed("pattern-wait") {
@@ -120,12 +120,12 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		}
 		for _, name := range []string{"moe-experts", "moe-senders", "moe-topk", "moe-skew"} {
 			if cmd.Flags().Changed(name) && (cfg.Pattern == nil || cfg.Pattern.Kind != workload.KindMoE) {
-				return fmt.Errorf("--%s needs --pattern moe", name)
+				return usagef(cmd, "--%s needs --pattern moe", name)
 			}
 		}
 		limits, err := hf.limits()
 		if err != nil {
-			return err
+			return usagef(cmd, "%w", err)
 		}
 		if dryRun {
 			return dryRunWorkload(c, cfg, stdout)

@@ -66,6 +66,19 @@ func TestBadInputs(t *testing.T) {
 		{append([]string{"-c", "h0"}, at...), 2, "-c h0: that is this server"},
 		{append([]string{"-c", "h3", "--order", "0,0"}, at...), 2, `--order "0,0": want a permutation of the levels 0..1`},
 		{[]string{"-c", "h3", "--lab", "tb", "--node", "s0.0", "--run-root", root}, 2, `--node "s0.0": lab tb has servers h0..h3`},
+		{[]string{}, 2, "give the destination with -c"},
+		{[]string{"-c", "h3", "extra"}, 2, `unknown command "extra"`},
+		{[]string{"-c", "h3", "--bogus"}, 2, "unknown flag: --bogus"},
+		{[]string{"-c", "h3", "-n", "0"}, 2, "-n 0: want a positive number of bytes"},
+		{[]string{"-c", "h3", "-n", "1Q"}, 2, `invalid argument "1Q" for "-n, --bytes" flag`},
+		{[]string{"-c", "h3", "-R", "--bidir"}, 2, "give -R or --bidir, not both"},
+		{[]string{"-c", "h3", "-J", "--json-stream"}, 2, "give -J or --json-stream, not both"},
+		{[]string{"-c", "h3", "-O", "1", "-n", "1M"}, 2, "-O needs a timed test"},
+		{[]string{"-c", "h3", "-a", "-n", "1M"}, 2, "-a, -s and --lat run perftest's tests"},
+		{[]string{"-c", "h3", "-a", "--iters", "0"}, 2, "--iters 0: want 1..1048576"},
+		{[]string{"-c", "h3", "--timeout", "0"}, 2, "--timeout 0: want > 0"},
+		{[]string{"-c", "h3", "--lab", "Bad/x", "--node", "h0"}, 2, `--lab: lab name "Bad/x"`},
+		{[]string{"-c", "h3", "--lab", "nosuch", "--node", "h0", "--run-root", root}, 1, "lab nosuch: no such lab"},
 		{append([]string{"-c", "h3", "-t", "1"}, at...), 4, "lab tb: daemon of h0 (pid 0) is not running"},
 	} {
 		var out, errw bytes.Buffer
@@ -73,6 +86,31 @@ func TestBadInputs(t *testing.T) {
 		msg := strings.TrimSpace(errw.String())
 		if code != c.code || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") || internals.MatchString(msg) {
 			t.Errorf("rperf %s: exit %d, %q; want exit %d, one line with %q and no internals", strings.Join(c.args, " "), code, msg, c.code, c.want)
+		}
+	}
+}
+
+// Run outside a server's namespace without --lab and --node, rperf does
+// not know where it runs from: a usage error, as a missing flag.
+func TestOutsideNamespace(t *testing.T) {
+	if ns, err := netnsName(); err == nil {
+		t.Skipf("runs in namespace %s", ns)
+	}
+	var errw bytes.Buffer
+	code := runCtx(context.Background(), []string{"-c", "h3", "--run-root", t.TempDir()}, &bytes.Buffer{}, &errw)
+	msg := strings.TrimSpace(errw.String())
+	if code != 2 || !strings.Contains(msg, "give --lab and --node") || strings.Contains(msg, "\n") {
+		t.Errorf("outside a namespace: exit %d, %q; want 2, one line asking for --lab and --node", code, msg)
+	}
+}
+
+// rperf --version (and -v, as iperf3's) prints the build on one line.
+func TestVersion(t *testing.T) {
+	for _, flag := range []string{"--version", "-v"} {
+		var out bytes.Buffer
+		code := runCtx(context.Background(), []string{flag}, &out, &bytes.Buffer{})
+		if code != 0 || !strings.HasPrefix(out.String(), "rperf ") || strings.Count(out.String(), "\n") != 1 || !strings.Contains(out.String(), " go1.") {
+			t.Errorf("rperf %s: exit %d, %q", flag, code, out.String())
 		}
 	}
 }

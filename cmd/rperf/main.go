@@ -17,7 +17,8 @@
 // daemon's CPU time, XSK ring drops and lost link time; lab.Health). It
 // exits 1 when a flow fails (a lossless flow that met a gap, a flow
 // stopped for making no progress) or the NIC cannot be reached, 2 on bad
-// usage, 3 when the emulation health is invalid: the daemons did not
+// usage (a flag, or run outside a server's namespace without --lab and
+// --node), 3 when the emulation health is invalid: the daemons did not
 // keep up, and the numbers are not the fabric's; 4 when a request failed
 // because a process hosting nodes of the lab is not running.
 package main
@@ -35,6 +36,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
@@ -187,7 +189,8 @@ bits/s); durations are seconds (2.5) or Go's syntax (2500ms). -t 0 runs
 until Ctrl-C (SIGINT or SIGTERM), which stops the flows and prints the
 summary.
 
-Exit status: 0 done, 1 a flow failed or an error, 2 bad usage, 3 the
+Exit status: 0 done, 1 a flow failed or an error, 2 bad usage (a flag,
+or run outside a server's namespace without --lab and --node), 3 the
 emulation health is invalid (the daemons did not keep up), 4 a request
 failed because a process hosting nodes of the lab (a worker, or a
 node's daemon) is not running; one line names it and its nodes.`,
@@ -210,6 +213,8 @@ node's daemon) is not running; one line names it and its nodes.`,
 	}
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
+	cmd.Version = buildinfo.Read().Line("rperf") // -v, --version, as iperf3's -v
+	cmd.SetVersionTemplate("{{.Version}}\n")
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringVarP(&o.dst, "client", "c", "", "destination server: h<i> or its address (198.18.0.<i>...)")
@@ -275,6 +280,11 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, om
 		return fmt.Errorf("--iters %d: want 1..%d", o.iters, api.MaxRDMAMessages)
 	case o.perftest() && (fs.Changed("size") && o.size < 1 || o.maxSize < 2 || o.maxSize > 8<<20):
 		return errors.New("-s and --max-size: want 1 byte to 8M")
+	}
+	if o.lab != "" {
+		if err := lab.CheckName(o.lab); err != nil {
+			return fmt.Errorf("--lab: %w", err)
+		}
 	}
 	if fs.Changed("bytes") {
 		o.bytes = int64(size)

@@ -449,9 +449,9 @@ func printHeader(w io.Writer, d *Document) {
 	case ts.UntilStopped:
 		what = "until stopped (Ctrl-C)"
 	case ts.Bytes == 0:
-		what = fmt.Sprintf("%g seconds", ts.Duration)
+		what = seconds(ts.Duration)
 		if ts.Omit > 0 {
-			what += fmt.Sprintf(" after %g omitted", ts.Omit)
+			what += " after " + seconds(ts.Omit) + " omitted"
 		}
 	}
 	if ts.RateLimitBps > 0 {
@@ -497,6 +497,14 @@ func nodeName(s *Start) string {
 		return s.Node
 	}
 	return "this host"
+}
+
+// seconds is a time in seconds: "1 second", "2.5 seconds".
+func seconds(s float64) string {
+	if s == 1 {
+		return "1 second"
+	}
+	return fmt.Sprintf("%g seconds", s)
 }
 
 func plural(n int) string {
@@ -578,8 +586,8 @@ func printSummary(w io.Writer, d *Document) {
 				fct += ")"
 			}
 		}
-		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packets (%s)  timeouts %d  NAKs %d  CNPs %d",
-			streamTag(i+1, s.Role), s.State, fct, s.Sender.Retransmits, strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
+		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packet%s (%s)  timeouts %d  NAKs %d  CNPs %d",
+			streamTag(i+1, s.Role), s.State, fct, s.Sender.Retransmits, plural(int(min(s.Sender.Retransmits, 2))), strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
 		if s.Failure != "" {
 			line += "  (" + s.Failure + ")"
 		}

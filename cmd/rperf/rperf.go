@@ -96,7 +96,8 @@ func newTest(o *options) (*test, error) {
 				if sock != "" {
 					why = "-R and --bidir reach DST's NIC through the lab:"
 				}
-				return nil, fmt.Errorf("%s %w; give --lab and --node", why, err)
+				// Where to run from was not given: usage, as a missing flag.
+				return nil, usageError{fmt.Errorf("%s %w; give --lab and --node", why, err)}
 			}
 			if o.lab == "" {
 				o.lab = labName

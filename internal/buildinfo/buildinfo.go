@@ -80,3 +80,28 @@ func (in Info) String() string {
 	}
 	return s + " " + in.GoVersion
 }
+
+// Line is what a program's --version prints: its name, the build
+// (module, version, revision and its commit time) and the Go release and
+// platform that built it, on one line: "swd github.com/bcfab/bcfab
+// (devel) rev 3e64424a1b2c (2026-11-28T19:46:36Z) go1.26.8 linux/amd64".
+func (in Info) Line(prog string) string {
+	s := prog + " " + in.Module + " " + in.Version
+	switch {
+	case in.Revision == "":
+		s += " rev unknown"
+	default:
+		r := in.Revision
+		if len(r) > 12 {
+			r = r[:12]
+		}
+		s += " rev " + r
+		if in.Time != "" {
+			s += " (" + in.Time + ")"
+		}
+		if in.Modified {
+			s += " modified"
+		}
+	}
+	return s + " " + in.GoVersion + " " + in.GOOS + "/" + in.GOARCH
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // Point is one run of an experiment: one lab under one contender, and for a
@@ -145,7 +146,7 @@ func (c *Config) Describe(p Point) string {
 	if err != nil {
 		return err.Error()
 	}
-	return fmt.Sprintf("%d flows in %v, schedule %.8s", len(flows), wc.Duration, ScheduleDigest(flows))
+	return fmt.Sprintf("%s in %v, schedule %.8s", units.Count(len(flows), "flow", "flows"), wc.Duration, ScheduleDigest(flows))
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // Result is what one point gave.
@@ -156,7 +157,7 @@ func Rejudge(h lab.Health, limits lab.HealthLimits) lab.Health {
 		limits.MinLost = lab.DefaultMinLost
 	}
 	if limits.MaxRingDrops >= 0 && h.RingDrops > uint64(limits.MaxRingDrops) && !slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "XSK rings") }) {
-		h.Problems = append(h.Problems, fmt.Sprintf("XSK rings dropped %d frames (limit %d)", h.RingDrops, limits.MaxRingDrops))
+		h.Problems = append(h.Problems, fmt.Sprintf("XSK rings dropped %s (limit %d)", units.Count(h.RingDrops, "frame", "frames"), limits.MaxRingDrops))
 	}
 	if limits.MaxLostShare >= 0 && h.LostShare > limits.MaxLostShare && h.Lost > limits.MinLost && !slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "of link time") }) {
 		h.Problems = append(h.Problems, fmt.Sprintf("%s lost %v of link time, %.3g%% of the run (limit %.3g%%)", h.WorstPort, h.Lost.Round(time.Microsecond), 100*h.LostShare, 100*limits.MaxLostShare))

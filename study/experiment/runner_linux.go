@@ -33,6 +33,7 @@ import (
 	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/study/bench"
 )
 
@@ -89,8 +90,8 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 		total += c.Estimate(p)
 	}
 	x.total, x.t0 = total, time.Now()
-	fmt.Fprintf(x.progress, "experiment %s: %d points, about %v (build %s); output in %s\n",
-		c.Name, len(points), roughly(total), rep.Build, o.Out)
+	fmt.Fprintf(x.progress, "experiment %s: %s, about %v (build %s); output in %s\n",
+		c.Name, units.Count(len(points), "point", "points"), roughly(total), rep.Build, o.Out)
 	var runErr error
 	for i, p := range points {
 		x.index, x.point, x.pointT0 = i, p, time.Now()
@@ -174,8 +175,8 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 	}
 	x.t0 = time.Now()
 	build := buildinfo.Read()
-	fmt.Fprintf(x.progress, "experiment %s: %d points to run again, about %v (build %s); in %s\n",
-		c.Name, len(points), roughly(x.total), build, o.Out)
+	fmt.Fprintf(x.progress, "experiment %s: %s to run again, about %v (build %s); in %s\n",
+		c.Name, units.Count(len(points), "point", "points"), roughly(x.total), build, o.Out)
 	var runErr error
 	for i, p := range points {
 		x.index, x.point, x.pointT0 = i, p, time.Now()
@@ -355,7 +356,7 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if sc.Routing != "" {
 		routing = ", routing " + sc.Routing
 	}
-	fmt.Fprintf(x.progress, "  %d flows over %v; lab %s up (%s links, fc %s%s, transport %s)\n", len(flows), wc.Duration, spec.Name, x.c.RateText(p.CDF), sc.FC, routing, sc.Mode)
+	fmt.Fprintf(x.progress, "  %s over %v; lab %s up (%s links, fc %s%s, transport %s)\n", units.Count(len(flows), "flow", "flows"), wc.Duration, spec.Name, x.c.RateText(p.CDF), sc.FC, routing, sc.Mode)
 	st, err := lab.Up(ctx, spec, x.log)
 	if err != nil {
 		return fmt.Errorf("lab up: %w", err)
