@@ -14,7 +14,10 @@ import (
 )
 
 // labBins builds the daemons a lab runs into a temporary directory.
-func labBins(t *testing.T) string { return testns.Bins(t, "swd", "hostd", "bcfabd") }
+func labBins(t *testing.T) string {
+	testns.RequireLab(t)
+	return testns.Bins(t, "swd", "hostd", "bcfabd")
+}
 
 func logLoop(t *testing.T, res []LoopResult) {
 	for _, r := range res {

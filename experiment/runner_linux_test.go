@@ -21,7 +21,10 @@ import (
 )
 
 // labBins builds the daemons a lab runs into a directory of the test's.
-func labBins(t *testing.T) string { return testns.Bins(t, "swd", "hostd", "bcfabd") }
+func labBins(t *testing.T) string {
+	testns.RequireLab(t)
+	return testns.Bins(t, "swd", "hostd", "bcfabd")
+}
 
 // e2e is a tiny experiment: a parameter server on BCube(2,1) whose pull
 // waits for the push, under two schemes.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/bcfab/bcfab/bcube"
 	"github.com/bcfab/bcfab/config"
+	"github.com/bcfab/bcfab/internal/testns"
 	"github.com/bcfab/bcfab/internal/testtool"
 	"github.com/cilium/ebpf"
 	"github.com/gopacket/gopacket"
@@ -35,6 +36,7 @@ var real struct {
 // realBinDir builds swd and hostd once into a temporary directory.
 func realBinDir(t *testing.T) string {
 	t.Helper()
+	testns.RequireLab(t)
 	real.once.Do(func() {
 		real.dir, real.err = os.MkdirTemp("", "labreal")
 		if real.err != nil {

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 // for all the tests.
 func labBins(t *testing.T) string {
 	t.Helper()
+	testns.RequireLab(t)
 	bins.once.Do(func() {
 		bins.dir, bins.err = os.MkdirTemp("", "rperf-bins")
 		for _, c := range []string{"swd", "hostd", "bcfabd", "rperf"} {
