@@ -97,14 +97,36 @@ type result struct {
 	code           int
 }
 
-// rperf runs bin/rperf args inside node's namespace of the lab.
+// rperf runs bin/rperf args inside node's namespace of the lab. A run
+// that exits 3 only because the emulation fell behind (lateRperf) runs
+// again (testtool.RetryLate), each attempt a subtest; the test fails
+// naming the lateness after three.
 func rperf(t *testing.T, spec lab.Spec, node string, args ...string) result {
 	t.Helper()
-	r, err := runRperf(spec, node, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var r result
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		var err error
+		r, err = runRperf(spec, node, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lateRperf(r)
+	})
 	return r
+}
+
+// lateRperf is why rperf's run was invalid when it exited 3 only because
+// the emulation fell behind (lab.Lateness), else "".
+func lateRperf(r result) string {
+	if r.code != 3 {
+		return ""
+	}
+	_, problems, ok := strings.Cut(r.stderr, "did not keep up: ")
+	if !ok {
+		return ""
+	}
+	why, _ := lab.Lateness(strings.Split(strings.TrimSpace(problems), "; "))
+	return why
 }
 
 // runRperf is rperf for any goroutine: an error says rperf did not run.
