@@ -56,7 +56,7 @@ echo "flake.sh: ${#pkgs[@]} packages, $n runs each: ${pkgs[*]}" >&2
 
 status=0
 for p in "${pkgs[@]}"; do
-  log="$tmp/$(echo "$p" | tr / _).log"
+  log="$tmp/$(echo "${p#./}" | tr / _).log"
   start=$(date +%s)
   if go test -p 1 -count="$n" -timeout "$((n * 30))m" -v "$p" >"$log" 2>&1; then
     res=ok
@@ -68,18 +68,18 @@ for p in "${pkgs[@]}"; do
   # A failed test prints "--- FAIL: Name (...)"; a subtest's name has its
   # parent's before a slash. A build failure or panic fails the package
   # without one: say so.
-  fails=$(grep -oE -- '--- FAIL: [^ ]+' "$log" | sed 's/--- FAIL: //' | sort | uniq -c | sort -rn || true)
-  late=$(grep -oE '^ +[a-z_]+_test\.go:[0-9]+: attempt [0-9]+ of [0-9]+ was late' "$log" | wc -l)
+  fails=$({ grep -oE -- '--- FAIL: [^ ]+' "$log" || true; } | sed 's/--- FAIL: //' | sort | uniq -c | sort -rn)
+  late=$({ grep -E '^ +[a-z_]+_test\.go:[0-9]+: attempt [0-9]+ of [0-9]+ was late' "$log" || true; } | wc -l)
   if [[ -n $fails ]]; then
     echo "  failures (runs of $n):"
     echo "$fails" | sed 's/^/  /'
   elif [[ $res == FAIL ]]; then
     echo "  failed without a failing test (build error, panic or timeout):"
-    grep -E '^(panic:|FAIL|.*build failed)' "$log" | head -5 | sed 's/^/    /'
+    { grep -E '^(panic:|FAIL|.*build failed)' "$log" || true; } | head -5 | sed 's/^/    /'
   fi
   if ((late > 0)); then
     echo "  late attempts run again: $late"
-    grep -oE -- '--- SKIP: [^ ]+/attempt[0-9]+' "$log" | sed 's/--- SKIP: //; s#/attempt[0-9]*$##' | sort | uniq -c | sort -rn | sed 's/^/  /'
+    { grep -oE -- '--- SKIP: [^ ]+/attempt[0-9]+' "$log" || true; } | sed 's/--- SKIP: //; s#/attempt[0-9]*$##' | sort | uniq -c | sort -rn | sed 's/^/  /'
   fi
 done
 if ((status != 0)); then
