@@ -21,46 +21,51 @@ import (
 // no more than what its three ingress ports may hold: X_off each, plus
 // what a source sends before it obeys.
 func TestPFCIncastLab(t *testing.T) {
-	s := realSpec(t, 4, 1)
-	s.FC, s.RateBps = scheme.NamePFC, 50e6
-	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
-		t.Fatal(err)
-	}
-	healthy := runHealth(t, s)
-	pcap, capOut := incastCaptured(t, s, incastSources, 20)
-	for _, want := range []string{"> 01:80:c2:00:00:01 PFC enable=0x08 P3=65535", "> 01:80:c2:00:00:01 PFC enable=0x08 P3=0"} {
-		if !strings.Contains(capOut, want) {
-			t.Errorf("no %q in the capture of s0.0 p1:\n%s", want, capOut)
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		s := realSpec(t, 4, 1)
+		s.FC, s.RateBps = scheme.NamePFC, 50e6
+		if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	tsharkCBFC(t, pcap)
+		healthy := runHealth(t, s)
+		pcap, capOut := incastCaptured(t, s, incastSources, 20)
+		for _, want := range []string{"> 01:80:c2:00:00:01 PFC enable=0x08 P3=65535", "> 01:80:c2:00:00:01 PFC enable=0x08 P3=0"} {
+			if !strings.Contains(capOut, want) {
+				t.Errorf("no %q in the capture of s0.0 p1:\n%s", want, capOut)
+			}
+		}
+		tsharkCBFC(t, pcap)
 
-	sink := incastDelivered(t, s, incastSources)
-	healthy()
-	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h1, err := Stats(s.RunRoot, s.Name, "h1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := nodeConfig(t, s, "s0.0")
-	var bound int
-	for _, in := range []string{"p1", "p2", "p3"} {
-		bound += cfg.PortPFC(in).Xoff + reactionHeadroom(cfg.PortRate(in))
-	}
-	if bound >= cfg.BufferBytes {
-		t.Fatalf("the queue bound %d reaches the buffer's %d bytes: it would hold without flow control", bound, cfg.BufferBytes)
-	}
-	t.Logf("s0.0 p1 sent %v; h1 eth0 received %v; s0.0 p0 queue max %d B, bound %d", sw.Ports[1].Signals, h1.Ports[0].Signals, sw.Ports[0].MaxQueueBytes, bound)
-	if q := int(sw.Ports[0].MaxQueueBytes); q > bound {
-		t.Errorf("s0.0 p0 queued %d bytes: over 3 x (X_off + headroom) = %d", q, bound)
-	}
-	checkIncastGoodput(t, sink, 1, cfg.PortRate("p0"))
-	if sw.Ports[1].Signals["tx_xoff_P3"] == 0 || sw.Ports[1].Signals["tx_xon_P3"] == 0 || h1.Ports[0].Signals["rx_xoff_P3"] == 0 {
-		t.Error("no X_off/X_on crossed s0.0 p1 -> h1")
-	}
+		sink, late := incastDelivered(t, s, incastSources, healthy)
+		if late != "" {
+			return late
+		}
+		sw, err := Stats(s.RunRoot, s.Name, "s0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h1, err := Stats(s.RunRoot, s.Name, "h1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := nodeConfig(t, s, "s0.0")
+		var bound int
+		for _, in := range []string{"p1", "p2", "p3"} {
+			bound += cfg.PortPFC(in).Xoff + reactionHeadroom(cfg.PortRate(in))
+		}
+		if bound >= cfg.BufferBytes {
+			t.Fatalf("the queue bound %d reaches the buffer's %d bytes: it would hold without flow control", bound, cfg.BufferBytes)
+		}
+		t.Logf("s0.0 p1 sent %v; h1 eth0 received %v; s0.0 p0 queue max %d B, bound %d", sw.Ports[1].Signals, h1.Ports[0].Signals, sw.Ports[0].MaxQueueBytes, bound)
+		if q := int(sw.Ports[0].MaxQueueBytes); q > bound {
+			t.Errorf("s0.0 p0 queued %d bytes: over 3 x (X_off + headroom) = %d", q, bound)
+		}
+		checkIncastGoodput(t, sink, 1, cfg.PortRate("p0"))
+		if sw.Ports[1].Signals["tx_xoff_P3"] == 0 || sw.Ports[1].Signals["tx_xon_P3"] == 0 || h1.Ports[0].Signals["rx_xoff_P3"] == 0 {
+			t.Error("no X_off/X_on crossed s0.0 p1 -> h1")
+		}
+		return ""
+	})
 }
 
 // tsharkCBFC checks that tshark decodes every frame of the capture as an

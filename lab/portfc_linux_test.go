@@ -34,47 +34,52 @@ func fcSpec(t *testing.T, n, k int, rateBps uint64) Spec {
 // sources' reaction; h0 receives at the bottleneck's rate. The run must
 // be valid (emulation health) for any of it to count.
 func TestPortFCIncastLab(t *testing.T) {
-	s := fcSpec(t, 4, 1, 50e6)
-	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
-		t.Fatal(err)
-	}
-	healthy := runHealth(t, s)
-	pcap, capOut := incastCaptured(t, s, incastSources, 20)
-	if !strings.Contains(capOut, "PortFC pause class=B port=0 origin=s0.0") {
-		t.Errorf("no B pause in the capture of s0.0 p1:\n%s", capOut)
-	}
-	tsharkDecodes(t, pcap)
-
-	sink := incastDelivered(t, s, incastSources)
-	healthy()
-	sw, err := Stats(s.RunRoot, s.Name, "s0.0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bmax int
-	for _, q := range sw.Ports[0].Queues {
-		if q.Name == "B" {
-			bmax = q.MaxBytes
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		s := fcSpec(t, 4, 1, 50e6)
+		if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+			t.Fatal(err)
 		}
-	}
-	cfg := nodeConfig(t, s, "s0.0")
-	rate := cfg.PortRate("p0")
-	xoff := cfg.PortThresholds("p0").XoffB
-	// What the three line-rate sources send before they obey lands on
-	// top of X_off: under the buffer that an incast without flow control
-	// fills.
-	headroom := len(incastSources) * reactionHeadroom(rate)
-	if xoff+headroom >= cfg.BufferBytes {
-		t.Fatalf("X_off %d + headroom %d reach the buffer's %d bytes: the bound would hold without flow control", xoff, headroom, cfg.BufferBytes)
-	}
-	t.Logf("s0.0 p0 B queue max %d B, X_off %d, headroom allowed %d; signals on p1: %v", bmax, xoff, headroom, sw.Ports[1].Signals)
-	checkIncastGoodput(t, sink, 1, rate)
-	if sw.Ports[1].Signals["tx_pause_B"] == 0 || sw.Ports[1].Signals["tx_resume_B"] == 0 {
-		t.Errorf("s0.0 sent no B pause/resume: %v", sw.Ports[1].Signals)
-	}
-	if bmax > xoff+headroom {
-		t.Errorf("B queue reached %d bytes: X_off %d + headroom %d", bmax, xoff, headroom)
-	}
+		healthy := runHealth(t, s)
+		pcap, capOut := incastCaptured(t, s, incastSources, 20)
+		if !strings.Contains(capOut, "PortFC pause class=B port=0 origin=s0.0") {
+			t.Errorf("no B pause in the capture of s0.0 p1:\n%s", capOut)
+		}
+		tsharkDecodes(t, pcap)
+
+		sink, late := incastDelivered(t, s, incastSources, healthy)
+		if late != "" {
+			return late
+		}
+		sw, err := Stats(s.RunRoot, s.Name, "s0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bmax int
+		for _, q := range sw.Ports[0].Queues {
+			if q.Name == "B" {
+				bmax = q.MaxBytes
+			}
+		}
+		cfg := nodeConfig(t, s, "s0.0")
+		rate := cfg.PortRate("p0")
+		xoff := cfg.PortThresholds("p0").XoffB
+		// What the three line-rate sources send before they obey lands on
+		// top of X_off: under the buffer that an incast without flow control
+		// fills.
+		headroom := len(incastSources) * reactionHeadroom(rate)
+		if xoff+headroom >= cfg.BufferBytes {
+			t.Fatalf("X_off %d + headroom %d reach the buffer's %d bytes: the bound would hold without flow control", xoff, headroom, cfg.BufferBytes)
+		}
+		t.Logf("s0.0 p0 B queue max %d B, X_off %d, headroom allowed %d; signals on p1: %v", bmax, xoff, headroom, sw.Ports[1].Signals)
+		checkIncastGoodput(t, sink, 1, rate)
+		if sw.Ports[1].Signals["tx_pause_B"] == 0 || sw.Ports[1].Signals["tx_resume_B"] == 0 {
+			t.Errorf("s0.0 sent no B pause/resume: %v", sw.Ports[1].Signals)
+		}
+		if bmax > xoff+headroom {
+			t.Errorf("B queue reached %d bytes: X_off %d + headroom %d", bmax, xoff, headroom)
+		}
+		return ""
+	})
 }
 
 // incastSources are the senders of the 3 -> 1 incast.
@@ -112,7 +117,7 @@ func incastCaptured(t *testing.T, s Spec, srcs []string, count int) (pcap string
 // incastDelivered waits for incastCaptured's flows from srcs to end and
 // drain, checks that h0 heard every frame of every one, none missing,
 // and that nothing was dropped anywhere, and returns h0's sink flows.
-func incastDelivered(t *testing.T, s Spec, srcs []string) []api.SinkReport {
+func incastDelivered(t *testing.T, s Spec, srcs []string, healthy func() string) (sinks []api.SinkReport, late string) {
 	t.Helper()
 	sent := map[int]uint64{}
 	waitFor(t, 15*time.Second, "end of the incast's flows", func() bool {
@@ -139,13 +144,21 @@ func incastDelivered(t *testing.T, s Spec, srcs []string) []api.SinkReport {
 		}
 		return true
 	})
+	late = healthy()
+	ringDrops := checkNoDrops(t, s, late != "")
 	for _, f := range sink.Sink {
 		if f.Gaps != 0 || f.Packets != sent[f.Src] {
-			t.Errorf("flow from h%d: %d frames sent, %d received, %d missing", f.Src, sent[f.Src], f.Packets, f.Gaps)
+			msg := fmt.Sprintf("flow from h%d: %d frames sent, %d received, %d missing", f.Src, sent[f.Src], f.Packets, f.Gaps)
+			if late != "" && ringDrops > 0 {
+				// The kernel's rings dropped them, not the scheme: the
+				// run is invalid, its frames the machine's.
+				t.Logf("%s (%d frames dropped by XSK rings in a late run)", msg, ringDrops)
+				continue
+			}
+			t.Error(msg)
 		}
 	}
-	checkNoDrops(t, s)
-	return sink.Sink
+	return sink.Sink, late
 }
 
 // hostIndex is i of server name h<i>.

@@ -135,12 +135,22 @@ func TestWorkerKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := after.Since(before, 0, HealthLimits{})
-	if len(h.Problems) != 1 || !strings.HasPrefix(h.Problems[0], fmt.Sprintf("worker w1 (pid %d; nodes ", dead.Pid)) {
+	// A late moment of the machine beside the death is not this test's
+	// subject: it is logged, and the death must be the one other problem.
+	var problems []string
+	for _, p := range h.Problems {
+		if LateProblem(p) {
+			t.Logf("health: the machine was late too: %s", p)
+			continue
+		}
+		problems = append(problems, p)
+	}
+	if len(problems) != 1 || !strings.HasPrefix(problems[0], fmt.Sprintf("worker w1 (pid %d; nodes ", dead.Pid)) {
 		t.Fatalf("health: want one problem for the dead worker, got %q", h.Problems)
 	}
 	for _, name := range dead.Nodes {
-		if !strings.Contains(h.Problems[0], name) {
-			t.Errorf("health does not name %s: %q", name, h.Problems[0])
+		if !strings.Contains(problems[0], name) {
+			t.Errorf("health does not name %s: %q", name, problems[0])
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
@@ -20,117 +21,128 @@ import (
 // the fabric's counters, a queue series and a valid emulation health. A
 // bad workload is refused before any flow starts.
 func TestWorkloadLab(t *testing.T) {
-	s := realSpec(t, 2, 1)
-	s.FC, s.RateBps, s.ECN = scheme.NamePortFC, 10e6, true
-	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
-		t.Fatal(err)
-	}
-	storage, err := workload.BuiltinCDF("storage")
-	if err != nil {
-		t.Fatal(err)
-	}
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		s := realSpec(t, 2, 1)
+		s.FC, s.RateBps, s.ECN = scheme.NamePortFC, 10e6, true
+		if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+			t.Fatal(err)
+		}
+		storage, err := workload.BuiltinCDF("storage")
+		if err != nil {
+			t.Fatal(err)
+		}
 
-	bad := workload.Config{Load: 1.5, CDF: storage, Duration: 3 * time.Second}
-	if _, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: bad}); err == nil || !strings.Contains(err.Error(), "load 1.5") {
-		t.Fatalf("load 1.5: %v", err)
-	}
-	for h := range 4 {
-		if n := nicFlows(t, s, h); n != 0 {
-			t.Fatalf("h%d runs %d flows after a refused workload", h, n)
+		bad := workload.Config{Load: 1.5, CDF: storage, Duration: 3 * time.Second}
+		if _, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: bad}); err == nil || !strings.Contains(err.Error(), "load 1.5") {
+			t.Fatalf("load 1.5: %v", err)
 		}
-	}
+		for h := range 4 {
+			if n := nicFlows(t, s, h); n != 0 {
+				t.Fatalf("h%d runs %d flows after a refused workload", h, n)
+			}
+		}
 
-	cfg := workload.Config{Load: 0.3, CDF: storage, Duration: 3 * time.Second, Seed: 7,
-		Incast: &workload.Incast{Senders: 3, Size: 100_000, Period: time.Second}}
-	_, sched, err := WorkloadSchedule(s.RunRoot, s.Name, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var progress []WorkloadProgress
-	rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 500 * time.Millisecond,
-		Progress: func(p WorkloadProgress) { progress = append(progress, p) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var text strings.Builder
-	if err := rep.WriteText(&text); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d flows scheduled\n%s", len(sched), text.String())
+		cfg := workload.Config{Load: 0.3, CDF: storage, Duration: 3 * time.Second, Seed: 7,
+			Incast: &workload.Incast{Senders: 3, Size: 100_000, Period: time.Second}}
+		_, sched, err := WorkloadSchedule(s.RunRoot, s.Name, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var progress []WorkloadProgress
+		rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 500 * time.Millisecond,
+			Progress: func(p WorkloadProgress) { progress = append(progress, p) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		if err := rep.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d flows scheduled\n%s", len(sched), text.String())
+		if why, late := rep.Health.Late(); late {
+			// Timing means nothing in a run the machine was late for; the
+			// lossless promise still holds where no ring overflowed.
+			if rep.Health.RingDrops == 0 && rep.Fabric.Drops != 0 {
+				t.Errorf("%d drops under PortFC in a late run whose rings dropped nothing", rep.Fabric.Drops)
+			}
+			return why
+		}
 
-	if len(rep.Records) != len(sched) || len(sched) < 50 {
-		t.Fatalf("%d records of %d scheduled flows (want at least 50)", len(rep.Records), len(sched))
-	}
-	incast, faster := 0, 0
-	st, err := LoadState(s.RunRoot, s.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := st.Spec.Model()
-	wire, tp := WorkloadWire(st.Spec, api.DefaultRDMAMTU), mustTopology(t, s)
-	for i, r := range rep.Records {
-		f := sched[i]
-		if r.ID != f.ID || r.Src != f.Src || r.Dst != f.Dst || r.Size != f.Size || r.Kind != f.Kind {
-			t.Fatalf("record %d is %+v, the schedule's flow %+v", i, r, f)
+		if len(rep.Records) != len(sched) || len(sched) < 50 {
+			t.Fatalf("%d records of %d scheduled flows (want at least 50)", len(rep.Records), len(sched))
 		}
-		if !r.Completed || r.Failed || r.FCT <= 0 || r.IdealFCT <= 0 || r.Slowdown <= 0 {
-			t.Errorf("flow %d (h%d -> h%d, %d B): %+v", r.ID, r.Src, r.Dst, r.Size, r)
+		incast, faster := 0, 0
+		st, err := LoadState(s.RunRoot, s.Name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		// A flow cannot end sooner than on an idle fabric at line rate, but
-		// by what the links' delays fall short of the model's: the
-		// fidelity monitor holds the links' median one-hop RTT within
-		// scale.MaxRTTError of the model's, and a single flow's frames
-		// may meet a shorter delay than the median; allow twice that on
-		// each of its hops' round trips, and one frame's and one ACK's
-		// serialisation per hop. Anything faster is a measuring or
-		// pacing bug.
-		frame := min(r.Size, int64(wire.Payload)) + int64(wire.Overhead)
-		hops := float64(tp.Hops(r.Src, r.Dst))
-		early := time.Duration(hops*float64((frame+int64(wire.Ack))*8)/float64(wire.Rate)*1e9) +
-			time.Duration(2*scale.MaxRTTError*hops*float64(model.OneHopRTT()))
-		if r.FCT < r.IdealFCT-early {
-			t.Errorf("flow %d (h%d -> h%d, %d B): FCT %v, under its ideal %v by more than %v", r.ID, r.Src, r.Dst, r.Size, r.FCT, r.IdealFCT, early)
+		model := st.Spec.Model()
+		wire, tp := WorkloadWire(st.Spec, api.DefaultRDMAMTU), mustTopology(t, s)
+		for i, r := range rep.Records {
+			f := sched[i]
+			if r.ID != f.ID || r.Src != f.Src || r.Dst != f.Dst || r.Size != f.Size || r.Kind != f.Kind {
+				t.Fatalf("record %d is %+v, the schedule's flow %+v", i, r, f)
+			}
+			if !r.Completed || r.Failed || r.FCT <= 0 || r.IdealFCT <= 0 || r.Slowdown <= 0 {
+				t.Errorf("flow %d (h%d -> h%d, %d B): %+v", r.ID, r.Src, r.Dst, r.Size, r)
+			}
+			// A flow cannot end sooner than on an idle fabric at line rate, but
+			// by what the links' delays fall short of the model's: the
+			// fidelity monitor holds the links' median one-hop RTT within
+			// scale.MaxRTTError of the model's, and a single flow's frames
+			// may meet a shorter delay than the median; allow twice that on
+			// each of its hops' round trips, and one frame's and one ACK's
+			// serialisation per hop. Anything faster is a measuring or
+			// pacing bug.
+			frame := min(r.Size, int64(wire.Payload)) + int64(wire.Overhead)
+			hops := float64(tp.Hops(r.Src, r.Dst))
+			early := time.Duration(hops*float64((frame+int64(wire.Ack))*8)/float64(wire.Rate)*1e9) +
+				time.Duration(2*scale.MaxRTTError*hops*float64(model.OneHopRTT()))
+			if r.FCT < r.IdealFCT-early {
+				t.Errorf("flow %d (h%d -> h%d, %d B): FCT %v, under its ideal %v by more than %v", r.ID, r.Src, r.Dst, r.Size, r.FCT, r.IdealFCT, early)
+			}
+			if r.Slowdown < 1 {
+				faster++
+			}
+			if r.Start < f.Start {
+				t.Errorf("flow %d started at %v, before its schedule's %v", r.ID, r.Start, f.Start)
+			}
+			if r.Kind == workload.KindIncast {
+				incast++
+			}
 		}
-		if r.Slowdown < 1 {
-			faster++
+		t.Logf("%d of %d flows ended before their ideal FCT (the links' delays a little short of the model's)", faster, len(rep.Records))
+		if incast != 9 {
+			t.Errorf("%d incast flows, want 3 incasts of 3", incast)
 		}
-		if r.Start < f.Start {
-			t.Errorf("flow %d started at %v, before its schedule's %v", r.ID, r.Start, f.Start)
+		if sm := rep.Summary; sm.Completed != len(sched) || sm.Failed+sm.Incomplete != 0 || rep.StartErrors+rep.Aborted != 0 || sm.Goodput <= 0 {
+			t.Errorf("summary %d completed, %d failed, %d incomplete, goodput %.0f; %d start errors, %d aborted",
+				sm.Completed, sm.Failed, sm.Incomplete, sm.Goodput, rep.StartErrors, rep.Aborted)
 		}
-		if r.Kind == workload.KindIncast {
-			incast++
+		if rep.Fabric.Drops != 0 {
+			t.Errorf("%d drops under PortFC", rep.Fabric.Drops)
 		}
-	}
-	t.Logf("%d of %d flows ended before their ideal FCT (the links' delays a little short of the model's)", faster, len(rep.Records))
-	if incast != 9 {
-		t.Errorf("%d incast flows, want 3 incasts of 3", incast)
-	}
-	if sm := rep.Summary; sm.Completed != len(sched) || sm.Failed+sm.Incomplete != 0 || rep.StartErrors+rep.Aborted != 0 || sm.Goodput <= 0 {
-		t.Errorf("summary %d completed, %d failed, %d incomplete, goodput %.0f; %d start errors, %d aborted",
-			sm.Completed, sm.Failed, sm.Incomplete, sm.Goodput, rep.StartErrors, rep.Aborted)
-	}
-	if rep.Fabric.Drops != 0 {
-		t.Errorf("%d drops under PortFC", rep.Fabric.Drops)
-	}
-	if rep.StartLag.N != len(sched) {
-		t.Errorf("start lag of %d flows, want %d", rep.StartLag.N, len(sched))
-	}
-	h := rep.Health
-	if !h.Valid {
-		t.Errorf("emulation health invalid: %v", h.Problems)
-	}
-	if h.Wall < 3*time.Second || h.CPUs < 1 || h.ProcCPU <= 0 || len(h.Busiest) == 0 || h.Busiest[0].CPU <= 0 {
-		t.Errorf("health %+v", h)
-	}
-	if len(rep.QueueNodes) != 8 || len(rep.Queues) == 0 || len(rep.Queues[0].Bytes) != 8 {
-		t.Errorf("queue series of %d nodes, %d rows", len(rep.QueueNodes), len(rep.Queues))
-	}
-	if len(progress) < 4 || progress[len(progress)-1].Completed != len(sched) {
-		t.Errorf("%d progress reports, the last %+v", len(progress), progress[len(progress)-1:])
-	}
-	if !strings.Contains(text.String(), "emulation health: valid") {
-		t.Error("the text report does not state the health")
-	}
+		if rep.StartLag.N != len(sched) {
+			t.Errorf("start lag of %d flows, want %d", rep.StartLag.N, len(sched))
+		}
+		h := rep.Health
+		if !h.Valid {
+			t.Errorf("emulation health invalid: %v", h.Problems)
+		}
+		if h.Wall < 3*time.Second || h.CPUs < 1 || h.ProcCPU <= 0 || len(h.Busiest) == 0 || h.Busiest[0].CPU <= 0 {
+			t.Errorf("health %+v", h)
+		}
+		if len(rep.QueueNodes) != 8 || len(rep.Queues) == 0 || len(rep.Queues[0].Bytes) != 8 {
+			t.Errorf("queue series of %d nodes, %d rows", len(rep.QueueNodes), len(rep.Queues))
+		}
+		if len(progress) < 4 || progress[len(progress)-1].Completed != len(sched) {
+			t.Errorf("%d progress reports, the last %+v", len(progress), progress[len(progress)-1:])
+		}
+		if !strings.Contains(text.String(), "emulation health: valid") {
+			t.Error("the text report does not state the health")
+		}
+		return ""
+	})
 }
 
 // nicFlows is the number of RDMA flows server h's NIC has started.

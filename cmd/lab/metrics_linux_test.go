@@ -22,7 +22,10 @@ import (
 )
 
 // realBins builds swd, hostd and bcfabd into a temporary directory.
-func realBins(t *testing.T) string { return testns.Bins(t, "swd", "hostd", lab.WorkerBin) }
+func realBins(t *testing.T) string {
+	testns.RequireLab(t)
+	return testns.Bins(t, "swd", "hostd", lab.WorkerBin)
+}
 
 // During traffic, lab metrics serves every node's ports and queues, as
 // Prometheus' own parser reads them, and counters only grow.

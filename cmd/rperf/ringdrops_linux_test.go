@@ -38,7 +38,26 @@ func TestRperfRingDrops(t *testing.T) {
 				}
 				done <- r
 			}()
-			time.Sleep(time.Second)
+			// Stop the receiver once the flow is moving, however long
+			// rperf took to start on a busy machine: a receiver stopped
+			// before the flow began overflows nothing.
+			rx := func() uint64 {
+				st, err := lab.Stats(spec.RunRoot, spec.Name, "h3")
+				if err != nil {
+					return 0
+				}
+				var n uint64
+				for _, p := range st.Ports {
+					n += p.RxPackets
+				}
+				return n
+			}
+			start := rx()
+			for deadline := time.Now().Add(10 * time.Second); rx() < start+1000; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("h3 received %d frames in 10 s: the flow did not start", rx()-start)
+				}
+			}
 			if err := syscall.Kill(h3.Pid, syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,20 @@ func RequireRoot(tb testing.TB) {
 	}
 }
 
+// RequireLab skips a test that brings up a lab of real daemons unless it
+// runs as root and in full, not -short: a -short run (make test-unit) is
+// the unit tests, run with other packages' tests side by side, and a lab
+// beside another lab or a compile takes the CPU that lab's workers wait
+// for, so both runs come out late (INVALID). make test runs the labs one
+// package at a time.
+func RequireLab(tb testing.TB) {
+	tb.Helper()
+	RequireRoot(tb)
+	if testing.Short() {
+		tb.Skip("short: brings up a lab of real daemons (make test runs it)")
+	}
+}
+
 // Bins builds the project's commands cmds (swd, hostd, bcfabd, ...) into
 // a directory of the test's, removed after it, and returns the directory:
 // the BinDir of a lab the test brings up.

@@ -1,0 +1,58 @@
+package lab
+
+import (
+	"strings"
+)
+
+// An invalid run is one of two kinds. Either the emulation fell behind —
+// a port lost link time because its daemon or worker was not scheduled in
+// time, a kernel ring overflowed, the links missed the model's delay —
+// and the run measured a late machine, not the fabric; running it again
+// on a quieter moment may give a valid one. Or a process died, restarted
+// or stopped answering, which no second run excuses. Late tells them
+// apart, for whatever retries a run (a test, a script) and must retry
+// only the first kind.
+
+// lateSigns end the problems that Since reports when the emulation fell
+// behind (one each: lost link time, ring drops, the links' RTT).
+var lateSigns = []string{
+	"was not scheduled in time",
+	"did not drain its rings",
+	"did not realise the target's delay",
+}
+
+// LateProblem says whether problem, one of a Health's Problems, is the
+// emulation falling behind.
+func LateProblem(problem string) bool {
+	for _, s := range lateSigns {
+		if strings.Contains(problem, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Lateness is problems joined by "; " and true when there is at least
+// one and every one of them is the emulation falling behind; "" and
+// false otherwise.
+func Lateness(problems []string) (string, bool) {
+	if len(problems) == 0 {
+		return "", false
+	}
+	for _, p := range problems {
+		if !LateProblem(p) {
+			return "", false
+		}
+	}
+	return strings.Join(problems, "; "), true
+}
+
+// Late is why h is invalid when it is only because the emulation fell
+// behind, and true; "" and false for a valid run and for one with a
+// problem no rerun excuses (a daemon died, restarted, did not answer).
+func (h *Health) Late() (string, bool) {
+	if h.Valid {
+		return "", false
+	}
+	return Lateness(h.Problems)
+}

@@ -1,0 +1,56 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/node/api"
+)
+
+// Late tells a run the machine was late for (lost link time, ring drops,
+// the links' RTT off the model's), which a rerun may make valid, from one
+// with a problem no rerun excuses; the problems are Since's own, so a
+// change of their wording that Late no longer knows fails here.
+func TestHealthLate(t *testing.T) {
+	base := func() *HealthSample {
+		return sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+	}
+	rtt := func(ns int64, n uint64) *api.RTT {
+		return &api.RTT{Count: n, SumNs: uint64(ns) * n, MinNs: ns, MaxNs: ns, Buckets: []api.RTTBucket{{Index: api.RTTBucketOf(ns), Count: n}}}
+	}
+	for _, c := range []struct {
+		name  string
+		after *HealthSample
+		late  bool
+		why   string
+	}{
+		{"valid", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"})), false, ""},
+		{"lost link time", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), node("s0.0", 11, 0, PortSample{Name: "p0"})),
+			true, "h0/eth0 lost 20ms of link time, 2.00% of the run (limit 1.00%): its daemon was not scheduled in time"},
+		{"ring drops and lost link time", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), node("s0.0", 11, 0, PortSample{Name: "p0", RingDrops: 7})),
+			true, "XSK rings dropped 7 frames"},
+		{"links' RTT", func() *HealthSample {
+			s := sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", RTT: rtt(5_000_000, 50)}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+			s.ModelRTT, s.Judge = time.Millisecond, true
+			return s
+		}(), true, "did not realise the target's delay"},
+		{"restarted", sample(time.Second, 0, 0, node("h0", 12, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"})), false, ""},
+		{"late and dead", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), NodeSample{Node: "s0.0", Pid: 11, Err: "daemon not running"}), false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := base()
+			if c.after.ModelRTT > 0 {
+				before.ModelRTT, before.Judge = c.after.ModelRTT, true
+			}
+			h := c.after.Since(before, 0, HealthLimits{})
+			why, late := h.Late()
+			if late != c.late || !strings.Contains(why, c.why) {
+				t.Errorf("valid %v, problems %q: Late() = %q, %v; want late %v saying %q", h.Valid, h.Problems, why, late, c.late, c.why)
+			}
+			if c.name != "valid" && h.Valid {
+				t.Errorf("valid, want problems")
+			}
+		})
+	}
+}
