@@ -46,10 +46,10 @@ make -s build >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
 if [[ -n ${PKGS:-} ]]; then
   read -r -a pkgs <<<"$PKGS"
 else
-  # (internal/testns's own test makes a namespace with New, unqualified.)
+  # (internal/testkit/testns's own test makes a namespace with New, unqualified.)
   mapfile -t pkgs < <({
     grep -rlE --include='*_test.go' 'testns\.(Require(Root|Lab)|New|Veth)\(|requireRoot\(|Geteuid\(\) != 0' .
-    echo ./internal/testns/x
+    echo ./internal/testkit/testns/x
   } | xargs -n1 dirname | sort -u)
 fi
 echo "flake.sh: ${#pkgs[@]} packages, $n runs each: ${pkgs[*]}" >&2
