@@ -539,7 +539,8 @@ func (h *Health) WriteText(w io.Writer) error {
 	if !h.Valid {
 		b.WriteString(" (the daemons did not keep up; the results are not the fabric's)")
 	}
-	b.WriteString("\n")
+	// The emulator's own work: its times are the lab's, not the target's.
+	b.WriteString("; times of lab time, the emulator's own\n")
 	for _, p := range h.Problems {
 		fmt.Fprintf(&b, "  problem: %s\n", p)
 	}

@@ -357,6 +357,7 @@ func (r *workloadRun) report(p WorkloadProgress, lastAcked int64, last time.Time
 	if dt := time.Since(last); dt > 0 {
 		p.Goodput = 8 * float64(p.AckedBytes-lastAcked) / dt.Seconds()
 	}
+	p.Model = r.st.Spec.Model()
 	if r.o.Progress != nil {
 		r.o.Progress(p)
 	}
