@@ -164,8 +164,11 @@ type WorkloadReport struct {
 
 	Started time.Time `json:"started"`
 	// Elapsed runs from the run's start to its end: every flow ended, or
-	// the drain time passed.
-	Elapsed time.Duration `json:"elapsed_ns"`
+	// the drain time passed. It and Duration are lab time; TargetElapsed
+	// and TargetDuration the same on the target's clock (/ D).
+	Elapsed        time.Duration `json:"elapsed_ns"`
+	TargetElapsed  time.Duration `json:"elapsed_target_ns,omitempty"`
+	TargetDuration time.Duration `json:"duration_target_ns,omitempty"`
 	// StartLag is how late the flows started against their schedule (the
 	// starters' and NICs' scheduling on a busy machine; a flow that waits
 	// for a group is due when the group's first phase has ended, if

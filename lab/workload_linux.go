@@ -158,6 +158,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		return nil, err
 	}
 	rep.Target = rep.Summary.Dilated(model.D)
+	rep.TargetElapsed, rep.TargetDuration = model.TargetTime(rep.Elapsed), model.TargetTime(rep.Duration)
 	return rep, nil
 }
 

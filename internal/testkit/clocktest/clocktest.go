@@ -22,23 +22,22 @@ var labels = []string{"in the target", "of the target", "target's", "(target", "
 
 // Unlabelled is every time or rate of text that no label claims: a
 // quantity is labelled when the text after it, up to the next quantity
-// or the end of its line, has a label, or when the first line of its
-// block (lines up to a blank one: a table and its header, a section and
-// its title) is a header: a label and no quantity, or when the line
+// or the end of its line, has a label (in either case), or when a line
+// above it in its block (lines up to a blank one: a table and its
+// header, a section and its title) is a header: a label and no
+// quantity, or when the line
 // says before it that it describes the target ("emulates the papers'
 // network (100 Gb/s, ...)").
 func Unlabelled(text string) []string {
 	var out []string
 	blockLabelled := false
-	first := true
 	for _, line := range strings.Split(text, "\n") {
 		if strings.TrimSpace(line) == "" {
-			first = true
+			blockLabelled = false
 			continue
 		}
-		if first {
-			blockLabelled = hasLabel(line) && !quantity.MatchString(line)
-			first = false
+		if hasLabel(line) && !quantity.MatchString(line) {
+			blockLabelled = true
 		}
 		if blockLabelled {
 			continue
@@ -67,6 +66,7 @@ func hasLead(s string) bool {
 }
 
 func hasLabel(s string) bool {
+	s = strings.ToLower(s)
 	for _, l := range labels {
 		if strings.Contains(s, l) {
 			return true
