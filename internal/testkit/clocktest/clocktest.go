@@ -15,7 +15,7 @@ var quantity = regexp.MustCompile(`\b\d+(\.\d+)?(h\d+m)?(m\d+(\.\d+)?s|\s*(ns|µ
 
 // lead labels, before the quantities of a line, say that the line
 // describes the target.
-var lead = []string{"the target:", "emulates "}
+var lead = []string{"the target:", "the lab:", "emulates "}
 
 // labels say whose clock a quantity is on.
 var labels = []string{"in the target", "of the target", "target's", "(target", "target)", "of lab time", "in the lab", "lab's clock", "the lab's", "(lab", "lab)"}
