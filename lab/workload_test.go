@@ -199,7 +199,7 @@ func TestWorkloadReportTargetClockUnit(t *testing.T) {
 		"incast 8 x 1 MB every 2s of lab time = 400µs in the target",
 		"ran 3.286ms in the target (16.43s of lab time)",
 		"flows started late by 497ns in the target on average",
-		"in 3.2ms in the target, goodput 12.5 Mbit/s in the target",
+		"in 3.20ms in the target, goodput 12.5 Mbit/s in the target",
 		"FCT in the target",
 		"800µs in the target (4.0s of lab time) into the run",
 		"times of lab time, the emulator's own",

@@ -26,7 +26,7 @@ func TestGenTextTargetClockUnit(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"in 80µs in the target (0.40s of lab time)", "98.49 Gbit/s in the target (19.7 Mbit/s in the lab)",
+	for _, want := range []string{"in 80µs in the target (400ms of lab time)", "98.49 Gbit/s in the target (19.7 Mbit/s in the lab)",
 		"one-way delay avg 7.396µs in the target, max 7.613µs in the target"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)

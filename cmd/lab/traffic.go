@@ -168,9 +168,9 @@ func sinkRate(sink *api.SinkReport) float64 {
 // target's clock of model m with the lab's rate and send time beside.
 func printGen(stdout io.Writer, args []string, m scale.Model, f *api.GenFlow, sink *api.SinkReport) error {
 	send := time.Duration(f.EndNs - f.StartNs)
-	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %s, %s in %s (%.2fs %s)\n",
+	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %s, %s in %s\n",
 		f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, units.Count(f.Packets, "frame", "frames"), units.Count(f.Bytes, "byte", "bytes"),
-		m.TimeText(send), send.Seconds(), scale.LabWord)
+		m.TimeBoth(send))
 	if sink == nil {
 		return fmt.Errorf("gen: %s heard nothing of flow %d", args[1], f.ID)
 	}

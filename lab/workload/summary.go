@@ -283,8 +283,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	if s.Clock == ClockTarget {
 		where, fct = " in the target", "FCT in the target"
 	}
-	fmt.Fprintf(&b, "flows %d: %d completed, %d failed, %d incomplete; %s in %v%s, goodput %s%s; %d retransmissions\n\n",
-		s.Flows, s.Completed, s.Failed, s.Incomplete, formatBytes(s.BytesCompleted), s.Duration, where, formatRate(s.Goodput), strings.Replace(where, "of lab time", "in the lab", 1), s.Retransmissions)
+	fmt.Fprintf(&b, "flows %d: %d completed, %d failed, %d incomplete; %s in %s%s, goodput %s%s; %d retransmissions\n\n",
+		s.Flows, s.Completed, s.Failed, s.Incomplete, formatBytes(s.BytesCompleted), formatDuration(s.Duration), where, formatRate(s.Goodput), strings.Replace(where, "of lab time", "in the lab", 1), s.Retransmissions)
 	rows := [][]string{{"size", "flows", "done", "avg", "p50", "p95", "p99", "p99.9", "avg", "p50", "p95", "p99", "p99.9"}}
 	for _, bin := range append(slices.Clone(s.Bins), s.All) {
 		f, d := bin.FCT, bin.Slowdown

@@ -158,7 +158,7 @@ func TestSummaryText(t *testing.T) {
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	want := `flows 104: 102 completed, 1 failed, 1 incomplete; 4.50 MB in 1s of lab time, goodput 36.0 Mbit/s in the lab; 7 retransmissions
+	want := `flows 104: 102 completed, 1 failed, 1 incomplete; 4.50 MB in 1.00s of lab time, goodput 36.0 Mbit/s in the lab; 7 retransmissions
 
                          ---------- FCT of lab time -----------  --------- slowdown ----------
 size        flows  done     avg     p50     p95     p99   p99.9   avg   p50   p95   p99  p99.9
