@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/internal/testkit/clocktest"
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/study/bench"
 )
 
 // dilated is the papers' network at D = 5,000 (lab up --rate 20M).
@@ -56,5 +58,28 @@ func TestStatsTextTargetClockUnit(t *testing.T) {
 	}
 	if bad := clocktest.Unlabelled(out); len(bad) > 0 {
 		t.Errorf("unlabelled:\n%s\n\n%s", strings.Join(bad, "\n"), out)
+	}
+}
+
+// lab bench loop reads its throughputs on the target's clock, its
+// phases in lab time with the target's beside them.
+func TestBenchLoopTextTargetClockUnit(t *testing.T) {
+	spec := lab.Spec{N: 2, K: 1, RateBps: 20e6}
+	res := []bench.LoopResult{{FC: "pfc", Scenario: bench.LoopBCube21, Transport: "gen",
+		Background: []bench.LoopFlow{{Flow: "h0->h1", Bps: 10e6}}, BackgroundBps: 10e6, LoopBps: 5e6}}
+	var b strings.Builder
+	printLoop(&b, spec, res, time.Second, time.Second, 5*time.Second)
+	out := b.String()
+	for _, want := range []string{"from 1s of lab time = 200µs in the target on", "throughput over 5s of lab time = 1ms in the target",
+		"throughput in Gb/s of the target", "50.0", "25.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if bad := clocktest.Unlabelled(out); len(bad) > 0 {
+		t.Errorf("unlabelled:\n%s\n\n%s", strings.Join(bad, "\n"), out)
+	}
+	if got := perSecond([]float64{0.5, 1, 1.5, 2}, []float64{10e6, 10e6, 20e6, 20e6}, 5000); got != "50.0 100.0" {
+		t.Errorf("perSecond %q", got)
 	}
 }
