@@ -196,7 +196,7 @@ on the lab's clock instead. What rperf is given is the lab's: -t, -i and
 -O are lab time (-t 3 at D = 5,000 is 600 µs of the target), -b a lab
 rate; the header says both. JSON keeps iperf3's keys with the lab's
 values and adds the target's beside them (fct_target_ns,
-bits_per_second_target, ...). Without a lab (--socket alone) there is
+bits_per_second_target, round_trip_target, ...). Without a lab (--socket alone) there is
 no model, and the report is what the NIC measured.
 
 Sizes are iperf3's (K, M, G: 1024-based), rates too (-b 100M: 1000-based

@@ -57,7 +57,7 @@ type LatencyRow struct {
 	Bytes      int64 `json:"bytes"`
 	Iterations int64 `json:"iterations"`
 	api.LatencyStats
-	Target *api.LatencyStats `json:"target,omitempty"`
+	Target *api.LatencyStats `json:"round_trip_target,omitempty"`
 }
 
 // sizes are the message sizes to run.
