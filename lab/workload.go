@@ -213,8 +213,11 @@ func (r *WorkloadReport) Valid() bool { return r.Health.Valid }
 
 // QueueRow is one sample of the queue series of a run.
 type QueueRow struct {
-	Elapsed time.Duration `json:"elapsed_ns"`
-	Bytes   []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
+	// Elapsed is lab time since the run started, TargetElapsed the
+	// same on the target's clock.
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	TargetElapsed time.Duration `json:"elapsed_target_ns,omitempty"`
+	Bytes         []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
 	// CNPs are the CNPs the flows' senders had received in all, by the
 	// flows' last poll (the CNP series: its differences are the CNPs of
 	// each interval).

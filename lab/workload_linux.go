@@ -529,6 +529,7 @@ func (r *workloadRun) abort() {
 // in its egress queues now.
 func (r *workloadRun) sampleQueues() {
 	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes))}
+	row.TargetElapsed = r.st.Spec.Model().TargetTime(row.Elapsed)
 	r.mu.Lock()
 	for _, n := range r.cnpsNow {
 		row.CNPs += n
