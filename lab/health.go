@@ -428,10 +428,10 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 	switch {
 	case limits.MaxLostShare < 0 || h.LostShare <= limits.MaxLostShare:
 	case h.Lost <= limits.MinLost:
-		h.Warnings = append(h.Warnings, fmt.Sprintf("%s lost %v of link time, %s of this short run (not more than %v: a scheduling hiccup)",
+		h.Warnings = append(h.Warnings, fmt.Sprintf("%s lost %v of the lab's link time, %s of this short run (not more than %v of lab time: a scheduling hiccup)",
 			h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare), limits.MinLost))
 	default:
-		problem("%s lost %v of link time, %s of the run (limit %s): its daemon was not scheduled in time",
+		problem("%s lost %v of the lab's link time, %s of the run (limit %s): its daemon was not scheduled in time",
 			h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare), percent(limits.MaxLostShare))
 	}
 	if fid != nil {
@@ -447,7 +447,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		case fid.Samples < minFidelitySamples:
 			h.Warnings = append(h.Warnings, fmt.Sprintf("only %d probe round trips: too few to judge the links' fidelity", fid.Samples))
 		case math.Abs(fid.Error) > limits.MaxRTTError && absDur(fid.P50-fid.Model) > limits.MinRTTError:
-			problem("the links' one-hop RTT was %v at p50 (p99 %v) against the model's %v: %+.1f%% off (limit %s): the emulator did not realise the target's delay",
+			problem("the links' one-hop RTT was %v of lab time at p50 (p99 %v of lab time) against the model's %v of lab time: %+.1f%% off (limit %s): the emulator did not realise the target's delay",
 				roundRTT(fid.P50), roundRTT(fid.P99), roundRTT(fid.Model), 100*fid.Error, percent(limits.MaxRTTError))
 		}
 	}
@@ -539,7 +539,8 @@ func (h *Health) WriteText(w io.Writer) error {
 	if !h.Valid {
 		b.WriteString(" (the daemons did not keep up; the results are not the fabric's)")
 	}
-	b.WriteString("\n")
+	// The emulator's own work: its times are the lab's, not the target's.
+	b.WriteString("; times of lab time, the emulator's own\n")
 	for _, p := range h.Problems {
 		fmt.Fprintf(&b, "  problem: %s\n", p)
 	}

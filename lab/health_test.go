@@ -81,7 +81,7 @@ func TestHealthInvalid(t *testing.T) {
 		"h1: daemon restarted (pid 12, then 14)",
 		"h2: daemon not running",
 		"XSK rings dropped 7 frames (most at s0.0/p0: 7)",
-		"h0/eth0 lost 20ms of link time, 2.00% of the run (limit 1.00%)",
+		"h0/eth0 lost 20ms of the lab's link time, 2.00% of the run (limit 1.00%)",
 	}
 	got := strings.Join(h.Problems, "\n")
 	for _, w := range want {

@@ -109,7 +109,7 @@ func (r TallyResult) String() string {
 	} else {
 		s += fmt.Sprintf("\n  what %s %s receives is not captured: the cable is a veth, whose XDP program hands received frames to AF_XDP before the taps (lab up --links patch shows both directions)", r.Node, r.Port)
 	}
-	s += fmt.Sprintf("\n  %s %s lost %v of link time to lateness in the window", r.Node, r.Port, r.LostLink)
+	s += fmt.Sprintf("\n  %s %s lost %v of the lab's link time to lateness in the window", r.Node, r.Port, r.LostLink)
 	if r.Others > 0 {
 		s += fmt.Sprintf("\n  %s from neither end", units.Count(r.Others, "captured frame came", "captured frames came"))
 	}

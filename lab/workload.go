@@ -91,16 +91,26 @@ type WorkloadProgress struct {
 	Completed int           `json:"completed"`
 	Failed    int           `json:"failed"`
 	// AckedBytes counts the bytes acknowledged so far, all flows
-	// together; Goodput is its rate since the previous poll.
+	// together; Goodput is its rate since the previous poll, in the lab.
 	AckedBytes int64   `json:"acked_bytes"`
 	Goodput    float64 `json:"goodput_bps"`
+	// Model is the lab's, which String reads the times and rate in (a
+	// zero Model: the lab's own).
+	Model scale.Model `json:"-"`
 }
 
-// String is a progress line such as
-// "3.0s: 190/687 started, 12 running, 176 done, 0 failed, 41.2 Mb/s".
+// String is a progress line on the target's clock, such as
+// "600µs in the target (3.0s of lab time): 190/687 started, 12 running,
+// 176 done, 0 failed, 206 Gbit/s in the target".
 func (p WorkloadProgress) String() string {
-	return fmt.Sprintf("%5.1fs: %d/%d started, %d running, %d done, %d failed, %s",
-		p.Elapsed.Seconds(), p.Started, p.Flows, p.Running, p.Completed, p.Failed, goodput(p.Goodput))
+	at := fmt.Sprintf("%5.1fs", p.Elapsed.Seconds())
+	rate := goodput(p.Goodput)
+	if p.Model.D > 0 {
+		at = fmt.Sprintf("%s (%.1fs %s)", p.Model.TimeText(p.Elapsed), p.Elapsed.Seconds(), scale.LabWord)
+		rate = p.Model.RateText(p.Goodput)
+	}
+	return fmt.Sprintf("%s: %d/%d started, %d running, %d done, %d failed, %s",
+		at, p.Started, p.Flows, p.Running, p.Completed, p.Failed, rate)
 }
 
 // goodput prints a measured rate; unlike a link rate, 0 is just 0.
@@ -154,8 +164,11 @@ type WorkloadReport struct {
 
 	Started time.Time `json:"started"`
 	// Elapsed runs from the run's start to its end: every flow ended, or
-	// the drain time passed.
-	Elapsed time.Duration `json:"elapsed_ns"`
+	// the drain time passed. It and Duration are lab time; TargetElapsed
+	// and TargetDuration the same on the target's clock (/ D).
+	Elapsed        time.Duration `json:"elapsed_ns"`
+	TargetElapsed  time.Duration `json:"elapsed_target_ns,omitempty"`
+	TargetDuration time.Duration `json:"duration_target_ns,omitempty"`
 	// StartLag is how late the flows started against their schedule (the
 	// starters' and NICs' scheduling on a busy machine; a flow that waits
 	// for a group is due when the group's first phase has ended, if
@@ -200,8 +213,11 @@ func (r *WorkloadReport) Valid() bool { return r.Health.Valid }
 
 // QueueRow is one sample of the queue series of a run.
 type QueueRow struct {
-	Elapsed time.Duration `json:"elapsed_ns"`
-	Bytes   []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
+	// Elapsed is lab time since the run started, TargetElapsed the
+	// same on the target's clock.
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	TargetElapsed time.Duration `json:"elapsed_target_ns,omitempty"`
+	Bytes         []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
 	// CNPs are the CNPs the flows' senders had received in all, by the
 	// flows' last poll (the CNP series: its differences are the CNPs of
 	// each interval).
@@ -503,7 +519,7 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		wl += fmt.Sprintf(", pairs by a %s permutation %v", r.Pairing, r.Perm)
 	}
 	if in := r.Incast; in != nil {
-		wl += fmt.Sprintf(", incast %d x %s every %v", in.Senders, sizeText(in.Size), in.Period)
+		wl += fmt.Sprintf(", incast %d x %s every %s", in.Senders, sizeText(in.Size), r.labTime(in.Period))
 		if in.Trees > 1 {
 			wl += fmt.Sprintf(" (%d trees at once)", in.Trees)
 		}
@@ -512,7 +528,7 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		wl += fmt.Sprintf(", %s of %s", units.Count(l.Flows, "long flow", "long flows"), sizeText(l.Size))
 	}
 	if p := r.Pattern; p != nil {
-		wl += fmt.Sprintf(", %s x %s every %v", p.Kind, sizeText(p.Size), p.Period)
+		wl += fmt.Sprintf(", %s x %s every %s", p.Kind, sizeText(p.Size), r.labTime(p.Period))
 		if p.Kind == workload.KindMoE && p.Few > 0 {
 			wl += fmt.Sprintf(" (%d experts, top-%d", p.Few, p.TopK)
 			if p.Skew > 0 {
@@ -539,11 +555,17 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	if len(r.Rates) > 0 {
 		rate = Spec{Rates: r.Rates}.RatesText()
 	}
-	fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %v, seed %d\n", r.Lab, r.Topology, rate, fc, wl, r.Duration, r.Seed)
-	fmt.Fprintf(&b, "transport %s, MTU %d, DCQCN %s; ran %v", r.Mode, r.MTU, dcqcn, r.Elapsed.Round(time.Millisecond))
+	if r.Model.D > 0 {
+		rate += " in the lab"
+	}
+	fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %s, seed %d\n", r.Lab, r.Topology, rate, fc, wl, r.labTime(r.Duration), r.Seed)
+	if r.Model.D > 0 {
+		fmt.Fprintf(&b, "emulates %s: every time and rate below is the target's (the lab's time / D, its rate x D), the emulation health's the lab's own\n", r.Model)
+	}
+	fmt.Fprintf(&b, "transport %s, MTU %d, DCQCN %s; ran %s", r.Mode, r.MTU, dcqcn, r.runTime(r.Elapsed))
 	if r.StartLag.N > 0 {
-		fmt.Fprintf(&b, "; flows started late by %v on average, %v at p99, %v at most",
-			r.StartLag.Mean.Round(time.Microsecond), r.StartLag.P99.Round(time.Microsecond), r.StartLag.Max.Round(time.Microsecond))
+		fmt.Fprintf(&b, "; flows started late by %s on average, %s at p99, %s at most",
+			r.lagTime(r.StartLag.Mean), r.lagTime(r.StartLag.P99), r.lagTime(r.StartLag.Max))
 	}
 	b.WriteString("\n")
 	if r.StartErrors > 0 {
@@ -561,8 +583,6 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	}
 	sum := &r.Summary
 	if r.Model.D > 0 {
-		fmt.Fprintf(&b, "emulates %s: the times and goodput below are the target's (the lab's / D, x D); the lab ran %v, goodput %s\n",
-			r.Model, r.Elapsed.Round(time.Millisecond), goodput(r.Summary.Goodput))
 		sum = &r.Target
 	}
 	b.WriteString("\n")
@@ -587,14 +607,49 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		if r.Model.D > 0 {
 			bdps = fmt.Sprintf(" (%.1f one-hop BDPs of the target)", float64(q.Bytes)/float64(r.Model.Target.BDP(0)))
 		}
-		fmt.Fprintf(&b, "queues: largest %s%s at %s, %.1fs into the run (series of %d samples: --queues)\n",
-			sizeText(int64(q.Bytes)), bdps, q.Node, q.Elapsed.Seconds(), len(r.Queues))
+		fmt.Fprintf(&b, "queues: largest %s%s at %s, %s into the run (series of %d samples: --queues)\n",
+			sizeText(int64(q.Bytes)), bdps, q.Node, r.peakTime(q.Elapsed), len(r.Queues))
 	}
 	b.WriteString("\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
 	return r.Health.WriteText(w)
+}
+
+// labTime prints a duration the user gave in the lab's time (a flag's)
+// with the target's beside it: "8s of lab time = 1.6ms in the target".
+func (r *WorkloadReport) labTime(d time.Duration) string {
+	if r.Model.D > 0 {
+		return r.Model.LabTimeText(d)
+	}
+	return d.String()
+}
+
+// runTime prints a time the run took on the target's clock with the
+// lab's beside it.
+func (r *WorkloadReport) runTime(d time.Duration) string {
+	if r.Model.D > 0 {
+		return r.Model.TimeBoth(d.Round(time.Millisecond))
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// peakTime prints a time into the run on the target's clock with the
+// lab's beside it.
+func (r *WorkloadReport) peakTime(d time.Duration) string {
+	if r.Model.D > 0 {
+		return fmt.Sprintf("%s (%.1fs %s)", r.Model.TimeText(d), d.Seconds(), scale.LabWord)
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+// lagTime prints a start lag on the target's clock.
+func (r *WorkloadReport) lagTime(d time.Duration) string {
+	if r.Model.D > 0 {
+		return r.Model.TimeText(d)
+	}
+	return d.Round(time.Microsecond).String()
 }
 
 // graphIdealPath is the rates of the cables of a shortest path between

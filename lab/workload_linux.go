@@ -158,6 +158,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		return nil, err
 	}
 	rep.Target = rep.Summary.Dilated(model.D)
+	rep.TargetElapsed, rep.TargetDuration = model.TargetTime(rep.Elapsed), model.TargetTime(rep.Duration)
 	return rep, nil
 }
 
@@ -357,6 +358,7 @@ func (r *workloadRun) report(p WorkloadProgress, lastAcked int64, last time.Time
 	if dt := time.Since(last); dt > 0 {
 		p.Goodput = 8 * float64(p.AckedBytes-lastAcked) / dt.Seconds()
 	}
+	p.Model = r.st.Spec.Model()
 	if r.o.Progress != nil {
 		r.o.Progress(p)
 	}
@@ -527,6 +529,7 @@ func (r *workloadRun) abort() {
 // in its egress queues now.
 func (r *workloadRun) sampleQueues() {
 	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes))}
+	row.TargetElapsed = r.st.Spec.Model().TargetTime(row.Elapsed)
 	r.mu.Lock()
 	for _, n := range r.cnpsNow {
 		row.CNPs += n

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/internal/testkit/clocktest"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
@@ -167,5 +168,54 @@ func TestWorkloadLevelRates(t *testing.T) {
 	st.Spec.Rates = []uint64{32e6, 0}
 	if _, _, err := resolveWorkload(st, workload.Config{Load: 0.5, CDF: cdf, Duration: time.Second}); err == nil {
 		t.Error("an unshaped level accepted")
+	}
+}
+
+// On a lab of D = 5,000 the report reads every time and rate on the
+// target's clock and labels it; a duration the user gave is the lab's,
+// with the target's beside it; the health is the lab's own, and says so.
+func TestWorkloadReportTargetClockUnit(t *testing.T) {
+	recs := []workload.FlowRecord{{ID: 0, Src: 0, Dst: 1, Size: 5000}}
+	recs[0].Complete(10*time.Millisecond, 5*time.Millisecond)
+	sum, err := workload.Summarize(recs, 16*time.Second, workload.DefaultBins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scale.Model{Target: scale.Papers(), D: 5000}
+	r := &WorkloadReport{Lab: "x", Topology: "BCube(4,1)", RateBps: 20e6, FC: scheme.NamePortFC, CDF: "websearch", Load: 0.5, Basis: "link",
+		Duration: 8 * time.Second, Seed: 1, Incast: &workload.Incast{Senders: 8, Size: 1e6, Period: 2 * time.Second}, MTU: 1024,
+		Elapsed: 16429 * time.Millisecond, StartLag: workload.Dist[time.Duration]{N: 1, Mean: 2486 * time.Microsecond, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond},
+		Model: m, Records: recs, Summary: sum, Target: sum.Dilated(m.D), QueueNodes: []string{"h0"},
+		Queues: []QueueRow{{Elapsed: 4 * time.Second, Bytes: []uint64{3000}}},
+		Health: Health{Valid: true, Wall: 16 * time.Second, CPUs: 2, ProcCPU: 3 * time.Second, LostTotal: time.Millisecond, MaxLate: 3 * time.Millisecond,
+			Fidelity: &Fidelity{P50: 10 * time.Millisecond, P99: 11 * time.Millisecond, Model: 10 * time.Millisecond, Samples: 100}}}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"for 8s of lab time = 1.6ms in the target",
+		"incast 8 x 1 MB every 2s of lab time = 400µs in the target",
+		"ran 3.286ms in the target (16.43s of lab time)",
+		"flows started late by 497ns in the target on average",
+		"in 3.20ms in the target, goodput 12.5 Mbit/s in the target",
+		"FCT in the target",
+		"800µs in the target (4.0s of lab time) into the run",
+		"times of lab time, the emulator's own",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if bad := clocktest.Unlabelled(out); len(bad) > 0 {
+		t.Errorf("times and rates on no one's clock:\n%s\n\n%s", strings.Join(bad, "\n"), out)
+	}
+	p := WorkloadProgress{Elapsed: 3 * time.Second, Flows: 9, Started: 4, Goodput: 41.2e6, Model: m}
+	if got, want := p.String(), "600µs in the target (3.0s of lab time): 4/9 started, 0 running, 0 done, 0 failed, 206 Gbit/s in the target"; got != want {
+		t.Errorf("progress %q, want %q", got, want)
+	}
+	if bad := clocktest.Unlabelled(p.String()); len(bad) > 0 {
+		t.Errorf("progress: %q", bad)
 	}
 }

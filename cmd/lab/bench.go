@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/study/bench"
@@ -201,12 +202,13 @@ func benchFairnessCmd() *cobra.Command {
 		if ef.asJSON {
 			return writeJSON(stdout, r)
 		}
-		fmt.Fprintf(stdout, "two TCP flows into s0.0 p0 (toward h0) at %s for %v, level order 0,1:\n", lab.FormatRate(r.RateBps), dur)
-		fmt.Fprintf(stdout, "  h1 -> h0 (queue B)   %7.1f Mbit/s  %5.1f%%\n", r.FlowB/1e6, 100*r.ShareB)
-		fmt.Fprintf(stdout, "  h2 -> h4 (queue A0)  %7.1f Mbit/s  %5.1f%%\n", r.FlowA/1e6, 100*(1-r.ShareB))
-		fmt.Fprintf(stdout, "  deepest data queue   B %d B, A0 %d B (%.1f ms at the link rate)\n", r.MaxQueueB, r.MaxQueueA0, r.DataDelayMs)
-		fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %.3f ms, under load avg %.3f ms max %.3f ms (%s)\n",
-			r.PingIdleMs, r.PingLoadMs, r.PingLoadMax, units.Count(r.HQPackets, "HQ frame", "HQ frames"))
+		m := benchModel(spec)
+		fmt.Fprintf(stdout, "two TCP flows into s0.0 p0 (toward h0) at %s in the lab for %s, level order 0,1:\n", lab.FormatRate(r.RateBps), m.LabTimeText(dur.D()))
+		fmt.Fprintf(stdout, "  h1 -> h0 (queue B)   %s  %5.1f%%\n", m.RateText(r.FlowB), 100*r.ShareB)
+		fmt.Fprintf(stdout, "  h2 -> h4 (queue A0)  %s  %5.1f%%\n", m.RateText(r.FlowA), 100*(1-r.ShareB))
+		fmt.Fprintf(stdout, "  deepest data queue   B %d B, A0 %d B (%s at the link rate)\n", r.MaxQueueB, r.MaxQueueA0, m.TimeText(msDur(r.DataDelayMs)))
+		fmt.Fprintf(stdout, "ping h1 -> h0 through the HQ: idle %s, under load avg %s, max %s (%s)\n",
+			m.TimeText(msDur(r.PingIdleMs)), m.TimeText(msDur(r.PingLoadMs)), m.TimeText(msDur(r.PingLoadMax)), units.Count(r.HQPackets, "HQ frame", "HQ frames"))
 		fmt.Fprintf(stdout, "drops in the fabric: %d\n", r.FabricDrops)
 		return healthLines(stdout, []bench.FairnessResult{r}, func(int) (string, lab.Health) { return "fairness", r.Health })
 	}
@@ -243,29 +245,34 @@ func benchHoLCmd() *cobra.Command {
 		if ef.asJSON {
 			return writeJSON(stdout, res)
 		}
-		fmt.Fprintf(stdout, "victim h1 -> h2 shares h1's eth0 with h1 -> h0; then h2, h3 -> h0 congest s0.0's port to h0 (%s links)\n", lab.FormatRate(spec.RateBps))
+		m := benchModel(spec)
+		fmt.Fprintf(stdout, "victim h1 -> h2 shares h1's eth0 with h1 -> h0; then h2, h3 -> h0 congest s0.0's port to h0 (%s links in the lab; phases of %s)\n", lab.FormatRate(spec.RateBps), m.LabTimeText(phase.D()))
 		fmt.Fprintf(stdout, "victim group: %d flows of %s from h1 to h2 and h3, mean FCT in each phase\n", groupFlows, units.FormatSize(int64(*groupSize)))
+		fmt.Fprintf(stdout, "rates in Gb/s and times in µs of the target (the lab's rate x D, its time / D; D = %g):\n", m.D)
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "FC\tVICTIM ALONE Mb/s\tVICTIM CONGESTED Mb/s\tRATIO\th1->h0 Mb/s\tVICTIM PAUSED ms\tGROUP FCT ALONE ms\tGROUP FCT CONGESTED ms\tFCT RATIO\tDROPS\tMISSING\t")
+		fmt.Fprintln(tw, "FC\tVICTIM ALONE Gb/s\tVICTIM CONGESTED Gb/s\tRATIO\th1->h0 Gb/s\tVICTIM PAUSED µs\tGROUP FCT ALONE µs\tGROUP FCT CONGESTED µs\tFCT RATIO\tDROPS\tMISSING\t")
 		for _, r := range res {
+			gbps := func(bps float64) float64 { return m.TargetRate(bps) / 1e9 }
+			us := func(ms float64) float64 { return ms * 1e3 / m.D }
 			paused := "-"
 			if r.VictimPausedMs >= 0 {
-				paused = fmt.Sprintf("%.0f", r.VictimPausedMs)
+				paused = fmt.Sprintf("%.0f", us(r.VictimPausedMs))
 			}
-			ms := func(v float64, format string) string {
+			lost := func(v float64, format string) string {
 				if v < 0 {
 					return "lost"
 				}
 				return fmt.Sprintf(format, v)
 			}
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.FC, r.VictimAloneBps/1e6, r.VictimBps/1e6, r.Ratio,
-				r.CongestedBps/1e6, paused, ms(r.FCTAloneMs, "%.1f"), ms(r.FCTMs, "%.1f"), ms(r.FCTRatio, "%.2f"), r.Drops, r.Missing)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%s\t%d\t%d\t\n", r.FC, gbps(r.VictimAloneBps), gbps(r.VictimBps), r.Ratio,
+				gbps(r.CongestedBps), paused, lost(us(r.FCTAloneMs), "%.1f"), lost(us(r.FCTMs), "%.1f"), lost(r.FCTRatio, "%.2f"), r.Drops, r.Missing)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		for _, r := range res {
-			fmt.Fprintf(stdout, "%s victim per second (Mb/s; incast from %.1f s): %s\n", r.FC, r.IncastT, perSecond(r.SeriesT, r.VictimSeries))
+			fmt.Fprintf(stdout, "%s victim per second of lab time (%s each, Gb/s in the target; incast from %s): %s\n", r.FC, m.TimeText(time.Second),
+				m.LabTimeText(time.Duration(r.IncastT*1e9).Round(time.Millisecond)), perSecond(r.SeriesT, r.VictimSeries, m.D))
 		}
 		return healthLines(stdout, res, func(i int) (string, lab.Health) { return res[i].FC, res[i].Health })
 	}
@@ -273,15 +280,16 @@ func benchHoLCmd() *cobra.Command {
 }
 
 // perSecond averages a throughput series (rates between sample times t,
-// in seconds) over whole seconds, in Mb/s.
-func perSecond(t, bps []float64) string {
+// in seconds of the lab) over whole seconds, in Gb/s of the target at
+// dilation d.
+func perSecond(t, bps []float64, d float64) string {
 	var out []string
 	sum, prev, from, sec := 0.0, 0.0, 0.0, 1.0
 	for i := range t {
 		sum += bps[i] * (t[i] - prev)
 		prev = t[i]
 		if t[i] >= sec && t[i] > from {
-			out = append(out, fmt.Sprintf("%.1f", sum/(t[i]-from)/1e6))
+			out = append(out, fmt.Sprintf("%.1f", sum/(t[i]-from)*d/1e9))
 			sum, from = 0, t[i]
 			for sec <= t[i] {
 				sec++
@@ -360,12 +368,15 @@ func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, 
 		}
 		return strings.Join(out, ", ")
 	}
-	fmt.Fprintf(stdout, "BCube(%d,%d), %s links: background %s; from %v on, loop flows %s\n",
-		sc.N, sc.K, lab.FormatRate(spec.RateBps), name(sc.Background, false), warmup, name(sc.Loop, true))
+	m := benchModel(spec)
+	fmt.Fprintf(stdout, "BCube(%d,%d), %s links in the lab: background %s; from %s on, loop flows %s\n",
+		sc.N, sc.K, lab.FormatRate(spec.RateBps), name(sc.Background, false), m.LabTimeText(warmup), name(sc.Loop, true))
 	if len(sc.Incast) > 0 {
 		fmt.Fprintf(stdout, "incast into the cycle's switch egresses: %s\n", name(sc.Incast, false))
 	}
-	fmt.Fprintf(stdout, "%s flows; throughput over %v, %v after the loop flows started (Mb/s)\n", res[0].Transport, measure, settle)
+	fmt.Fprintf(stdout, "%s flows; throughput over %s, %s after the loop flows started\n", res[0].Transport, m.LabTimeText(measure), m.LabTimeText(settle))
+	fmt.Fprintf(stdout, "throughput in Gb/s of the target (the lab's rate x D; D = %g):\n", m.D)
+	gbps := func(bps float64) float64 { return m.TargetRate(bps) / 1e9 }
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "FC\t")
 	for _, f := range res[0].Background {
@@ -379,15 +390,15 @@ func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, 
 	for _, r := range res {
 		fmt.Fprintf(tw, "%s\t", r.FC)
 		for _, f := range r.Background {
-			fmt.Fprintf(tw, "%.1f\t", f.Bps/1e6)
+			fmt.Fprintf(tw, "%.1f\t", gbps(f.Bps))
 		}
 		dl := "no"
 		if r.Deadlocked() {
 			dl = fmt.Sprintf("yes (cycle of %d)", len(r.Cycle))
 		}
-		fmt.Fprintf(tw, "%.1f\t%.1f\t", r.BackgroundBps/1e6, r.LoopBps/1e6)
+		fmt.Fprintf(tw, "%.1f\t%.1f\t", gbps(r.BackgroundBps), gbps(r.LoopBps))
 		if incast != "" {
-			fmt.Fprintf(tw, "%.1f\t", r.IncastBps/1e6)
+			fmt.Fprintf(tw, "%.1f\t", gbps(r.IncastBps))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t\n", len(r.Stalls), dl, r.Drops, r.Missing)
 	}
@@ -417,6 +428,19 @@ func printLoop(stdout io.Writer, spec lab.Spec, res []bench.LoopResult, warmup, 
 		}
 	}
 }
+
+// benchModel is the scale model of a bench's lab: its times and rates
+// are read on the target's clock (D 1 when the spec has none).
+func benchModel(spec lab.Spec) scale.Model {
+	m := spec.Model()
+	if m.D <= 0 {
+		m.D = 1
+	}
+	return m
+}
+
+// msDur is a time in ms as a duration.
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 // healthLines prints each scheme's emulation health on a line, and an
 // error (exit 3) when one is invalid: its numbers are not the fabric's.

@@ -87,7 +87,8 @@ loop's queues reach it at once.`,
 
 func printFCLoop(w io.Writer, s lab.Spec, res []lab.FCLoopResult) {
 	sc := fcplus.Loop()
-	fmt.Fprintf(w, "%s: %s; PFC, %s links (%s network)\n", sc.Name, sc.About, lab.FormatRate(s.RateBps), s.Target.Name)
+	m := benchModel(s)
+	fmt.Fprintf(w, "%s: %s; PFC, %s links in the lab (%s network at D = %g)\n", sc.Name, sc.About, lab.FormatRate(s.RateBps), s.Target.Name, m.D)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := []string{"ROUTING", "PRIORITIES"}
 	for _, f := range sc.Flows {
@@ -97,7 +98,7 @@ func printFCLoop(w io.Writer, s lab.Spec, res []lab.FCLoopResult) {
 	for _, r := range res {
 		row := []string{r.Routing, fmt.Sprint(r.Lossless)}
 		for _, f := range r.Flows {
-			row = append(row, fmt.Sprintf("%.1f Mb/s", f.Bps/1e6))
+			row = append(row, fmt.Sprintf("%.1f Gb/s in the target", m.TargetRate(f.Bps)/1e9))
 		}
 		dl := "no"
 		if r.Deadlocked() {

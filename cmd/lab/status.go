@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
@@ -181,7 +182,11 @@ func statsCmd() *cobra.Command {
 		if asJSON {
 			return writeJSON(cmd.OutOrStdout(), st)
 		}
-		printStats(cmd.OutOrStdout(), st)
+		var m scale.Model // a lab without state: its own clock, D = 1
+		if ls, err := lab.LoadState(c.runRoot, c.name); err == nil {
+			m = ls.Spec.Model()
+		}
+		printStats(cmd.OutOrStdout(), m, st)
 		if st.Kind == "hostd" {
 			if cl, err := lab.Classifier(c.runRoot, c.name, args[0]); err == nil {
 				printClassifier(cmd.OutOrStdout(), cl)
@@ -192,11 +197,18 @@ func statsCmd() *cobra.Command {
 	return cmd
 }
 
-func printStats(stdout io.Writer, st *api.Stats) {
-	fmt.Fprintf(stdout, "%s (%s, pid %d): up %v, xdp mode %s, frames %d free of %d (%d B)\n", st.Node, st.Kind, st.Pid,
-		time.Duration(st.UptimeNs).Round(time.Millisecond), st.XDPMode, st.Frames.Free, st.Frames.Total, st.Frames.Size)
+// printStats prints a daemon's counters; its rates and times on the
+// target's clock of model m (a zero m: the lab's own), its uptime in
+// both.
+func printStats(stdout io.Writer, m scale.Model, st *api.Stats) {
+	if m.D <= 0 {
+		m.D = 1
+	}
+	up := time.Duration(st.UptimeNs).Round(time.Millisecond)
+	fmt.Fprintf(stdout, "%s (%s, pid %d): up %v %s (%s), xdp mode %s, frames %d free of %d (%d B); rates and times below are the target's\n", st.Node, st.Kind, st.Pid,
+		up, scale.LabWord, m.TimeText(up), st.XDPMode, st.Frames.Free, st.Frames.Total, st.Frames.Size)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PORT\tRATE\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tQUEUE B\tMAX QUEUE B\tDROPS\tRX LOSS\tINJECTED\t")
+	fmt.Fprintln(tw, "PORT\tRATE (TARGET)\tRX PKTS\tRX BYTES\tTX PKTS\tTX BYTES\tQUEUE B\tMAX QUEUE B\tDROPS\tRX LOSS\tINJECTED\t")
 	var notes []string
 	for i := range st.Ports {
 		p := &st.Ports[i]
@@ -207,7 +219,7 @@ func printStats(stdout io.Writer, st *api.Stats) {
 		case p.LossPPM > 0:
 			loss = lab.FormatLoss(p.LossPPM)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", p.Name, lab.FormatRate(p.RateBps), p.RxPackets, p.RxBytes,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t\n", p.Name, lab.FormatRate(uint64(m.TargetRate(float64(p.RateBps)))), p.RxPackets, p.RxBytes,
 			p.TxPackets, p.TxBytes, p.QueueBytes, p.MaxQueueBytes, p.TotalDrops(), loss, p.InjectedDrops())
 		if d := nonZero(p.Drops, "") + nonZero(p.XSK, "xsk.") + nonZero(p.XDP, "xdp.") + nonZero(p.Copies, "copies."); d != "" {
 			notes = append(notes, fmt.Sprintf("%s:%s", p.Name, d))
@@ -222,7 +234,7 @@ func printStats(stdout io.Writer, st *api.Stats) {
 		}
 	}
 	tw.Flush()
-	printQueues(stdout, st)
+	printQueues(stdout, m, st)
 	if st.Host != nil && st.Host.ATE != nil {
 		printATE(stdout, st.Host.ATE)
 	}
@@ -261,8 +273,9 @@ func printClassifier(w io.Writer, cl *api.ClassifierStats) {
 }
 
 // printQueues prints, per port with more than one queue, a line per queue:
-// traffic in and out, depth now and at most, time paused, ECN marks, drops.
-func printQueues(w io.Writer, st *api.Stats) {
+// traffic in and out, depth now and at most, time paused, ECN marks,
+// drops; times on the target's clock of m.
+func printQueues(w io.Writer, m scale.Model, st *api.Stats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := false
 	for i := range st.Ports {
@@ -271,7 +284,7 @@ func printQueues(w io.Writer, st *api.Stats) {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(tw, "PORT\tQUEUE\tIN PKTS\tIN BYTES\tOUT PKTS\tOUT BYTES\tDEPTH B\tMAX B\tPAUSED\tPAUSED FOR\tECN MARKS\tDROPS\tSTALLS\tSTALLED\t")
+			fmt.Fprintln(tw, "PORT\tQUEUE\tIN PKTS\tIN BYTES\tOUT PKTS\tOUT BYTES\tDEPTH B\tMAX B\tPAUSED\tPAUSED FOR (TARGET)\tECN MARKS\tDROPS\tSTALLS\tSTALLED (TARGET)\t")
 			header = true
 		}
 		for _, q := range p.Queues {
@@ -288,10 +301,10 @@ func printQueues(w io.Writer, st *api.Stats) {
 			}
 			stalled := "-"
 			if q.Stalled {
-				stalled = "for " + time.Duration(q.StalledForNs).Round(time.Millisecond).String()
+				stalled = "for " + scale.RoundTime(m.TargetTime(time.Duration(q.StalledForNs))).String()
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%v\t%d\t%d\t%d\t%s\t\n", p.Name, q.Name, q.EnqPackets, q.EnqBytes,
-				q.DeqPackets, q.DeqBytes, q.Bytes, q.MaxBytes, paused, time.Duration(q.PausedNs).Round(time.Microsecond), q.ECNMarks, drops,
+				q.DeqPackets, q.DeqBytes, q.Bytes, q.MaxBytes, paused, scale.RoundTime(m.TargetTime(time.Duration(q.PausedNs))), q.ECNMarks, drops,
 				q.Stalls, stalled)
 		}
 	}

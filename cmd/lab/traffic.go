@@ -12,6 +12,7 @@ import (
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
@@ -28,7 +29,9 @@ func genCmd() *cobra.Command {
 		Short: "a generated flow from server SRC to DST (obeys flow control)",
 		Long: `Starts a flow of hostd's traffic generator from server SRC to server DST:
 UDP frames that obey pauses and never overrun the NIC. With --wait, waits
-for it to end and reports what arrived: rate, frames missing, one-way delay.`,
+for it to end and reports what arrived: rate, frames missing, one-way delay,
+on the target's clock (the lab's time / D, its rate x D) with the lab's
+rate beside. --duration is lab time.`,
 		Example: "  lab gen --name pf h1 h0 --duration 5s\n  lab gen --name pf h2 h0 --bytes 10M --wait\n  lab gen --name dl h0 h3 --order 0,1 --duration 15s",
 		GroupID: groupTraffic,
 		Args:    exactArgs(2, "SRC DST"),
@@ -41,7 +44,7 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 		return nodeArgs(c, false)(cmd, nil, s)
 	}
 	fs := cmd.Flags()
-	dur := durationFlag(fs, "duration", "", "0s", "how long the flow sends")
+	dur := durationFlag(fs, "duration", "", "0s", "how long the flow sends, in lab time (10s at D = 5,000 is 2ms of the target)")
 	size := sizeFlag(fs, "bytes", "0", "how many bytes the flow sends (with no --duration)")
 	fs.IntVar(&frame, "frame", api.DefaultGenFrame, "frame length on the wire, without FCS")
 	fs.StringVar(&order, "order", "", "fix the flow's level order (e.g. 1,0: correct level 1 first)")
@@ -49,7 +52,7 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout := cmd.OutOrStdout()
-		src, dst, t, err := genEnds(cmd, c, args)
+		src, dst, t, m, err := genEnds(cmd, c, args)
 		if err != nil {
 			return err
 		}
@@ -111,12 +114,12 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 			}
 		}
 		if asJSON {
-			if err := writeJSON(stdout, map[string]any{"flow": f, "sink": sink, "emulation_health": health}); err != nil {
+			if err := writeJSON(stdout, map[string]any{"flow": f, "sink": sink, "model": m, "target": genTarget(m, f, sink), "emulation_health": health}); err != nil {
 				return err
 			}
 			return invalidHealth(health)
 		}
-		if err := printGen(stdout, args, f, sink); err != nil && invalidHealth(health) == nil {
+		if err := printGen(stdout, args, m, f, sink); err != nil && invalidHealth(health) == nil {
 			return err
 		}
 		if health != nil {
@@ -127,42 +130,77 @@ for it to end and reports what arrived: rate, frames missing, one-way delay.`,
 	return cmd
 }
 
-// printGen reports a generated flow and what its sink counted.
-func printGen(stdout io.Writer, args []string, f *api.GenFlow, sink *api.SinkReport) error {
-	secs := float64(f.EndNs-f.StartNs) / 1e9
-	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %s, %s in %.2fs\n",
-		f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, units.Count(f.Packets, "frame", "frames"), units.Count(f.Bytes, "byte", "bytes"), secs)
+// genClock is a generated flow's times and rates in the lab and on the
+// target's clock: --json's "target" (the flow's and the sink's own
+// fields are the lab's).
+type genClock struct {
+	SendLabNs      int64   `json:"send_lab_ns"`
+	SendTargetNs   int64   `json:"send_target_ns"`
+	RxRateLabBps   float64 `json:"rx_rate_lab_bps,omitempty"`
+	RxRateTarget   float64 `json:"rx_rate_target_bps,omitempty"`
+	AvgDelayLabNs  int64   `json:"avg_delay_lab_ns,omitempty"`
+	AvgDelayTarget int64   `json:"avg_delay_target_ns,omitempty"`
+	MaxDelayLabNs  int64   `json:"max_delay_lab_ns,omitempty"`
+	MaxDelayTarget int64   `json:"max_delay_target_ns,omitempty"`
+}
+
+// genTarget is f's and sink's genClock under model m.
+func genTarget(m scale.Model, f *api.GenFlow, sink *api.SinkReport) genClock {
+	send := time.Duration(f.EndNs - f.StartNs)
+	g := genClock{SendLabNs: int64(send), SendTargetNs: int64(m.TargetTime(send))}
+	if sink != nil {
+		g.RxRateLabBps = sinkRate(sink)
+		g.RxRateTarget = m.TargetRate(g.RxRateLabBps)
+		g.AvgDelayLabNs, g.MaxDelayLabNs = sink.AvgDelayNs, sink.MaxDelayNs
+		g.AvgDelayTarget = int64(m.TargetTime(time.Duration(sink.AvgDelayNs)))
+		g.MaxDelayTarget = int64(m.TargetTime(time.Duration(sink.MaxDelayNs)))
+	}
+	return g
+}
+
+// sinkRate is the rate at which sink received, in the lab (bit/s).
+func sinkRate(sink *api.SinkReport) float64 {
+	rx := float64(sink.LastNs-sink.FirstNs) / 1e9
+	return float64(sink.Bytes) * 8 / max(rx, 1e-9)
+}
+
+// printGen reports a generated flow and what its sink counted, on the
+// target's clock of model m with the lab's rate and send time beside.
+func printGen(stdout io.Writer, args []string, m scale.Model, f *api.GenFlow, sink *api.SinkReport) error {
+	send := time.Duration(f.EndNs - f.StartNs)
+	fmt.Fprintf(stdout, "flow %d %s -> %s (%s queue %s, order %s): sent %s, %s in %s\n",
+		f.ID, args[0], args[1], bcube.HostPort(f.Port), f.Queue, f.Order, units.Count(f.Packets, "frame", "frames"), units.Count(f.Bytes, "byte", "bytes"),
+		m.TimeBoth(send))
 	if sink == nil {
 		return fmt.Errorf("gen: %s heard nothing of flow %d", args[1], f.ID)
 	}
-	rx := float64(sink.LastNs-sink.FirstNs) / 1e9
-	fmt.Fprintf(stdout, "  received %s, %s, %.1f Mbit/s; %d missing; one-way delay avg %v max %v\n",
-		units.Count(sink.Packets, "frame", "frames"), units.Count(sink.Bytes, "byte", "bytes"), float64(sink.Bytes)*8/max(rx, 1e-9)/1e6, sink.Gaps,
-		time.Duration(sink.AvgDelayNs).Round(time.Microsecond), time.Duration(sink.MaxDelayNs).Round(time.Microsecond))
+	fmt.Fprintf(stdout, "  received %s, %s, %s; %d missing; one-way delay avg %s, max %s\n",
+		units.Count(sink.Packets, "frame", "frames"), units.Count(sink.Bytes, "byte", "bytes"), m.RateBoth(sinkRate(sink)), sink.Gaps,
+		m.TimeText(time.Duration(sink.AvgDelayNs)), m.TimeText(time.Duration(sink.MaxDelayNs)))
 	return nil
 }
 
 // genEnds reads SRC and DST, two servers of the lab, from its state
-// (before anything reaches a daemon).
-func genEnds(cmd *cobra.Command, c *common, args []string) (src, dst int, t bcube.Topology, err error) {
+// (before anything reaches a daemon), and the lab's scale model.
+func genEnds(cmd *cobra.Command, c *common, args []string) (src, dst int, t bcube.Topology, m scale.Model, err error) {
 	st, err := lab.LoadState(c.runRoot, c.name)
 	if err != nil {
-		return 0, 0, t, err
+		return 0, 0, t, m, err
 	}
 	if t, err = st.Spec.ServerTopology(); err != nil {
-		return 0, 0, t, err
+		return 0, 0, t, m, err
 	}
 	var ends [2]int
 	for i, what := range []string{"SRC", "DST"} {
 		n, ok := st.Node(args[i])
 		if _, err := fmt.Sscanf(args[i], "h%d", &ends[i]); err != nil || !ok || n.Kind != lab.KindServer {
-			return 0, 0, t, usagef(cmd, "%s %q: lab %s has servers h0..h%d", what, args[i], st.Lab, t.Servers()-1)
+			return 0, 0, t, m, usagef(cmd, "%s %q: lab %s has servers h0..h%d", what, args[i], st.Lab, t.Servers()-1)
 		}
 	}
 	if ends[0] == ends[1] {
-		return 0, 0, t, usagef(cmd, "SRC and DST are both %s: want two servers", args[0])
+		return 0, 0, t, m, usagef(cmd, "SRC and DST are both %s: want two servers", args[0])
 	}
-	return ends[0], ends[1], t, nil
+	return ends[0], ends[1], t, st.Spec.Model(), nil
 }
 
 // exampleOrder is a level order of t: k, ..., 0.

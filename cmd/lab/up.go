@@ -358,10 +358,10 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	}
 	m := p.Spec.Model()
 	fmt.Fprintf(w, "  emulates    %s\n", m)
-	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s, delay %v (one-hop RTT %v = %v of the target), buffer %s per node\n",
+	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s in the lab, delay %v of lab time (one-hop RTT %v of lab time = %v of the target), buffer %s per node\n",
 		len(p.Links), len(p.AppLinks), rate, m.LinkDelay(), m.OneHopRTT(), m.Target.OneHopRTT(), lab.FormatSize(s.BufferBytes))
 	if c := st.Calibration; c != nil {
-		fmt.Fprintf(w, "  delay line  %v per hop after the emulator's own %v (measured: shortest idle one-hop RTT %v of %d probes; the probes steer it while the lab runs)\n",
+		fmt.Fprintf(w, "  delay line  %v of lab time per hop after the emulator's own %v of lab time (measured: shortest idle one-hop RTT %v of lab time over %d probes; the probes steer it while the lab runs)\n",
 			max(0, m.LinkDelay()-c.PerHop), c.PerHop, c.IdleRTT, c.Samples)
 	}
 	if s.LossPPM > 0 {
@@ -422,10 +422,10 @@ func printGraphUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	for _, r := range slices.Sorted(maps.Keys(byRate)) {
 		rates = append(rates, fmt.Sprintf("%d at %s", byRate[r], lab.FormatRate(r)))
 	}
-	fmt.Fprintf(w, "  links       %d fabric veth pairs (%s) + %d bc0 pairs; delay %v (one-hop RTT %v = %v of the target), buffer %s per node\n",
+	fmt.Fprintf(w, "  links       %d fabric veth pairs (%s in the lab) + %d bc0 pairs; delay %v of lab time (one-hop RTT %v of lab time = %v of the target), buffer %s per node\n",
 		len(p.Links), strings.Join(rates, ", "), len(p.AppLinks), m.LinkDelay(), m.OneHopRTT(), m.Target.OneHopRTT(), lab.FormatSize(s.BufferBytes))
 	if c := st.Calibration; c != nil {
-		fmt.Fprintf(w, "  delay line  %v per hop after the emulator's own %v (measured: shortest idle one-hop RTT %v of %d probes; the probes steer it while the lab runs)\n",
+		fmt.Fprintf(w, "  delay line  %v of lab time per hop after the emulator's own %v of lab time (measured: shortest idle one-hop RTT %v of lab time over %d probes; the probes steer it while the lab runs)\n",
 			max(0, m.LinkDelay()-c.PerHop), c.PerHop, c.IdleRTT, c.Samples)
 	}
 	if s.LossPPM > 0 {

@@ -34,7 +34,10 @@ func workloadCmd() *cobra.Command {
 		Long: `Runs RDMA flows from a flow-size distribution at a load, an incast, or a
 collective pattern, through every server's hostd, and reports per-flow FCTs,
 a summary by size bin and the emulation health (exit 3 when invalid).
-Progress goes to stderr every -i. When a node of the lab goes down
+Every duration it is given is lab time; every time and rate it reports
+is the target's ("in the target": the lab's time / D, its rate x D), with
+the lab's beside it where it helps, but for the emulation health, which
+is the emulator's own, in lab time. Progress goes to stderr every -i. When a node of the lab goes down
 mid-run (a process hosting nodes dies, or lab node stop takes a node
 down), the run stops within a second, with no report and one line naming
 the process and its nodes, or the node, when, and what became of the
@@ -53,16 +56,16 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.Float64Var(&load, "load", 0.5, "offered load of the Poisson background, a `fraction` of the host links (0: none)")
 	fs.StringVar(&pairing, "pairing", "uniform", "how the background pairs servers: uniform pairs, or a permutation of a graph fabric's racks, random (seeded) or near-worst (the ToRs' longest matching by hop distance)")
 	fs.StringVar(&basis, "basis", "link", "what the load is a fraction of: one host link (link) or all of a host's links (host)")
-	dur := durationFlag(fs, "duration", "", "10s", "the window in which flows start")
+	dur := durationFlag(fs, "duration", "", "10s", "the window in which flows start, in lab time (reports give the target's beside it: 8s at D = 5,000 is 1.6ms of the target)")
 	fs.Uint64Var(&seed, "seed", 1, "seed of every random choice: the same seed gives the same flows")
 	fs.IntVar(&incast, "incast", 0, "senders of a periodic N-to-1 incast (0: none)")
 	incastSize := sizeFlag(fs, "incast-size", "1MB", "bytes each incast sender sends")
-	incastPeriod := durationFlag(fs, "incast-period", "", "0s", "time between two incasts (0: the incast takes 25% of one host link on average: 2.56s for 8 x 1MB at 100 Mb/s)")
-	incastStart := durationFlag(fs, "incast-start", "", "0s", "time of the first incast")
+	incastPeriod := durationFlag(fs, "incast-period", "", "0s", "time between two incasts, in lab time (0: the incast takes 25% of one host link on average: 2.56s for 8 x 1MB at 100 Mb/s)")
+	incastStart := durationFlag(fs, "incast-start", "", "0s", "time of the first incast, in lab time")
 	fs.StringVar(&pattern, "pattern", "", "a periodic collective: ps (parameter server) or moe (mixture of experts)")
 	patternSize := sizeFlag(fs, "pattern-size", "256KB", "bytes of every flow of the pattern")
-	patternPeriod := durationFlag(fs, "pattern-period", "", "1s", "time between two events of the pattern")
-	patternGap := durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second (0: half the period, or none with --pattern-wait)")
+	patternPeriod := durationFlag(fs, "pattern-period", "", "1s", "time between two events of the pattern, in lab time")
+	patternGap := durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second, in lab time (0: half the period, or none with --pattern-wait)")
 	fs.BoolVar(&patternWait, "pattern-wait", false, "a pattern's second phase starts when every flow of its first has ended, and --pattern-gap after it at the earliest (default on for moe)")
 	fs.IntVar(&moeExperts, "moe-experts", 0, "moe: experts per event (0: a quarter of the servers)")
 	fs.IntVar(&moeSenders, "moe-senders", 0, "moe: token senders per event (0: every server not an expert)")
@@ -72,8 +75,8 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.StringVar(&mode, "mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
 	fs.BoolVar(&noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
 	fs.IntVar(&mtu, "mtu", 0, "payload per packet (0: 1024)")
-	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
-	interval := durationFlag(fs, "interval", "i", "1s", "time between progress lines (on stderr) and queue samples")
+	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
+	interval := durationFlag(fs, "interval", "i", "1s", "time between progress lines (on stderr) and queue samples, in lab time")
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i) to `file` as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")

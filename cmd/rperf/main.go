@@ -74,6 +74,9 @@ type options struct {
 	maxSize int64
 	iters   int
 	lat     bool
+
+	// labUnits reads the text report on the lab's clock (--lab-units).
+	labUnits bool
 }
 
 // perftest is whether o asks for one of perftest's modes.
@@ -125,7 +128,7 @@ func runTest(ctx context.Context, o *options, out, errw io.Writer) int {
 		}
 		return 1
 	}
-	var rep reporter = &textReporter{w: out}
+	var rep reporter = &textReporter{w: out, labUnits: o.labUnits}
 	switch {
 	case o.stream:
 		rep = &streamReporter{w: out}
@@ -184,6 +187,18 @@ about a second of the link), and prints perftest's columns (#bytes,
 time and prints its round trip (posted to acknowledged): min, max, p50,
 average, stdev, p99, p99.9.
 
+A lab is a scale model of a target network at a dilation D (lab up
+--rate 20M: the papers' 100 Gb/s network at D = 5,000). The report reads
+every time and rate on the target's clock, labelled "target" or "in the
+target" (the lab's time / D, its rate x D: a 3.02 s flow of the lab is
+604 µs of the target, 18.3 Mbit/s is 91.5 Gbit/s); --lab-units reads them
+on the lab's clock instead. What rperf is given is the lab's: -t, -i and
+-O are lab time (-t 3 at D = 5,000 is 600 µs of the target), -b a lab
+rate; the header says both. JSON keeps iperf3's keys with the lab's
+values and adds the target's beside them (fct_target_ns,
+bits_per_second_target, round_trip_target, ...). Without a lab (--socket alone) there is
+no model, and the report is what the NIC measured.
+
 Sizes are iperf3's (K, M, G: 1024-based), rates too (-b 100M: 1000-based
 bits/s); durations are seconds (2.5) or Go's syntax (2500ms). -t 0 runs
 until Ctrl-C (SIGINT or SIGTERM), which stops the flows and prints the
@@ -219,11 +234,11 @@ node's daemon) is not running; one line names it and its nodes.`,
 	fs.SortFlags = false
 	fs.StringVarP(&o.dst, "client", "c", "", "destination server: h<i> or its address (198.18.0.<i>...)")
 	fs.VarP(&size, "bytes", "n", "bytes per flow (K, M, G: 1024-based)")
-	fs.VarP(&secs, "time", "t", "send for this long instead (default 10; 0: until Ctrl-C)")
-	fs.VarP(&interval, "interval", "i", "time between reports (0: none)")
-	fs.VarP(&omit, "omit", "O", "leave the first SECONDS out of the summary (the test runs that much longer; its intervals say omitted)")
+	fs.VarP(&secs, "time", "t", "send for this long instead, in lab time (default 10; 0: until Ctrl-C)")
+	fs.VarP(&interval, "interval", "i", "time between reports, in lab time (0: none)")
+	fs.VarP(&omit, "omit", "O", "leave the first SECONDS of lab time out of the summary (the test runs that much longer; its intervals say omitted)")
 	fs.IntVarP(&o.parallel, "parallel", "P", 1, "parallel flows, one QP each")
-	fs.VarP(&rate, "bitrate", "b", "cap each flow at this rate, bit/s (1000-based: 50M); 0: the link's")
+	fs.VarP(&rate, "bitrate", "b", "cap each flow at this rate of the lab, bit/s (1000-based: 50M); 0: the link's")
 	fs.BoolVarP(&o.reverse, "reverse", "R", false, "reverse: DST's NIC sends to this server")
 	fs.BoolVar(&o.bidir, "bidir", false, "both directions at once")
 	fs.StringVar(&o.mode, "mode", "lossless", "loss recovery: lossless, gbn or irn")
@@ -238,7 +253,8 @@ node's daemon) is not running; one line names it and its nodes.`,
 	fs.Var(&maxSize, "max-size", "perftest: the largest size -a sweeps")
 	fs.IntVar(&o.iters, "iters", 1000, "perftest: messages per size")
 	fs.BoolVar(&o.lat, "lat", false, "perftest: latency, one message at a time, round trips")
-	fs.Var(&timeout, "timeout", "give up when no flow makes progress for this long")
+	fs.Var(&timeout, "timeout", "give up when no flow makes progress for this long (lab time)")
+	fs.BoolVar(&o.labUnits, "lab-units", false, "report times and rates on the lab's clock, not the target's")
 	fs.StringVar(&o.lab, "lab", "", "the lab (default: from the network namespace <lab>-h<i>)")
 	fs.StringVar(&o.node, "node", "", "this server, h<i> (default: from the network namespace)")
 	fs.StringVar(&o.runRoot, "run-root", "/run/bcfab", "where labs keep their run directories")

@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
@@ -44,14 +44,20 @@ type BandwidthRow struct {
 	PeakBps    float64 `json:"bw_peak_bps"`
 	AvgBps     float64 `json:"bw_average_bps"`
 	MsgRate    float64 `json:"msg_rate_pps"`
+	// The same on the target's clock (x D).
+	PeakTargetBps float64 `json:"bw_peak_target_bps,omitempty"`
+	AvgTargetBps  float64 `json:"bw_average_target_bps,omitempty"`
+	MsgRateTarget float64 `json:"msg_rate_target_pps,omitempty"`
 }
 
 // LatencyRow is perftest's latency line: a message's round trip, posted
-// to acknowledged, over the iterations.
+// to acknowledged, over the iterations: the lab's, and Target the same
+// on the target's clock (/ D).
 type LatencyRow struct {
 	Bytes      int64 `json:"bytes"`
 	Iterations int64 `json:"iterations"`
 	api.LatencyStats
+	Target *api.LatencyStats `json:"round_trip_target,omitempty"`
 }
 
 // sizes are the message sizes to run.
@@ -159,6 +165,7 @@ func (t *test) perftest(ctx context.Context, rep reporter) (err error) {
 			if l := fl[0].Latency; l != nil {
 				row.LatencyStats = *l
 			}
+			row.setTarget(doc.Start.Model)
 			pt.Latency = append(pt.Latency, row)
 			rep.row(row)
 			continue
@@ -178,6 +185,7 @@ func (t *test) perftest(ctx context.Context, rep reporter) (err error) {
 			row.AvgBps = float64(acked) * 8 / secs
 			row.MsgRate = float64(n*int64(len(fl))) / secs
 		}
+		row.setTarget(doc.Start.Model)
 		pt.Bandwidth = append(pt.Bandwidth, row)
 		rep.row(row)
 	}
@@ -218,7 +226,7 @@ func (t *test) wait(ctx context.Context) ([]api.RDMAFlow, error) {
 
 const perftestRule = "---------------------------------------------------------------------------------------"
 
-func printPerftestHeader(w io.Writer, d *Document) {
+func printPerftestHeader(w io.Writer, c clock, d *Document) {
 	ts := &d.Start.TestStart
 	test := ts.Perftest
 	fmt.Fprintln(w, perftestRule)
@@ -233,21 +241,46 @@ func printPerftestHeader(w io.Writer, d *Document) {
 		dcqcn = "off"
 	}
 	fmt.Fprintf(w, " Connection type : RC\t\tMode           : %s, DCQCN %s\n", ts.Mode, dcqcn)
-	fmt.Fprintf(w, " Mtu             : %d[B]\tLink           : %s\n", ts.MTU, strings.TrimSpace(formatBits(float64(d.Start.LinkRateBps))))
+	link := trim(formatBits(c.rate(float64(d.Start.LinkRateBps))))
+	if c.label != "" {
+		link += " (" + c.label + ")"
+	}
+	fmt.Fprintf(w, " Mtu             : %d[B]\tLink           : %s\n", ts.MTU, link)
 	fmt.Fprintln(w, perftestRule)
+	switch {
+	case c.target():
+		fmt.Fprintf(w, " Times and rates in the target: the lab's time / D, its rates x D (D = %s; --lab-units: the lab's)\n", formatD(c.m.D))
+	case c.label == "lab":
+		fmt.Fprintf(w, " Times and rates of the lab's clock (D = %s: the target's time x D, its rates / D)\n", formatD(c.m.D))
+	}
 	if test == "latency" {
 		fmt.Fprintln(w, " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]")
 		return
 	}
-	fmt.Fprintln(w, " #bytes     #iterations    BW peak[Mb/sec]    BW average[Mb/sec]   MsgRate[Mpps]")
+	unit := "Mb/sec"
+	if c.target() {
+		unit = "Gb/sec"
+	}
+	fmt.Fprintf(w, " #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]\n", unit, unit)
 }
 
-func printBandwidthRow(w io.Writer, r BandwidthRow) {
-	fmt.Fprintf(w, " %-10d %-14d %-18.2f %-20.2f %.6f\n", r.Bytes, r.Iterations, r.PeakBps/1e6, r.AvgBps/1e6, r.MsgRate/1e6)
+// formatD prints a dilation: 5000, 2.5.
+func formatD(d float64) string { return strconv.FormatFloat(d, 'f', -1, 64) }
+
+func printBandwidthRow(w io.Writer, c clock, r BandwidthRow) {
+	div := 1e6
+	if c.target() {
+		div = 1e9
+	}
+	fmt.Fprintf(w, " %-10d %-14d %-18.2f %-20.2f %.6f\n", r.Bytes, r.Iterations, c.rate(r.PeakBps)/div, c.rate(r.AvgBps)/div, c.rate(r.MsgRate)/1e6)
 }
 
-func printLatencyRow(w io.Writer, r LatencyRow) {
-	us := func(ns int64) float64 { return float64(ns) / 1e3 }
-	fmt.Fprintf(w, " %-6d %-13d %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %.2f\n", r.Bytes, r.Iterations,
+func printLatencyRow(w io.Writer, c clock, r LatencyRow) {
+	us := func(ns int64) float64 { return float64(ns) / 1e3 / c.d() }
+	f := " %-6d %-13d %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %.2f\n"
+	if c.target() { // a few µs: to the ns
+		f = " %-6d %-13d %-14.3f %-12.3f %-18.3f %-14.3f %-15.3f %-22.3f %.3f\n"
+	}
+	fmt.Fprintf(w, f, r.Bytes, r.Iterations,
 		us(r.MinNs), us(r.MaxNs), us(r.P50Ns), us(r.AvgNs), us(r.StdevNs), us(r.P99Ns), us(r.P999Ns))
 }

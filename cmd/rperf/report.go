@@ -23,7 +23,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/model/units"
@@ -57,6 +56,9 @@ type Start struct {
 	// its path, in the lab's time (the target's x D).
 	Model      *scale.Model `json:"model,omitempty"`
 	IdealFCTNs int64        `json:"ideal_fct_ns,omitempty"`
+	// The link rate and ideal FCT on the target's clock (x D, / D).
+	LinkRateTargetBps int64 `json:"link_rate_target_bps,omitempty"`
+	IdealFCTTargetNs  int64 `json:"ideal_fct_target_ns,omitempty"`
 }
 
 type Timestamp struct {
@@ -76,9 +78,11 @@ type TestStart struct {
 	MTU        int     `json:"mtu"`
 	NumStreams int     `json:"num_streams"`
 	Bytes      int64   `json:"bytes"`    // per stream; 0 with a duration
-	Duration   float64 `json:"duration"` // seconds; 0 with bytes
-	Interval   float64 `json:"interval"`
-	Order      string  `json:"order,omitempty"`
+	Duration   float64 `json:"duration"` // seconds of lab time; 0 with bytes
+	// DurationTarget is Duration on the target's clock (seconds, / D).
+	DurationTarget float64 `json:"duration_target,omitempty"`
+	Interval       float64 `json:"interval"`
+	Order          string  `json:"order,omitempty"`
 	// Omit is -O's seconds; Reverse and Bidir the directions;
 	// RateLimitBps -b's cap per flow; UntilStopped -t 0.
 	Omit         float64 `json:"omit,omitempty"`
@@ -126,7 +130,8 @@ func (iv *Interval) setOmitted(o bool) {
 }
 
 // IntervalStream is a stream's (or the sum's) interval. Times are seconds
-// since the test started.
+// since the test started. iperf3's keys are the lab's values; the
+// _target ones the same on the target's clock (times / D, rates x D).
 type IntervalStream struct {
 	ID            int     `json:"id,omitempty"`
 	Role          string  `json:"role,omitempty"`
@@ -140,6 +145,12 @@ type IntervalStream struct {
 	RetxBytes     uint64  `json:"retx_bytes"`
 	CNPs          uint64  `json:"cnps"`
 	RateBps       float64 `json:"rate_bps,omitempty"` // pacing rate at the end (DCQCN's Rc)
+
+	StartTarget         float64 `json:"start_target,omitempty"`
+	EndTarget           float64 `json:"end_target,omitempty"`
+	SecondsTarget       float64 `json:"seconds_target,omitempty"`
+	BitsPerSecondTarget float64 `json:"bits_per_second_target,omitempty"`
+	RateBpsTarget       float64 `json:"rate_bps_target,omitempty"`
 }
 
 // End is the summary (from the end of -O); with --bidir SumSent and
@@ -168,12 +179,16 @@ type EndStream struct {
 	QP       uint32 `json:"qp"`
 	Sender   Sum    `json:"sender"`
 	Receiver Sum    `json:"receiver"`
-	FCTNs    int64  `json:"fct_ns"`
-	Timeouts uint64 `json:"timeouts"`
-	NAKs     uint64 `json:"naks"`
-	CNPs     uint64 `json:"cnps"`
-	State    string `json:"state"`
-	Failure  string `json:"failure,omitempty"`
+	// FCTNs is the lab's FCT (iperf3's key, as FCTLabNs), FCTTargetNs
+	// the target's (/ D).
+	FCTNs       int64  `json:"fct_ns"`
+	FCTLabNs    int64  `json:"fct_lab_ns,omitempty"`
+	FCTTargetNs int64  `json:"fct_target_ns,omitempty"`
+	Timeouts    uint64 `json:"timeouts"`
+	NAKs        uint64 `json:"naks"`
+	CNPs        uint64 `json:"cnps"`
+	State       string `json:"state"`
+	Failure     string `json:"failure,omitempty"`
 }
 
 // Sum is bytes over a time span, from the test's start.
@@ -190,6 +205,13 @@ type Sum struct {
 	// headers and framing, per second, and that over the link rate.
 	WireBitsPerSecond float64 `json:"wire_bits_per_second,omitempty"`
 	LinkUtilization   float64 `json:"link_utilization,omitempty"`
+
+	// The same on the target's clock (times / D, rates x D).
+	StartTarget             float64 `json:"start_target,omitempty"`
+	EndTarget               float64 `json:"end_target,omitempty"`
+	SecondsTarget           float64 `json:"seconds_target,omitempty"`
+	BitsPerSecondTarget     float64 `json:"bits_per_second_target,omitempty"`
+	WireBitsPerSecondTarget float64 `json:"wire_bits_per_second_target,omitempty"`
 }
 
 // snapshot is the flows at one moment (Unix ns).
@@ -348,27 +370,33 @@ type reporter interface {
 	finish(d *Document, err error)
 }
 
-// textReporter prints iperf3's text.
-type textReporter struct{ w io.Writer }
+// textReporter prints iperf3's text, on the clock of the test's model
+// (labUnits: --lab-units).
+type textReporter struct {
+	w        io.Writer
+	labUnits bool
+	c        clock
+}
 
 func (r *textReporter) start(d *Document) {
-	printHeader(r.w, d)
+	r.c = newClock(d.Start.Model, r.labUnits)
+	printHeader(r.w, r.c, d)
 	switch {
 	case d.Perftest != nil:
-		printPerftestHeader(r.w, d)
+		printPerftestHeader(r.w, r.c, d)
 	case d.Start.TestStart.Interval > 0:
-		printIntervalHeader(r.w)
+		printIntervalHeader(r.w, r.c)
 	}
 }
 func (r *textReporter) interval(d *Document, iv *Interval) {
-	printInterval(r.w, iv, len(d.Start.Streams))
+	printInterval(r.w, r.c, iv, len(d.Start.Streams))
 }
 func (r *textReporter) row(row any) {
 	switch x := row.(type) {
 	case BandwidthRow:
-		printBandwidthRow(r.w, x)
+		printBandwidthRow(r.w, r.c, x)
 	case LatencyRow:
-		printLatencyRow(r.w, x)
+		printLatencyRow(r.w, r.c, x)
 	}
 }
 func (r *textReporter) end(d *Document) {
@@ -379,7 +407,7 @@ func (r *textReporter) end(d *Document) {
 		}
 		return
 	}
-	printSummary(r.w, d)
+	printSummary(r.w, r.c, d)
 }
 func (r *textReporter) finish(d *Document, err error) {
 	if err == nil {
@@ -435,7 +463,7 @@ func (r *streamReporter) finish(d *Document, err error) {
 
 const separator = "- - - - - - - - - - - - - - - - - - - - - - - - -"
 
-func printHeader(w io.Writer, d *Document) {
+func printHeader(w io.Writer, c clock, d *Document) {
 	s := &d.Start
 	ts := &s.TestStart
 	dc := "on"
@@ -449,13 +477,13 @@ func printHeader(w io.Writer, d *Document) {
 	case ts.UntilStopped:
 		what = "until stopped (Ctrl-C)"
 	case ts.Bytes == 0:
-		what = seconds(ts.Duration)
+		what = c.given(ts.Duration)
 		if ts.Omit > 0 {
-			what += " after " + seconds(ts.Omit) + " omitted"
+			what += " after " + c.given(ts.Omit) + " omitted"
 		}
 	}
 	if ts.RateLimitBps > 0 {
-		what += ", at most " + strings.TrimSpace(formatBits(float64(ts.RateLimitBps))) + " each"
+		what += ", at most " + c.givenRate(float64(ts.RateLimitBps)) + " each"
 	}
 	fmt.Fprintf(w, "Connecting to host %s (%s) from %s over RoCEv2: mode %s, DCQCN %s, MTU %d, %d flow%s, %s\n",
 		s.ConnectingTo.Host, s.ConnectingTo.Server, nodeName(s), ts.Mode, dc, ts.MTU, ts.NumStreams, plural(ts.NumStreams), what)
@@ -514,31 +542,42 @@ func plural(n int) string {
 	return "s"
 }
 
-func printIntervalHeader(w io.Writer) {
-	fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr   CNPs  Rate")
+func printIntervalHeader(w io.Writer, c clock) {
+	if c.label == "" {
+		fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr   CNPs  Rate")
+		return
+	}
+	fmt.Fprintf(w, "[ ID] %-18s Transfer     %-15s Retr   CNPs  %s\n", c.head("Interval"), c.head("Bitrate"), c.head("Rate"))
 }
 
-func printInterval(w io.Writer, iv *Interval, streams int) {
+func printInterval(w io.Writer, c clock, iv *Interval, streams int) {
 	omitted := ""
 	if iv.Sum.Omitted {
 		omitted = "  (omitted)"
 	}
 	for i, s := range iv.Streams {
-		fmt.Fprintf(w, "%s %s  %5d  %5d  %s%s\n", streamTag(i+1, s.Role), span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs,
-			formatBits(s.RateBps), omitted)
+		fmt.Fprintf(w, "%s %s  %5d  %5d  %s%s\n", streamTag(i+1, s.Role), c.span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs,
+			formatBits(c.rate(s.RateBps)), omitted)
 	}
 	if streams > 1 {
 		for _, s := range []*IntervalStream{&iv.Sum, iv.SumBidirReverse} {
 			if s != nil && (s.Role != "" || iv.SumBidirReverse == nil) {
-				fmt.Fprintf(w, "%s %s  %5d  %5d%s\n", sumTag(s.Role), span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs, omitted)
+				fmt.Fprintf(w, "%s %s  %5d  %5d%s\n", sumTag(s.Role), c.span(s.Start, s.End, s.Bytes, s.BitsPerSecond), s.Retransmits, s.CNPs, omitted)
 			}
 		}
 	}
 }
 
-// span is iperf3's "  0.00-1.00   sec  11.9 MBytes  99.8 Mbits/sec".
-func span(from, to float64, bytes int64, bits float64) string {
-	return fmt.Sprintf("%6.2f-%-6.2f sec  %s  %s", from, to, pad(formatBytes(float64(bytes)), 11), pad(formatBits(bits), 14))
+// span is iperf3's "  0.00-1.00   sec  11.9 MBytes  99.8 Mbits/sec"
+// (from and to in seconds of the lab, bits its rate), on clock c: on
+// the target's, "   0.0-200.0  µs   2.15 MBytes  90.0 Gbits/sec".
+func (c clock) span(from, to float64, bytes int64, bits float64) string {
+	mult, unit := c.spanUnit()
+	f := "%6.2f-%-6.2f %s  %s  %s"
+	if mult != 1 {
+		f = "%6.1f-%-6.1f %s  %s  %s"
+	}
+	return fmt.Sprintf(f, from*mult, to*mult, unit, pad(formatBytes(float64(bytes)), 11), pad(formatBits(c.rate(bits)), 14))
 }
 
 func pad(s string, n int) string {
@@ -548,14 +587,18 @@ func pad(s string, n int) string {
 	return strings.Repeat(" ", n-len(s)) + s
 }
 
-func printSummary(w io.Writer, d *Document) {
+func printSummary(w io.Writer, c clock, d *Document) {
 	e := &d.End
 	fmt.Fprintln(w, separator)
-	fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr")
+	if c.label == "" {
+		fmt.Fprintln(w, "[ ID] Interval           Transfer     Bitrate         Retr")
+	} else {
+		fmt.Fprintf(w, "[ ID] %-18s Transfer     %-15s Retr\n", c.head("Interval"), c.head("Bitrate"))
+	}
 	for i, s := range e.Streams {
 		tag := streamTag(i+1, s.Role)
-		fmt.Fprintf(w, "%s %s  %5d  sender\n", tag, span(s.Sender.Start, s.Sender.End, s.Sender.Bytes, s.Sender.BitsPerSecond), s.Sender.Retransmits)
-		fmt.Fprintf(w, "%s %s         receiver\n", tag, span(s.Receiver.Start, s.Receiver.End, s.Receiver.Bytes, s.Receiver.BitsPerSecond))
+		fmt.Fprintf(w, "%s %s  %5d  sender\n", tag, c.span(s.Sender.Start, s.Sender.End, s.Sender.Bytes, s.Sender.BitsPerSecond), s.Sender.Retransmits)
+		fmt.Fprintf(w, "%s %s         receiver\n", tag, c.span(s.Receiver.Start, s.Receiver.End, s.Receiver.Bytes, s.Receiver.BitsPerSecond))
 	}
 	sums := []struct {
 		role       string
@@ -569,22 +612,15 @@ func printSummary(w io.Writer, d *Document) {
 	}
 	if len(e.Streams) > 1 {
 		for _, x := range sums {
-			fmt.Fprintf(w, "%s %s  %5d  sender\n", sumTag(x.role), span(x.sent.Start, x.sent.End, x.sent.Bytes, x.sent.BitsPerSecond), x.sent.Retransmits)
-			fmt.Fprintf(w, "%s %s         receiver\n", sumTag(x.role), span(x.recv.Start, x.recv.End, x.recv.Bytes, x.recv.BitsPerSecond))
+			fmt.Fprintf(w, "%s %s  %5d  sender\n", sumTag(x.role), c.span(x.sent.Start, x.sent.End, x.sent.Bytes, x.sent.BitsPerSecond), x.sent.Retransmits)
+			fmt.Fprintf(w, "%s %s         receiver\n", sumTag(x.role), c.span(x.recv.Start, x.recv.End, x.recv.Bytes, x.recv.BitsPerSecond))
 		}
 	}
 	fmt.Fprintln(w)
 	for i, s := range e.Streams {
 		fct := "-"
 		if s.FCTNs > 0 {
-			fct = time.Duration(s.FCTNs).Round(time.Microsecond).String()
-			if m := d.Start.Model; m != nil && m.D > 0 {
-				fct += fmt.Sprintf(" (%v in the target", targetDur(m.TargetTime(time.Duration(s.FCTNs))))
-				if id := d.Start.IdealFCTNs; id > 0 {
-					fct += fmt.Sprintf(", %.3fx its ideal %v", float64(s.FCTNs)/float64(id), targetDur(m.TargetTime(time.Duration(id))))
-				}
-				fct += ")"
-			}
+			fct = c.fct(s.FCTNs, d.Start.IdealFCTNs)
 		}
 		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packet%s (%s)  timeouts %d  NAKs %d  CNPs %d",
 			streamTag(i+1, s.Role), s.State, fct, s.Sender.Retransmits, plural(int(min(s.Sender.Retransmits, 2))), strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
@@ -605,13 +641,20 @@ func printSummary(w io.Writer, d *Document) {
 			if x.role != "" {
 				label = x.role + " link"
 			}
-			fmt.Fprintf(w, "%s %s: goodput %s, on the wire with headers %s, %.1f%% of %s\n", label,
-				strings.TrimSpace(formatBits(float64(d.Start.LinkRateBps))), strings.TrimSpace(formatBits(r.BitsPerSecond)),
-				strings.TrimSpace(formatBits(r.WireBitsPerSecond)), 100*r.LinkUtilization, what)
+			f := "%s %s: goodput %s, on the wire with headers %s, %.1f%% of %s\n"
+			if c.label != "" {
+				// "In the target: link 100 Gbits/sec, goodput ...".
+				in := map[string]string{"target": "In the target: ", "lab": "In the lab: "}[c.label]
+				label = in + strings.Replace(label, "Link", "link", 1)
+				f = "%s %s, goodput %s, on the wire with headers %s, %.1f%% of %s\n"
+			}
+			fmt.Fprintf(w, f, label,
+				trim(formatBits(c.rate(float64(d.Start.LinkRateBps)))), trim(formatBits(c.rate(r.BitsPerSecond))),
+				trim(formatBits(c.rate(r.WireBitsPerSecond))), 100*r.LinkUtilization, what)
 		}
 	}
 	if d.Start.TestStart.Omit > 0 {
-		fmt.Fprintf(w, "The first %gs are omitted from this summary\n", d.Start.TestStart.Omit)
+		fmt.Fprintf(w, "The first %s are omitted from this summary\n", c.given(d.Start.TestStart.Omit))
 	}
 	fmt.Fprintf(w, "Retransmits %d (%s), timeouts %d, NAKs %d, CNPs %d, failures %d\n",
 		e.Retransmits, strings.TrimSpace(formatBytes(float64(e.RetxBytes))), e.Timeouts, e.NAKs, e.CNPs, e.Failures)
@@ -625,15 +668,3 @@ func formatBytes(v float64) string { return units.IperfBytes(v) }
 
 // formatBits is iperf3's adaptive bit rate ("99.8 Mbits/sec").
 func formatBits(v float64) string { return units.IperfBits(v) }
-
-// targetDur rounds a target time for people: to the ns below 10 µs, else
-// to a thousandth of its unit.
-func targetDur(d time.Duration) time.Duration {
-	switch {
-	case d < 10*time.Microsecond:
-		return d
-	case d < 10*time.Millisecond:
-		return d.Round(10 * time.Nanosecond)
-	}
-	return d.Round(10 * time.Microsecond)
-}

@@ -444,6 +444,7 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 			}
 			x := intervalOf(prev, snap, roles, float64((k-1)*int64(iv))/1e9, float64(kEnd*int64(iv))/1e9)
 			x.setOmitted(t0+kEnd*int64(iv) <= omitEnd)
+			x.setTarget(doc.Start.Model)
 			doc.Intervals = append(doc.Intervals, x)
 			rep.interval(doc, &doc.Intervals[len(doc.Intervals)-1])
 			prev, k = snap, kEnd+1
@@ -455,6 +456,7 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 				fin.at = end
 				x := intervalOf(prev, fin, roles, from, float64(end-t0)/1e9)
 				x.setOmitted(end <= omitEnd)
+				x.setTarget(doc.Start.Model)
 				if x.Sum.Seconds > 0 {
 					doc.Intervals = append(doc.Intervals, x)
 					rep.interval(doc, &doc.Intervals[len(doc.Intervals)-1])
@@ -482,6 +484,7 @@ func (t *test) run(ctx context.Context, rep reporter) (err error) {
 		base = first
 	}
 	doc.End = endOf(last.flows, roles, base, t0, doc.Start.LinkRateBps)
+	doc.End.setTarget(doc.Start.Model)
 	if before != nil {
 		if after, err := lab.SampleHealth(o.runRoot, o.lab); err == nil {
 			h := after.Since(before, 0, lab.HealthLimits{})
@@ -562,6 +565,7 @@ func (t *test) startSection(flows []api.RDMAFlow, roles []string, t0 int64, rep 
 	if o.forever {
 		s.TestStart.Duration = 0
 	}
+	s.setTarget()
 	s.Params.DCQCN.Enabled = flows[0].DCQCN
 	for i, f := range flows {
 		s.Streams = append(s.Streams, StreamInfo{ID: f.ID, Role: roles[i], QP: f.QP, SPort: f.SPort,

@@ -159,6 +159,10 @@ type Summary struct {
 	Retransmissions uint64       `json:"retransmissions"`
 	All             BinSummary   `json:"all"`
 	Bins            []BinSummary `json:"bins"`
+	// Clock says whose times and rates these are: "target" for a
+	// summary read on the target's clock (Dilated), empty for the lab's
+	// own (Summarize).
+	Clock string `json:"clock,omitempty"`
 }
 
 // Summarize sums up the records of a run of the given duration by the
@@ -233,6 +237,7 @@ func Summarize(recs []FlowRecord, duration time.Duration, bins Bins) (Summary, e
 // (package scale): every duration divided by d, the goodput multiplied
 // by it; counts, bytes and slowdowns are the same.
 func (s Summary) Dilated(d float64) Summary {
+	s.Clock = ClockTarget
 	if d <= 0 || d == 1 {
 		return s
 	}
@@ -253,6 +258,9 @@ func (s Summary) Dilated(d float64) Summary {
 	return s
 }
 
+// ClockTarget is Summary.Clock of a summary on the target's clock.
+const ClockTarget = "target"
+
 // WriteJSON writes s as indented JSON; times are integer nanoseconds.
 func (s *Summary) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -271,8 +279,12 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 // completed flows shows "-".
 func (s *Summary) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "flows %d: %d completed, %d failed, %d incomplete; %s in %v, goodput %s; %d retransmissions\n\n",
-		s.Flows, s.Completed, s.Failed, s.Incomplete, formatBytes(s.BytesCompleted), s.Duration, formatRate(s.Goodput), s.Retransmissions)
+	where, fct := " of lab time", "FCT of lab time"
+	if s.Clock == ClockTarget {
+		where, fct = " in the target", "FCT in the target"
+	}
+	fmt.Fprintf(&b, "flows %d: %d completed, %d failed, %d incomplete; %s in %s%s, goodput %s%s; %d retransmissions\n\n",
+		s.Flows, s.Completed, s.Failed, s.Incomplete, formatBytes(s.BytesCompleted), formatDuration(s.Duration), where, formatRate(s.Goodput), strings.Replace(where, "of lab time", "in the lab", 1), s.Retransmissions)
 	rows := [][]string{{"size", "flows", "done", "avg", "p50", "p95", "p99", "p99.9", "avg", "p50", "p95", "p99", "p99.9"}}
 	for _, bin := range append(slices.Clone(s.Bins), s.All) {
 		f, d := bin.FCT, bin.Slowdown
@@ -302,7 +314,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		return n + (to-from)*len(gap)
 	}
 	lead := span(0, 2) + len(gap)
-	b.WriteString(strings.Repeat(" ", lead) + banner("FCT", span(3, 7)) + gap + banner("slowdown", span(8, 12)) + "\n")
+	b.WriteString(strings.Repeat(" ", lead) + banner(fct, span(3, 7)) + gap + banner("slowdown", span(8, 12)) + "\n")
 	for _, row := range rows {
 		var line strings.Builder
 		for i, cell := range row {

@@ -158,9 +158,9 @@ func TestSummaryText(t *testing.T) {
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	want := `flows 104: 102 completed, 1 failed, 1 incomplete; 4.50 MB in 1s, goodput 36.0 Mbit/s; 7 retransmissions
+	want := `flows 104: 102 completed, 1 failed, 1 incomplete; 4.50 MB in 1.00s of lab time, goodput 36.0 Mbit/s in the lab; 7 retransmissions
 
-                         ---------------- FCT -----------------  --------- slowdown ----------
+                         ---------- FCT of lab time -----------  --------- slowdown ----------
 size        flows  done     avg     p50     p95     p99   p99.9   avg   p50   p95   p99  p99.9
 <=10KB        100   100  50.5µs  50.0µs  95.0µs  99.0µs   100µs  50.5  50.0  95.0  99.0    100
 10KB-100KB      0     0       -       -       -       -       -     -     -     -     -      -
@@ -170,6 +170,16 @@ all           104   102  88.7µs  51.0µs  97.0µs  1.00ms  3.00ms  50.5  50.0  
 `
 	if got := buf.String(); got != want {
 		t.Errorf("text:\n%s\nwant:\n%s", got, want)
+	}
+	// The same summary on the target's clock at D = 5,000 says so.
+	buf.Reset()
+	d := s.Dilated(5000)
+	if err := d.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "4.50 MB in 200µs in the target, goodput 180 Gbit/s in the target;") ||
+		!strings.Contains(got, "FCT in the target") || !strings.Contains(got, "  400ns  200ns") {
+		t.Errorf("on the target's clock:\n%s", got)
 	}
 }
 

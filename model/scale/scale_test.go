@@ -218,3 +218,22 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// A lab's times and rates read on the target's clock, labelled.
+func TestClockTextUnit(t *testing.T) {
+	m := Model{Target: Papers(), D: 5000}
+	for _, c := range []struct{ got, want string }{
+		{m.TimeText(8 * time.Second), "1.6ms in the target"},
+		{m.TimeBoth(16429171 * time.Microsecond), "3.286ms in the target (16.43s of lab time)"},
+		{m.LabTimeText(8 * time.Second), "8s of lab time = 1.6ms in the target"},
+		{m.RateText(18.3e6), "91.5 Gbit/s in the target"},
+		{m.RateBoth(18.3e6), "91.5 Gbit/s in the target (18.3 Mbit/s in the lab)"},
+		{FormatMeasuredRate(0), "0 bit/s"},
+		{RoundTime(7775 * time.Microsecond).String(), "7.775ms"},
+		{RoundTime(1555).String(), "1.555µs"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"github.com/bcfab/bcfab/model/scale"
 	"image/color"
 	"maps"
 	"math"
@@ -111,7 +112,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 		for _, b := range holPlots {
 			pl.contenderBars(b)
 		}
-		pl.series("hol-victim-series", "Victim flow's throughput over time", "each phase's victim group shares the link in its last second", pl.holMarkers(), throughputAxis)
+		pl.series("hol-victim-series", "Victim flow's throughput over time", pl.holGroupNote(), pl.holMarkers(), throughputAxis)
 	case KindWorkload:
 		for _, scn := range c.scenarioNames() {
 			pl.scenario = scn
@@ -625,6 +626,17 @@ func (pl *plots) at(sec float64) float64 {
 func (pl *plots) loopMarkers() phaseMarkers {
 	w := orDefault(pl.c.Loop.Warmup.D(), time.Second).Seconds()
 	return phaseMarkers{{x: pl.at(w), label: "loop flows start"}}
+}
+
+// holGroupNote says when each phase's victim group runs: in the phase's
+// last second of lab time, on the plot's clock (the target's when D is
+// known).
+func (pl *plots) holGroupNote() string {
+	if D := pl.dilation(); D > 0 {
+		last := scale.RoundTime(time.Duration(float64(time.Second) / D))
+		return fmt.Sprintf("each phase's victim group shares the link in the phase's last %v in the target (its last second of lab time)", last)
+	}
+	return "each phase's victim group shares the link in the phase's last second (of lab time)"
 }
 
 // holMarkers mark the incast's start, the congested phase's: the mean

@@ -159,9 +159,11 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		fmt.Fprintf(&b, " (commit time %s)", r.Build.Time)
 	}
 	fmt.Fprintf(&b, ". Started %s, took %v.\n\n", r.Started.UTC().Format(time.RFC3339), r.Elapsed.Round(time.Second))
+	writeScenario(&b, c)
 	if c.Notes != "" {
 		b.WriteString(strings.TrimSpace(c.Notes) + "\n\n")
 	}
+	b.WriteString("## Run\n\n")
 	fmt.Fprintf(&b, "%d of %d points ran, %d valid.", len(r.Results), r.Points, r.Valid())
 	if len(r.Reruns) > 0 {
 		b.WriteString(" Some points were run again after the run (\"Points run again\", below).")

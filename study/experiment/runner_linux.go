@@ -356,7 +356,11 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if sc.Routing != "" {
 		routing = ", routing " + sc.Routing
 	}
-	fmt.Fprintf(x.progress, "  %s over %v; lab %s up (%s links, fc %s%s, transport %s)\n", units.Count(len(flows), "flow", "flows"), wc.Duration, spec.Name, x.c.RateText(p.CDF), sc.FC, routing, sc.Mode)
+	over := wc.Duration.String() + " of lab time"
+	if m, merr := spec.ResolvedModel(); merr == nil {
+		over = m.LabTimeText(wc.Duration)
+	}
+	fmt.Fprintf(x.progress, "  %s over %s; lab %s up (%s links in the lab, fc %s%s, transport %s)\n", units.Count(len(flows), "flow", "flows"), over, spec.Name, x.c.RateText(p.CDF), sc.FC, routing, sc.Mode)
 	st, err := lab.Up(ctx, spec, x.log)
 	if err != nil {
 		return fmt.Errorf("lab up: %w", err)
