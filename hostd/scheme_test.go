@@ -2,17 +2,15 @@ package hostd
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/internal/testkit/golden"
 	"github.com/bcfab/bcfab/internal/testkit/pipe"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/config"
@@ -295,8 +293,6 @@ func noFC(tp bcube.Topology, self int) scheme.Scheme {
 	return scheme.NewNone(scheme.Place{T: tp, Node: bcube.Node{Index: self}}, false, false)
 }
 
-var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata")
-
 // What the relay sends and counts under every scheme — a burst that
 // makes it signal, a pause and a resume it takes (PortFC relays them), a
 // frame of its own, a signal of another scheme — is pinned byte for byte
@@ -354,7 +350,7 @@ func TestRelayWireGolden(t *testing.T) {
 			r.h.g.Produce(now)
 			take()
 			writeCounters(&w, r.e)
-			golden(t, "testdata/relay-"+fc+".golden", w.String())
+			golden.Check(t, "testdata/relay-"+fc+".golden", w.String())
 		})
 	}
 }
@@ -393,37 +389,6 @@ func writeCounters(w *strings.Builder, e *dataplane.Engine) {
 		}
 	}
 	fmt.Fprintf(w, "frames %+v\n", fs)
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-	for i := range max(len(gl), len(wl)) {
-		var g, w string
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if g != w {
-			t.Fatalf("%s differs at line %d:\n got %s\nwant %s", path, i+1, g, w)
-		}
-	}
 }
 
 // A relay's fabric ports mark as congestion isolation decides: their

@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bcfab/bcfab/internal/testkit/golden"
 )
 
 // resolvedText is what a lab of s runs: its spec with defaults applied
@@ -31,7 +32,7 @@ func resolvedText(t *testing.T, s Spec) string {
 }
 
 // The example lab files resolve to the specs and node configs they
-// resolved to when the golden file was written (UPDATE_GOLDEN=1 writes
+// resolved to when the golden file was written (-update writes
 // it again).
 func TestResolvedExamples(t *testing.T) {
 	examples, _ := filepath.Glob("../examples/*.yaml")
@@ -43,23 +44,5 @@ func TestResolvedExamples(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "# %s\n%s", filepath.Base(e), resolvedText(t, s))
 	}
-	golden := "testdata/resolved-examples.txt"
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("line %d:\n got %s\nwant %s\n(UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%d lines, want %d (UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", len(gl), len(wl))
-	}
+	golden.Check(t, "testdata/resolved-examples.txt", b.String())
 }

@@ -2,17 +2,15 @@ package swd
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/internal/testkit/golden"
 	"github.com/bcfab/bcfab/internal/testkit/pipe"
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/node/dataplane"
@@ -281,8 +279,6 @@ func newSwitch(tb testing.TB, cfg *config.Node, tp bcube.Topology, n bcube.Node)
 	return NewSwitch(tp, n.Level, n.Index, fc), fc.Egress()
 }
 
-var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata")
-
 // What the switch sends and counts under every scheme — a burst that
 // makes it signal a pause and a resume, a pause and a resume it takes, a
 // frame it cannot take (another scheme's signal) — is pinned byte for
@@ -316,7 +312,7 @@ func TestSwitchWireGolden(t *testing.T) {
 				take()
 			}
 			writeCounters(&w, r.e)
-			golden(t, "testdata/wire-"+fc+".golden", w.String())
+			golden.Check(t, "testdata/wire-"+fc+".golden", w.String())
 		})
 	}
 }
@@ -353,37 +349,4 @@ func writeCounters(w *strings.Builder, e *dataplane.Engine) {
 		}
 	}
 	fmt.Fprintf(w, "frames %+v\n", fs)
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			g, w := "", ""
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d:\n got %s\nwant %s", path, i+1, g, w)
-			}
-		}
-	}
 }

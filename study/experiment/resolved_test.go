@@ -4,16 +4,16 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
+	"github.com/bcfab/bcfab/internal/testkit/golden"
 	"github.com/bcfab/bcfab/lab"
 )
 
 // Every built-in experiment's labs, full and quick, under every scheme,
 // resolve to the specs and node configs they resolved to when the golden
-// file was written (UPDATE_GOLDEN=1 writes it again).
+// file was written (-update writes it again).
 func TestResolvedLabs(t *testing.T) {
 	var b strings.Builder
 	for _, name := range List() {
@@ -42,23 +42,5 @@ func TestResolvedLabs(t *testing.T) {
 			}
 		}
 	}
-	golden := "testdata/resolved-labs.txt"
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := b.String(); got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range min(len(gl), len(wl)) {
-			if gl[i] != wl[i] {
-				t.Fatalf("line %d:\n got %s\nwant %s\n(UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", i+1, gl[i], wl[i])
-			}
-		}
-		t.Fatalf("%d lines, want %d (UPDATE_GOLDEN=1 writes what it gets, for a change meant to change it)", len(gl), len(wl))
-	}
+	golden.Check(t, "testdata/resolved-labs.txt", b.String())
 }
