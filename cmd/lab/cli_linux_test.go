@@ -56,7 +56,7 @@ func TestCLIRealLab(t *testing.T) {
 
 	if code, out, errs := lab("up", "bcube", "--n", "2", "--k", "1", "--bin-dir", bins, "--dilation", "5000", "--fc", "portfc"); code != 0 {
 		t.Fatalf("up --dilation 5000: %d\n%s%s", code, out, errs)
-	} else if !strings.Contains(out, "at D = 5000") || !strings.Contains(out, "rate 20 Mbit/s, delay 5ms") {
+	} else if !strings.Contains(out, "at D = 5000") || !strings.Contains(out, "rate 20 Mbit/s in the lab, delay 5ms of lab time") {
 		t.Errorf("up does not show the model, the rate and the delay:\n%s", out)
 	}
 

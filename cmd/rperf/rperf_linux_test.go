@@ -436,52 +436,62 @@ func TestRperfDCQCN(t *testing.T) {
 	// a few seconds of the test. In the papers' network at D = 1,000 the
 	// timers are 8 times longer (55 ms) and so is the settling.
 	spec := upLab(t, "rd", lab.Spec{N: 4, K: 1, ECN: true, Target: scale.Native(100e6)})
-	type done struct {
-		r   result
-		err error
-	}
-	ch := make(chan done, 2)
-	for _, src := range []string{"h1", "h2"} {
-		go func() {
-			r, err := runRperf(spec, src, "-c", "h0", "-t", "8", "-J")
-			ch <- done{r, err}
-		}()
-	}
-	var rates []float64
-	for range 2 {
-		x := <-ch
-		if x.err != nil {
-			t.Fatal(x.err)
+	// Both flows run again when either was late (testtool.RetryLate): a
+	// late run's rates measure the machine.
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		type done struct {
+			r   result
+			err error
 		}
-		d := parseDoc(t, x.r)
-		if x.r.code != 0 || d.End.Failures != 0 {
-			t.Fatalf("exit %d: %s", x.r.code, x.r.stderr)
+		ch := make(chan done, 2)
+		for _, src := range []string{"h1", "h2"} {
+			go func() {
+				r, err := runRperf(spec, src, "-c", "h0", "-t", "8", "-J")
+				ch <- done{r, err}
+			}()
 		}
-		// The rate after the first three seconds, when DCQCN has settled,
-		// over five seconds: DCQCN's rates wander around their fair share
-		// for seconds, and a shorter window measures that noise.
-		var bytes int64
-		var secs float64
-		for _, iv := range d.Intervals {
-			if iv.Sum.Start >= 3 {
-				bytes += iv.Sum.Bytes
-				secs += iv.Sum.Seconds
+		xs := []done{<-ch, <-ch}
+		for _, x := range xs {
+			if x.err != nil {
+				t.Fatal(x.err)
+			}
+			if why := lateRperf(x.r); why != "" {
+				return why
 			}
 		}
-		rates = append(rates, float64(bytes)*8/secs)
-		t.Logf("%s: %.1f Mb/s after 3 s, %.1f Mb/s overall, %d CNPs", d.Start.Node, rates[len(rates)-1]/1e6,
-			d.End.SumReceived.BitsPerSecond/1e6, d.End.CNPs)
-		if d.End.CNPs == 0 {
-			t.Errorf("%s: no CNP", d.Start.Node)
+		var rates []float64
+		for _, x := range xs {
+			d := parseDoc(t, x.r)
+			if x.r.code != 0 || d.End.Failures != 0 {
+				t.Fatalf("exit %d: %s", x.r.code, x.r.stderr)
+			}
+			// The rate after the first three seconds, when DCQCN has settled,
+			// over five seconds: DCQCN's rates wander around their fair share
+			// for seconds, and a shorter window measures that noise.
+			var bytes int64
+			var secs float64
+			for _, iv := range d.Intervals {
+				if iv.Sum.Start >= 3 {
+					bytes += iv.Sum.Bytes
+					secs += iv.Sum.Seconds
+				}
+			}
+			rates = append(rates, float64(bytes)*8/secs)
+			t.Logf("%s: %.1f Mb/s after 3 s, %.1f Mb/s overall, %d CNPs", d.Start.Node, rates[len(rates)-1]/1e6,
+				d.End.SumReceived.BitsPerSecond/1e6, d.End.CNPs)
+			if d.End.CNPs == 0 {
+				t.Errorf("%s: no CNP", d.Start.Node)
+			}
 		}
-	}
-	// Within 30% of the fair share: DCQCN's rates wander around it, and
-	// a busy machine's scheduling widens that (20% failed 2 runs in 5).
-	fair := (rates[0] + rates[1]) / 2
-	for _, r := range rates {
-		if r < 0.7*fair || r > 1.3*fair {
-			t.Errorf("rates %.1f and %.1f Mb/s: not within 30%% of the fair share %.1f", rates[0]/1e6, rates[1]/1e6, fair/1e6)
-			break
+		// Within 30% of the fair share: DCQCN's rates wander around it, and
+		// a busy machine's scheduling widens that (20% failed 2 runs in 5).
+		fair := (rates[0] + rates[1]) / 2
+		for _, r := range rates {
+			if r < 0.7*fair || r > 1.3*fair {
+				t.Errorf("rates %.1f and %.1f Mb/s: not within 30%% of the fair share %.1f", rates[0]/1e6, rates[1]/1e6, fair/1e6)
+				break
+			}
 		}
-	}
+		return ""
+	})
 }
