@@ -27,7 +27,7 @@ func TestHealthLate(t *testing.T) {
 	}{
 		{"valid", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"})), false, ""},
 		{"lost link time", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), node("s0.0", 11, 0, PortSample{Name: "p0"})),
-			true, "h0/eth0 lost 20ms of link time, 2.00% of the run (limit 1.00%): its daemon was not scheduled in time"},
+			true, "h0/eth0 lost 20ms of the lab's link time, 2.00% of the run (limit 1.00%): its daemon was not scheduled in time"},
 		{"ring drops and lost link time", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), node("s0.0", 11, 0, PortSample{Name: "p0", RingDrops: 7})),
 			true, "XSK rings dropped 7 frames"},
 		{"links' RTT", func() *HealthSample {
