@@ -231,7 +231,8 @@ func TransportParams(m scale.Model, rateBps uint64) transport.Params {
 			HAIRateBps:     t.HAIRate,
 			MinRateBps:     t.MinRt,
 		},
-		ECN: transport.ECNParams(m.ECN(rateBps)),
+		DCTCP: transport.DCTCPParams{G: t.DCTCPG},
+		ECN:   transport.ECNParams(m.ECN(rateBps)),
 	}
 }
 

@@ -176,6 +176,10 @@ func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
 	case transport.ReplyAck:
 		if b, d, ok := r.ctlFrame(roce.AckLen); ok {
 			roce.PutAck(b, &rc.reply, roce.SyndromeACK, a.PSN, 0)
+			if a.ECE {
+				// DCTCP's ECN echo: the ACK's BECN (outside the ICRC).
+				roce.BTH(b[roce.HeadersLen-roce.BTHLen : roce.HeadersLen]).SetBECN(true)
+			}
 			r.sendCtl(rc, d)
 		}
 	case transport.ReplyNak:

@@ -488,7 +488,7 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	if expected, got, ok := p.SelectiveNAK(); ok {
 		f.s.OnNak(expected, got, now)
 	} else {
-		f.s.OnAck(p.PSN(), now)
+		f.s.OnAckEcho(p.PSN(), transport.Echo{ECE: p.BTH.BECN()}, now)
 	}
 	if f.ate {
 		r.ateSync(f)

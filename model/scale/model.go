@@ -146,6 +146,13 @@ func (m Model) ECN(rateBps uint64) ECN {
 	}
 }
 
+// DCTCPECN is DCTCP's marking at an egress of rateBps: one threshold K
+// (K_min = K_max, scaled with the port's rate as ECN's), P_max 1.
+func (m Model) DCTCPECN(rateBps uint64) ECN {
+	k := int(math.Round(float64(m.Target.DCTCPParams().KBytes) * m.rateShare(rateBps)))
+	return ECN{KminBytes: k, KmaxBytes: k, Pmax: 1}
+}
+
 // FlowControl are the lab's times of the flow-control schemes.
 type FlowControl struct {
 	// Refresh and Hold: Target.FCRefresh x D, and Target.FCHold x D but
@@ -211,6 +218,7 @@ type Transport struct {
 	ByteCounter            int64
 	F                      int
 	AIRate, HAIRate, MinRt int64
+	DCTCPG                 float64
 	// PacingCatchup is the emulator's (Emulator.Catchup at the rate).
 	PacingCatchup time.Duration
 	MTU           int
@@ -242,6 +250,7 @@ func (m Model) Transport(rateBps uint64) Transport {
 		AIRate:        rate(t.DCQCN.AIRateBps),
 		HAIRate:       rate(t.DCQCN.HAIRateBps),
 		MinRt:         min(rate(t.DCQCN.MinRateBps), int64(rateBps)),
+		DCTCPG:        t.DCTCPParams().G,
 		PacingCatchup: Catchup(rateBps),
 		MTU:           t.MTU,
 	}

@@ -90,6 +90,8 @@ func (m Model) Params() []Param {
 		{"DCQCN R_HAI", KindRate, float64(t.DCQCN.HAIRateBps), float64(tr.HAIRate)},
 		{"DCQCN minimum rate", KindRate, float64(t.DCQCN.MinRateBps), float64(tr.MinRt)},
 		{"CNP interval", KindTime, ns(t.DCQCN.CNPInterval.D()), ns(tr.CNPInterval)},
+		{"DCTCP g", KindCount, t.DCTCPParams().G, tr.DCTCPG},
+		{"DCTCP K", KindBytes, float64(t.DCTCPParams().KBytes), float64(m.DCTCPECN(0).KmaxBytes)},
 		{"Go-Back-N RTO", KindTime, ns(t.RTO.D()), ns(tr.RTO)},
 		{"IRN RTO_low", KindTime, ns(t.RTOLow.D()), ns(tr.RTOLow)},
 		{"IRN RTO_high", KindTime, ns(t.RTOHigh.D()), ns(tr.RTOHigh)},

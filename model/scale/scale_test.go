@@ -48,6 +48,8 @@ func TestPapersAtD5000(t *testing.T) {
 		"DCQCN R_HAI":               {1e9, 1e9 / D},
 		"DCQCN minimum rate":        {100e6, 100e6 / D},
 		"CNP interval":              {50 * us, 50 * us * D},
+		"DCTCP g":                   {1.0 / 16, 1.0 / 16},
+		"DCTCP K":                   {100_000, 100_000},
 		"Go-Back-N RTO":             {10_000 * us, 10_000 * us * D},
 		"IRN RTO_low":               {100 * us, 100 * us * D},
 		"IRN RTO_high":              {320 * us, 320 * us * D},

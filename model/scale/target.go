@@ -79,6 +79,8 @@ type Target struct {
 
 	// DCQCN's reaction point and notification point.
 	DCQCN DCQCN `json:"dcqcn" yaml:"dcqcn"`
+	// DCTCP's gain and marking threshold (--cc dctcp). Zero: DCTCPDefaults.
+	DCTCP DCTCP `json:"dctcp,omitzero" yaml:"dctcp,omitempty"`
 
 	// The RDMA transport: Go-Back-N's RTO, IRN's RTO_low / RTO_high and
 	// the in-flight count that switches between them, IRN's in-flight
@@ -109,6 +111,34 @@ type DCQCN struct {
 	HAIRateBps     int64          `json:"hai_rate_bps" yaml:"hai-rate"`
 	MinRateBps     int64          `json:"min_rate_bps" yaml:"min-rate"`
 	CNPInterval    units.Duration `json:"cnp_interval" yaml:"cnp-interval"`
+}
+
+// DCTCP are DCTCP's constants at a link of Target.LinkRateBps: alpha's
+// gain and the one marking threshold K (K_min = K_max = K, P_max 1).
+type DCTCP struct {
+	G      float64 `json:"g,omitempty" yaml:"g,omitempty"`
+	KBytes int64   `json:"k_bytes,omitempty" yaml:"k,omitempty"`
+}
+
+// DCTCP's defaults: g = 1/16, the DCTCP paper's; K = 100 KB at 100 Gb/s,
+// the papers' DCQCN K_min (the same point of the queue at which marking
+// starts), one BDP of the longest BCube(n,1) path and so well above
+// DCTCP's rule K > C x RTT / 7 (14 KB).
+const (
+	DCTCPDefaultG      = 1.0 / 16
+	DCTCPDefaultKBytes = 100_000
+)
+
+// DCTCPParams are the target's DCTCP constants, its defaults where zero.
+func (t Target) DCTCPParams() DCTCP {
+	d := t.DCTCP
+	if d.G == 0 {
+		d.G = DCTCPDefaultG
+	}
+	if d.KBytes == 0 {
+		d.KBytes = DCTCPDefaultKBytes
+	}
+	return d
 }
 
 // Target names.
@@ -238,6 +268,7 @@ func Native(rateBps uint64) Target {
 	t.DCQCN.ByteCounter = size(p.DCQCN.ByteCounter)
 	t.DCQCN.AIRateBps, t.DCQCN.HAIRateBps, t.DCQCN.MinRateBps = rate(p.DCQCN.AIRateBps), rate(p.DCQCN.HAIRateBps), rate(p.DCQCN.MinRateBps)
 	t.DCQCN.CNPInterval = dur(p.DCQCN.CNPInterval)
+	t.DCTCP.KBytes = size(p.DCTCPParams().KBytes)
 	t.RTO, t.RTOLow, t.RTOHigh, t.AckDelay = dur(p.RTO), dur(p.RTOLow), dur(p.RTOHigh), dur(p.AckDelay)
 	t.FCRefresh, t.FCHold = dur(p.FCRefresh), dur(p.FCHold)
 	t.CIResidency = dur(p.CIResidency)
@@ -335,6 +366,9 @@ func (t Target) Validate() error {
 	pos("cnp interval", d.CNPInterval)
 	if d.ByteCounter <= 0 || d.F < 0 || d.AIRateBps < 0 || d.HAIRateBps < 0 || d.MinRateBps <= 0 || d.MinRateBps > t.LinkRateBps {
 		bad("dcqcn: byte counter %d, f %d, rates ai %d hai %d min %d (link %d)", d.ByteCounter, d.F, d.AIRateBps, d.HAIRateBps, d.MinRateBps, t.LinkRateBps)
+	}
+	if dc := t.DCTCP; dc.G < 0 || dc.G >= 1 || dc.KBytes < 0 {
+		bad("dctcp: g %g, k %d: want 0 <= g < 1 and k >= 0 (0: the defaults)", dc.G, dc.KBytes)
 	}
 	pos("rto", t.RTO)
 	pos("rto low", t.RTOLow)

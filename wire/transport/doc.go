@@ -85,6 +85,16 @@
 // PacingCatchup lets it make up for that much of it (a caller woken
 // coarsely, like an emulated NIC on a loaded machine).
 //
+// # DCTCP
+//
+// With DCTCP (dctcp.go) a sender's window, not its pacer, reacts: it
+// paces at the line rate and keeps at most W bytes outstanding. The
+// receiver echoes CE marks in its ACKs (RxAction.ECE; no CNPs) and
+// acknowledges at once when the mark changes, so an ACK's echo covers
+// packets of one mark; the sender (OnAckEcho) cuts W by alpha/2 at most
+// once per window of data, updates alpha once per window and adds one
+// MTU per window without a mark. Switches mark at one threshold K.
+//
 // # Parameters
 //
 // Params holds a run's constants as the lab uses them; this package

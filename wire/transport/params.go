@@ -91,6 +91,16 @@ type DCQCNParams struct {
 	AIRateBps, HAIRateBps, MinRateBps int64
 }
 
+// DCTCPParams are DCTCP's sender constants (dctcp.go). Its window
+// starts at the BDP cap (Params.BDPBytes) and its switches mark at one
+// threshold (ECNParams with KminBytes = KmaxBytes).
+type DCTCPParams struct {
+	// Enabled turns the window on; off, nothing limits a flow but Window.
+	Enabled bool
+	// G is the gain of alpha's moving average.
+	G float64
+}
+
 // ECNParams are the RED-like marking thresholds of the switch side:
 // nothing is marked below KminBytes of queue, the probability rises
 // linearly to Pmax at KmaxBytes and everything is marked above. The field
@@ -154,8 +164,13 @@ type Params struct {
 	CNPInterval time.Duration
 
 	DCQCN DCQCNParams
+	DCTCP DCTCPParams
 	ECN   ECNParams
 }
+
+// echoesCE reports whether receivers echo CE marks in their ACKs (ECE)
+// rather than answer them with CNPs: a window congestion control.
+func (p *Params) echoesCE() bool { return p.DCTCP.Enabled }
 
 // DefaultWireOverhead is what a data packet adds to its payload on the
 // wire: Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 bytes,
@@ -227,6 +242,14 @@ func (p *Params) Validate() error {
 			bad("DCQCN byte counter %d and F %d", d.ByteCounter, d.F)
 		case d.AIRateBps < 0 || d.HAIRateBps < 0 || d.MinRateBps <= 0 || d.MinRateBps > p.LineRateBps:
 			bad("DCQCN rates: ai %d, hai %d, min %d (line %d)", d.AIRateBps, d.HAIRateBps, d.MinRateBps, p.LineRateBps)
+		}
+	}
+	if d := &p.DCTCP; d.Enabled {
+		switch {
+		case p.DCQCN.Enabled:
+			bad("DCTCP and DCQCN both on: a flow has one congestion control")
+		case !(d.G > 0 && d.G < 1):
+			bad("DCTCP g %v outside (0, 1)", d.G)
 		}
 	}
 	if e := p.ECN; e.KminBytes < 0 || e.KminBytes > e.KmaxBytes || (e.KmaxBytes > 0 && !(e.Pmax > 0 && e.Pmax <= 1)) {

@@ -123,6 +123,8 @@ type Sender struct {
 	lossTimeout int64 // lossless; 0: none
 	ccOn        bool
 	cc          DCQCN
+	dctcpOn     bool
+	dctcp       DCTCP
 
 	// Pacing: the gap after a packet is its wire bytes at the rate.
 	line     float64 // bit/s; 0: no pacing
@@ -175,6 +177,10 @@ func NewSender(mode Mode, p Params, startPSN uint32, size int64, mtu int) (*Send
 	}
 	if s.ccOn {
 		s.cc.init(p.DCQCN, p.LineRateBps)
+	}
+	if p.DCTCP.Enabled {
+		s.dctcpOn = true
+		s.dctcp.init(p.DCTCP, mtu, p.BDPBytes)
 	}
 	return s, nil
 }
@@ -236,8 +242,16 @@ func (s *Sender) Acked() int64 {
 // Outstanding is the packets sent and not yet acknowledged cumulatively.
 func (s *Sender) Outstanding() int64 { return s.hi - s.una }
 
-// Window is the most packets the sender has outstanding.
-func (s *Sender) Window() int64 { return s.window }
+// Window is the most packets the sender has outstanding now: its cap,
+// or less when a window congestion control (DCTCP) holds it lower.
+func (s *Sender) Window() int64 { return s.win() }
+
+func (s *Sender) win() int64 {
+	if s.dctcpOn {
+		return min(s.window, s.dctcp.Packets())
+	}
+	return s.window
+}
 
 // Done reports that every byte of the flow is acknowledged.
 func (s *Sender) Done() bool { return s.total >= 0 && s.una >= s.total }
@@ -252,6 +266,14 @@ func (s *Sender) Rate() float64 {
 		return s.cc.Rate()
 	}
 	return s.line
+}
+
+// DCTCP is the sender's window machine, nil when DCTCP is off.
+func (s *Sender) DCTCP() *DCTCP {
+	if !s.dctcpOn {
+		return nil
+	}
+	return &s.dctcp
 }
 
 // DCQCN is the sender's rate machine, nil when DCQCN is off.
@@ -311,7 +333,7 @@ func (s *Sender) pick() (seq int64, ok bool) {
 			return r, true
 		}
 	}
-	if (s.total < 0 || s.nxt < s.total) && s.nxt-s.una < s.window {
+	if (s.total < 0 || s.nxt < s.total) && s.nxt-s.una < s.win() {
 		return s.nxt, true
 	}
 	return 0, false
@@ -380,7 +402,7 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	}
 	seg := Segment{
 		PSN: uint32((s.start + seq) & PSNMask), Seq: seq, Offset: seq * s.mtu, Len: int(length), Msg: msg,
-		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.window),
+		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.win()),
 	}
 	switch {
 	case first && end:
@@ -410,11 +432,26 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	return seg, true
 }
 
+// Echo is what an ACK carries back besides its PSN, for the sender's
+// congestion control.
+type Echo struct {
+	// ECE: the packets the ACK acknowledges arrived marked CE (DCTCP's
+	// ECN echo; on the wire the BTH's BECN bit of the ACK).
+	ECE bool
+}
+
 // OnAck takes an ACK of psn: every packet up to and including it is
 // acknowledged.
-func (s *Sender) OnAck(psn uint32, now int64) {
+func (s *Sender) OnAck(psn uint32, now int64) { s.OnAckEcho(psn, Echo{}, now) }
+
+// OnAckEcho takes an ACK of psn that echoes e.
+func (s *Sender) OnAckEcho(psn uint32, e Echo, now int64) {
 	s.S.ACKs++
+	before := s.Acked()
 	s.ackTo(Unwrap(psn, s.start+s.una)-s.start+1, now)
+	if s.dctcpOn {
+		s.dctcp.OnAck(s.Acked()-before, e.ECE, s.una, s.hi)
+	}
 }
 
 // ackTo acknowledges every packet before n.
