@@ -219,6 +219,11 @@ type Transport struct {
 	F                      int
 	AIRate, HAIRate, MinRt int64
 	DCTCPG                 float64
+	// HPCC: eta, maxStage, the base RTT T and W_AI in bytes.
+	HPCCEta      float64
+	HPCCMaxStage int
+	HPCCBaseRTT  time.Duration
+	HPCCWAI      float64
 	// PacingCatchup is the emulator's (Emulator.Catchup at the rate).
 	PacingCatchup time.Duration
 	MTU           int
@@ -232,13 +237,19 @@ func (m Model) Transport(rateBps uint64) Transport {
 	t := m.Target
 	s := m.rateShare(rateBps)
 	rate := func(r int64) int64 { return max(1, int64(math.Round(float64(r)*s/m.D))) }
+	h := t.HPCCParams()
+	bdp := int64(math.Round(t.IRNCapBDPs * float64(m.BDP(rateBps))))
 	return Transport{
+		HPCCEta:       h.Eta,
+		HPCCMaxStage:  h.MaxStage,
+		HPCCBaseRTT:   m.Time(t.HPCCBaseRTT()),
+		HPCCWAI:       float64(bdp) * (1 - h.Eta) / float64(h.N),
 		LineRateBps:   int64(rateBps),
 		RTO:           m.Time(t.RTO.D()),
 		RTOLow:        m.Time(t.RTOLow.D()),
 		RTOHigh:       m.Time(t.RTOHigh.D()),
 		RTOThreshold:  t.RTOThreshold,
-		BDPBytes:      int64(math.Round(t.IRNCapBDPs * float64(m.BDP(rateBps)))),
+		BDPBytes:      bdp,
 		AckDelay:      m.Time(t.AckDelay.D()),
 		AckEvery:      t.AckEvery,
 		CNPInterval:   m.Time(t.DCQCN.CNPInterval.D()),

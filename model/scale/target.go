@@ -81,6 +81,8 @@ type Target struct {
 	DCQCN DCQCN `json:"dcqcn" yaml:"dcqcn"`
 	// DCTCP's gain and marking threshold (--cc dctcp). Zero: DCTCPDefaults.
 	DCTCP DCTCP `json:"dctcp,omitzero" yaml:"dctcp,omitempty"`
+	// HPCC's constants (--cc hpcc). Zero: HPCCDefaults.
+	HPCC HPCC `json:"hpcc,omitzero" yaml:"hpcc,omitempty"`
 
 	// The RDMA transport: Go-Back-N's RTO, IRN's RTO_low / RTO_high and
 	// the in-flight count that switches between them, IRN's in-flight
@@ -139,6 +141,47 @@ func (t Target) DCTCPParams() DCTCP {
 		d.KBytes = DCTCPDefaultKBytes
 	}
 	return d
+}
+
+// HPCC are HPCC's constants: the target utilization eta, the additive
+// steps before a multiplicative one (maxStage), and N, the concurrent
+// flows per link W_AI is sized for (W_AI = W_init (1 - eta) / N). Its
+// base RTT T is the longest path's (IRNCapBDPs one-hop RTTs: four links
+// of a BCube(n,1) path), so W_init, the line rate x T, is the BDP the
+// transport's BDP cap is.
+type HPCC struct {
+	Eta      float64 `json:"eta,omitempty" yaml:"eta,omitempty"`
+	MaxStage int     `json:"max_stage,omitempty" yaml:"max-stage,omitempty"`
+	N        int     `json:"n,omitempty" yaml:"n,omitempty"`
+}
+
+// HPCC's defaults: the paper's eta 0.95 and maxStage 5; N = 100, which
+// at the paper's 100 Gb/s gives a W_AI of tens of bytes as its
+// evaluation uses (here 100 KB x 0.05 / 100 = 50 bytes).
+const (
+	HPCCDefaultEta      = 0.95
+	HPCCDefaultMaxStage = 5
+	HPCCDefaultN        = 100
+)
+
+// HPCCParams are the target's HPCC constants, its defaults where zero.
+func (t Target) HPCCParams() HPCC {
+	h := t.HPCC
+	if h.Eta == 0 {
+		h.Eta = HPCCDefaultEta
+	}
+	if h.MaxStage == 0 {
+		h.MaxStage = HPCCDefaultMaxStage
+	}
+	if h.N == 0 {
+		h.N = HPCCDefaultN
+	}
+	return h
+}
+
+// HPCCBaseRTT is HPCC's T in the target: IRNCapBDPs one-hop round trips.
+func (t Target) HPCCBaseRTT() time.Duration {
+	return time.Duration(math.Round(t.IRNCapBDPs * float64(t.OneHopRTT())))
 }
 
 // Target names.
@@ -369,6 +412,9 @@ func (t Target) Validate() error {
 	}
 	if dc := t.DCTCP; dc.G < 0 || dc.G >= 1 || dc.KBytes < 0 {
 		bad("dctcp: g %g, k %d: want 0 <= g < 1 and k >= 0 (0: the defaults)", dc.G, dc.KBytes)
+	}
+	if h := t.HPCC; h.Eta < 0 || h.Eta > 1 || h.MaxStage < 0 || h.N < 0 {
+		bad("hpcc: eta %g, max stage %d, n %d: want 0 <= eta <= 1, the others >= 0 (0: the defaults)", h.Eta, h.MaxStage, h.N)
 	}
 	pos("rto", t.RTO)
 	pos("rto low", t.RTOLow)

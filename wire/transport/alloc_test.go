@@ -28,7 +28,8 @@ func newLoopWith(tb testing.TB, mode Mode, p Params) *loop {
 func (l *loop) reply(a RxAction) {
 	switch a.Reply {
 	case ReplyAck:
-		l.s.OnAckEcho(a.PSN, Echo{ECE: a.ECE}, l.now)
+		e := Echo{ECE: a.ECE}
+		l.s.OnAckEcho(a.PSN, &e, l.now)
 	case ReplyNak:
 		l.s.OnNak(a.PSN, a.SackPSN, l.now)
 	}
@@ -85,6 +86,31 @@ func TestAllocs(t *testing.T) {
 	}
 	if c := l.s.DCTCP().C; c.Cuts == 0 || c.Windows == 0 {
 		t.Errorf("DCTCP: the loop did not exercise it: %+v", c)
+	}
+	hp := testParams()
+	hp.DCQCN.Enabled, hp.LineRateBps, hp.HPCC = false, hpccLine, hpccTest
+	hs, err := NewSender(IRN, hp, 0, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e Echo
+	e.Hops = 3
+	hnow := int64(0)
+	if n := testing.AllocsPerRun(5000, func() {
+		hnow = max(hnow, hs.NextSendTime())
+		seg, ok := hs.Next(hnow)
+		if !ok {
+			t.Fatal("HPCC: the sender stalled")
+		}
+		for i := range e.Hops {
+			e.Hop[i] = hop(uint32(hnow), uint32(seg.Offset), uint32(i)*1000)
+		}
+		hs.OnAckEcho(seg.PSN, &e, hnow)
+	}); n != 0 {
+		t.Errorf("HPCC: %v allocations per ACK", n)
+	}
+	if hs.HPCC().C.Updates == 0 {
+		t.Errorf("HPCC: the loop did not exercise it: %+v", hs.HPCC().C)
 	}
 	d := NewDCQCN(testParams().DCQCN, simRate)
 	now := int64(0)

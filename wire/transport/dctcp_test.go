@@ -92,18 +92,18 @@ func TestDCTCPSenderWindow(t *testing.T) {
 	}
 	// ACK of 0-1, no mark: alpha 0.9375, W stays at its cap; two more go.
 	now += int64(time.Millisecond)
-	s.OnAckEcho(1, Echo{}, now)
+	s.OnAckEcho(1, &Echo{}, now)
 	if n := send(); n != 2 {
 		t.Fatalf("after the first ACK sent %d", n)
 	}
 	// ACK of 2-3 echoing a mark: W = 10000 x 0.53125 = 5312.5, 5 packets;
 	// 12 - 4 = 8 outstanding, so nothing goes.
-	s.OnAckEcho(3, Echo{ECE: true}, now)
+	s.OnAckEcho(3, &Echo{ECE: true}, now)
 	if n := send(); n != 0 || s.Window() != 5 || s.Outstanding() != 8 {
 		t.Fatalf("after a mark: sent %d, window %d, outstanding %d", n, s.Window(), s.Outstanding())
 	}
 	// ACK of 4-9 unmarked: 2 outstanding, 3 more go.
-	s.OnAckEcho(9, Echo{}, now)
+	s.OnAckEcho(9, &Echo{}, now)
 	if n := send(); n != 3 || s.DCTCP().C.Cuts != 1 {
 		t.Fatalf("after the window: sent %d, %+v", n, s.DCTCP().C)
 	}

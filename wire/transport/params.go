@@ -101,6 +101,22 @@ type DCTCPParams struct {
 	G float64
 }
 
+// HPCCParams are HPCC's sender constants (hpcc.go). Its window starts at
+// the line rate times BaseRTT.
+type HPCCParams struct {
+	// Enabled turns the window and rate on; data packets then carry an
+	// INT shim and receivers echo it.
+	Enabled bool
+	// Eta is the target utilization (η), MaxStage the additive steps
+	// before a multiplicative one.
+	Eta      float64
+	MaxStage int
+	// BaseRTT is T, the base round trip of the network's longest path.
+	BaseRTT time.Duration
+	// WAIBytes is the additive step W_AI.
+	WAIBytes float64
+}
+
 // ECNParams are the RED-like marking thresholds of the switch side:
 // nothing is marked below KminBytes of queue, the probability rises
 // linearly to Pmax at KmaxBytes and everything is marked above. The field
@@ -165,8 +181,13 @@ type Params struct {
 
 	DCQCN DCQCNParams
 	DCTCP DCTCPParams
+	HPCC  HPCCParams
 	ECN   ECNParams
 }
+
+// INT reports whether data packets carry an INT shim and receivers echo
+// it (HPCC).
+func (p *Params) INT() bool { return p.HPCC.Enabled }
 
 // echoesCE reports whether receivers echo CE marks in their ACKs (ECE)
 // rather than answer them with CNPs: a window congestion control.
@@ -252,6 +273,18 @@ func (p *Params) Validate() error {
 			bad("DCTCP g %v outside (0, 1)", d.G)
 		}
 	}
+	if h := &p.HPCC; h.Enabled {
+		switch {
+		case p.DCQCN.Enabled || p.DCTCP.Enabled:
+			bad("HPCC with DCQCN or DCTCP: a flow has one congestion control")
+		case p.LineRateBps <= 0:
+			bad("HPCC needs a line rate")
+		case !(h.Eta > 0 && h.Eta <= 1) || h.MaxStage < 0:
+			bad("HPCC eta %v outside (0, 1] or max stage %d < 0", h.Eta, h.MaxStage)
+		case h.BaseRTT <= 0 || h.WAIBytes < 0:
+			bad("HPCC base RTT %v must be positive, W_AI %v not negative", h.BaseRTT, h.WAIBytes)
+		}
+	}
 	if e := p.ECN; e.KminBytes < 0 || e.KminBytes > e.KmaxBytes || (e.KmaxBytes > 0 && !(e.Pmax > 0 && e.Pmax <= 1)) {
 		bad("ECN: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", e.KminBytes, e.KmaxBytes, e.Pmax)
 	}
@@ -270,4 +303,76 @@ func (p *Params) window(mode Mode, mtu int) int64 {
 		w = min(w, max(1, (p.BDPBytes+int64(mtu)-1)/int64(mtu)))
 	}
 	return w
+}
+
+// CC is a flow's congestion control.
+type CC uint8
+
+const (
+	// CCNone: the sender paces at the line rate, nothing else.
+	CCNone CC = iota
+	// CCDCQCN: DCQCN's rate, from CNPs (RED marking at the switches).
+	CCDCQCN
+	// CCDCTCP: DCTCP's window, from marks echoed in ACKs (marking at one
+	// threshold K).
+	CCDCTCP
+	// CCHPCC: HPCC's window and rate, from INT records echoed in ACKs
+	// (every egress stamps the data packets).
+	CCHPCC
+)
+
+// CCNames are the congestion controls' names, by value.
+var CCNames = [...]string{CCNone: "none", CCDCQCN: "dcqcn", CCDCTCP: "dctcp", CCHPCC: "hpcc"}
+
+// ParseCC accepts none, dcqcn, dctcp and hpcc.
+func ParseCC(s string) (CC, error) {
+	for i, n := range CCNames {
+		if s == n {
+			return CC(i), nil
+		}
+	}
+	return 0, fmt.Errorf("transport: unknown congestion control %q (want hpcc, dctcp, dcqcn or none)", s)
+}
+
+func (c CC) String() string {
+	if int(c) < len(CCNames) {
+		return CCNames[c]
+	}
+	return fmt.Sprintf("CC(%d)", int(c))
+}
+
+// MarshalText makes a CC its name in JSON and flags.
+func (c CC) MarshalText() ([]byte, error) {
+	if int(c) >= len(CCNames) {
+		return nil, fmt.Errorf("transport: invalid congestion control %d", int(c))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText parses a CC's name.
+func (c *CC) UnmarshalText(b []byte) error {
+	v, err := ParseCC(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// CC is the congestion control p turns on.
+func (p *Params) CC() CC {
+	switch {
+	case p.HPCC.Enabled:
+		return CCHPCC
+	case p.DCTCP.Enabled:
+		return CCDCTCP
+	case p.DCQCN.Enabled:
+		return CCDCQCN
+	}
+	return CCNone
+}
+
+// SetCC turns on c and the others off, keeping their constants.
+func (p *Params) SetCC(c CC) {
+	p.DCQCN.Enabled, p.DCTCP.Enabled, p.HPCC.Enabled = c == CCDCQCN, c == CCDCTCP, c == CCHPCC
 }

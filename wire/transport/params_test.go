@@ -134,3 +134,20 @@ func TestValidate(t *testing.T) {
 		t.Error("mode 9 accepted")
 	}
 }
+
+func TestCC(t *testing.T) {
+	p := testParams()
+	for _, c := range []CC{CCNone, CCDCQCN, CCDCTCP, CCHPCC} {
+		v, err := ParseCC(c.String())
+		if err != nil || v != c {
+			t.Errorf("%v: parsed %v, %v", c, v, err)
+		}
+		p.SetCC(c)
+		if p.CC() != c {
+			t.Errorf("SetCC(%v): CC %v", c, p.CC())
+		}
+	}
+	if _, err := ParseCC("cubic"); err == nil {
+		t.Error("cubic parsed")
+	}
+}

@@ -125,6 +125,8 @@ type Sender struct {
 	cc          DCQCN
 	dctcpOn     bool
 	dctcp       DCTCP
+	hpccOn      bool
+	hpcc        HPCC
 
 	// Pacing: the gap after a packet is its wire bytes at the rate.
 	line     float64 // bit/s; 0: no pacing
@@ -182,6 +184,10 @@ func NewSender(mode Mode, p Params, startPSN uint32, size int64, mtu int) (*Send
 		s.dctcpOn = true
 		s.dctcp.init(p.DCTCP, mtu, p.BDPBytes)
 	}
+	if p.HPCC.Enabled {
+		s.hpccOn = true
+		s.hpcc.init(p.HPCC, mtu, p.LineRateBps)
+	}
 	return s, nil
 }
 
@@ -221,6 +227,19 @@ func (s *Sender) Messages() int64 {
 // Mode is the sender's loss recovery.
 func (s *Sender) Mode() Mode { return s.mode }
 
+// CC is the sender's congestion control.
+func (s *Sender) CC() CC {
+	switch {
+	case s.ccOn:
+		return CCDCQCN
+	case s.dctcpOn:
+		return CCDCTCP
+	case s.hpccOn:
+		return CCHPCC
+	}
+	return CCNone
+}
+
 // StartPSN is the PSN of the flow's first packet.
 func (s *Sender) StartPSN() uint32 { return uint32(s.start) }
 
@@ -243,12 +262,15 @@ func (s *Sender) Acked() int64 {
 func (s *Sender) Outstanding() int64 { return s.hi - s.una }
 
 // Window is the most packets the sender has outstanding now: its cap,
-// or less when a window congestion control (DCTCP) holds it lower.
+// or less when a window congestion control (DCTCP, HPCC) holds it lower.
 func (s *Sender) Window() int64 { return s.win() }
 
 func (s *Sender) win() int64 {
-	if s.dctcpOn {
+	switch {
+	case s.dctcpOn:
 		return min(s.window, s.dctcp.Packets())
+	case s.hpccOn:
+		return min(s.window, s.hpcc.Packets())
 	}
 	return s.window
 }
@@ -262,10 +284,21 @@ func (s *Sender) Failed() bool { return s.failed }
 
 // Rate is the rate the sender paces at now, bit/s (0: unpaced).
 func (s *Sender) Rate() float64 {
-	if s.ccOn {
+	switch {
+	case s.ccOn:
 		return s.cc.Rate()
+	case s.hpccOn:
+		return s.hpcc.Rate()
 	}
 	return s.line
+}
+
+// HPCC is the sender's HPCC machine, nil when HPCC is off.
+func (s *Sender) HPCC() *HPCC {
+	if !s.hpccOn {
+		return nil
+	}
+	return &s.hpcc
 }
 
 // DCTCP is the sender's window machine, nil when DCTCP is off.
@@ -438,19 +471,28 @@ type Echo struct {
 	// ECE: the packets the ACK acknowledges arrived marked CE (DCTCP's
 	// ECN echo; on the wire the BTH's BECN bit of the ACK).
 	ECE bool
+	// Hops INT records (HPCC), in the order the hops stamped them.
+	Hops int
+	Hop  [MaxINTHops]INTHop
 }
 
 // OnAck takes an ACK of psn: every packet up to and including it is
 // acknowledged.
-func (s *Sender) OnAck(psn uint32, now int64) { s.OnAckEcho(psn, Echo{}, now) }
+func (s *Sender) OnAck(psn uint32, now int64) {
+	var e Echo
+	s.OnAckEcho(psn, &e, now)
+}
 
 // OnAckEcho takes an ACK of psn that echoes e.
-func (s *Sender) OnAckEcho(psn uint32, e Echo, now int64) {
+func (s *Sender) OnAckEcho(psn uint32, e *Echo, now int64) {
 	s.S.ACKs++
 	before := s.Acked()
 	s.ackTo(Unwrap(psn, s.start+s.una)-s.start+1, now)
 	if s.dctcpOn {
 		s.dctcp.OnAck(s.Acked()-before, e.ECE, s.una, s.hi)
+	}
+	if s.hpccOn {
+		s.hpcc.OnAck(e.Hop[:min(e.Hops, MaxINTHops)], s.una, s.hi)
 	}
 }
 
