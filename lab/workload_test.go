@@ -172,7 +172,7 @@ func TestWorkloadLevelRates(t *testing.T) {
 
 // A run's congestion control: the lab's by default, none with DCQCN off,
 // and dctcp or hpcc only on a lab whose egresses run them.
-func TestWorkloadCC(t *testing.T) {
+func TestWorkloadFlowCC(t *testing.T) {
 	for _, c := range []struct {
 		o     WorkloadOptions
 		lab   string
