@@ -12,7 +12,9 @@ import (
 // "switch" between them stamps a record into each, the receiver echoes
 // the shim in every ACK, and the sender's HPCC runs on the records.
 func TestRDMAHPCC(t *testing.T) {
-	pr := newPair(t, fastParams())
+	p := fastParams()
+	p.SetCC(transport.CCHPCC)
+	pr := newPair(t, p)
 	var pkt roce.Packet
 	var tx uint32
 	var stamped, echoed int
@@ -53,6 +55,13 @@ func TestRDMAHPCC(t *testing.T) {
 	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20, CC: "cubic"}); err == nil {
 		t.Fatal("cc cubic taken")
 	}
+	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20, CC: "dctcp"}); err == nil {
+		t.Fatal("cc dctcp taken on an hpcc host")
+	}
+	q := newPair(t, fastParams())
+	if _, err := q.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20, CC: "hpcc"}); err == nil {
+		t.Fatal("cc hpcc taken on a dcqcn host")
+	}
 }
 
 // DCTCP end to end: marked data draws ACKs with BECN (no CNPs), and the
@@ -85,5 +94,14 @@ func TestRDMADCTCP(t *testing.T) {
 	t.Logf("%+v; %d ACKs echoed CE; receiver %v", fl, ece, rx.Stats)
 	if fl.State != api.RDMADone || fl.CC != transport.CCDCTCP || ece == 0 || fl.WindowCuts == 0 || fl.Alpha <= 0 || fl.CNPs != 0 || rx.Stats["cnps"] != 0 {
 		t.Fatalf("flow %+v, %d ECE ACKs", fl, ece)
+	}
+	// DCQCN would hear no CNP from these receivers; the older switch
+	// turning DCQCN off is none.
+	if _, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20, CC: "dcqcn"}); err == nil {
+		t.Fatal("cc dcqcn taken on a dctcp host")
+	}
+	off := false
+	if fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 10 << 10, DCQCN: &off}); err != nil || fs[0].CC != transport.CCNone {
+		t.Fatalf("dcqcn off: %v", err)
 	}
 }

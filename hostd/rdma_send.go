@@ -72,7 +72,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
 	// The congestion control: the request's, else the host's (the lab's
-	// cc); the older dcqcn switch picks DCQCN or none.
+	// cc); the dcqcn switch off is none, on keeps the host's.
 	var reqCC *transport.CC
 	if req.CC != "" {
 		c, err := transport.ParseCC(req.CC)
@@ -81,16 +81,16 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		}
 		reqCC = &c
 	}
-	if req.DCQCN != nil {
-		c := transport.CCNone
-		if *req.DCQCN {
-			c = transport.CCDCQCN
+	if req.DCQCN != nil && !*req.DCQCN {
+		if reqCC != nil && *reqCC != transport.CCNone {
+			return nil, fmt.Errorf("rdma: dcqcn off with cc %v", *reqCC)
 		}
-		switch {
-		case reqCC == nil:
-			reqCC = &c
-		case *req.DCQCN && *reqCC != transport.CCDCQCN:
-			return nil, fmt.Errorf("rdma: dcqcn on with cc %v", *reqCC)
+		none := transport.CCNone
+		reqCC = &none
+	}
+	if reqCC != nil {
+		if err := r.ccAllowed(*reqCC); err != nil {
+			return nil, err
 		}
 	}
 	var want *bcube.Order
@@ -333,6 +333,20 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		made++
 	}
 	return made
+}
+
+// ccAllowed says whether a flow may run cc here: DCTCP and HPCC need the
+// lab's egresses and receivers (the host's cc): marks at one threshold
+// and ECN echo, INT stamping; DCQCN needs receivers that send CNPs, which
+// DCTCP's do not.
+func (r *rdma) ccAllowed(cc transport.CC) error {
+	host := r.params.CC()
+	switch {
+	case (cc == transport.CCDCTCP || cc == transport.CCHPCC) && cc != host,
+		cc == transport.CCDCQCN && host == transport.CCDCTCP:
+		return fmt.Errorf("rdma: cc %v on a host of cc %v (the lab's --cc): its receivers and egresses do not do their part", cc, host)
+	}
+	return nil
 }
 
 // intSlots is the INT records a sender's data packets reserve: HPCC's,

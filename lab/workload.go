@@ -45,6 +45,8 @@ func (o WorkloadOptions) flowCC(labCC string) (transport.CC, error) {
 		return c, fmt.Errorf("cc %v with DCQCN off", c)
 	case (c == transport.CCDCTCP || c == transport.CCHPCC) && c != lab:
 		return c, fmt.Errorf("cc %v: the lab's egresses run cc %v (%s needs a lab up with --cc %v)", c, lab, c, c)
+	case c == transport.CCDCQCN && lab == transport.CCDCTCP:
+		return c, fmt.Errorf("cc %v: the lab's receivers echo marks for DCTCP and send no CNP", c)
 	}
 	return c, nil
 }

@@ -37,11 +37,15 @@ type RDMARequest struct {
 	Duration int64 `json:"duration_ns,omitempty"`
 	// Mode is the loss recovery: lossless (default), gbn or irn.
 	Mode string `json:"mode,omitempty"`
-	// DCQCN turns rate control on or off (default on; with switches
-	// marking no ECN no CNP is ever sent, so it stays at the line rate).
+	// DCQCN false turns congestion control off (cc none); true or unset
+	// keeps CC's, the host's by default: the lab's cc, DCQCN unless the
+	// lab says otherwise (with switches marking no ECN no CNP is ever
+	// sent, so DCQCN stays at the line rate).
 	DCQCN *bool `json:"dcqcn,omitempty"`
 	// CC is the congestion control: hpcc, dctcp, dcqcn or none (default:
-	// the host's, the lab's cc). With DCQCN set too they must agree.
+	// the host's, the lab's cc). dctcp and hpcc need a host (a lab) of
+	// that cc, dcqcn one of any other than dctcp (whose receivers send no
+	// CNP).
 	CC string `json:"cc,omitempty"`
 	// Order fixes the level order ("0,1", ...) as GenRequest.Order does.
 	Order string `json:"order,omitempty"`
