@@ -155,9 +155,10 @@ type HPCC struct {
 	N        int     `json:"n,omitempty" yaml:"n,omitempty"`
 }
 
-// HPCC's defaults: the paper's eta 0.95 and maxStage 5; N = 100, which
-// at the paper's 100 Gb/s gives a W_AI of tens of bytes as its
-// evaluation uses (here 100 KB x 0.05 / 100 = 50 bytes).
+// HPCC's defaults: the paper's eta 0.95 and maxStage 5; N, the paper's
+// "expected number of concurrent flows on a link", is this project's
+// choice: 100, so W_AI = 100 KB x 0.05 / 100 = 50 bytes, under one
+// thousandth of W_init.
 const (
 	HPCCDefaultEta      = 0.95
 	HPCCDefaultMaxStage = 5
