@@ -343,7 +343,7 @@ func (r *rdma) ccAllowed(cc transport.CC) error {
 	host := r.params.CC()
 	switch {
 	case (cc == transport.CCDCTCP || cc == transport.CCHPCC) && cc != host,
-		cc == transport.CCDCQCN && host == transport.CCDCTCP:
+		cc.Rate() && host == transport.CCDCTCP:
 		return fmt.Errorf("rdma: cc %v on a host of cc %v (the lab's --cc): its receivers and egresses do not do their part", cc, host)
 	}
 	return nil

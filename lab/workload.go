@@ -41,11 +41,11 @@ func (o WorkloadOptions) flowCC(labCC string) (transport.CC, error) {
 	switch {
 	case err != nil:
 		return c, err
-	case o.NoDCQCN && c == transport.CCDCQCN:
+	case o.NoDCQCN && c.Rate():
 		return c, fmt.Errorf("cc %v with DCQCN off", c)
 	case (c == transport.CCDCTCP || c == transport.CCHPCC) && c != lab:
 		return c, fmt.Errorf("cc %v: the lab's egresses run cc %v (%s needs a lab up with --cc %v)", c, lab, c, c)
-	case c == transport.CCDCQCN && lab == transport.CCDCTCP:
+	case c.Rate() && lab == transport.CCDCTCP:
 		return c, fmt.Errorf("cc %v: the lab's receivers echo marks for DCTCP and send no CNP", c)
 	}
 	return c, nil
@@ -82,7 +82,7 @@ type WorkloadOptions struct {
 	// NoDCQCN turns DCQCN off (on by default; it only acts on a lab
 	// that marks ECN, lab up --ecn).
 	NoDCQCN bool
-	// CC is the flows' congestion control (hpcc, dctcp, dcqcn or none;
+	// CC is the flows' congestion control (hpcc, dctcp, dcqcn, dcqcn-win or none;
 	// empty: the lab's cc, none with NoDCQCN). dctcp and hpcc need the
 	// lab's egresses to do their part: a lab up with that cc.
 	CC string

@@ -107,7 +107,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		ideal: ideal,
 		lag:   make([]time.Duration, 0, len(flows)),
 	}
-	dcqcn := cc == transport.CCDCQCN
+	dcqcn := cc.Rate()
 	for i := range r.recs {
 		r.recs[i].Start = -1 // not started
 	}

@@ -186,6 +186,8 @@ func TestWorkloadFlowCC(t *testing.T) {
 		{WorkloadOptions{CC: "none"}, "hpcc", "none", false},
 		{WorkloadOptions{CC: "dcqcn"}, "hpcc", "dcqcn", false},
 		{WorkloadOptions{CC: "dcqcn"}, "dctcp", "", true},
+		{WorkloadOptions{CC: "dcqcn-win"}, "", "dcqcn-win", false},
+		{WorkloadOptions{CC: "dcqcn-win", NoDCQCN: true}, "", "", true},
 		{WorkloadOptions{CC: "hpcc"}, "", "", true},
 		{WorkloadOptions{CC: "dctcp"}, "hpcc", "", true},
 		{WorkloadOptions{CC: "dcqcn", NoDCQCN: true}, "", "", true},

@@ -69,6 +69,8 @@ func printECN(w io.Writer, p *lab.Plan) {
 		fmt.Fprintf(w, "  cc          dctcp: windows cut on echoed marks, every egress marks at one threshold\n")
 	case "hpcc":
 		fmt.Fprintf(w, "  cc          hpcc: windows from the INT records every egress stamps\n")
+	case "dcqcn-win":
+		fmt.Fprintf(w, "  cc          dcqcn-win: DCQCN's rate with a window of one BDP\n")
 	case "none":
 		fmt.Fprintf(w, "  cc          none: flows paced at their line rate\n")
 	}

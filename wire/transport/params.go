@@ -89,6 +89,9 @@ type DCQCNParams struct {
 	// increase steps of the target rate; MinRateBps the lowest rate a cut
 	// goes to.
 	AIRateBps, HAIRateBps, MinRateBps int64
+	// Window adds a window of one BDP (the BDP cap, BDPBytes) to the rate:
+	// DCQCN+win, as the HPCC paper evaluates it.
+	Window bool
 }
 
 // DCTCPParams are DCTCP's sender constants (dctcp.go). Its window
@@ -319,10 +322,12 @@ const (
 	// CCHPCC: HPCC's window and rate, from INT records echoed in ACKs
 	// (every egress stamps the data packets).
 	CCHPCC
+	// CCDCQCNWin: DCQCN with a window of one BDP (DCQCN+win).
+	CCDCQCNWin
 )
 
 // CCNames are the congestion controls' names, by value.
-var CCNames = [...]string{CCNone: "none", CCDCQCN: "dcqcn", CCDCTCP: "dctcp", CCHPCC: "hpcc"}
+var CCNames = [...]string{CCNone: "none", CCDCQCN: "dcqcn", CCDCTCP: "dctcp", CCHPCC: "hpcc", CCDCQCNWin: "dcqcn-win"}
 
 // ParseCC accepts none, dcqcn, dctcp and hpcc.
 func ParseCC(s string) (CC, error) {
@@ -331,7 +336,7 @@ func ParseCC(s string) (CC, error) {
 			return CC(i), nil
 		}
 	}
-	return 0, fmt.Errorf("transport: unknown congestion control %q (want hpcc, dctcp, dcqcn or none)", s)
+	return 0, fmt.Errorf("transport: unknown congestion control %q (want hpcc, dctcp, dcqcn, dcqcn-win or none)", s)
 }
 
 func (c CC) String() string {
@@ -366,13 +371,20 @@ func (p *Params) CC() CC {
 		return CCHPCC
 	case p.DCTCP.Enabled:
 		return CCDCTCP
+	case p.DCQCN.Enabled && p.DCQCN.Window:
+		return CCDCQCNWin
 	case p.DCQCN.Enabled:
 		return CCDCQCN
 	}
 	return CCNone
 }
 
+// Rate reports whether c is DCQCN's rate machine, with or without its
+// window: the congestion controls that hear CNPs.
+func (c CC) Rate() bool { return c == CCDCQCN || c == CCDCQCNWin }
+
 // SetCC turns on c and the others off, keeping their constants.
 func (p *Params) SetCC(c CC) {
-	p.DCQCN.Enabled, p.DCTCP.Enabled, p.HPCC.Enabled = c == CCDCQCN, c == CCDCTCP, c == CCHPCC
+	p.DCQCN.Enabled, p.DCTCP.Enabled, p.HPCC.Enabled = c.Rate(), c == CCDCTCP, c == CCHPCC
+	p.DCQCN.Window = c == CCDCQCNWin
 }

@@ -127,6 +127,7 @@ type Sender struct {
 	dctcp       DCTCP
 	hpccOn      bool
 	hpcc        HPCC
+	bdpWin      int64 // DCQCN+win: packets of one BDP; 0: no window
 
 	// Pacing: the gap after a packet is its wire bytes at the rate.
 	line     float64 // bit/s; 0: no pacing
@@ -179,6 +180,9 @@ func NewSender(mode Mode, p Params, startPSN uint32, size int64, mtu int) (*Send
 	}
 	if s.ccOn {
 		s.cc.init(p.DCQCN, p.LineRateBps)
+		if p.DCQCN.Window {
+			s.bdpWin = max(1, (p.BDPBytes+s.mtu-1)/s.mtu)
+		}
 	}
 	if p.DCTCP.Enabled {
 		s.dctcpOn = true
@@ -230,6 +234,8 @@ func (s *Sender) Mode() Mode { return s.mode }
 // CC is the sender's congestion control.
 func (s *Sender) CC() CC {
 	switch {
+	case s.ccOn && s.bdpWin > 0:
+		return CCDCQCNWin
 	case s.ccOn:
 		return CCDCQCN
 	case s.dctcpOn:
@@ -271,6 +277,8 @@ func (s *Sender) win() int64 {
 		return min(s.window, s.dctcp.Packets())
 	case s.hpccOn:
 		return min(s.window, s.hpcc.Packets())
+	case s.bdpWin > 0:
+		return min(s.window, s.bdpWin)
 	}
 	return s.window
 }
