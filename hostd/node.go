@@ -45,14 +45,24 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 			return nil, err
 		}
 	}
-	if err := host.SetTransport(TransportParams(cfg.Model(), cfg.RateBps)); err != nil {
+	// The lab's congestion control is every flow's unless its request
+	// names another.
+	cc, err := cfg.TransportCC()
+	if err != nil {
+		return nil, err
+	}
+	hp := TransportParams(cfg.Model(), cfg.RateBps)
+	hp.SetCC(cc)
+	if err := host.SetTransport(hp); err != nil {
 		return nil, err
 	}
 	// Flows take their port's line rate and their path's bottleneck BDP
 	// (a Rail-only server's ports differ).
 	var ports []transport.Params
 	for l := 0; l < t.Levels(); l++ {
-		ports = append(ports, TransportParams(cfg.Model(), cfg.PortRate(bcube.HostPort(l))))
+		p := TransportParams(cfg.Model(), cfg.PortRate(bcube.HostPort(l)))
+		p.SetCC(cc)
+		ports = append(ports, p)
 	}
 	if err := host.SetPortTransport(ports); err != nil {
 		return nil, err

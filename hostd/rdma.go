@@ -103,6 +103,7 @@ type rdmaFlow struct {
 	queue    int       // -1: the scheme assigns one per packet (BFC)
 	hash     uint32
 	maxFrame int
+	intSlots int   // INT records its data packets reserve (HPCC)
 	deadline int64 // engine ns; 0: none
 	stopped  bool  // a timed flow was told to end
 	fetched  bool  // ended, and its final report was asked for by id
@@ -147,6 +148,10 @@ type rdmaRecv struct {
 	hq    int
 	armed bool  // in rdma.armed
 	endAt int64 // when its flow was seen complete or failed; 0: not yet
+	// echo is the INT shim of the last data packet (HPCC), which ACKs
+	// carry back; echoLen 0: the packets carry none.
+	echo    [roce.INTLen]byte
+	echoLen int
 }
 
 type rdma struct {
@@ -173,7 +178,8 @@ type rdma struct {
 	past    pastRing
 	linger  int64 // rdmaRecvLinger (tests shorten it)
 	pkt     roce.Packet
-	spare   uint64 // a frame taken and not used
+	echo    transport.Echo // what an ACK echoes, for the sender
+	spare   uint64         // a frame taken and not used
 	hasSp   bool
 	c       api.RDMACounters
 }
@@ -231,6 +237,9 @@ func TransportParams(m scale.Model, rateBps uint64) transport.Params {
 			HAIRateBps:     t.HAIRate,
 			MinRateBps:     t.MinRt,
 		},
+		DCTCP: transport.DCTCPParams{G: t.DCTCPG},
+		HPCC: transport.HPCCParams{Eta: t.HPCCEta, MaxStage: t.HPCCMaxStage,
+			BaseRTT: t.HPCCBaseRTT, WAIBytes: t.HPCCWAI},
 		ECN: transport.ECNParams(m.ECN(rateBps)),
 	}
 }

@@ -198,6 +198,12 @@ func (f *rdmaFlow) counters(out *api.RDMAFlow) {
 	out.AckedBytes = f.s.Acked()
 	out.RateBps = f.s.Rate()
 	out.Messages = f.s.Messages()
+	if d := f.s.DCTCP(); d != nil {
+		out.WindowPackets, out.Alpha, out.WindowCuts = f.s.Window(), d.Alpha(), d.C.Cuts
+	}
+	if h := f.s.HPCC(); h != nil {
+		out.WindowPackets, out.HPCCU, out.WindowCuts = f.s.Window(), h.U(), h.C.Cuts
+	}
 }
 
 // parseIDs reads a list of flow ids, "1,2,3" ("" : none).

@@ -60,6 +60,10 @@ func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
 		}
 	}
 	op := p.Opcode()
+	rc.echoLen = 0
+	if p.INT != nil && len(p.INT) <= len(rc.echo) {
+		rc.echoLen = copy(rc.echo[:], p.INT)
+	}
 	a := rc.r.OnData(p.PSN(), len(p.Payload), op.Last(), p.BTH.AckReq(), p.ECN == header.ECNCE, now)
 	r.reply(rc, a)
 	if !rc.armed && rc.r.NextTimer() >= 0 {
@@ -174,8 +178,16 @@ func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
 	}
 	switch a.Reply {
 	case transport.ReplyAck:
-		if b, d, ok := r.ctlFrame(roce.AckLen); ok {
-			roce.PutAck(b, &rc.reply, roce.SyndromeACK, a.PSN, 0)
+		if b, d, ok := r.ctlFrame(roce.AckLen + rc.echoLen); ok {
+			if rc.echoLen > 0 {
+				roce.PutAckINT(b, &rc.reply, a.PSN, rc.echo[:rc.echoLen])
+			} else {
+				roce.PutAck(b, &rc.reply, roce.SyndromeACK, a.PSN, 0)
+			}
+			if a.ECE {
+				// DCTCP's ECN echo: the ACK's BECN (outside the ICRC).
+				roce.BTH(b[roce.HeadersLen-roce.BTHLen : roce.HeadersLen]).SetBECN(true)
+			}
 			r.sendCtl(rc, d)
 		}
 	case transport.ReplyNak:

@@ -71,7 +71,28 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if r.base+len(r.flows)+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
-	dcqcn := req.DCQCN == nil || *req.DCQCN
+	// The congestion control: the request's, else the host's (the lab's
+	// cc); the dcqcn switch off is none, on keeps the host's.
+	var reqCC *transport.CC
+	if req.CC != "" {
+		c, err := transport.ParseCC(req.CC)
+		if err != nil {
+			return nil, fmt.Errorf("rdma: %w", err)
+		}
+		reqCC = &c
+	}
+	if req.DCQCN != nil && !*req.DCQCN {
+		if reqCC != nil && *reqCC != transport.CCNone {
+			return nil, fmt.Errorf("rdma: dcqcn off with cc %v", *reqCC)
+		}
+		none := transport.CCNone
+		reqCC = &none
+	}
+	if reqCC != nil {
+		if err := r.ccAllowed(*reqCC); err != nil {
+			return nil, err
+		}
+	}
 	var want *bcube.Order
 	if req.Order != "" {
 		pol, err := t.ParsePolicy(req.Order)
@@ -117,7 +138,16 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		port := t.NextLevel(h.self, req.Dst, &o)
 		p := r.pathParams(port, req.Dst)
 		path := r.pathRate(req.Dst, p.LineRateBps)
-		p.DCQCN.Enabled = dcqcn
+		if reqCC != nil {
+			p.SetCC(*reqCC)
+		}
+		if p.CC() == transport.CCHPCC {
+			// Every data packet carries the INT shim.
+			p.WireOverhead += roce.INTLen
+			if req.MTU+roce.INTLen > api.MaxRDMAMTU {
+				return nil, fmt.Errorf("rdma: mtu %d: HPCC's INT leaves at most %d payload bytes", req.MTU, api.MaxRDMAMTU-roce.INTLen)
+			}
+		}
 		if req.RateBps > 0 && (p.LineRateBps == 0 || req.RateBps < p.LineRateBps) {
 			// The flow's own line: it is paced at most at the cap, and
 			// DCQCN moves below it.
@@ -145,12 +175,13 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: pl.sport, DPort: roce.UDPPort}
 		o, port := pl.o, pl.port
 		f := &rdmaFlow{
-			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: dcqcn, MTU: req.MTU,
+			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: pl.s.DCQCN() != nil, CC: pl.s.CC(), MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, PathRateBps: pl.path, Order: o.String(),
 				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),
-			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU),
+			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU) + roce.INTShimLen(intSlots(pl.s)),
+			intSlots: intSlots(pl.s),
 			startEng: now,
 			queue:    -1,
 			tmpl: roce.Flow{SrcMAC: [6]byte(h.own[port]), DstMAC: [6]byte(h.sw[port]), PCP: signaling.PCPData,
@@ -279,14 +310,14 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			f.msgSent[seg.Msg] = now // a message posted: its round trip starts
 		}
 		op := sendOpcode(seg.Pos)
-		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len))}
+		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len) + roce.INTShimLen(f.intSlots))}
 		b := e.Frame(&d)
-		off := roce.PayloadOffset(op)
+		off := roce.PayloadOffset(op) + roce.INTShimLen(f.intSlots)
 		clear(b[off : off+seg.Len])
 		if f.queue < 0 {
 			f.tmpl.VID = signaling.VID(q)
 		}
-		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len})
+		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len, INTSlots: f.intSlots})
 		if !e.Send(f.Port, q, &d, roce.EthLen+roce.VLANLen, meta) {
 			// Refused by the shared buffer (counted there): the packet
 			// is lost, and the transport deals with it as with any loss.
@@ -302,6 +333,29 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		made++
 	}
 	return made
+}
+
+// ccAllowed says whether a flow may run cc here: DCTCP and HPCC need the
+// lab's egresses and receivers (the host's cc): marks at one threshold
+// and ECN echo, INT stamping; DCQCN needs receivers that send CNPs, which
+// DCTCP's do not.
+func (r *rdma) ccAllowed(cc transport.CC) error {
+	host := r.params.CC()
+	switch {
+	case (cc == transport.CCDCTCP || cc == transport.CCHPCC) && cc != host,
+		cc.Rate() && host == transport.CCDCTCP:
+		return fmt.Errorf("rdma: cc %v on a host of cc %v (the lab's --cc): its receivers and egresses do not do their part", cc, host)
+	}
+	return nil
+}
+
+// intSlots is the INT records a sender's data packets reserve: HPCC's,
+// none otherwise.
+func intSlots(s *transport.Sender) int {
+	if s.HPCC() != nil {
+		return roce.INTSlots
+	}
+	return 0
 }
 
 // ateSync brings the in-flight bytes f counts in ATE's domain of its
@@ -488,7 +542,16 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	if expected, got, ok := p.SelectiveNAK(); ok {
 		f.s.OnNak(expected, got, now)
 	} else {
-		f.s.OnAck(p.PSN(), now)
+		e := &r.echo
+		e.ECE, e.Hops = p.BTH.BECN(), 0
+		if p.INT != nil {
+			e.Hops = min(p.INT.Hops(), p.INT.Slots(), transport.MaxINTHops)
+			for i := range e.Hops {
+				v := p.INT.Record(i)
+				e.Hop[i] = transport.INTHop{TS: v.TS, TxBytes: v.TxBytes, QLen: v.QLen, RateKbps: v.RateKbps}
+			}
+		}
+		f.s.OnAckEcho(p.PSN(), e, now)
 	}
 	if f.ate {
 		r.ateSync(f)

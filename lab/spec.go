@@ -168,7 +168,11 @@ type Spec struct {
 	// (config.Node.PortECN). A
 	// nonzero ECNKminBytes, ECNKmaxBytes or ECNPmax overrides that value
 	// on every port and turns marking on by itself.
-	ECN          bool    `json:"ecn,omitempty"`
+	ECN bool `json:"ecn,omitempty"`
+	// CC is the servers' congestion control and the egresses' part in it
+	// (config.Node.CC): dcqcn (the default), dctcp (marking at one
+	// threshold K), hpcc (INT records) or none.
+	CC           string  `json:"cc,omitempty"`
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`

@@ -20,6 +20,37 @@ import (
 	"github.com/bcfab/bcfab/wire/transport"
 )
 
+// flowCC is the congestion control of a run's flows on a lab whose cc is
+// labCC (empty: dcqcn).
+func (o WorkloadOptions) flowCC(labCC string) (transport.CC, error) {
+	lab := transport.CCDCQCN
+	if labCC != "" {
+		c, err := transport.ParseCC(labCC)
+		if err != nil {
+			return c, err
+		}
+		lab = c
+	}
+	if o.CC == "" {
+		if o.NoDCQCN {
+			return transport.CCNone, nil
+		}
+		return lab, nil
+	}
+	c, err := transport.ParseCC(o.CC)
+	switch {
+	case err != nil:
+		return c, err
+	case o.NoDCQCN && c.Rate():
+		return c, fmt.Errorf("cc %v with DCQCN off", c)
+	case (c == transport.CCDCTCP || c == transport.CCHPCC) && c != lab:
+		return c, fmt.Errorf("cc %v: the lab's egresses run cc %v (%s needs a lab up with --cc %v)", c, lab, c, c)
+	case c.Rate() && lab == transport.CCDCTCP:
+		return c, fmt.Errorf("cc %v: the lab's receivers echo marks for DCTCP and send no CNP", c)
+	}
+	return c, nil
+}
+
 // A workload run (RunWorkload) drives the RDMA NICs of an up lab with the
 // flows of a workload.Config: each flow is started at its scheduled time
 // by its source's hostd (POST /rdma), the NICs are polled for the flows'
@@ -51,6 +82,10 @@ type WorkloadOptions struct {
 	// NoDCQCN turns DCQCN off (on by default; it only acts on a lab
 	// that marks ECN, lab up --ecn).
 	NoDCQCN bool
+	// CC is the flows' congestion control (hpcc, dctcp, dcqcn, dcqcn-win or none;
+	// empty: the lab's cc, none with NoDCQCN). dctcp and hpcc need the
+	// lab's egresses to do their part: a lab up with that cc.
+	CC string
 	// MTU is the flows' payload per packet (0: api.DefaultRDMAMTU).
 	MTU int
 	// Drain is how long the run waits for flows after the last start

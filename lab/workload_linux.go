@@ -50,6 +50,10 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			return nil, err
 		}
 	}
+	cc, err := o.flowCC(st.Spec.CC)
+	if err != nil {
+		return nil, err
+	}
 	mtu := o.MTU
 	if mtu == 0 {
 		mtu = api.DefaultRDMAMTU
@@ -99,12 +103,11 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		rid:   make([]int, len(flows)),
 		ended: make([]bool, len(flows)),
 		socks: socks,
-		req:   api.RDMARequest{Mode: mode.String(), MTU: mtu},
+		req:   api.RDMARequest{Mode: mode.String(), MTU: mtu, CC: cc.String()},
 		ideal: ideal,
 		lag:   make([]time.Duration, 0, len(flows)),
 	}
-	dcqcn := !o.NoDCQCN
-	r.req.DCQCN = &dcqcn
+	dcqcn := cc.Rate()
 	for i := range r.recs {
 		r.recs[i].Start = -1 // not started
 	}

@@ -219,3 +219,33 @@ func TestWorkloadReportTargetClockUnit(t *testing.T) {
 		t.Errorf("progress: %q", bad)
 	}
 }
+
+// A run's congestion control: the lab's by default, none with DCQCN off,
+// and dctcp or hpcc only on a lab whose egresses run them.
+func TestWorkloadFlowCC(t *testing.T) {
+	for _, c := range []struct {
+		o     WorkloadOptions
+		lab   string
+		want  string
+		fails bool
+	}{
+		{WorkloadOptions{}, "", "dcqcn", false},
+		{WorkloadOptions{}, "hpcc", "hpcc", false},
+		{WorkloadOptions{NoDCQCN: true}, "dctcp", "none", false},
+		{WorkloadOptions{CC: "hpcc"}, "hpcc", "hpcc", false},
+		{WorkloadOptions{CC: "none"}, "hpcc", "none", false},
+		{WorkloadOptions{CC: "dcqcn"}, "hpcc", "dcqcn", false},
+		{WorkloadOptions{CC: "dcqcn"}, "dctcp", "", true},
+		{WorkloadOptions{CC: "dcqcn-win"}, "", "dcqcn-win", false},
+		{WorkloadOptions{CC: "dcqcn-win", NoDCQCN: true}, "", "", true},
+		{WorkloadOptions{CC: "hpcc"}, "", "", true},
+		{WorkloadOptions{CC: "dctcp"}, "hpcc", "", true},
+		{WorkloadOptions{CC: "dcqcn", NoDCQCN: true}, "", "", true},
+		{WorkloadOptions{CC: "cubic"}, "", "", true},
+	} {
+		cc, err := c.o.flowCC(c.lab)
+		if (err != nil) != c.fails || (err == nil && cc.String() != c.want) {
+			t.Errorf("%+v on a %q lab: %v, %v", c.o, c.lab, cc, err)
+		}
+	}
+}

@@ -97,7 +97,7 @@ func StartPatched(n *Spec, w *dataplane.Worker, worker string, panel *patch.Pane
 	}
 	frames := cfg.FramesPerPort * len(n.Ports)
 	r = &Running{n: n, w: w, worker: worker, links: &impairments{}, started: time.Now()}
-	opts := dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery(), ModelRTT: cfg.SteerRTT()}
+	opts := dataplane.Options{BufferBytes: cfg.BufferBytes, Watchdog: cfg.Watchdog(), Log: n.Log, ProbeEvery: cfg.ProbeEvery(), ModelRTT: cfg.SteerRTT(), INT: cfg.INT()}
 	if panel != nil {
 		r.copier = panel.Copier()
 		opts.Mark = r.copier.Mark

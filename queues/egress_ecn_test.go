@@ -159,3 +159,20 @@ func TestEgressMarker(t *testing.T) {
 		t.Error("hooks removed: RED's mark not kept")
 	}
 }
+
+// DCTCP's marking: one threshold K (K_min = K_max, P_max 1) marks every
+// packet that joins a queue of K bytes or more, and none below.
+func TestEgressECNSingleThreshold(t *testing.T) {
+	const k = 20_000
+	e, err := NewEgress(EgressConfig{Queues: 1, HQ: -1, Capacity: 64, ECN: ECNConfig{KminBytes: k, KmaxBytes: k, Pmax: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		before := e.QueueBytes(0)
+		_, mark := e.Enqueue(0, Packet{Len: 1000}, 0)
+		if mark != (before >= k) {
+			t.Fatalf("packet %d joining %d bytes: mark %v", i, before, mark)
+		}
+	}
+}

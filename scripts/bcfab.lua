@@ -1,12 +1,15 @@
 -- Wireshark/tshark dissector for bcfab's PortFC, BFC and congestion
--- isolation (ICI) signals: EtherType 0x88B5, layout in docs/WIRE.md.
+-- isolation (ICI) signals: EtherType 0x88B5, layout in docs/WIRE.md; and
+-- for the INT shim HPCC's RoCEv2 frames carry (bcfab.int, a
+-- postdissector: Wireshark's InfiniBand dissector shows the shim as data).
 --
 --   tshark -X lua_script:scripts/bcfab.lua -r capture.pcap
 --   wireshark -X lua_script:scripts/bcfab.lua capture.pcap
 --
 -- or copy it into ~/.local/lib/wireshark/plugins/. Display filters:
 -- bcfab, bcfab.scheme == 1, bcfab.portfc.class == 2, bcfab.flags.relayed,
--- bcfab.bfc.upstreamq == 4, bcfab.ici.src == 198.18.0.1, bcfab.ici.hops > 0, ...
+-- bcfab.bfc.upstreamq == 4, bcfab.ici.src == 198.18.0.1, bcfab.ici.hops > 0,
+-- bcfab.int, bcfab.int.hops == 3, bcfab.int.qlen > 0, ...
 
 local ETHERTYPE = 0x88B5
 local HEADER_LEN = 24 -- after the Ethernet header
@@ -223,3 +226,96 @@ function p.dissector(tvb, pinfo, tree)
 end
 
 DissectorTable.get("ethertype"):add(ETHERTYPE, p)
+
+-- INT (HPCC): bit 0x20 of BTH byte 4 says a shim follows the BTH's
+-- extension header (data: before the payload; ACK: after the AETH):
+-- hops (1), slots (1), reserved (2), then slots records of 16 bytes:
+-- timestamp (ns), tx bytes, queue length (bytes), rate (kbit/s).
+local ROCE_PORT = 4791
+local INT_BIT = 0x20
+local INT_HEADER, INT_RECORD = 4, 16
+
+local pi = Proto("bcfab.int", "bcfab INT (HPCC)")
+local fi = pi.fields
+fi.hops = ProtoField.uint8("bcfab.int.hops", "Hops", base.DEC)
+fi.slots = ProtoField.uint8("bcfab.int.slots", "Slots", base.DEC)
+fi.reserved = ProtoField.bytes("bcfab.int.reserved", "Reserved")
+fi.hop = ProtoField.uint8("bcfab.int.hop", "Hop", base.DEC)
+fi.ts = ProtoField.uint32("bcfab.int.ts", "Timestamp (ns, mod 2^32)", base.DEC)
+fi.txbytes = ProtoField.uint32("bcfab.int.txbytes", "Tx bytes (mod 2^32)", base.DEC)
+fi.qlen = ProtoField.uint32("bcfab.int.qlen", "Queue length (bytes)", base.DEC)
+fi.rate = ProtoField.uint32("bcfab.int.rate", "Link rate (kbit/s)", base.DEC)
+local e_int = ProtoExpert.new("bcfab.int.malformed", "Malformed INT shim",
+	expert.group.MALFORMED, expert.severity.ERROR)
+pi.experts = { e_int }
+
+-- ext_len is the extension header before the shim, by BTH opcode.
+local function ext_len(op)
+	if op == 0x11 then
+		return 4 -- AETH
+	elseif op == 0x06 or op == 0x0A then
+		return 16 -- RETH
+	end
+	return 0
+end
+
+function pi.dissector(tvb, pinfo, tree)
+	local n = tvb:len()
+	if n < 14 then
+		return
+	end
+	local off, et = 14, tvb:range(12, 2):uint()
+	if et == 0x8100 and n >= 18 then
+		off, et = 18, tvb:range(16, 2):uint()
+	end
+	if et ~= 0x0800 or n < off + 20 then
+		return
+	end
+	local ihl = bit.band(tvb:range(off, 1):uint(), 0x0F) * 4
+	local total = tvb:range(off + 2, 2):uint()
+	if tvb:range(off + 9, 1):uint() ~= 17 or n < off + ihl + 8 + 12 then
+		return
+	end
+	if tvb:range(off + ihl + 2, 2):uint() ~= ROCE_PORT then
+		return
+	end
+	local bth = off + ihl + 8
+	if bit.band(tvb:range(bth + 4, 1):uint(), INT_BIT) == 0 then
+		return
+	end
+	local at = bth + 12 + ext_len(tvb:range(bth, 1):uint())
+	local last = math.min(n, off + total) - 4 -- before the ICRC
+	local t = tree:add(pi, tvb:range(at, math.max(0, math.min(INT_HEADER, last - at))))
+	if last - at < INT_HEADER then
+		t:add_proto_expert_info(e_int, "shorter than its header")
+		return
+	end
+	local hops, slots = tvb:range(at, 1):uint(), tvb:range(at + 1, 1):uint()
+	t:add(fi.hops, tvb:range(at, 1))
+	t:add(fi.slots, tvb:range(at + 1, 1))
+	t:add(fi.reserved, tvb:range(at + 2, 2))
+	if at + INT_HEADER + slots * INT_RECORD > last or hops > slots then
+		t:add_proto_expert_info(e_int, string.format("%d hops in %d slots do not fit", hops, slots))
+		return
+	end
+	t:set_len(INT_HEADER + slots * INT_RECORD)
+	local desc = {}
+	for i = 0, hops - 1 do
+		local r = tvb:range(at + INT_HEADER + i * INT_RECORD, INT_RECORD)
+		local h = t:add(r, string.format("Hop %d", i))
+		h:add(fi.hop, r:range(0, 0), i):set_generated()
+		h:add(fi.ts, r:range(0, 4))
+		h:add(fi.txbytes, r:range(4, 4))
+		h:add(fi.qlen, r:range(8, 4))
+		h:add(fi.rate, r:range(12, 4))
+		desc[#desc + 1] = string.format("q=%d", r:range(8, 4):uint())
+	end
+	local s = string.format("INT %d/%d hops", hops, slots)
+	if hops > 0 then
+		s = s .. " " .. table.concat(desc, ",")
+	end
+	t:append_text(", " .. s)
+	pinfo.cols.info:append(" [" .. s .. "]")
+end
+
+register_postdissector(pi)

@@ -61,9 +61,20 @@ func printFlowControl(w io.Writer, p *lab.Plan) {
 	fmt.Fprintf(w, "  flow ctl    %s\n", text)
 }
 
-// printECN prints the marking of every egress, or that there is none.
+// printECN prints the marking of every egress, or that there is none,
+// and the servers' congestion control when it is not the default.
 func printECN(w io.Writer, p *lab.Plan) {
-	if !p.Spec.ECN {
+	switch p.Spec.CC {
+	case "dctcp":
+		fmt.Fprintf(w, "  cc          dctcp: windows cut on echoed marks, every egress marks at one threshold\n")
+	case "hpcc":
+		fmt.Fprintf(w, "  cc          hpcc: windows from the INT records every egress stamps\n")
+	case "dcqcn-win":
+		fmt.Fprintf(w, "  cc          dcqcn-win: DCQCN's rate with a window of one BDP\n")
+	case "none":
+		fmt.Fprintf(w, "  cc          none: flows paced at their line rate\n")
+	}
+	if !p.Spec.ECN && p.Spec.CC != "dctcp" {
 		fmt.Fprintf(w, "  ecn         off (--ecn marks CE at every egress; DCQCN then slows flows)\n")
 		return
 	}

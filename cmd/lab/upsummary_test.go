@@ -47,6 +47,11 @@ fc: pfc
 			"cables      2 impaired: h1:eth0-s0.0:p1 loss 1% each way; h3:eth1-s1.1:p1 down"}},
 		{[]string{"bcube", "--n", "2", "--k", "1", "--fc", "bfc", "--rate", "10M"}, []string{"flow ctl    bfc: 32 queues per port"}},
 		{[]string{"bcube", "--n", "2", "--k", "1", "--rate", "10M"}, []string{"flow ctl    none: no pauses"}},
+		// DCTCP marks at one threshold K: 100 KB at 100 Gb/s is 4 one-hop
+		// BDPs, 100000 B at any rate.
+		{[]string{"bcube", "--n", "2", "--k", "1", "--rate", "20M", "--cc", "dctcp"}, []string{"cc          dctcp",
+			"ecn         marking at every egress: K_min 100000 B, K_max 100000 B, P_max 1"}},
+		{[]string{"bcube", "--n", "2", "--k", "1", "--rate", "20M", "--cc", "hpcc"}, []string{"cc          hpcc", "ecn         off"}},
 	} {
 		spec := upSpec(t, c.args...)
 		p, err := lab.NewPlan(spec)

@@ -16,17 +16,18 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 func workloadCmd() *cobra.Command {
 	var (
-		cdfName, basis, pattern, mode, records, queues, pairing string
-		load                                                    float64
-		seed                                                    uint64
-		incast, maxFlows, mtu                                   int
-		noDCQCN, asJSON, dryRun, patternWait                    bool
-		moeExperts, moeSenders, moeTopK                         int
-		moeSkew                                                 float64
+		cdfName, basis, pattern, mode, records, queues, pairing, flowCC string
+		load                                                            float64
+		seed                                                            uint64
+		incast, maxFlows, mtu                                           int
+		noDCQCN, asJSON, dryRun, patternWait                            bool
+		moeExperts, moeSenders, moeTopK                                 int
+		moeSkew                                                         float64
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -74,6 +75,9 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.IntVar(&maxFlows, "max-flows", 0, "refuse schedules longer than this (0: the library's bound)")
 	fs.StringVar(&mode, "mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
 	fs.BoolVar(&noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
+	// The lab's cc knob: the flows take it unless told otherwise.
+	ccKnob, _ := lab.KnobByName("cc")
+	fs.StringVar(&flowCC, "cc", "", "the flows' congestion control (default: the lab's --cc; dctcp and hpcc need a lab up with them): "+ccKnob.Help)
 	fs.IntVar(&mtu, "mtu", 0, "payload per packet (0: 1024)")
 	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
 	interval := durationFlag(fs, "interval", "i", "1s", "time between progress lines (on stderr) and queue samples, in lab time")
@@ -86,6 +90,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	completeWords(cmd, "pairing", "uniform", "random", "near-worst")
 	completeWords(cmd, "pattern", "ps", "moe")
 	completeWords(cmd, "mode", "lossless", "gbn", "irn")
+	completeWords(cmd, "cc", transport.CCNames[:]...)
 	_ = cmd.RegisterFlagCompletionFunc("cdf", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return workload.BuiltinCDFs(), cobra.ShellCompDirectiveDefault
 	})
@@ -133,7 +138,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		if dryRun {
 			return dryRunWorkload(c, cfg, stdout)
 		}
-		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: noDCQCN, MTU: mtu, Drain: drain.D(), Interval: interval.D(), Limits: limits}
+		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: noDCQCN, CC: flowCC, MTU: mtu, Drain: drain.D(), Interval: interval.D(), Limits: limits}
 		if *interval > 0 {
 			o.Progress = func(p lab.WorkloadProgress) { fmt.Fprintln(stderr, p) }
 		}

@@ -146,6 +146,13 @@ func (m Model) ECN(rateBps uint64) ECN {
 	}
 }
 
+// DCTCPECN is DCTCP's marking at an egress of rateBps: one threshold K
+// (K_min = K_max, scaled with the port's rate as ECN's), P_max 1.
+func (m Model) DCTCPECN(rateBps uint64) ECN {
+	k := int(math.Round(float64(m.Target.DCTCPParams().KBytes) * m.rateShare(rateBps)))
+	return ECN{KminBytes: k, KmaxBytes: k, Pmax: 1}
+}
+
 // FlowControl are the lab's times of the flow-control schemes.
 type FlowControl struct {
 	// Refresh and Hold: Target.FCRefresh x D, and Target.FCHold x D but
@@ -211,6 +218,12 @@ type Transport struct {
 	ByteCounter            int64
 	F                      int
 	AIRate, HAIRate, MinRt int64
+	DCTCPG                 float64
+	// HPCC: eta, maxStage, the base RTT T and W_AI in bytes.
+	HPCCEta      float64
+	HPCCMaxStage int
+	HPCCBaseRTT  time.Duration
+	HPCCWAI      float64
 	// PacingCatchup is the emulator's (Emulator.Catchup at the rate).
 	PacingCatchup time.Duration
 	MTU           int
@@ -224,13 +237,19 @@ func (m Model) Transport(rateBps uint64) Transport {
 	t := m.Target
 	s := m.rateShare(rateBps)
 	rate := func(r int64) int64 { return max(1, int64(math.Round(float64(r)*s/m.D))) }
+	h := t.HPCCParams()
+	bdp := int64(math.Round(t.IRNCapBDPs * float64(m.BDP(rateBps))))
 	return Transport{
+		HPCCEta:       h.Eta,
+		HPCCMaxStage:  h.MaxStage,
+		HPCCBaseRTT:   m.Time(t.HPCCBaseRTT()),
+		HPCCWAI:       float64(bdp) * (1 - h.Eta) / float64(h.N),
 		LineRateBps:   int64(rateBps),
 		RTO:           m.Time(t.RTO.D()),
 		RTOLow:        m.Time(t.RTOLow.D()),
 		RTOHigh:       m.Time(t.RTOHigh.D()),
 		RTOThreshold:  t.RTOThreshold,
-		BDPBytes:      int64(math.Round(t.IRNCapBDPs * float64(m.BDP(rateBps)))),
+		BDPBytes:      bdp,
 		AckDelay:      m.Time(t.AckDelay.D()),
 		AckEvery:      t.AckEvery,
 		CNPInterval:   m.Time(t.DCQCN.CNPInterval.D()),
@@ -242,6 +261,7 @@ func (m Model) Transport(rateBps uint64) Transport {
 		AIRate:        rate(t.DCQCN.AIRateBps),
 		HAIRate:       rate(t.DCQCN.HAIRateBps),
 		MinRt:         min(rate(t.DCQCN.MinRateBps), int64(rateBps)),
+		DCTCPG:        t.DCTCPParams().G,
 		PacingCatchup: Catchup(rateBps),
 		MTU:           t.MTU,
 	}

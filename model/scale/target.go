@@ -79,6 +79,10 @@ type Target struct {
 
 	// DCQCN's reaction point and notification point.
 	DCQCN DCQCN `json:"dcqcn" yaml:"dcqcn"`
+	// DCTCP's gain and marking threshold (--cc dctcp). Zero: DCTCPDefaults.
+	DCTCP DCTCP `json:"dctcp,omitzero" yaml:"dctcp,omitempty"`
+	// HPCC's constants (--cc hpcc). Zero: HPCCDefaults.
+	HPCC HPCC `json:"hpcc,omitzero" yaml:"hpcc,omitempty"`
 
 	// The RDMA transport: Go-Back-N's RTO, IRN's RTO_low / RTO_high and
 	// the in-flight count that switches between them, IRN's in-flight
@@ -109,6 +113,76 @@ type DCQCN struct {
 	HAIRateBps     int64          `json:"hai_rate_bps" yaml:"hai-rate"`
 	MinRateBps     int64          `json:"min_rate_bps" yaml:"min-rate"`
 	CNPInterval    units.Duration `json:"cnp_interval" yaml:"cnp-interval"`
+}
+
+// DCTCP are DCTCP's constants at a link of Target.LinkRateBps: alpha's
+// gain and the one marking threshold K (K_min = K_max = K, P_max 1).
+type DCTCP struct {
+	G      float64 `json:"g,omitempty" yaml:"g,omitempty"`
+	KBytes int64   `json:"k_bytes,omitempty" yaml:"k,omitempty"`
+}
+
+// DCTCP's defaults: g = 1/16, the DCTCP paper's; K = 100 KB at 100 Gb/s,
+// the papers' DCQCN K_min (the same point of the queue at which marking
+// starts), one BDP of the longest BCube(n,1) path and so well above
+// DCTCP's rule K > C x RTT / 7 (14 KB).
+const (
+	DCTCPDefaultG      = 1.0 / 16
+	DCTCPDefaultKBytes = 100_000
+)
+
+// DCTCPParams are the target's DCTCP constants, its defaults where zero.
+func (t Target) DCTCPParams() DCTCP {
+	d := t.DCTCP
+	if d.G == 0 {
+		d.G = DCTCPDefaultG
+	}
+	if d.KBytes == 0 {
+		d.KBytes = DCTCPDefaultKBytes
+	}
+	return d
+}
+
+// HPCC are HPCC's constants: the target utilization eta, the additive
+// steps before a multiplicative one (maxStage), and N, the concurrent
+// flows per link W_AI is sized for (W_AI = W_init (1 - eta) / N). Its
+// base RTT T is the longest path's (IRNCapBDPs one-hop RTTs: four links
+// of a BCube(n,1) path), so W_init, the line rate x T, is the BDP the
+// transport's BDP cap is.
+type HPCC struct {
+	Eta      float64 `json:"eta,omitempty" yaml:"eta,omitempty"`
+	MaxStage int     `json:"max_stage,omitempty" yaml:"max-stage,omitempty"`
+	N        int     `json:"n,omitempty" yaml:"n,omitempty"`
+}
+
+// HPCC's defaults: the paper's eta 0.95 and maxStage 5; N, the paper's
+// "expected number of concurrent flows on a link", is this project's
+// choice: 100, so W_AI = 100 KB x 0.05 / 100 = 50 bytes, under one
+// thousandth of W_init.
+const (
+	HPCCDefaultEta      = 0.95
+	HPCCDefaultMaxStage = 5
+	HPCCDefaultN        = 100
+)
+
+// HPCCParams are the target's HPCC constants, its defaults where zero.
+func (t Target) HPCCParams() HPCC {
+	h := t.HPCC
+	if h.Eta == 0 {
+		h.Eta = HPCCDefaultEta
+	}
+	if h.MaxStage == 0 {
+		h.MaxStage = HPCCDefaultMaxStage
+	}
+	if h.N == 0 {
+		h.N = HPCCDefaultN
+	}
+	return h
+}
+
+// HPCCBaseRTT is HPCC's T in the target: IRNCapBDPs one-hop round trips.
+func (t Target) HPCCBaseRTT() time.Duration {
+	return time.Duration(math.Round(t.IRNCapBDPs * float64(t.OneHopRTT())))
 }
 
 // Target names.
@@ -238,6 +312,7 @@ func Native(rateBps uint64) Target {
 	t.DCQCN.ByteCounter = size(p.DCQCN.ByteCounter)
 	t.DCQCN.AIRateBps, t.DCQCN.HAIRateBps, t.DCQCN.MinRateBps = rate(p.DCQCN.AIRateBps), rate(p.DCQCN.HAIRateBps), rate(p.DCQCN.MinRateBps)
 	t.DCQCN.CNPInterval = dur(p.DCQCN.CNPInterval)
+	t.DCTCP.KBytes = size(p.DCTCPParams().KBytes)
 	t.RTO, t.RTOLow, t.RTOHigh, t.AckDelay = dur(p.RTO), dur(p.RTOLow), dur(p.RTOHigh), dur(p.AckDelay)
 	t.FCRefresh, t.FCHold = dur(p.FCRefresh), dur(p.FCHold)
 	t.CIResidency = dur(p.CIResidency)
@@ -335,6 +410,12 @@ func (t Target) Validate() error {
 	pos("cnp interval", d.CNPInterval)
 	if d.ByteCounter <= 0 || d.F < 0 || d.AIRateBps < 0 || d.HAIRateBps < 0 || d.MinRateBps <= 0 || d.MinRateBps > t.LinkRateBps {
 		bad("dcqcn: byte counter %d, f %d, rates ai %d hai %d min %d (link %d)", d.ByteCounter, d.F, d.AIRateBps, d.HAIRateBps, d.MinRateBps, t.LinkRateBps)
+	}
+	if dc := t.DCTCP; dc.G < 0 || dc.G >= 1 || dc.KBytes < 0 {
+		bad("dctcp: g %g, k %d: want 0 <= g < 1 and k >= 0 (0: the defaults)", dc.G, dc.KBytes)
+	}
+	if h := t.HPCC; h.Eta < 0 || h.Eta > 1 || h.MaxStage < 0 || h.N < 0 {
+		bad("hpcc: eta %g, max stage %d, n %d: want 0 <= eta <= 1, the others >= 0 (0: the defaults)", h.Eta, h.MaxStage, h.N)
 	}
 	pos("rto", t.RTO)
 	pos("rto low", t.RTOLow)

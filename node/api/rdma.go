@@ -37,9 +37,16 @@ type RDMARequest struct {
 	Duration int64 `json:"duration_ns,omitempty"`
 	// Mode is the loss recovery: lossless (default), gbn or irn.
 	Mode string `json:"mode,omitempty"`
-	// DCQCN turns rate control on or off (default on; with switches
-	// marking no ECN no CNP is ever sent, so it stays at the line rate).
+	// DCQCN false turns congestion control off (cc none); true or unset
+	// keeps CC's, the host's by default: the lab's cc, DCQCN unless the
+	// lab says otherwise (with switches marking no ECN no CNP is ever
+	// sent, so DCQCN stays at the line rate).
 	DCQCN *bool `json:"dcqcn,omitempty"`
+	// CC is the congestion control: hpcc, dctcp, dcqcn, dcqcn-win or none (default:
+	// the host's, the lab's cc). dctcp and hpcc need a host (a lab) of
+	// that cc, dcqcn one of any other than dctcp (whose receivers send no
+	// CNP).
+	CC string `json:"cc,omitempty"`
 	// Order fixes the level order ("0,1", ...) as GenRequest.Order does.
 	Order string `json:"order,omitempty"`
 	// MTU is the payload bytes per packet (default DefaultRDMAMTU).
@@ -86,6 +93,7 @@ type RDMAFlow struct {
 	Dst        int            `json:"dst"`
 	Mode       transport.Mode `json:"mode"`
 	DCQCN      bool           `json:"dcqcn"`
+	CC         transport.CC   `json:"cc"`
 	MTU        int            `json:"mtu"`
 	Size       int64          `json:"size"` // 0 while a timed flow runs
 	DurationNs int64          `json:"duration_ns,omitempty"`
@@ -116,8 +124,14 @@ type RDMAFlow struct {
 	NAKs        uint64  `json:"naks"`
 	CNPs        uint64  `json:"cnps"`
 	AckedBytes  int64   `json:"acked_bytes"` // acknowledged cumulatively
-	RateBps     float64 `json:"rate_bps"`    // pacing rate now (DCQCN's Rc)
-	NoFrame     uint64  `json:"no_frame"`    // found no free frame, or the buffer refused one
+	RateBps     float64 `json:"rate_bps"`    // pacing rate now (DCQCN's Rc, HPCC's W/T)
+	// Window congestion controls: the window now in packets, and DCTCP's
+	// alpha and window cuts or HPCC's U and cuts (updates with U >= eta).
+	WindowPackets int64   `json:"window_packets,omitempty"`
+	Alpha         float64 `json:"alpha,omitempty"`
+	HPCCU         float64 `json:"hpcc_u,omitempty"`
+	WindowCuts    uint64  `json:"window_cuts,omitempty"`
+	NoFrame       uint64  `json:"no_frame"` // found no free frame, or the buffer refused one
 
 	// RateLimitBps is the cap the request set (0: none).
 	RateLimitBps int64 `json:"rate_limit_bps,omitempty"`

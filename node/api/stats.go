@@ -55,9 +55,12 @@ type PortStats struct {
 	// frames, probes, frames for a server's NIC or its generator's sink),
 	// or dropped on receive (RxDrops: Drops under RxDropReasons). In
 	// every snapshot RxPackets = RxForwarded + RxConsumed + RxDrops().
-	RxForwarded   uint64 `json:"rx_forwarded"`
-	RxConsumed    uint64 `json:"rx_consumed"`
-	TxPackets     uint64 `json:"tx_packets"`
+	RxForwarded uint64 `json:"rx_forwarded"`
+	RxConsumed  uint64 `json:"rx_consumed"`
+	TxPackets   uint64 `json:"tx_packets"`
+	// INTStamped counts the INT records (HPCC) the port stamped into
+	// data frames leaving it.
+	INTStamped    uint64 `json:"int_stamped,omitempty"`
 	TxBytes       uint64 `json:"tx_bytes"`
 	QueueBytes    uint64 `json:"queue_bytes"`
 	QueuePackets  uint64 `json:"queue_packets"`

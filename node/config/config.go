@@ -83,7 +83,12 @@ type Node struct {
 	// above. ECN turns marking on with the model's thresholds at each
 	// port's rate (PortECN) for those of the three left zero; without
 	// ECN, ECNKmaxBytes 0 turns marking off.
-	ECN          bool    `json:"ecn,omitempty"`
+	ECN bool `json:"ecn,omitempty"`
+	// CC is the servers' congestion control (hpcc, dctcp, dcqcn,
+	// dcqcn-win or none; empty: dcqcn), and what the egresses do for it: under dctcp every
+	// egress marks at DCTCP's one threshold K (P_max 1) unless the ECN
+	// thresholds are given; under hpcc every egress stamps INT records.
+	CC           string  `json:"cc,omitempty"`
 	ECNKminBytes int     `json:"ecn_kmin_bytes,omitempty"`
 	ECNKmaxBytes int     `json:"ecn_kmax_bytes,omitempty"`
 	ECNPmax      float64 `json:"ecn_pmax,omitempty"`
@@ -362,6 +367,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 			errs = append(errs, fmt.Errorf("ecn: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", e.KminBytes, e.KmaxBytes, e.Pmax))
 			break
 		}
+	}
+	if _, err := c.TransportCC(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.LossPPM < 0 || c.LossPPM > MaxLossPPM {
 		errs = append(errs, fmt.Errorf("loss_ppm %d: want 0..%d (frames dropped per million received)", c.LossPPM, MaxLossPPM))

@@ -6,6 +6,7 @@ import (
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // PortConfig overrides one fabric port of a node at bring-up: its link
@@ -112,13 +113,19 @@ func (c *Node) PortPFC(name string) signaling.PFCLimits {
 
 // PortECN is the ECN marking of egress port name: the configured K_min,
 // K_max and P_max, and with ECN those left zero the model's at the
-// port's rate. Off (K_max 0) without ECN and K_max.
+// port's rate. Off (K_max 0) without ECN and K_max. Under cc dctcp
+// marking is on, and those left zero are DCTCP's: K_min = K_max = K at
+// the port's rate, P_max 1.
 func (c *Node) PortECN(name string) queues.ECNConfig {
 	e := queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
-	if !c.ECN {
+	dctcp := c.CC == transport.CCDCTCP.String()
+	if !c.ECN && !dctcp {
 		return e
 	}
 	d := c.Model().ECN(c.PortRate(name))
+	if dctcp {
+		d = c.Model().DCTCPECN(c.PortRate(name))
+	}
 	if e.KminBytes == 0 {
 		e.KminBytes = d.KminBytes
 	}
@@ -130,6 +137,21 @@ func (c *Node) PortECN(name string) queues.ECNConfig {
 	}
 	return e
 }
+
+// TransportCC is the servers' congestion control (CC; empty: DCQCN).
+func (c *Node) TransportCC() (transport.CC, error) {
+	if c.CC == "" {
+		return transport.CCDCQCN, nil
+	}
+	cc, err := transport.ParseCC(c.CC)
+	if err != nil {
+		return cc, fmt.Errorf("cc: %w", err)
+	}
+	return cc, nil
+}
+
+// INT reports whether every egress stamps INT records (cc hpcc).
+func (c *Node) INT() bool { return c.CC == transport.CCHPCC.String() }
 
 // or is v, or def when v is 0.
 func or(v, def int) int {

@@ -97,3 +97,41 @@ func TestPortBDP(t *testing.T) {
 		t.Errorf("native: BDP %d/%d, want 1518/1518", b0, b1)
 	}
 }
+
+// cc dctcp marks at DCTCP's one threshold K, scaled to each port's rate
+// (4 one-hop BDPs, as the papers' 100 KB on 100 Gb/s), P_max 1, unless
+// thresholds are given; cc hpcc stamps INT; an unknown cc is refused.
+func TestPortECNUnderCC(t *testing.T) {
+	cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: "pfc", RateBps: 100_000_000, CC: "dctcp",
+		Ports: []PortConfig{{Name: "eth0", RateBps: 160_000_000}}}
+	cfg.SetDefaults()
+	if _, _, err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rtt := cfg.Model().OneHopRTT()
+	for name, rate := range map[string]float64{"eth0": 160e6, "eth1": 100e6} {
+		k := int(rate / 8 * rtt.Seconds() * 4)
+		if e := cfg.PortECN(name); e.KminBytes != k || e.KmaxBytes != k || e.Pmax != 1 {
+			t.Errorf("%s: %+v, want K %d", name, e, k)
+		}
+	}
+	cfg.ECNKminBytes, cfg.ECNKmaxBytes = 30_000, 30_000
+	if e := cfg.PortECN("eth1"); e.KminBytes != 30_000 || e.KmaxBytes != 30_000 || e.Pmax != 1 {
+		t.Errorf("given K: %+v", e)
+	}
+	if cc, err := cfg.TransportCC(); err != nil || cc.String() != "dctcp" || cfg.INT() {
+		t.Errorf("cc %v, %v, INT %v", cc, err, cfg.INT())
+	}
+	cfg.CC, cfg.ECNKminBytes, cfg.ECNKmaxBytes = "hpcc", 0, 0
+	if e := cfg.PortECN("eth1"); e.On() || !cfg.INT() {
+		t.Errorf("hpcc: ECN %+v, INT %v", e, cfg.INT())
+	}
+	cfg.CC = "cubic"
+	if _, _, err := cfg.Validate(); err == nil {
+		t.Error("cc cubic validated")
+	}
+	cfg.CC = ""
+	if cc, _ := cfg.TransportCC(); cc.String() != "dcqcn" {
+		t.Errorf("default cc %v", cc)
+	}
+}

@@ -162,6 +162,11 @@ type Options struct {
 	// (between 0 and its PortSpec.MaxDelay) so that the median of its
 	// probes' round trips meets it (probe.go, "Steering").
 	ModelRTT time.Duration
+	// INT has every port stamp an INT record (HPCC, wire/roce's shim)
+	// into each RoCEv2 data frame with a shim as it leaves its egress
+	// queue: the time its last bit is on the link, the port's bytes sent
+	// with it, the bytes still queued at the port and the port's rate.
+	INT bool
 	// Mark, if set, runs on the worker's thread as it copies the
 	// counters for a snapshot, and SnapshotAt returns its value: a
 	// patched cable's copier marks its queue there, to tell the capture
@@ -233,9 +238,13 @@ type port struct {
 	// taken by the node (the rest are drops on receive, by reason).
 	rxForwarded, rxConsumed uint64
 	txPackets, txBytes      uint64
-	drops                   [numDropReasons]uint64
-	maxBytes                int
-	kicks, kickErrors       uint64
+	// INT (Options.INT): the bytes dequeued (a record's counter) and the
+	// records stamped.
+	intTx             uint32
+	intStamped        uint64
+	drops             [numDropReasons]uint64
+	maxBytes          int
+	kicks, kickErrors uint64
 }
 
 // Engine runs the datapath of one daemon.

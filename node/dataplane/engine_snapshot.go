@@ -92,6 +92,7 @@ type rawSnapshot struct {
 type rawPort struct {
 	rxPackets, rxBytes, txPackets, txBytes uint64
 	rxForwarded, rxConsumed                uint64
+	intStamped                             uint64
 	queueBytes, queuePackets, maxBytes     int
 	captured                               bool
 	drops                                  [numDropReasons]uint64
@@ -122,6 +123,7 @@ func (e *Engine) takeSnapshot() {
 		eg := p.egress
 		r.rxPackets, r.rxBytes, r.txPackets, r.txBytes = p.rxPackets, p.rxBytes, p.txPackets, p.txBytes
 		r.rxForwarded, r.rxConsumed = p.rxForwarded, p.rxConsumed
+		r.intStamped = p.intStamped
 		r.queueBytes, r.queuePackets, r.maxBytes = eg.Bytes(), eg.Len(), p.maxBytes
 		r.captured = p.tapped.Load()
 		r.drops = p.drops
@@ -157,6 +159,7 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			RxConsumed:    r.rxConsumed,
 			TxPackets:     r.txPackets,
 			TxBytes:       r.txBytes,
+			INTStamped:    r.intStamped,
 			QueueBytes:    uint64(r.queueBytes),
 			QueuePackets:  uint64(r.queuePackets),
 			MaxQueueBytes: uint64(r.maxBytes),

@@ -7,6 +7,7 @@ package dataplane
 import (
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/wire/header"
+	"github.com/bcfab/bcfab/wire/roce"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -265,6 +266,9 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	}
 	p.shaper.Send(now, int(pk.Len))
 	e.buffered -= int(pk.Len)
+	if e.opts.INT {
+		e.stampINT(p, pk, now)
+	}
 	if hq := p.egress.HQ(); p.probe && (q == hq || hq < 0) { // probes leave by the HQ (or a port's only queue)
 		end := now
 		if p.spec.RateBps > 0 {
@@ -273,6 +277,20 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		e.stampProbe(&xdp.Desc{Addr: pk.Addr, Len: pk.Len}, end)
 	}
 	return pk, true
+}
+
+// stampINT writes p's INT record into the frame pk if it carries a shim
+// (roce.StampINT), as pk leaves p's egress queue at now.
+func (e *Engine) stampINT(p *port, pk queues.Packet, now int64) {
+	p.intTx += pk.Len
+	end := now
+	if p.spec.RateBps > 0 {
+		end = p.shaper.Free()
+	}
+	r := roce.INTRecord{TS: uint32(end), TxBytes: p.intTx, QLen: uint32(p.egress.Bytes()), RateKbps: uint32(min(p.spec.RateBps/1000, 1<<32-1))}
+	if roce.StampINT(e.mem.Bytes[pk.Addr:pk.Addr+uint64(pk.Len)], r) {
+		p.intStamped++
+	}
 }
 
 // next returns the frame p may put on the TX ring now, if any. A shaped

@@ -44,6 +44,17 @@ type Data struct {
 	VA     uint64
 	RKey   uint32
 	DMALen uint32
+	// INTSlots reserves an empty INT shim of that many records between
+	// the extension header and the payload (int.go); 0: none.
+	INTSlots int
+}
+
+// INTShimLen is the length of an INT shim of slots records (0: none).
+func INTShimLen(slots int) int {
+	if slots <= 0 {
+		return 0
+	}
+	return INTHeaderLen + slots*INTRecordLen
 }
 
 // pad is the count of zero bytes that align a payload of n bytes to 4.
@@ -72,15 +83,16 @@ func MaxPayload(op Opcode, frameLen int) int {
 }
 
 // PutData writes a complete data frame into b and returns its length,
-// DataFrameLen(d.Opcode, d.Payload). The payload is taken as it is in
-// b[PayloadOffset(d.Opcode):]: write it there first, or call SetICRC
-// after changing it. The pad bytes are zeroed. It panics when d.Opcode is
+// DataFrameLen(d.Opcode, d.Payload) + INTShimLen(d.INTSlots). The payload
+// is taken as it is in b[PayloadOffset(d.Opcode)+INTShimLen(d.INTSlots):]:
+// write it there first, or call SetICRC after changing it. The pad bytes are zeroed. It panics when d.Opcode is
 // not a data opcode or b is shorter than the frame.
 func PutData(b []byte, f *Flow, d *Data) int {
 	if !d.Opcode.IsData() {
 		panic("roce: PutData with opcode " + d.Opcode.String())
 	}
-	n := DataFrameLen(d.Opcode, d.Payload)
+	shim := INTShimLen(d.INTSlots)
+	n := DataFrameLen(d.Opcode, d.Payload) + shim
 	b = b[:n]
 	p := pad(d.Payload)
 	h := putHeaders(b, f, n, d.Opcode, d.PSN, d.AckReq, p)
@@ -90,6 +102,10 @@ func PutData(b []byte, f *Flow, d *Data) int {
 		r.SetVA(d.VA)
 		r.SetRKey(d.RKey)
 		r.SetDMALen(d.DMALen)
+	}
+	if shim > 0 {
+		h.SetINT(true)
+		PutINT(b[PayloadOffset(d.Opcode):], d.INTSlots)
 	}
 	clear(b[n-ICRCLen-p : n-ICRCLen])
 	putICRC(b, EthLen+VLANLen, IPv4Len, n)
@@ -108,6 +124,22 @@ func PutAck(b []byte, f *Flow, s Syndrome, psn, msn uint32) int {
 	a.SetMSN(msn)
 	putICRC(b, EthLen+VLANLen, IPv4Len, AckLen)
 	return AckLen
+}
+
+// PutAckINT writes an ACK as PutAck does, carrying a copy of echo, the
+// INT shim of the data packet it answers, after its AETH; it returns the
+// frame's length, AckLen + len(echo).
+func PutAckINT(b []byte, f *Flow, psn uint32, echo INT) int {
+	n := AckLen + len(echo)
+	b = b[:n]
+	h := putHeaders(b, f, n, OpAck, psn, false, 0)
+	h.SetINT(true)
+	a := AETH(b[HeadersLen : HeadersLen+AETHLen])
+	a.SetSyndrome(SyndromeACK)
+	a.SetMSN(0)
+	copy(b[HeadersLen+AETHLen:], echo)
+	putICRC(b, EthLen+VLANLen, IPv4Len, n)
+	return n
 }
 
 // PutSelectiveNAK writes the fabric's selective NAK (see the package

@@ -24,9 +24,9 @@ func init() {
 }
 
 // BTHLayer is a RoCEv2 packet as a gopacket layer, for tools, tests and
-// captures; the datapath uses Parse and the views. Contents are the BTH
-// and its extension header (RETH, AETH or the CNP's reserved bytes);
-// Payload is the data without pad bytes or ICRC.
+// captures; the datapath uses Parse and the views. Contents are the BTH,
+// its extension header (RETH, AETH or the CNP's reserved bytes) and the
+// INT shim if any; Payload is the data without pad bytes or ICRC.
 //
 // The ICRC covers the IPv4 and UDP headers, which a layer does not see:
 // DecodeFromBytes does not check it and SerializeTo writes ICRC as it is.
@@ -52,6 +52,10 @@ type BTHLayer struct {
 	VA     uint64
 	RKey   uint32
 	DMALen uint32
+	// INT shim (int.go): INTSlots records reserved (0: no shim, the BTH's
+	// INT bit clear) and the records the hops filled, in their order.
+	INTSlots int
+	INT      []INTRecord
 	// ICRC as the frame carries it, in the byte order ComputeICRC
 	// returns.
 	ICRC uint32
@@ -71,7 +75,7 @@ func (l *BTHLayer) NextLayerType() gopacket.LayerType {
 // DecodeFromBytes decodes a UDP payload, BTH through ICRC, with Parse's
 // checks of the transport headers.
 func (l *BTHLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) error {
-	ext, payEnd, err := checkTransport(data)
+	ext, intl, payEnd, err := checkTransport(data)
 	if err != nil {
 		if err == errShortBTH || err == errShortExt {
 			df.SetTruncated()
@@ -79,7 +83,7 @@ func (l *BTHLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) erro
 		return err
 	}
 	h := BTH(data)
-	hl := BTHLen + ext
+	hl := BTHLen + ext + intl
 	*l = BTHLayer{
 		BaseLayer: layers.BaseLayer{Contents: data[:hl], Payload: data[hl:payEnd]},
 		Opcode:    h.Opcode(),
@@ -102,6 +106,13 @@ func (l *BTHLayer) DecodeFromBytes(data []byte, df gopacket.DecodeFeedback) erro
 	case l.Opcode.HasRETH():
 		r := RETH(data[BTHLen:])
 		l.VA, l.RKey, l.DMALen = r.VA(), r.RKey(), r.DMALen()
+	}
+	if intl > 0 {
+		s := INT(data[BTHLen+ext : hl])
+		l.INTSlots = s.Slots()
+		for i := range min(s.Hops(), s.Slots()) {
+			l.INT = append(l.INT, s.Record(i))
+		}
 	}
 	return nil
 }
@@ -143,7 +154,14 @@ func (l *BTHLayer) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Seriali
 	clear(tail)
 	binary.LittleEndian.PutUint32(tail[l.PadCnt:], l.ICRC)
 	ext := l.Opcode.ExtLen()
-	hdr, err := b.PrependBytes(BTHLen + ext)
+	intl := 0
+	if l.INTSlots > 0 {
+		if l.Opcode == OpCNP || len(l.INT) > l.INTSlots || l.INTSlots > 255 {
+			return fmt.Errorf("serialize roce: %d INT records in %d slots on %v: %w", len(l.INT), l.INTSlots, l.Opcode, errINT)
+		}
+		intl = INTHeaderLen + l.INTSlots*INTRecordLen
+	}
+	hdr, err := b.PrependBytes(BTHLen + ext + intl)
 	if err != nil {
 		return err
 	}
@@ -170,6 +188,14 @@ func (l *BTHLayer) SerializeTo(b gopacket.SerializeBuffer, opts gopacket.Seriali
 		r.SetVA(l.VA)
 		r.SetRKey(l.RKey)
 		r.SetDMALen(l.DMALen)
+	}
+	if intl > 0 {
+		h.SetINT(true)
+		s := INT(hdr[BTHLen+ext:])
+		PutINT(s, l.INTSlots)
+		for _, v := range l.INT {
+			s.Push(v)
+		}
 	}
 	return nil
 }

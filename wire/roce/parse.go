@@ -33,6 +33,7 @@ var (
 	errTrailing   error = malformed("bytes between AETH or CNP and ICRC")
 	errPad        error = malformed("pad count exceeds the payload")
 	errSyndrome   error = malformed("reserved AETH syndrome")
+	errINT        error = malformed("truncated INT shim, or one on a CNP")
 )
 
 type malformed string
@@ -58,6 +59,9 @@ type Packet struct {
 	BTH  BTH
 	AETH AETH // ACKNOWLEDGE only, else nil
 	RETH RETH // RDMA_WRITE_FIRST and RDMA_WRITE_ONLY only, else nil
+	// INT is the INT shim (int.go) of a data packet or ACK whose BTH
+	// says it has one, else nil.
+	INT INT
 	// Payload is the data after the extension headers, without pad
 	// bytes or ICRC; empty for ACKNOWLEDGE and CNP.
 	Payload []byte
@@ -91,6 +95,7 @@ type layout struct {
 	ihl    int // IPv4 header length
 	bth    int // BTH offset
 	ext    int // extension header length
+	intl   int // INT shim length
 	pay    int // payload offset
 	payEnd int // end of the payload, before pad
 	end    int // end of the UDP datagram, after the ICRC
@@ -144,51 +149,60 @@ func (l *layout) parse(b []byte, f *header.Frame) error {
 	if int(binary.BigEndian.Uint16(udp[4:6])) != len(udp) {
 		return errUDPLen
 	}
-	ext, payEnd, err := checkTransport(udp[UDPLen:])
+	ext, intl, payEnd, err := checkTransport(udp[UDPLen:])
 	if err != nil {
 		return err
 	}
 	l.ip, l.ihl = off, ihl
 	l.bth = off + ihl + UDPLen
-	l.ext = ext
-	l.pay = l.bth + BTHLen + ext
+	l.ext, l.intl = ext, intl
+	l.pay = l.bth + BTHLen + ext + intl
 	l.payEnd = l.bth + payEnd
 	l.end = off + tl
 	return nil
 }
 
 // checkTransport checks t, a UDP payload from the BTH to the ICRC, and
-// returns the extension headers' length and where the payload ends
-// (before the pad bytes), as offsets in t.
-func checkTransport(t []byte) (ext, payEnd int, err error) {
+// returns the extension headers' and INT shim's lengths and where the
+// payload ends (before the pad bytes), as offsets in t.
+func checkTransport(t []byte) (ext, intl, payEnd int, err error) {
 	if len(t) < BTHLen+ICRCLen {
-		return 0, 0, errShortBTH
+		return 0, 0, 0, errShortBTH
 	}
 	h := BTH(t)
 	if h.TVer() != 0 {
-		return 0, 0, errTVer
+		return 0, 0, 0, errTVer
 	}
 	op := h.Opcode()
 	if !op.Known() {
-		return 0, 0, errOpcode
+		return 0, 0, 0, errOpcode
 	}
 	ext = op.ExtLen()
 	if len(t) < BTHLen+ext+ICRCLen {
-		return 0, 0, errShortExt
+		return 0, 0, 0, errShortExt
 	}
-	n := len(t) - BTHLen - ext - ICRCLen // payload and pad
+	if h.INT() {
+		rest := len(t) - BTHLen - ext - ICRCLen
+		if op == OpCNP || rest < INTHeaderLen {
+			return 0, 0, 0, errINT
+		}
+		if intl = INT(t[BTHLen+ext:]).Len(); intl > rest {
+			return 0, 0, 0, errINT
+		}
+	}
+	n := len(t) - BTHLen - ext - intl - ICRCLen // payload and pad
 	if !op.IsData() && n != 0 {
-		return 0, 0, errTrailing
+		return 0, 0, 0, errTrailing
 	}
 	if h.PadCnt() > n {
-		return 0, 0, errPad
+		return 0, 0, 0, errPad
 	}
 	if op == OpAck {
 		if s := AETH(t[BTHLen:]).Syndrome(); s&0x80 != 0 || s.Kind() == KindReserved {
-			return 0, 0, errSyndrome
+			return 0, 0, 0, errSyndrome
 		}
 	}
-	return ext, BTHLen + ext + n - h.PadCnt(), nil
+	return ext, intl, BTHLen + ext + intl + n - h.PadCnt(), nil
 }
 
 // Parse checks b as Ethernet [802.1Q] / IPv4 / UDP 4791 / BTH / [RETH,
@@ -232,11 +246,15 @@ func ParseFrame(b []byte, f *header.Frame, p *Packet) error {
 		Payload: b[l.pay:l.payEnd],
 		Len:     l.end,
 	}
+	x := l.bth + BTHLen + l.ext
 	switch op := p.BTH.Opcode(); {
 	case op == OpAck:
-		p.AETH = AETH(b[l.bth+BTHLen : l.pay])
+		p.AETH = AETH(b[l.bth+BTHLen : x])
 	case op.HasRETH():
-		p.RETH = RETH(b[l.bth+BTHLen : l.pay])
+		p.RETH = RETH(b[l.bth+BTHLen : x])
+	}
+	if l.intl > 0 {
+		p.INT = INT(b[x : x+l.intl])
 	}
 	if icrc(b, l.ip, l.ihl, l.end) != storedICRC(b, l.end) {
 		return ErrBadICRC

@@ -60,6 +60,10 @@
 // has no use for a NAK's MSN otherwise; in an ACK the MSN is the
 // responder's to fill (InfiniBand's count of completed messages).
 //
+// ECN echo: under a window congestion control (DCTCP) the responder
+// echoes CE marks in its ACKs rather than sending CNPs: an ACK with BECN
+// set acknowledges packets that arrived marked. BECN is outside the ICRC.
+//
 // CNP: RoCEv2's congestion notification packet (Annex A17.9.3): BTH with
 // opcode 0x81, the destination QP of the flow being notified (the data
 // sender's QP), BECN set, PSN 0, then 16 reserved bytes and the ICRC.

@@ -11,8 +11,9 @@ type loop struct {
 	now int64
 }
 
-func newLoop(tb testing.TB, mode Mode) *loop {
-	p := testParams()
+func newLoop(tb testing.TB, mode Mode) *loop { return newLoopWith(tb, mode, testParams()) }
+
+func newLoopWith(tb testing.TB, mode Mode, p Params) *loop {
 	s, err := NewSender(mode, p, PSNMask-1000, 0, simMTU)
 	if err != nil {
 		tb.Fatal(err)
@@ -27,7 +28,8 @@ func newLoop(tb testing.TB, mode Mode) *loop {
 func (l *loop) reply(a RxAction) {
 	switch a.Reply {
 	case ReplyAck:
-		l.s.OnAck(a.PSN, l.now)
+		e := Echo{ECE: a.ECE}
+		l.s.OnAckEcho(a.PSN, &e, l.now)
 	case ReplyNak:
 		l.s.OnNak(a.PSN, a.SackPSN, l.now)
 	}
@@ -74,6 +76,41 @@ func TestAllocs(t *testing.T) {
 		if l.s.S.Packets < 5000 || (m != Lossless && l.s.S.RetxPackets == 0) || l.s.S.CNPs == 0 {
 			t.Errorf("%v: the loop did not exercise it: %+v", m, l.s.S)
 		}
+	}
+	l := newLoopWith(t, IRN, dctcpParams())
+	for range 1000 {
+		l.step(t)
+	}
+	if n := testing.AllocsPerRun(5000, func() { l.step(t) }); n != 0 {
+		t.Errorf("DCTCP: %v allocations per packet", n)
+	}
+	if c := l.s.DCTCP().C; c.Cuts == 0 || c.Windows == 0 {
+		t.Errorf("DCTCP: the loop did not exercise it: %+v", c)
+	}
+	hp := testParams()
+	hp.DCQCN.Enabled, hp.LineRateBps, hp.HPCC = false, hpccLine, hpccTest
+	hs, err := NewSender(IRN, hp, 0, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e Echo
+	e.Hops = 3
+	hnow := int64(0)
+	if n := testing.AllocsPerRun(5000, func() {
+		hnow = max(hnow, hs.NextSendTime())
+		seg, ok := hs.Next(hnow)
+		if !ok {
+			t.Fatal("HPCC: the sender stalled")
+		}
+		for i := range e.Hops {
+			e.Hop[i] = hop(uint32(hnow), uint32(seg.Offset), uint32(i)*1000)
+		}
+		hs.OnAckEcho(seg.PSN, &e, hnow)
+	}); n != 0 {
+		t.Errorf("HPCC: %v allocations per ACK", n)
+	}
+	if hs.HPCC().C.Updates == 0 {
+		t.Errorf("HPCC: the loop did not exercise it: %+v", hs.HPCC().C)
 	}
 	d := NewDCQCN(testParams().DCQCN, simRate)
 	now := int64(0)

@@ -85,6 +85,27 @@
 // PacingCatchup lets it make up for that much of it (a caller woken
 // coarsely, like an emulated NIC on a loaded machine).
 //
+// # DCTCP
+//
+// With DCTCP (dctcp.go) a sender's window, not its pacer, reacts: it
+// paces at the line rate and keeps at most W bytes outstanding. The
+// receiver echoes CE marks in its ACKs (RxAction.ECE; no CNPs) and
+// acknowledges at once when the mark changes, so an ACK's echo covers
+// packets of one mark; the sender (OnAckEcho) cuts W by alpha/2 at most
+// once per window of data, updates alpha once per window and adds one
+// MTU per window without a mark. Switches mark at one threshold K.
+//
+// # HPCC
+//
+// With HPCC (hpcc.go) data packets carry an INT shim that every egress
+// on the path stamps (queue length, bytes sent, time, link rate; package
+// roce), the receiver's caller copies it into each ACK, and the sender
+// (OnAckEcho with Echo.Hop) runs the paper's Algorithm 1: U from the
+// most loaded hop, W = Wc/(U/eta) + W_AI or Wc + W_AI, Wc once per RTT;
+// it keeps W bytes outstanding and paces at W/T. HPCC's eta and maxStage
+// are the paper's; T is the longest path's base RTT (the BDP cap's) and
+// W_AI = W_init (1 - eta) / N with N = 100 (package scale).
+//
 // # Parameters
 //
 // Params holds a run's constants as the lab uses them; this package

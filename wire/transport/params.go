@@ -89,6 +89,35 @@ type DCQCNParams struct {
 	// increase steps of the target rate; MinRateBps the lowest rate a cut
 	// goes to.
 	AIRateBps, HAIRateBps, MinRateBps int64
+	// Window adds a window of one BDP (the BDP cap, BDPBytes) to the rate:
+	// DCQCN+win, as the HPCC paper evaluates it.
+	Window bool
+}
+
+// DCTCPParams are DCTCP's sender constants (dctcp.go). Its window
+// starts at the BDP cap (Params.BDPBytes) and its switches mark at one
+// threshold (ECNParams with KminBytes = KmaxBytes).
+type DCTCPParams struct {
+	// Enabled turns the window on; off, nothing limits a flow but Window.
+	Enabled bool
+	// G is the gain of alpha's moving average.
+	G float64
+}
+
+// HPCCParams are HPCC's sender constants (hpcc.go). Its window starts at
+// the line rate times BaseRTT.
+type HPCCParams struct {
+	// Enabled turns the window and rate on; data packets then carry an
+	// INT shim and receivers echo it.
+	Enabled bool
+	// Eta is the target utilization (η), MaxStage the additive steps
+	// before a multiplicative one.
+	Eta      float64
+	MaxStage int
+	// BaseRTT is T, the base round trip of the network's longest path.
+	BaseRTT time.Duration
+	// WAIBytes is the additive step W_AI.
+	WAIBytes float64
 }
 
 // ECNParams are the RED-like marking thresholds of the switch side:
@@ -154,8 +183,18 @@ type Params struct {
 	CNPInterval time.Duration
 
 	DCQCN DCQCNParams
+	DCTCP DCTCPParams
+	HPCC  HPCCParams
 	ECN   ECNParams
 }
+
+// INT reports whether data packets carry an INT shim and receivers echo
+// it (HPCC).
+func (p *Params) INT() bool { return p.HPCC.Enabled }
+
+// echoesCE reports whether receivers echo CE marks in their ACKs (ECE)
+// rather than answer them with CNPs: a window congestion control.
+func (p *Params) echoesCE() bool { return p.DCTCP.Enabled }
 
 // DefaultWireOverhead is what a data packet adds to its payload on the
 // wire: Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 bytes,
@@ -229,6 +268,26 @@ func (p *Params) Validate() error {
 			bad("DCQCN rates: ai %d, hai %d, min %d (line %d)", d.AIRateBps, d.HAIRateBps, d.MinRateBps, p.LineRateBps)
 		}
 	}
+	if d := &p.DCTCP; d.Enabled {
+		switch {
+		case p.DCQCN.Enabled:
+			bad("DCTCP and DCQCN both on: a flow has one congestion control")
+		case !(d.G > 0 && d.G < 1):
+			bad("DCTCP g %v outside (0, 1)", d.G)
+		}
+	}
+	if h := &p.HPCC; h.Enabled {
+		switch {
+		case p.DCQCN.Enabled || p.DCTCP.Enabled:
+			bad("HPCC with DCQCN or DCTCP: a flow has one congestion control")
+		case p.LineRateBps <= 0:
+			bad("HPCC needs a line rate")
+		case !(h.Eta > 0 && h.Eta <= 1) || h.MaxStage < 0:
+			bad("HPCC eta %v outside (0, 1] or max stage %d < 0", h.Eta, h.MaxStage)
+		case h.BaseRTT <= 0 || h.WAIBytes < 0:
+			bad("HPCC base RTT %v must be positive, W_AI %v not negative", h.BaseRTT, h.WAIBytes)
+		}
+	}
 	if e := p.ECN; e.KminBytes < 0 || e.KminBytes > e.KmaxBytes || (e.KmaxBytes > 0 && !(e.Pmax > 0 && e.Pmax <= 1)) {
 		bad("ECN: want 0 <= kmin (%d) <= kmax (%d) and 0 < pmax (%g) <= 1", e.KminBytes, e.KmaxBytes, e.Pmax)
 	}
@@ -247,4 +306,85 @@ func (p *Params) window(mode Mode, mtu int) int64 {
 		w = min(w, max(1, (p.BDPBytes+int64(mtu)-1)/int64(mtu)))
 	}
 	return w
+}
+
+// CC is a flow's congestion control.
+type CC uint8
+
+const (
+	// CCNone: the sender paces at the line rate, nothing else.
+	CCNone CC = iota
+	// CCDCQCN: DCQCN's rate, from CNPs (RED marking at the switches).
+	CCDCQCN
+	// CCDCTCP: DCTCP's window, from marks echoed in ACKs (marking at one
+	// threshold K).
+	CCDCTCP
+	// CCHPCC: HPCC's window and rate, from INT records echoed in ACKs
+	// (every egress stamps the data packets).
+	CCHPCC
+	// CCDCQCNWin: DCQCN with a window of one BDP (DCQCN+win).
+	CCDCQCNWin
+)
+
+// CCNames are the congestion controls' names, by value.
+var CCNames = [...]string{CCNone: "none", CCDCQCN: "dcqcn", CCDCTCP: "dctcp", CCHPCC: "hpcc", CCDCQCNWin: "dcqcn-win"}
+
+// ParseCC accepts none, dcqcn, dctcp and hpcc.
+func ParseCC(s string) (CC, error) {
+	for i, n := range CCNames {
+		if s == n {
+			return CC(i), nil
+		}
+	}
+	return 0, fmt.Errorf("transport: unknown congestion control %q (want hpcc, dctcp, dcqcn, dcqcn-win or none)", s)
+}
+
+func (c CC) String() string {
+	if int(c) < len(CCNames) {
+		return CCNames[c]
+	}
+	return fmt.Sprintf("CC(%d)", int(c))
+}
+
+// MarshalText makes a CC its name in JSON and flags.
+func (c CC) MarshalText() ([]byte, error) {
+	if int(c) >= len(CCNames) {
+		return nil, fmt.Errorf("transport: invalid congestion control %d", int(c))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText parses a CC's name.
+func (c *CC) UnmarshalText(b []byte) error {
+	v, err := ParseCC(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// CC is the congestion control p turns on.
+func (p *Params) CC() CC {
+	switch {
+	case p.HPCC.Enabled:
+		return CCHPCC
+	case p.DCTCP.Enabled:
+		return CCDCTCP
+	case p.DCQCN.Enabled && p.DCQCN.Window:
+		return CCDCQCNWin
+	case p.DCQCN.Enabled:
+		return CCDCQCN
+	}
+	return CCNone
+}
+
+// Rate reports whether c is DCQCN's rate machine, with or without its
+// window: the congestion controls that hear CNPs.
+func (c CC) Rate() bool { return c == CCDCQCN || c == CCDCQCNWin }
+
+// SetCC turns on c and the others off, keeping their constants.
+func (p *Params) SetCC(c CC) {
+	p.DCQCN.Enabled, p.DCTCP.Enabled, p.HPCC.Enabled = c.Rate(), c == CCDCTCP, c == CCHPCC
+	p.DCQCN.Window = c == CCDCQCNWin
 }

@@ -134,3 +134,53 @@ func TestValidate(t *testing.T) {
 		t.Error("mode 9 accepted")
 	}
 }
+
+func TestCC(t *testing.T) {
+	p := testParams()
+	for _, c := range []CC{CCNone, CCDCQCN, CCDCTCP, CCHPCC, CCDCQCNWin} {
+		v, err := ParseCC(c.String())
+		if err != nil || v != c {
+			t.Errorf("%v: parsed %v, %v", c, v, err)
+		}
+		p.SetCC(c)
+		if p.CC() != c {
+			t.Errorf("SetCC(%v): CC %v", c, p.CC())
+		}
+	}
+	if _, err := ParseCC("cubic"); err == nil {
+		t.Error("cubic parsed")
+	}
+}
+
+// DCQCN+win: DCQCN's rate, and at most one BDP (the BDP cap) outstanding.
+func TestDCQCNWindow(t *testing.T) {
+	p := testParams()
+	p.SetCC(CCDCQCNWin)
+	p.BDPBytes = 10_500
+	s, err := NewSender(Lossless, p, 0, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CC() != CCDCQCNWin || s.DCQCN() == nil || s.Window() != 11 {
+		t.Fatalf("cc %v, window %d", s.CC(), s.Window())
+	}
+	now, sent := int64(0), 0
+	for at := s.NextSendTime(); at >= 0; at = s.NextSendTime() {
+		now = max(now, at)
+		if _, ok := s.Next(now); !ok {
+			t.Fatal("Next refused")
+		}
+		sent++
+	}
+	if sent != 11 || s.Rate() != float64(p.LineRateBps) {
+		t.Fatalf("sent %d before an ACK, rate %v", sent, s.Rate())
+	}
+	s.OnCNP(now)
+	if s.Rate() >= float64(p.LineRateBps) {
+		t.Fatalf("rate %v after a CNP", s.Rate())
+	}
+	p.SetCC(CCDCQCN)
+	if p.DCQCN.Window || p.CC() != CCDCQCN {
+		t.Fatal("SetCC(dcqcn) kept the window")
+	}
+}

@@ -53,6 +53,9 @@ type RxAction struct {
 	PSN     uint32
 	SackPSN uint32 // ReplyNak: IRN's selective PSN; otherwise PSN
 	CNP     bool
+	// ECE echoes CE marks (a window congestion control, DCTCP): the
+	// packets the acknowledgement covers arrived marked.
+	ECE bool
 }
 
 // ReceiverStats are one flow's receiving side. Times are the caller's
@@ -98,6 +101,9 @@ type Receiver struct {
 	lastCNP            int64
 	cnpSent            bool
 	failed             bool
+	// echo: marks go back as ECE in acknowledgements, not as CNPs;
+	// ceState is the mark of the last packet taken.
+	echo, ceState bool
 
 	S ReceiverStats
 }
@@ -118,7 +124,8 @@ func NewReceiver(mode Mode, p Params, startPSN uint32, mtu int) (*Receiver, erro
 	r := &Receiver{
 		mode: mode, start: int64(startPSN & PSNMask), last: -1, nakFor: -1,
 		ackEvery: p.AckEvery, ackDue: -1, ackDelay: int64(p.ackDelay(mtu)), cnpEvery: int64(p.CNPInterval),
-		S: ReceiverStats{First: -1, Complete: -1},
+		echo: p.echoesCE(),
+		S:    ReceiverStats{First: -1, Complete: -1},
 	}
 	if mode == IRN {
 		r.buf = newRing(p.window(mode, mtu) + 1)
@@ -148,7 +155,7 @@ func (r *Receiver) OnData(psn uint32, payload int, last, ackReq, ce bool, now in
 	}
 	if ce {
 		st.CE++
-		if !r.cnpSent || now-r.lastCNP >= r.cnpEvery {
+		if !r.echo && (!r.cnpSent || now-r.lastCNP >= r.cnpEvery) {
 			a.CNP = true
 			r.cnpSent, r.lastCNP = true, now
 			st.CNPs++
@@ -161,6 +168,15 @@ func (r *Receiver) OnData(psn uint32, payload int, last, ackReq, ce bool, now in
 		r.pending++
 		return r.ackOrWait(a, ackReq, now)
 	case seq == r.exp:
+		if r.echo && ce != r.ceState {
+			// DCTCP's receiver: when the mark changes, what waits is
+			// acknowledged at once with the mark it arrived with, so an
+			// ACK's echo covers packets of one mark.
+			if r.pending > 0 {
+				a = r.ack(a)
+			}
+			r.ceState = ce
+		}
 		r.take(seq, payload, last)
 		urgent := ackReq
 		if r.mode == IRN && r.buf.test(r.exp) {
@@ -172,6 +188,11 @@ func (r *Receiver) OnData(psn uint32, payload int, last, ackReq, ce bool, now in
 		}
 		urgent = r.complete(now) || urgent
 		r.pending++
+		if a.Reply == ReplyAck && !urgent {
+			// Acknowledged the packets before this one: it waits.
+			r.ackDue = now + r.ackDelay
+			return a
+		}
 		return r.ackOrWait(a, urgent, now)
 	}
 	st.OutOfOrder++
@@ -249,6 +270,7 @@ func (r *Receiver) ack(a RxAction) RxAction {
 		return a // nothing in order yet: nothing to acknowledge
 	}
 	a.Reply, a.PSN, a.SackPSN = ReplyAck, r.psn(r.exp-1), r.psn(r.exp-1)
+	a.ECE = r.echo && r.ceState
 	r.S.ACKs++
 	return a
 }
@@ -256,6 +278,7 @@ func (r *Receiver) ack(a RxAction) RxAction {
 func (r *Receiver) nak(a RxAction, exp int64, sack uint32) RxAction {
 	r.pending, r.ackDue = 0, -1
 	a.Reply, a.PSN, a.SackPSN = ReplyNak, r.psn(exp), sack
+	a.ECE = r.echo && r.ceState
 	r.S.NAKs++
 	return a
 }

@@ -123,6 +123,11 @@ type Sender struct {
 	lossTimeout int64 // lossless; 0: none
 	ccOn        bool
 	cc          DCQCN
+	dctcpOn     bool
+	dctcp       DCTCP
+	hpccOn      bool
+	hpcc        HPCC
+	bdpWin      int64 // DCQCN+win: packets of one BDP; 0: no window
 
 	// Pacing: the gap after a packet is its wire bytes at the rate.
 	line     float64 // bit/s; 0: no pacing
@@ -175,6 +180,17 @@ func NewSender(mode Mode, p Params, startPSN uint32, size int64, mtu int) (*Send
 	}
 	if s.ccOn {
 		s.cc.init(p.DCQCN, p.LineRateBps)
+		if p.DCQCN.Window {
+			s.bdpWin = max(1, (p.BDPBytes+s.mtu-1)/s.mtu)
+		}
+	}
+	if p.DCTCP.Enabled {
+		s.dctcpOn = true
+		s.dctcp.init(p.DCTCP, mtu, p.BDPBytes)
+	}
+	if p.HPCC.Enabled {
+		s.hpccOn = true
+		s.hpcc.init(p.HPCC, mtu, p.LineRateBps)
 	}
 	return s, nil
 }
@@ -215,6 +231,21 @@ func (s *Sender) Messages() int64 {
 // Mode is the sender's loss recovery.
 func (s *Sender) Mode() Mode { return s.mode }
 
+// CC is the sender's congestion control.
+func (s *Sender) CC() CC {
+	switch {
+	case s.ccOn && s.bdpWin > 0:
+		return CCDCQCNWin
+	case s.ccOn:
+		return CCDCQCN
+	case s.dctcpOn:
+		return CCDCTCP
+	case s.hpccOn:
+		return CCHPCC
+	}
+	return CCNone
+}
+
 // StartPSN is the PSN of the flow's first packet.
 func (s *Sender) StartPSN() uint32 { return uint32(s.start) }
 
@@ -236,8 +267,21 @@ func (s *Sender) Acked() int64 {
 // Outstanding is the packets sent and not yet acknowledged cumulatively.
 func (s *Sender) Outstanding() int64 { return s.hi - s.una }
 
-// Window is the most packets the sender has outstanding.
-func (s *Sender) Window() int64 { return s.window }
+// Window is the most packets the sender has outstanding now: its cap,
+// or less when a window congestion control (DCTCP, HPCC) holds it lower.
+func (s *Sender) Window() int64 { return s.win() }
+
+func (s *Sender) win() int64 {
+	switch {
+	case s.dctcpOn:
+		return min(s.window, s.dctcp.Packets())
+	case s.hpccOn:
+		return min(s.window, s.hpcc.Packets())
+	case s.bdpWin > 0:
+		return min(s.window, s.bdpWin)
+	}
+	return s.window
+}
 
 // Done reports that every byte of the flow is acknowledged.
 func (s *Sender) Done() bool { return s.total >= 0 && s.una >= s.total }
@@ -248,10 +292,29 @@ func (s *Sender) Failed() bool { return s.failed }
 
 // Rate is the rate the sender paces at now, bit/s (0: unpaced).
 func (s *Sender) Rate() float64 {
-	if s.ccOn {
+	switch {
+	case s.ccOn:
 		return s.cc.Rate()
+	case s.hpccOn:
+		return s.hpcc.Rate()
 	}
 	return s.line
+}
+
+// HPCC is the sender's HPCC machine, nil when HPCC is off.
+func (s *Sender) HPCC() *HPCC {
+	if !s.hpccOn {
+		return nil
+	}
+	return &s.hpcc
+}
+
+// DCTCP is the sender's window machine, nil when DCTCP is off.
+func (s *Sender) DCTCP() *DCTCP {
+	if !s.dctcpOn {
+		return nil
+	}
+	return &s.dctcp
 }
 
 // DCQCN is the sender's rate machine, nil when DCQCN is off.
@@ -311,7 +374,7 @@ func (s *Sender) pick() (seq int64, ok bool) {
 			return r, true
 		}
 	}
-	if (s.total < 0 || s.nxt < s.total) && s.nxt-s.una < s.window {
+	if (s.total < 0 || s.nxt < s.total) && s.nxt-s.una < s.win() {
 		return s.nxt, true
 	}
 	return 0, false
@@ -380,7 +443,7 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	}
 	seg := Segment{
 		PSN: uint32((s.start + seq) & PSNMask), Seq: seq, Offset: seq * s.mtu, Len: int(length), Msg: msg,
-		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.window),
+		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.win()),
 	}
 	switch {
 	case first && end:
@@ -410,11 +473,35 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	return seg, true
 }
 
+// Echo is what an ACK carries back besides its PSN, for the sender's
+// congestion control.
+type Echo struct {
+	// ECE: the packets the ACK acknowledges arrived marked CE (DCTCP's
+	// ECN echo; on the wire the BTH's BECN bit of the ACK).
+	ECE bool
+	// Hops INT records (HPCC), in the order the hops stamped them.
+	Hops int
+	Hop  [MaxINTHops]INTHop
+}
+
 // OnAck takes an ACK of psn: every packet up to and including it is
 // acknowledged.
 func (s *Sender) OnAck(psn uint32, now int64) {
+	var e Echo
+	s.OnAckEcho(psn, &e, now)
+}
+
+// OnAckEcho takes an ACK of psn that echoes e.
+func (s *Sender) OnAckEcho(psn uint32, e *Echo, now int64) {
 	s.S.ACKs++
+	before := s.Acked()
 	s.ackTo(Unwrap(psn, s.start+s.una)-s.start+1, now)
+	if s.dctcpOn {
+		s.dctcp.OnAck(s.Acked()-before, e.ECE, s.una, s.hi)
+	}
+	if s.hpccOn {
+		s.hpcc.OnAck(e.Hop[:min(e.Hops, MaxINTHops)], s.una, s.hi)
+	}
 }
 
 // ackTo acknowledges every packet before n.

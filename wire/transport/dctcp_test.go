@@ -1,0 +1,164 @@
+package transport
+
+import (
+	"testing"
+	"time"
+)
+
+func dctcpParams() Params {
+	p := testParams()
+	p.DCQCN.Enabled = false
+	p.DCTCP = DCTCPParams{Enabled: true, G: 1.0 / 16}
+	return p
+}
+
+// Alpha and W after a known sequence of ACKs, worked by hand with g =
+// 1/16, an MTU of 1000 bytes and W starting (and capped) at 10000.
+func TestDCTCPAlphaAndWindow(t *testing.T) {
+	d := NewDCTCP(DCTCPParams{Enabled: true, G: 1.0 / 16}, 1000, 10_000)
+	steps := []struct {
+		newly    int64
+		ece      bool
+		una, hi  int64
+		alpha, w float64
+	}{
+		// The first ACK ends the first observation window: F = 0,
+		// alpha = 15/16 = 0.9375; no mark, W + 1000 capped at 10000.
+		// The next window ends when una reaches hi + 1 = 11.
+		{2000, false, 2, 10, 0.9375, 10_000},
+		// A mark: cut with alpha 0.9375, W = 10000 (1 - 0.46875) =
+		// 5312.5; no other cut until una reaches 13.
+		{2000, true, 4, 12, 0.9375, 5312.5},
+		// Marked again within the window of the cut: no cut.
+		{2000, true, 6, 12, 0.9375, 5312.5},
+		{4000, false, 10, 12, 0.9375, 5312.5},
+		// una 12 >= 11 ends the window: 10000 bytes acknowledged, 4000
+		// of them marked, F = 0.4; alpha = 0.9375 x 15/16 + 0.4/16 =
+		// 0.87890625 + 0.025 = 0.90390625; marks, so no increase. Next
+		// window ends at 15.
+		{2000, false, 12, 14, 0.90390625, 5312.5},
+		// A window without marks: alpha = 0.90390625 x 15/16 =
+		// 0.847412109375, W + 1000 = 6312.5; next ends at 18.
+		{3000, false, 15, 17, 0.847412109375, 6312.5},
+		// una 16 >= 13: a cut with that alpha, W = 6312.5 x (1 -
+		// 0.4237060546875) = 6312.5 x 0.5762939453125 =
+		// 3637.8555297851562.
+		{1000, true, 16, 18, 0.847412109375, 3637.8555297851562},
+	}
+	for i, s := range steps {
+		d.OnAck(s.newly, s.ece, s.una, s.hi)
+		if !near(d.Alpha(), s.alpha) || !near(d.Window(), s.w) {
+			t.Fatalf("step %d: alpha %v W %v, want %v %v", i, d.Alpha(), d.Window(), s.alpha, s.w)
+		}
+	}
+	if d.Packets() != 3 || d.C != (DCTCPCounters{Cuts: 2, Windows: 3, Increases: 2}) {
+		t.Fatalf("packets %d, counters %+v", d.Packets(), d.C)
+	}
+	// W never goes below one MTU.
+	for range 20 {
+		d.OnAck(1000, true, d.cutEnd, d.cutEnd)
+	}
+	if d.Window() != 1000 || d.Packets() != 1 {
+		t.Fatalf("floor: W %v", d.Window())
+	}
+}
+
+// A sender's window follows DCTCP's W: it sends W/MTU packets, a marked
+// ACK cuts what it may have outstanding.
+func TestDCTCPSenderWindow(t *testing.T) {
+	p := dctcpParams()
+	p.BDPBytes = 10_000
+	s, err := NewSender(Lossless, p, 0, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := int64(0)
+	send := func() (n int) {
+		for {
+			if at := s.NextSendTime(); at < 0 {
+				return n
+			} else {
+				now = max(now, at)
+			}
+			if _, ok := s.Next(now); !ok {
+				t.Fatal("Next refused at NextSendTime")
+			}
+			n++
+		}
+	}
+	// W = 10000: ten packets, the tenth asks for an ACK.
+	if n := send(); n != 10 || s.Window() != 10 || s.Rate() != simRate {
+		t.Fatalf("sent %d, window %d, rate %v", n, s.Window(), s.Rate())
+	}
+	// ACK of 0-1, no mark: alpha 0.9375, W stays at its cap; two more go.
+	now += int64(time.Millisecond)
+	s.OnAckEcho(1, &Echo{}, now)
+	if n := send(); n != 2 {
+		t.Fatalf("after the first ACK sent %d", n)
+	}
+	// ACK of 2-3 echoing a mark: W = 10000 x 0.53125 = 5312.5, 5 packets;
+	// 12 - 4 = 8 outstanding, so nothing goes.
+	s.OnAckEcho(3, &Echo{ECE: true}, now)
+	if n := send(); n != 0 || s.Window() != 5 || s.Outstanding() != 8 {
+		t.Fatalf("after a mark: sent %d, window %d, outstanding %d", n, s.Window(), s.Outstanding())
+	}
+	// ACK of 4-9 unmarked: 2 outstanding, 3 more go.
+	s.OnAckEcho(9, &Echo{}, now)
+	if n := send(); n != 3 || s.DCTCP().C.Cuts != 1 {
+		t.Fatalf("after the window: sent %d, %+v", n, s.DCTCP().C)
+	}
+}
+
+// The receiver echoes marks in its ACKs, acknowledges at once when the
+// mark changes, and sends no CNP.
+func TestDCTCPReceiverEcho(t *testing.T) {
+	r, err := NewReceiver(Lossless, dctcpParams(), 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		reply Reply
+		psn   uint32
+		ece   bool
+	}
+	for i, c := range []struct {
+		ce bool
+		want
+	}{
+		{false, want{ReplyNone, 0, false}},
+		{false, want{ReplyNone, 0, false}},
+		// The mark changes: 0-1 acknowledged unmarked.
+		{true, want{ReplyAck, 1, false}},
+		{true, want{ReplyNone, 0, false}},
+		{true, want{ReplyNone, 0, false}},
+		// Four waiting (2-5): acknowledged marked.
+		{true, want{ReplyAck, 5, true}},
+		// A change with nothing waiting acknowledges nothing.
+		{false, want{ReplyNone, 0, false}},
+	} {
+		a := r.OnData(uint32(i), 1000, false, false, c.ce, int64(i))
+		if a.CNP || a.Reply != c.reply || (a.Reply != ReplyNone && (a.PSN != c.psn || a.ECE != c.ece)) {
+			t.Fatalf("packet %d: %+v, want %+v", i, a, c.want)
+		}
+	}
+	// The coalescing timer acknowledges packet 6, unmarked.
+	if a := r.OnTimer(r.NextTimer()); a.Reply != ReplyAck || a.PSN != 6 || a.ECE {
+		t.Fatalf("timer: %+v", a)
+	}
+	if r.S.CNPs != 0 || r.S.CE != 4 {
+		t.Fatalf("stats %+v", r.S)
+	}
+}
+
+func TestDCTCPParams(t *testing.T) {
+	p := dctcpParams()
+	p.DCQCN.Enabled = true
+	if p.Validate() == nil {
+		t.Error("DCTCP with DCQCN validated")
+	}
+	p = dctcpParams()
+	p.DCTCP.G = 1
+	if p.Validate() == nil {
+		t.Error("g = 1 validated")
+	}
+}
