@@ -104,7 +104,7 @@ func TestGraphPlanBad(t *testing.T) {
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Routing: "spf"}), `routing "spf"`},
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Paths: 2}), "paths 2: only routing by paths (ksp) takes"},
 		{base(FabricSpec{Kind: TopologyFatTree, K: 12}), "is too large: 432 servers + 180 switches"},
-		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = scheme.NamePortFC; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
+		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = scheme.NamePortFC; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici, ci, ideal-fq or sfq"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.LevelOrder = "ate"; return s }(), "level-order ate: a level order is BCube's"},
 		{func() Spec {
 			s := base(FabricSpec{Kind: TopologyFatTree, K: 4})
