@@ -267,3 +267,30 @@ func TestGraphIdealPath(t *testing.T) {
 		t.Errorf("h0 -> h15 (across the spines, uplinks 4/(2x4) = 0.5): %v", got)
 	}
 }
+
+// Ideal-FQ's and SFQ's nodes have all of their UMEM as buffer, on a
+// graph fabric and on BCube; other schemes keep the spec's buffer.
+func TestUnboundedBuffer(t *testing.T) {
+	fab := FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4}
+	for _, fc := range []string{scheme.NameIdealFQ, scheme.NameSFQ, scheme.NamePFC} {
+		for _, s := range []Spec{
+			{Name: "fb", Fabric: &fab, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: fc, BufferBytes: 1 << 20},
+			{Name: "fb", N: 4, K: 1, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: fc, BufferBytes: 1 << 20},
+		} {
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range p.Nodes {
+				c := n.Config
+				want := 1 << 20
+				if scheme.Unbounded(fc) {
+					want = c.FramesPerPort * c.FrameSize * (len(c.FabricPorts()) + 1)
+				}
+				if c.BufferBytes != want || want < 1<<20 {
+					t.Fatalf("%s %s: buffer %d, want %d", fc, n.Name, c.BufferBytes, want)
+				}
+			}
+		}
+	}
+}
