@@ -271,16 +271,24 @@ func ParseContender(s string) (Contender, error) {
 	return sc, nil
 }
 
-// DropProblem is why a run of sc in which the fabric dropped drops
-// frames is invalid, or "": a scheme whose buffer no flow may fill
-// (scheme.Unbounded: ideal-fq, sfq) is lossless by construction, and a
-// drop means the buffer was too small for the run.
-func (sc Contender) DropProblem(drops uint64) string {
+// FabricProblems are why a run of sc is invalid for what its fabric
+// counted (f), or none. A scheme whose buffer no flow may fill
+// (scheme.Unbounded: ideal-fq, sfq) is lossless by construction, so a
+// drop means the buffer was too small for the run; Ideal-FQ is no longer
+// itself once a flow had to share a queue (f.FQShared).
+func (sc Contender) FabricProblems(f lab.FabricCounters) []string {
 	n, err := scheme.ParseName(sc.FC)
-	if err != nil || !scheme.Unbounded(n.FC) || drops == 0 {
-		return ""
+	if err != nil || !scheme.Unbounded(n.FC) {
+		return nil
 	}
-	return fmt.Sprintf("the fabric dropped %s under %s, whose buffer no flow may fill: the run outgrew the nodes' UMEM", units.Count(drops, "frame", "frames"), n.FC)
+	var out []string
+	if f.Drops > 0 {
+		out = append(out, fmt.Sprintf("the fabric dropped %s under %s, whose buffer no flow may fill: the run outgrew the nodes' UMEM", units.Count(f.Drops, "frame", "frames"), n.FC))
+	}
+	if f.FQShared > 0 {
+		out = append(out, fmt.Sprintf("%s found no queue of their own under %s (fq_shared, fq_table_full): not Ideal-FQ", units.Count(f.FQShared, "flow", "flows"), n.FC))
+	}
+	return out
 }
 
 // nameRE is what an experiment's name may be: it names a directory.

@@ -348,22 +348,23 @@ func TestParseContender(t *testing.T) {
 	}
 }
 
-// Only a scheme whose buffer no flow may fill makes a drop a problem.
-func TestDropProblem(t *testing.T) {
+// Only a scheme whose buffer no flow may fill makes a drop a problem,
+// and only Ideal-FQ a shared queue.
+func TestFabricProblems(t *testing.T) {
 	for _, c := range []struct {
-		contender string
-		drops     uint64
-		bad       bool
+		contender     string
+		drops, shared uint64
+		problems      int
 	}{
-		{"ideal-fq/nocc", 1, true}, {"sfq:8/hpcc", 3, true}, {"ideal-fq/nocc", 0, false},
-		{"pfc", 5, false}, {"irn", 5, false}, {"bfc:hash/nocc", 5, false},
+		{"ideal-fq/nocc", 1, 0, 1}, {"sfq:8/hpcc", 3, 0, 1}, {"ideal-fq/nocc", 0, 0, 0}, {"ideal-fq/nocc", 2, 1, 2},
+		{"pfc", 5, 0, 0}, {"irn", 5, 0, 0}, {"bfc:hash/nocc", 5, 0, 0},
 	} {
 		sc, err := ParseContender(c.contender)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := sc.DropProblem(c.drops); (p != "") != c.bad {
-			t.Errorf("%s, %d drops: %q", c.contender, c.drops, p)
+		if p := sc.FabricProblems(lab.FabricCounters{Drops: c.drops, FQShared: c.shared}); len(p) != c.problems {
+			t.Errorf("%s, %d drops, %d shared: %q", c.contender, c.drops, c.shared, p)
 		}
 	}
 }

@@ -407,8 +407,8 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if !rep.Health.Valid {
 		res.invalidate(rep.Health.Problems...)
 	}
-	if p := sc.DropProblem(rep.Fabric.Drops); p != "" {
-		res.invalidate(p)
+	if p := sc.FabricProblems(rep.Fabric); len(p) > 0 {
+		res.invalidate(p...)
 	}
 	// The lab ran the schedule generated here: the same flows, in order.
 	same := len(rep.Records) == len(flows)
