@@ -192,6 +192,10 @@ func TestRelayClass(t *testing.T) {
 				wantPCP, wantQ = signaling.PCPData+1, signaling.PCPData+1
 			case scheme.NameBFC:
 				wantQ = int(got.VID) - 1
+			case scheme.NameIdealFQ, scheme.NameSFQ: // a data queue of the flow's
+				if eg := r.e.Egress(1); q != eg.HQ() && q < eg.Queues() {
+					wantQ = q
+				}
 			}
 			if got.PCP != wantPCP || q != wantQ {
 				t.Errorf("relayed with PCP %d in queue %d; want PCP %d, queue %d", got.PCP, q, wantPCP, wantQ)

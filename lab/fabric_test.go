@@ -104,7 +104,7 @@ func TestGraphPlanBad(t *testing.T) {
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Routing: "spf"}), `routing "spf"`},
 		{base(FabricSpec{Kind: TopologyLeafSpine, Leaves: 4, Spines: 2, Hosts: 4, Paths: 2}), "paths 2: only routing by paths (ksp) takes"},
 		{base(FabricSpec{Kind: TopologyFatTree, K: 12}), "is too large: 432 servers + 180 switches"},
-		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = scheme.NamePortFC; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
+		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.FC = scheme.NamePortFC; return s }(), "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici, ci, ideal-fq or sfq"},
 		{func() Spec { s := base(FabricSpec{Kind: TopologyFatTree, K: 4}); s.LevelOrder = "ate"; return s }(), "level-order ate: a level order is BCube's"},
 		{func() Spec {
 			s := base(FabricSpec{Kind: TopologyFatTree, K: 4})
@@ -265,5 +265,32 @@ func TestGraphIdealPath(t *testing.T) {
 	}
 	if got := path(0, 15); len(got) != 4 || got[1] != 50_000_000 || got[2] != 50_000_000 || got[3] != 100_000_000 {
 		t.Errorf("h0 -> h15 (across the spines, uplinks 4/(2x4) = 0.5): %v", got)
+	}
+}
+
+// Ideal-FQ's and SFQ's nodes have all of their UMEM as buffer, on a
+// graph fabric and on BCube; other schemes keep the spec's buffer.
+func TestUnboundedBuffer(t *testing.T) {
+	fab := FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4}
+	for _, fc := range []string{scheme.NameIdealFQ, scheme.NameSFQ, scheme.NamePFC} {
+		for _, s := range []Spec{
+			{Name: "fb", Fabric: &fab, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: fc, BufferBytes: 1 << 20},
+			{Name: "fb", N: 4, K: 1, RateBps: 100_000_000, RunRoot: "/run/x", BinDir: "/opt/bin", FC: fc, BufferBytes: 1 << 20},
+		} {
+			p, err := NewPlan(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range p.Nodes {
+				c := n.Config
+				want := 1 << 20
+				if scheme.Unbounded(fc) {
+					want = c.FramesPerPort * c.FrameSize * (len(c.FabricPorts()) + 1)
+				}
+				if c.BufferBytes != want || want < 1<<20 {
+					t.Fatalf("%s %s: buffer %d, want %d", fc, n.Name, c.BufferBytes, want)
+				}
+			}
+		}
 	}
 }

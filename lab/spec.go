@@ -121,10 +121,12 @@ type Spec struct {
 	ATEP        float64 `json:"ate_p,omitempty"`
 	ATECapBytes int64   `json:"ate_cap_bytes,omitempty"`
 	// FC is the flow-control scheme of every node: none, portfc, pfc,
-	// pfcstar, bfc, ici or ci (empty: none). PFC and congestion isolation
-	// (ici, ci) run with priority queueing (eight queues by 802.1Q
-	// priority), BFC with BFCQueues queues assigned to flows, the others
-	// with PortFC's allocation.
+	// pfcstar, bfc, ici, ci, ideal-fq or sfq (empty: none). PFC and
+	// congestion isolation (ici, ci) run with priority queueing (eight
+	// queues by 802.1Q priority), BFC and SFQ with BFCQueues queues
+	// assigned to flows, Ideal-FQ with a queue per flow, the others with
+	// PortFC's allocation. Ideal-FQ's and SFQ's nodes have all of their
+	// UMEM as buffer (scheme.Unbounded), whatever BufferBytes says.
 	FC string `json:"fc"`
 	// CI is congestion isolation's settings under fc ici and ci (zero:
 	// the model's).
@@ -636,7 +638,19 @@ func (s Spec) nodeConfig(node, control string, place func(c *config.Node)) confi
 	// Switches take the level order too: it tells them which of the
 	// next server's queues a frame will use (the A queue of PortFC).
 	c.SetDefaults()
+	if scheme.Unbounded(c.FC) {
+		// A buffer no flow fills: every frame of the node's UMEM (its
+		// fabric ports' and a server's application port's), so the
+		// frames, not the bytes, bound what its queues hold.
+		c.BufferBytes = max(c.BufferBytes, UnboundedBuffer(&c))
+	}
 	return c
+}
+
+// UnboundedBuffer is the buffer of a node of an unbounded scheme
+// (scheme.Unbounded: ideal-fq, sfq): the bytes of all of its UMEM.
+func UnboundedBuffer(c *config.Node) int {
+	return c.FramesPerPort * c.FrameSize * (len(c.FabricPorts()) + 1)
 }
 
 // copyShared sets every field of c that s has by the same name and type

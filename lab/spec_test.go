@@ -52,7 +52,7 @@ func TestValidate(t *testing.T) {
 		{"target", with(func(s *Spec) { s.Target = scale.Papers(); s.Target.XonBDPs = 9 }), "target papers: xon 9 and xoff 6 BDPs"},
 		{"buffer", with(func(s *Spec) { s.BufferBytes = 100 }), "buffer_bytes"},
 		{"socket path", with(func(s *Spec) { s.RunRoot = "/" + strings.Repeat("x", 100) }), "too long"},
-		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc, pfcstar, bfc, ici or ci`},
+		{"fc", with(func(s *Spec) { s.FC = "cbfc" }), `fc "cbfc": want none, portfc, pfc, pfcstar, bfc, ici, ci, ideal-fq or sfq`},
 		{"bfc queues", with(func(s *Spec) { s.FC, s.BFCQueues = scheme.NameBFC, 65 }), "queueing bfc: 65 queues: want 2..64"},
 		{"bfc table", with(func(s *Spec) { s.FC, s.BFCTable = scheme.NameBFC, 1<<20 }), "bfc: flow table of 1048576 entries"},
 		{"bfc assign", with(func(s *Spec) { s.FC, s.BFCAssign = scheme.NameBFC, "random" }), `bfc_assign "random": want dynamic or hash`},

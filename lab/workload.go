@@ -317,6 +317,10 @@ type FabricCounters struct {
 	Isolated   uint64 `json:"isolated,omitempty"`
 	TableFull  uint64 `json:"table_full,omitempty"`
 	ECNMarksCQ uint64 `json:"ecn_marks_cq,omitempty"`
+	// FQShared counts the flows ideal-fq could not give a queue of their
+	// own (its ports' fq_shared and fq_table_full): the run was no
+	// longer Ideal-FQ for them.
+	FQShared uint64 `json:"fq_shared,omitempty"`
 	// Nodes lists the nodes with drops, pauses, marks or isolations.
 	Nodes []NodeCounters `json:"nodes,omitempty"`
 }
@@ -333,6 +337,7 @@ type NodeCounters struct {
 	Isolated   uint64 `json:"isolated,omitempty"`
 	TableFull  uint64 `json:"table_full,omitempty"`
 	ECNMarksCQ uint64 `json:"ecn_marks_cq,omitempty"`
+	FQShared   uint64 `json:"fq_shared,omitempty"`
 }
 
 // nodeCounters adds up a daemon's drop, pause and mark counters.
@@ -355,6 +360,8 @@ func nodeCounters(st *api.Stats) NodeCounters {
 				n.Isolated += v
 			case k == "ici_table_full":
 				n.TableFull += v
+			case k == "fq_shared", k == "fq_table_full":
+				n.FQShared += v
 			}
 		}
 		_, ci := p.Signals["tx_isolate"]
@@ -381,7 +388,7 @@ func fabricDelta(before, after map[string]*api.Stats) FabricCounters {
 		d := NodeCounters{Node: node, Drops: y.Drops - x.Drops, Injected: y.Injected - x.Injected,
 			Pauses: y.Pauses - x.Pauses, PausesRx: y.PausesRx - x.PausesRx, ECNMarks: y.ECNMarks - x.ECNMarks,
 			Isolations: y.Isolations - x.Isolations, Isolated: y.Isolated - x.Isolated, TableFull: y.TableFull - x.TableFull,
-			ECNMarksCQ: y.ECNMarksCQ - x.ECNMarksCQ}
+			ECNMarksCQ: y.ECNMarksCQ - x.ECNMarksCQ, FQShared: y.FQShared - x.FQShared}
 		f.Drops += d.Drops
 		f.Injected += d.Injected
 		f.Pauses += d.Pauses
@@ -391,7 +398,8 @@ func fabricDelta(before, after map[string]*api.Stats) FabricCounters {
 		f.Isolated += d.Isolated
 		f.TableFull += d.TableFull
 		f.ECNMarksCQ += d.ECNMarksCQ
-		if d.Drops+d.Injected+d.Pauses+d.PausesRx+d.ECNMarks+d.Isolations > 0 {
+		f.FQShared += d.FQShared
+		if d.Drops+d.Injected+d.Pauses+d.PausesRx+d.ECNMarks+d.Isolations+d.FQShared > 0 {
 			f.Nodes = append(f.Nodes, d)
 		}
 	}

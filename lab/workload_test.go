@@ -25,7 +25,8 @@ func stats(node string, drops, ring, injected, marks uint64, signals map[string]
 }
 
 // The fabric's counters are differences over the run; PortFC and BFC
-// pauses and PFC XOFFs all count as pauses.
+// pauses and PFC XOFFs all count as pauses, ideal-fq's shared queues and
+// full tables as flows without a queue of their own.
 func TestFabricDelta(t *testing.T) {
 	before := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 5, 1, 0, 10, map[string]uint64{"tx_pause_A": 2}),
@@ -33,6 +34,7 @@ func TestFabricDelta(t *testing.T) {
 		"h2":   stats("h2", 0, 0, 0, 0, nil),
 		"s0.1": stats("s0.1", 0, 0, 0, 0, nil),
 		"s0.2": stats("s0.2", 0, 0, 0, 0, map[string]uint64{"tx_isolate": 3}),
+		"s0.3": stats("s0.3", 0, 0, 0, 0, map[string]uint64{"fq_flows": 40, "fq_shared": 1}),
 	}
 	after := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 7, 2, 3, 15, map[string]uint64{"tx_pause_A": 4, "tx_state_A": 100, "rx_pause": 1}),
@@ -41,16 +43,17 @@ func TestFabricDelta(t *testing.T) {
 		"s0.1": stats("s0.1", 0, 0, 0, 1, nil),
 		"h3":   stats("h3", 9, 9, 9, 9, nil), // not in the first sample
 		"s0.2": stats("s0.2", 0, 0, 0, 0, map[string]uint64{"tx_isolate": 10, "rx_isolate": 5, "ici_isolated": 2}),
+		"s0.3": stats("s0.3", 0, 0, 0, 0, map[string]uint64{"fq_flows": 90, "fq_shared": 3, "fq_table_full": 1}),
 	}
 	f := fabricDelta(before, after)
-	if f.Drops != 3 || f.Injected != 3 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 || f.Isolations != 7 {
+	if f.Drops != 3 || f.Injected != 3 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 || f.Isolations != 7 || f.FQShared != 3 {
 		t.Errorf("fabric %+v", f)
 	}
 	var nodes []string
 	for _, n := range f.Nodes {
 		nodes = append(nodes, n.Node)
 	}
-	if want := []string{"h10", "s0.1", "s0.2", "s1.0"}; !slices.Equal(nodes, want) {
+	if want := []string{"h10", "s0.1", "s0.2", "s0.3", "s1.0"}; !slices.Equal(nodes, want) {
 		t.Errorf("nodes %q, want %q", nodes, want)
 	}
 }

@@ -277,3 +277,66 @@ func TestEgressShaped(t *testing.T) {
 		}
 	}
 }
+
+// Ideal-FQ's layout (63 data queues and the HQ, default quanta), every
+// queue a backlogged flow of its own frame size from 64 to 1518 bytes:
+// at every point of a known sequence of dequeues, any two flows have
+// been served within three full frames of each other, and a flow that
+// joins late is served from then on at the others' pace.
+func TestEgressDRRFairPerFlow(t *testing.T) {
+	const n = MaxQueues - 1
+	e := newEgress(t, EgressConfig{Queues: MaxQueues, HQ: MaxQueues - 1, Capacity: 16})
+	sizes := make([]uint32, n)
+	for q := range n {
+		sizes[q] = uint32(64 + q*(1518-64)/(n-1))
+	}
+	late := n - 1 // joins after the others have sent 50 rounds
+	fill := func(q int) {
+		for e.QueueLen(q) < 8 {
+			if ok, _ := e.Enqueue(q, Packet{Len: sizes[q]}, 0); !ok {
+				t.Fatal("refused")
+			}
+		}
+	}
+	for q := range n - 1 {
+		fill(q)
+	}
+	served := make([]int, n)
+	const slack = 3 * DefaultQuantum
+	check := func(step int, from int) {
+		lo, hi := math.MaxInt, 0
+		for q := range n {
+			if q == late && from < 0 {
+				continue
+			}
+			v := served[q]
+			if q == late {
+				v += from
+			}
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if hi-lo > slack {
+			t.Fatalf("step %d: flows served from %d to %d bytes, more than %d apart", step, lo, hi, slack)
+		}
+	}
+	from := -1
+	for step := range 40_000 {
+		if step == 50*n {
+			// The late flow starts level with the least served.
+			from = math.MaxInt
+			for q := range n - 1 {
+				from = min(from, served[q])
+			}
+			fill(late)
+		}
+		p, q, ok := e.Dequeue(0)
+		if !ok || q == MaxQueues-1 {
+			t.Fatalf("step %d: queue %d, %v", step, q, ok)
+		}
+		served[q] += int(p.Len)
+		if q != late || from >= 0 {
+			fill(q)
+		}
+		check(step, from)
+	}
+}

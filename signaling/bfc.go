@@ -63,6 +63,17 @@ func NewFlowTable(ports, queues, size int, sticky int64, seed uint64) *FlowTable
 	return t
 }
 
+// NewHashedFlowTable returns the table of NewFlowTable whose flows keep
+// the queue their entry gives them, entry modulo queues, whether or not
+// another flow has it (BFCConfig.Hashed): stochastic fair queueing. It
+// needs no sticky time or random choice, and Enqueued and Dequeued only
+// count.
+func NewHashedFlowTable(ports, queues, size int) *FlowTable {
+	t := NewFlowTable(ports, queues, size, 0, 0)
+	t.hashed = true
+	return t
+}
+
 // Assign returns the table entry of the flow whose (egress port, 5-tuple)
 // hash is hash at port, and the queue its next packet joins at now.
 func (t *FlowTable) Assign(port int, hash uint64, now int64) (entry, queue int) {

@@ -152,7 +152,11 @@ func (b *BFC) Classify(out int, flowHash uint32, in int, vid uint16, now int64) 
 
 // portHash mixes the egress port into a flow hash: BFC's table is indexed
 // by hash(egress port, 5-tuple).
-func portHash(h uint32, port int) uint64 {
+func portHash(h uint32, port int) uint64 { return PortHash(h, port) }
+
+// PortHash is hash(egress port, 5-tuple) of the flow whose 5-tuple hash
+// is h, as BFC's flow table and stochastic fair queueing index flows.
+func PortHash(h uint32, port int) uint64 {
 	z := uint64(h)<<8 | uint64(port&0xFF)
 	z = (z ^ z>>33) * 0xFF51AFD7ED558CCD
 	z = (z ^ z>>33) * 0xC4CEB9FE1A85EC53

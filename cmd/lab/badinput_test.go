@@ -70,7 +70,7 @@ func TestBadInputs(t *testing.T) {
 		code int
 		want string
 	}{
-		{append(up, "--fc", "pfcc"), 2, `--fc "pfcc": want none, portfc, pfc, pfcstar, bfc, ici or ci`},
+		{append(up, "--fc", "pfcc"), 2, `--fc "pfcc": want none, portfc, pfc, pfcstar, bfc, ici, ci, ideal-fq or sfq`},
 		{append(up, "--rate", "100T"), 2, "--rate 100T: faster than a lab can shape"},
 		{append(up, "--rate", "1"), 2, "--rate 1: too slow to emulate"},
 		{append(up, "--level-order", "2,0"), 2, `--level-order "2,0": want hash, ate`},
@@ -94,7 +94,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"up", "fattree", "--k", "5", "--name", "fbbad"}, 2, "fattree k = 5: need an even number of ports"},
 		{[]string{"up", "fattree", "--k", "4", "--hosts", "2", "--name", "fbbad"}, 2, "fattree takes --k, not --hosts"},
 		{[]string{"up", "fattree", "--k", "4", "--n", "2", "--name", "fbbad"}, 2, "up fattree: --n is BCube's"},
-		{[]string{"up", "fattree", "--k", "4", "--fc", "portfc", "--name", "fbbad"}, 2, "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici or ci"},
+		{[]string{"up", "fattree", "--k", "4", "--fc", "portfc", "--name", "fbbad"}, 2, "fc portfc: its queues follow BCube's relays; on fattree want none, pfc, bfc, ici, ci, ideal-fq or sfq"},
 		{[]string{"up", "fattree", "--k", "4", "--routing", "spf", "--name", "fbbad"}, 2, `--routing "spf": want ecmp or ksp`},
 		{[]string{"up", "leafspine", "--leaves", "4", "--spines", "2", "--hosts", "4", "--oversubscription", "0.01", "--rate", "500M", "--name", "fbbad"}, 2, "faster than a lab can shape"},
 		{[]string{"up", "bcube", "--n", "2", "--k", "1", "--leaves", "2", "--name", "fbbad"}, 2, "up bcube: --leaves is for leafspine, fattree, expander or fcplus"},

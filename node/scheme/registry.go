@@ -27,6 +27,10 @@ var registry = []entry{
 		make: newCI(true), describe: describeCI(true), pauses: true, overPFC: true, graph: true},
 	{name: NameCI, about: "CI: congestion isolation over PFC, DCQCN marking uncoordinated",
 		make: newCI(false), describe: describeCI(false), pauses: true, overPFC: true, graph: true},
+	{name: NameIdealFQ, about: "Ideal-FQ: a queue per flow at every egress, round robin by bytes, a buffer no flow fills; no pauses",
+		make: newIdealFQ, describe: describeIdealFQ, graph: true, unbounded: true},
+	{name: NameSFQ, forms: []string{NameSFQ + ":Q"}, about: "SFQ: flows hashed onto Q queues at every egress, round robin by bytes, a buffer no flow fills; no pauses",
+		make: newSFQ, describe: describeSFQ, variant: sfqVariant, knobs: sfqKnobs, graph: true, unbounded: true},
 	{name: NameIRN, is: NameNone, transport: NameIRN, about: "IRN: no flow control, selective retransmission"},
 	{name: NameGBN, is: NameNone, transport: NameGBN, about: "Go-Back-N: no flow control, go-back-N retransmission"},
 }
@@ -41,6 +45,8 @@ const (
 	NameBFC     = "bfc"
 	NameICI     = "ici"
 	NameCI      = "ci"
+	NameIdealFQ = "ideal-fq"
+	NameSFQ     = "sfq"
 	NameIRN     = "irn"
 	NameGBN     = "gbn"
 )
@@ -73,6 +79,10 @@ type entry struct {
 	// the scheme reads.
 	variant func(k *Knobs, word string) (known bool, err error)
 	knobs   func(k Knobs) Knobs
+	// unbounded: the scheme's nodes have a buffer no flow fills (all of
+	// their UMEM; Unbounded), so it needs no flow control to be
+	// lossless, and a drop is a failure of the run.
+	unbounded bool
 	// is and transport: the name stands for scheme is, whose flows
 	// recover losses by transport.
 	is, transport string
@@ -175,6 +185,14 @@ func Pauses(name string) bool {
 func OverPFC(name string) bool {
 	e := lookup(name)
 	return e != nil && e.overPFC
+}
+
+// Unbounded reports whether scheme name's nodes have a buffer no flow
+// fills (ideal-fq, sfq): a lab gives them all of their UMEM as buffer,
+// and a run of theirs with any drop is invalid.
+func Unbounded(name string) bool {
+	e := lookup(name)
+	return e != nil && e.unbounded
 }
 
 // Describe says what the scheme c names does with c's settings, and the

@@ -66,7 +66,7 @@ func node(t *testing.T, name, fc string) (*config.Node, Place) {
 // its hooks, timer and counters. A name the registry lacks is one error
 // that lists the names it has.
 func TestRegistry(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci"}) {
+	if got := Names(); !slices.Equal(got, []string{"none", "portfc", "pfc", "pfcstar", "bfc", "ici", "ci", "ideal-fq", "sfq"}) {
 		t.Errorf("names %v", got)
 	}
 	for _, name := range Names() {
@@ -124,7 +124,7 @@ func TestRegistry(t *testing.T) {
 	c, p := node(t, "h0", "pfc")
 	c.FC = "fcplus"
 	_, err := New(c, p)
-	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), `fc "fcplus": want none, portfc, pfc, pfcstar, bfc, ici or ci`) {
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), `fc "fcplus": want none, portfc, pfc, pfcstar, bfc, ici, ci, ideal-fq or sfq`) {
 		t.Errorf("unknown scheme: %v", err)
 	}
 	c.FC = "irn" // a name, not a scheme a node runs
@@ -163,6 +163,9 @@ func TestParseName(t *testing.T) {
 		{"bfc:8", "bfc", "", Knobs{BFCQueues: 8}},
 		{"bfc:hash", "bfc", "", Knobs{BFCAssign: BFCAssignHash}},
 		{"bfc:hash:8", "bfc", "", Knobs{BFCQueues: 8, BFCAssign: BFCAssignHash}},
+		{"ideal-fq", "ideal-fq", "", Knobs{}},
+		{"sfq", "sfq", "", Knobs{}},
+		{"sfq:8", "sfq", "", Knobs{BFCQueues: 8}},
 		{"irn", "none", "irn", Knobs{}},
 		{"gbn", "none", "gbn", Knobs{}},
 	} {
@@ -171,7 +174,7 @@ func TestParseName(t *testing.T) {
 			t.Errorf("%s: %+v, %v", c.in, n, err)
 		}
 	}
-	for _, bad := range []string{"fcplus", "pfc:2", "bfc:1", "bfc:x", "portfc:hash", "irn:drr", ""} {
+	for _, bad := range []string{"fcplus", "pfc:2", "bfc:1", "bfc:x", "portfc:hash", "irn:drr", "ideal-fq:8", "sfq:hash", "sfq:1", ""} {
 		if _, err := ParseName(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

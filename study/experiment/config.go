@@ -66,11 +66,19 @@ type Config struct {
 	// queue in the servers' round robin) whose flows are lossless, irn
 	// and gbn (no flow control, IRN's or Go-Back-N's loss recovery), or
 	// FC/MODE for any other pairing (pfc/gbn); FC/nocc is FC's lossless
-	// flows without congestion control (DCQCN off at their NICs). On a
+	// flows without congestion control (DCQCN off at their NICs), FC/CC
+	// FC's lossless flows under congestion control CC (the lab's cc knob
+	// for this contender: pfc/hpcc, sfq/hpcc, pfc/dctcp, pfc/dcqcn-win;
+	// FC alone runs the file's lab.cc, DCQCN unless it says). On a
 	// graph fabric a contender may name the switches' routing after an @,
 	// in place of fabric.routing: pfc@dfksp2 is PFC on DF-KSP with two
 	// lossless priorities, pfc@ksp on plain K shortest paths.
 	Contenders []string `yaml:"schemes"`
+	// Labels name contenders in the plots' legends as the paper being
+	// reproduced prints them (pfc/hpcc: HPCC); a contender without one
+	// is shown as written in schemes. A label may name a contender
+	// schemes does not list (one the quick section leaves out).
+	Labels map[string]string `yaml:"labels,omitempty"`
 	// Seeds of the workload (one point each); loop and hol have no
 	// randomness of their own and take only repetitions.
 	Seeds []uint64 `yaml:"seeds,omitempty"`
@@ -214,6 +222,9 @@ type Contender struct {
 	Mode string // lossless, irn or gbn
 	// NoCC turns the flows' congestion control (DCQCN) off.
 	NoCC bool
+	// CC, when not empty, is the lab's congestion control (lab.Spec.CC,
+	// the cc knob) for this contender, and so its flows': FC/CC.
+	CC string
 	// Routing, when not empty, replaces the fabric's (lab.FabricSpec's
 	// Routing): the part after an @.
 	Routing string
@@ -236,6 +247,8 @@ func ParseContender(s string) (Contender, error) {
 	}
 	if fc, mode, ok := strings.Cut(base, "/"); ok && mode == noCC {
 		sc.FC, sc.NoCC = fc, true
+	} else if cc, err := transport.ParseCC(mode); ok && err == nil && cc != transport.CCNone {
+		sc.FC, sc.CC = fc, cc.String()
 	} else if ok {
 		if _, err := transport.ParseMode(mode); err != nil {
 			return sc, fmt.Errorf("scheme %q: %w", s, err)
@@ -247,8 +260,8 @@ func ParseContender(s string) (Contender, error) {
 		return sc, err
 	}
 	if n.Transport != "" {
-		if sc.NoCC {
-			return sc, fmt.Errorf("scheme %q: %s is a transport without flow control: nocc is for a flow-control scheme's lossless flows", s, sc.FC)
+		if sc.NoCC || sc.CC != "" {
+			return sc, fmt.Errorf("scheme %q: %s is a transport without flow control: nocc and a cc are for a flow-control scheme's lossless flows", s, sc.FC)
 		}
 		if sc.FC != base {
 			return sc, fmt.Errorf("scheme %q: %s names its transport itself", s, sc.FC)
@@ -256,6 +269,26 @@ func ParseContender(s string) (Contender, error) {
 		sc.FC, sc.Mode = n.FC, n.Transport
 	}
 	return sc, nil
+}
+
+// FabricProblems are why a run of sc is invalid for what its fabric
+// counted (f), or none. A scheme whose buffer no flow may fill
+// (scheme.Unbounded: ideal-fq, sfq) is lossless by construction, so a
+// drop means the buffer was too small for the run; Ideal-FQ is no longer
+// itself once a flow had to share a queue (f.FQShared).
+func (sc Contender) FabricProblems(f lab.FabricCounters) []string {
+	n, err := scheme.ParseName(sc.FC)
+	if err != nil || !scheme.Unbounded(n.FC) {
+		return nil
+	}
+	var out []string
+	if f.Drops > 0 {
+		out = append(out, fmt.Sprintf("the fabric dropped %s under %s, whose buffer no flow may fill: the run outgrew the nodes' UMEM", units.Count(f.Drops, "frame", "frames"), n.FC))
+	}
+	if f.FQShared > 0 {
+		out = append(out, fmt.Sprintf("%s found no queue of their own under %s (fq_shared, fq_table_full): not Ideal-FQ", units.Count(f.FQShared, "flow", "flows"), n.FC))
+	}
+	return out
 }
 
 // nameRE is what an experiment's name may be: it names a directory.
@@ -449,7 +482,7 @@ func (c *Config) Validate() error {
 			bad("schemes[%d]: %q twice", i, s)
 		}
 		seen[s] = true
-		if c.Kind != KindWorkload && (sc.Mode != transport.Lossless.String() || sc.NoCC) {
+		if c.Kind != KindWorkload && (sc.Mode != transport.Lossless.String() || sc.NoCC || sc.CC != "") {
 			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
 		}
 		if sc.Routing != "" && c.Fabric == nil {
@@ -461,6 +494,16 @@ func (c *Config) Validate() error {
 			if _, err := lab.NewPlan(c.ContenderLabSpec(sc, "", "")); err != nil {
 				bad("schemes[%d]: %q: %w", i, s, err)
 			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+		v := c.Labels[k]
+		// A label may name a scheme the quick section leaves out.
+		if _, err := ParseContender(k); err != nil {
+			bad("labels: %w", err)
+		}
+		if v == "" {
+			bad("labels: %q: an empty label", k)
 		}
 	}
 	if h := c.Health; h.MaxLostShare > 1 || math.IsNaN(h.MaxLostShare) || h.MinLost < 0 {
@@ -603,6 +646,9 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 // routing in place of the fabric's.
 func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
 	s := c.LabSpec(sc.FC, cdf, runRoot)
+	if sc.CC != "" {
+		s.CC = sc.CC
+	}
 	if sc.Routing != "" && s.Fabric != nil {
 		f := *s.Fabric
 		f.Routing = sc.Routing

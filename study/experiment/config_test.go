@@ -112,7 +112,11 @@ func TestParseErrors(t *testing.T) {
 		{"wait with gap", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  pattern: {kind: ps, size: 1KB, period: 1s, gap: 1ms, wait: true}", 1), false, "gap and wait"},
 		{"too short a hol phase", "name: h\nkind: hol\nlab: {rate: 10M}\nschemes: [pfc]\nhol: {phase: 1s}\n", false, "at least 2s"},
 		{"bad name", strings.Replace(tiny, "name: tiny", "name: Tiny Run", 1), false, `name "Tiny Run"`},
-		{"nocc of a lossy transport", strings.Replace(tiny, "[portfc, irn]", "[irn/nocc]", 1), false, "nocc is for a flow-control scheme"},
+		{"cc of a lossy transport", strings.Replace(tiny, "[portfc, irn]", "[irn/hpcc]", 1), false, "nocc and a cc are for a flow-control scheme"},
+		{"cc in a loop", "name: l\nkind: loop\nlab: {rate: 10M}\nschemes: [pfc/hpcc]\n", false, "no transport mode"},
+		{"label of no scheme", tiny + "labels: {pfx: PFX}\n", false, `labels: scheme "pfx"`},
+		{"empty label", tiny + "labels: {irn: \"\"}\n", false, `labels: "irn": an empty label`},
+		{"nocc of a lossy transport", strings.Replace(tiny, "[portfc, irn]", "[irn/nocc]", 1), false, "nocc and a cc are for a flow-control scheme"},
 		{"fabric and topology", strings.Replace(tiny, "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}", 1), false, "fabric and topology: give one"},
 		{"bad fabric", strings.Replace(strings.Replace(tiny, "topology: {n: 2, k: 1}\n", "", 1), "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 0, spines: 1, hosts: 2}", 1), false, "leaves"},
 		{"fabric of a loop", "name: l\nkind: loop\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}\nlab: {rate: 10M}\nschemes: [pfc]\n", false, "only a workload experiment"},
@@ -315,11 +319,52 @@ func TestParseContender(t *testing.T) {
 		{"pfc@ksp", "pfc", "lossless"},
 		{"pfc/nocc@dfksp2", "pfc", "lossless"},
 		{"irn@fc", "none", "irn"},
+		{"pfc/hpcc", "pfc", "lossless"},
+		{"sfq/hpcc", "sfq", "lossless"},
+		{"pfc/dctcp@ksp", "pfc", "lossless"},
+		{"pfc/dcqcn-win", "pfc", "lossless"},
+		{"ideal-fq/nocc", "ideal-fq", "lossless"},
 	} {
 		s, err := ParseContender(c.in)
-		_, routing, _ := strings.Cut(c.in, "@")
-		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.Contains(c.in, "/nocc") || s.Routing != routing {
-			t.Errorf("ParseContender(%q) = %+v, %v; want fc %s, mode %s", c.in, s, err, c.fc, c.mode)
+		base, routing, _ := strings.Cut(c.in, "@")
+		cc := ""
+		if _, m, ok := strings.Cut(base, "/"); ok && m != "nocc" && m != "gbn" && m != "irn" {
+			cc = m
+		}
+		if err != nil || s.FC != c.fc || s.Mode != c.mode || s.NoCC != strings.Contains(c.in, "/nocc") || s.Routing != routing || s.CC != cc {
+			t.Errorf("ParseContender(%q) = %+v, %v; want fc %s, mode %s, cc %q", c.in, s, err, c.fc, c.mode, cc)
+		}
+	}
+	// A contender's cc is its lab's; the others keep the file's.
+	c, err := Parse([]byte(strings.Replace(strings.Replace(tiny, "[portfc, irn]", "[portfc, pfc/hpcc]", 1), "lab: {rate: 10M}", "lab: {rate: 10M, cc: dctcp}", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct{ contender, cc string }{{"portfc", "dctcp"}, {"pfc/hpcc", "hpcc"}} {
+		sc, _ := ParseContender(w.contender)
+		if s := c.ContenderLabSpec(sc, "", ""); s.CC != w.cc || s.FC != sc.FC {
+			t.Errorf("%s: lab fc %s, cc %s", w.contender, s.FC, s.CC)
+		}
+	}
+}
+
+// Only a scheme whose buffer no flow may fill makes a drop a problem,
+// and only Ideal-FQ a shared queue.
+func TestFabricProblems(t *testing.T) {
+	for _, c := range []struct {
+		contender     string
+		drops, shared uint64
+		problems      int
+	}{
+		{"ideal-fq/nocc", 1, 0, 1}, {"sfq:8/hpcc", 3, 0, 1}, {"ideal-fq/nocc", 0, 0, 0}, {"ideal-fq/nocc", 2, 1, 2},
+		{"pfc", 5, 0, 0}, {"irn", 5, 0, 0}, {"bfc:hash/nocc", 5, 0, 0},
+	} {
+		sc, err := ParseContender(c.contender)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := sc.FabricProblems(lab.FabricCounters{Drops: c.drops, FQShared: c.shared}); len(p) != c.problems {
+			t.Errorf("%s, %d drops, %d shared: %q", c.contender, c.drops, c.shared, p)
 		}
 	}
 }

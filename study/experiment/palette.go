@@ -36,6 +36,14 @@ var contenderStyles = map[string]contenderStyle{
 	scheme.NameICI:                              {rgb(0xAA4499), draw.CircleGlyph{}},   // purple
 	scheme.NameCI:                               {rgb(0xDDCC77), draw.TriangleGlyph{}}, // sand
 	scheme.NamePFC + "/" + noCC:                 {rgb(0x44AA99), draw.RingGlyph{}},     // teal
+	// The baselines of BFC's paper (study/experiment/defs/bfc-clos.yaml),
+	// each apart from every colour here: Paul Tol's bright red, dark
+	// brown and blue from his sunset and muted sets, and dark grey for
+	// the ideal.
+	scheme.NamePFC + "/hpcc":  {rgb(0xDC050C), draw.TriangleGlyph{}}, // red
+	scheme.NameSFQ + "/hpcc":  {rgb(0x661100), draw.SquareGlyph{}},   // brown
+	scheme.NamePFC + "/dctcp": {rgb(0x5568B8), draw.RingGlyph{}},     // blue
+	scheme.NameIdealFQ:        {rgb(0x555555), draw.CircleGlyph{}},   // dark grey
 	// PFC on an FC+ fabric's routings (study/experiment/defs/fcplus.yaml): FC+'s
 	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
 	// from every colour above (Paul Tol's vibrant magenta and green).

@@ -311,6 +311,15 @@ func (d *barData) most() int {
 	return n
 }
 
+// label is contender's name in the plots' legends: as the file's labels
+// name it (the paper's name for it), else as its schemes do.
+func (pl *plots) label(contender string) string {
+	if l := pl.c.Labels[contender]; l != "" {
+		return l
+	}
+	return contender
+}
+
 // barFigure draws d: groups along x, the schemes' bars in each, the
 // legend the schemes.
 func (pl *plots) barFigure(title, xlabel, ylabel string, d *barData) *figure {
@@ -328,7 +337,7 @@ func (pl *plots) barFigure(title, xlabel, ylabel string, d *barData) *figure {
 	p.Y.Max = p.Y.Min + 1.15*(p.Y.Max-p.Y.Min)
 	f := newFigure(title, p)
 	for _, s := range d.series {
-		f.add(s.name, swatch{s.color})
+		f.add(pl.label(s.name), swatch{s.color})
 	}
 	return f
 }
@@ -523,7 +532,7 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 		l.Color = contenderColor(contender)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		f.add(contender, l)
+		f.add(pl.label(contender), l)
 		have = true
 	}
 	if !have && len(invalid) == 0 {
@@ -715,12 +724,12 @@ func (pl *plots) series(name, title, note string, markers phaseMarkers, axis ser
 		}
 	}
 	for _, s := range d.contenders {
-		f.add(s, &plotter.Line{LineStyle: draw.LineStyle{Color: contenderColor(s), Width: vg.Points(2)}})
+		f.add(pl.label(s), &plotter.Line{LineStyle: draw.LineStyle{Color: contenderColor(s), Width: vg.Points(2)}})
 	}
 	for _, s := range pl.c.Contenders {
 		if !slices.Contains(d.contenders, s) {
 			if _, inv := pl.match(s, pl.seriesCDF(), pl.load); len(inv) > 0 {
-				f.add(s+" (INVALID, not plotted)", swatch{contenderColor(s)})
+				f.add(pl.label(s)+" (INVALID, not plotted)", swatch{contenderColor(s)})
 			}
 		}
 	}

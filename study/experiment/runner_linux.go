@@ -407,6 +407,9 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if !rep.Health.Valid {
 		res.invalidate(rep.Health.Problems...)
 	}
+	if p := sc.FabricProblems(rep.Fabric); len(p) > 0 {
+		res.invalidate(p...)
+	}
 	// The lab ran the schedule generated here: the same flows, in order.
 	same := len(rep.Records) == len(flows)
 	for i := 0; same && i < len(flows); i++ {

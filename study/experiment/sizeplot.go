@@ -239,7 +239,7 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 	f.w, f.h = 12*vg.Inch, 5*vg.Inch
 	for _, l := range d.lines {
 		st := styleOf(l.contender)
-		f.add(l.contender, &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.4)}},
+		f.add(pl.label(l.contender), &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.4)}},
 			&plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: st.color, Shape: st.glyph, Radius: vg.Points(2.8)}})
 	}
 	binNote := fmt.Sprintf("%d size bins evenly spaced on a log scale from %s to %s (a point at its bin's geometric centre); a bin of fewer than %d flows of a point is left out; every completed flow counts",
