@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -279,13 +280,19 @@ func (r *WorkloadReport) QueuePeak() QueuePeakSample {
 	return p
 }
 
-// WriteQueuesCSV writes r's queue series as CSV: elapsed seconds, then
-// the bytes queued at every node.
+// WriteQueuesCSV writes r's queue series as CSV: the sample's time into
+// the run on the target's clock (elapsed_target_us; empty for a lab
+// without a model) and on the lab's (elapsed_lab_s), the CNPs, then the
+// bytes queued at every node (bytes are the same in both).
 func (r *WorkloadReport) WriteQueuesCSV(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("elapsed_s,cnps," + strings.Join(r.QueueNodes, ",") + "\n")
+	b.WriteString("elapsed_target_us,elapsed_lab_s,cnps," + strings.Join(r.QueueNodes, ",") + "\n")
 	for _, row := range r.Queues {
-		fmt.Fprintf(&b, "%.3f,%d", row.Elapsed.Seconds(), row.CNPs)
+		target := ""
+		if r.Model.D > 0 {
+			target = strconv.FormatFloat(float64(r.Model.TargetTime(row.Elapsed))/float64(time.Microsecond), 'f', 3, 64)
+		}
+		fmt.Fprintf(&b, "%s,%.3f,%d", target, row.Elapsed.Seconds(), row.CNPs)
 		for _, v := range row.Bytes {
 			fmt.Fprintf(&b, ",%d", v)
 		}

@@ -115,8 +115,15 @@ func TestWorkloadReportText(t *testing.T) {
 		t.Error("an invalid run does not say so first")
 	}
 	b.Reset()
-	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_s,cnps,h0,s0.0\n1.000,0,10,20\n2.000,0,3000,5\n" {
+	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_target_us,elapsed_lab_s,cnps,h0,s0.0\n,1.000,0,10,20\n,2.000,0,3000,5\n" {
 		t.Errorf("queues CSV %v:\n%s", err, b.String())
+	}
+	// On a dilated lab the first column is the target's clock: 1 s of the
+	// lab at D = 1,000 is 1,000 target µs.
+	r.Model = scale.Model{D: 1000}
+	b.Reset()
+	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_target_us,elapsed_lab_s,cnps,h0,s0.0\n1000.000,1.000,0,10,20\n2000.000,2.000,0,3000,5\n" {
+		t.Errorf("queues CSV on a dilated lab %v:\n%s", err, b.String())
 	}
 }
 

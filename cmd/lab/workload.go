@@ -82,7 +82,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
 	interval := durationFlag(fs, "interval", "i", "1s", "time between progress lines (on stderr) and queue samples, in lab time")
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
-	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i) to `file` as CSV")
+	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i; times on the target's clock and the lab's) to `file` as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: id,src,dst,size,start_ns,kind,group,phase,after) and run nothing")
 	hf := addHealthFlags(fs)

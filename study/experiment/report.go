@@ -238,7 +238,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	b.WriteString("- `summary.csv`: one row per point, every metric; `results.json`: the same with the per-bin summaries\n")
 	if c.Kind == KindWorkload {
 		b.WriteString("- `bins.csv`: FCT and slowdown per point and flow-size bin\n")
-		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's full spec), `report.json` (the workload's report: records, queue series, fabric counters, health), `records.csv` (per flow), `queues.csv` (bytes queued at every node, every second), `result.json`\n")
+		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's full spec), `report.json` (the workload's report: records, queue series, fabric counters, health), `records.csv` (per flow), `queues.csv` (bytes queued at every node, every sample, timed on the target's clock and the lab's), `result.json`\n")
 	} else {
 		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's spec), `report.json` (the bench's result with its health), `result.json`\n")
 	}

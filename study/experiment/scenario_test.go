@@ -62,7 +62,7 @@ func TestPapersOfUnit(t *testing.T) {
 	if got := PapersOf("ICI (seed paper) Figs."); len(got) != 1 || !strings.Contains(got[0], "Merino") || !strings.Contains(got[0], "seed paper") {
 		t.Errorf("ICI: %q", got)
 	}
-	if got := PapersOf("FC+ (seed paper) Table VIII"); len(got) != 1 || !strings.Contains(got[0], "Flattened Clos") {
+	if got := PapersOf("FC+ (seed paper) Table VIII"); len(got) != 1 || !strings.Contains(got[0], "Near-optimal Deadlock-free Expander") || !strings.Contains(got[0], "Zhang et al.") {
 		t.Errorf("FC+: %q", got)
 	}
 }
