@@ -3,9 +3,11 @@ package fabrictest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/node/api"
 )
 
@@ -46,21 +48,23 @@ func watch(t testing.TB, f *Fabric) {
 	}
 }
 
-// maxRuns bounds the runs of a measured scenario.
-const maxRuns = 3
+// maxRuns bounds the runs of a measured scenario: as many as a lab
+// test's late attempts (testtool.LateTries).
+const maxRuns = testtool.LateTries
 
 // validRun runs body, a scenario whose results depend on every node
-// keeping up with its links. A run whose checks all hold passes: the
-// machine falling behind can only lower throughput and add losses, never
-// make a scheme look better than it is. A run with failures counts only
-// if it was valid: its fabric (the one body passed to watch) lost no
-// frame in a cable's receive ring and no port lost more than its share of
-// link time; then its failures are the test's. An invalid run's failures
-// are the machine's, as a lab drops an invalid run's numbers: they are
-// logged and the scenario runs again. maxRuns such runs in a row fail the
-// test: the machine was too busy to measure anything.
+// keeping up with its links, and counts a run only if it was valid: its
+// fabric (the one body passed to watch) lost no frame in a cable's
+// receive ring and no port lost more than its share of link time. A
+// valid run's failures are the test's, and a valid run without failures
+// passes. An invalid run measured the machine, not the fabric, as a lab
+// drops an invalid run's numbers: it neither passes nor fails, whatever
+// its checks said; it is logged and the scenario runs again. maxRuns
+// invalid runs in a row fail the test, naming each run's lateness: the
+// machine was too busy to measure anything.
 func validRun(t *testing.T, body func(t testing.TB)) {
 	t.Helper()
+	var late []string
 	for run := 1; ; run++ {
 		a := &attempt{T: t}
 		aborted := func() (aborted bool) {
@@ -85,11 +89,11 @@ func validRun(t *testing.T, body func(t testing.TB)) {
 		if a.fabric == nil {
 			t.Fatal("fabrictest: the scenario watched no fabric")
 		}
-		if len(a.failures) == 0 && !aborted {
-			t.Logf("run %d passed (%s)", run, h)
-			return
-		}
 		if h.Valid() {
+			if len(a.failures) == 0 && !aborted {
+				t.Logf("run %d valid and passed (%s)", run, h)
+				return
+			}
 			t.Logf("run %d valid: %s", run, h)
 			for _, f := range a.failures {
 				t.Error(f)
@@ -99,9 +103,10 @@ func validRun(t *testing.T, body func(t testing.TB)) {
 			}
 			return
 		}
-		t.Logf("run %d invalid (%s): what it measured is the machine's; its failures: %q", run, h, a.failures)
+		t.Logf("run %d of %d invalid, run again: %s; what it measured is the machine's (its checks: %q)", run, maxRuns, h, a.failures)
+		late = append(late, fmt.Sprintf("run %d: %s", run, h))
 		if run == maxRuns {
-			t.Fatalf("%d runs in a row failed and were invalid: the machine is too busy to measure the fabric", run)
+			t.Fatalf("the fabric was late in all %d runs, so nothing was shown either way; the machine is too busy for this test:\n  %s", run, strings.Join(late, "\n  "))
 		}
 	}
 }
