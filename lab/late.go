@@ -56,3 +56,27 @@ func (h *Health) Late() (string, bool) {
 	}
 	return Lateness(h.Problems)
 }
+
+// LateOutput reads a command's output for the emulation health it
+// printed (Short's lines, "emulation health INVALID: ..."): their first
+// problems joined by "; " and true when at least one health is INVALID
+// and each names only the emulation falling behind and no further
+// problem; "" and false otherwise, a problem not named in full included.
+func LateOutput(out string) (string, bool) {
+	var why []string
+	for _, line := range strings.Split(out, "\n") {
+		_, short, ok := strings.Cut(line, "emulation health INVALID: ")
+		if !ok {
+			continue
+		}
+		_, problem, ok := strings.Cut(short, " at most")
+		if !ok {
+			return "", false
+		}
+		if _, problem, ok = strings.Cut(problem, "; "); !ok || strings.Contains(problem, " more)") || !LateProblem(problem) {
+			return "", false
+		}
+		why = append(why, problem)
+	}
+	return strings.Join(why, "; "), len(why) > 0
+}

@@ -51,6 +51,13 @@ func TestHealthLate(t *testing.T) {
 			if c.name != "valid" && h.Valid {
 				t.Errorf("valid, want problems")
 			}
+			// A command's output says the same in its health line, when
+			// that line names every problem (Short names the first).
+			out := "lab gen: done\n" + h.Short() + "\n"
+			owhy, olate := LateOutput(out)
+			if want := late && len(h.Problems) == 1; olate != want || (want && owhy != why) {
+				t.Errorf("LateOutput(%q) = %q, %v; want %v, %q", out, owhy, olate, want, why)
+			}
 		})
 	}
 }

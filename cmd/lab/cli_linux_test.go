@@ -4,11 +4,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,17 +162,55 @@ workload: {loads: [0.2], cdfs: [storage], duration: 2s}
 	if err := os.WriteFile(exp, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	outDir := filepath.Join(t.TempDir(), "tiny")
-	code, out, errs = lab("experiment", "run", "-f", exp, "--name", "re"+id, "--bin-dir", bins, "--out", outDir)
-	t.Logf("experiment run: %s%s", out, errs)
-	if code != 0 {
-		t.Errorf("experiment run: exit %d", code)
-	}
-	for _, f := range []string{"summary.csv", "results.json", "README.md"} {
-		if st, err := os.Stat(filepath.Join(outDir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("experiment run wrote no %s: %v", f, err)
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		outDir := filepath.Join(t.TempDir(), "tiny")
+		code, out, errs := lab("experiment", "run", "-f", exp, "--name", "re"+id, "--bin-dir", bins, "--out", outDir)
+		t.Logf("experiment run: %s%s", out, errs)
+		for _, f := range []string{"summary.csv", "results.json", "README.md"} {
+			if st, err := os.Stat(filepath.Join(outDir, f)); err != nil || st.Size() == 0 {
+				t.Errorf("experiment run wrote no %s: %v", f, err)
+			}
 		}
+		if why := lateExperiment(t, code, outDir); why != "" {
+			return why
+		}
+		if code != 0 {
+			t.Errorf("experiment run: exit %d", code)
+		}
+		return ""
+	})
+}
+
+// lateExperiment is why an experiment's run into out was invalid when it
+// exited 3 and every INVALID point of its summary.csv was so only because
+// the emulation fell behind (labpkg.Lateness); "" otherwise.
+func lateExperiment(t *testing.T, code int, out string) string {
+	t.Helper()
+	if code != exitInvalid {
+		return ""
 	}
+	f, err := os.Open(filepath.Join(out, "summary.csv"))
+	if err != nil {
+		return ""
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) < 2 {
+		return ""
+	}
+	valid, problems, id := slices.Index(rows[0], "valid"), slices.Index(rows[0], "problems"), slices.Index(rows[0], "point")
+	var late []string
+	for _, r := range rows[1:] {
+		if r[valid] == "true" {
+			continue
+		}
+		why, ok := labpkg.Lateness(strings.Split(r[problems], "; "))
+		if !ok {
+			return ""
+		}
+		late = append(late, r[id]+": "+why)
+	}
+	return strings.Join(late, "; ")
 }
 
 // lateOutput is why a lab command's run was invalid, and true, when it
@@ -181,20 +221,5 @@ func lateOutput(code int, out string) (string, bool) {
 	if code != exitInvalid {
 		return "", false
 	}
-	var why []string
-	for _, line := range strings.Split(out, "\n") {
-		_, short, ok := strings.Cut(line, "emulation health INVALID: ")
-		if !ok {
-			continue
-		}
-		_, problem, ok := strings.Cut(short, " at most")
-		if !ok {
-			return "", false
-		}
-		if _, problem, ok = strings.Cut(problem, "; "); !ok || strings.Contains(problem, " more)") || !labpkg.LateProblem(problem) {
-			return "", false
-		}
-		why = append(why, problem)
-	}
-	return strings.Join(why, "; "), len(why) > 0
+	return labpkg.LateOutput(out)
 }

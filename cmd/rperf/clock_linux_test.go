@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bcfab/bcfab/internal/testkit/clocktest"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/lab"
 )
 
@@ -57,9 +59,19 @@ func TestReportsTargetClock(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", labBin, "github.com/bcfab/bcfab/cmd/lab").CombinedOutput(); err != nil {
 		t.Fatalf("build lab: %v\n%s", err, out)
 	}
-	out, err := exec.Command(labBin, "gen", "--run-root", spec.RunRoot, "--name", spec.Name, "h0", "h3", "--bytes", "1M", "--wait").CombinedOutput()
-	if err != nil {
-		t.Fatalf("lab gen --wait: %v\n%s", err, out)
-	}
+	var out []byte
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		var err error
+		out, err = exec.Command(labBin, "gen", "--run-root", spec.RunRoot, "--name", spec.Name, "h0", "h3", "--bytes", "1M", "--wait").CombinedOutput()
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() == 3 {
+			if why, ok := lab.LateOutput(string(out)); ok {
+				return why
+			}
+		}
+		if err != nil {
+			t.Fatalf("lab gen --wait: %v\n%s", err, out)
+		}
+		return ""
+	})
 	check("lab gen --wait", string(out), "Gbit/s in the target (", "Mbit/s in the lab)", "one-way delay avg ")
 }
