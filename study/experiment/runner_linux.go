@@ -315,7 +315,7 @@ func (x *runner) left(inPoint time.Duration) time.Duration {
 	return max(0, left)
 }
 
-// eta is ", ETA 4m10s": left, for a progress line.
+// eta is " (ETA 4m10s)": left, for a progress line.
 func (x *runner) eta(inPoint time.Duration) string {
 	return fmt.Sprintf(" (ETA %v)", x.left(inPoint).Round(time.Second))
 }
