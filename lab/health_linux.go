@@ -28,6 +28,11 @@ func SampleHealth(runRoot, name string) (*HealthSample, error) {
 // snapshot samples the health of the lab of st and returns the stats of
 // the nodes that answered, by node.
 func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
+	return snapshotWithin(st, 5*time.Second)
+}
+
+// snapshotWithin is snapshot with each node given timeout to answer.
+func snapshotWithin(st *State, timeout time.Duration) (*HealthSample, map[string]*api.Stats) {
 	s := &HealthSample{At: time.Now(), CPUs: runtime.NumCPU(), Nodes: make([]NodeSample, len(st.Nodes))}
 	if st.Spec.ProbeInterval >= 0 && !st.Spec.Target.IsZero() {
 		s.ModelRTT = st.Spec.Model().OneHopRTT()
@@ -40,7 +45,7 @@ func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
 	for _, w := range st.Workers {
 		s.Procs = append(s.Procs, sampleProc(w.Name, w.Pid, w.Config))
 	}
-	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(st, n) })
+	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(st, n, timeout) })
 	m := make(map[string]*api.Stats, len(stats))
 	for i, x := range stats {
 		if x != nil {
@@ -78,7 +83,9 @@ func sampleProc(name string, pid int, config string) ProcSample {
 	return p
 }
 
-func sampleNode(st *State, n NodeState) (NodeSample, *api.Stats) {
+// sampleNode samples node n of the lab of st, which has timeout to
+// answer.
+func sampleNode(st *State, n NodeState, timeout time.Duration) (NodeSample, *api.Stats) {
 	fail := func(format string, args ...any) (NodeSample, *api.Stats) {
 		return NodeSample{Node: n.Name, Pid: n.Pid, Worker: n.Worker, Err: fmt.Sprintf(format, args...)}, nil
 	}
@@ -91,7 +98,7 @@ func sampleNode(st *State, n NodeState) (NodeSample, *api.Stats) {
 		}
 		return fail("daemon not running")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	stats, err := FetchStats(ctx, n.Control)
 	if err != nil {

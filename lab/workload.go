@@ -118,37 +118,6 @@ func defaultDrain(m scale.Model, duration time.Duration, flows []workload.Flow, 
 	return d
 }
 
-// WorkloadProgress is the state of a run at one poll.
-type WorkloadProgress struct {
-	Elapsed   time.Duration `json:"elapsed_ns"`
-	Flows     int           `json:"flows"`
-	Started   int           `json:"started"`
-	Running   int           `json:"running"`
-	Completed int           `json:"completed"`
-	Failed    int           `json:"failed"`
-	// AckedBytes counts the bytes acknowledged so far, all flows
-	// together; Goodput is its rate since the previous poll, in the lab.
-	AckedBytes int64   `json:"acked_bytes"`
-	Goodput    float64 `json:"goodput_bps"`
-	// Model is the lab's, which String reads the times and rate in (a
-	// zero Model: the lab's own).
-	Model scale.Model `json:"-"`
-}
-
-// String is a progress line on the target's clock, such as
-// "600µs in the target (3.0s of lab time): 190/687 started, 12 running,
-// 176 done, 0 failed, 206 Gbit/s in the target".
-func (p WorkloadProgress) String() string {
-	at := fmt.Sprintf("%5.1fs", p.Elapsed.Seconds())
-	rate := goodput(p.Goodput)
-	if p.Model.D > 0 {
-		at = fmt.Sprintf("%s (%.1fs %s)", p.Model.TimeText(p.Elapsed), p.Elapsed.Seconds(), scale.LabWord)
-		rate = p.Model.RateText(p.Goodput)
-	}
-	return fmt.Sprintf("%s: %d/%d started, %d running, %d done, %d failed, %s",
-		at, p.Started, p.Flows, p.Running, p.Completed, p.Failed, rate)
-}
-
 // goodput prints a measured rate; unlike a link rate, 0 is just 0.
 func goodput(bps float64) string {
 	if bps < 1 {
@@ -205,6 +174,14 @@ type WorkloadReport struct {
 	Elapsed        time.Duration `json:"elapsed_ns"`
 	TargetElapsed  time.Duration `json:"elapsed_target_ns,omitempty"`
 	TargetDuration time.Duration `json:"duration_target_ns,omitempty"`
+	// Wall is the wall time of the whole run (the lab's clock), from
+	// RunWorkload's first look at the lab to its report: the checks,
+	// the samples of the emulation health, the flows and their drain.
+	// WallPerTargetMs is that per ms of TargetElapsed, in seconds
+	// (scale.WallPerTargetMs): what a ms of the target cost, D x 1 ms at
+	// the least.
+	Wall            time.Duration `json:"wall_ns,omitempty"`
+	WallPerTargetMs float64       `json:"wall_s_per_target_ms,omitempty"`
 	// StartLag is how late the flows started against their schedule (the
 	// starters' and NICs' scheduling on a busy machine; a flow that waits
 	// for a group is due when the group's first phase has ended, if
@@ -618,6 +595,9 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 			r.lagTime(r.StartLag.Mean), r.lagTime(r.StartLag.P99), r.lagTime(r.StartLag.Max))
 	}
 	b.WriteString("\n")
+	if cost := r.CostText(); cost != "" {
+		b.WriteString(cost + "\n")
+	}
 	if r.StartErrors > 0 {
 		fmt.Fprintf(&b, "%s not start (first: %s)\n", units.Count(r.StartErrors, "flow could", "flows could"), r.FirstError)
 	}
@@ -665,6 +645,20 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		return err
 	}
 	return r.Health.WriteText(w)
+}
+
+// CostText is the run's cost for people: "cost: 6.522s of wall time per
+// ms in the target (21.43s of wall time for 3.286ms in the target; at D
+// = 5000 no less than 5s of wall time)"; "" for a run of no model or no
+// wall time (a report of an older build).
+func (r *WorkloadReport) CostText() string {
+	text := scale.CostText(r.Wall, r.TargetElapsed)
+	if r.Model.D <= 0 || text == "" {
+		return ""
+	}
+	least := time.Duration(r.Model.D * float64(time.Millisecond))
+	return fmt.Sprintf("cost: %s; at D = %s no less than %v %s)", strings.TrimSuffix(text, ")"),
+		strconv.FormatFloat(r.Model.D, 'f', -1, 64), scale.RoundTime(least), scale.WallWord)
 }
 
 // labTime prints a duration the user gave in the lab's time (a flag's)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/wire/transport"
 )
@@ -33,6 +34,7 @@ const workloadPoll = 250 * time.Millisecond
 // process and its nodes, or the node, and counting what became of every
 // flow.
 func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (*WorkloadReport, error) {
+	start := time.Now()
 	st, err := loadDefault(runRoot, name)
 	if err != nil {
 		return nil, err
@@ -96,16 +98,19 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		interval = model.Runner().QueueSample
 	}
 	r := &workloadRun{
-		st:    st,
-		o:     o,
-		flows: flows,
-		recs:  workload.Records(flows),
-		rid:   make([]int, len(flows)),
-		ended: make([]bool, len(flows)),
-		socks: socks,
-		req:   api.RDMARequest{Mode: mode.String(), MTU: mtu, CC: cc.String()},
-		ideal: ideal,
-		lag:   make([]time.Duration, 0, len(flows)),
+		st:       st,
+		o:        o,
+		before:   before,
+		duration: c.Duration,
+		drain:    drain,
+		flows:    flows,
+		recs:     workload.Records(flows),
+		rid:      make([]int, len(flows)),
+		ended:    make([]bool, len(flows)),
+		socks:    socks,
+		req:      api.RDMARequest{Mode: mode.String(), MTU: mtu, CC: cc.String()},
+		ideal:    ideal,
+		lag:      make([]time.Duration, 0, len(flows)),
 	}
 	dcqcn := cc.Rate()
 	for i := range r.recs {
@@ -162,19 +167,27 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	}
 	rep.Target = rep.Summary.Dilated(model.D)
 	rep.TargetElapsed, rep.TargetDuration = model.TargetTime(rep.Elapsed), model.TargetTime(rep.Duration)
+	rep.Wall = time.Since(start)
+	rep.WallPerTargetMs = scale.WallPerTargetMs(rep.Wall, rep.TargetElapsed)
 	return rep, nil
 }
 
 // workloadRun is the state of a run: the starters (one goroutine per
 // source) and the poller share it under mu.
 type workloadRun struct {
-	st    *State
-	o     WorkloadOptions
-	flows []workload.Flow
-	socks []string
-	req   api.RDMARequest
-	ideal workload.IdealFunc
-	t0    time.Time
+	st *State
+	o  WorkloadOptions
+	// before is the lab's health sample at the start; health the health
+	// since, at the latest queue sample (the poller's alone).
+	before *HealthSample
+	health *Health
+	// duration is the schedule's window, drain the drain time.
+	duration, drain time.Duration
+	flows           []workload.Flow
+	socks           []string
+	req             api.RDMARequest
+	ideal           workload.IdealFunc
+	t0              time.Time
 
 	mu          sync.Mutex
 	recs        []workload.FlowRecord
@@ -349,8 +362,8 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			return end, nil
 		}
 		if time.Since(lastReport) >= interval {
-			lastAcked, lastReport = r.report(p, lastAcked, lastReport), time.Now()
 			r.sampleQueues()
+			lastAcked, lastReport = r.report(p, lastAcked, lastReport), time.Now()
 		}
 	}
 }
@@ -362,6 +375,7 @@ func (r *workloadRun) report(p WorkloadProgress, lastAcked int64, last time.Time
 		p.Goodput = 8 * float64(p.AckedBytes-lastAcked) / dt.Seconds()
 	}
 	p.Model = r.st.Spec.Model()
+	p.Duration, p.Drain, p.Health = r.duration, r.drain, r.health
 	if r.o.Progress != nil {
 		r.o.Progress(p)
 	}
@@ -528,8 +542,9 @@ func (r *workloadRun) abort() {
 	}
 }
 
-// sampleQueues adds a row to the queue series: the bytes every node holds
-// in its egress queues now.
+// sampleQueues adds a row to the queue series, the bytes every node
+// holds in its egress queues now, and judges the emulation health so
+// far from the same sample.
 func (r *workloadRun) sampleQueues() {
 	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes))}
 	row.TargetElapsed = r.st.Spec.Model().TargetTime(row.Elapsed)
@@ -538,18 +553,19 @@ func (r *workloadRun) sampleQueues() {
 		row.CNPs += n
 	}
 	r.mu.Unlock()
-	eachNode(r.st.Nodes, func(i int, n NodeState) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		st, err := FetchStats(ctx, n.Control)
-		if err != nil {
-			return
+	s, stats := snapshotWithin(r.st, 2*time.Second)
+	for i, n := range r.st.Nodes {
+		if st := stats[n.Name]; st != nil {
+			for _, p := range st.Ports {
+				row.Bytes[i] += p.QueueBytes
+			}
 		}
-		for _, p := range st.Ports {
-			row.Bytes[i] += p.QueueBytes
-		}
-	})
+	}
 	r.queues = append(r.queues, row)
+	if r.before != nil {
+		h := s.Since(r.before, 0, r.o.Limits)
+		r.health = &h
+	}
 }
 
 // startRDMA asks the NIC at control socket sock to start the one flow

@@ -194,7 +194,7 @@ func TestWorkloadReportTargetClockUnit(t *testing.T) {
 	m := scale.Model{Target: scale.Papers(), D: 5000}
 	r := &WorkloadReport{Lab: "x", Topology: "BCube(4,1)", RateBps: 20e6, FC: scheme.NamePortFC, CDF: "websearch", Load: 0.5, Basis: "link",
 		Duration: 8 * time.Second, Seed: 1, Incast: &workload.Incast{Senders: 8, Size: 1e6, Period: 2 * time.Second}, MTU: 1024,
-		Elapsed: 16429 * time.Millisecond, StartLag: workload.Dist[time.Duration]{N: 1, Mean: 2486 * time.Microsecond, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond},
+		Elapsed: 16429 * time.Millisecond, TargetElapsed: m.TargetTime(16429 * time.Millisecond), Wall: 21430 * time.Millisecond, StartLag: workload.Dist[time.Duration]{N: 1, Mean: 2486 * time.Microsecond, P99: 3 * time.Millisecond, Max: 4 * time.Millisecond},
 		Model: m, Records: recs, Summary: sum, Target: sum.Dilated(m.D), QueueNodes: []string{"h0"},
 		Queues: []QueueRow{{Elapsed: 4 * time.Second, Bytes: []uint64{3000}}},
 		Health: Health{Valid: true, Wall: 16 * time.Second, CPUs: 2, ProcCPU: 3 * time.Second, LostTotal: time.Millisecond, MaxLate: 3 * time.Millisecond,
@@ -208,6 +208,7 @@ func TestWorkloadReportTargetClockUnit(t *testing.T) {
 		"for 8s of lab time = 1.6ms in the target",
 		"incast 8 x 1 MB every 2s of lab time = 400µs in the target",
 		"ran 3.286ms in the target (16.43s of lab time)",
+		"cost: 6.522s of wall time per ms in the target (21.43s of wall time for 3.286ms in the target; at D = 5000 no less than 5s of wall time)\n",
 		"flows started late by 497ns in the target on average",
 		"in 3.20ms in the target, goodput 12.5 Mbit/s in the target",
 		"FCT in the target",

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building, running and testing the project needs on a Debian
 # machine: the tools the lab and its tests call (ip, ping, iperf3, tcpdump,
-# tshark, ethtool), Open vSwitch (a device of `lab bench datapath`) and the
-# eBPF toolchain `make generate` uses. Idempotent: when everything is
+# tshark, ethtool, and tmux, a terminal for the progress bar's test), Open
+# vSwitch (a device of `lab bench datapath`) and the eBPF toolchain `make
+# generate` uses. Idempotent: when everything is
 # present it changes nothing.
 set -euo pipefail
 
-pkgs=(iproute2 iputils-ping iperf3 tcpdump tshark ethtool clang llvm libbpf-dev make openvswitch-switch bash-completion)
+pkgs=(iproute2 iputils-ping iperf3 tcpdump tshark ethtool tmux clang llvm libbpf-dev make openvswitch-switch bash-completion)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

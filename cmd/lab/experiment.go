@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/internal/progress"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/study/experiment"
 )
@@ -98,7 +100,10 @@ func experimentRunCmd() *cobra.Command {
 		Short: "run an experiment: every point's lab, the results, plots and README.md",
 		Long: `Runs every point of the experiment (scheme x CDF x load x seed x repetition)
 on a lab of its own, one at a time, and writes the output directory
-(default results/<name>-<UTC time>). Progress and the ETA go to stderr.
+(default results/<name>-<UTC time>). Progress goes to stderr: a line per
+point, and on a terminal a bar redrawn in place (points done, the
+target's time, the ETA, D, the health so far), elsewhere the running
+point's progress every 5 s (--progress).
 Ctrl-C stops the point running, takes its lab down and writes what was
 measured. A point whose run fails (a worker of its lab died, say) is
 INVALID with the reason; its lab is taken down and the next point runs
@@ -116,6 +121,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 	fs.BoolVar(&quick, "quick", false, "apply the file's quick section: fewer schemes and loads, shorter runs")
 	fs.BoolVar(&dryRun, "dry-run", false, "check the file and list its points, run nothing")
 	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	mode := progressFlag(cmd)
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
@@ -151,13 +157,13 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		if fs.Changed("name") {
 			cfg.Lab.Name = c.name
 		}
-		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot, Progress: stderr}
-		if c.verbose {
-			o.Log = c.logger(stderr) // the labs' own logs
-		}
+		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot}
+		pr := experimentProgress(&o, stderr, *mode, c)
+		defer pr.Close()
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		rep, err := experiment.Run(ctx, cfg, o)
+		pr.Close() // the bar gone before the last line or the error
 		if err != nil {
 			return err
 		}
@@ -191,15 +197,15 @@ INVALID.`,
 	fs := cmd.Flags()
 	fs.StringSliceVar(&ids, "points", nil, "run these `point`s again (their directory names under runs/), valid or not")
 	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	mode := progressFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		dir := args[0]
 		if st, err := os.Stat(filepath.Join(dir, "results.json")); err != nil || st.IsDir() {
 			return usagef(cmd, "rerun: %s is not a run directory of lab experiment run (no results.json)", dir)
 		}
-		o := experiment.RunOptions{Out: dir, BinDir: binDir, RunRoot: c.runRoot, Progress: cmd.ErrOrStderr()}
-		if c.verbose {
-			o.Log = c.logger(cmd.ErrOrStderr())
-		}
+		o := experiment.RunOptions{Out: dir, BinDir: binDir, RunRoot: c.runRoot}
+		pr := experimentProgress(&o, cmd.ErrOrStderr(), *mode, c)
+		defer pr.Close()
 		name := ""
 		if fs.Changed("name") {
 			name = c.name
@@ -207,6 +213,7 @@ INVALID.`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		rep, err := experiment.RunAgain(ctx, o, ids, name)
+		pr.Close()
 		if err != nil {
 			return err
 		}
@@ -214,6 +221,21 @@ INVALID.`,
 		return invalidPoints(rep)
 	}
 	return cmd
+}
+
+// experimentProgress is the printer of an experiment's progress on
+// stderr in mode m, set in o: its lines per point and, with -v, the
+// labs' logs go above the bar; its state every update (a bar) or every
+// 5 s (plain lines). With none, only the logs are shown.
+func experimentProgress(o *experiment.RunOptions, stderr io.Writer, m progress.Mode, c *common) *progress.Printer {
+	pr := newProgress(stderr, m, 5*time.Second)
+	if pr.Mode() != progress.None {
+		o.Progress, o.Status = pr, pr.Update
+	}
+	if c.verbose {
+		o.Log = c.logger(pr) // the labs' own logs
+	}
+	return pr
 }
 
 // invalidPoints is the error (exit 3) of a run with INVALID points,

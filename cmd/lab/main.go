@@ -7,7 +7,8 @@
 // The commands are a cobra tree, one file per command group: up.go (up),
 // down.go (down, list), inspect.go (inspect, graph), node.go (node
 // stop|start), status.go (status, stats), health.go, metrics.go, exec.go
-// (exec, capture), traffic.go (gen, link), workload.go, bench.go. Every
+// (exec, capture), traffic.go (gen, link), workload.go, bench.go;
+// progress.go holds --progress, the bar of the runs that take long. Every
 // command's help is generated from its flags; `lab -h` lists the whole
 // tree.
 package main

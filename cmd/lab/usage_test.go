@@ -58,6 +58,8 @@ func TestUsageExits(t *testing.T) {
 		{at("workload", "--cdf", "nosuch", "--load", "0.5"), 2, `cdf "nosuch": neither a built-in`},
 		{at("workload", "--pattern", "ring"), 2, `--pattern "ring": want ps or moe`},
 		{at("health", "--max-lost", "5"), 2, `--max-lost "5": want a share`},
+		{at("workload", "--progress", "fancy"), 2, `invalid argument "fancy" for "--progress" flag: progress "fancy": want auto, bar, plain, none`},
+		{[]string{"experiment", "run", "loop", "--progress", "bars"}, 2, `progress "bars": want auto, bar, plain, none`},
 		{at("metrics", "--listen", "0.0.0.0:9464"), 2, "not a loopback address"},
 		{at("link", "h0", "eth0", "--down", "--up"), 2, "link: --down and --up together"},
 		{[]string{"model", "--dilation", "5", "--rate", "1G"}, 2, "--dilation and --rate: give one"},

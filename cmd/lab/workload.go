@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/bcfab/bcfab/internal/progress"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/wire/transport"
@@ -38,7 +39,9 @@ a summary by size bin and the emulation health (exit 3 when invalid).
 Every duration it is given is lab time; every time and rate it reports
 is the target's ("in the target": the lab's time / D, its rate x D), with
 the lab's beside it where it helps, but for the emulation health, which
-is the emulator's own, in lab time. Progress goes to stderr every -i. When a node of the lab goes down
+is the emulator's own, in lab time. Progress goes to stderr: on a terminal
+a bar redrawn in place (flows ended, the target's time, the ETA, D, the
+emulation health so far), elsewhere a line every -i (--progress). When a node of the lab goes down
 mid-run (a process hosting nodes dies, or lab node stop takes a node
 down), the run stops within a second, with no report and one line naming
 the process and its nodes, or the node, when, and what became of the
@@ -80,7 +83,8 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.StringVar(&flowCC, "cc", "", "the flows' congestion control (default: the lab's --cc; dctcp and hpcc need a lab up with them): "+ccKnob.Help)
 	fs.IntVar(&mtu, "mtu", 0, "payload per packet (0: 1024)")
 	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
-	interval := durationFlag(fs, "interval", "i", "1s", "time between progress lines (on stderr) and queue samples, in lab time")
+	interval := durationFlag(fs, "interval", "i", "1s", "time between progress updates (on stderr) and queue samples, in lab time (0: no progress unless --progress is given, samples at the target's 200µs x D)")
+	shownMode := progressFlag(cmd)
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i; times on the target's clock and the lab's) to `file` as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
@@ -139,8 +143,14 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 			return dryRunWorkload(c, cfg, stdout)
 		}
 		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: noDCQCN, CC: flowCC, MTU: mtu, Drain: drain.D(), Interval: interval.D(), Limits: limits}
-		if *interval > 0 {
-			o.Progress = func(p lab.WorkloadProgress) { fmt.Fprintln(stderr, p) }
+		shown := *shownMode
+		if *interval == 0 && !cmd.Flags().Changed("progress") {
+			shown = progress.None // -i 0: no progress lines, as it always was
+		}
+		pr := newProgress(stderr, shown, 0) // updates come every -i
+		defer pr.Close()
+		if pr.Mode() != progress.None {
+			o.Progress = func(p lab.WorkloadProgress) { pr.Update(p.State()) }
 		}
 		// Check the records file can be written before running.
 		var recOut *os.File
@@ -153,6 +163,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		rep, err := lab.RunWorkload(ctx, c.runRoot, c.name, o)
+		pr.Close() // the bar gone before the report or the error
 		if err != nil {
 			if recOut != nil {
 				recOut.Close()

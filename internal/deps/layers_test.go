@@ -19,7 +19,7 @@ const module = "github.com/bcfab/bcfab/"
 // layers, and its own. docs/DESIGN.md draws the same picture.
 var layers = [][]string{
 	{"model", "queues", "xdp", "bpf", "wire", "internal/buildinfo", "internal/deps"},
-	{"fabric"},
+	{"fabric", "internal/progress"},
 	{"signaling"},
 	{"node"},
 	{"swd", "hostd"},

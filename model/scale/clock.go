@@ -16,10 +16,12 @@ import (
 // command says the same words.
 
 // TargetWord and LabWord label a value of the target's clock and of the
-// lab's.
+// lab's; WallWord a run's cost, which is the lab's clock too, all of
+// the run's time counted (labs brought up, samples, reports).
 const (
 	TargetWord = "in the target"
 	LabWord    = "of lab time"
+	WallWord   = "of wall time"
 )
 
 // RoundTime rounds a time for people to four significant digits
@@ -73,4 +75,28 @@ func FormatMeasuredRate(bps float64) string {
 		return "0 bit/s"
 	}
 	return units.FormatRate(uint64(math.Round(bps)))
+}
+
+// WallPerTargetMs is what each ms of the target cost a run: the wall
+// time it took (the lab's clock), in seconds, over the target's time it
+// emulated, in ms; 0 when it emulated none. The least is D ms, the lab's
+// time of one ms of the target; the rest is the run's own work (labs
+// brought up and down, samples, reports).
+func WallPerTargetMs(wall, target time.Duration) float64 {
+	if target <= 0 {
+		return 0
+	}
+	return wall.Seconds() / (float64(target) / float64(time.Millisecond))
+}
+
+// CostText is WallPerTargetMs labelled, with what it is of: "6.522s of
+// wall time per ms in the target (21.43s of wall time for 3.286ms in
+// the target)"; "" when the run emulated nothing.
+func CostText(wall, target time.Duration) string {
+	per := WallPerTargetMs(wall, target)
+	if per == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%v %s per ms %s (%v %s for %v %s)", RoundTime(time.Duration(per*float64(time.Second))), WallWord, TargetWord,
+		RoundTime(wall), WallWord, RoundTime(target), TargetWord)
 }

@@ -243,3 +243,30 @@ func TestClockTextUnit(t *testing.T) {
 		}
 	}
 }
+
+// A run's cost: its wall time per ms of the target it emulated, the
+// number and its text.
+func TestWallPerTargetMsUnit(t *testing.T) {
+	for _, c := range []struct {
+		wall, target time.Duration
+		want         float64
+		text         string
+	}{
+		{21430 * time.Millisecond, 3286 * time.Microsecond, 21.43 / 3.286, "6.522s of wall time per ms in the target (21.43s of wall time for 3.286ms in the target)"},
+		{10 * time.Second, 2 * time.Millisecond, 5, "5s of wall time per ms in the target (10s of wall time for 2ms in the target)"},
+		{time.Hour, 0, 0, ""},
+	} {
+		got := WallPerTargetMs(c.wall, c.target)
+		if math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("WallPerTargetMs(%v, %v) = %g, want %g", c.wall, c.target, got, c.want)
+		}
+		if text := CostText(c.wall, c.target); text != c.text {
+			t.Errorf("CostText(%v, %v) = %q, want %q", c.wall, c.target, text, c.text)
+		}
+	}
+	// A run of the model's own time costs D ms per ms: the least.
+	m := Model{Target: Papers(), D: 5000}
+	if got := WallPerTargetMs(8*time.Second, m.TargetTime(8*time.Second)); math.Abs(got-m.D/1000) > 1e-12 {
+		t.Errorf("a run of lab time alone: %g s per ms, want D/1000 = %g", got, m.D/1000)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bcfab/bcfab/internal/buildinfo"
+	"github.com/bcfab/bcfab/model/scale"
 )
 
 // Report is a run of an experiment: what results.json holds and
@@ -29,6 +30,12 @@ type Report struct {
 	Build      buildinfo.Info `json:"build"`
 	Started    time.Time      `json:"started"`
 	Elapsed    time.Duration  `json:"elapsed_ns"`
+	// Target is the target's time the points emulated, all together,
+	// and WallPerTargetMs their wall time per ms of it, in seconds: what
+	// each ms of the target cost the run (Cost; points whose target time
+	// is not known left out).
+	Target          time.Duration `json:"target_ns,omitempty"`
+	WallPerTargetMs float64       `json:"wall_s_per_target_ms,omitempty"`
 	// Interrupted: the run was stopped (Ctrl-C) or failed before its last
 	// point; Error says why.
 	Interrupted bool       `json:"interrupted,omitempty"`
@@ -50,6 +57,24 @@ func (r *Report) Valid() int {
 		}
 	}
 	return n
+}
+
+// Cost is the points' wall time and the target's time they emulated,
+// all together, of the points whose target time is known.
+func (r *Report) Cost() (wall, target time.Duration) {
+	for i := range r.Results {
+		if res := &r.Results[i]; res.Target > 0 {
+			wall += res.Elapsed
+			target += res.Target
+		}
+	}
+	return wall, target
+}
+
+// account sets the run's totals from its points, for results.json.
+func (r *Report) account() {
+	wall, target := r.Cost()
+	r.Target, r.WallPerTargetMs = target, scale.WallPerTargetMs(wall, target)
 }
 
 // writeJSONFile writes v, indented, to path.
@@ -158,7 +183,11 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	if r.Build.Time != "" {
 		fmt.Fprintf(&b, " (commit time %s)", r.Build.Time)
 	}
-	fmt.Fprintf(&b, ". Started %s, took %v.\n\n", r.Started.UTC().Format(time.RFC3339), r.Elapsed.Round(time.Second))
+	fmt.Fprintf(&b, ". Started %s, took %v.", r.Started.UTC().Format(time.RFC3339), r.Elapsed.Round(time.Second))
+	if cost := scale.CostText(r.Cost()); cost != "" {
+		fmt.Fprintf(&b, " The points cost %s, their labs' bring-up and removal included.", cost)
+	}
+	b.WriteString("\n\n")
 	writeScenario(&b, c)
 	if c.Notes != "" {
 		b.WriteString(strings.TrimSpace(c.Notes) + "\n\n")
@@ -184,18 +213,18 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 			}
 		}
 	}
-	b.WriteString("| point | health |")
+	b.WriteString("| point | health | wall s per target ms |")
 	for _, i := range have {
 		b.WriteString(" " + cols[i].head + " |")
 	}
-	b.WriteString("\n| --- | --- |" + strings.Repeat(" ---: |", len(have)) + "\n")
+	b.WriteString("\n| --- | --- | ---: |" + strings.Repeat(" ---: |", len(have)) + "\n")
 	for j := range r.Results {
 		res := &r.Results[j]
 		verdict := "valid"
 		if !res.Valid {
 			verdict = "**INVALID**"
 		}
-		fmt.Fprintf(&b, "| [%s](runs/%s/) | %s |", res.Label(), res.ID, verdict)
+		fmt.Fprintf(&b, "| [%s](runs/%s/) | %s | %s |", res.Label(), res.ID, verdict, cell("", res.WallPerTargetMs, res.WallPerTargetMs > 0))
 		for _, i := range have {
 			v, ok := res.Get(cols[i].name)
 			b.WriteString(" " + cell(cols[i].name, v, ok) + " |")
@@ -235,7 +264,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	b.WriteString("## Files\n\n")
 	b.WriteString("- `config.yaml`: the experiment as run; `source.yaml`: its file as given\n")
 	b.WriteString("- `build.json`: the build (module, VCS revision and time, modified, Go release)\n")
-	b.WriteString("- `summary.csv`: one row per point, every metric; `results.json`: the same with the per-bin summaries\n")
+	b.WriteString("- `summary.csv`: one row per point, every metric, its wall time (`elapsed_s`), the target's time it emulated (`target_ms`) and their ratio (`wall_s_per_target_ms`); `results.json`: the same with the per-bin summaries and the run's totals\n")
 	if c.Kind == KindWorkload {
 		b.WriteString("- `bins.csv`: FCT and slowdown per point and flow-size bin\n")
 		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's full spec), `report.json` (the workload's report: records, queue series, fabric counters, health), `records.csv` (per flow), `queues.csv` (bytes queued at every node, every sample, timed on the target's clock and the lab's), `result.json`\n")
@@ -411,6 +440,7 @@ func rewrite(dir string, c *Config, rep *Report) error {
 	if err != nil {
 		return err
 	}
+	rep.account()
 	if err := writeJSONFile(filepath.Join(dir, "results.json"), rep); err != nil {
 		return err
 	}

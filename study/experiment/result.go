@@ -13,6 +13,7 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 )
 
@@ -26,6 +27,14 @@ type Result struct {
 	Problems []string `json:"problems,omitempty"`
 	// Elapsed is the point's wall time, lab up and down included.
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// Target is the time the point emulated, on the target's clock (0:
+	// not known): a workload's run from its start to its end, a bench's
+	// from its first sample of the emulation health to its last.
+	// WallPerTargetMs is Elapsed per ms of it, in seconds
+	// (scale.WallPerTargetMs): what each ms of the target cost the
+	// point, its lab's bring-up and removal included.
+	Target          time.Duration `json:"target_ns,omitempty"`
+	WallPerTargetMs float64       `json:"wall_s_per_target_ms,omitempty"`
 	// Metrics are the point's numbers by name, in a fixed order (the
 	// columns of summary.csv): see the metric names in this file and in
 	// the runner.
@@ -265,6 +274,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		r.add("switch_queue_max_bdp", workload.Percentile(q, 100)/float64(bdp))
 	}
 	r.Dilation = rep.Model.D
+	r.Target = rep.TargetElapsed
 	f := &rep.Fabric
 	r.add("drops", float64(f.Drops))
 	r.add("pauses", float64(f.Pauses))
@@ -444,7 +454,8 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 		}
 	}
 	cw := csv.NewWriter(w)
-	head := append([]string{"experiment", "point", "scheme", "scenario", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s", "schedule_digest"}, names...)
+	head := append([]string{"experiment", "point", "scheme", "scenario", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s",
+		"target_ms", "wall_s_per_target_ms", "schedule_digest"}, names...)
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
@@ -452,7 +463,7 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 		r := &results[i]
 		row := []string{exp, r.ID, r.Contender, r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
 			strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "),
-			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 1, 64), r.Schedule}
+			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 1, 64), orEmpty(float64(r.Target) / float64(time.Millisecond)), orEmpty(r.WallPerTargetMs), r.Schedule}
 		for _, n := range names {
 			v, ok := r.Get(n)
 			switch {
@@ -472,6 +483,25 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 	}
 	return nil
 }
+
+// orEmpty is v for a CSV cell, empty when 0 (not known).
+func orEmpty(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// benchTarget sets r's target time from a bench's health on a lab of
+// spec: the lab's time from its first sample to its last, / D.
+func (r *Result) benchTarget(spec lab.Spec, h lab.Health) {
+	if m, err := spec.ResolvedModel(); err == nil && m.D > 0 {
+		r.Target = m.TargetTime(h.Wall)
+	}
+}
+
+// cost sets r's cost per ms of the target from its wall time.
+func (r *Result) cost() { r.WallPerTargetMs = scale.WallPerTargetMs(r.Elapsed, r.Target) }
 
 // WriteBinsCSV writes a workload's per-bin summaries: one row per point
 // and size bin.

@@ -44,6 +44,12 @@ func fakeResults(t *testing.T) (*Config, []Result) {
 		r.targetUnits()
 	}
 	good.add("switch_queue_p99_kb", 12)
+	// The valid point emulated 2ms of the target in 1m30s, the invalid
+	// one an unknown time.
+	good.Elapsed, good.Target = 90*time.Second, 2*time.Millisecond
+	bad.Elapsed = time.Minute
+	good.cost()
+	bad.cost()
 	bad.invalidate("s0.0/p1 lost 1s of link time, 50% of the run (limit 1%)")
 	return c, []Result{good, bad}
 }
@@ -180,7 +186,7 @@ func TestSummaryCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	for _, h := range []string{"point", "scheme", "valid", "problems", "flows", "fct_avg_ms", "switch_queue_p99_kb"} {
+	for _, h := range []string{"point", "scheme", "valid", "problems", "elapsed_s", "target_ms", "wall_s_per_target_ms", "flows", "fct_avg_ms", "switch_queue_p99_kb"} {
 		if _, ok := col[h]; !ok {
 			t.Errorf("no column %s in %v", h, rows[0])
 		}
@@ -191,6 +197,14 @@ func TestSummaryCSV(t *testing.T) {
 	}
 	if bad[col["valid"]] != "false" || !strings.Contains(bad[col["problems"]], "lost 1s") || bad[col["switch_queue_p99_kb"]] != "" {
 		t.Errorf("invalid row %v", bad)
+	}
+	// The cost: 90 s of wall time for 2 ms of the target, 45 s per ms;
+	// not known for a point of no target time.
+	if good[col["elapsed_s"]] != "90.0" || good[col["target_ms"]] != "2" || good[col["wall_s_per_target_ms"]] != "45" {
+		t.Errorf("valid row's cost: %s s, %s ms, %s s per ms", good[col["elapsed_s"]], good[col["target_ms"]], good[col["wall_s_per_target_ms"]])
+	}
+	if bad[col["target_ms"]] != "" || bad[col["wall_s_per_target_ms"]] != "" {
+		t.Errorf("invalid row's cost: %v", bad)
 	}
 	var bins bytes.Buffer
 	if err := WriteBinsCSV(&bins, results); err != nil {
@@ -212,6 +226,8 @@ func TestREADME(t *testing.T) {
 	}
 	s := b.String()
 	for _, want := range []string{"Build: github.com/bcfab/bcfab", "rev 0123456789ab", "1 valid", "**INVALID**", "lost 1s of link time",
+		"The points cost 45s of wall time per ms in the target (1m30s of wall time for 2ms in the target), their labs' bring-up and removal included.",
+		"| point | health | wall s per target ms |", "| valid | 45 |", "| **INVALID** | - |",
 		"![Average FCT](plots/fct-avg-websearch.png)", "(plots/fct-avg-websearch.svg)", "runs/websearch-0.5-portfc-s1-r1/"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("README lacks %q:\n%s", want, s)
@@ -425,5 +441,33 @@ func TestPermutationMetrics(t *testing.T) {
 	u.WorkloadMetrics(rep, nil)
 	if _, ok := u.Get("big_flow_mbps"); ok {
 		t.Error("big_flow_mbps under uniform pairs")
+	}
+}
+
+// results.json gives each point's target time and cost and the run's
+// totals, over the points whose target time is known.
+func TestCostJSON(t *testing.T) {
+	c, results := fakeResults(t)
+	third := results[0]
+	third.Elapsed, third.Target = 30*time.Second, 2*time.Millisecond
+	third.cost()
+	rep := &Report{Experiment: c.Name, Points: 3, Results: append(results, third)}
+	if wall, target := rep.Cost(); wall != 2*time.Minute || target != 4*time.Millisecond {
+		t.Errorf("cost: %v for %v, want 2m for 4ms", wall, target)
+	}
+	rep.account()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"target_ns":2000000,"wall_s_per_target_ms":45,`, `"target_ns":2000000,"wall_s_per_target_ms":15,`,
+		`"target_ns":4000000,"wall_s_per_target_ms":30,`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("results.json lacks %s", w)
+		}
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil || back.Results[0].WallPerTargetMs != 45 || back.WallPerTargetMs != 30 {
+		t.Errorf("read back: %v, %+v", err, back.Results[0])
 	}
 }

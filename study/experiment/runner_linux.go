@@ -12,7 +12,9 @@ package experiment
 //     the lab down whatever happened, and write the point's files under
 //     runs/<point>/; judge it valid or not by its emulation health; after
 //     every point rewrite summary.csv and results.json, so a stopped run
-//     keeps what it measured. Progress and the ETA go to o.Progress.
+//     keeps what it measured. A line per point goes to o.Progress, the
+//     run's state (points, the target's time, D, the ETA, the health) to
+//     o.Status.
 //  3. Draw the plots from the valid points, and write README.md.
 //
 // A cancelled ctx (Ctrl-C) stops the point running, takes its lab down,
@@ -31,6 +33,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/internal/buildinfo"
+	"github.com/bcfab/bcfab/internal/progress"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/units"
@@ -49,9 +52,12 @@ type RunOptions struct {
 	BinDir, RunRoot string
 	// Log receives the labs' logs (nil: none).
 	Log *slog.Logger
-	// Progress receives a line per point and the running point's progress
-	// with the ETA (nil: none).
+	// Progress receives a line per point (nil: none).
 	Progress io.Writer
+	// Status, when not nil, receives the run's state: when a point
+	// starts, and at every poll of a workload's flows (its Line is the
+	// workload's progress line with the run's ETA).
+	Status func(progress.State)
 }
 
 // Run runs every point of c and writes the output directory (see the
@@ -93,9 +99,11 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 	fmt.Fprintf(x.progress, "experiment %s: %s, about %v (build %s); output in %s\n",
 		c.Name, units.Count(len(points), "point", "points"), roughly(total), rep.Build, o.Out)
 	var runErr error
+	x.n = len(points)
 	for i, p := range points {
-		x.index, x.point, x.pointT0 = i, p, time.Now()
+		x.start(i, p)
 		fmt.Fprintf(x.progress, "[%d/%d] %s: %s%s\n", i+1, len(points), c.Name, p.Label(), x.eta(0))
+		x.status(progress.State{Detail: p.ID})
 		res := x.run(ctx, p)
 		rep.Results = append(rep.Results, res)
 		if runErr = x.finished(ctx, i, len(points), p, res, rep); runErr != nil {
@@ -178,8 +186,9 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 	fmt.Fprintf(x.progress, "experiment %s: %s to run again, about %v (build %s); in %s\n",
 		c.Name, units.Count(len(points), "point", "points"), roughly(x.total), build, o.Out)
 	var runErr error
+	x.n = len(points)
 	for i, p := range points {
-		x.index, x.point, x.pointT0 = i, p, time.Now()
+		x.start(i, p)
 		prev := rep.result(p.ID)
 		rr := Rerun{Point: p.ID, Attempt: rep.attempts(p.ID) + 1, Build: build, Started: time.Now(), Replaced: replaced(prev)}
 		dir := filepath.Join(o.Out, "runs", p.ID)
@@ -191,6 +200,7 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 			}
 		}
 		fmt.Fprintf(x.progress, "[%d/%d] %s: %s, attempt %d%s\n", i+1, len(points), c.Name, p.Label(), rr.Attempt, x.eta(0))
+		x.status(progress.State{Detail: p.ID})
 		res := x.run(ctx, p)
 		rr.Elapsed, rr.Valid = res.Elapsed, res.Valid
 		rep.replace(c, res)
@@ -214,8 +224,12 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 // cancelled) stops the run.
 func (x *runner) finished(ctx context.Context, i, n int, p Point, res Result, rep *Report) error {
 	x.done += x.c.Estimate(p)
+	x.target += res.Target
 	verdict := "valid"
-	if !res.Valid {
+	if res.Valid {
+		x.valid++
+	} else {
+		x.invalid++
 		verdict = "INVALID: " + strings.Join(res.Problems, "; ")
 	}
 	fmt.Fprintf(x.progress, "[%d/%d] %s: %s in %v\n", i+1, n, p.ID, verdict, res.Elapsed.Round(time.Second))
@@ -262,26 +276,87 @@ type runner struct {
 
 	total, done time.Duration // estimates: all points, those finished
 	t0          time.Time
-	index       int
+	n, index    int // the points to run, and the running one's index
 	point       Point
 	pointT0     time.Time
-	lastLine    time.Time
+	pointD      float64 // the running point's D (0: not known)
+	// valid and invalid count the points finished; target is the
+	// target's time they emulated.
+	valid, invalid int
+	target         time.Duration
 }
 
-// eta is ", ETA 4m10s": the estimated time of the points left, scaled by
-// how the points so far compared with their estimates, less inPoint of
-// the running point already spent.
-func (x *runner) eta(inPoint time.Duration) string {
-	scale := 1.0
-	if x.done > 0 {
-		scale = float64(time.Since(x.t0)-inPoint) / float64(x.done)
+// start records that point p, the i-th to run, starts.
+func (x *runner) start(i int, p Point) {
+	x.index, x.point, x.pointT0, x.pointD = i, p, time.Now(), x.dilation(p)
+}
+
+// dilation is the D of point p's lab (0: not known).
+func (x *runner) dilation(p Point) float64 {
+	sc, err := ParseContender(p.Contender)
+	if err != nil {
+		return 0
 	}
-	left := time.Duration(scale*float64(x.total-x.done)) - inPoint
-	return fmt.Sprintf(" (ETA %v)", max(0, left).Round(time.Second))
+	m, err := x.spec(sc, p.CDF).ResolvedModel()
+	if err != nil {
+		return 0
+	}
+	return m.D
+}
+
+// left is the estimated wall time of the points left: their estimates
+// scaled by how the points so far compared with theirs, less inPoint of
+// the running point already spent.
+func (x *runner) left(inPoint time.Duration) time.Duration {
+	left := x.total - x.done - inPoint // nothing done yet: the estimates
+	if r := progress.Remaining(time.Since(x.t0)-inPoint, float64(x.done), float64(x.total)); r >= 0 {
+		left = r - inPoint
+	}
+	return max(0, left)
+}
+
+// eta is " (ETA 4m10s)": left, for a progress line.
+func (x *runner) eta(inPoint time.Duration) string {
+	return fmt.Sprintf(" (ETA %v)", x.left(inPoint).Round(time.Second))
+}
+
+// status sends o.Status the run's state, with s's target time (the
+// running point's so far), D (0: the point's), health (the running
+// point's so far), detail and line: the points done of all, the
+// target's time emulated, the ETA and the points' health.
+func (x *runner) status(s progress.State) {
+	if x.o.Status == nil {
+		return
+	}
+	s.Done, s.Total, s.Unit = x.index, x.n, "points"
+	s.Target += x.target
+	if s.D == 0 {
+		s.D = x.pointD
+	}
+	s.ETA = x.left(time.Since(x.pointT0))
+	health := fmt.Sprintf("%d valid", x.valid)
+	if x.invalid > 0 {
+		health += fmt.Sprintf(", %d INVALID", x.invalid)
+	}
+	if s.Health != "" {
+		health += "; this point's " + s.Health
+	}
+	s.Health = health
+	x.o.Status(s)
+}
+
+// workloadStatus sends o.Status the state of the running point, a
+// workload at pr.
+func (x *runner) workloadStatus(pr lab.WorkloadProgress) {
+	ws := pr.State()
+	x.status(progress.State{Target: ws.Target, D: ws.D, Health: ws.Health,
+		Detail: fmt.Sprintf("%s: %d/%d flows, %s", x.point.ID, ws.Done, ws.Total, ws.Detail),
+		Line:   fmt.Sprintf("  %s%s", pr, x.eta(time.Since(x.pointT0)))})
 }
 
 // writeProgress rewrites summary.csv, bins.csv and results.json.
 func (x *runner) writeProgress(rep *Report) error {
+	rep.account()
 	out := x.o.Out
 	if err := writeWith(filepath.Join(out, "summary.csv"), func(w io.Writer) error { return WriteSummaryCSV(w, x.c.Name, rep.Results) }); err != nil {
 		return err
@@ -316,12 +391,10 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 		res.invalidate("run failed: " + err.Error())
 	}
 	if res.Dilation == 0 {
-		sc, _ := ParseContender(p.Contender) // Validate has checked it
-		if m, merr := x.spec(sc, p.CDF).ResolvedModel(); merr == nil {
-			res.Dilation = m.D
-		}
+		res.Dilation = x.dilation(p)
 	}
 	res.targetUnits()
+	res.cost()
 	if err := writeJSONFile(filepath.Join(dir, "result.json"), res); err != nil {
 		res.invalidate("result not written: " + err.Error())
 	}
@@ -376,13 +449,8 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	w := x.c.Workload
 	o := lab.WorkloadOptions{
 		Config: wc, Mode: sc.Mode, NoDCQCN: w.NoDCQCN || sc.NoCC, MTU: w.MTU, Drain: w.Drain.D(), Interval: w.Interval.D(),
-		Limits: x.c.Health.Limits(),
-		Progress: func(pr lab.WorkloadProgress) {
-			if time.Since(x.lastLine) >= 5*time.Second {
-				x.lastLine = time.Now()
-				fmt.Fprintf(x.progress, "  %s%s\n", pr, x.eta(time.Since(x.pointT0)))
-			}
-		},
+		Limits:   x.c.Health.Limits(),
+		Progress: x.workloadStatus,
 	}
 	rep, err := lab.RunWorkload(ctx, x.runRoot, spec.Name, o)
 	if err != nil {
@@ -445,6 +513,7 @@ func (x *runner) loop(ctx context.Context, p Point, dir string, res *Result) err
 	if err := writeJSONFile(filepath.Join(dir, "report.json"), r); err != nil {
 		return err
 	}
+	res.benchTarget(spec, r.Health)
 	res.LoopMetrics(r)
 	if !r.Health.Valid {
 		res.invalidate(r.Health.Problems...)
@@ -473,6 +542,7 @@ func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) erro
 	if err := writeJSONFile(filepath.Join(dir, "report.json"), r); err != nil {
 		return err
 	}
+	res.benchTarget(spec, r.Health)
 	nonneg := func(v float64) float64 { // the bench's -1: not measured
 		if v < 0 {
 			return math.NaN()

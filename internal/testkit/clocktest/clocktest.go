@@ -17,8 +17,9 @@ var quantity = regexp.MustCompile(`\b\d+(\.\d+)?(h\d+m)?(m\d+(\.\d+)?s|\s*(ns|µ
 // describes the target.
 var lead = []string{"the target:", "the lab:", "emulates "}
 
-// labels say whose clock a quantity is on.
-var labels = []string{"in the target", "of the target", "target's", "(target", "target)", "of lab time", "in the lab", "lab's clock", "the lab's", "(lab", "lab)"}
+// labels say whose clock a quantity is on; wall time is the lab's
+// clock (scale.WallWord).
+var labels = []string{"in the target", "of the target", "target's", "(target", "target)", "of lab time", "of wall time", "in the lab", "lab's clock", "the lab's", "(lab", "lab)"}
 
 // Unlabelled is every time or rate of text that no label claims: a
 // quantity is labelled when the text after it, up to the next quantity
