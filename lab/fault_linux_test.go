@@ -71,7 +71,7 @@ func TestWorkloadLinkDownLab(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		drain := defaultDrain(st.Spec.Model(), cfg.Duration, sched, WorkloadIdeal(st.Spec, mustTopology(t, s), api.DefaultRDMAMTU))
+		drain := DefaultDrain(st.Spec.Model(), cfg.Duration, sched, WorkloadIdeal(st.Spec, mustTopology(t, s), api.DefaultRDMAMTU))
 		var r result
 		select {
 		case r = <-done:

@@ -21,9 +21,9 @@ import (
 	"github.com/bcfab/bcfab/wire/transport"
 )
 
-// flowCC is the congestion control of a run's flows on a lab whose cc is
+// FlowCC is the congestion control of a run's flows on a lab whose cc is
 // labCC (empty: dcqcn).
-func (o WorkloadOptions) flowCC(labCC string) (transport.CC, error) {
+func (o WorkloadOptions) FlowCC(labCC string) (transport.CC, error) {
 	lab := transport.CCDCQCN
 	if labCC != "" {
 		c, err := transport.ParseCC(labCC)
@@ -90,9 +90,9 @@ type WorkloadOptions struct {
 	// MTU is the flows' payload per packet (0: api.DefaultRDMAMTU).
 	MTU int
 	// Drain is how long the run waits for flows after the last start
-	// (0: the largest of the model's least drain time, the target's 2 ms
-	// x D, Config.Duration and drainFactor times the ideal FCT of the
-	// schedule's slowest flow).
+	// (0: DefaultDrain, the largest of the model's least drain time, the
+	// target's 2 ms x D, Config.Duration and drainFactor times the ideal
+	// FCT of the schedule's slowest flow).
 	Drain time.Duration
 	// Interval is the time between polls, queue samples and progress
 	// reports (0: the model's queue sample interval, the target's 200 µs
@@ -104,13 +104,13 @@ type WorkloadOptions struct {
 	Progress func(WorkloadProgress)
 }
 
-// defaultDrain is the drain time of a run of the given duration and
+// DefaultDrain is the drain time of a run of the given duration and
 // flows under model m: at least the model's least drain time (the
 // target's x D) and the duration, and long enough for its slowest flow
 // to finish at 1/drainFactor of its ideal rate after the last start.
 // A run ends as soon as its last flow does, so the drain costs time only
 // when flows never end (a deadlock).
-func defaultDrain(m scale.Model, duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
+func DefaultDrain(m scale.Model, duration time.Duration, flows []workload.Flow, ideal workload.IdealFunc) time.Duration {
 	d := max(m.Runner().DrainMin, duration)
 	for _, f := range flows {
 		d = max(d, drainFactor*ideal(f.Src, f.Dst, f.Size))
@@ -420,25 +420,30 @@ func compareNodes(a, b string) int {
 // rate, links per host, the incast's default period; it returns the
 // lab's topology too.
 func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Config, error) {
+	return resolveSpecWorkload(st.Spec, c)
+}
+
+// resolveSpecWorkload is resolveWorkload for a lab of spec, up or not.
+func resolveSpecWorkload(spec Spec, c workload.Config) (bcube.Topology, workload.Config, error) {
 	// A graph fabric's servers see it as bcube.Star: one link each.
-	t, err := st.Spec.ServerTopology()
+	t, err := spec.ServerTopology()
 	if err != nil {
 		return t, c, err
 	}
-	rates := st.Spec.LevelRates()
+	rates := spec.LevelRates()
 	switch {
 	case slices.Contains(rates, 0):
-		return t, c, fmt.Errorf("lab %s has unshaped links: a workload needs a link rate (lab up --rate)", st.Lab)
+		return t, c, fmt.Errorf("lab %s has unshaped links: a workload needs a link rate (lab up --rate)", spec.Name)
 	case c.Hosts == 0:
 		c.Hosts = t.Servers()
 	case c.Hosts != t.Servers():
-		return t, c, fmt.Errorf("workload for %d hosts, lab %s has %d servers", c.Hosts, st.Lab, t.Servers())
+		return t, c, fmt.Errorf("workload for %d hosts, lab %s has %d servers", c.Hosts, spec.Name, t.Servers())
 	}
 	if c.LinkRate == 0 {
 		// The load counts the slowest level's links (package workload,
 		// "Load"): with per-level rates, the rails of a Rail-only fabric.
 		c.LinkRate = slices.Min(rates)
-		if !st.Spec.Uniform() && c.HostRate == 0 {
+		if !spec.Uniform() && c.HostRate == 0 {
 			for _, r := range rates {
 				c.HostRate += r
 			}
@@ -457,10 +462,10 @@ func resolveWorkload(st *State, c workload.Config) (bcube.Topology, workload.Con
 		c.Pattern = &x
 	}
 	if c.Pairing.IsPermutation() && c.Perm == nil {
-		if st.Spec.Fabric == nil {
-			return t, c, fmt.Errorf("pairing %s: a permutation of racks needs a graph fabric (%s has no ToRs)", c.Pairing, st.Spec.TopologyText())
+		if spec.Fabric == nil {
+			return t, c, fmt.Errorf("pairing %s: a permutation of racks needs a graph fabric (%s has no ToRs)", c.Pairing, spec.TopologyText())
 		}
-		if c.Perm, err = st.Spec.Fabric.Permutation(c.Pairing, c.Seed); err != nil {
+		if c.Perm, err = spec.Fabric.Permutation(c.Pairing, c.Seed); err != nil {
 			return t, c, err
 		}
 	}
@@ -474,7 +479,15 @@ func WorkloadSchedule(runRoot, name string, c workload.Config) (workload.Config,
 	if err != nil {
 		return c, nil, err
 	}
-	_, c, err = resolveWorkload(st, c)
+	return SpecSchedule(st.Spec, c)
+}
+
+// SpecSchedule is the schedule RunWorkload would run for c on a lab of
+// spec, up or not (a lab file's, say): the flows, and c as such a lab
+// completes it. The same spec and c give the same flows as
+// WorkloadSchedule on the lab brought up from it.
+func SpecSchedule(spec Spec, c workload.Config) (workload.Config, []workload.Flow, error) {
+	_, c, err := resolveSpecWorkload(spec, c)
 	if err != nil {
 		return c, nil, err
 	}

@@ -52,7 +52,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 			return nil, err
 		}
 	}
-	cc, err := o.flowCC(st.Spec.CC)
+	cc, err := o.FlowCC(st.Spec.CC)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	model := st.Spec.Model()
 	drain := o.Drain
 	if drain == 0 {
-		drain = defaultDrain(model, c.Duration, flows, ideal)
+		drain = DefaultDrain(model, c.Duration, flows, ideal)
 	}
 	interval := o.Interval
 	if interval <= 0 {

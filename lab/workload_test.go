@@ -71,14 +71,14 @@ func TestDefaultDrain(t *testing.T) {
 	ideal := workload.IdealByHops(w, func(int, int) int { return 1 })
 	short := []workload.Flow{{Size: 1000}}
 	m := scale.Model{Target: scale.Papers(), D: 10_000} // 10 Mb/s: the least drain 2 ms x D = 20 s
-	if d := defaultDrain(m, 3*time.Second, short, ideal); d != 20*time.Second {
+	if d := DefaultDrain(m, 3*time.Second, short, ideal); d != 20*time.Second {
 		t.Errorf("short flows: %v", d)
 	}
-	if d := defaultDrain(m, time.Minute, short, ideal); d != time.Minute {
+	if d := DefaultDrain(m, time.Minute, short, ideal); d != time.Minute {
 		t.Errorf("long run: %v", d)
 	}
 	// 25 MB at 10 Mb/s is 20 s alone: 200 s.
-	if d := defaultDrain(m, time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 200*time.Second {
+	if d := DefaultDrain(m, time.Second, append(short, workload.Flow{Size: 25e6}), ideal); d != 200*time.Second {
 		t.Errorf("a 25 MB flow: %v", d)
 	}
 }
@@ -254,7 +254,7 @@ func TestWorkloadFlowCC(t *testing.T) {
 		{WorkloadOptions{CC: "dcqcn", NoDCQCN: true}, "", "", true},
 		{WorkloadOptions{CC: "cubic"}, "", "", true},
 	} {
-		cc, err := c.o.flowCC(c.lab)
+		cc, err := c.o.FlowCC(c.lab)
 		if (err != nil) != c.fails || (err == nil && cc.String() != c.want) {
 			t.Errorf("%+v on a %q lab: %v, %v", c.o, c.lab, cc, err)
 		}

@@ -7,10 +7,10 @@
 // The commands are a cobra tree, one file per command group: up.go (up),
 // down.go (down, list), inspect.go (inspect, graph), node.go (node
 // stop|start), status.go (status, stats), health.go, metrics.go, exec.go
-// (exec, capture), traffic.go (gen, link), workload.go, bench.go;
-// progress.go holds --progress, the bar of the runs that take long. Every
-// command's help is generated from its flags; `lab -h` lists the whole
-// tree.
+// (exec, capture), traffic.go (gen, link), workload.go, bench.go,
+// experiment.go, ns3.go (ns3 export|compare); progress.go holds
+// --progress, the bar of the runs that take long. Every command's help is
+// generated from its flags; `lab -h` lists the whole tree.
 package main
 
 import (
@@ -160,7 +160,7 @@ worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(), nodeCmd(),
 		statusCmd(), statsCmd(), healthCmd(), metricsCmd(), captureCmd(), execCmd(),
 		genCmd(), linkCmd(), workloadCmd(), modelCmd(),
-		benchCmd(), experimentCmd(),
+		benchCmd(), experimentCmd(), ns3Cmd(),
 	)
 	root.SetHelpCommandGroupID(groupLab)
 	root.SetCompletionCommandGroupID(groupLab)

@@ -87,6 +87,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"experiment", "show"}, 2, "show: want NAME"},
 		{[]string{"experiment", "replot"}, 2, "replot: want DIR"},
 		{[]string{"experiment", "run", "fct", "--dry-run"}, 0, ""},
+		{[]string{"ns3"}, 2, "ns3: want export or compare"},
+		{[]string{"ns3", "export"}, 2, "export: want -o DIR"},
+		{[]string{"ns3", "export", "-o", "x", "--pattern", "ring"}, 2, `--pattern "ring": want ps or moe`},
+		{[]string{"ns3", "compare", "--sim", "x"}, 2, "compare: want --sim DIR and --bcfab FILE"},
+		{[]string{"ns3", "export", "extra"}, 2, "unexpected arguments"},
 	} {
 		var out, errOut bytes.Buffer
 		code, err := run(c.args, &out, &errOut)

@@ -17,18 +17,14 @@ import (
 	"github.com/bcfab/bcfab/internal/progress"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/wire/transport"
 )
 
 func workloadCmd() *cobra.Command {
 	var (
-		cdfName, basis, pattern, mode, records, queues, pairing, flowCC string
-		load                                                            float64
-		seed                                                            uint64
-		incast, maxFlows, mtu                                           int
-		noDCQCN, asJSON, dryRun, patternWait                            bool
-		moeExperts, moeSenders, moeTopK                                 int
-		moeSkew                                                         float64
+		mode, records, queues string
+		asJSON, dryRun        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -55,34 +51,9 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		Args:    noArgs,
 	}
 	c := addCommon(cmd)
+	sf := addScheduleFlags(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&cdfName, "cdf", "websearch", "flow sizes of the background: "+strings.Join(workload.BuiltinCDFs(), ", ")+", or a CDF `file`")
-	fs.Float64Var(&load, "load", 0.5, "offered load of the Poisson background, a `fraction` of the host links (0: none)")
-	fs.StringVar(&pairing, "pairing", "uniform", "how the background pairs servers: uniform pairs, or a permutation of a graph fabric's racks, random (seeded) or near-worst (the ToRs' longest matching by hop distance)")
-	fs.StringVar(&basis, "basis", "link", "what the load is a fraction of: one host link (link) or all of a host's links (host)")
-	dur := durationFlag(fs, "duration", "", "10s", "the window in which flows start, in lab time (reports give the target's beside it: 8s at D = 5,000 is 1.6ms of the target)")
-	fs.Uint64Var(&seed, "seed", 1, "seed of every random choice: the same seed gives the same flows")
-	fs.IntVar(&incast, "incast", 0, "senders of a periodic N-to-1 incast (0: none)")
-	incastSize := sizeFlag(fs, "incast-size", "1MB", "bytes each incast sender sends")
-	incastPeriod := durationFlag(fs, "incast-period", "", "0s", "time between two incasts, in lab time (0: the incast takes 25% of one host link on average: 2.56s for 8 x 1MB at 100 Mb/s)")
-	incastStart := durationFlag(fs, "incast-start", "", "0s", "time of the first incast, in lab time")
-	fs.StringVar(&pattern, "pattern", "", "a periodic collective: ps (parameter server) or moe (mixture of experts)")
-	patternSize := sizeFlag(fs, "pattern-size", "256KB", "bytes of every flow of the pattern")
-	patternPeriod := durationFlag(fs, "pattern-period", "", "1s", "time between two events of the pattern, in lab time")
-	patternGap := durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second, in lab time (0: half the period, or none with --pattern-wait)")
-	fs.BoolVar(&patternWait, "pattern-wait", false, "a pattern's second phase starts when every flow of its first has ended, and --pattern-gap after it at the earliest (default on for moe)")
-	fs.IntVar(&moeExperts, "moe-experts", 0, "moe: experts per event (0: a quarter of the servers)")
-	fs.IntVar(&moeSenders, "moe-senders", 0, "moe: token senders per event (0: every server not an expert)")
-	fs.IntVar(&moeTopK, "moe-topk", 0, "moe: experts each sender dispatches a token group (--pattern-size bytes) to (0: 2)")
-	fs.Float64Var(&moeSkew, "moe-skew", 0, "moe: Zipf `exponent` of the experts' popularity: expert r of an event is drawn with weight 1/r^s (0: uniform)")
-	fs.IntVar(&maxFlows, "max-flows", 0, "refuse schedules longer than this (0: the library's bound)")
 	fs.StringVar(&mode, "mode", "lossless", "loss recovery of the flows: lossless, gbn or irn")
-	fs.BoolVar(&noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
-	// The lab's cc knob: the flows take it unless told otherwise.
-	ccKnob, _ := lab.KnobByName("cc")
-	fs.StringVar(&flowCC, "cc", "", "the flows' congestion control (default: the lab's --cc; dctcp and hpcc need a lab up with them): "+ccKnob.Help)
-	fs.IntVar(&mtu, "mtu", 0, "payload per packet (0: 1024)")
-	drain := durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
 	interval := durationFlag(fs, "interval", "i", "1s", "time between progress updates (on stderr) and queue samples, in lab time (0: no progress unless --progress is given, samples at the target's 200µs x D)")
 	shownMode := progressFlag(cmd)
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
@@ -90,50 +61,12 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: id,src,dst,size,start_ns,kind,group,phase,after) and run nothing")
 	hf := addHealthFlags(fs)
-	completeWords(cmd, "basis", "link", "host")
-	completeWords(cmd, "pairing", "uniform", "random", "near-worst")
-	completeWords(cmd, "pattern", "ps", "moe")
 	completeWords(cmd, "mode", "lossless", "gbn", "irn")
-	completeWords(cmd, "cc", transport.CCNames[:]...)
-	_ = cmd.RegisterFlagCompletionFunc("cdf", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return workload.BuiltinCDFs(), cobra.ShellCompDirectiveDefault
-	})
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-		cfg := workload.Config{Load: load, Duration: dur.D(), Seed: seed, MaxFlows: maxFlows}
-		var err error
-		if cfg.Basis, err = workload.ParseBasis(basis); err != nil {
-			return usagef(cmd, "%w", err)
-		}
-		if cfg.Pairing, err = workload.ParsePairing(pairing); err != nil {
-			return usagef(cmd, "--pairing: %w", err)
-		}
-		if load > 0 {
-			if cfg.CDF, err = workload.OpenCDF(cdfName); err != nil {
-				return usagef(cmd, "--cdf: %w", err)
-			}
-		}
-		if incast > 0 {
-			cfg.Incast = &workload.Incast{Senders: incast, Size: int64(*incastSize), Period: incastPeriod.D(), Start: incastStart.D()}
-		}
-		if pattern != "" {
-			k, err := workload.ParseKind(pattern)
-			if err != nil || (k != workload.KindPS && k != workload.KindMoE) {
-				return usagef(cmd, "--pattern %q: want ps or moe", pattern)
-			}
-			wait := patternWait
-			if k == workload.KindMoE && !cmd.Flags().Changed("pattern-wait") {
-				wait = true // the paper's MoE: combine once dispatch is complete
-			}
-			cfg.Pattern = &workload.Pattern{Kind: k, Size: int64(*patternSize), Period: patternPeriod.D(), Gap: patternGap.D(), Wait: wait}
-			if k == workload.KindMoE {
-				cfg.Pattern.Few, cfg.Pattern.Many, cfg.Pattern.TopK, cfg.Pattern.Skew = moeExperts, moeSenders, moeTopK, moeSkew
-			}
-		}
-		for _, name := range []string{"moe-experts", "moe-senders", "moe-topk", "moe-skew"} {
-			if cmd.Flags().Changed(name) && (cfg.Pattern == nil || cfg.Pattern.Kind != workload.KindMoE) {
-				return usagef(cmd, "--%s needs --pattern moe", name)
-			}
+		cfg, err := sf.config(cmd)
+		if err != nil {
+			return err
 		}
 		limits, err := hf.limits()
 		if err != nil {
@@ -142,7 +75,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		if dryRun {
 			return dryRunWorkload(c, cfg, stdout)
 		}
-		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: noDCQCN, CC: flowCC, MTU: mtu, Drain: drain.D(), Interval: interval.D(), Limits: limits}
+		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: sf.noDCQCN, CC: sf.flowCC, MTU: sf.mtu, Drain: sf.drain.D(), Interval: interval.D(), Limits: limits}
 		shown := *shownMode
 		if *interval == 0 && !cmd.Flags().Changed("progress") {
 			shown = progress.None // -i 0: no progress lines, as it always was
@@ -202,6 +135,103 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		return nil
 	}
 	return cmd
+}
+
+// scheduleFlags are the flags of lab workload that make its schedule
+// and its flows' transport; lab ns3 export takes them too, so that it
+// writes the flows lab workload would run.
+type scheduleFlags struct {
+	cdfName, basis, pattern, pairing, flowCC string
+	load                                     float64
+	seed                                     uint64
+	incast, maxFlows, mtu                    int
+	noDCQCN, patternWait                     bool
+	moeExperts, moeSenders, moeTopK          int
+	moeSkew                                  float64
+
+	dur, incastPeriod, incastStart, patternPeriod, patternGap, drain *units.Duration
+	incastSize, patternSize                                          *units.Size
+}
+
+// addScheduleFlags adds the schedule's and the flows' flags to cmd.
+func addScheduleFlags(cmd *cobra.Command) *scheduleFlags {
+	f := &scheduleFlags{}
+	fs := cmd.Flags()
+	fs.StringVar(&f.cdfName, "cdf", "websearch", "flow sizes of the background: "+strings.Join(workload.BuiltinCDFs(), ", ")+", or a CDF `file`")
+	fs.Float64Var(&f.load, "load", 0.5, "offered load of the Poisson background, a `fraction` of the host links (0: none)")
+	fs.StringVar(&f.pairing, "pairing", "uniform", "how the background pairs servers: uniform pairs, or a permutation of a graph fabric's racks, random (seeded) or near-worst (the ToRs' longest matching by hop distance)")
+	fs.StringVar(&f.basis, "basis", "link", "what the load is a fraction of: one host link (link) or all of a host's links (host)")
+	f.dur = durationFlag(fs, "duration", "", "10s", "the window in which flows start, in lab time (reports give the target's beside it: 8s at D = 5,000 is 1.6ms of the target)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice: the same seed gives the same flows")
+	fs.IntVar(&f.incast, "incast", 0, "senders of a periodic N-to-1 incast (0: none)")
+	f.incastSize = sizeFlag(fs, "incast-size", "1MB", "bytes each incast sender sends")
+	f.incastPeriod = durationFlag(fs, "incast-period", "", "0s", "time between two incasts, in lab time (0: the incast takes 25% of one host link on average: 2.56s for 8 x 1MB at 100 Mb/s)")
+	f.incastStart = durationFlag(fs, "incast-start", "", "0s", "time of the first incast, in lab time")
+	fs.StringVar(&f.pattern, "pattern", "", "a periodic collective: ps (parameter server) or moe (mixture of experts)")
+	f.patternSize = sizeFlag(fs, "pattern-size", "256KB", "bytes of every flow of the pattern")
+	f.patternPeriod = durationFlag(fs, "pattern-period", "", "1s", "time between two events of the pattern, in lab time")
+	f.patternGap = durationFlag(fs, "pattern-gap", "", "0s", "time from a pattern's first phase to its second, in lab time (0: half the period, or none with --pattern-wait)")
+	fs.BoolVar(&f.patternWait, "pattern-wait", false, "a pattern's second phase starts when every flow of its first has ended, and --pattern-gap after it at the earliest (default on for moe)")
+	fs.IntVar(&f.moeExperts, "moe-experts", 0, "moe: experts per event (0: a quarter of the servers)")
+	fs.IntVar(&f.moeSenders, "moe-senders", 0, "moe: token senders per event (0: every server not an expert)")
+	fs.IntVar(&f.moeTopK, "moe-topk", 0, "moe: experts each sender dispatches a token group (--pattern-size bytes) to (0: 2)")
+	fs.Float64Var(&f.moeSkew, "moe-skew", 0, "moe: Zipf `exponent` of the experts' popularity: expert r of an event is drawn with weight 1/r^s (0: uniform)")
+	fs.IntVar(&f.maxFlows, "max-flows", 0, "refuse schedules longer than this (0: the library's bound)")
+	fs.BoolVar(&f.noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
+	// The lab's cc knob: the flows take it unless told otherwise.
+	ccKnob, _ := lab.KnobByName("cc")
+	fs.StringVar(&f.flowCC, "cc", "", "the flows' congestion control (default: the lab's --cc; dctcp and hpcc need a lab up with them): "+ccKnob.Help)
+	fs.IntVar(&f.mtu, "mtu", 0, "payload per packet (0: 1024)")
+	f.drain = durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
+	completeWords(cmd, "basis", "link", "host")
+	completeWords(cmd, "pairing", "uniform", "random", "near-worst")
+	completeWords(cmd, "pattern", "ps", "moe")
+	completeWords(cmd, "cc", transport.CCNames[:]...)
+	_ = cmd.RegisterFlagCompletionFunc("cdf", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return workload.BuiltinCDFs(), cobra.ShellCompDirectiveDefault
+	})
+	return f
+}
+
+// config is the workload the flags describe (a usage error when they
+// are wrong); the lab fills in the rest (lab.SpecSchedule).
+func (f *scheduleFlags) config(cmd *cobra.Command) (workload.Config, error) {
+	cfg := workload.Config{Load: f.load, Duration: f.dur.D(), Seed: f.seed, MaxFlows: f.maxFlows}
+	var err error
+	if cfg.Basis, err = workload.ParseBasis(f.basis); err != nil {
+		return cfg, usagef(cmd, "%w", err)
+	}
+	if cfg.Pairing, err = workload.ParsePairing(f.pairing); err != nil {
+		return cfg, usagef(cmd, "--pairing: %w", err)
+	}
+	if f.load > 0 {
+		if cfg.CDF, err = workload.OpenCDF(f.cdfName); err != nil {
+			return cfg, usagef(cmd, "--cdf: %w", err)
+		}
+	}
+	if f.incast > 0 {
+		cfg.Incast = &workload.Incast{Senders: f.incast, Size: int64(*f.incastSize), Period: f.incastPeriod.D(), Start: f.incastStart.D()}
+	}
+	if f.pattern != "" {
+		k, err := workload.ParseKind(f.pattern)
+		if err != nil || (k != workload.KindPS && k != workload.KindMoE) {
+			return cfg, usagef(cmd, "--pattern %q: want ps or moe", f.pattern)
+		}
+		wait := f.patternWait
+		if k == workload.KindMoE && !cmd.Flags().Changed("pattern-wait") {
+			wait = true // the paper's MoE: combine once dispatch is complete
+		}
+		cfg.Pattern = &workload.Pattern{Kind: k, Size: int64(*f.patternSize), Period: f.patternPeriod.D(), Gap: f.patternGap.D(), Wait: wait}
+		if k == workload.KindMoE {
+			cfg.Pattern.Few, cfg.Pattern.Many, cfg.Pattern.TopK, cfg.Pattern.Skew = f.moeExperts, f.moeSenders, f.moeTopK, f.moeSkew
+		}
+	}
+	for _, name := range []string{"moe-experts", "moe-senders", "moe-topk", "moe-skew"} {
+		if cmd.Flags().Changed(name) && (cfg.Pattern == nil || cfg.Pattern.Kind != workload.KindMoE) {
+			return cfg, usagef(cmd, "--%s needs --pattern moe", name)
+		}
+	}
+	return cfg, nil
 }
 
 // dryRunWorkload prints the schedule of cfg for the lab's fabric.

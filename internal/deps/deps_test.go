@@ -20,6 +20,7 @@ func TestDeps(t *testing.T) {
 		{"./cmd/rperf", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
 		{"./lab", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
 		{"./lab/metrics", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
+		{"./lab/ns3", []string{"node/dataplane", "node/patch", "xdp", "bpf", "node", "hostd", "swd"}},
 		{"./cmd/xdpfwd", []string{"study/bench", "lab", "hostd", "swd"}},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "../../"+strings.TrimPrefix(c.pkg, "./")).CombinedOutput()

@@ -284,16 +284,16 @@ func (s *Summary) WriteText(w io.Writer) error {
 		where, fct = " in the target", "FCT in the target"
 	}
 	fmt.Fprintf(&b, "flows %d: %d completed, %d failed, %d incomplete; %s in %s%s, goodput %s%s; %d retransmissions\n\n",
-		s.Flows, s.Completed, s.Failed, s.Incomplete, formatBytes(s.BytesCompleted), formatDuration(s.Duration), where, formatRate(s.Goodput), strings.Replace(where, "of lab time", "in the lab", 1), s.Retransmissions)
+		s.Flows, s.Completed, s.Failed, s.Incomplete, formatBytes(s.BytesCompleted), FormatDuration(s.Duration), where, formatRate(s.Goodput), strings.Replace(where, "of lab time", "in the lab", 1), s.Retransmissions)
 	rows := [][]string{{"size", "flows", "done", "avg", "p50", "p95", "p99", "p99.9", "avg", "p50", "p95", "p99", "p99.9"}}
 	for _, bin := range append(slices.Clone(s.Bins), s.All) {
 		f, d := bin.FCT, bin.Slowdown
 		row := []string{bin.Label, strconv.Itoa(bin.Flows), strconv.Itoa(bin.Completed)}
 		for _, v := range []time.Duration{f.Mean, f.P50, f.P95, f.P99, f.P999} {
-			row = append(row, cond(f.N > 0, formatDuration(v)))
+			row = append(row, cond(f.N > 0, FormatDuration(v)))
 		}
 		for _, v := range []float64{d.Mean, d.P50, d.P95, d.P99, d.P999} {
-			row = append(row, cond(d.N > 0, formatSlowdown(v)))
+			row = append(row, cond(d.N > 0, FormatSlowdown(v)))
 		}
 		rows = append(rows, row)
 	}
@@ -379,15 +379,18 @@ func scaled(v float64, units []unit) string {
 	return strconv.FormatFloat(v/u.div, 'f', 0, 64) + u.name
 }
 
-// formatDuration prints d in ns, µs, ms or s, three significant digits.
-func formatDuration(d time.Duration) string {
+// FormatDuration prints d as the summary's tables do: in ns, µs, ms or
+// s, three significant digits.
+func FormatDuration(d time.Duration) string {
 	if d < time.Microsecond {
 		return strconv.FormatInt(int64(d), 10) + "ns"
 	}
 	return scaled(float64(d), []unit{{1e3, "µs"}, {1e6, "ms"}, {1e9, "s"}})
 }
 
-func formatSlowdown(v float64) string {
+// FormatSlowdown prints a slowdown as the summary's tables do: three
+// significant digits (two decimals below 10), whole from 1000 up.
+func FormatSlowdown(v float64) string {
 	if v >= 999.5 {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}

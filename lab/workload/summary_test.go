@@ -209,8 +209,8 @@ func TestFormats(t *testing.T) {
 		999_000_000: "999ms", 2_500_000_000: "2.50s", 125 * time.Second: "125s",
 		999_600: "1.00ms", 9_996: "10.0µs", 99_960: "100µs", 5000 * time.Second: "5000s",
 	} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%d) = %q, want %q", d, got, want)
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%d) = %q, want %q", d, got, want)
 		}
 	}
 	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1500: "1.50 KB", 999_999: "1.00 MB", 4_500_000: "4.50 MB", 12e9: "12.0 GB", 2e15: "2000 TB"} {
@@ -224,8 +224,8 @@ func TestFormats(t *testing.T) {
 		}
 	}
 	for v, want := range map[float64]string{math.Pi: "3.14", 1: "1.00", 999.7: "1000", 123456: "123456"} {
-		if got := formatSlowdown(v); got != want {
-			t.Errorf("formatSlowdown(%g) = %q, want %q", v, got, want)
+		if got := FormatSlowdown(v); got != want {
+			t.Errorf("FormatSlowdown(%g) = %q, want %q", v, got, want)
 		}
 	}
 }
