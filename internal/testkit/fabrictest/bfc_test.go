@@ -50,8 +50,11 @@ func bfcIncast(t testing.TB) {
 	}
 	t.Logf("h0 received %.1f Mb/s over %d queues of s0.0 p0 (deepest %d bytes); s0.0 sent %d pauses and %d resumes, h1..h3 received %d",
 		float64(bytes)*8/0.5/1e6, used, maxq, pause, resume, rx)
-	if used != 3 {
-		t.Errorf("the three flows used %d queues of s0.0 p0, want 3", used)
+	// Each flow takes a queue of its own; one whose queue stayed empty
+	// longer than the sticky time (its upstream paused, or a node served
+	// late) gives it up and may get another, so more than 3 is BFC too.
+	if used < 3 {
+		t.Errorf("the three flows used %d queues of s0.0 p0, want one each", used)
 	}
 	if pause == 0 || resume == 0 || rx == 0 {
 		t.Error("no pause went out and arrived: the incast was not flow-controlled")
