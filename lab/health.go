@@ -230,8 +230,10 @@ type Fidelity struct {
 	P50     time.Duration `json:"p50_ns"`
 	P99     time.Duration `json:"p99_ns"`
 	Mean    time.Duration `json:"mean_ns"`
-	// Error is (P50 - Model) / Model.
-	Error float64 `json:"error"`
+	// Error is (P50 - Model) / Model, ErrorP99 (P99 - Model) / Model: the
+	// tail a run's small flows feel, which only Error judges today.
+	Error    float64 `json:"error"`
+	ErrorP99 float64 `json:"error_p99"`
 	// Worst is the port whose median was furthest from the model's, and
 	// WorstP50 that median.
 	Worst    string        `json:"worst_port,omitempty"`
@@ -440,6 +442,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		fid.Mean = time.Duration(fid.RTT.MeanNs())
 		if fid.Model > 0 {
 			fid.Error = float64(fid.P50-fid.Model) / float64(fid.Model)
+			fid.ErrorP99 = float64(fid.P99-fid.Model) / float64(fid.Model)
 		}
 		h.Fidelity = fid
 		switch {
@@ -575,7 +578,7 @@ func (h *Health) WriteText(w io.Writer) error {
 			if h.Limits.MaxRTTError >= 0 {
 				fmt.Fprintf(&b, ", limit %s", percent(h.Limits.MaxRTTError))
 			}
-			b.WriteString(")")
+			fmt.Fprintf(&b, "; %+.1f%% at p99, not judged)", 100*f.ErrorP99)
 		}
 		if f.Worst != "" {
 			fmt.Fprintf(&b, "; furthest %s p50 %v", f.Worst, roundRTT(f.WorstP50))

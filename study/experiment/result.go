@@ -60,14 +60,11 @@ type Result struct {
 	Dilation float64 `json:"dilation,omitempty"`
 }
 
-// labOnly are metrics in the lab's time that have no meaning in the
-// target's: the emulator's own.
-var labOnly = map[string]bool{"start_lag_avg_ms": true}
-
 // targetUnits adds, for every metric of the lab's rates (name_mbps, Mb/s)
 // and times (name_ms, ms), the same in the target's units: name_gbps, the
 // rate x D in Gb/s, and name_us, the time / D in µs. Plots and reports
-// show those; summary.csv has both.
+// show those; summary.csv has both. A flow's start lag reads so too: how
+// much later than its schedule the target saw it start.
 func (r *Result) targetUnits() {
 	if r.Dilation <= 0 {
 		return
@@ -75,7 +72,6 @@ func (r *Result) targetUnits() {
 	n := len(r.Metrics)
 	for _, m := range r.Metrics[:n] {
 		switch {
-		case labOnly[m.Name]:
 		case strings.HasSuffix(m.Name, "_mbps"):
 			r.add(strings.TrimSuffix(m.Name, "_mbps")+"_gbps", m.Value*r.Dilation/1e3)
 		case strings.HasSuffix(m.Name, "_ms"):
@@ -149,6 +145,7 @@ func (r *Result) healthMetrics(h lab.Health) {
 		r.add("link_rtt_p50_ms", ms(f.P50))
 		r.add("link_rtt_p99_ms", ms(f.P99))
 		r.add("link_rtt_error", f.Error)
+		r.add("link_rtt_error_p99", f.ErrorP99)
 	}
 }
 
@@ -286,6 +283,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("ecn_marks_cq", float64(f.ECNMarksCQ))
 	r.add("retransmissions", float64(s.Retransmissions))
 	r.add("start_lag_avg_ms", ms(rep.StartLag.Mean))
+	r.add("start_lag_p99_ms", ms(rep.StartLag.P99))
 	r.healthMetrics(rep.Health)
 	r.Bins = s.Bins
 	r.Slowdowns = flowSlowdowns(rep.Records)
