@@ -88,9 +88,10 @@ func (pl *plots) dotFigure(title, xlabel string, d *barData) *figure {
 		// NominalY counts from the bottom: the first scheme on top.
 		names[len(names)-1-i] = pl.c.Label(s.name) + s.note
 	}
-	dr := &dotRows{rows: rows}
-	p.Add(dr)
-	p.NominalY(names...)
+	p.Add(&dotRows{rows: rows})
+	if len(names) > 0 {
+		p.NominalY(names...)
+	}
 	// A dot at 0 clear of its name.
 	p.Y.Padding = vg.Points(10)
 	p.Y.Min, p.Y.Max = -0.6, float64(len(rows))-0.4
