@@ -218,7 +218,20 @@ func (pl *plots) save(f *figure, name, title, note string) {
 		pl.errs = append(pl.errs, err)
 		return
 	}
+	if sc := pl.scenarioText(); sc != "" {
+		// The README lists every scenario's plots: each says whose.
+		title = sc + ": " + title
+	}
 	pl.files = append(pl.files, PlotFile{Name: name, Title: title, Note: note})
+}
+
+// scenarioText is the scenario being drawn, for titles: a workload's
+// in words ("no incast"), a loop's by its name.
+func (pl *plots) scenarioText() string {
+	if pl.c.Kind == KindWorkload {
+		return strings.ReplaceAll(pl.scenario, "-", " ")
+	}
+	return pl.scenario
 }
 
 // invalidNote says which points a plot leaves out.
@@ -294,12 +307,8 @@ func (pl *plots) title(t string) string {
 	if sc, ok := loopScenarios[pl.scenario]; ok {
 		fabric = fmt.Sprintf("BCube(%d,%d)", sc.N, sc.K)
 	}
-	if pl.scenario != "" {
-		name := pl.scenario
-		if pl.c.Kind == KindWorkload {
-			name = strings.ReplaceAll(name, "-", " ")
-		}
-		t = name + ": " + t
+	if sc := pl.scenarioText(); sc != "" {
+		t = sc + ": " + t
 	}
 	d := ", " + pl.c.RateText(pl.cdf) + " links"
 	if D := pl.dilation(); D > 0 {
