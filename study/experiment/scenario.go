@@ -242,9 +242,13 @@ func writePlotGuide(b *strings.Builder, c *Config) {
 		}
 		b.WriteString("- Throughput over time, mean per flow (`loop-series-<scenario>`): each kind of flow's rate sample by sample, a line per scheme, with a marker where the loop flows start.\n\n")
 	case KindWorkload:
+		shape := "a group of bars per load, a bar per scheme"
+		if len(c.Workload.Loads) == 1 {
+			shape = "a dot per scheme (one load)"
+		}
 		for _, p := range workloadPlots {
 			if p.when == nil || p.when(c) {
-				fmt.Fprintf(b, "- %s (`%s-<cdf>`): a group of bars per load, a bar per scheme; %s.\n", p.title, p.name, p.ylabel)
+				fmt.Fprintf(b, "- %s (`%s-<cdf>`): %s; %s.\n", p.title, p.name, shape, p.ylabel)
 			}
 		}
 		b.WriteString("- Slowdown (FCT / ideal FCT) of the background's flows by size (`slowdown-size-<cdf>-load<load>`): per scheme, the 50th, 95th and 99th percentile slowdown of each flow-size bin of the Poisson background's flows, on log axes; an incast's, a pattern's and the long flows are in the table of flows outside the size bins.\n")
