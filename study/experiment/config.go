@@ -74,10 +74,11 @@ type Config struct {
 	// in place of fabric.routing: pfc@dfksp2 is PFC on DF-KSP with two
 	// lossless priorities, pfc@ksp on plain K shortest paths.
 	Contenders []string `yaml:"schemes"`
-	// Labels name contenders in the plots' legends as the paper being
-	// reproduced prints them (pfc/hpcc: HPCC); a contender without one
-	// is shown as written in schemes. A label may name a contender
-	// schemes does not list (one the quick section leaves out).
+	// Labels name contenders in the plots, tables and README where the
+	// paper being reproduced prints a name other than the default one
+	// (DefaultLabel: bfc/nocc is "BFC, no CC", BFC's paper's "BFC"); a
+	// contender without one takes its default. A label may name a
+	// contender schemes does not list (one the quick section leaves out).
 	Labels map[string]string `yaml:"labels,omitempty"`
 	// Seeds of the workload (one point each); loop and hol have no
 	// randomness of their own and take only repetitions.

@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/node/scheme"
 )
 
@@ -19,9 +20,15 @@ import (
 // scale from the smallest flow of the plotted points to the largest.
 func TestSizeBins(t *testing.T) {
 	c, results := fakeResults(t)
-	results[0].Slowdowns = []FlowSlowdown{{Size: 700, Slowdown: 1}, {Size: 3_000_000, Slowdown: 2}, {Size: 42_000, Slowdown: 1.5}}
+	bg := workload.KindPoisson
+	// The background's flows, and an incast's and a long flow outside
+	// their range: the bins are the background's.
+	results[0].Slowdowns = []FlowSlowdown{{700, 1, bg}, {3_000_000, 2, bg}, {42_000, 1.5, bg}, {500, 9, workload.KindIncast}, {90_000_000, 3, workload.KindLong}}
 	pl := plots{c: c, results: results}
 	d := pl.sizeData("websearch", 0.5)
+	if !slices.Equal(d.others, []workload.Kind{workload.KindIncast, workload.KindLong}) {
+		t.Errorf("kinds left out of the bins %v, want incast and long", d.others)
+	}
 	if n := len(d.edges) - 1; n < 10 {
 		t.Fatalf("%d bins, want at least 10", n)
 	}
@@ -226,7 +233,7 @@ func TestPhaseMarkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">incast starts: congested phase<", "stroke-dasharray", ">portfc<", ">pfc<"} {
+	for _, want := range []string{">incast starts: congested phase<", "stroke-dasharray", ">PortFC<", ">PFC<"} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("hol-victim-series.svg lacks %s", want)
 		}

@@ -29,10 +29,12 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 
 // spread is what a plot shows of one setting's results: their mean,
 // least and greatest value, and how many there were (NaN and 0 when
-// none had the value).
+// none had the value); deadlocked when any of them deadlocked (its
+// numbers count the flows that ended: not an ordinary value).
 type spread struct {
 	mean, lo, hi float64
 	n            int
+	deadlocked   bool
 }
 
 // spreadOf is the spread of vs, leaving NaN and infinities out.
@@ -60,11 +62,13 @@ func spreadOf(vs []float64) spread {
 
 func (s spread) ok() bool { return s.n > 0 }
 
-// barSeries is one scheme's bars, one per group.
+// barSeries is one scheme's bars, one per group: name is the
+// contender's, note what its legend entry adds ("(INVALID, not
+// plotted)").
 type barSeries struct {
-	name  string
-	color color.Color
-	vals  []spread
+	name, note string
+	color      color.Color
+	vals       []spread
 }
 
 // groupedBars draws groups of bars, a bar per series (a scheme) that
@@ -74,6 +78,18 @@ type barSeries struct {
 type groupedBars struct {
 	groups int
 	series []barSeries
+}
+
+// deadlocked says some bar is a deadlocked point's.
+func (g *groupedBars) deadlocked() bool {
+	for _, s := range g.series {
+		for _, v := range s.vals {
+			if v.ok() && v.deadlocked {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // width is a bar's width in groups: the widest group fills 80%, and
@@ -114,8 +130,12 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 			lo, hi := min(base, top), max(base, top)
 			hi = max(hi, lo+vg.Points(1.5))
 			r := vg.Rectangle{Min: vg.Point{X: left + 0.4, Y: lo}, Max: vg.Point{X: right - 0.4, Y: hi}}
-			c.SetColor(g.series[s].color)
-			c.Fill(r.Path())
+			if v.deadlocked {
+				hatch(c, r, g.series[s].color)
+			} else {
+				c.SetColor(g.series[s].color)
+				c.Fill(r.Path())
+			}
 			labelY := r.Max.Y
 			if v.n > 1 && v.hi > v.lo {
 				g.whisker(c, (left+right)/2, (right-left)/4, trY(v.lo), trY(v.hi), r, g.series[s].color)
@@ -123,6 +143,9 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 			// The value, upright when it fits over the bar, else turned.
 			l := barLabel(v.mean)
+			if v.deadlocked {
+				l += " deadlock"
+			}
 			sty := lsty
 			if sty.Width(l) <= right-left+vg.Points(2) {
 				sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
@@ -161,6 +184,92 @@ func (g *groupedBars) whisker(c draw.Canvas, x, cap, lo, hi vg.Length, r vg.Rect
 		}
 		c.StrokeLine2(sty, x-cap, y, x+cap, y)
 	}
+}
+
+// hatch draws r as a deadlocked point's bar: a pale fill, diagonal
+// lines and an outline in the scheme's colour.
+func hatch(c draw.Canvas, r vg.Rectangle, col color.Color) {
+	c.SetColor(faded(col, 0.15))
+	c.Fill(r.Path())
+	sty := draw.LineStyle{Color: col, Width: vg.Points(0.8)}
+	const step = 5 // points between the lines, along x
+	w, h := r.Max.X-r.Min.X, r.Max.Y-r.Min.Y
+	// The lines y - Min.Y = x - Min.X - t, clipped to r.
+	for t := -h; t < w; t += step {
+		x0, x1 := r.Min.X+max(0, t), r.Min.X+min(w, t+h)
+		if x1 > x0 {
+			c.StrokeLine2(sty, x0, r.Min.Y+x0-r.Min.X-t, x1, r.Min.Y+x1-r.Min.X-t)
+		}
+	}
+	c.StrokeLines(draw.LineStyle{Color: col, Width: vg.Points(1)}, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}, r.Min})
+}
+
+// hatchSwatch is the legend's entry for a deadlocked point's bar.
+type hatchSwatch struct{}
+
+// Thumbnail implements plot.Thumbnailer.
+func (hatchSwatch) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	r.Min.X += 3
+	r.Max.X -= 3
+	hatch(*c, r, color.Gray{Y: 0x40})
+}
+
+// dotRows draw a dot plot: a row per scheme, the first on top, its
+// value a filled dot in the scheme's colour with its number to the
+// right, a line from the least to the greatest of its results when
+// there are more than one, and a deadlocked point's dot hollow with
+// "deadlock" beside its number.
+type dotRows struct{ rows []dotRow }
+
+type dotRow struct {
+	v     spread
+	color color.Color
+}
+
+// Plot implements plot.Plotter.
+func (d *dotRows) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	lsty := textStyle(8)
+	lsty.XAlign, lsty.YAlign = draw.XLeft, draw.YCenter
+	for i, r := range d.rows {
+		if !r.v.ok() {
+			continue
+		}
+		y := trY(float64(len(d.rows) - 1 - i))
+		x := trX(r.v.mean)
+		right := x
+		if r.v.n > 1 && r.v.hi > r.v.lo {
+			lo, hi := trX(r.v.lo), trX(r.v.hi)
+			line := draw.LineStyle{Color: r.color, Width: vg.Points(1.5)}
+			c.StrokeLine2(line, lo, y, hi, y)
+			c.StrokeLine2(line, lo, y-3, lo, y+3)
+			c.StrokeLine2(line, hi, y-3, hi, y+3)
+			right = max(right, hi)
+		}
+		gs := draw.GlyphStyle{Color: r.color, Shape: draw.CircleGlyph{}, Radius: vg.Points(4.5)}
+		l := barLabel(r.v.mean)
+		if r.v.deadlocked {
+			c.SetColor(color.White)
+			c.Fill(vg.Rectangle{Min: vg.Point{X: x - 4.5, Y: y - 4.5}, Max: vg.Point{X: x + 4.5, Y: y + 4.5}}.Path())
+			gs.Shape = draw.RingGlyph{}
+			gs.Radius = vg.Points(4)
+			l += " (deadlock)"
+		}
+		c.DrawGlyphNoClip(gs, vg.Point{X: x, Y: y})
+		c.FillText(lsty, vg.Point{X: right + vg.Points(7), Y: y}, l)
+	}
+}
+
+// DataRange implements plot.DataRanger: 0 to the greatest value or
+// range along x, the rows along y.
+func (d *dotRows) DataRange() (xmin, xmax, ymin, ymax float64) {
+	for _, r := range d.rows {
+		if r.v.ok() {
+			xmin, xmax = min(xmin, r.v.lo, r.v.mean), max(xmax, r.v.hi, r.v.mean)
+		}
+	}
+	return xmin, xmax, -0.5, float64(len(d.rows)) - 0.5
 }
 
 // luminance is c's relative luminance, 0 (black) to 1 (white).
@@ -278,10 +387,21 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-// logTicks label a log axis at powers of ten (by format), and at 2 and
-// 5 times them too when fewer than three powers of ten fall in its
-// range, with unlabelled minor ticks at the other multiples.
+// logTicks label a log axis at powers of ten (by format); where fewer
+// than three of them fall in its range, at 1, 2 and 5 times them; then
+// at every whole multiple; then, on a range of less than a factor of
+// three (p50 slowdowns of 1 to 1.6), at finer steps (1.2, 1.4, 2.5).
+// The next finer set are unlabelled minor ticks.
 type logTicks struct{ format func(float64) string }
+
+// logMantissas are the sets of multiples of a power of ten logTicks
+// labels, coarsest first.
+var logMantissas = [][]float64{
+	{1},
+	{1, 2, 5},
+	{1, 2, 3, 4, 5, 6, 7, 8, 9},
+	{1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9},
+}
 
 // Ticks implements plot.Ticker.
 func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -292,20 +412,34 @@ func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if format == nil {
 		format = func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	}
-	dense := math.Floor(math.Log10(hi)+1e-9)-math.Ceil(math.Log10(lo)-1e-9) < 2
+	// at are the values of mantissas ms in [lo, hi].
+	at := func(ms []float64) []float64 {
+		var vs []float64
+		for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+			for _, m := range ms {
+				// Rounded so that 1.2 x 10^-1 prints as 0.12.
+				v, _ := strconv.ParseFloat(strconv.FormatFloat(m*math.Pow(10, e), 'g', 12, 64), 64)
+				if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+					vs = append(vs, v)
+				}
+			}
+		}
+		return vs
+	}
+	level := 0
+	for level < len(logMantissas)-1 && len(at(logMantissas[level])) < 3 {
+		level++
+	}
+	labelled := map[float64]bool{}
 	var ts []plot.Tick
-	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
-		dec := math.Pow(10, e)
-		for m := 1; m <= 9; m++ {
-			v := float64(m) * dec
-			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
-				continue
-			}
-			label := ""
-			if m == 1 || (dense && (m == 2 || m == 5)) {
-				label = format(v)
-			}
-			ts = append(ts, plot.Tick{Value: v, Label: label})
+	for _, v := range at(logMantissas[level]) {
+		labelled[v] = true
+		ts = append(ts, plot.Tick{Value: v, Label: format(v)})
+	}
+	minor := logMantissas[min(max(level+1, 2), len(logMantissas)-1)]
+	for _, v := range at(minor) {
+		if !labelled[v] {
+			ts = append(ts, plot.Tick{Value: v})
 		}
 	}
 	return ts

@@ -88,9 +88,15 @@ func (p Point) id(kind string) string {
 	return fmt.Sprintf("%s-r%d", s, p.Rep)
 }
 
-// Label is the point's setting for people: "websearch load 0.5, portfc,
-// seed 1".
-func (p Point) Label() string {
+// Label is the point's setting: "websearch load 0.5, portfc, seed 1".
+func (p Point) Label() string { return p.label(p.Contender) }
+
+// PointLabel is p's setting for people, its contender named as the
+// papers print it (Config.Label): "websearch load 0.5, PortFC, seed 1".
+func (c *Config) PointLabel(p Point) string { return p.label(c.Label(p.Contender)) }
+
+// label is p's setting with its contender called name.
+func (p Point) label(name string) string {
 	var parts []string
 	if p.Scenario != "" {
 		parts = append(parts, p.Scenario)
@@ -98,7 +104,7 @@ func (p Point) Label() string {
 	if p.CDF != "" {
 		parts = append(parts, fmt.Sprintf("%s load %g", p.CDF, p.Load))
 	}
-	parts = append(parts, p.Contender)
+	parts = append(parts, name)
 	if p.Seed != 0 {
 		parts = append(parts, fmt.Sprintf("seed %d", p.Seed))
 	}

@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bcfab/bcfab/internal/buildinfo"
+	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/scale"
 )
 
@@ -224,7 +225,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		if !res.Valid {
 			verdict = "**INVALID**"
 		}
-		fmt.Fprintf(&b, "| [%s](runs/%s/) | %s | %s |", res.Label(), res.ID, verdict, cell("", res.WallPerTargetMs, res.WallPerTargetMs > 0))
+		fmt.Fprintf(&b, "| [%s](runs/%s/) | %s | %s |", c.PointLabel(res.Point), res.ID, verdict, cell("", res.WallPerTargetMs, res.WallPerTargetMs > 0))
 		for _, i := range have {
 			v, ok := res.Get(cols[i].name)
 			b.WriteString(" " + cell(cols[i].name, v, ok) + " |")
@@ -232,11 +233,12 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		b.WriteString("\n")
 	}
 	if c.Kind == KindLoop {
-		prefixTable(&b, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
-		prefixTable(&b, r.Results, "Servers' egress queues paused, in % of the measured window, by queue: the mean over the servers' ports with that queue that sent or were paused (Q: BFC's data queues together; summary.csv has the most of any port, servers_paused_max_pct_):", "servers_paused_pct_")
+		prefixTable(&b, c, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
+		prefixTable(&b, c, r.Results, "Servers' egress queues paused, in % of the measured window, by queue: the mean over the servers' ports with that queue that sent or were paused (Q: BFC's data queues together; summary.csv has the most of any port, servers_paused_max_pct_):", "servers_paused_pct_")
 	}
 	if c.Kind == KindWorkload {
 		partialTable(&b, r.Results)
+		patternTable(&b, c, r.Results)
 	}
 	var bad []*Result
 	for j := range r.Results {
@@ -266,7 +268,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	b.WriteString("- `build.json`: the build (module, VCS revision and time, modified, Go release)\n")
 	b.WriteString("- `summary.csv`: one row per point, every metric, its wall time (`elapsed_s`), the target's time it emulated (`target_ms`) and their ratio (`wall_s_per_target_ms`); `results.json`: the same with the per-bin summaries and the run's totals\n")
 	if c.Kind == KindWorkload {
-		b.WriteString("- `bins.csv`: FCT and slowdown per point and flow-size bin\n")
+		b.WriteString("- `bins.csv`: FCT and slowdown per point and flow-size class (<=10KB, 10KB-100KB, 100KB-1MB, >1MB), of the background's (Poisson) flows only, as the slowdown-by-size plots bin them\n")
 		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's full spec), `report.json` (the workload's report: records, queue series, fabric counters, health), `records.csv` (per flow), `queues.csv` (bytes queued at every node, every sample, timed on the target's clock and the lab's), `result.json`\n")
 	} else {
 		b.WriteString("- `runs/<point>/`: `spec.json` (the lab's spec), `report.json` (the bench's result with its health), `result.json`\n")
@@ -279,7 +281,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 // prefixTable writes a table of every point's metrics whose names have
 // one of prefixes (a column each, headed by the rest of the name and,
 // past the first prefix, the prefix), when any point has one.
-func prefixTable(b *strings.Builder, results []Result, intro string, prefixes ...string) {
+func prefixTable(b *strings.Builder, c *Config, results []Result, intro string, prefixes ...string) {
 	var names, heads []string
 	for pi, pre := range prefixes {
 		for j := range results {
@@ -306,7 +308,7 @@ func prefixTable(b *strings.Builder, results []Result, intro string, prefixes ..
 	b.WriteString("\n| --- |" + strings.Repeat(" ---: |", len(names)) + "\n")
 	for j := range results {
 		res := &results[j]
-		fmt.Fprintf(b, "| %s |", res.ID)
+		fmt.Fprintf(b, "| %s |", c.PointLabel(res.Point))
 		for _, n := range names {
 			v, ok := res.Get(n)
 			b.WriteString(" " + cell(n, v, ok) + " |")
@@ -368,6 +370,39 @@ func partialTable(b *strings.Builder, rs []Result) {
 	}
 }
 
+// patternTable lists, per point, the completed flows that are not the
+// background's (an incast's, a pattern's, the long flows): the
+// slowdown-by-size plots and bins.csv leave them out, since flows all of
+// one size would be a bin's whole tail.
+func patternTable(b *strings.Builder, c *Config, rs []Result) {
+	first := true
+	for i := range rs {
+		r := &rs[i]
+		by := map[workload.Kind][]float64{}
+		var kinds []workload.Kind
+		for _, f := range r.Slowdowns {
+			if f.Kind == workload.KindPoisson {
+				continue
+			}
+			if _, ok := by[f.Kind]; !ok {
+				kinds = append(kinds, f.Kind)
+			}
+			by[f.Kind] = append(by[f.Kind], f.Slowdown)
+		}
+		for _, k := range kinds {
+			if first {
+				b.WriteString("\nFlows outside the size bins (not the background's: the slowdown-by-size plots and `bins.csv` count only its flows), those that completed:\n\n")
+				b.WriteString("| point | kind | completed | slowdown p50 | slowdown p99 |\n| --- | --- | ---: | ---: | ---: |\n")
+				first = false
+			}
+			s := by[k]
+			slices.Sort(s)
+			fmt.Fprintf(b, "| %s | %s | %d | %s | %s |\n", c.PointLabel(r.Point), k, len(s),
+				cell("", workload.Percentile(s, 50), true), cell("", workload.Percentile(s, 99), true))
+		}
+	}
+}
+
 // DefaultOut is results/<name>-<UTC time>, the default output directory.
 func DefaultOut(name string, now time.Time) string {
 	return filepath.Join("results", name+"-"+now.UTC().Format("20060102T150405Z"))
@@ -421,15 +456,22 @@ func readRun(dir string) (*Config, *Report, error) {
 		if r.Queues, err = readSwitchQueues(filepath.Join(dir, "runs", r.ID, "queues.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
 		}
-		if r.Slowdowns, err = readFlowSlowdowns(filepath.Join(dir, "runs", r.ID, "records.csv")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		recs, err := readRecords(filepath.Join(dir, "runs", r.ID, "records.csv"))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
 			return nil, nil, err
+		default:
+			// bins.csv's rows as this build counts them (the
+			// background's flows), whatever the run's build did.
+			r.Slowdowns, r.Bins = flowSlowdowns(recs), backgroundBins(recs)
 		}
 	}
 	return c, &rep, nil
 }
 
 // rewrite draws the plots of rep into dir/plots, replacing what was
-// there, and writes results.json and README.md.
+// there, and writes the tables (writeTables) and README.md.
 func rewrite(dir string, c *Config, rep *Report) error {
 	plots := filepath.Join(dir, "plots")
 	if err := os.RemoveAll(plots); err != nil {
@@ -440,11 +482,25 @@ func rewrite(dir string, c *Config, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	rep.account()
-	if err := writeJSONFile(filepath.Join(dir, "results.json"), rep); err != nil {
+	if err := writeTables(dir, c, rep); err != nil {
 		return err
 	}
 	return writeWith(filepath.Join(dir, "README.md"), func(w io.Writer) error { return WriteREADME(w, c, rep) })
+}
+
+// writeTables writes a run's summary.csv, a workload's bins.csv and
+// results.json into dir.
+func writeTables(dir string, c *Config, rep *Report) error {
+	rep.account()
+	if err := writeWith(filepath.Join(dir, "summary.csv"), func(w io.Writer) error { return WriteSummaryCSV(w, c, rep.Results) }); err != nil {
+		return err
+	}
+	if c.Kind == KindWorkload {
+		if err := writeWith(filepath.Join(dir, "bins.csv"), func(w io.Writer) error { return WriteBinsCSV(w, c, rep.Results) }); err != nil {
+			return err
+		}
+	}
+	return writeJSONFile(filepath.Join(dir, "results.json"), rep)
 }
 
 // readSwitchQueues reads the switches' columns of a queues.csv

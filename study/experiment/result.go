@@ -39,7 +39,8 @@ type Result struct {
 	// columns of summary.csv): see the metric names in this file and in
 	// the runner.
 	Metrics []Metric `json:"metrics"`
-	// Bins is a workload's summary by flow-size bin.
+	// Bins is a workload's summary by flow-size class, of its
+	// background's (Poisson) flows only (backgroundBins): bins.csv.
 	Bins []workload.BinSummary `json:"bins,omitempty"`
 	// Schedule is the digest of a workload's flows (ScheduleDigest):
 	// the same config and seed give the same digest.
@@ -285,7 +286,7 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	r.add("start_lag_avg_ms", ms(rep.StartLag.Mean))
 	r.add("start_lag_p99_ms", ms(rep.StartLag.P99))
 	r.healthMetrics(rep.Health)
-	r.Bins = s.Bins
+	r.Bins = backgroundBins(rep.Records)
 	r.Slowdowns = flowSlowdowns(rep.Records)
 }
 
@@ -439,10 +440,11 @@ func groupStats(recs []workload.FlowRecord, flows []workload.Flow, kind workload
 	return g
 }
 
-// WriteSummaryCSV writes one row per result: the point, its validity and
-// problems, then every metric any result has, in the order first seen
-// (empty where a result lacks it).
-func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
+// WriteSummaryCSV writes one row per result of experiment c: the point
+// (its contender by name, as the file writes it, and by label, as the
+// plots do), its validity and problems, then every metric any result
+// has, in the order first seen (empty where a result lacks it).
+func WriteSummaryCSV(w io.Writer, c *Config, results []Result) error {
 	var names []string
 	for i := range results {
 		for _, m := range results[i].Metrics {
@@ -452,14 +454,14 @@ func WriteSummaryCSV(w io.Writer, exp string, results []Result) error {
 		}
 	}
 	cw := csv.NewWriter(w)
-	head := append([]string{"experiment", "point", "scheme", "scenario", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s",
+	head := append([]string{"experiment", "point", "scheme", "label", "scenario", "cdf", "load", "seed", "rep", "valid", "problems", "elapsed_s",
 		"target_ms", "wall_s_per_target_ms", "schedule_digest"}, names...)
 	if err := cw.Write(head); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	for i := range results {
 		r := &results[i]
-		row := []string{exp, r.ID, r.Contender, r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
+		row := []string{c.Name, r.ID, r.Contender, c.Label(r.Contender), r.Scenario, r.CDF, strconv.FormatFloat(r.Load, 'g', -1, 64), strconv.FormatUint(r.Seed, 10),
 			strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid), strings.Join(r.Problems, "; "),
 			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 1, 64), orEmpty(float64(r.Target) / float64(time.Millisecond)), orEmpty(r.WallPerTargetMs), r.Schedule}
 		for _, n := range names {
@@ -502,10 +504,10 @@ func (r *Result) benchTarget(spec lab.Spec, h lab.Health) {
 func (r *Result) cost() { r.WallPerTargetMs = scale.WallPerTargetMs(r.Elapsed, r.Target) }
 
 // WriteBinsCSV writes a workload's per-bin summaries: one row per point
-// and size bin.
-func WriteBinsCSV(w io.Writer, results []Result) error {
+// and size class, of the background's flows (backgroundBins).
+func WriteBinsCSV(w io.Writer, c *Config, results []Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"point", "scheme", "cdf", "load", "seed", "rep", "valid", "bin", "above_bytes", "up_to_bytes",
+	if err := cw.Write([]string{"point", "scheme", "label", "cdf", "load", "seed", "rep", "valid", "bin", "above_bytes", "up_to_bytes",
 		"flows", "completed", "failed", "fct_avg_ms", "fct_p99_ms", "slowdown_avg", "slowdown_p50", "slowdown_p99",
 		"fct_avg_us", "fct_p99_us"}); err != nil {
 		return fmt.Errorf("write bins: %w", err)
@@ -522,7 +524,7 @@ func WriteBinsCSV(w io.Writer, results []Result) error {
 			return f(labMs / r.Dilation * 1e3)
 		}
 		for _, b := range r.Bins {
-			row := []string{r.ID, r.Contender, r.CDF, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid),
+			row := []string{r.ID, r.Contender, c.Label(r.Contender), r.CDF, f(r.Load), strconv.FormatUint(r.Seed, 10), strconv.Itoa(r.Rep), strconv.FormatBool(r.Valid),
 				b.Label, strconv.FormatInt(b.Above, 10), strconv.FormatInt(b.UpTo, 10), strconv.Itoa(b.Flows), strconv.Itoa(b.Completed),
 				strconv.Itoa(b.Failed), f(ms(b.FCT.Mean)), f(ms(b.FCT.P99)), f(b.Slowdown.Mean), f(b.Slowdown.P50), f(b.Slowdown.P99),
 				target(ms(b.FCT.Mean)), target(ms(b.FCT.P99))}

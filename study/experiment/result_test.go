@@ -60,7 +60,7 @@ func fakeSlowdowns(n int, scale float64) []FlowSlowdown {
 	fs := make([]FlowSlowdown, n)
 	for i := range fs {
 		x := float64(i) / float64(n-1)
-		fs[i] = FlowSlowdown{Size: int64(math.Round(1e3 * math.Pow(1e4, x))), Slowdown: scale * (1 + 3*x + float64(i%7)/7)}
+		fs[i] = FlowSlowdown{Size: int64(math.Round(1e3 * math.Pow(1e4, x))), Slowdown: scale * (1 + 3*x + float64(i%7)/7), Kind: workload.KindPoisson}
 	}
 	return fs
 }
@@ -92,8 +92,9 @@ func TestPlotWorkload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(svg, []byte(">portfc<")) || bytes.Contains(svg, []byte(">irn<")) {
-			t.Errorf("%s.svg: legend has portfc %v, irn %v; want portfc only", want, bytes.Contains(svg, []byte(">portfc<")), bytes.Contains(svg, []byte(">irn<")))
+		// The schemes as the papers print them.
+		if !bytes.Contains(svg, []byte(">PortFC<")) || bytes.Contains(svg, []byte(">IRN<")) || bytes.Contains(svg, []byte(">portfc<")) {
+			t.Errorf("%s.svg: legend has PortFC %v, IRN %v, portfc %v; want PortFC only", want, bytes.Contains(svg, []byte(">PortFC<")), bytes.Contains(svg, []byte(">IRN<")), bytes.Contains(svg, []byte(">portfc<")))
 		}
 	}
 	if _, ok := names["jct-avg-websearch"]; ok {
@@ -170,9 +171,9 @@ func checkPlotFiles(t *testing.T, dir, name string) {
 }
 
 func TestSummaryCSV(t *testing.T) {
-	_, results := fakeResults(t)
+	c, results := fakeResults(t)
 	var b bytes.Buffer
-	if err := WriteSummaryCSV(&b, "tiny", results); err != nil {
+	if err := WriteSummaryCSV(&b, c, results); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
@@ -186,12 +187,15 @@ func TestSummaryCSV(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = i
 	}
-	for _, h := range []string{"point", "scheme", "valid", "problems", "elapsed_s", "target_ms", "wall_s_per_target_ms", "flows", "fct_avg_ms", "switch_queue_p99_kb"} {
+	for _, h := range []string{"point", "scheme", "label", "valid", "problems", "elapsed_s", "target_ms", "wall_s_per_target_ms", "flows", "fct_avg_ms", "switch_queue_p99_kb"} {
 		if _, ok := col[h]; !ok {
 			t.Errorf("no column %s in %v", h, rows[0])
 		}
 	}
 	good, bad := rows[1], rows[2]
+	if good[col["scheme"]] != "portfc" || good[col["label"]] != "PortFC" {
+		t.Errorf("valid row's scheme %q, label %q; want portfc, PortFC", good[col["scheme"]], good[col["label"]])
+	}
 	if good[col["valid"]] != "true" || good[col["switch_queue_p99_kb"]] != "12" || good[col["fct_avg_ms"]] != "12.5" {
 		t.Errorf("valid row %v", good)
 	}
@@ -207,7 +211,7 @@ func TestSummaryCSV(t *testing.T) {
 		t.Errorf("invalid row's cost: %v", bad)
 	}
 	var bins bytes.Buffer
-	if err := WriteBinsCSV(&bins, results); err != nil {
+	if err := WriteBinsCSV(&bins, c, results); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(bins.String(), "\n"); n != 1+2*workload.DefaultBins.Len() {

@@ -355,19 +355,7 @@ func (x *runner) workloadStatus(pr lab.WorkloadProgress) {
 }
 
 // writeProgress rewrites summary.csv, bins.csv and results.json.
-func (x *runner) writeProgress(rep *Report) error {
-	rep.account()
-	out := x.o.Out
-	if err := writeWith(filepath.Join(out, "summary.csv"), func(w io.Writer) error { return WriteSummaryCSV(w, x.c.Name, rep.Results) }); err != nil {
-		return err
-	}
-	if x.c.Kind == KindWorkload {
-		if err := writeWith(filepath.Join(out, "bins.csv"), func(w io.Writer) error { return WriteBinsCSV(w, rep.Results) }); err != nil {
-			return err
-		}
-	}
-	return writeJSONFile(filepath.Join(out, "results.json"), rep)
-}
+func (x *runner) writeProgress(rep *Report) error { return writeTables(x.o.Out, x.c, rep) }
 
 // run runs point p and returns its result; a failure is an invalid
 // result, not an error.

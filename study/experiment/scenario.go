@@ -65,6 +65,11 @@ func writeScenario(b *strings.Builder, c *Config) {
 		}
 		b.WriteString(".\n\n")
 	}
+	var names []string
+	for _, sc := range c.Contenders {
+		names = append(names, fmt.Sprintf("%s (`%s`)", c.Label(sc), sc))
+	}
+	fmt.Fprintf(b, "**Schemes**, as the plots and tables name them (in parentheses the file's names, which `summary.csv`'s scheme column and the points' directories keep): %s.\n\n", strings.Join(names, ", "))
 	if merr == nil {
 		fmt.Fprintf(b, "**The network.** Every point emulates %s: a time of the lab is D times the target's, a rate D times slower, bytes the same. The durations below are the file's, in lab time, with the target's beside them; every number of the tables and plots is the target's.\n\n", m)
 	}
@@ -224,7 +229,7 @@ func joinLoads(ls []float64) string {
 
 // writePlotGuide says what the plots of c's kind show.
 func writePlotGuide(b *strings.Builder, c *Config) {
-	b.WriteString("**What the plots show** (under Plots, below; the bars are the mean of the valid points, the whiskers the least and greatest over seeds and repetitions, in the target's units):\n\n")
+	b.WriteString("**What the plots show** (under Plots, below; the bars are the mean of the valid points, the whiskers the least and greatest over seeds and repetitions, in the target's units; a plot of one group, one load, is a dot per scheme instead, its line the least to the greatest; a deadlocked point's bar is hatched, its dot hollow, its line dashed):\n\n")
 	switch c.Kind {
 	case KindHoL:
 		for _, p := range holPlots {
@@ -237,12 +242,16 @@ func writePlotGuide(b *strings.Builder, c *Config) {
 		}
 		b.WriteString("- Throughput over time, mean per flow (`loop-series-<scenario>`): each kind of flow's rate sample by sample, a line per scheme, with a marker where the loop flows start.\n\n")
 	case KindWorkload:
+		shape := "a group of bars per load, a bar per scheme"
+		if len(c.Workload.Loads) == 1 {
+			shape = "a dot per scheme (one load)"
+		}
 		for _, p := range workloadPlots {
 			if p.when == nil || p.when(c) {
-				fmt.Fprintf(b, "- %s (`%s-<cdf>`): a group of bars per load, a bar per scheme; %s.\n", p.title, p.name, p.ylabel)
+				fmt.Fprintf(b, "- %s (`%s-<cdf>`): %s; %s.\n", p.title, p.name, shape, p.ylabel)
 			}
 		}
-		b.WriteString("- Slowdown (FCT / ideal FCT) by flow size (`slowdown-size-<cdf>-load<load>`): per scheme, the slowdown of each flow-size bin.\n")
+		b.WriteString("- Slowdown (FCT / ideal FCT) of the background's flows by size (`slowdown-size-<cdf>-load<load>`): per scheme, the 50th, 95th and 99th percentile slowdown of each flow-size bin of the Poisson background's flows, on log axes; an incast's, a pattern's and the long flows are in the table of flows outside the size bins.\n")
 		b.WriteString("- Switch queue length CDF (`queue-cdf-<cdf>-load<load>`): the distribution of the switches' queued bytes over the run's samples.\n")
 		if c.Lab.ECN() {
 			b.WriteString("- CNPs over time (`cnp-series-<cdf>-load<load>`): the CNPs every sender received in each interval of the queue samples, per ms of the target.\n")

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,11 +17,13 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 )
 
-// FlowSlowdown is one completed flow of a workload point: its size and
-// slowdown (the slowdown-by-size plots).
+// FlowSlowdown is one completed flow of a workload point: its size,
+// slowdown and kind (the slowdown-by-size plots bin the background's,
+// the README's table of the flows outside the bins has the others).
 type FlowSlowdown struct {
 	Size     int64
 	Slowdown float64
+	Kind     workload.Kind
 }
 
 // flowSlowdowns are the flows of recs that completed (not failed) with a
@@ -29,14 +32,29 @@ func flowSlowdowns(recs []workload.FlowRecord) []FlowSlowdown {
 	var out []FlowSlowdown
 	for i := range recs {
 		if r := &recs[i]; r.Completed && !r.Failed && r.Slowdown > 0 {
-			out = append(out, FlowSlowdown{r.Size, r.Slowdown})
+			out = append(out, FlowSlowdown{r.Size, r.Slowdown, r.Kind})
 		}
 	}
 	return out
 }
 
-// readFlowSlowdowns reads a point's records.csv (workload.WriteCSV).
-func readFlowSlowdowns(path string) ([]FlowSlowdown, error) {
+// backgroundBins are bins.csv's rows of a point: the size classes of
+// the reports (workload.DefaultBins) over its background (Poisson)
+// flows only, as the slowdown-by-size plots bin them; an incast's or a
+// pattern's flows, all of one size, would be a class's whole tail.
+func backgroundBins(recs []workload.FlowRecord) []workload.BinSummary {
+	var bg []workload.FlowRecord
+	for _, r := range recs {
+		if r.Kind == workload.KindPoisson {
+			bg = append(bg, r)
+		}
+	}
+	s, _ := workload.Summarize(bg, 0, workload.DefaultBins) // DefaultBins are valid
+	return s.Bins
+}
+
+// readRecords reads a point's records.csv (workload.WriteCSV).
+func readRecords(path string) ([]workload.FlowRecord, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -46,12 +64,14 @@ func readFlowSlowdowns(path string) ([]FlowSlowdown, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return flowSlowdowns(recs), nil
+	return recs, nil
 }
 
-// The slowdown-by-size plots, as the papers draw them: the flows' sizes
-// in sizeBinCount bins spaced evenly on a log scale from the smallest
-// flow of the plot's points to the largest, and in each the 50th, 95th
+// The slowdown-by-size plots, as the papers draw them: the background's
+// (Poisson) flows' sizes in sizeBinCount bins spaced evenly on a log
+// scale from the smallest such flow of the plot's points to the largest
+// (an incast's or a pattern's flows, all of one size, and the long flows
+// are reported apart: patternTable), and in each the 50th, 95th
 // and 99th percentile (nearest rank, workload.Percentile) of the
 // slowdowns of one point's flows in it. A bin of fewer than minBinFlows
 // flows of a point has no percentiles for that point (of 10 flows the
@@ -117,15 +137,31 @@ func binPercentiles(fs []FlowSlowdown, edges []float64) (flows []int, pcts [][]f
 type sizeLine struct {
 	contender string
 	pcts      [][]spread // [percentile][bin]
+	// deadlocked: a result of the scheme deadlocked, and its slowdowns
+	// are of the flows that ended (a dashed line).
+	deadlocked bool
 }
 
 // sizeData is a slowdown-by-size plot's: the bins' edges and a line per
-// scheme with flows.
+// scheme with flows, and the kinds of flow left out of the bins.
 type sizeData struct {
 	edges   []float64
 	lines   []sizeLine
 	invalid []string
 	drawn   []*Result
+	others  []workload.Kind
+}
+
+// binned are the flows of fs the slowdown-by-size bins count: the
+// background's.
+func binned(fs []FlowSlowdown) []FlowSlowdown {
+	var out []FlowSlowdown
+	for _, f := range fs {
+		if f.Kind == workload.KindPoisson {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func (pl *plots) sizeData(cdf string, load float64) *sizeData {
@@ -139,6 +175,12 @@ func (pl *plots) sizeData(cdf string, load float64) *sizeData {
 		byContender[contender] = valid
 		for _, r := range valid {
 			for _, f := range r.Slowdowns {
+				if f.Kind != workload.KindPoisson {
+					if !slices.Contains(d.others, f.Kind) {
+						d.others = append(d.others, f.Kind)
+					}
+					continue
+				}
 				lo, hi = min(lo, f.Size), max(hi, f.Size)
 			}
 		}
@@ -150,15 +192,15 @@ func (pl *plots) sizeData(cdf string, load float64) *sizeData {
 	for _, contender := range pl.c.Contenders {
 		var per [][][]float64 // [result][bin][percentile]
 		for _, r := range byContender[contender] {
-			if len(r.Slowdowns) > 0 {
-				_, p := binPercentiles(r.Slowdowns, d.edges)
+			if fs := binned(r.Slowdowns); len(fs) > 0 {
+				_, p := binPercentiles(fs, d.edges)
 				per = append(per, p)
 			}
 		}
 		if len(per) == 0 {
 			continue
 		}
-		l := sizeLine{contender: contender, pcts: make([][]spread, len(sizePercentiles))}
+		l := sizeLine{contender: contender, pcts: make([][]spread, len(sizePercentiles)), deadlocked: anyDeadlocked(byContender[contender])}
 		for j := range sizePercentiles {
 			for b := range sizeBinCount {
 				var vs []float64
@@ -173,21 +215,66 @@ func (pl *plots) sizeData(cdf string, load float64) *sizeData {
 	return d
 }
 
+// binRange is the first and last bin any line has a point in: the
+// x axis spans those bins and no more.
+func (d *sizeData) binRange() (first, last int) {
+	first, last = len(d.edges), -1
+	for _, l := range d.lines {
+		for _, pc := range l.pcts {
+			for b, s := range pc {
+				if s.ok() {
+					first, last = min(first, b), max(last, b)
+				}
+			}
+		}
+	}
+	return first, last
+}
+
 // slowdownBySize draws the papers' slowdown against flow size for one
 // CDF and load: a panel per percentile (p50, p95, p99), a line per
-// scheme over the size bins (see sizeBinCount).
+// scheme over the size bins (see sizeBinCount). Every panel has the
+// same axes' kinds: x the flow size on a log scale, from the first bin
+// with a point to the last; y the slowdown on a log scale, for a
+// slowdown is a ratio (2x is as far from 1 as 1 from 0.5) and a scheme
+// that collapses is orders of magnitude above the rest, and so that
+// p50's panel reads as p99's does.
 func (pl *plots) slowdownBySize(cdf string, load float64) {
 	d := pl.sizeData(cdf, load)
-	if len(d.edges) == 0 {
-		return // no valid point has flows (or records: a run's records.csv lost)
+	title := fmt.Sprintf("Slowdown (FCT / ideal FCT) of the background's flows by size, %s at load %s", cdfTitle(cdf), loadName(load))
+	f, most, err := pl.sizeFigure(d, title)
+	if f == nil {
+		if err != nil {
+			pl.errs = append(pl.errs, err)
+		}
+		return // no valid point has background flows (or records: a run's records.csv lost)
 	}
-	title := fmt.Sprintf("Slowdown (FCT / ideal FCT) by flow size, %s at load %s", cdfTitle(cdf), loadName(load))
+	binNote := fmt.Sprintf("the background's (Poisson) flows that completed, in %d size bins evenly spaced on a log scale from %s to %s (a point at its bin's geometric centre); a bin of fewer than %d flows of a point is left out",
+		sizeBinCount, sizeText(d.edges[0]), sizeText(d.edges[len(d.edges)-1]), minBinFlows)
+	if len(d.others) > 0 {
+		var ks []string
+		for _, k := range d.others {
+			ks = append(ks, string(k))
+		}
+		binNote += fmt.Sprintf("; the %s flows are not binned: the README's \"Flows outside the size bins\"", strings.Join(ks, " and "))
+	}
+	pl.save(f, pl.named(fmt.Sprintf("slowdown-size-%s-load%s", cdf, loadName(load))), title,
+		joinNotes(invalidNote(d.invalid), partialNote(d.drawn), binNote, spreadNote(most, "point", "whiskers from")))
+}
+
+// sizeFigure draws d (nil when it has no point), and says the most
+// results a point is the mean of.
+func (pl *plots) sizeFigure(d *sizeData, title string) (*figure, int, error) {
+	first, last := d.binRange()
+	if len(d.edges) == 0 || last < 0 {
+		return nil, 0, nil
+	}
 	var panels []*plot.Plot
 	most := 0
 	for j, pc := range sizePercentiles {
 		// A short y label: a rotated label taller than the data
 		// would shrink it.
-		p := newPanel("flow size (bytes, log)", "slowdown", true)
+		p := newPanel("flow size (bytes, log)", "slowdown (log)", true)
 		p.Title.Text = "p" + strconv.FormatFloat(pc, 'f', -1, 64)
 		ylo, yhi := math.Inf(1), math.Inf(-1)
 		for _, l := range d.lines {
@@ -210,28 +297,21 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 			}
 			line, scatter, err := plotter.NewLinePoints(pts)
 			if err != nil {
-				pl.errs = append(pl.errs, err)
-				return
+				return nil, 0, err
 			}
 			st := styleOf(l.contender)
 			line.Color, line.Width = st.color, vg.Points(1.4)
+			line.Dashes = l.dashes()
 			scatter.Color, scatter.Shape, scatter.Radius = st.color, st.glyph, vg.Points(2.8)
 			p.Add(ws, line, scatter)
 		}
 		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{format: sizeText}
-		p.X.Min, p.X.Max = d.edges[0]/1.3, d.edges[len(d.edges)-1]*1.3
-		switch {
-		case math.IsInf(ylo, 0):
-			p.Y.Min, p.Y.Max = 0, 1
-		case ylo > 0 && yhi/ylo > 10:
-			// A scheme that collapses (Go-Back-N under incast) is
-			// orders of magnitude above the rest: a log axis keeps both
-			// readable.
-			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-			p.Y.Min, p.Y.Max = ylo/1.3, yhi*1.6
-			p.Y.Label.Text += " (log)"
-		default:
-			p.Y.Min, p.Y.Max = 0, yhi*1.1
+		p.X.Min, p.X.Max = d.edges[first], d.edges[last+1]
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+		if math.IsInf(ylo, 0) || ylo <= 0 {
+			p.Y.Min, p.Y.Max = 1, 10
+		} else {
+			p.Y.Min, p.Y.Max = ylo/1.15, max(yhi*1.25, ylo*1.5)
 		}
 		panels = append(panels, p)
 	}
@@ -239,11 +319,20 @@ func (pl *plots) slowdownBySize(cdf string, load float64) {
 	f.w, f.h = 12*vg.Inch, 5*vg.Inch
 	for _, l := range d.lines {
 		st := styleOf(l.contender)
-		f.add(pl.label(l.contender), &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.4)}},
+		name := pl.c.Label(l.contender)
+		if l.deadlocked {
+			name += " (deadlock: the flows that ended)"
+		}
+		f.add(name, &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: vg.Points(1.4), Dashes: l.dashes()}},
 			&plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: st.color, Shape: st.glyph, Radius: vg.Points(2.8)}})
 	}
-	binNote := fmt.Sprintf("%d size bins evenly spaced on a log scale from %s to %s (a point at its bin's geometric centre); a bin of fewer than %d flows of a point is left out; every completed flow counts",
-		sizeBinCount, sizeText(d.edges[0]), sizeText(d.edges[len(d.edges)-1]), minBinFlows)
-	pl.save(f, pl.named(fmt.Sprintf("slowdown-size-%s-load%s", cdf, loadName(load))), title,
-		joinNotes(invalidNote(d.invalid), partialNote(d.drawn), binNote, spreadNote(most, "point", "whiskers from")))
+	return f, most, nil
+}
+
+// dashes are a line's dashes: a deadlocked scheme's is dashed.
+func (l sizeLine) dashes() []vg.Length {
+	if l.deadlocked {
+		return []vg.Length{vg.Points(4), vg.Points(2)}
+	}
+	return nil
 }
