@@ -33,20 +33,7 @@ func TestWorkloadCC(t *testing.T) {
 // workloadCC is one attempt of TestWorkloadCC under cc: why its run was
 // INVALID only because the machine was late, or "" after every check.
 func workloadCC(t *testing.T, cc string) (late string) {
-	s := realSpec(t, 4, 1)
-	s.Name = "hp" + s.Name[2:] // realSpec's cleanup takes down its own name
-	t.Cleanup(func() {
-		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		checkGone(t, s)
-	})
-	s.RateBps, s.CC = 20e6, cc
-	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
-		t.Fatal(err)
-	}
-	cfg := workload.Config{Duration: 2 * time.Second, Seed: 1,
-		Incast: &workload.Incast{Senders: 4, Size: 64 << 10, Period: time.Second}}
+	s, cfg := upBaselineLab(t, "hp", "", cc)
 	// The incast's destination under seed 1 is h0: capture what
 	// its eth0 sends and receives.
 	pcap := filepath.Join(t.TempDir(), "h0-eth0.pcap")
@@ -163,4 +150,32 @@ func checkINTCapture(t *testing.T, pcap string) {
 	if bad := strings.TrimSpace(run("-Y", "_ws.malformed || bcfab.int.malformed")); bad != "" {
 		t.Errorf("tshark flags frames:\n%s", bad)
 	}
+}
+
+// upBaselineLab brings up a BCube(4,1) at 20 Mb/s under fc ("": the
+// default) and cc ("none": none), named after prefix, taken down when t
+// ends, and returns it with the baselines' brief workload: a 4-to-1
+// incast of 64 KB every second for 2 s, seed 1.
+func upBaselineLab(t *testing.T, prefix, fc, cc string) (Spec, workload.Config) {
+	t.Helper()
+	s := realSpec(t, 4, 1)
+	s.Name = prefix + s.Name[2:] // realSpec's cleanup takes down its own name
+	t.Cleanup(func() {
+		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		checkGone(t, s)
+	})
+	s.RateBps = 20e6
+	if fc != "" {
+		s.FC = fc
+	}
+	if cc != "none" {
+		s.CC = cc
+	}
+	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	return s, workload.Config{Duration: 2 * time.Second, Seed: 1,
+		Incast: &workload.Incast{Senders: 4, Size: 64 << 10, Period: time.Second}}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/internal/testkit/testtool"
-	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/node/scheme"
 )
 
@@ -27,23 +26,7 @@ func TestWorkloadFQ(t *testing.T) {
 // run was INVALID only because the machine was late, or "" after every
 // check.
 func workloadFQ(t *testing.T, fc, cc string) (late string) {
-	s := realSpec(t, 4, 1)
-	s.Name = "fq" + s.Name[2:] // realSpec's cleanup takes down its own name
-	t.Cleanup(func() {
-		if err := Down(s.RunRoot, s.Name, testLogger(t)); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
-		checkGone(t, s)
-	})
-	s.RateBps, s.FC = 20e6, fc
-	if cc != "none" {
-		s.CC = cc
-	}
-	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
-		t.Fatal(err)
-	}
-	cfg := workload.Config{Duration: 2 * time.Second, Seed: 1,
-		Incast: &workload.Incast{Senders: 4, Size: 64 << 10, Period: time.Second}}
+	s, cfg := upBaselineLab(t, "fq", fc, cc)
 	rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, CC: cc, Interval: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/scale"
@@ -158,7 +157,7 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			slow(bb.Slowdown, bb.Slowdown.P95), slow(sb.Slowdown, sb.Slowdown.P95),
 			slow(bb.Slowdown, bb.Slowdown.P99), slow(sb.Slowdown, sb.Slowdown.P99)})
 	}
-	table(&b, rows, []group{{2, 3, "done"}, {4, 6, "mean FCT"}, {7, 8, "slowdown p50"}, {9, 10, "p95"}, {11, 12, "p99"}})
+	workload.WriteTable(&b, rows, []workload.ColumnGroup{{From: 2, To: 3, Title: "done"}, {From: 4, To: 6, Title: "mean FCT"}, {From: 7, To: 8, Title: "slowdown p50"}, {From: 9, To: 10, Title: "p95"}, {From: 11, To: 12, Title: "p99"}})
 	if c.Both > 0 {
 		r := c.Ratio
 		fmt.Fprintf(&b, "\nflow for flow, the sim's FCT / bcfab's over the %d flows both completed: p50 %.2f, p95 %.2f, p99 %.2f, mean %.2f, from %.2f to %.2f\n",
@@ -166,61 +165,6 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// group is a banner over a table's columns from to to.
-type group struct {
-	from, to int
-	title    string
-}
-
-// table writes rows (the first the header) in columns, the first left
-// aligned and the others right, with banners over groups of columns.
-func table(b *strings.Builder, rows [][]string, groups []group) {
-	const gap = "  "
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
-		}
-	}
-	span := func(from, to int) int {
-		n := 0
-		for i := from; i <= to; i++ {
-			n += widths[i]
-		}
-		return n + (to-from)*len(gap)
-	}
-	// Widen a group's columns, the last first, until its banner fits.
-	for _, g := range groups {
-		for i := 0; span(g.from, g.to) < len(g.title)+4; i++ {
-			widths[g.to-i%(g.to-g.from+1)]++
-		}
-	}
-	var head strings.Builder
-	at := 0
-	for _, g := range groups {
-		start := span(0, g.from-1) + len(gap)
-		head.WriteString(strings.Repeat(" ", start-at))
-		n := span(g.from, g.to)
-		title := " " + g.title + " "
-		left := (n - len(title)) / 2
-		head.WriteString(strings.Repeat("-", left) + title + strings.Repeat("-", n-len(title)-left))
-		at = start + n
-	}
-	b.WriteString(head.String() + "\n")
-	for _, row := range rows {
-		var line strings.Builder
-		for i, cell := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
-			if i == 0 {
-				line.WriteString(cell + pad)
-			} else {
-				line.WriteString(gap + pad + cell)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
 }
 
 // ReadRecords reads bcfab's records of a run: lab workload's --records

@@ -297,36 +297,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		}
 		rows = append(rows, row)
 	}
-	const gap = "  "
-	widths := make([]int, len(rows[0]))
-	for _, row := range rows {
-		for i, cell := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
-		}
-	}
-	// Column groups over the header: FCT over columns 3-7, slowdown over
-	// 8-12.
-	span := func(from, to int) int {
-		n := 0
-		for i := from; i <= to; i++ {
-			n += widths[i]
-		}
-		return n + (to-from)*len(gap)
-	}
-	lead := span(0, 2) + len(gap)
-	b.WriteString(strings.Repeat(" ", lead) + banner(fct, span(3, 7)) + gap + banner("slowdown", span(8, 12)) + "\n")
-	for _, row := range rows {
-		var line strings.Builder
-		for i, cell := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
-			if i == 0 {
-				line.WriteString(cell + pad)
-			} else {
-				line.WriteString(gap + pad + cell)
-			}
-		}
-		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
-	}
+	WriteTable(&b, rows, []ColumnGroup{{From: 3, To: 7, Title: fct}, {From: 8, To: 12, Title: "slowdown"}})
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}
@@ -340,12 +311,59 @@ func cond(ok bool, s string) string {
 	return "-"
 }
 
-// banner centres a title in a rule of dashes n wide: "---- FCT ----".
-func banner(title string, n int) string {
-	title = " " + title + " "
-	left := max(0, n-len(title)) / 2
-	right := max(0, n-len(title)-left)
-	return strings.Repeat("-", left) + title + strings.Repeat("-", right)
+// ColumnGroup is a banner over a table's columns From to To.
+type ColumnGroup struct {
+	From, To int
+	Title    string
+}
+
+// WriteTable writes rows (the first the header) to b in columns, the
+// first left aligned and the others right, under a line of banners over
+// groups of columns ("---- FCT ----"), a group's columns widened, the
+// last first, until its banner fits.
+func WriteTable(b *strings.Builder, rows [][]string, groups []ColumnGroup) {
+	const gap = "  "
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	span := func(from, to int) int {
+		n := 0
+		for i := from; i <= to; i++ {
+			n += widths[i]
+		}
+		return n + (to-from)*len(gap)
+	}
+	for _, g := range groups {
+		for i := 0; span(g.From, g.To) < len(g.Title)+4; i++ {
+			widths[g.To-i%(g.To-g.From+1)]++
+		}
+	}
+	var head strings.Builder
+	at := 0
+	for _, g := range groups {
+		start := span(0, g.From-1) + len(gap)
+		n := span(g.From, g.To)
+		title := " " + g.Title + " "
+		left := (n - len(title)) / 2
+		head.WriteString(strings.Repeat(" ", start-at) + strings.Repeat("-", left) + title + strings.Repeat("-", n-len(title)-left))
+		at = start + n
+	}
+	b.WriteString(head.String() + "\n")
+	for _, row := range rows {
+		var line strings.Builder
+		for i, cell := range row {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			if i == 0 {
+				line.WriteString(cell + pad)
+			} else {
+				line.WriteString(gap + pad + cell)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
 }
 
 // threeDigits prints v, 0 <= v < 999.5, with three significant digits
