@@ -34,14 +34,8 @@ func workloadFQ(t *testing.T, fc, cc string) (late string) {
 	sm := rep.Summary
 	t.Logf("%s: %d flows, %d completed; %d drops; health %v %v", fc, len(rep.Records), sm.Completed,
 		rep.Fabric.Drops, rep.Health.Valid, rep.Health.Problems)
-	if why, ok := rep.Health.Late(); ok {
-		return why // a late run's counts are the machine's
-	}
-	if !rep.Health.Valid {
-		t.Errorf("emulation health invalid: %v", rep.Health.Problems)
-	}
-	if len(rep.Records) != 8 || sm.Completed != 8 || sm.Failed+sm.Incomplete != 0 || rep.StartErrors+rep.Aborted != 0 {
-		t.Errorf("%d records, %d completed, %d failed, %d incomplete", len(rep.Records), sm.Completed, sm.Failed, sm.Incomplete)
+	if why := checkBaselineRun(t, rep); why != "" {
+		return why
 	}
 	if rep.Fabric.Drops != 0 {
 		t.Errorf("%d drops under %s", rep.Fabric.Drops, fc)
