@@ -94,10 +94,19 @@ func TestRunLab(t *testing.T) {
 	for _, f := range []string{"source.yaml", "config.yaml", "build.json", "summary.csv", "bins.csv", "results.json", "README.md",
 		"runs/none-0-portfc-s1-r1/spec.json", "runs/none-0-portfc-s1-r1/records.csv", "runs/none-0-portfc-s1-r1/queues.csv",
 		"runs/none-0-portfc-s1-r1/report.json", "runs/none-0-irn-s1-r1/records.csv", "plots/jct-avg-none.png", "plots/jct-avg-none.svg",
-		"plots/slowdown-size-none-load0.png", "plots/queue-cdf-none-load0.svg"} {
+		"plots/queue-cdf-none-load0.svg"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	// Its flows are a pattern's, none a Poisson background's: no size bin
+	// holds them, so there is no slowdown-by-size plot, and the README
+	// gives them in a table of their own.
+	if _, err := os.Stat(filepath.Join(out, "plots/slowdown-size-none-load0.png")); err == nil {
+		t.Error("a slowdown-by-size plot of an experiment with no background flows")
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "README.md")); err != nil || !strings.Contains(string(b), "Flows outside the size bins") {
+		t.Errorf("README.md has no table of the flows outside the size bins: %v", err)
 	}
 	var build map[string]any
 	if b, err := os.ReadFile(filepath.Join(out, "build.json")); err != nil || json.Unmarshal(b, &build) != nil || build["go_version"] == "" {
