@@ -3,11 +3,19 @@ package testtool
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // LateTries is how many times RetryLate runs a run the machine was late
 // for before the test fails.
 const LateTries = 3
+
+// LateBackoff is how long RetryLate waits before its second attempt,
+// twice that before its third, and so on.
+const LateBackoff = 3 * time.Second
+
+// backoff is LateBackoff but in RetryLate's own test.
+var backoff = LateBackoff
 
 // RetryLate runs attempt, a test of something the product promises on a
 // lab (a recipe's output, a lossless scheme's delivery, a measured
@@ -37,6 +45,11 @@ func RetryLate(t *testing.T, tries int, attempt func(t *testing.T) (late string)
 	}
 	var late []string
 	for try := 1; try <= tries; try++ {
+		if try > 1 {
+			// A machine's lateness comes in bursts (the hypervisor's
+			// steal, another process's compile): give it time to pass.
+			time.Sleep(time.Duration(try-1) * backoff)
+		}
 		var why string
 		ok := t.Run(fmt.Sprintf("attempt%d", try), func(t *testing.T) {
 			why = attempt(t)
