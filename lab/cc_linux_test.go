@@ -2,7 +2,6 @@ package lab
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,12 +76,7 @@ func workloadCC(t *testing.T, cc string) (late string) {
 	}
 	var stamped, servers uint64
 	for _, n := range st.Nodes {
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		ns, err := FetchStats(ctx, n.Control)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
+		ns := mustStats(t, s, n.Name)
 		for _, p := range ns.Ports {
 			stamped += p.INTStamped
 			if ns.Kind == "hostd" {

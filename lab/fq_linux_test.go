@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -46,13 +45,7 @@ func workloadFQ(t *testing.T, fc, cc string) (late string) {
 	}
 	fq := map[string]uint64{}
 	for _, n := range st.Nodes {
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		ns, err := FetchStats(ctx, n.Control)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range ns.Ports {
+		for _, p := range mustStats(t, s, n.Name).Ports {
 			for _, k := range []string{"fq_flows", "fq_shared", "fq_table_full"} {
 				fq[k] += p.Signals[k]
 			}
