@@ -121,6 +121,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 	fs.BoolVar(&quick, "quick", false, "apply the file's quick section: fewer schemes and loads, shorter runs")
 	fs.BoolVar(&dryRun, "dry-run", false, "check the file and list its points, run nothing")
 	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	simDir := ns3Flag(cmd)
 	mode := progressFlag(cmd)
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -157,7 +158,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		if fs.Changed("name") {
 			cfg.Lab.Name = c.name
 		}
-		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot}
+		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot, NS3: *simDir}
 		pr := experimentProgress(&o, stderr, *mode, c)
 		defer pr.Close()
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -197,13 +198,14 @@ INVALID.`,
 	fs := cmd.Flags()
 	fs.StringSliceVar(&ids, "points", nil, "run these `point`s again (their directory names under runs/), valid or not")
 	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	simDir := ns3Flag(cmd)
 	mode := progressFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		dir := args[0]
 		if st, err := os.Stat(filepath.Join(dir, "results.json")); err != nil || st.IsDir() {
 			return usagef(cmd, "rerun: %s is not a run directory of lab experiment run (no results.json)", dir)
 		}
-		o := experiment.RunOptions{Out: dir, BinDir: binDir, RunRoot: c.runRoot}
+		o := experiment.RunOptions{Out: dir, BinDir: binDir, RunRoot: c.runRoot, NS3: *simDir}
 		pr := experimentProgress(&o, cmd.ErrOrStderr(), *mode, c)
 		defer pr.Close()
 		name := ""
@@ -267,4 +269,13 @@ func experimentReplotCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// ns3Flag adds --ns3, the simulator checkout that runs an experiment's
+// ns3: schemes, defaulting to $BCFAB_NS3.
+func ns3Flag(cmd *cobra.Command) *string {
+	dir := new(string)
+	cmd.Flags().StringVar(dir, "ns3", os.Getenv("BCFAB_NS3"), "`dir`ectory of the ns-3 simulator (scripts/ns3/fetch.sh, build.sh) that runs the ns3: schemes (default $BCFAB_NS3)")
+	_ = cmd.MarkFlagDirname("ns3")
+	return dir
 }

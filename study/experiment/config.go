@@ -229,7 +229,19 @@ type Contender struct {
 	// Routing, when not empty, replaces the fabric's (lab.FabricSpec's
 	// Routing): the part after an @.
 	Routing string
+	// Sim, when not empty, is the reference simulator that runs the
+	// point's flows instead of a lab (SimNS3: a name ns3:FC...): on the
+	// fabric, rate and parameters of the lab FC... would run, its
+	// schedule exported by package lab/ns3.
+	Sim string
 }
+
+// SimNS3 is Contender.Sim of the HPCC ns-3 simulator (package lab/ns3),
+// and simPrefix what names such a contender: ns3:pfc, ns3:pfc/hpcc.
+const (
+	SimNS3    = "ns3"
+	simPrefix = SimNS3 + ":"
+)
 
 // noCC is the pseudo-mode of FC/nocc.
 const noCC = "nocc"
@@ -238,6 +250,9 @@ const noCC = "nocc"
 // scheme with its variants or a lossy transport (scheme.ParseName), or
 // FC/MODE; either followed by @ROUTING.
 func ParseContender(s string) (Contender, error) {
+	if rest, ok := strings.CutPrefix(s, simPrefix); ok {
+		return parseSimContender(s, rest)
+	}
 	sc := Contender{Name: s, FC: s, Mode: transport.Lossless.String()}
 	base, routing, routed := strings.Cut(s, "@")
 	if routed {
@@ -268,6 +283,24 @@ func ParseContender(s string) (Contender, error) {
 			return sc, fmt.Errorf("scheme %q: %s names its transport itself", s, sc.FC)
 		}
 		sc.FC, sc.Mode = n.FC, n.Transport
+	}
+	return sc, nil
+}
+
+// parseSimContender reads ns3:REST, the simulator running what the lab
+// contender REST would: the sim's switches run PFC only, its flows are
+// lossless, and it spreads them by ECMP.
+func parseSimContender(s, rest string) (Contender, error) {
+	sc, err := ParseContender(rest)
+	if err != nil {
+		return sc, err
+	}
+	sc.Name, sc.Sim = s, SimNS3
+	if base, _, _ := strings.Cut(sc.FC, ":"); base != scheme.NamePFC || sc.FC != base || sc.Mode != transport.Lossless.String() || strings.HasPrefix(rest, simPrefix) {
+		return sc, fmt.Errorf("scheme %q: the ns-3 simulator runs PFC with lossless flows: ns3:pfc, or ns3:pfc/CC (dcqcn, dcqcn-win, hpcc, dctcp, nocc)", s)
+	}
+	if sc.Routing != "" && sc.Routing != lab.RoutingECMP {
+		return sc, fmt.Errorf("scheme %q: the ns-3 simulator routes by ECMP only", s)
 	}
 	return sc, nil
 }
@@ -485,6 +518,9 @@ func (c *Config) Validate() error {
 		seen[s] = true
 		if c.Kind != KindWorkload && (sc.Mode != transport.Lossless.String() || sc.NoCC || sc.CC != "") {
 			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
+		}
+		if sc.Sim != "" && c.Kind != KindWorkload {
+			bad("schemes[%d]: %q: the simulator runs a workload experiment's flows only", i, s)
 		}
 		if sc.Routing != "" && c.Fabric == nil {
 			bad("schemes[%d]: %q: a routing (@%s) is a graph fabric's", i, s, sc.Routing)

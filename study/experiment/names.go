@@ -84,6 +84,9 @@ func (c *Config) DefaultLabel(contender string) string {
 		return contender
 	}
 	name := contenderTitle(sc, c.contenderCC(sc))
+	if sc.Sim != "" {
+		name = "ns-3 " + name
+	}
 	if sc.Routing == "" {
 		return name
 	}

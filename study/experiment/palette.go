@@ -62,8 +62,18 @@ var reserveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, d
 
 // styleOf is contender's colour and marker: one without congestion
 // control (FC/nocc) has its flow control's unless it has its own.
+// The simulator's run of a contender (ns3:pfc) has the contender's
+// colour and a ring: the pair reads as one scheme in two tools.
 func styleOf(contender string) contenderStyle {
 	if s, ok := contenderStyles[contender]; ok {
+		return s
+	}
+	if base, ok := strings.CutPrefix(contender, simPrefix); ok {
+		s := styleOf(base)
+		s.glyph = draw.RingGlyph{}
+		if _, ring := styleOf(base).glyph.(draw.RingGlyph); ring {
+			s.glyph = draw.CircleGlyph{}
+		}
 		return s
 	}
 	if fc, ok := strings.CutSuffix(contender, "/"+noCC); ok {

@@ -74,7 +74,11 @@ func (c *Config) Points() []Point {
 }
 
 func (p Point) id(kind string) string {
-	s := strings.NewReplacer(":", "q", "/", "-", "@", "-").Replace(p.Contender)
+	r := strings.NewReplacer(":", "q", "/", "-", "@", "-")
+	s := r.Replace(p.Contender)
+	if rest, ok := strings.CutPrefix(p.Contender, simPrefix); ok {
+		s = SimNS3 + "-" + r.Replace(rest)
+	}
 	if kind == KindWorkload {
 		id := fmt.Sprintf("%s-%s-%s-s%d-r%d", p.CDF, strconv.FormatFloat(p.Load, 'f', -1, 64), s, p.Seed, p.Rep)
 		if p.Scenario != "" {

@@ -127,6 +127,16 @@ func (r *Result) Get(name string) (float64, bool) {
 
 func (r *Result) add(name string, v float64) { r.Metrics = append(r.Metrics, Metric{name, v}) }
 
+// unknown sets the named metrics to NaN (an empty cell): a value the
+// run's tool does not count (the simulator's ECN marks), not a 0.
+func (r *Result) unknown(names ...string) {
+	for i := range r.Metrics {
+		if slices.Contains(names, r.Metrics[i].Name) {
+			r.Metrics[i].Value = math.NaN()
+		}
+	}
+}
+
 // invalidate marks r invalid for the reasons given.
 func (r *Result) invalidate(problems ...string) {
 	r.Valid = false

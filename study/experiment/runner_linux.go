@@ -35,6 +35,7 @@ import (
 	"github.com/bcfab/bcfab/internal/buildinfo"
 	"github.com/bcfab/bcfab/internal/progress"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/ns3"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/study/bench"
@@ -54,6 +55,9 @@ type RunOptions struct {
 	Log *slog.Logger
 	// Progress receives a line per point (nil: none).
 	Progress io.Writer
+	// NS3 is the checkout of the ns-3 simulator that runs the
+	// simulator's contenders (ns3:pfc; scripts/ns3/fetch.sh, build.sh).
+	NS3 string
 	// Status, when not nil, receives the run's state: when a point
 	// starts, and at every poll of a workload's flows (its Line is the
 	// workload's progress line with the run's ETA).
@@ -139,6 +143,14 @@ func newRunner(c *Config, o RunOptions) (*runner, error) {
 	}
 	if _, err := os.Stat(filepath.Join(runRoot, c.Lab.Name)); err == nil {
 		return nil, fmt.Errorf("lab name %q is in use (%s exists): lab down --name %s, or set lab.name in the experiment", c.Lab.Name, filepath.Join(runRoot, c.Lab.Name), c.Lab.Name)
+	}
+	for _, s := range c.Contenders {
+		if sc, err := ParseContender(s); err == nil && sc.Sim != "" {
+			if _, err := ns3.Program(o.NS3); err != nil {
+				return nil, fmt.Errorf("scheme %s runs the ns-3 simulator: %w (lab experiment run --ns3 DIR)", s, err)
+			}
+			break
+		}
 	}
 	x := &runner{c: c, o: o, runRoot: runRoot, log: o.Log, progress: o.Progress}
 	if x.log == nil {
@@ -411,6 +423,9 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	sc, err := ParseContender(p.Contender)
 	if err != nil {
 		return err
+	}
+	if sc.Sim != "" {
+		return x.simulate(ctx, p, sc, dir, res)
 	}
 	spec := x.spec(sc, p.CDF)
 	routing := ""

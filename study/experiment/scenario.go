@@ -29,6 +29,7 @@ var papers = []paper{
 	{[]string{"ToN", "both papers"}, "the PortFC paper's journal version in IEEE/ACM Transactions on Networking, 2026 (\"ToN\")"},
 	{[]string{"BFC"}, "\"Backpressure Flow Control\" (Goyal et al.), USENIX NSDI 2022, the Symposium on Networked Systems Design and Implementation (\"BFC\")"},
 	{[]string{"ICI"}, "\"Improving dynamic congestion isolation in data-center networks\" (Merino et al., 2025), the paper that proposes ICI: congestion isolation coordinated with DCQCN (\"ICI\"; the \"seed paper\" is the paper the scenario is taken from)"},
+	{[]string{"ns-3"}, "the ns-3 simulator of \"HPCC: High Precision Congestion Control\" (Li et al., ACM SIGCOMM 2019), github.com/alibaba-edu/High-Precision-Congestion-Control: the packet-level reference for RDMA with PFC and DCQCN that the flow-control papers' evaluations build on (\"ns-3\"; docs/VALIDATION.md)"},
 	{[]string{"FC+"}, "\"FC+: Near-optimal Deadlock-free Expander Data Center Networks\" (Zhang et al., IEEE ISPA/BDCloud/SocialCom/SustainCom 2023), the paper that proposes FC+ (Flatten Clos Plus): a non-uniform virtual multi-layer expander with deadlock-free K shortest paths (DF-KSP), compared with FC and plain K shortest paths (\"FC+\"; the \"seed paper\" is the paper the scenario is taken from)"},
 }
 

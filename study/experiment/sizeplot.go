@@ -329,10 +329,14 @@ func (pl *plots) sizeFigure(d *sizeData, title string) (*figure, int, error) {
 	return f, most, nil
 }
 
-// dashes are a line's dashes: a deadlocked scheme's is dashed.
+// dashes are a line's dashes: a deadlocked scheme's is dashed, the
+// simulator's dotted.
 func (l sizeLine) dashes() []vg.Length {
-	if l.deadlocked {
+	switch {
+	case l.deadlocked:
 		return []vg.Length{vg.Points(4), vg.Points(2)}
+	case strings.HasPrefix(l.contender, simPrefix):
+		return []vg.Length{vg.Points(1.5), vg.Points(2)}
 	}
 	return nil
 }
