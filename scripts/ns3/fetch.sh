@@ -5,7 +5,9 @@
 # lab ns3 export writes for. Nothing of it enters bcfab's tree.
 set -euo pipefail
 
-repo=https://github.com/alibaba-edu/High-Precision-Congestion-Control.git
+# NS3_REPO: another place to clone it from (a mirror, a local clone);
+# the commit is the same.
+repo=${NS3_REPO:-https://github.com/alibaba-edu/High-Precision-Congestion-Control.git}
 commit=9f4be2a9ead8a90e8bf732c66bd758c00e58e5be # master of 2021-03-11, the last
 
 dir=${1:-}

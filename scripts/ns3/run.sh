@@ -2,9 +2,10 @@
 # run.sh DIR EXPORT: runs the HPCC simulator built by build.sh in DIR on
 # a directory lab ns3 export wrote (EXPORT), in that directory: its
 # config.txt names the files beside it, and the simulator writes fct.txt,
-# pfc.txt, qlen.txt and mix.tr there. Then lab ns3 compare --sim EXPORT
-# --bcfab RECORDS puts its FCTs beside bcfab's. Docker as build.sh
-# (NS3_DOCKER=0: on this machine).
+# pfc.txt, qlen.txt and mix.tr there, and what it prints to sim.log.
+# Then lab ns3 compare --sim EXPORT --bcfab RECORDS puts its FCTs beside
+# bcfab's. It runs the program as lab experiment run does for an ns3:
+# scheme: directly, its libraries by LD_LIBRARY_PATH, no waf or Python.
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -17,14 +18,14 @@ if [[ ! -f $exp/config.txt || ! -f $exp/flows.csv ]]; then
   echo "run.sh: $exp has no config.txt and flows.csv: not an export of lab ns3 export" >&2
   exit 2
 fi
-image=${NS3_IMAGE:-bcfab-hpcc-sim}
-
-if [[ ${NS3_DOCKER:-auto} != 0 ]] && command -v docker >/dev/null; then
-  docker run --rm -u "$(id -u):$(id -g)" -e HOME=/tmp -v "$sim:/sim" -v "$exp:/exp" -w /sim "$image" \
-    ./waf --run 'scratch/third config.txt' --cwd=/exp
-else
-  cd "$sim"
-  ./waf --run 'scratch/third config.txt' --cwd="$exp"
+if [[ ! -x $sim/build/scratch/third ]]; then
+  echo "run.sh: $sim/build/scratch/third is not built: run $(dirname "$0")/build.sh $1" >&2
+  exit 2
+fi
+cd "$exp"
+if ! LD_LIBRARY_PATH=$sim/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$sim/build/scratch/third" config.txt >sim.log 2>&1; then
+  echo "run.sh: the simulator failed; its output: $exp/sim.log" >&2
+  exit 1
 fi
 flows=$(($(wc -l <"$exp/flows.csv") - 1))
 completed=$(wc -l <"$exp/fct.txt")

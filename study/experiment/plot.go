@@ -126,6 +126,7 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 						pl.load = 0
 					}
 				}
+				pl.ratioCDF(cdf)
 			}
 		}
 		pl.scenario, pl.cdf = "", ""

@@ -239,6 +239,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	if c.Kind == KindWorkload {
 		partialTable(&b, r.Results)
 		patternTable(&b, c, r.Results)
+		agreementTable(&b, c, r.Results)
 	}
 	var bad []*Result
 	for j := range r.Results {

@@ -257,6 +257,9 @@ func writePlotGuide(b *strings.Builder, c *Config) {
 		if c.Lab.ECN() {
 			b.WriteString("- CNPs over time (`cnp-series-<cdf>-load<load>`): the CNPs every sender received in each interval of the queue samples, per ms of the target.\n")
 		}
+		if len(agreementPairs(c)) > 0 {
+			b.WriteString("- Flow for flow (`fct-ratio-<cdf>-<scheme>`): for a scheme both tools ran, the distribution of the simulator's FCT over the lab's for the same flow, a panel per load, a line per size class, over the seeds both ran validly.\n")
+		}
 		b.WriteString("\n")
 	}
 }

@@ -24,6 +24,9 @@ type FlowSlowdown struct {
 	Size     int64
 	Slowdown float64
 	Kind     workload.Kind
+	// ID is the flow's in its schedule: the same flow in two points of
+	// one schedule (a lab's and the simulator's) has one ID.
+	ID int
 }
 
 // flowSlowdowns are the flows of recs that completed (not failed) with a
@@ -32,7 +35,7 @@ func flowSlowdowns(recs []workload.FlowRecord) []FlowSlowdown {
 	var out []FlowSlowdown
 	for i := range recs {
 		if r := &recs[i]; r.Completed && !r.Failed && r.Slowdown > 0 {
-			out = append(out, FlowSlowdown{r.Size, r.Slowdown, r.Kind})
+			out = append(out, FlowSlowdown{r.Size, r.Slowdown, r.Kind, r.ID})
 		}
 	}
 	return out

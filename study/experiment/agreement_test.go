@@ -1,0 +1,125 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// The agreement table pairs each seed's lab and simulator results of a
+// scheme, class by class, averages each tool's measure over the seeds,
+// and marks a ratio outside its goal; an invalid point is left out.
+func TestAgreementTable(t *testing.T) {
+	src := `
+name: agree
+kind: workload
+fabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}
+lab: {rate: 20M, ecn: true}
+schemes: [pfc, "ns3:pfc"]
+workload: {cdfs: [websearch], loads: [0.5], duration: 4s}
+seeds: [1, 2]
+`
+	c, err := Parse([]byte(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const d = 5000
+	bin := func(label string, above int64, p50, p99 float64, meanUs float64) workload.BinSummary {
+		return workload.BinSummary{Label: label, Above: above, Flows: 10, Completed: 10,
+			Slowdown: workload.Dist[float64]{N: 10, P50: p50, P99: p99},
+			FCT:      workload.Dist[time.Duration]{N: 10, Mean: time.Duration(meanUs * 1e3 * d)}}
+	}
+	res := func(contender string, seed uint64, valid bool, bins ...workload.BinSummary) Result {
+		return Result{Point: Point{Contender: contender, CDF: "websearch", Load: 0.5, Seed: seed, Rep: 1}, Valid: valid, Dilation: d, Bins: bins}
+	}
+	results := []Result{
+		res("pfc", 1, true, bin("<=10KB", 0, 1.0, 2.0, 10), bin("10KB-100KB", 10_000, 1.0, 2.0, 20)),
+		res("ns3:pfc", 1, true, bin("<=10KB", 0, 1.05, 2.2, 10.5), bin("10KB-100KB", 10_000, 1.3, 2.0, 20)),
+		res("pfc", 2, true, bin("<=10KB", 0, 1.0, 2.0, 10), bin("10KB-100KB", 10_000, 1.0, 2.0, 20)),
+		res("ns3:pfc", 2, true, bin("<=10KB", 0, 1.15, 2.2, 10.5), bin("10KB-100KB", 10_000, 1.3, 2.0, 20)),
+		// An invalid point of seed 3 and its pair: not counted.
+		res("pfc", 3, false, bin("<=10KB", 0, 9, 9, 90)),
+		res("ns3:pfc", 3, true, bin("<=10KB", 0, 1, 1, 1)),
+	}
+	rows := agreementRows(results, agreementPair{"pfc", "ns3:pfc"}, "websearch", 0.5)
+	if len(rows) != 2 || rows[0].label != "<=10KB" || rows[1].label != "10KB-100KB" {
+		t.Fatalf("rows %+v, want the two classes in size order", rows)
+	}
+	small, mid := rows[0], rows[1]
+	if small.seeds != 2 || small.sim[0] != 1.1 || small.loR[0] != 1.05 || small.hiR[0] != 1.15 {
+		t.Errorf("small flows' p50: seeds %d, sim mean %v, ratios [%v, %v]; want 2, 1.1, [1.05, 1.15]", small.seeds, small.sim[0], small.loR[0], small.hiR[0])
+	}
+	if small.lab[2] != 10 || small.sim[2] != 10.5 {
+		t.Errorf("small flows' mean FCT %v and %v µs, want the target's 10 and 10.5", small.lab[2], small.sim[2])
+	}
+	if small.anyOutside || small.outside[1] {
+		t.Errorf("small flows: %+v, want every ratio within its goal (p99 +10%% within 25%%)", small)
+	}
+	if !mid.outside[0] || mid.outside[1] || mid.outside[2] {
+		t.Errorf("10KB-100KB: outside %v, want only the p50 (+30%%) outside", mid.outside)
+	}
+	var b strings.Builder
+	agreementTable(&b, c, results)
+	for _, want := range []string{"## Agreement with the simulator", "WebSearch at load 0.5", "| <=10KB | 10 | 2 |", "1.10 [1.05, 1.15]", "1.30 [1.30, 1.30] **outside**"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	c.Contenders = []string{"pfc"}
+	agreementTable(&b, c, results)
+	if b.Len() != 0 {
+		t.Errorf("a run without the simulator has an agreement table:\n%s", b.String())
+	}
+}
+
+// The flow-for-flow plot pairs the same flow (by ID) of a lab's and the
+// simulator's points of one schedule, and is drawn only for a scheme
+// both tools ran.
+func TestRatioCDF(t *testing.T) {
+	src := `
+name: agree
+kind: workload
+fabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}
+lab: {rate: 20M, ecn: true}
+schemes: [pfc, "ns3:pfc"]
+workload: {cdfs: [websearch], loads: [0.5], duration: 4s}
+`
+	c, err := Parse([]byte(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lab, sim []FlowSlowdown
+	for i := range 40 {
+		size := int64(1000 + 100_000*(i%2))
+		lab = append(lab, FlowSlowdown{Size: size, Slowdown: 1, Kind: workload.KindPoisson, ID: i})
+		sim = append(sim, FlowSlowdown{Size: size, Slowdown: 1 + float64(i)/40, Kind: workload.KindPoisson, ID: i})
+	}
+	res := func(contender string, fs []FlowSlowdown) Result {
+		return Result{Point: Point{Contender: contender, CDF: "websearch", Load: 0.5, Seed: 1, Rep: 1}, Valid: true, Dilation: 5000, Schedule: "abc", Slowdowns: fs}
+	}
+	dir := t.TempDir()
+	files, err := Plot(c, []Result{res("pfc", lab), res("ns3:pfc", sim)}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range files {
+		found = found || f.Name == "fct-ratio-websearch-ns3-pfc"
+	}
+	if !found {
+		t.Errorf("plots %+v, want fct-ratio-websearch-ns3-pfc", files)
+	}
+	c.Contenders = []string{"pfc"}
+	files, err = Plot(c, []Result{res("pfc", lab)}, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f.Name, "fct-ratio") {
+			t.Errorf("a run without the simulator drew %s", f.Name)
+		}
+	}
+}
