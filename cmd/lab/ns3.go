@@ -137,7 +137,8 @@ records of a run of the same schedule (--bcfab: lab workload's --records
 file, CSV or JSON lines, or its --json report): per size bin the flows
 each completed, the mean FCT of each and their ratio, and the slowdown's
 p50, p95 and p99 of each; then the ratio of the FCTs flow for flow. Times
-are the target's; both slowdowns are against the export's ideal FCT.
+are the target's; each tool's slowdown is against the flow's ideal FCT
+in its own network (flows.csv: the sim's with its path, headers and ACKs).
 Records of another schedule are refused.`,
 		Example: "  lab ns3 compare --sim /tmp/ns3/ws --bcfab ws.csv",
 		Args:    noArgs,

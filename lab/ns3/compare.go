@@ -47,9 +47,12 @@ const ratioSlack = 1e-6
 
 // Compare compares bcfab's records of a run of the export's schedule
 // (flows, from flows.csv) with the sim's (SimRecords). bcfab's are read
-// on the target's clock (their target times), and both tools' slowdowns
-// are against the export's ideal FCT, so that they differ only by the
-// FCTs. Every flow must have a record of bcfab's, of its servers and
+// on the target's clock (their target times). Each tool's slowdown is
+// against the flow's ideal FCT in its own network (flows.csv's
+// ideal_target_ns for bcfab's, sim_ideal_target_ns for the sim's: the
+// flow alone on its path, with that tool's headers and ACKs), so that
+// the slowdowns compare what congestion did, the FCTs what each network
+// delivered. Every flow must have a record of bcfab's, of its servers and
 // size, and with the export's ideal FCT where the record has one: else
 // the records are of another schedule, or another MTU, and it is an
 // error.
@@ -128,7 +131,7 @@ func Compare(flows []Flow, bcfab, sim []workload.FlowRecord, bins workload.Bins)
 func (c *Comparison) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d flows: bcfab completed %d (%d failed), the sim %d; both %d. Times are the target's; each tool's "+
-		"columns are over the flows it completed; a slowdown is the FCT over the flow's ideal FCT in flows.csv, the same for both.\n\n",
+		"columns are over the flows it completed; a slowdown is the FCT over the flow's ideal FCT in that tool's network (flows.csv).\n\n",
 		c.Flows, c.BCfab.Completed, c.BCfab.Failed, c.Sim.Completed, c.Both)
 	rows := [][]string{{"size", "flows", "bcfab", "sim", "bcfab", "sim", "sim/bcfab", "bcfab", "sim", "bcfab", "sim", "bcfab", "sim"}}
 	bins := append(slices.Clone(c.BCfab.Bins), c.BCfab.All)

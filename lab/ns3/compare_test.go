@@ -84,7 +84,19 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := recs[1]; r.ID != 1 || !r.Completed || r.FCT != 180*time.Microsecond || r.TargetFCT != r.FCT || r.IdealFCT != flows[1].Ideal {
+	// Flow 0, 20 KB from h0 to h3 of BCube(2,1), alone in the sim's
+	// network: 6 links (the two hosts' 170 ns links to their relays
+	// and 4 cables of 1 µs), all at 100 Gb/s; 20 packets of 1024 + 36
+	// bytes, ACKs of 48:
+	//   20,720 B on the first link           1,657.6 ns
+	//   + 5 more hops of one packet (1,060 B)   424   ns
+	//   + the delays, there and back      2 x 4,340   ns
+	//   + 6 ACK serializations (48 B)          23.04 ns
+	// = 10,784.64 ns.
+	if f := flows[0]; f.SimIdeal != 10785 || f.Ideal == f.SimIdeal {
+		t.Errorf("flow 0's ideal in the sim's network %v, want 10.785µs (bcfab's %v)", f.SimIdeal, f.Ideal)
+	}
+	if r := recs[1]; r.ID != 1 || !r.Completed || r.FCT != 180*time.Microsecond || r.TargetFCT != r.FCT || r.IdealFCT != flows[1].SimIdeal {
 		t.Errorf("the sim's record of flow 1: %+v", r)
 	}
 	if recs[2].Completed {
@@ -100,7 +112,7 @@ func TestCompare(t *testing.T) {
 	}
 	// Flow 0 (20 KB) is in 10KB-100KB; flows 1 and 2 (1 MB, the bound)
 	// in 100KB-1MB.
-	if b := c.Sim.Bins[1]; b.Completed != 1 || b.FCT.Mean != 12*time.Microsecond || b.Slowdown.P50 != float64(12000)/float64(flows[0].Ideal) {
+	if b := c.Sim.Bins[1]; b.Completed != 1 || b.FCT.Mean != 12*time.Microsecond || b.Slowdown.P50 != float64(12000)/float64(flows[0].SimIdeal) {
 		t.Errorf("the sim's 10KB-100KB bin: %+v", b)
 	}
 	var text bytes.Buffer

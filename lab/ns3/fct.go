@@ -132,8 +132,12 @@ func ReadFlows(r io.Reader) ([]Flow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("flows.csv line %d: group %q: want a whole number", line, row[12])
 		}
+		simIdeal, err := strconv.ParseInt(row[13], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("flows.csv line %d: sim_ideal_target_ns %q: want a whole number", line, row[13])
+		}
 		f := Flow{ID: int(v[0]), Src: int(v[1]), Dst: int(v[2]), SimSrc: int(v[3]), SimDst: int(v[4]), SPort: int(v[5]), DPort: int(v[6]),
-			Size: v[7], Start: time.Duration(v[8]), Ideal: time.Duration(v[10]), Kind: kind, Group: group}
+			Size: v[7], Start: time.Duration(v[8]), Ideal: time.Duration(v[10]), SimIdeal: time.Duration(simIdeal), Kind: kind, Group: group}
 		if f.SimStart() != time.Duration(v[9]) {
 			return nil, fmt.Errorf("flows.csv line %d: sim_start_ns %d is not start_target_ns + %d", line, v[9], FlowBase.Nanoseconds())
 		}
@@ -149,8 +153,9 @@ const startSlack = time.Microsecond
 // SimRecords joins the sim's fct.txt lines to the export's flows: one
 // record per flow, by id, on the target's clock (the sim's times less
 // FlowBase), lab times and target times alike; a flow without a line did
-// not complete. The slowdown is against the flow's ideal FCT of
-// flows.csv. A line of no flow of the export, a second line of one flow,
+// not complete. The slowdown is against the flow's ideal FCT in the
+// sim's network (flows.csv's sim_ideal_target_ns), as bcfab's is
+// against its ideal in bcfab's. A line of no flow of the export, a second line of one flow,
 // or a line whose size or start is not its flow's is an error: the
 // output is not of this export.
 func SimRecords(flows []Flow, lines []FCTLine) ([]workload.FlowRecord, error) {
@@ -165,7 +170,7 @@ func SimRecords(flows []Flow, lines []FCTLine) ([]workload.FlowRecord, error) {
 	}
 	recs := make([]workload.FlowRecord, len(flows))
 	for i, f := range flows {
-		r := workload.FlowRecord{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, IdealFCT: f.Ideal, Kind: f.Kind, Group: f.Group}
+		r := workload.FlowRecord{ID: f.ID, Src: f.Src, Dst: f.Dst, Size: f.Size, Start: f.Start, IdealFCT: f.SimIdeal, Kind: f.Kind, Group: f.Group}
 		r.TargetStart, r.TargetIdealFCT = r.Start, r.IdealFCT
 		recs[i] = r
 	}
@@ -183,7 +188,7 @@ func SimRecords(flows []Flow, lines []FCTLine) ([]workload.FlowRecord, error) {
 		case l.Start-f.SimStart() > startSlack || f.SimStart()-l.Start > startSlack:
 			return nil, fmt.Errorf("fct.txt line %d: flow %d started at %d ns, flows.csv has %d: not this export's run", n+1, f.ID, l.Start, f.SimStart().Nanoseconds())
 		}
-		r.Complete(l.FCT, f.Ideal)
+		r.Complete(l.FCT, f.SimIdeal)
 		r.TargetFCT = r.FCT
 	}
 	slices.SortFunc(recs, func(a, b workload.FlowRecord) int { return cmp.Compare(a.ID, b.ID) })

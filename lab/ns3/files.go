@@ -157,17 +157,18 @@ func (s *Sim) portsCSV() string {
 }
 
 // flowsHeader is flows.csv's first line.
-const flowsHeader = "id,src,dst,sim_src,sim_dst,sport,dport,size,start_target_ns,sim_start_ns,ideal_target_ns,kind,group"
+const flowsHeader = "id,src,dst,sim_src,sim_dst,sport,dport,size,start_target_ns,sim_start_ns,ideal_target_ns,kind,group,sim_ideal_target_ns"
 
 // flowsCSV maps the flows back: bcfab's id and servers, the sim's hosts
 // and ports, size, start on the target's clock and the sim's, ideal
-// FCT, kind and group; in flow.txt's order.
+// FCT in bcfab's network, kind, group, and ideal FCT in the sim's; in
+// flow.txt's order.
 func (s *Sim) flowsCSV() string {
 	var b strings.Builder
 	b.WriteString(flowsHeader + "\n")
 	for _, f := range s.Flows {
-		fmt.Fprintf(&b, "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d\n", f.ID, f.Src, f.Dst, f.SimSrc, f.SimDst, f.SPort, f.DPort,
-			f.Size, f.Start.Nanoseconds(), f.SimStart().Nanoseconds(), f.Ideal.Nanoseconds(), f.Kind, f.Group)
+		fmt.Fprintf(&b, "%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%d\n", f.ID, f.Src, f.Dst, f.SimSrc, f.SimDst, f.SPort, f.DPort,
+			f.Size, f.Start.Nanoseconds(), f.SimStart().Nanoseconds(), f.Ideal.Nanoseconds(), f.Kind, f.Group, f.SimIdeal.Nanoseconds())
 	}
 	return b.String()
 }
@@ -218,8 +219,9 @@ The sim writes fct.txt, pfc.txt, qlen.txt and mix.tr here.
     lab ns3 compare --sim THIS_DIR --bcfab RECORDS
 
 RECORDS is lab workload's --records file (CSV or JSON lines) or its --json report of the same
-schedule. Times in fct.txt and flows.csv are the target's, in ns; slowdowns of both tools are
-against flows.csv's ideal FCT, bcfab's own.
+schedule. Times in fct.txt and flows.csv are the target's, in ns; each tool's slowdown is against
+the flow's ideal FCT in its own network: bcfab's against ideal_target_ns, the sim's against
+sim_ideal_target_ns (the flow alone on its path in the sim, with the sim's headers and ACKs).
 
 ## What differs
 

@@ -37,12 +37,19 @@ const (
 	// class, which is also the sim's (its examples' 3).
 	PG = signaling.PCPData
 
-	// simHeader is what the sim adds to a data packet's payload
-	// (CustomHeader::GetStaticWholeHeaderSize: 14 + IPv4 20 + UDP 8 +
-	// pg 2 + seq 4), and simINT the INT header HPCC adds to it (five
-	// hops of 8 bytes and a 2-byte count, IntHeader::GetStaticSize).
-	simHeader = 48
+	// simHeader is what the sim adds to a data packet's payload on its
+	// links (RdmaHw::GetNxtPacket: PPP 2 + IPv4 20 + UDP 8 + pg 2 + seq
+	// 4; the links charge the packet's size, QbbNetDevice), and simINT
+	// the INT header HPCC adds to it (five hops of 8 bytes and a 2-byte
+	// count, IntHeader::GetStaticSize).
+	simHeader = 36
 	simINT    = 42
+	// simAck is an ACK on the sim's links (RdmaHw::ReceiveUdp: a qbb
+	// header of 12 and its INT, padded to 26 bytes with the IPv4
+	// header, and PPP 2), simAckINT the same under HPCC (the INT is
+	// longer than the padding).
+	simAck    = 48
+	simAckINT = 12 + simINT + 20 + 2
 	// intHops is the most switches whose INT record one packet carries
 	// (IntHeader::maxHop); further hops overwrite the first.
 	intHops = 5
@@ -111,10 +118,14 @@ type Flow struct {
 	Size           int64
 	// Start is the flow's start on the target's clock, from the run's
 	// start (the sim's clock is FlowBase later); Ideal its ideal FCT on
-	// the target's clock (lab.WorkloadIdeal / D), which both tools'
-	// slowdowns are computed against.
-	Start time.Duration
-	Ideal time.Duration
+	// the target's clock in bcfab's network (lab.WorkloadIdeal / D),
+	// bcfab's slowdowns' denominator; SimIdeal the same formula in the
+	// sim's network (the sim's path, headers and ACKs: net.ideal), the
+	// sim's slowdowns'. Each tool's slowdown is then against the flow
+	// alone in its own network, as the papers define it.
+	Start    time.Duration
+	Ideal    time.Duration
+	SimIdeal time.Duration
 	Kind  workload.Kind
 	Group int
 }
@@ -229,6 +240,71 @@ func (s *Sim) packet() int {
 		return s.MTU + simHeader + simINT
 	}
 	return s.MTU + simHeader
+}
+
+// wire is what a flow's packets and ACKs are on the sim's links, for
+// its ideal FCT.
+func (s *Sim) wire() workload.Wire {
+	w := workload.Wire{Payload: s.MTU, Overhead: simHeader, Ack: simAck}
+	if s.CC == transport.CCHPCC {
+		w.Overhead, w.Ack = simHeader+simINT, simAckINT
+	}
+	return w
+}
+
+// ideal is the ideal FCT (workload.IdealHops, on the target's clock) of
+// a flow of size bytes from host src to host dst of the sim alone on a
+// shortest path of the sim's network, its packets and ACKs as w has
+// them: the sim's own network, relays' host links included. Every
+// shortest path of the fabrics the export writes has the same links'
+// rates and delays in some order, which the ideal does not depend on.
+func (n *net) ideal(src, dst int, size int64, w workload.Wire) (time.Duration, error) {
+	adj := make([][]int, len(n.nodes)) // node -> link indexes
+	for i, l := range n.links {
+		adj[l.A.Node] = append(adj[l.A.Node], i)
+		adj[l.B.Node] = append(adj[l.B.Node], i)
+	}
+	via := make([]int, len(n.nodes)) // the link a node was reached by
+	for i := range via {
+		via[i] = -1
+	}
+	seen := make([]bool, len(n.nodes))
+	seen[src] = true
+	queue := []int{src}
+	for len(queue) > 0 && !seen[dst] {
+		at := queue[0]
+		queue = queue[1:]
+		for _, li := range adj[at] {
+			l := &n.links[li]
+			next := l.B.Node
+			if next == at {
+				next = l.A.Node
+			}
+			if seen[next] {
+				continue
+			}
+			seen[next], via[next] = true, li
+			// Hosts forward nothing: only a switch or relay is passed
+			// through.
+			if n.nodes[next].Role != RoleHost {
+				queue = append(queue, next)
+			}
+		}
+	}
+	if !seen[dst] {
+		return 0, fmt.Errorf("no path from sim node %d to %d", src, dst)
+	}
+	var hops []workload.Hop
+	for at := dst; at != src; {
+		l := &n.links[via[at]]
+		hops = append(hops, workload.Hop{Rate: l.RateBps, Prop: l.Delay})
+		if l.A.Node == at {
+			at = l.B.Node
+		} else {
+			at = l.A.Node
+		}
+	}
+	return workload.IdealHops(size, hops, w), nil
 }
 
 // net is the sim's network and what maps it back to the plan's.
@@ -455,8 +531,12 @@ func (s *Sim) schedule(n *net, in Input) error {
 		case f.Start < 0:
 			return fmt.Errorf("flow %d starts before the run, at %v", f.ID, f.Start)
 		}
+		simIdeal, err := n.ideal(n.host[f.Src], n.host[f.Dst], f.Size, s.wire())
+		if err != nil {
+			return fmt.Errorf("flow %d: %w", f.ID, err)
+		}
 		s.Flows = append(s.Flows, Flow{ID: f.ID, Src: f.Src, Dst: f.Dst, SimSrc: n.host[f.Src], SimDst: n.host[f.Dst],
-			DPort: DPort, Size: f.Size, Start: m.TargetTime(f.Start), Ideal: m.TargetTime(ideal(f.Src, f.Dst, f.Size)),
+			DPort: DPort, Size: f.Size, Start: m.TargetTime(f.Start), Ideal: m.TargetTime(ideal(f.Src, f.Dst, f.Size)), SimIdeal: simIdeal,
 			Kind: f.Kind, Group: f.Group})
 		last = max(last, f.Start)
 	}

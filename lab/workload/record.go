@@ -149,28 +149,57 @@ func Ideal(size int64, hops int, w Wire) time.Duration {
 // With equal rates it is Ideal. It is 0 when a rate is 0 or w, rates or
 // size is not usable.
 func IdealPath(size int64, rates []uint64, w Wire) time.Duration {
-	hops := len(rates)
-	if w.Payload < 1 || w.Overhead < 0 || w.Ack < 0 || hops < 1 || size < 1 {
+	if len(rates) > 64 {
+		return 0
+	}
+	var hops [64]Hop
+	for i, r := range rates {
+		hops[i] = Hop{Rate: r, Prop: w.Prop}
+	}
+	return IdealHops(size, hops[:len(rates)], w)
+}
+
+// Hop is one link of a path for IdealHops: its rate in bit/s and its
+// propagation delay.
+type Hop struct {
+	Rate uint64
+	Prop time.Duration
+}
+
+// IdealHops is IdealPath over hops that each have their own delay
+// (w.Rate and w.Prop unused): a path of links of several kinds, as the
+// reference simulator's BCube hosts reach their relays by a short link
+// (package lab/ns3).
+//
+//	ideal = (size + packets·Overhead)·8/min(rates)
+//	      + Σ over the other hops (min(size, Payload)+Overhead)·8/rate
+//	      + Σ over all hops Prop
+//	      + [Ack > 0] Σ over all hops (Ack·8/rate + Prop)
+//
+// It is 0 when a rate is 0 or w, hops or size is not usable.
+func IdealHops(size int64, hops []Hop, w Wire) time.Duration {
+	if w.Payload < 1 || w.Overhead < 0 || w.Ack < 0 || len(hops) < 1 || size < 1 {
 		return 0
 	}
 	slow := 0
-	for i, r := range rates {
-		if r == 0 {
+	for i, h := range hops {
+		if h.Rate == 0 {
 			return 0
 		}
-		if r < rates[slow] {
+		if h.Rate < hops[slow].Rate {
 			slow = i
 		}
 	}
 	packets := (size + int64(w.Payload) - 1) / int64(w.Payload)
 	first := float64(min(size, int64(w.Payload)) + int64(w.Overhead))
-	sec := 8*float64(size+packets*int64(w.Overhead))/float64(rates[slow]) + float64(hops)*w.Prop.Seconds()
-	for i, r := range rates {
+	sec := 8 * float64(size+packets*int64(w.Overhead)) / float64(hops[slow].Rate)
+	for i, h := range hops {
+		sec += h.Prop.Seconds()
 		if i != slow {
-			sec += 8 * first / float64(r)
+			sec += 8 * first / float64(h.Rate)
 		}
 		if w.Ack > 0 {
-			sec += 8*float64(w.Ack)/float64(r) + w.Prop.Seconds()
+			sec += 8*float64(w.Ack)/float64(h.Rate) + h.Prop.Seconds()
 		}
 	}
 	return time.Duration(math.Round(sec * 1e9))

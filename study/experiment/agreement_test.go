@@ -94,8 +94,8 @@ workload: {cdfs: [websearch], loads: [0.5], duration: 4s}
 	var lab, sim []FlowSlowdown
 	for i := range 40 {
 		size := int64(1000 + 100_000*(i%2))
-		lab = append(lab, FlowSlowdown{Size: size, Slowdown: 1, Kind: workload.KindPoisson, ID: i})
-		sim = append(sim, FlowSlowdown{Size: size, Slowdown: 1 + float64(i)/40, Kind: workload.KindPoisson, ID: i})
+		lab = append(lab, FlowSlowdown{Size: size, Slowdown: 1, Kind: workload.KindPoisson, ID: i, FCT: time.Second})
+		sim = append(sim, FlowSlowdown{Size: size, Slowdown: 1 + float64(i)/40, Kind: workload.KindPoisson, ID: i, FCT: time.Second + time.Duration(i)*time.Millisecond})
 	}
 	res := func(contender string, fs []FlowSlowdown) Result {
 		return Result{Point: Point{Contender: contender, CDF: "websearch", Load: 0.5, Seed: 1, Rep: 1}, Valid: true, Dilation: 5000, Schedule: "abc", Slowdowns: fs}

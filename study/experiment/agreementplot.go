@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -39,8 +40,7 @@ func ratioClass(size int64) int {
 
 // ratioCDF draws, for a scheme run by both tools, the distribution of
 // the simulator's FCT over the lab's, flow for flow (the same flow of
-// the same schedule; slowdowns have one ideal, so their ratio is the
-// FCTs'), over every seed both ran validly: a panel per load, a line
+// the same schedule, both on the lab's clock), over every seed both ran validly: a panel per load, a line
 // per size class of the background.
 func (pl *plots) ratioCDF(cdf string) {
 	for _, pair := range agreementPairs(pl.c) {
@@ -60,16 +60,16 @@ func (pl *plots) ratioCDF(cdf string) {
 						continue
 					}
 					pairs++
-					sim := map[int]float64{}
+					sim := map[int]time.Duration{}
 					for _, f := range sr.Slowdowns {
 						if f.Kind == workload.KindPoisson {
-							sim[f.ID] = f.Slowdown
+							sim[f.ID] = f.FCT
 						}
 					}
 					for _, f := range lr.Slowdowns {
-						if s, ok := sim[f.ID]; ok && f.Kind == workload.KindPoisson && f.Slowdown > 0 {
+						if s, ok := sim[f.ID]; ok && f.Kind == workload.KindPoisson && f.FCT > 0 && s > 0 {
 							c := ratioClass(f.Size)
-							ratios[c] = append(ratios[c], s/f.Slowdown)
+							ratios[c] = append(ratios[c], float64(s)/float64(f.FCT))
 						}
 					}
 				}

@@ -23,7 +23,7 @@ func TestSizeBins(t *testing.T) {
 	bg := workload.KindPoisson
 	// The background's flows, and an incast's and a long flow outside
 	// their range: the bins are the background's.
-	results[0].Slowdowns = []FlowSlowdown{{700, 1, bg, 0}, {3_000_000, 2, bg, 1}, {42_000, 1.5, bg, 2}, {500, 9, workload.KindIncast, 3}, {90_000_000, 3, workload.KindLong, 4}}
+	results[0].Slowdowns = []FlowSlowdown{{700, 1, bg, 0, 0}, {3_000_000, 2, bg, 1, 0}, {42_000, 1.5, bg, 2, 0}, {500, 9, workload.KindIncast, 3, 0}, {90_000_000, 3, workload.KindLong, 4, 0}}
 	pl := plots{c: c, results: results}
 	d := pl.sizeData("websearch", 0.5)
 	if !slices.Equal(d.others, []workload.Kind{workload.KindIncast, workload.KindLong}) {

@@ -24,7 +24,7 @@ const fakeSim = `#!/bin/sh
 set -e
 [ "$1" = config.txt ] && [ -f config.txt ] || { echo "want config.txt, got $1" >&2; exit 2; }
 case $LD_LIBRARY_PATH in */simulation/build*) ;; *) echo "no library path" >&2; exit 2;; esac
-awk -F, 'NR > 1 { printf "0b%04x01 0b%04x01 %d %d %d %d %d %d\n", $4, $5, $6, $7, $8, $10, $11 * 1.5, $11 }' flows.csv > fct.txt
+awk -F, 'NR > 1 { printf "0b%04x01 0b%04x01 %d %d %d %d %d %d\n", $4, $5, $6, $7, $8, $10, $14 * 1.5, $14 }' flows.csv > fct.txt
 printf '2000001000 5 1 1 1\n2000002000 5 1 1 0\n' > pfc.txt
 echo ran
 `

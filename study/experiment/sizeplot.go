@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,8 +26,10 @@ type FlowSlowdown struct {
 	Slowdown float64
 	Kind     workload.Kind
 	// ID is the flow's in its schedule: the same flow in two points of
-	// one schedule (a lab's and the simulator's) has one ID.
-	ID int
+	// one schedule (a lab's and the simulator's) has one ID; FCT is its
+	// FCT on the lab's clock.
+	ID  int
+	FCT time.Duration
 }
 
 // flowSlowdowns are the flows of recs that completed (not failed) with a
@@ -35,7 +38,7 @@ func flowSlowdowns(recs []workload.FlowRecord) []FlowSlowdown {
 	var out []FlowSlowdown
 	for i := range recs {
 		if r := &recs[i]; r.Completed && !r.Failed && r.Slowdown > 0 {
-			out = append(out, FlowSlowdown{r.Size, r.Slowdown, r.Kind, r.ID})
+			out = append(out, FlowSlowdown{r.Size, r.Slowdown, r.Kind, r.ID, r.FCT})
 		}
 	}
 	return out
