@@ -11,36 +11,100 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 )
 
-// The agreement a lab's run should have with the simulator's on the
-// same flows (docs/VALIDATION.md): per size class of the background,
-// the p50 slowdown within 10%, the p99 within 25% and the mean FCT
-// within 10% of the simulator's.
-var agreementGoals = []struct {
+// agreementGoal is one measure of a size class that two runs of the
+// same flows should agree on, within goal (a fraction).
+type agreementGoal struct {
 	name, head string
 	goal       float64
 	// value is the measure of a class of a result of dilation d (its
 	// bins keep the lab's times).
 	value func(b *workload.BinSummary, d float64) float64
-}{
-	{"p50", "slowdown p50", 0.10, func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P50 }},
-	{"p99", "slowdown p99", 0.25, func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P99 }},
-	{"mean", "mean FCT µs", 0.10, func(b *workload.BinSummary, d float64) float64 { return float64(b.FCT.Mean) / max(d, 1) / 1e3 }},
 }
 
-// agreementPair is a scheme run by both tools: the lab's (lab) and the
-// simulator's (sim, ns3:lab).
+// A comparison of runs of the same flows, and the README section that
+// shows it: each pair of schemes it finds in an experiment (pairs), a
+// reference and another run of it, compared class by class against
+// goals, and with counters, each counter per ms of the target.
+type agreementStudy struct {
+	heading, intro string
+	// ref and other head the two runs' columns.
+	ref, other string
+	goals      []agreementGoal
+	counters   []agreementCounter
+	pairs      func(c *Config) []agreementPair
+}
+
+// agreementCounter is a fabric counter compared per ms of the target.
+type agreementCounter struct {
+	metric, head string
+	goal         float64
+}
+
+var (
+	slowdownP50 = func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P50 }
+	slowdownP99 = func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P99 }
+	meanFCTus   = func(b *workload.BinSummary, d float64) float64 { return float64(b.FCT.Mean) / max(d, 1) / 1e3 }
+)
+
+// simAgreement is a lab's run against the simulator's on the same flows
+// (docs/VALIDATION.md): per size class of the background, the p50
+// slowdown within 10%, the p99 within 25% and the mean FCT within 10%.
+var simAgreement = agreementStudy{
+	heading: "Agreement with the simulator",
+	intro:   "The same flows in both tools, per size class of the background: each tool's value (the mean over the seeds both ran validly), the simulator's over the lab's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). Each tool's slowdown is against the flow alone in its own network. A class of few flows has a noisy p99. docs/VALIDATION.md says why the tools differ.\n",
+	ref:     "lab", other: "sim",
+	goals: []agreementGoal{
+		{"p50", "slowdown p50", 0.10, slowdownP50},
+		{"p99", "slowdown p99", 0.25, slowdownP99},
+		{"mean", "mean FCT µs", 0.10, meanFCTus},
+	},
+	pairs: func(c *Config) []agreementPair {
+		var out []agreementPair
+		for _, s := range c.Contenders {
+			if base, ok := strings.CutPrefix(s, simPrefix); ok && slices.Contains(c.Contenders, base) {
+				out = append(out, agreementPair{base, s})
+			}
+		}
+		return out
+	},
+}
+
+// dInvariance is a scheme at another D against itself at the
+// experiment's (docs/VALIDATION.md, the invariance study): per size
+// class of the background the p50 slowdown within 5%, the p99 within
+// 15% and the mean FCT within 5%; pauses, ECN marks and CNPs per ms of
+// the target within 10%.
+var dInvariance = agreementStudy{
+	heading: "Invariance across D",
+	intro:   "The same flows over the same time of the target at another D, per size class of the background: the value at the experiment's D and at the other (the mean over the seeds both ran validly), the other's over the experiment's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). A class of few flows has a noisy p99.\n",
+	ref:     "ref", other: "D",
+	goals: []agreementGoal{
+		{"p50", "slowdown p50", 0.05, slowdownP50},
+		{"p99", "slowdown p99", 0.15, slowdownP99},
+		{"mean", "mean FCT µs", 0.05, meanFCTus},
+	},
+	counters: []agreementCounter{{"pauses", "pauses", 0.10}, {"ecn_marks", "ECN marks", 0.10}, {"cnps", "CNPs", 0.10}},
+	pairs: func(c *Config) []agreementPair {
+		var out []agreementPair
+		for _, s := range c.Contenders {
+			if base, _, ok := strings.Cut(s, dPrefix); ok && slices.Contains(c.Contenders, base) {
+				out = append(out, agreementPair{base, s})
+			}
+		}
+		return out
+	},
+}
+
+// agreementStudies are the comparisons a README may show.
+var agreementStudies = []*agreementStudy{&simAgreement, &dInvariance}
+
+// agreementPair is a scheme run twice on the same flows: the reference
+// (lab: the lab's run, or the experiment's D) and the other (sim: the
+// simulator's, ns3:lab, or another D, lab~dD).
 type agreementPair struct{ lab, sim string }
 
 // agreementPairs are c's schemes that the simulator runs too.
-func agreementPairs(c *Config) []agreementPair {
-	var out []agreementPair
-	for _, s := range c.Contenders {
-		if base, ok := strings.CutPrefix(s, simPrefix); ok && slices.Contains(c.Contenders, base) {
-			out = append(out, agreementPair{base, s})
-		}
-	}
-	return out
-}
+func agreementPairs(c *Config) []agreementPair { return simAgreement.pairs(c) }
 
 // agreementRow is one size class of one pair at one CDF and load: each
 // measure's mean over the seeds both tools ran validly, for each tool,
@@ -59,7 +123,7 @@ type agreementRow struct {
 // agreementRows compares pair p's results at one CDF and load, class by
 // class (the background's, Result.Bins), over the seeds (and scenarios
 // and repetitions) that both tools ran validly.
-func agreementRows(results []Result, p agreementPair, cdf string, load float64) []agreementRow {
+func agreementRows(results []Result, p agreementPair, cdf string, load float64, goals []agreementGoal) []agreementRow {
 	type key struct {
 		scenario  string
 		seed      uint64
@@ -97,7 +161,7 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64) 
 			}
 			row := rows[lb.Label]
 			if row == nil {
-				n := len(agreementGoals)
+				n := len(goals)
 				row = &agreementRow{label: lb.Label, above: lb.Above, lab: make([]float64, n), sim: make([]float64, n), loR: make([]float64, n), hiR: make([]float64, n), outside: make([]bool, n)}
 				for g := range row.loR {
 					row.loR[g], row.hiR[g] = math.Inf(1), math.Inf(-1)
@@ -107,7 +171,7 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64) 
 			}
 			row.seeds++
 			row.flows += float64(lb.Flows)
-			for g, goal := range agreementGoals {
+			for g, goal := range goals {
 				l, s := goal.value(lb, lr.Dilation), goal.value(sb, sr.Dilation)
 				row.lab[g] += l
 				row.sim[g] += s
@@ -123,7 +187,7 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64) 
 		row := rows[l]
 		n := float64(row.seeds)
 		row.flows /= n
-		for g, goal := range agreementGoals {
+		for g, goal := range goals {
 			row.lab[g] /= n
 			row.sim[g] /= n
 			row.outside[g] = row.lab[g] <= 0 || math.Abs(row.sim[g]/row.lab[g]-1) > goal.goal+1e-9 // a ratio on the goal is within
@@ -134,52 +198,128 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64) 
 	return out
 }
 
-// agreementTable writes, when c runs schemes in both tools, how far the
-// simulator's slowdowns and FCTs are from the lab's on the same flows:
-// per pair, CDF, load and size class, each tool's value (the mean over
-// seeds), their ratio and its range over seeds, and whether the ratio
-// is within the goal (agreementGoals).
+// agreementTable writes c's comparisons of runs of the same flows
+// (agreementStudies) that it has pairs for: per pair, CDF, load and
+// size class, each run's value (the mean over seeds), their ratio and
+// its range over seeds, and whether the ratio is within the goal; then
+// the counters per ms of the target.
 func agreementTable(b *strings.Builder, c *Config, results []Result) {
-	pairs := agreementPairs(c)
+	for _, st := range agreementStudies {
+		st.write(b, c, results)
+	}
+}
+
+func (st *agreementStudy) write(b *strings.Builder, c *Config, results []Result) {
+	pairs := st.pairs(c)
 	if len(pairs) == 0 {
 		return
 	}
-	b.WriteString("\n## Agreement with the simulator\n\n")
+	fmt.Fprintf(b, "\n## %s\n\n", st.heading)
 	var goals []string
-	for _, g := range agreementGoals {
+	for _, g := range st.goals {
 		goals = append(goals, fmt.Sprintf("%s within %.0f%%", g.head, 100*g.goal))
 	}
-	fmt.Fprintf(b, "The same flows in both tools, per size class of the background: each tool's value (the mean over the seeds both ran validly), the simulator's over the lab's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). A class of few flows has a noisy p99. docs/VALIDATION.md says why the tools differ.\n", strings.Join(goals, ", "))
+	for _, k := range st.counters {
+		goals = append(goals, fmt.Sprintf("%s per ms of the target within %.0f%%", k.head, 100*k.goal))
+	}
+	fmt.Fprintf(b, st.intro, strings.Join(goals, ", "))
 	for _, p := range pairs {
 		for _, cdf := range c.cdfNames() {
 			for _, load := range c.Workload.Loads {
-				rows := agreementRows(results, p, cdf, load)
+				rows := agreementRows(results, p, cdf, load, st.goals)
 				if len(rows) == 0 {
 					continue
 				}
 				fmt.Fprintf(b, "\n%s (`%s`) against %s (`%s`), %s at load %s:\n\n", c.Label(p.lab), p.lab, c.Label(p.sim), p.sim, cdfTitle(cdf), strconv.FormatFloat(load, 'f', -1, 64))
 				b.WriteString("| size | flows per seed | seeds |")
-				for _, g := range agreementGoals {
-					fmt.Fprintf(b, " %s lab | sim | sim / lab |", g.head)
+				for _, g := range st.goals {
+					fmt.Fprintf(b, " %s %s | %s | %s / %s |", g.head, st.ref, st.other, st.other, st.ref)
 				}
-				b.WriteString("\n| --- | ---: | ---: |" + strings.Repeat(" ---: | ---: | ---: |", len(agreementGoals)) + "\n")
+				b.WriteString("\n| --- | ---: | ---: |" + strings.Repeat(" ---: | ---: | ---: |", len(st.goals)) + "\n")
 				for _, r := range rows {
 					fmt.Fprintf(b, "| %s | %s | %d |", r.label, cell("", r.flows, true), r.seeds)
-					for g := range agreementGoals {
-						ratio := r.sim[g] / r.lab[g]
-						rng := ""
-						if r.seeds > 1 {
-							rng = fmt.Sprintf(" [%.2f, %.2f]", r.loR[g], r.hiR[g])
-						}
-						mark := ""
-						if r.outside[g] {
-							mark = " **outside**"
-						}
-						fmt.Fprintf(b, " %s | %s | %.2f%s%s |", cell("", r.lab[g], true), cell("", r.sim[g], true), ratio, rng, mark)
+					for g := range st.goals {
+						b.WriteString(" " + ratioCells(r.lab[g], r.sim[g], r.loR[g], r.hiR[g], r.seeds, r.outside[g]) + " |")
 					}
 					b.WriteString("\n")
 				}
+				st.writeCounters(b, results, p, cdf, load)
 			}
 		}
 	}
+}
+
+// ratioCells are a measure's three cells: the reference's value, the
+// other's, and their ratio with its range over seeds and its verdict.
+func ratioCells(ref, other, lo, hi float64, seeds int, outside bool) string {
+	rng, mark := "", ""
+	if seeds > 1 {
+		rng = fmt.Sprintf(" [%.2f, %.2f]", lo, hi)
+	}
+	if outside {
+		mark = " **outside**"
+	}
+	return fmt.Sprintf("%s | %s | %.2f%s%s", cell("", ref, true), cell("", other, true), other/ref, rng, mark)
+}
+
+// writeCounters writes the counters of pair p per ms of the target, the
+// mean over the seeds both ran validly.
+func (st *agreementStudy) writeCounters(b *strings.Builder, results []Result, p agreementPair, cdf string, load float64) {
+	if len(st.counters) == 0 {
+		return
+	}
+	type key struct {
+		scenario string
+		seed     uint64
+		rep      int
+	}
+	refs, others := map[key]*Result{}, map[key]*Result{}
+	for i := range results {
+		r := &results[i]
+		if !r.Valid || r.CDF != cdf || r.Load != load || r.Target <= 0 {
+			continue
+		}
+		k := key{r.Scenario, r.Seed, r.Rep}
+		switch r.Contender {
+		case p.lab:
+			refs[k] = r
+		case p.sim:
+			others[k] = r
+		}
+	}
+	perMs := func(r *Result, metric string) (float64, bool) {
+		v, ok := r.Get(metric)
+		return v / (float64(r.Target) / 1e6), ok && !math.IsNaN(v)
+	}
+	var lines []string
+	for _, k := range st.counters {
+		var ref, other float64
+		lo, hi, n := math.Inf(1), math.Inf(-1), 0
+		for key, rr := range refs {
+			or := others[key]
+			if or == nil {
+				continue
+			}
+			a, aok := perMs(rr, k.metric)
+			o, ook := perMs(or, k.metric)
+			if !aok || !ook {
+				continue
+			}
+			ref, other, n = ref+a, other+o, n+1
+			if a > 0 {
+				lo, hi = min(lo, o/a), max(hi, o/a)
+			}
+		}
+		if n == 0 || ref == 0 && other == 0 {
+			continue
+		}
+		ref, other = ref/float64(n), other/float64(n)
+		outside := ref <= 0 || math.Abs(other/ref-1) > k.goal+1e-9
+		lines = append(lines, fmt.Sprintf("| %s | %d | %s |", k.head, n, ratioCells(ref, other, lo, hi, n, outside)))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n| per ms of the target | seeds | %s | %s | %s / %s |\n| --- | ---: | ---: | ---: | ---: |\n", st.ref, st.other, st.other, st.ref)
+	b.WriteString(strings.Join(lines, "\n") + "\n")
 }

@@ -43,7 +43,7 @@ seeds: [1, 2]
 		res("pfc", 3, false, bin("<=10KB", 0, 9, 9, 90)),
 		res("ns3:pfc", 3, true, bin("<=10KB", 0, 1, 1, 1)),
 	}
-	rows := agreementRows(results, agreementPair{"pfc", "ns3:pfc"}, "websearch", 0.5)
+	rows := agreementRows(results, agreementPair{"pfc", "ns3:pfc"}, "websearch", 0.5, simAgreement.goals)
 	if len(rows) != 2 || rows[0].label != "<=10KB" || rows[1].label != "10KB-100KB" {
 		t.Fatalf("rows %+v, want the two classes in size order", rows)
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -234,7 +235,18 @@ type Contender struct {
 	// fabric, rate and parameters of the lab FC... would run, its
 	// schedule exported by package lab/ns3.
 	Sim string
+	// D, when not 0, is the dilation this contender's labs run at in
+	// place of the experiment's (a name ending in ~dD: pfc~d1000): the
+	// same target network, its links at the target's rate / D, and
+	// every duration of the workload in lab time (its window, incast
+	// period and start, drain, sample interval) scaled by D over the
+	// experiment's D, so that every D runs the same flows over the same
+	// time of the target. The invariance study compares them.
+	D float64
 }
+
+// dPrefix separates a contender's dilation from its name: pfc~d1000.
+const dPrefix = "~d"
 
 // SimNS3 is Contender.Sim of the HPCC ns-3 simulator (package lab/ns3),
 // and simPrefix what names such a contender: ns3:pfc, ns3:pfc/hpcc.
@@ -250,6 +262,22 @@ const noCC = "nocc"
 // scheme with its variants or a lossy transport (scheme.ParseName), or
 // FC/MODE; either followed by @ROUTING.
 func ParseContender(s string) (Contender, error) {
+	if base, d, ok := strings.Cut(s, dPrefix); ok {
+		sc, err := ParseContender(base)
+		if err != nil {
+			return sc, err
+		}
+		sc.Name = s
+		v, err := strconv.ParseFloat(d, 64)
+		switch {
+		case err != nil || v < 1 || math.IsInf(v, 0) || strings.Contains(d, dPrefix):
+			return sc, fmt.Errorf("scheme %q: after %s a dilation D of at least 1 (pfc~d1000)", s, dPrefix)
+		case sc.Sim != "":
+			return sc, fmt.Errorf("scheme %q: the simulator runs the target itself, at no dilation", s)
+		}
+		sc.D = v
+		return sc, nil
+	}
 	if rest, ok := strings.CutPrefix(s, simPrefix); ok {
 		return parseSimContender(s, rest)
 	}
@@ -522,6 +550,9 @@ func (c *Config) Validate() error {
 		if sc.Sim != "" && c.Kind != KindWorkload {
 			bad("schemes[%d]: %q: the simulator runs a workload experiment's flows only", i, s)
 		}
+		if sc.D != 0 && (c.Kind != KindWorkload || len(c.Lab.Rates()) > 0) {
+			bad("schemes[%d]: %q: a scheme's own dilation is a workload experiment's, on a lab of one rate (not lab.rates)", i, s)
+		}
 		if sc.Routing != "" && c.Fabric == nil {
 			bad("schemes[%d]: %q: a routing (@%s) is a graph fabric's", i, s, sc.Routing)
 		}
@@ -683,6 +714,10 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 // routing in place of the fabric's.
 func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
 	s := c.LabSpec(sc.FC, cdf, runRoot)
+	if sc.D != 0 {
+		// The target's rate / D (lab.Spec.Dilation with no rate).
+		s.Dilation, s.RateBps = sc.D, 0
+	}
 	if sc.CC != "" {
 		s.CC = sc.CC
 	}
@@ -692,6 +727,26 @@ func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
 		s.Fabric = &f
 	}
 	return s
+}
+
+// timeScale is what a lab-time duration of c's workload becomes for
+// point p: its contender's D over the experiment's at p's CDF, or 1
+// when the contender has none.
+func (c *Config) timeScale(p Point) float64 {
+	sc, err := ParseContender(p.Contender)
+	if err != nil || sc.D == 0 {
+		return 1
+	}
+	m, err := c.LabSpec("", p.CDF, "/").ResolvedModel()
+	if err != nil || m.D <= 0 {
+		return 1
+	}
+	return sc.D / m.D
+}
+
+// scaled is d x f, to the nanosecond.
+func scaled(d time.Duration, f float64) time.Duration {
+	return time.Duration(math.Round(float64(d) * f))
 }
 
 // routings are the routings of c's labs when its schemes name some after

@@ -597,3 +597,96 @@ func TestLabSectionKnobs(t *testing.T) {
 		}
 	}
 }
+
+// The simulator's schemes (ns3:) and a scheme's own dilation (~dD):
+// what each may name, and what a D changes in a point's lab and
+// workload: the rate, and every lab-time duration scaled by D over the
+// experiment's, so that every D runs the same flows over the same time
+// of the target.
+func TestSimAndDilationContenders(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		sim     string
+		d       float64
+		fc, bad string
+	}{
+		{"ns3:pfc", SimNS3, 0, "pfc", ""},
+		{"ns3:pfc/hpcc", SimNS3, 0, "pfc", ""},
+		{"ns3:pfc@ecmp", SimNS3, 0, "pfc", ""},
+		{"ns3:portfc", "", 0, "", "runs PFC"},
+		{"ns3:irn", "", 0, "", "runs PFC"},
+		{"ns3:pfc@ksp", "", 0, "", "ECMP only"},
+		{"ns3:ns3:pfc", "", 0, "", "runs PFC"},
+		{"portfc~d1000", "", 1000, "portfc", ""},
+		{"pfc/nocc~d333", "", 333, "pfc", ""},
+		{"pfc~d0.5", "", 0, "", "at least 1"},
+		{"pfc~dx", "", 0, "", "at least 1"},
+		{"pfc~d1000~d2", "", 0, "", "at least 1"},
+		{"ns3:pfc~d1000", "", 0, "", "no dilation"},
+		{"nosuch~d1000", "", 0, "", "nosuch"},
+	} {
+		sc, err := ParseContender(c.in)
+		switch {
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("ParseContender(%q): %v, want an error with %q", c.in, err, c.bad)
+		case c.bad == "" && (err != nil || sc.Sim != c.sim || sc.D != c.d || sc.FC != c.fc || sc.Name != c.in):
+			t.Errorf("ParseContender(%q) = %+v, %v; want sim %q, D %v, fc %s", c.in, sc, err, c.sim, c.d, c.fc)
+		}
+	}
+	src := `
+name: inv
+kind: workload
+topology: {n: 4, k: 1}
+lab: {rate: 20M, ecn: true}
+schemes: [portfc, portfc~d1000]
+workload: {cdfs: [websearch], loads: [0.5], duration: 40s, incast: {senders: 8, size: 1MB, start: 2s}}
+`
+	c, err := Parse([]byte(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := c.Points()
+	if len(ps) != 2 || ps[1].ID != "websearch-0.5-portfc-d1000-s1-r1" {
+		t.Fatalf("points %+v", ps)
+	}
+	ref, err := c.PointWorkload(ps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := c.PointWorkload(ps[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.LinkRate != 20e6 || fast.LinkRate != 100e6 || fast.Duration != 8*time.Second || fast.Incast.Start != 400*time.Millisecond || fast.Incast.Period != ref.Incast.Period/5 {
+		t.Errorf("at D = 1,000: rate %d, window %v, incast start %v and period %v; want 100 Mb/s and the D = 5,000 ones (%v, %v, %v) / 5",
+			fast.LinkRate, fast.Duration, fast.Incast.Start, fast.Incast.Period, ref.Duration, ref.Incast.Start, ref.Incast.Period)
+	}
+	sc, _ := ParseContender(ps[1].Contender)
+	if s := c.ContenderLabSpec(sc, "websearch", "/"); s.Dilation != 1000 || s.RateBps != 0 {
+		t.Errorf("lab of portfc~d1000: D %v, rate %d; want D 1000 and the target's rate / D", s.Dilation, s.RateBps)
+	}
+	// The same flows, each at the same time of the target.
+	a, err := workload.Generate(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := workload.Generate(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%d and %d flows", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Src != b[i].Src || a[i].Dst != b[i].Dst || a[i].Size != b[i].Size || (a[i].Start-5*b[i].Start).Abs() > 5 {
+			t.Fatalf("flow %d: %+v at D = 5,000, %+v at D = 1,000", i, a[i], b[i])
+		}
+	}
+	if l := c.Label("portfc~d1000"); l != "PortFC, D = 1,000" {
+		t.Errorf("label %q", l)
+	}
+	bad := strings.Replace(src, "lab: {rate: 20M, ecn: true}", "lab: {rates: \"20M,10M\", ecn: true}", 1)
+	if _, err := Parse([]byte(bad), false); err == nil || !strings.Contains(err.Error(), "own dilation") {
+		t.Errorf("a D with lab.rates: %v", err)
+	}
+}

@@ -87,6 +87,9 @@ func (c *Config) DefaultLabel(contender string) string {
 	if sc.Sim != "" {
 		name = "ns-3 " + name
 	}
+	if sc.D != 0 {
+		name += ", D = " + dilationText(sc.D)
+	}
 	if sc.Routing == "" {
 		return name
 	}

@@ -53,6 +53,13 @@ var contenderStyles = map[string]contenderStyle{
 	scheme.NamePFC + "@" + string(fcplus.KSP):    {rgb(0x1144EE), draw.SquareGlyph{}},   // strong blue
 }
 
+// dilationColors are a scheme's at the D of the invariance study
+// (study/experiment/defs/invariance-*.yaml), beside its own colour at
+// the experiment's D: Paul Tol's indigo, green, sand and wine.
+var dilationColors = map[string]color.RGBA{
+	"2000": rgb(0x332288), "1000": rgb(0x117733), "500": rgb(0xDDAA33), "333": rgb(0x882255),
+}
+
 // reserveColors are for contenders outside contenderStyles (pfc/gbn,
 // bfc:hash:8): one by a hash of the name, the same in every plot,
 // though two such contenders may share one.
@@ -66,6 +73,18 @@ var reserveGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, d
 // colour and a ring: the pair reads as one scheme in two tools.
 func styleOf(contender string) contenderStyle {
 	if s, ok := contenderStyles[contender]; ok {
+		return s
+	}
+	if base, d, ok := strings.Cut(contender, dPrefix); ok {
+		// A scheme at another D: its marker, a colour of its D.
+		s := styleOf(base)
+		if c, ok := dilationColors[d]; ok {
+			s.color = c
+		} else {
+			h := fnv.New32a()
+			h.Write([]byte(d))
+			s.color = reserveColors[h.Sum32()%uint32(len(reserveColors))]
+		}
 		return s
 	}
 	if base, ok := strings.CutPrefix(contender, simPrefix); ok {

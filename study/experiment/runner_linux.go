@@ -449,9 +449,9 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if err := writeJSONFile(filepath.Join(dir, "spec.json"), st.Spec); err != nil {
 		return err
 	}
-	w := x.c.Workload
+	w, f := x.c.Workload, x.c.timeScale(p)
 	o := lab.WorkloadOptions{
-		Config: wc, Mode: sc.Mode, NoDCQCN: w.NoDCQCN || sc.NoCC, MTU: w.MTU, Drain: w.Drain.D(), Interval: w.Interval.D(),
+		Config: wc, Mode: sc.Mode, NoDCQCN: w.NoDCQCN || sc.NoCC, MTU: w.MTU, Drain: scaled(w.Drain.D(), f), Interval: scaled(w.Interval.D(), f),
 		Limits:   x.c.Health.Limits(),
 		Progress: x.workloadStatus,
 	}

@@ -244,9 +244,22 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 	if err != nil {
 		return workload.Config{}, err
 	}
+	// A contender of its own D (pfc~d1000) runs the same flows on links
+	// D/D' slower over a window D/D' longer: every lab-time duration
+	// scaled by f.
+	f := c.timeScale(p)
+	rate := uint64(c.rate(cdf))
+	if f != 1 {
+		sc, _ := ParseContender(p.Contender) // timeScale has parsed it
+		m, err := c.ContenderLabSpec(sc, cdf, "/").ResolvedModel()
+		if err != nil {
+			return workload.Config{}, err
+		}
+		rate = m.LinkRateBps()
+	}
 	wc := workload.Config{
-		Hosts: hosts, LinkRate: uint64(c.rate(cdf)), LinksPerHost: links,
-		Load: load, Duration: w.Duration.D(), Seed: seed,
+		Hosts: hosts, LinkRate: rate, LinksPerHost: links,
+		Load: load, Duration: scaled(w.Duration.D(), f), Seed: seed,
 	}
 	incast, pairing := w.Incast, w.Pairing
 	if p.Scenario != "" {
@@ -290,14 +303,14 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 		}
 	}
 	if in := incast; in != nil {
-		x := workload.Incast{Senders: in.Senders, Size: int64(in.Size), Period: in.Period.D(), Start: in.Start.D(), Trees: in.Trees}
+		x := workload.Incast{Senders: in.Senders, Size: int64(in.Size), Period: scaled(in.Period.D(), f), Start: scaled(in.Start.D(), f), Trees: in.Trees}
 		if x.Period == 0 {
 			x.Period = workload.DefaultIncastPeriod(wc.LinkRate, x.Senders, x.Size)
 		}
 		wc.Incast = &x
 	}
 	if l := w.Long; l != nil {
-		x := workload.Long{Flows: l.Flows, Size: int64(l.Size), Start: l.Start.D()}
+		x := workload.Long{Flows: l.Flows, Size: int64(l.Size), Start: scaled(l.Start.D(), f)}
 		if x.Size == 0 {
 			x.Size = int64(float64(wc.LinkRate) / 8 * wc.Duration.Seconds())
 		}
@@ -308,7 +321,7 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 		if err != nil || (k != workload.KindPS && k != workload.KindMoE) {
 			return wc, fmt.Errorf("pattern kind %q: want ps or moe", p.Kind)
 		}
-		x := workload.Pattern{Kind: k, Size: int64(p.Size), Period: p.Period.D(), Start: p.Start.D(), Gap: p.Gap.D(), Many: p.Many, Few: p.Few, TopK: p.TopK, Skew: p.Skew, Wait: p.Wait}
+		x := workload.Pattern{Kind: k, Size: int64(p.Size), Period: scaled(p.Period.D(), f), Start: scaled(p.Start.D(), f), Gap: scaled(p.Gap.D(), f), Many: p.Many, Few: p.Few, TopK: p.TopK, Skew: p.Skew, Wait: p.Wait}
 		x = x.Resolved(wc.Hosts)
 		wc.Pattern = &x
 	}
@@ -326,11 +339,13 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 			if err != nil {
 				return wc, err
 			}
-			if len(flows) >= w.MinFlows || wc.Duration >= w.MaxDuration.D() {
+			if len(flows) >= w.MinFlows || wc.Duration >= scaled(w.MaxDuration.D(), f) {
 				break
 			}
 			d := time.Duration(float64(wc.Duration) * float64(w.MinFlows) / float64(max(len(flows), 1)) * 1.03)
-			wc.Duration = min(w.MaxDuration.D(), d.Round(time.Second)+time.Second)
+			// Whole seconds of the experiment's own D, as at f = 1.
+			base := time.Duration(float64(d) / f).Round(time.Second)
+			wc.Duration = min(scaled(w.MaxDuration.D(), f), scaled(base+time.Second, f))
 		}
 	}
 	return wc, nil
