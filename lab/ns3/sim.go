@@ -126,8 +126,8 @@ type Flow struct {
 	Start    time.Duration
 	Ideal    time.Duration
 	SimIdeal time.Duration
-	Kind  workload.Kind
-	Group int
+	Kind     workload.Kind
+	Group    int
 }
 
 // SimStart is the flow's start on the sim's clock.
