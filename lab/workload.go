@@ -83,7 +83,7 @@ type WorkloadOptions struct {
 	// NoDCQCN turns DCQCN off (on by default; it only acts on a lab
 	// that marks ECN, lab up --ecn).
 	NoDCQCN bool
-	// CC is the flows' congestion control (hpcc, dctcp, dcqcn, dcqcn-win or none;
+	// CC is the flows' congestion control (hpcc, dctcp, dcqcn, dcqcn-win, dcqcn-mlx or none;
 	// empty: the lab's cc, none with NoDCQCN). dctcp and hpcc need the
 	// lab's egresses to do their part: a lab up with that cc.
 	CC string

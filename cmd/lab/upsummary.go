@@ -71,6 +71,8 @@ func printECN(w io.Writer, p *lab.Plan) {
 		fmt.Fprintf(w, "  cc          hpcc: windows from the INT records every egress stamps\n")
 	case "dcqcn-win":
 		fmt.Fprintf(w, "  cc          dcqcn-win: DCQCN's rate with a window of one BDP\n")
+	case "dcqcn-mlx":
+		fmt.Fprintf(w, "  cc          dcqcn-mlx: DCQCN as Mellanox NICs run it (cuts in a row keep the target, the timer alone raises the rate)\n")
 	case "none":
 		fmt.Fprintf(w, "  cc          none: flows paced at their line rate\n")
 	}

@@ -289,10 +289,18 @@ func (s *Sim) differences() []string {
 		"AckHighPrio: in its switches ACKs share priority group %d, and its pauses, with data. bcfab's take the high-priority queue at every hop.",
 		t.AckEvery, t.AckDelay.D(), PG))
 	switch s.CC {
-	case transport.CCDCQCN, transport.CCDCQCNWin:
-		out = append(out, fmt.Sprintf("DCQCN: the sim's is Mellanox's: a marked packet sets the CNP flag of its ACK and the sender cuts its rate at most "+
-			"once per RATE_DECREASE_INTERVAL (set to bcfab's CNP interval, %v, at which bcfab's receivers send one CNP); it raises the rate "+
-			"by timer only, with no byte counter (bcfab's counts %d bytes).", t.DCQCN.CNPInterval.D(), t.DCQCN.ByteCounter))
+	case transport.CCDCQCN, transport.CCDCQCNWin, transport.CCDCQCNMlx:
+		note := fmt.Sprintf("DCQCN: the sim's is Mellanox's: a marked packet sets the CNP flag of its ACK and the sender cuts its rate at most "+
+			"once per RATE_DECREASE_INTERVAL (set to bcfab's CNP interval, %v, at which bcfab's receivers send one CNP); with "+
+			"CLAMP_TARGET_RATE 0 a cut lowers the target rate only after an increase event, and the timer alone raises the rate: "+
+			"F events of fast recovery, one additive, then hyper increase.", t.DCQCN.CNPInterval.D())
+		if s.CC == transport.CCDCQCNMlx {
+			note += " bcfab's flows run the same variant (dcqcn-mlx)."
+		} else {
+			note += fmt.Sprintf(" bcfab's flows run the paper's (%s): every cut sets the target to the rate it cuts, and hyper increase "+
+				"needs the byte counter's stages (every %d bytes) past F as well as the timer's; --cc dcqcn-mlx runs the sim's variant.", s.CC, t.DCQCN.ByteCounter)
+		}
+		out = append(out, note)
 	case transport.CCHPCC:
 		out = append(out, fmt.Sprintf("HPCC: the sim's base RTT T is its longest path's (GLOBAL_T 1, computed by the sim over this topology); "+
 			"bcfab's is %v. RATE_AI is bcfab's W_AI per %v.", t.HPCCBaseRTT(), t.HPCCBaseRTT()))

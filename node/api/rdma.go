@@ -42,7 +42,7 @@ type RDMARequest struct {
 	// lab says otherwise (with switches marking no ECN no CNP is ever
 	// sent, so DCQCN stays at the line rate).
 	DCQCN *bool `json:"dcqcn,omitempty"`
-	// CC is the congestion control: hpcc, dctcp, dcqcn, dcqcn-win or none (default:
+	// CC is the congestion control: hpcc, dctcp, dcqcn, dcqcn-win, dcqcn-mlx or none (default:
 	// the host's, the lab's cc). dctcp and hpcc need a host (a lab) of
 	// that cc, dcqcn one of any other than dctcp (whose receivers send no
 	// CNP).

@@ -85,7 +85,7 @@ type Node struct {
 	// ECN, ECNKmaxBytes 0 turns marking off.
 	ECN bool `json:"ecn,omitempty"`
 	// CC is the servers' congestion control (hpcc, dctcp, dcqcn,
-	// dcqcn-win or none; empty: dcqcn), and what the egresses do for it: under dctcp every
+	// dcqcn-win, dcqcn-mlx or none; empty: dcqcn), and what the egresses do for it: under dctcp every
 	// egress marks at DCTCP's one threshold K (P_max 1) unless the ECN
 	// thresholds are given; under hpcc every egress stamps INT records.
 	CC           string  `json:"cc,omitempty"`

@@ -325,7 +325,7 @@ func parseSimContender(s, rest string) (Contender, error) {
 	}
 	sc.Name, sc.Sim = s, SimNS3
 	if base, _, _ := strings.Cut(sc.FC, ":"); base != scheme.NamePFC || sc.FC != base || sc.Mode != transport.Lossless.String() || strings.HasPrefix(rest, simPrefix) {
-		return sc, fmt.Errorf("scheme %q: the ns-3 simulator runs PFC with lossless flows: ns3:pfc, or ns3:pfc/CC (dcqcn, dcqcn-win, hpcc, dctcp, nocc)", s)
+		return sc, fmt.Errorf("scheme %q: the ns-3 simulator runs PFC with lossless flows: ns3:pfc, or ns3:pfc/CC (dcqcn, dcqcn-mlx, dcqcn-win, hpcc, dctcp, nocc)", s)
 	}
 	if sc.Routing != "" && sc.Routing != lab.RoutingECMP {
 		return sc, fmt.Errorf("scheme %q: the ns-3 simulator routes by ECMP only", s)

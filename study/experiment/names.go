@@ -39,6 +39,7 @@ var (
 		transport.CCDCTCP.String():    "DCTCP",
 		transport.CCHPCC.String():     "HPCC",
 		transport.CCDCQCNWin.String(): "DCQCN+win",
+		transport.CCDCQCNMlx.String(): "DCQCN (mlx)",
 	}
 	routingTitles = map[string]string{
 		lab.RoutingECMP:   "ECMP",

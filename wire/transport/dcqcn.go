@@ -20,6 +20,13 @@ import "math"
 //   - At the line rate with nothing to recover, the timer stops and the
 //     byte counter rests until the next CNP.
 //
+// In its Mellanox variant (DCQCNParams.Mlx, as the HPCC simulator runs
+// it with CLAMP_TARGET_RATE 0) a cut sets Rt to Rc only when an
+// increase event came since the cut before (or it is the first cut), so
+// cuts in a row keep the target the first one set; and only the timer
+// counts stages: its first F events are fast recovery, the next
+// additive increase, every later one hyper increase.
+//
 // Times are nanoseconds on the caller's clock; rates bit/s.
 
 // DCQCNCounters count what a rate machine did.
@@ -35,6 +42,7 @@ type DCQCN struct {
 	alphaPeriod, inc   int64
 	byteCounter        int64
 	f                  int
+	mlx                bool
 
 	rc, rt    float64
 	alpha     float64 // as of lastCNP
@@ -61,7 +69,7 @@ func (d *DCQCN) init(p DCQCNParams, lineRateBps int64) {
 		line: float64(lineRateBps), min: float64(p.MinRateBps),
 		ai: float64(p.AIRateBps), hai: float64(p.HAIRateBps),
 		g: p.G, alphaPeriod: int64(p.AlphaPeriod), inc: int64(p.IncreasePeriod),
-		byteCounter: p.ByteCounter, f: p.F,
+		byteCounter: p.ByteCounter, f: p.F, mlx: p.Mlx,
 		rc: float64(lineRateBps), rt: float64(lineRateBps), alpha: 1, nextInc: -1,
 	}
 }
@@ -88,7 +96,9 @@ func (d *DCQCN) Stages() (timer, bytes int) { return d.timeStage, d.byteStage }
 func (d *DCQCN) OnCNP(now int64) {
 	d.OnTimer(now)
 	a := d.Alpha(now)
-	d.rt = d.rc
+	if !d.mlx || !d.cut || d.timeStage > 0 {
+		d.rt = d.rc
+	}
 	d.rc = max(d.rc*(1-a/2), d.min)
 	d.alpha = (1-d.g)*a + d.g
 	d.lastCNP, d.cut = now, true
@@ -99,7 +109,7 @@ func (d *DCQCN) OnCNP(now int64) {
 
 // OnSent counts bytes sent at now toward the byte counter.
 func (d *DCQCN) OnSent(bytes int, now int64) {
-	if d.nextInc < 0 {
+	if d.nextInc < 0 || d.mlx {
 		return
 	}
 	d.OnTimer(now)
@@ -127,6 +137,12 @@ func (d *DCQCN) OnTimer(now int64) {
 // rest.
 func (d *DCQCN) increase() {
 	switch {
+	case d.mlx && d.timeStage <= d.f:
+		// The timer's events 1..F.
+		d.C.FastRecovery++
+	case d.mlx && d.timeStage > d.f+1:
+		d.rt += d.hai
+		d.C.Hyper++
 	case d.timeStage < d.f && d.byteStage < d.f:
 		d.C.FastRecovery++
 	case d.timeStage > d.f && d.byteStage > d.f:

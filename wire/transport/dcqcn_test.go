@@ -97,3 +97,67 @@ func TestDCQCNMinRate(t *testing.T) {
 		t.Fatalf("rate %v after 100 CNPs, want the minimum %d", d.Rate(), p.MinRateBps)
 	}
 }
+
+// The Mellanox variant, as the HPCC simulator's rdma-hw.cc runs it with
+// CLAMP_TARGET_RATE 0: cuts in a row keep the target the first set; the
+// timer alone counts stages (F fast recovery events, one additive, then
+// hyper increase); bytes sent move nothing.
+func TestDCQCNMlx(t *testing.T) {
+	p := testParams().DCQCN
+	p.Mlx = true
+	line := float64(simRate)
+	d := NewDCQCN(p, simRate)
+	T := int64(p.IncreasePeriod)
+	t0 := int64(time.Second)
+	d.OnCNP(t0)
+	if !near(d.Rate(), line/2) || d.Target() != line {
+		t.Fatalf("first cut: rate %v, target %v; want half the line rate and the line rate", d.Rate(), d.Target())
+	}
+	// A second cut before any increase event: the target stays.
+	t1 := t0 + T/2
+	a := d.Alpha(t1)
+	d.OnCNP(t1)
+	if !near(d.Rate(), line/2*(1-a/2)) || d.Target() != line {
+		t.Fatalf("a cut in a row: rate %v, target %v; want %v and the line rate", d.Rate(), d.Target(), line/2*(1-a/2))
+	}
+	// Bytes sent count for nothing.
+	for range 3 * p.F {
+		d.OnSent(int(p.ByteCounter), t1)
+	}
+	if tm, by := d.Stages(); by != 0 || tm != 0 || d.C.FastRecovery+d.C.Additive+d.C.Hyper != 0 {
+		t.Fatalf("after bytes only: stages %d, %d, counters %+v", tm, by, d.C)
+	}
+	// F fast recovery events, then one additive, then hyper increase.
+	rc, rt := d.Rate(), d.Target()
+	for i := 1; i <= p.F+3; i++ {
+		d.OnTimer(t1 + int64(i)*T)
+		switch {
+		case i == p.F+1:
+			rt = math.Min(line, rt+float64(p.AIRateBps))
+		case i > p.F+1:
+			rt = math.Min(line, rt+float64(p.HAIRateBps))
+		}
+		rc = (rt + rc) / 2
+		if !near(d.Target(), rt) || !near(d.Rate(), math.Min(rc, line)) {
+			t.Fatalf("event %d: rate %v, target %v; want %v, %v", i, d.Rate(), d.Target(), rc, rt)
+		}
+	}
+	if d.C.FastRecovery != uint64(p.F) || d.C.Additive != 1 || d.C.Hyper != 2 {
+		t.Fatalf("counters %+v, want %d fast recovery, 1 additive, 2 hyper", d.C, p.F)
+	}
+	// A cut after increase events lowers the target to the rate it cuts.
+	t2 := t1 + int64(p.F+3)*T + T/2
+	before := d.Rate()
+	d.OnCNP(t2)
+	if !near(d.Target(), before) {
+		t.Fatalf("a cut after increases: target %v, want the rate before it %v", d.Target(), before)
+	}
+	var q Params
+	q.SetCC(CCDCQCNMlx)
+	if !q.DCQCN.Enabled || !q.DCQCN.Mlx || q.DCQCN.Window || q.CC() != CCDCQCNMlx || !CCDCQCNMlx.Rate() {
+		t.Errorf("SetCC(dcqcn-mlx): %+v, CC %v", q.DCQCN, q.CC())
+	}
+	if c, err := ParseCC("dcqcn-mlx"); err != nil || c != CCDCQCNMlx {
+		t.Errorf("ParseCC(dcqcn-mlx) = %v, %v", c, err)
+	}
+}

@@ -92,6 +92,15 @@ type DCQCNParams struct {
 	// Window adds a window of one BDP (the BDP cap, BDPBytes) to the rate:
 	// DCQCN+win, as the HPCC paper evaluates it.
 	Window bool
+	// Mlx runs DCQCN as Mellanox's NICs do and the HPCC simulator models
+	// them (its "mlx" version, CLAMP_TARGET_RATE 0): a cut lowers the
+	// target rate only when an increase event came since the cut before
+	// it, and the increase runs by the timer alone (no byte counter):
+	// F events of fast recovery, one additive, then hyper increase.
+	// Off, DCQCN is the paper's (SIGCOMM 2015): every cut sets the
+	// target to the rate it cuts, and hyper increase needs both the
+	// timer's and the byte counter's stages past F.
+	Mlx bool
 }
 
 // DCTCPParams are DCTCP's sender constants (dctcp.go). Its window
@@ -324,19 +333,21 @@ const (
 	CCHPCC
 	// CCDCQCNWin: DCQCN with a window of one BDP (DCQCN+win).
 	CCDCQCNWin
+	// CCDCQCNMlx: DCQCN as Mellanox's NICs run it (DCQCNParams.Mlx).
+	CCDCQCNMlx
 )
 
 // CCNames are the congestion controls' names, by value.
-var CCNames = [...]string{CCNone: "none", CCDCQCN: "dcqcn", CCDCTCP: "dctcp", CCHPCC: "hpcc", CCDCQCNWin: "dcqcn-win"}
+var CCNames = [...]string{CCNone: "none", CCDCQCN: "dcqcn", CCDCTCP: "dctcp", CCHPCC: "hpcc", CCDCQCNWin: "dcqcn-win", CCDCQCNMlx: "dcqcn-mlx"}
 
-// ParseCC accepts none, dcqcn, dctcp and hpcc.
+// ParseCC accepts the names of CCNames.
 func ParseCC(s string) (CC, error) {
 	for i, n := range CCNames {
 		if s == n {
 			return CC(i), nil
 		}
 	}
-	return 0, fmt.Errorf("transport: unknown congestion control %q (want hpcc, dctcp, dcqcn, dcqcn-win or none)", s)
+	return 0, fmt.Errorf("transport: unknown congestion control %q (want hpcc, dctcp, dcqcn, dcqcn-win, dcqcn-mlx or none)", s)
 }
 
 func (c CC) String() string {
@@ -373,6 +384,8 @@ func (p *Params) CC() CC {
 		return CCDCTCP
 	case p.DCQCN.Enabled && p.DCQCN.Window:
 		return CCDCQCNWin
+	case p.DCQCN.Enabled && p.DCQCN.Mlx:
+		return CCDCQCNMlx
 	case p.DCQCN.Enabled:
 		return CCDCQCN
 	}
@@ -380,11 +393,12 @@ func (p *Params) CC() CC {
 }
 
 // Rate reports whether c is DCQCN's rate machine, with or without its
-// window: the congestion controls that hear CNPs.
-func (c CC) Rate() bool { return c == CCDCQCN || c == CCDCQCNWin }
+// window, in either variant: the congestion controls that hear CNPs.
+func (c CC) Rate() bool { return c == CCDCQCN || c == CCDCQCNWin || c == CCDCQCNMlx }
 
 // SetCC turns on c and the others off, keeping their constants.
 func (p *Params) SetCC(c CC) {
 	p.DCQCN.Enabled, p.DCTCP.Enabled, p.HPCC.Enabled = c.Rate(), c == CCDCTCP, c == CCHPCC
 	p.DCQCN.Window = c == CCDCQCNWin
+	p.DCQCN.Mlx = c == CCDCQCNMlx
 }

@@ -236,6 +236,8 @@ func (s *Sender) CC() CC {
 	switch {
 	case s.ccOn && s.bdpWin > 0:
 		return CCDCQCNWin
+	case s.ccOn && s.cc.mlx:
+		return CCDCQCNMlx
 	case s.ccOn:
 		return CCDCQCN
 	case s.dctcpOn:
