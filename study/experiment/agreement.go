@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // agreementGoal is one measure of a size class that two runs of the
@@ -61,12 +63,34 @@ var simAgreement = agreementStudy{
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair
 		for _, s := range c.Contenders {
-			if base, ok := strings.CutPrefix(s, simPrefix); ok && slices.Contains(c.Contenders, base) {
-				out = append(out, agreementPair{base, s})
+			if !strings.HasPrefix(s, simPrefix) {
+				continue
+			}
+			for _, l := range c.Contenders {
+				if !strings.HasPrefix(l, simPrefix) && simEquivalent(l) == simEquivalent(s) {
+					out = append(out, agreementPair{l, s})
+				}
 			}
 		}
 		return out
 	},
+}
+
+// simEquivalent is what the simulator runs for a contender (ns3:X or a
+// lab's X): its flow control, congestion control and routing, DCQCN's
+// two variants being one, since the simulator runs only Mellanox's. A
+// lab's contender and a simulator's with one simEquivalent ran the same
+// flows under what the simulator can compare.
+func simEquivalent(contender string) string {
+	sc, err := ParseContender(contender)
+	if err != nil || sc.D != 0 {
+		return "?" + contender
+	}
+	cc := cmp.Or(sc.CC, transport.CCDCQCN.String())
+	if cc == transport.CCDCQCNMlx.String() {
+		cc = transport.CCDCQCN.String()
+	}
+	return fmt.Sprintf("%s/%s/%v/%s/%s", sc.FC, cc, sc.NoCC, sc.Mode, cmp.Or(sc.Routing, lab.RoutingECMP))
 }
 
 // dInvariance is a scheme at another D against itself at the

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,13 @@ seeds: [1, 2]
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+	// Both DCQCN variants of a lab pair with the simulator's DCQCN (it
+	// runs only Mellanox's); another cc or flow control does not.
+	c.Contenders = []string{"pfc", "pfc/dcqcn-mlx", "pfc/hpcc", "portfc", "ns3:pfc", "ns3:pfc/hpcc"}
+	got := fmt.Sprint(agreementPairs(c))
+	if want := "[{pfc ns3:pfc} {pfc/dcqcn-mlx ns3:pfc} {pfc/hpcc ns3:pfc/hpcc}]"; got != want {
+		t.Errorf("pairs %s, want %s", got, want)
 	}
 	b.Reset()
 	c.Contenders = []string{"pfc"}

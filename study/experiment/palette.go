@@ -43,6 +43,9 @@ var contenderStyles = map[string]contenderStyle{
 	scheme.NamePFC + "/hpcc":  {rgb(0xDC050C), draw.TriangleGlyph{}}, // red
 	scheme.NameSFQ + "/hpcc":  {rgb(0x661100), draw.SquareGlyph{}},   // brown
 	scheme.NamePFC + "/dctcp": {rgb(0x5568B8), draw.RingGlyph{}},     // blue
+	// DCQCN's Mellanox variant (study/experiment/defs/ns3-*.yaml): violet,
+	// apart from every colour here.
+	scheme.NamePFC + "/dcqcn-mlx": {rgb(0x7700DD), draw.TriangleGlyph{}},
 	scheme.NameIdealFQ:        {rgb(0x555555), draw.CircleGlyph{}},   // dark grey
 	// PFC on an FC+ fabric's routings (study/experiment/defs/fcplus.yaml): FC+'s
 	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
