@@ -42,11 +42,15 @@ type agreementCounter struct {
 	goal         float64
 }
 
-var (
-	slowdownP50 = func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P50 }
-	slowdownP99 = func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P99 }
-	meanFCTus   = func(b *workload.BinSummary, d float64) float64 { return float64(b.FCT.Mean) / max(d, 1) / 1e3 }
-)
+// classGoals are a size class's measures, the slowdown's p50 and p99
+// and the mean FCT in the target's µs, within p50, p99 and mean.
+func classGoals(p50, p99, mean float64) []agreementGoal {
+	return []agreementGoal{
+		{"p50", "slowdown p50", p50, func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P50 }},
+		{"p99", "slowdown p99", p99, func(b *workload.BinSummary, _ float64) float64 { return b.Slowdown.P99 }},
+		{"mean", "mean FCT µs", mean, func(b *workload.BinSummary, d float64) float64 { return float64(b.FCT.Mean) / max(d, 1) / 1e3 }},
+	}
+}
 
 // simAgreement is a lab's run against the simulator's on the same flows
 // (docs/VALIDATION.md): per size class of the background, the p50
@@ -55,11 +59,7 @@ var simAgreement = agreementStudy{
 	heading: "Agreement with the simulator",
 	intro:   "The same flows in both tools, per size class of the background: each tool's value (the mean over the seeds both ran validly), the simulator's over the lab's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). Each tool's slowdown is against the flow alone in its own network. A class of few flows has a noisy p99. docs/VALIDATION.md says why the tools differ.\n",
 	ref:     "lab", other: "sim",
-	goals: []agreementGoal{
-		{"p50", "slowdown p50", 0.10, slowdownP50},
-		{"p99", "slowdown p99", 0.25, slowdownP99},
-		{"mean", "mean FCT µs", 0.10, meanFCTus},
-	},
+	goals: classGoals(0.10, 0.25, 0.10),
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair
 		for _, s := range c.Contenders {
@@ -102,11 +102,7 @@ var dInvariance = agreementStudy{
 	heading: "Invariance across D",
 	intro:   "The same flows over the same time of the target at another D, per size class of the background: the value at the experiment's D and at the other (the mean over the seeds both ran validly), the other's over the experiment's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). A class of few flows has a noisy p99.\n",
 	ref:     "ref", other: "D",
-	goals: []agreementGoal{
-		{"p50", "slowdown p50", 0.05, slowdownP50},
-		{"p99", "slowdown p99", 0.15, slowdownP99},
-		{"mean", "mean FCT µs", 0.05, meanFCTus},
-	},
+	goals: classGoals(0.05, 0.15, 0.05),
 	counters: []agreementCounter{{"pauses", "pauses", 0.10}, {"ecn_marks", "ECN marks", 0.10}, {"cnps", "CNPs", 0.10}},
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair

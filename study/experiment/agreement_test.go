@@ -9,20 +9,21 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 )
 
-// The agreement table pairs each seed's lab and simulator results of a
-// scheme, class by class, averages each tool's measure over the seeds,
-// and marks a ratio outside its goal; an invalid point is left out.
-func TestAgreementTable(t *testing.T) {
-	src := `
+// agreeSrc is an experiment of a lab's scheme and the simulator's.
+const agreeSrc = `
 name: agree
 kind: workload
 fabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}
 lab: {rate: 20M, ecn: true}
 schemes: [pfc, "ns3:pfc"]
 workload: {cdfs: [websearch], loads: [0.5], duration: 4s}
-seeds: [1, 2]
 `
-	c, err := Parse([]byte(src), false)
+
+// The agreement table pairs each seed's lab and simulator results of a
+// scheme, class by class, averages each tool's measure over the seeds,
+// and marks a ratio outside its goal; an invalid point is left out.
+func TestAgreementTable(t *testing.T) {
+	c, err := Parse([]byte(agreeSrc+"seeds: [1, 2]\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,15 +88,7 @@ seeds: [1, 2]
 // simulator's points of one schedule, and is drawn only for a scheme
 // both tools ran.
 func TestRatioCDF(t *testing.T) {
-	src := `
-name: agree
-kind: workload
-fabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}
-lab: {rate: 20M, ecn: true}
-schemes: [pfc, "ns3:pfc"]
-workload: {cdfs: [websearch], loads: [0.5], duration: 4s}
-`
-	c, err := Parse([]byte(src), false)
+	c, err := Parse([]byte(agreeSrc), false)
 	if err != nil {
 		t.Fatal(err)
 	}
