@@ -102,7 +102,7 @@ var dInvariance = agreementStudy{
 	heading: "Invariance across D",
 	intro:   "The same flows over the same time of the target at another D, per size class of the background: the value at the experiment's D and at the other (the mean over the seeds both ran validly), the other's over the experiment's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). A class of few flows has a noisy p99.\n",
 	ref:     "ref", other: "D",
-	goals: classGoals(0.05, 0.15, 0.05),
+	goals:    classGoals(0.05, 0.15, 0.05),
 	counters: []agreementCounter{{"pauses", "pauses", 0.10}, {"ecn_marks", "ECN marks", 0.10}, {"cnps", "CNPs", 0.10}},
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair

@@ -46,7 +46,7 @@ var contenderStyles = map[string]contenderStyle{
 	// DCQCN's Mellanox variant (study/experiment/defs/ns3-*.yaml): violet,
 	// apart from every colour here.
 	scheme.NamePFC + "/dcqcn-mlx": {rgb(0x7700DD), draw.TriangleGlyph{}},
-	scheme.NameIdealFQ:        {rgb(0x555555), draw.CircleGlyph{}},   // dark grey
+	scheme.NameIdealFQ:            {rgb(0x555555), draw.CircleGlyph{}}, // dark grey
 	// PFC on an FC+ fabric's routings (study/experiment/defs/fcplus.yaml): FC+'s
 	// DF-KSP in warm colours, FC and plain KSP in cool ones, each apart
 	// from every colour above (Paul Tol's vibrant magenta and green).
