@@ -131,3 +131,22 @@ func Pauses(exp string) (pauses int, last time.Duration, err error) {
 	}
 	return pauses, last, sc.Err()
 }
+
+// Drops counts the packets the sim dropped in the export exp, as its
+// switches print them to the program's output (LogFile): a line with
+// "Drop:" per packet ("Headroom full": the PFC headroom overflowed).
+func Drops(exp string) (int, error) {
+	f, err := os.Open(filepath.Join(exp, LogFile))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), " Drop: ") {
+			n++
+		}
+	}
+	return n, sc.Err()
+}

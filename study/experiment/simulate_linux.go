@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/bcfab/bcfab/internal/buildinfo"
@@ -26,7 +25,8 @@ const simDir = "ns3"
 // lab's are, so that every table and plot takes the two alike. No lab
 // comes up and nothing needs privileges. The sim has no emulation
 // health: its run is valid when it ran; flows it did not complete are
-// counted incomplete as a lab's. Its wall time is the point's, so the
+// counted incomplete as a lab's; its drops are those its switches
+// printed (ns3.Drops), its pauses those its devices received. Its wall time is the point's, so the
 // result's wall time per target ms is the sim's.
 func (x *runner) simulate(ctx context.Context, p Point, sc Contender, dir string, res *Result) error {
 	wc, err := x.c.PointWorkload(p)
@@ -90,6 +90,11 @@ func (x *runner) simulate(ctx context.Context, p Point, sc Contender, dir string
 		return err
 	}
 	rep.Fabric.Pauses = uint64(pauses)
+	drops, err := ns3.Drops(exp)
+	if err != nil {
+		return err
+	}
+	rep.Fabric.Drops = uint64(drops)
 	rep.Health = lab.Health{Valid: true}
 	if err := writeWith(filepath.Join(dir, "records.csv"), func(w io.Writer) error { return workload.WriteCSV(w, recs) }); err != nil {
 		return err
@@ -101,12 +106,12 @@ func (x *runner) simulate(ctx context.Context, p Point, sc Contender, dir string
 	// What the sim does not count is unknown, not 0.
 	res.unknown("ecn_marks", "cnps", "isolations", "ici_isolated", "ici_table_full", "ecn_marks_cq", "retransmissions",
 		"start_lag_avg_ms", "start_lag_p99_ms", "switch_queue_p50_kb", "switch_queue_p99_kb", "switch_queue_max_kb",
-		"queue_delay_p99_ms", "switch_queue_p99_bdp", "switch_queue_max_bdp", "drops",
+		"queue_delay_p99_ms", "switch_queue_p99_bdp", "switch_queue_max_bdp",
 		"machine_busy", "daemon_share", "lost_share", "ring_drops", "cnps_victim_per_flow", "cnps_incast_per_flow", "cnps_victim", "cnps_incast")
 	delete(res.Series, "cnps_per_s")
 	res.Dilation = m.D
 	if s := rep.Summary; s.Completed < s.Flows {
-		fmt.Fprintf(x.progress, "  the simulator completed %d of %s by its stop (%s)\n", s.Completed, units.Count(s.Flows, "flow", "flows"), strings.TrimSpace(sim.Stop.String()))
+		fmt.Fprintf(x.progress, "  the simulator completed %d of %s by its stop (%v)\n", s.Completed, units.Count(s.Flows, "flow", "flows"), sim.Stop)
 	}
 	return nil
 }

@@ -17,8 +17,8 @@ import (
 // fakeSim is a stand-in for the simulator's program (a checkout's
 // simulation/build/scratch/third): it reads the export's flows.csv in
 // its working directory and writes fct.txt as the sim would, every flow
-// ending after 1.5 of its ideal FCT, and in pfc.txt one pause and its
-// resume. It checks its argument and its library path as the real one
+// ending after 1.5 of its ideal FCT, in pfc.txt one pause and its
+// resume, and on its output one drop. It checks its argument and its library path as the real one
 // needs them.
 const fakeSim = `#!/bin/sh
 set -e
@@ -27,6 +27,7 @@ case $LD_LIBRARY_PATH in */simulation/build*) ;; *) echo "no library path" >&2; 
 awk -F, 'NR > 1 { printf "0b%04x01 0b%04x01 %d %d %d %d %d %d\n", $4, $5, $6, $7, $8, $10, $14 * 1.5, $14 }' flows.csv > fct.txt
 printf '2000001000 5 1 1 1\n2000002000 5 1 1 0\n' > pfc.txt
 echo ran
+echo '2000001500 5 Drop: queue:1,3: Headroom full'
 `
 
 // TestRunSimulator runs an experiment whose one scheme is the simulator
@@ -90,6 +91,9 @@ workload: {cdfs: [websearch], loads: [0.5], duration: 4s}
 	}
 	if p, _ := res.Get("pauses"); p != 1 {
 		t.Errorf("pauses %v, want the one pause of pfc.txt", p)
+	}
+	if d, _ := res.Get("drops"); d != 1 {
+		t.Errorf("drops %v, want the one drop the program printed", d)
 	}
 	if m, ok := res.Get("ecn_marks"); !ok || !math.IsNaN(m) {
 		t.Errorf("ecn_marks %v (%v), want NaN: the simulator counts none", m, ok)
