@@ -102,6 +102,16 @@ type WorkloadOptions struct {
 	Limits HealthLimits
 	// Progress, when not nil, is called after every poll.
 	Progress func(WorkloadProgress)
+	// Flows, when not nil, is the schedule to run in place of the one
+	// Config generates (Config still gives the hosts, and its Duration
+	// the window the starts fall in): a hand-made set of flows, as the
+	// conformance checks run. Their IDs are their indices.
+	Flows []workload.Flow
+	// FlowSeries samples every running flow's acknowledged bytes at
+	// every poll (WorkloadReport.FlowSeries): the rates over time that
+	// a fair-share check reads. Off by default, as a workload's
+	// thousands of flows would make the report large.
+	FlowSeries bool
 }
 
 // DefaultDrain is the drain time of a run of the given duration and
@@ -207,6 +217,10 @@ type WorkloadReport struct {
 	// bytes each node held in its egress queues (all ports).
 	QueueNodes []string   `json:"queue_nodes"`
 	Queues     []QueueRow `json:"queues"`
+	// FlowSeries, with WorkloadOptions.FlowSeries, is every flow's
+	// acknowledged bytes at every poll that found it running, and once
+	// more when it ended, in the order of the polls.
+	FlowSeries []FlowSample `json:"flow_series,omitempty"`
 
 	// Model is the scale model the lab ran (the target and D); Target is
 	// Summary in the target's time and rates (FCTs and the duration / D,
@@ -235,6 +249,15 @@ type QueueRow struct {
 	// flows' last poll (the CNP series: its differences are the CNPs of
 	// each interval).
 	CNPs uint64 `json:"cnps"`
+}
+
+// FlowSample is what a poll learnt of one flow: its acknowledged bytes
+// at a time since the run's start, on the lab's clock and the target's.
+type FlowSample struct {
+	Flow          int           `json:"flow"` // index in the schedule, FlowRecord.ID
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	TargetElapsed time.Duration `json:"elapsed_target_ns,omitempty"`
+	Acked         int64         `json:"acked"`
 }
 
 // QueuePeakSample is the largest queue of a series.
@@ -738,4 +761,25 @@ func graphIdealPath(spec Spec, g *topo.Graph) func(src, dst int) []uint64 {
 		}
 		return path
 	}
+}
+
+// CheckFlows checks a hand-made schedule (WorkloadOptions.Flows) against
+// the workload c it runs in: every flow's ID its index, its hosts
+// distinct servers of c, its size positive and its start in c's window.
+func CheckFlows(flows []workload.Flow, c workload.Config) error {
+	for i, f := range flows {
+		switch {
+		case f.ID != i:
+			return fmt.Errorf("workload: flow %d has id %d, want its index", i, f.ID)
+		case f.Src < 0 || f.Src >= c.Hosts || f.Dst < 0 || f.Dst >= c.Hosts:
+			return fmt.Errorf("workload: flow %d: h%d -> h%d, want servers h0..h%d", i, f.Src, f.Dst, c.Hosts-1)
+		case f.Src == f.Dst:
+			return fmt.Errorf("workload: flow %d: h%d to itself", i, f.Src)
+		case f.Size < 1:
+			return fmt.Errorf("workload: flow %d: size %d, want at least 1 byte", i, f.Size)
+		case f.Start < 0 || f.Start >= c.Duration:
+			return fmt.Errorf("workload: flow %d starts at %v, outside the window [0, %v)", i, f.Start, c.Duration)
+		}
+	}
+	return nil
 }

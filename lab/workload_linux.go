@@ -63,8 +63,12 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	if mtu < api.MinRDMAMTU || mtu > api.MaxRDMAMTU {
 		return nil, fmt.Errorf("mtu %d: want %d..%d payload bytes", mtu, api.MinRDMAMTU, api.MaxRDMAMTU)
 	}
-	flows, err := workload.Generate(c)
-	if err != nil {
+	flows := o.Flows
+	if flows == nil {
+		if flows, err = workload.Generate(c); err != nil {
+			return nil, err
+		}
+	} else if err := CheckFlows(flows, c); err != nil {
 		return nil, err
 	}
 	if len(flows) == 0 {
@@ -162,6 +166,10 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		rep.QueueNodes = append(rep.QueueNodes, n.Name)
 	}
 	rep.Queues = r.queues
+	rep.FlowSeries = r.series
+	for i := range rep.FlowSeries {
+		rep.FlowSeries[i].TargetElapsed = model.TargetTime(rep.FlowSeries[i].Elapsed)
+	}
 	if rep.Summary, err = workload.Summarize(r.recs, rep.Elapsed, workload.DefaultBins); err != nil {
 		return nil, err
 	}
@@ -202,6 +210,7 @@ type workloadRun struct {
 	cnpsNow     []uint64 // by flow, CNPs its sender had received at the last poll
 	lastEnd     int64    // Unix ns of the latest flow end seen
 	queues      []QueueRow
+	series      []FlowSample // with o.FlowSeries
 	// stalls and cycle are the lab's stalled queues when the drain time
 	// ended with flows running (inspect sets them).
 	stalls, cycle []Stall
@@ -470,6 +479,9 @@ func (r *workloadRun) poll() {
 func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	r.acked[i] = f.AckedBytes
 	r.cnpsNow[i] = f.CNPs
+	if r.o.FlowSeries {
+		r.series = append(r.series, FlowSample{Flow: i, Elapsed: time.Since(r.t0), Acked: f.AckedBytes})
+	}
 	rec := &r.recs[i]
 	rec.Retransmissions, rec.CNPs = f.RetxPackets, f.CNPs
 	if f.State == api.RDMARunning {

@@ -260,3 +260,22 @@ func TestWorkloadFlowCC(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckFlows(t *testing.T) {
+	c := workload.Config{Hosts: 4, Duration: time.Second}
+	ok := []workload.Flow{{ID: 0, Src: 0, Dst: 1, Size: 1000}, {ID: 1, Src: 3, Dst: 0, Size: 1, Start: 999 * time.Millisecond}}
+	if err := CheckFlows(ok, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []workload.Flow{
+		{ID: 1, Src: 0, Dst: 1, Size: 1},
+		{Src: 0, Dst: 4, Size: 1},
+		{Src: 2, Dst: 2, Size: 1},
+		{Src: 0, Dst: 1},
+		{Src: 0, Dst: 1, Size: 1, Start: time.Second},
+	} {
+		if err := CheckFlows([]workload.Flow{bad}, c); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}

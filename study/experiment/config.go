@@ -92,6 +92,8 @@ type Config struct {
 	Workload *WorkloadConfig `yaml:"workload,omitempty"`
 	Loop     *LoopConfig     `yaml:"loop,omitempty"`
 	HoL      *HoLConfig      `yaml:"hol,omitempty"`
+	// Conformance is a conformance experiment's cases.
+	Conformance *ConformanceConfig `yaml:"conformance,omitempty"`
 
 	// Quick, when present, holds the keys that --quick replaces (any of
 	// the above but name and kind): fewer schemes and loads, shorter runs.
@@ -136,6 +138,9 @@ func (f *FabricConfig) Spec() *lab.FabricSpec {
 // TopologyText names c's fabric for titles: "BCube(4,1)", or the
 // graph fabric's own name (lab up's).
 func (c *Config) TopologyText() string {
+	if c.Kind == KindConformance {
+		return conformanceFabrics
+	}
 	if c.Fabric != nil {
 		f := c.Fabric.Spec()
 		rs := c.routings()
@@ -482,6 +487,17 @@ func (c *Config) setDefaults() {
 		if c.HoL == nil {
 			c.HoL = &HoLConfig{}
 		}
+	case KindConformance:
+		if c.Topology == (Topology{}) {
+			// The lab every case's is made from (ConformanceCase.apply).
+			c.Topology = Topology{N: 4, K: 1}
+		}
+		if c.Conformance == nil {
+			c.Conformance = &ConformanceConfig{}
+		}
+		if len(c.Conformance.Cases) == 0 {
+			c.Conformance.Cases = conformanceCaseNames()
+		}
 	}
 	if c.Repetitions == 0 {
 		c.Repetitions = 1
@@ -544,7 +560,10 @@ func (c *Config) Validate() error {
 			bad("schemes[%d]: %q twice", i, s)
 		}
 		seen[s] = true
-		if c.Kind != KindWorkload && (sc.Mode != transport.Lossless.String() || sc.NoCC || sc.CC != "") {
+		if c.Kind == KindConformance && sc.Mode != transport.Lossless.String() {
+			bad("schemes[%d]: %q: the conformance checks run lossless flows", i, s)
+		}
+		if c.Kind != KindWorkload && c.Kind != KindConformance && (sc.Mode != transport.Lossless.String() || sc.NoCC || sc.CC != "") {
 			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
 		}
 		if sc.Sim != "" && c.Kind != KindWorkload {
@@ -604,8 +623,9 @@ func (c *Config) Validate() error {
 	if c.Lab.LevelOrder() != "" && c.Kind == KindLoop {
 		bad("lab.level-order: the loop experiment routes its flows itself")
 	}
-	if c.Workload != nil && c.Kind != KindWorkload || c.Loop != nil && c.Kind != KindLoop || c.HoL != nil && c.Kind != KindHoL {
-		bad("kind %s: only its own section (workload, loop or hol) may be given", c.Kind)
+	if c.Workload != nil && c.Kind != KindWorkload || c.Loop != nil && c.Kind != KindLoop || c.HoL != nil && c.Kind != KindHoL ||
+		c.Conformance != nil && c.Kind != KindConformance {
+		bad("kind %s: only its own section (workload, loop, hol or conformance) may be given", c.Kind)
 	}
 	switch c.Kind {
 	case KindWorkload:
@@ -643,8 +663,20 @@ func (c *Config) Validate() error {
 		} else if h.Phase != 0 && h.Phase.D() < 2*time.Second {
 			bad("hol.phase %v: want at least 2s (one second of it settles)", h.Phase)
 		}
+	case KindConformance:
+		for i, name := range c.Conformance.Cases {
+			switch _, ok := conformanceCase(name); {
+			case !ok:
+				bad("conformance.cases[%d]: %q: want one of %s", i, name, strings.Join(conformanceCaseNames(), ", "))
+			case slices.Contains(c.Conformance.Cases[:i], name):
+				bad("conformance.cases[%d]: %q twice", i, name)
+			}
+		}
+		if len(c.Points()) == 0 {
+			bad("conformance: no case runs under any of the schemes (a graph fabric's cases run pfc or none)")
+		}
 	default:
-		bad("kind %q: want workload, loop or hol", c.Kind)
+		bad("kind %q: want workload, loop, hol or conformance", c.Kind)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("experiment %s: %w", c.Name, err)

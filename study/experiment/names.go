@@ -193,6 +193,9 @@ func cdfTitle(cdf string) string { return cmp.Or(cdfTitles[cdf], cdf) }
 // "leaf-spine, 2 leaves x 8 hosts, 1 spine"; the exact parameters (lab
 // up's flags) are TopologyText's, in the README.
 func (c *Config) FabricWords() string {
+	if c.Kind == KindConformance {
+		return conformanceFabrics
+	}
 	if c.Fabric == nil {
 		return fmt.Sprintf("BCube(%d,%d)", c.Topology.N, c.Topology.K)
 	}

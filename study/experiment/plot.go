@@ -99,6 +99,8 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 			pl.series("loop-series-"+sc, "Throughput over time, mean per flow", "", pl.loopMarkers(), throughputAxis)
 		}
 		pl.scenario = ""
+	case KindConformance:
+		pl.conformanceErrors()
 	case KindHoL:
 		for _, b := range holPlots {
 			pl.contenderBars(b)

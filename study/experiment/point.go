@@ -53,6 +53,25 @@ func (c *Config) Points() []Point {
 		}
 		return ps
 	}
+	if c.Kind == KindConformance {
+		for _, name := range c.Conformance.Cases {
+			cc, ok := conformanceCase(name)
+			if !ok {
+				continue // Validate says so
+			}
+			for rep := 1; rep <= c.Repetitions; rep++ {
+				for _, s := range c.Contenders {
+					if sc, err := ParseContender(s); err != nil || !cc.runs(sc.FC) {
+						continue
+					}
+					p := Point{Contender: s, Scenario: name, Rep: rep}
+					p.ID = p.id(c.Kind)
+					ps = append(ps, p)
+				}
+			}
+		}
+		return ps
+	}
 	if c.Kind != KindWorkload {
 		for rep := 1; rep <= c.Repetitions; rep++ {
 			schemes("", "", 0, 0, rep)
@@ -134,6 +153,8 @@ func (c *Config) Estimate(p Point) time.Duration {
 	case KindHoL:
 		ph := orDefault(c.HoL.Phase.D(), 5*time.Second)
 		return labUpDown + 4*ph + 4*time.Second
+	case KindConformance:
+		return 2*labUpDown + 20*time.Second
 	}
 	wc, err := c.PointWorkload(p)
 	if err != nil {

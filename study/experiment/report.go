@@ -133,6 +133,9 @@ var keyMetrics = map[string][]struct{ name, head string }{
 		{"background_gbps", "background Gb/s"}, {"loop_gbps", "loop Gb/s"}, {"incast_gbps", "incast Gb/s"}, {"deadlocked", "deadlock"},
 		{"stalled_queues", "stalled queues"}, {"pauses", "pauses"}, {"drops", "drops"}, {"missing", "missing"}, {"lost_share", "link time lost"},
 	},
+	KindConformance: {
+		{"checks", "figures"}, {"outside", "outside their bound"}, {"flows", "flows"}, {"drops", "drops"}, {"pauses", "pauses"}, {"lost_share", "link time lost"},
+	},
 	KindHoL: {
 		{"victim_alone_gbps", "victim alone Gb/s"}, {"victim_congested_gbps", "victim congested Gb/s"}, {"victim_ratio", "ratio"},
 		{"group_fct_alone_us", "group FCT alone µs"}, {"group_fct_congested_us", "group FCT congested µs"}, {"group_fct_ratio", "FCT ratio"},
@@ -240,6 +243,9 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		partialTable(&b, r.Results)
 		patternTable(&b, c, r.Results)
 		agreementTable(&b, c, r.Results)
+	}
+	if c.Kind == KindConformance {
+		conformanceTable(&b, c, r.Results)
 	}
 	var bad []*Result
 	for j := range r.Results {

@@ -59,6 +59,9 @@ type Result struct {
 	// a result from before the model): targetUnits reads the lab's rates
 	// and times into the target's with it.
 	Dilation float64 `json:"dilation,omitempty"`
+	// Checks are a conformance point's figures against their closed
+	// forms (ConformanceCase).
+	Checks []CheckRow `json:"checks,omitempty"`
 }
 
 // targetUnits adds, for every metric of the lab's rates (name_mbps, Mb/s)

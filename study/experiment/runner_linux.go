@@ -384,6 +384,8 @@ func (x *runner) run(ctx context.Context, p Point) Result {
 			err = x.loop(ctx, p, dir, &res)
 		case KindHoL:
 			err = x.hol(ctx, p, dir, &res)
+		case KindConformance:
+			err = x.conformance(ctx, p, dir, &res)
 		}
 	}
 	res.Elapsed = time.Since(t0)

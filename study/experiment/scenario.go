@@ -81,6 +81,8 @@ func writeScenario(b *strings.Builder, c *Config) {
 		writeLoopScenario(b, c, given)
 	case KindWorkload:
 		writeWorkloadScenario(b, c, given)
+	case KindConformance:
+		writeConformanceScenario(b, c)
 	}
 	writePlotGuide(b, c)
 }

@@ -1,0 +1,408 @@
+package experiment
+
+// The conformance experiment: real frames against closed forms. Each of
+// its cases runs a hand-made schedule of RDMA flows on a lab of its own
+// (lab.WorkloadOptions.Flows) and judges what the lab measured against a
+// formula in the target's units, the formula printed beside the figure:
+//
+//   - alone: one flow at a time, 1 KiB to 10 MiB, over 2, 4 and 6 links
+//     (BCube(2,2): hosts one, two and three digits apart), against the
+//     store-and-forward ideal (workload.Ideal), within 1%;
+//   - incast: N senders of S bytes each start at once toward one host,
+//     losslessly; the last byte is acknowledged after N·S on the wire at
+//     the line rate, plus what one flow alone needs beyond its own bytes
+//     (the path's store and forward, propagation and the last ACK),
+//     within 3%;
+//   - share: N long flows into one egress from N ingress ports; while
+//     all N run, each gets 1/N of the link within 5%, Jain's index at
+//     least 0.99, the link carries its goodput capacity within 5%.
+//
+// The servers route by a fixed level order (ascending: level 0 first),
+// so the port an incast's flows enter their receiver by is known: the
+// link of the highest level their hosts' addresses differ in.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
+)
+
+// KindConformance runs the conformance checks (ConformanceCases): hand-made
+// flows on labs of their own, judged against closed forms.
+const KindConformance = "conformance"
+
+// conformanceFabrics names the conformance experiment's fabric in titles:
+// each case has its own.
+const conformanceFabrics = "each case on its own fabric"
+
+// ConformanceConfig is the conformance section of an experiment file.
+type ConformanceConfig struct {
+	// Cases are the cases to run, by name (ConformanceCases; empty: all).
+	Cases []string `yaml:"cases,omitempty"`
+}
+
+// ConformanceCase is one case of the conformance experiment: a lab, a
+// schedule and the judgement of what it measured.
+type ConformanceCase struct {
+	// Name names the case's points (their scenario): alone, incast-8.
+	Name string
+	// Check is the closed form it tests: alone, incast or share.
+	Check string
+	// What the case runs, for the README.
+	Text string
+	// Topology is the case's BCube, unless Fabric is set.
+	Topology Topology
+	Fabric   *FabricConfig
+	// Flows is the schedule in the target's time, from the target's
+	// ideal FCT of a flow (workload.IdealFunc on the target's wire);
+	// window is the span the starts fall in.
+	flows func(ideal workload.IdealFunc) (flows []workload.Flow, window time.Duration)
+	// series: the judgement reads the flows' acknowledged bytes over time.
+	series bool
+}
+
+// conformanceLinks are BCube(2,2)'s destinations of h0 one, two and
+// three digits away: paths of 2, 4 and 6 links.
+var conformanceLinks = []struct{ dst, links int }{{1, 2}, {3, 4}, {7, 6}}
+
+// conformanceSizes are the alone check's flow sizes.
+var conformanceSizes = []int64{1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20}
+
+// aloneRepeats is how many times the alone check runs each flow: its
+// median is judged, robust to one late wake-up of the emulator.
+const aloneRepeats = 3
+
+// ConformanceCases are the cases of the conformance experiment, in the
+// order they run.
+var ConformanceCases = []ConformanceCase{
+	{
+		Name: "alone", Check: "alone", Topology: Topology{N: 2, K: 2},
+		Text: fmt.Sprintf("one flow at a time from h0 over 2, 4 and 6 links (to h1, h3, h7), 1 KiB to 10 MiB, %d times each, judged by the median; each flow starts after the one before has had twice its ideal FCT, after a first 1 KiB flow to each destination that is not judged (it warms the path)", aloneRepeats),
+		flows: func(ideal workload.IdealFunc) ([]workload.Flow, time.Duration) {
+			var fs []workload.Flow
+			at := time.Duration(0)
+			add := func(dst int, size int64, group int) {
+				fs = append(fs, workload.Flow{ID: len(fs), Src: 0, Dst: dst, Size: size, Start: at, Kind: workload.KindPoisson, Group: group})
+				at += 2*ideal(0, dst, size) + 20*time.Microsecond
+			}
+			for _, l := range conformanceLinks {
+				add(l.dst, conformanceSizes[0], 0)
+			}
+			for range aloneRepeats {
+				group := 0
+				for _, l := range conformanceLinks {
+					for _, s := range conformanceSizes {
+						group++
+						add(l.dst, s, group)
+					}
+				}
+			}
+			return fs, at
+		},
+	},
+	incastCase(2, Topology{N: 4, K: 1}, 1<<20),
+	incastCase(8, Topology{N: 4, K: 1}, 1<<20),
+	incastCase(32, Topology{N: 8, K: 1}, 1<<20),
+	shareCase(2, 5<<20),
+	shareCase(4, 5<<20),
+}
+
+// incastCase is n senders of size bytes each to h0 on BCube t, all of
+// them a level-1 digit away (the last hop into h0 its level-1 link).
+func incastCase(n int, t Topology, size int64) ConformanceCase {
+	return ConformanceCase{
+		Name: fmt.Sprintf("incast-%d", n), Check: "incast", Topology: t,
+		Text: fmt.Sprintf("%d-to-1 incast of %s each into h0 on BCube(%d,%d), the senders h%d.. (every one entering h0 by its level-1 link)", n, units.CompactSize(size), t.N, t.K, t.N),
+		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+			fs := make([]workload.Flow, n)
+			for i := range fs {
+				fs[i] = workload.Flow{ID: i, Src: t.N + i, Dst: 0, Size: size, Kind: workload.KindIncast, Group: 1}
+			}
+			return fs, time.Microsecond
+		},
+	}
+}
+
+// shareCase is n flows of size bytes each from h1..hn to h0, all on one
+// leaf of a leaf-spine: n ingress ports into the leaf's egress to h0.
+func shareCase(n int, size int64) ConformanceCase {
+	return ConformanceCase{
+		Name: fmt.Sprintf("share-%d", n), Check: "share", series: true,
+		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
+		Text:   fmt.Sprintf("%d flows of %s each from h1..h%d to h0 at once, through one leaf of a leaf-spine (2 leaves of 5 servers, 1 spine)", n, units.CompactSize(size), n),
+		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+			fs := make([]workload.Flow, n)
+			for i := range fs {
+				fs[i] = workload.Flow{ID: i, Src: 1 + i, Dst: 0, Size: size, Kind: workload.KindLong}
+			}
+			return fs, time.Microsecond
+		},
+	}
+}
+
+// conformanceCase is the case named name.
+func conformanceCase(name string) (ConformanceCase, bool) {
+	i := slices.IndexFunc(ConformanceCases, func(c ConformanceCase) bool { return c.Name == name })
+	if i < 0 {
+		return ConformanceCase{}, false
+	}
+	return ConformanceCases[i], true
+}
+
+// conformanceCaseNames are the names of ConformanceCases.
+func conformanceCaseNames() []string {
+	var out []string
+	for _, c := range ConformanceCases {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// runs reports whether the case runs under flow control fc: a graph
+// fabric's switches run none or pfc.
+func (cc *ConformanceCase) runs(fc string) bool {
+	return cc.Fabric == nil || fc == "pfc" || fc == "none"
+}
+
+// apply makes s the case's lab: its fabric, and the servers' fixed level
+// order on a BCube.
+func (cc *ConformanceCase) apply(s *lab.Spec) {
+	if cc.Fabric != nil {
+		s.Fabric, s.N, s.K, s.LevelOrder = cc.Fabric.Spec(), 0, 0, ""
+		return
+	}
+	s.Fabric, s.N, s.K, s.LevelOrder = nil, cc.Topology.N, cc.Topology.K, "ascending"
+}
+
+// CheckRow is one figure of a conformance case against its formula.
+type CheckRow struct {
+	// Item is what the figure is of: "4 links, 1M", "h3's share"; the
+	// same figure of the same case under another scheme has the same
+	// Item. Detail says more of this point's: "median of 3".
+	Item   string `json:"item"`
+	Detail string `json:"detail,omitempty"`
+	// Spread, when the figure is the median of several, is their least
+	// and greatest, in Unit.
+	Spread *[2]float64 `json:"spread,omitempty"`
+	// Measured and Expected are in Unit, the target's (µs, Gb/s, or none).
+	Measured float64 `json:"measured"`
+	Expected float64 `json:"expected"`
+	Unit     string  `json:"unit,omitempty"`
+	// Formula is how Expected was computed, with its terms' values.
+	Formula string `json:"formula"`
+	// Error is Measured / Expected - 1, or for a floor (Jain's index)
+	// Measured - Expected; Bound the largest error that passes (Floor:
+	// Measured >= Expected passes).
+	Error float64 `json:"error"`
+	Bound float64 `json:"bound"`
+	Floor bool    `json:"floor,omitempty"`
+	Pass  bool    `json:"pass"`
+}
+
+// relRow is a row judged by its relative error against bound.
+func relRow(item string, measured, expected float64, unit, formula string, bound float64) CheckRow {
+	r := CheckRow{Item: item, Measured: measured, Expected: expected, Unit: unit, Formula: formula, Bound: bound}
+	r.Error = measured/expected - 1
+	r.Pass = expected > 0 && math.Abs(r.Error) <= bound
+	return r
+}
+
+// wireTime is the time size bytes of payload take on a link of w: the
+// payload and every packet's overhead at w.Rate.
+func wireTime(size int64, w workload.Wire) time.Duration {
+	packets := (size + int64(w.Payload) - 1) / int64(w.Payload)
+	bits := 8 * float64(size+packets*int64(w.Overhead))
+	return time.Duration(math.Round(bits / float64(w.Rate) * 1e9))
+}
+
+// us is d in µs.
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// judge is the case's rows from the lab's report rep, with the target's
+// wire w and ideal FCT ideal (both at the target's rate and delays).
+func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, w workload.Wire, ideal workload.IdealFunc) []CheckRow {
+	var rows []CheckRow
+	recs := rep.Records
+	done := 0
+	for _, r := range recs {
+		if r.Completed {
+			done++
+		}
+	}
+	if done < len(recs) {
+		n := float64(len(recs))
+		return []CheckRow{{Item: "flows completed", Measured: float64(done), Expected: n, Formula: "every flow of the schedule", Error: float64(done)/n - 1, Pass: false}}
+	}
+	switch cc.Check {
+	case "alone":
+		// The flows of each group (path and size), the warm-ups (group
+		// 0) left out, by their median FCT.
+		groups := map[int][]workload.FlowRecord{}
+		var order []int
+		for _, r := range recs {
+			if r.Group == 0 {
+				continue
+			}
+			if groups[r.Group] == nil {
+				order = append(order, r.Group)
+			}
+			groups[r.Group] = append(groups[r.Group], r)
+		}
+		for _, g := range order {
+			rs := groups[g]
+			fcts := make([]float64, len(rs))
+			for i, r := range rs {
+				fcts[i] = us(r.TargetFCT)
+			}
+			slices.Sort(fcts)
+			r := rs[0]
+			links := 0
+			for _, l := range conformanceLinks {
+				if l.dst == r.Dst {
+					links = l.links
+				}
+			}
+			want := ideal(r.Src, r.Dst, r.Size)
+			row := relRow(fmt.Sprintf("%d links, %s", links, units.CompactSize(r.Size)), fcts[len(fcts)/2], us(want), "µs",
+				fmt.Sprintf("store and forward over %d links: %.2f µs", links, us(want)), 0.01)
+			if len(fcts) > 1 {
+				row.Detail = fmt.Sprintf("median of %d, %.4g–%.4g µs", len(fcts), fcts[0], fcts[len(fcts)-1])
+				row.Spread = &[2]float64{fcts[0], fcts[len(fcts)-1]}
+			}
+			rows = append(rows, row)
+		}
+	case "incast":
+		first, last := recs[0].TargetStart, time.Duration(0)
+		var base time.Duration
+		n := len(recs)
+		for _, r := range recs {
+			first = min(first, r.TargetStart)
+			last = max(last, r.TargetStart+r.TargetFCT)
+			base = max(base, ideal(r.Src, r.Dst, r.Size)-wireTime(r.Size, w))
+		}
+		on := time.Duration(n) * wireTime(recs[0].Size, w)
+		rows = append(rows, relRow(fmt.Sprintf("%d x %s, last byte acknowledged", n, units.CompactSize(recs[0].Size)), us(last-first), us(on+base), "µs",
+			fmt.Sprintf("N·S on the wire at C (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(on), us(base)), 0.03))
+	case "share":
+		rows = append(rows, shareRows(rep, w)...)
+	}
+	drops := float64(rep.Fabric.Drops)
+	rows = append(rows, CheckRow{Item: "frames dropped", Measured: drops, Formula: "lossless: none", Error: drops, Pass: drops == 0})
+	return rows
+}
+
+// shareRows judge the rates of rep's flows while all of them ran: the
+// middle 80% of the span from the last start to the first end, read from
+// the flow series at the samples nearest its ends.
+func shareRows(rep *lab.WorkloadReport, w workload.Wire) []CheckRow {
+	n := len(rep.Records)
+	var from, to time.Duration
+	to = time.Duration(math.MaxInt64)
+	for _, r := range rep.Records {
+		from = max(from, r.TargetStart)
+		to = min(to, r.TargetStart+r.TargetFCT)
+	}
+	span := to - from
+	from, to = from+span/10, to-span/10
+	// The samples of each flow: the last at or before from, the first at
+	// or after to.
+	type at struct {
+		t     time.Duration
+		acked int64
+	}
+	a, b := make([]*at, n), make([]*at, n)
+	for _, s := range rep.FlowSeries {
+		if s.Flow < 0 || s.Flow >= n {
+			continue
+		}
+		x := &at{s.TargetElapsed, s.Acked}
+		if s.TargetElapsed <= from && (a[s.Flow] == nil || s.TargetElapsed > a[s.Flow].t) {
+			a[s.Flow] = x
+		}
+		if s.TargetElapsed >= to && (b[s.Flow] == nil || s.TargetElapsed < b[s.Flow].t) {
+			b[s.Flow] = x
+		}
+	}
+	rates := make([]float64, n)
+	var sum, sq float64
+	for i := range n {
+		if a[i] == nil || b[i] == nil || b[i].t <= a[i].t {
+			return []CheckRow{{Item: "rates while all flows run", Formula: "samples before and after the shared span", Pass: false}}
+		}
+		rates[i] = 8 * float64(b[i].acked-a[i].acked) / (b[i].t - a[i].t).Seconds() / 1e9
+		sum += rates[i]
+		sq += rates[i] * rates[i]
+	}
+	var rows []CheckRow
+	for i, r := range rep.Records {
+		rows = append(rows, relRow(fmt.Sprintf("h%d's share", r.Src), rates[i]/sum, 1/float64(n), "", fmt.Sprintf("1/N, N = %d", n), 0.05))
+	}
+	jain := sum * sum / (float64(n) * sq)
+	rows = append(rows, CheckRow{Item: "Jain's index", Measured: jain, Expected: 0.99, Formula: "(Σx)²/(N·Σx²) at least 0.99", Error: jain - 0.99, Floor: true, Pass: jain >= 0.99})
+	capacity := float64(w.Rate) * float64(w.Payload) / float64(w.Payload+w.Overhead) / 1e9
+	rows = append(rows, relRow("the link's goodput", sum, capacity, "Gb/s",
+		fmt.Sprintf("C·MTU/(MTU+overhead) = %g Gb/s x %d/%d", float64(w.Rate)/1e9, w.Payload, w.Payload+w.Overhead), 0.05))
+	return rows
+}
+
+// conformanceTable writes the README's table of every check of every
+// point, the points in order.
+func conformanceTable(b *strings.Builder, c *Config, results []Result) {
+	b.WriteString("\n## Checks\n\n")
+	b.WriteString("Every figure in the target's units against its closed form (the cases under Scenario); a check of an INVALID point is not a verdict.\n\n")
+	b.WriteString("| point | figure | measured | expected | formula | error | bound | verdict |\n| --- | --- | ---: | ---: | --- | ---: | ---: | --- |\n")
+	for j := range results {
+		res := &results[j]
+		for _, row := range res.Checks {
+			verdict := "within"
+			switch {
+			case !res.Valid:
+				verdict = "(INVALID point)"
+			case !row.Pass:
+				verdict = "**outside**"
+			}
+			unit := ""
+			if row.Unit != "" {
+				unit = " " + row.Unit
+			}
+			errText, bound := fmt.Sprintf("%+.2f%%", 100*row.Error), fmt.Sprintf("±%g%%", 100*row.Bound)
+			switch {
+			case row.Floor:
+				errText, bound = fmt.Sprintf("%+.4f", row.Error), fmt.Sprintf("≥ %g", row.Expected)
+			case row.Expected == 0:
+				errText, bound = fmt.Sprintf("%g", row.Error), "0"
+			}
+			item := row.Item
+			if row.Detail != "" {
+				item += " (" + row.Detail + ")"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s%s | %s%s | %s | %s | %s | %s |\n", c.PointLabel(res.Point), item, sig(row.Measured), unit, sig(row.Expected), unit, row.Formula, errText, bound, verdict)
+		}
+	}
+}
+
+// writeConformanceScenario lists the cases c runs, each on its lab.
+func writeConformanceScenario(b *strings.Builder, c *Config) {
+	b.WriteString("**Topology.** Each case runs on a lab of its own, the servers of a BCube routing by a fixed level order (level 0 first), so the links every flow crosses are known; the flows are RDMA flows, lossless, started by the lab at the times of a hand-made schedule.\n\n**Cases.**\n\n")
+	for i, name := range c.Conformance.Cases {
+		cc, ok := conformanceCase(name)
+		if !ok {
+			continue
+		}
+		fabric := fmt.Sprintf("BCube(%d,%d)", cc.Topology.N, cc.Topology.K)
+		if cc.Fabric != nil {
+			fabric = cc.Fabric.Spec().String()
+		}
+		fmt.Fprintf(b, "%d. **%s** (%s check, %s): %s.\n", i+1, cc.Name, cc.Check, fabric, cc.Text)
+	}
+	b.WriteString("\n")
+}
+
+// sig is v with four significant digits.
+func sig(v float64) string { return fmt.Sprintf("%.4g", v) }

@@ -1,0 +1,119 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/api"
+)
+
+// conformance runs a conformance point: its case's flows on a lab of its
+// own, judged against the case's closed form.
+func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Result) (err error) {
+	cc, ok := conformanceCase(p.Scenario)
+	if !ok {
+		return fmt.Errorf("conformance: no case %q", p.Scenario)
+	}
+	sc, err := ParseContender(p.Contender)
+	if err != nil {
+		return err
+	}
+	spec := x.spec(sc, "")
+	cc.apply(&spec)
+	m, err := spec.ResolvedModel()
+	if err != nil {
+		return err
+	}
+	t, err := spec.ServerTopology()
+	if err != nil {
+		return err
+	}
+	d := m.D
+	if d <= 0 {
+		return errors.New("conformance: the lab has no scale model (a rate and a target are needed)")
+	}
+	// The case's schedule in the target's time, the lab's D times it.
+	labIdeal := lab.WorkloadIdeal(spec, t, api.DefaultRDMAMTU)
+	targetIdeal := func(src, dst int, size int64) time.Duration {
+		return time.Duration(math.Round(float64(labIdeal(src, dst, size)) / d))
+	}
+	w := lab.WorkloadWire(spec, api.DefaultRDMAMTU)
+	tw := w
+	tw.Rate = uint64(math.Round(float64(w.Rate) * d))
+	tw.Prop = time.Duration(math.Round(float64(w.Prop) / d))
+	flows, window := cc.flows(targetIdeal)
+	for i := range flows {
+		flows[i].Start = time.Duration(math.Round(float64(flows[i].Start) * d))
+	}
+	window = time.Duration(math.Round(float64(window)*d)) + time.Millisecond
+	// Time enough for every flow after the last start: all of the
+	// schedule's bytes through one link, ten times over, and the
+	// slowest flow's ideal (the run ends when the last flow does).
+	var bytes time.Duration
+	var slowest time.Duration
+	for _, f := range flows {
+		bytes += wireTime(f.Size, w)
+		slowest = max(slowest, labIdeal(f.Src, f.Dst, f.Size))
+	}
+	drain := max(lab.DefaultDrain(m, window, flows, labIdeal), 10*(bytes+slowest))
+	res.Schedule = ScheduleDigest(flows)
+
+	fmt.Fprintf(x.progress, "  %s: %s; lab %s up (%s links in the lab, fc %s)\n", cc.Name, units.Count(len(flows), "flow", "flows"), spec.Name, x.c.RateText(""), sc.FC)
+	st, err := lab.Up(ctx, spec, x.log)
+	if err != nil {
+		return fmt.Errorf("lab up: %w", err)
+	}
+	defer func() {
+		if derr := lab.Down(x.runRoot, spec.Name, x.log); derr != nil {
+			err = errors.Join(err, fmt.Errorf("lab down: %w", derr))
+		}
+	}()
+	if err := writeJSONFile(filepath.Join(dir, "spec.json"), st.Spec); err != nil {
+		return err
+	}
+	o := lab.WorkloadOptions{
+		Config: workload.Config{Duration: window}, Flows: flows, FlowSeries: cc.series,
+		Mode: sc.Mode, NoDCQCN: sc.NoCC, Drain: drain, Limits: x.c.Health.Limits(), Progress: x.workloadStatus,
+	}
+	rep, err := lab.RunWorkload(ctx, x.runRoot, spec.Name, o)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"records.csv", func(w io.Writer) error { return workload.WriteCSV(w, rep.Records) }},
+		{"queues.csv", rep.WriteQueuesCSV},
+		{"report.txt", rep.WriteText},
+	} {
+		if err := writeWith(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	if err := writeJSONFile(filepath.Join(dir, "report.json"), rep); err != nil {
+		return err
+	}
+	res.WorkloadMetrics(rep, flows)
+	res.Checks = cc.judge(rep, tw, targetIdeal)
+	outside := 0
+	for _, r := range res.Checks {
+		if !r.Pass {
+			outside++
+		}
+	}
+	res.add("checks", float64(len(res.Checks)))
+	res.add("outside", float64(outside))
+	if !rep.Health.Valid {
+		res.invalidate(rep.Health.Problems...)
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+//go:build linux
+
+package experiment
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/internal/testkit/testns"
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
+)
+
+// A few conformance cases end to end on real labs, as make test runs
+// them: an 8-to-1 incast under PFC and a 2-to-1 one under PortFC end
+// when N·S/C and one flow's path say (within 3%), and two flows into one
+// leaf's egress each get half of it (within 5%, Jain's index at least
+// 0.99); nothing is dropped. A run the machine was late for runs again
+// (testtool.RetryLate); a valid run outside a bound fails.
+func TestConformanceLab(t *testing.T) {
+	testns.RequireRoot(t)
+	if testing.Short() {
+		t.Skip("brings up labs: not in -short")
+	}
+	bins, runRoot, outs := labBins(t), t.TempDir(), t.TempDir()
+	for _, src := range []string{`
+name: kconf
+kind: conformance
+lab: {rate: 20M, target: papers, name: kc` + time.Now().Format("150405") + `}
+schemes: [pfc/nocc]
+conformance: {cases: [incast-8, share-2]}
+`, `
+name: kconfp
+kind: conformance
+lab: {rate: 20M, target: papers, name: kp` + time.Now().Format("150405") + `}
+schemes: [portfc/nocc]
+conformance: {cases: [incast-2]}
+`} {
+		var rep *Report
+		testtool.RetryLate(t, 0, func(t *testing.T) string {
+			c, err := Parse([]byte(src), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			var progress strings.Builder
+			out, err := os.MkdirTemp(outs, c.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err = Run(ctx, c, RunOptions{Out: out, Source: []byte(src), BinDir: bins, RunRoot: runRoot, Progress: &progress})
+			t.Log(progress.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return lateRun(t, rep)
+		})
+		for _, r := range rep.Results {
+			if len(r.Checks) < 2 {
+				t.Errorf("%s: %d checks", r.ID, len(r.Checks))
+			}
+			for _, row := range r.Checks {
+				t.Logf("%s: %s: %.4g against %.4g (%s), error %+.4f", r.ID, row.Item, row.Measured, row.Expected, row.Formula, row.Error)
+				if !row.Pass {
+					t.Errorf("%s: %s outside its bound: %.4g against %.4g (%s)", r.ID, row.Item, row.Measured, row.Expected, row.Formula)
+				}
+			}
+		}
+	}
+}

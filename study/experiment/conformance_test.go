@@ -1,0 +1,177 @@
+package experiment
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// The target's wire of the conformance tests: 100 Gb/s, 1 µs links,
+// 1000-byte payloads in 1100 bytes on the wire.
+var confWire = workload.Wire{Rate: 100e9, Payload: 1000, Overhead: 100, Prop: time.Microsecond}
+
+func confIdeal(src, dst int, size int64) time.Duration {
+	return workload.Ideal(size, 2, confWire)
+}
+
+func TestConformanceSchedules(t *testing.T) {
+	for _, cc := range ConformanceCases {
+		flows, window := cc.flows(confIdeal)
+		if len(flows) == 0 {
+			t.Fatalf("%s: no flows", cc.Name)
+		}
+		hosts := cc.Topology.N
+		for range cc.Topology.K {
+			hosts *= cc.Topology.N
+		}
+		if cc.Fabric != nil {
+			g, err := cc.Fabric.Spec().Graph()
+			if err != nil {
+				t.Fatal(err)
+			}
+			hosts = len(g.Servers())
+		}
+		if err := lab.CheckFlows(flows, workload.Config{Hosts: hosts, Duration: window}); err != nil {
+			t.Errorf("%s: %v", cc.Name, err)
+		}
+	}
+	// Alone: each flow starts after the one before has had twice its
+	// ideal, so none overlaps another.
+	cc, _ := conformanceCase("alone")
+	flows, _ := cc.flows(confIdeal)
+	for i := 1; i < len(flows); i++ {
+		prev := flows[i-1]
+		if flows[i].Start < prev.Start+2*confIdeal(prev.Src, prev.Dst, prev.Size) {
+			t.Errorf("flow %d starts at %v, before flow %d has had twice its ideal", i, flows[i].Start, i-1)
+		}
+	}
+}
+
+// records are completed flows of the given sizes, starts and FCTs in the
+// target's time.
+func confRecords(src []int, size int64, start, fct []time.Duration) []workload.FlowRecord {
+	recs := make([]workload.FlowRecord, len(src))
+	for i := range recs {
+		recs[i] = workload.FlowRecord{ID: i, Src: src[i], Size: size, Completed: true, TargetStart: start[i], TargetFCT: fct[i]}
+	}
+	return recs
+}
+
+func TestConformanceJudgeIncast(t *testing.T) {
+	cc, _ := conformanceCase("incast-2")
+	size := int64(1 << 20)
+	on := 2 * wireTime(size, confWire)
+	base := confIdeal(0, 0, size) - wireTime(size, confWire)
+	for _, c := range []struct {
+		last time.Duration
+		pass bool
+	}{
+		{on + base, true},
+		{(on + base) * 102 / 100, true},
+		{(on + base) * 104 / 100, false},
+		{(on + base) * 96 / 100, false},
+	} {
+		rep := &lab.WorkloadReport{Records: confRecords([]int{4, 8}, size, []time.Duration{0, time.Microsecond}, []time.Duration{c.last / 2, c.last - time.Microsecond})}
+		rows := cc.judge(rep, confWire, confIdeal)
+		if len(rows) != 2 || rows[0].Pass != c.pass || !rows[1].Pass {
+			t.Errorf("last byte at %v (formula %v): %+v", c.last, on+base, rows)
+		}
+	}
+	rep := &lab.WorkloadReport{Records: confRecords([]int{4, 8}, size, []time.Duration{0, 0}, []time.Duration{on, on})}
+	rep.Records[1].Completed = false
+	if rows := cc.judge(rep, confWire, confIdeal); len(rows) != 1 || rows[0].Pass || rows[0].Measured != 1 || rows[0].Expected != 2 {
+		t.Errorf("a flow that did not complete: %+v", rows)
+	}
+	rep.Records[1].Completed = true
+	rep.Fabric.Drops = 3
+	if rows := cc.judge(rep, confWire, confIdeal); rows[len(rows)-1].Pass {
+		t.Errorf("3 drops in a lossless run passed: %+v", rows)
+	}
+}
+
+func TestConformanceJudgeShare(t *testing.T) {
+	cc, _ := conformanceCase("share-2")
+	ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
+	// Two flows from 0 to 10 ms; goodput capacity 100e9 x 1000/1100 bit/s
+	// = 11.36 MB per ms, split share : 1-share.
+	capacity := 100e9 * 1000 / 1100 / 8 / 1e3 // bytes per ms
+	series := func(share float64) []lab.FlowSample {
+		var s []lab.FlowSample
+		for ts := 0.0; ts <= 10; ts += 0.25 {
+			s = append(s, lab.FlowSample{Flow: 0, TargetElapsed: ms(ts), Acked: int64(share * capacity * ts)},
+				lab.FlowSample{Flow: 1, TargetElapsed: ms(ts), Acked: int64((1 - share) * capacity * ts)})
+		}
+		return s
+	}
+	for _, c := range []struct {
+		share float64
+		pass  bool
+	}{{0.5, true}, {0.51, true}, {0.54, false}} {
+		rep := &lab.WorkloadReport{Records: confRecords([]int{1, 2}, 5<<20, []time.Duration{0, 0}, []time.Duration{ms(10), ms(10.5)}), FlowSeries: series(c.share)}
+		rows := cc.judge(rep, confWire, confIdeal)
+		pass := true
+		for _, r := range rows {
+			pass = pass && r.Pass
+		}
+		if pass != c.pass || len(rows) != 5 {
+			t.Errorf("share %g: %+v", c.share, rows)
+		}
+		if rows[3].Item != "the link's goodput" || !rows[3].Pass {
+			t.Errorf("share %g: the link carried its capacity: %+v", c.share, rows[3])
+		}
+	}
+}
+
+func TestConformanceREADME(t *testing.T) {
+	c := &Config{Name: "conformance", Kind: KindConformance, Contenders: []string{"pfc/nocc"}}
+	c.setDefaults()
+	res := []Result{{Point: Point{ID: "incast-2-pfc-nocc-r1", Contender: "pfc/nocc", Scenario: "incast-2", Rep: 1}, Valid: true,
+		Checks: []CheckRow{relRow("2 x 1M", 171.5, 170, "µs", "N·S/C", 0.03), {Item: "frames dropped", Formula: "lossless: none", Pass: true}}}}
+	var b strings.Builder
+	conformanceTable(&b, c, res)
+	for _, want := range []string{"| incast-2, PFC, no CC | 2 x 1M | 171.5 µs | 170 µs | N·S/C | +0.88% | ±3% | within |", "| frames dropped | 0 | 0 | lossless: none | 0 | 0 | within |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("README lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The errors plot has a row per figure with a relative bound, the
+// schemes' dots named in its legend, and leaves out invalid points.
+func TestConformancePlot(t *testing.T) {
+	c := &Config{Name: "conformance", Kind: KindConformance, Contenders: []string{"pfc/nocc", "portfc/nocc"}}
+	c.setDefaults()
+	rs := []Result{
+		{Point: Point{ID: "incast-2-pfc-nocc-r1", Contender: "pfc/nocc", Scenario: "incast-2", Rep: 1}, Valid: true,
+			Checks: []CheckRow{relRow("2 x 1M", 171.5, 170, "µs", "N·S/C", 0.03), {Item: "frames dropped", Formula: "lossless: none", Pass: true}}},
+		{Point: Point{ID: "incast-2-portfc-nocc-r1", Contender: "portfc/nocc", Scenario: "incast-2", Rep: 1}, Valid: true,
+			Checks: []CheckRow{relRow("2 x 1M", 168, 170, "µs", "N·S/C", 0.03)}},
+		{Point: Point{ID: "share-2-pfc-nocc-r1", Contender: "pfc/nocc", Scenario: "share-2", Rep: 1}, Valid: false,
+			Checks: []CheckRow{relRow("h1's share", 0.7, 0.5, "", "1/N", 0.05)}},
+	}
+	dir := t.TempDir()
+	files, err := Plot(c, rs, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Name != "conformance-errors" || !strings.Contains(files[0].Note, "1 figure;") || !strings.Contains(files[0].Note, "share-2-pfc-nocc-r1") {
+		t.Fatalf("plots %+v", files)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "conformance-errors.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">incast-2: 2 x 1M<", ">PFC, no CC<", ">PortFC, no CC<"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("svg lacks %q", want)
+		}
+	}
+	if strings.Contains(string(svg), ">share-2: h1&#39;s share<") || strings.Contains(string(svg), ">share-2: h1's share<") {
+		t.Error("an invalid point's figure is drawn")
+	}
+}
