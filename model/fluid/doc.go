@@ -1,6 +1,6 @@
 // Package fluid is DCQCN's fluid model: N flows through one bottleneck
-// as delay-differential equations and their fixed point, the closed-form
-// reference a conformance check holds a lab's DCQCN
+// as delay-differential equations, integrated, and their fixed point,
+// the closed-form reference a conformance check holds a lab's DCQCN
 // runs against. The model is that of Zhu, Ghobadi, Misra and Padhye,
 // "ECN or Delay: Lessons Learnt from Analysis of DCQCN and TIMELY"
 // (CoNEXT 2016), §3, which extends DCQCN's own (Zhu et al., SIGCOMM
@@ -50,6 +50,10 @@
 //     derives its own from).
 //   - FixedPoint solves (11) by bisection; ApproxP is (14);
 //     WithQueueingDelay adds to τ* what bcfab's switches add to the loop.
+//   - Simulate integrates (3) to (7) with a fixed step (Integrator: Heun's
+//     method, the delayed terms from a ring of the past) and summarizes
+//     the steady state (Summary: the mean queue, its amplitude, each
+//     flow's mean rate, the convergence time).
 //
 // The model counts packets: the rates and B turn into packets at
 // DCQCN.WireBytes (a packet on the wire, as the shaper and the byte

@@ -1,6 +1,7 @@
 package fluid
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -62,6 +63,9 @@ func TestValidate(t *testing.T) {
 			err := d.Validate()
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Validate() = %v, want an error with %q", err, c.want)
+			}
+			if _, err := Simulate(d, time.Millisecond, 0, nil); err == nil {
+				t.Error("Simulate ran invalid parameters")
 			}
 		})
 	}
@@ -127,6 +131,14 @@ func TestWithQueueingDelay(t *testing.T) {
 	}
 }
 
+func gbps(r []float64) string {
+	s := make([]string, len(r))
+	for i, x := range r {
+		s[i] = fmt.Sprintf("%.4g", x/1e9)
+	}
+	return "[" + strings.Join(s, " ") + "] Gb/s"
+}
+
 // TestApproxP: the paper's closed form (14) tends to the root of (11) as
 // p* τ C/N goes to 0, here by taking R_AI down.
 func TestApproxP(t *testing.T) {
@@ -145,6 +157,135 @@ func TestApproxP(t *testing.T) {
 			if math.Abs(e) > 3*x+0.01 {
 				t.Errorf("N=%d R_AI=%g: eq. (14) is %.1f%% off the root of eq. (11), more than 3 p* τ C/N = %.1f%%", n, float64(d.AIRateBps), 100*e, 300*x)
 			}
+		}
+	}
+}
+
+// TestFairness starts flows far apart: they must end at C/N each, as the
+// paper proves (Theorem 2) and the fairness mode's roots say, within the
+// ±10% band well before the horizon.
+func TestFairness(t *testing.T) {
+	for _, n := range []int{2, 4, 8} {
+		d := papers(n)
+		start := make([]float64, n)
+		for i := range start {
+			start[i] = float64(d.CapacityBps) * float64(i+1) / float64(n+1) // C/(N+1) .. C N/(N+1)
+		}
+		tr, err := Simulate(d, 100*time.Millisecond, 0, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := tr.Summary
+		fair := d.FairShareBps()
+		t.Logf("N=%d from %s: mean rates %s, Jain %.6f, within ±10%% of C/N from %v", n, gbps(start), gbps(s.MeanRateBps), s.Fairness, s.ConvergedAt)
+		for i, r := range s.MeanRateBps {
+			if e := math.Abs(r-fair) / fair; e > 0.01 {
+				t.Errorf("N=%d: flow %d's mean rate %.4g Gb/s is %.2f%% off C/N", n, i, r/1e9, 100*e)
+			}
+		}
+		if !s.Converged || s.ConvergedAt > s.From {
+			t.Errorf("N=%d: flows within ±10%% of C/N from %v (converged %v), want before %v", n, s.ConvergedAt, s.Converged, s.From)
+		}
+		if s.Fairness < 0.9999 {
+			t.Errorf("N=%d: Jain's index %.6f", n, s.Fairness)
+		}
+	}
+}
+
+// TestOneFlow: one flow whose line rate is C never builds a queue.
+func TestOneFlow(t *testing.T) {
+	d := papers(1)
+	tr, err := Simulate(d, 10*time.Millisecond, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tr.Summary; s.MaxQueueBytes != 0 || math.Abs(s.SumRateBps/float64(d.CapacityBps)-1) > 1e-9 || !s.Converged || s.ConvergedAt != 0 {
+		t.Errorf("one flow: %+v, want an empty queue and the line rate throughout", s)
+	}
+}
+
+// TestStep: the steady state does not depend on the step (the
+// integration has converged), and a step smaller than the loop is kept.
+func TestStep(t *testing.T) {
+	for _, n := range []int{2, 8} {
+		d := papers(n)
+		a, err := Simulate(d, 60*time.Millisecond, DefaultStep, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Simulate(d, 60*time.Millisecond, DefaultStep/4, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, sb := a.Summary, b.Summary
+		if math.Abs(sa.MeanQueueBytes-sb.MeanQueueBytes) > 1 || math.Abs(sa.AmplitudeBytes-sb.AmplitudeBytes) > 1 {
+			t.Errorf("N=%d: step %v: mean q %.2f amplitude %.2f; step %v: %.2f, %.2f", n,
+				DefaultStep, sa.MeanQueueBytes, sa.AmplitudeBytes, DefaultStep/4, sb.MeanQueueBytes, sb.AmplitudeBytes)
+		}
+	}
+	d := papers(2)
+	d.LoopDelay = 100 * time.Nanosecond
+	in, err := NewIntegrator(d, time.Microsecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.h != 100e-9 {
+		t.Errorf("a 1 µs step with a 100 ns loop: step %g s, want the loop's", in.h)
+	}
+}
+
+func TestTrajectory(t *testing.T) {
+	d := papers(2)
+	tr, err := Simulate(d, 50*time.Millisecond, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(tr.Time)
+	if n < MaxSamples/2 || n > MaxSamples+1 || tr.Time[0] != 0 || tr.Time[n-1] > 50*time.Millisecond || tr.Time[n-1] < 50*time.Millisecond-tr.Every {
+		t.Errorf("%d samples every %v from %v to %v", n, tr.Every, tr.Time[0], tr.Time[n-1])
+	}
+	for _, s := range [][]float64{tr.QueueBytes, tr.Marking, tr.RateBps[0], tr.RateBps[1], tr.TargetBps[1], tr.Alpha[1]} {
+		if len(s) != n {
+			t.Errorf("a series of %d samples, want %d", len(s), n)
+		}
+	}
+	if tr.RateBps[0][0] != float64(d.CapacityBps) || tr.Alpha[0][0] != 1 || tr.QueueBytes[0] != 0 {
+		t.Errorf("start: rate %g, alpha %g, queue %g; want the line rate, 1 and 0", tr.RateBps[0][0], tr.Alpha[0][0], tr.QueueBytes[0])
+	}
+	if _, err := Simulate(d, time.Millisecond, 0, []float64{1e9}); err == nil {
+		t.Error("one start rate for two flows")
+	}
+}
+
+// TestStepAllocs: a step allocates nothing.
+func TestStepAllocs(t *testing.T) {
+	in, err := NewIntegrator(papers(8), 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := testing.AllocsPerRun(1000, in.Step); a != 0 {
+		t.Errorf("%v allocations per step", a)
+	}
+}
+
+func BenchmarkStep(b *testing.B) {
+	in, err := NewIntegrator(papers(8), 0, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		in.Step()
+	}
+}
+
+// BenchmarkSimulate is 50 ms of the target, eight flows.
+func BenchmarkSimulate(b *testing.B) {
+	d := papers(8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Simulate(d, 50*time.Millisecond, 0, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
