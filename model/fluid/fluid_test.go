@@ -1,6 +1,7 @@
 package fluid
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -19,6 +20,16 @@ const papersLoop = 4 * time.Microsecond
 // papers is the model of n flows of the papers' network (the
 // repository's defaults) through one switch.
 func papers(n int) DCQCN { return FromTarget(scale.Papers(), n, papersLoop) }
+
+// conext16 is the CoNEXT 2016 paper's setting for its stability study
+// (§3.2, Table 1 and Figs. 4 and 5): 40 Gb/s, K_min 5 KB, K_max 200 KB,
+// P_max 1%, R_AI 40 Mb/s, the timers of DCQCN, 1 KB packets.
+func conext16(n int, loop time.Duration) DCQCN {
+	return DCQCN{N: n, CapacityBps: 40e9, MinRateBps: 1e6, LoopDelay: loop,
+		KminBytes: 5000, KmaxBytes: 200_000, Pmax: 0.01, G: 1.0 / 256,
+		CNPInterval: 50 * time.Microsecond, AlphaPeriod: 55 * time.Microsecond, IncreasePeriod: 55 * time.Microsecond,
+		ByteCounter: 10_000_000, F: 5, AIRateBps: 40e6, WireBytes: 1000, QueueBytes: 1000}
+}
 
 // TestOverheads: the packet's overheads repeated here are the
 // transport's and the queues'.
@@ -131,12 +142,226 @@ func TestWithQueueingDelay(t *testing.T) {
 	}
 }
 
+// TestFixedPoint holds the simulated steady state of the papers' network
+// against the fixed point for N = 2, 4 and 8, and logs both. Where the
+// linearized model says the fixed point is unstable, the flows cannot
+// settle on it: the test then asks that the simulation oscillate, as the
+// linear analysis predicts, and says how far from q* the queue's mean
+// is, rather than holding it to q*.
+func TestFixedPoint(t *testing.T) {
+	const horizon = 100 * time.Millisecond
+	for _, n := range []int{2, 4, 8} {
+		d := papers(n)
+		f, err := FixedPoint(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := LinearStability(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Simulate(d, horizon, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := tr.Summary
+		t.Logf("N=%d, τ*=%v: fixed point p*=%.4g q*=%.1f B R_C*=%.4g Gb/s R_T*=%.4g Gb/s α*=%.4f; %s",
+			n, d.LoopDelay, f.P, f.QueueBytes, f.RateBps/1e9, f.TargetBps/1e9, f.Alpha, describe(st))
+		t.Logf("N=%d, simulated over [%v, %v]: mean q=%.1f B (min %.1f, max %.1f, amplitude %.1f B), mean p=%.4g, sum of rates %.4g Gb/s, per flow %s, Jain %.6f, within ±10%% of C/N from %v (converged %v)",
+			n, s.From, s.To, s.MeanQueueBytes, s.MinQueueBytes, s.MaxQueueBytes, s.AmplitudeBytes, s.MeanMarking,
+			s.SumRateBps/1e9, gbps(s.MeanRateBps), s.Fairness, s.ConvergedAt, s.Converged)
+
+		// Whether it settles or not, the queue neither empties nor grows
+		// in the window, so the flows' mean rates add up to C; and they
+		// are alike.
+		c := float64(d.CapacityBps)
+		if e := math.Abs(s.SumRateBps-c) / c; e > 0.01 {
+			t.Errorf("N=%d: the flows' mean rates add up to %.4g Gb/s, %.2f%% off C", n, s.SumRateBps/1e9, 100*e)
+		}
+		for i, r := range s.MeanRateBps {
+			if e := math.Abs(r-f.RateBps) / f.RateBps; e > 0.01 {
+				t.Errorf("N=%d: flow %d's mean rate %.4g Gb/s is %.2f%% off C/N", n, i, r/1e9, 100*e)
+			}
+		}
+
+		above := f.QueueBytes - float64(d.KminBytes) // what RED works with
+		off := (s.MeanQueueBytes - f.QueueBytes) / above
+		if st.Stable() {
+			// Settled: the queue's mean within 2% of its height above
+			// K_min (tens of bytes), and still.
+			if math.Abs(off) > 0.02 || s.AmplitudeBytes > 0.05*above {
+				t.Errorf("N=%d: stable (%s), yet the mean queue %.1f B is %.1f%% of q* - K_min from q* = %.1f B, amplitude %.1f B",
+					n, describe(st), s.MeanQueueBytes, 100*off, f.QueueBytes, s.AmplitudeBytes)
+			}
+			if e := math.Abs(s.MeanMarking-f.P) / f.P; e > 0.02 {
+				t.Errorf("N=%d: mean marking %.4g is %.1f%% off p* = %.4g", n, s.MeanMarking, 100*e, f.P)
+			}
+			continue
+		}
+		if s.AmplitudeBytes < 0.25*above {
+			t.Errorf("N=%d: the linearized model is unstable (%s), yet the queue's amplitude is only %.1f B", n, describe(st), s.AmplitudeBytes)
+		}
+		t.Logf("N=%d: the fixed point is unstable at τ* = %v (%s): the queue oscillates by ±%.0f B between %.0f and %.0f B; its mean, %.0f B, is %.2f%% of q* from q* = %.0f B but %.0f%% of q* - K_min, and the mean marking %.4g is %.1f%% from p*",
+			n, d.LoopDelay, describe(st), s.AmplitudeBytes, s.MinQueueBytes, s.MaxQueueBytes, s.MeanQueueBytes,
+			100*(s.MeanQueueBytes-f.QueueBytes)/f.QueueBytes, f.QueueBytes, 100*off, s.MeanMarking, 100*(s.MeanMarking-f.P)/f.P)
+	}
+}
+
+// describe says where a fixed point's rightmost roots are.
+func describe(st Stability) string {
+	q := st.Queue
+	stable := "stable"
+	if !st.Stable() {
+		stable = "unstable"
+	}
+	s := fmt.Sprintf("%s: queue mode %d roots right of the axis, rightmost %.4g/s", stable, q.Roots, q.Abscissa)
+	if q.Frequency > 0 {
+		s += fmt.Sprintf(" at %.4g rad/s (period %.4g µs)", q.Frequency, 2*math.Pi/q.Frequency*1e6)
+	}
+	return s + fmt.Sprintf("; fairness mode %d, rightmost %.4g/s", st.Fairness.Roots, st.Fairness.Abscissa)
+}
+
 func gbps(r []float64) string {
 	s := make([]string, len(r))
 	for i, x := range r {
 		s[i] = fmt.Sprintf("%.4g", x/1e9)
 	}
 	return "[" + strings.Join(s, " ") + "] Gb/s"
+}
+
+// TestBcfabLoop logs what the fixed points of TestFixedPoint become with
+// the loop bcfab's switches make, marking on enqueue (WithQueueingDelay),
+// and with its reaction point's fast recovery of F-1 events.
+func TestBcfabLoop(t *testing.T) {
+	for _, n := range []int{2, 4, 8} {
+		d, err := WithQueueingDelay(papers(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := LinearStability(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Simulate(d, 50*time.Millisecond, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := tr.Summary
+		f1 := d
+		f1.F--
+		fx, err := FixedPoint(f1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("N=%d, τ*=%v (marking on enqueue): %s; simulated mean q %.0f B, amplitude %.0f B (%.0f..%.0f), sum of rates %.4g Gb/s; with F-1: p*=%.4g q*=%.1f B",
+			n, d.LoopDelay, describe(st), s.MeanQueueBytes, s.AmplitudeBytes, s.MinQueueBytes, s.MaxQueueBytes, s.SumRateBps/1e9, fx.P, fx.QueueBytes)
+	}
+}
+
+// TestPaperStability reproduces the paper's statements on DCQCN's
+// stability (§3.2, Fig. 5): with its parameters, at a 4 µs loop 2 and 10
+// flows settle; at 85 µs 10 flows oscillate and 2 settle. The linear
+// analysis and the simulation must both say so.
+func TestPaperStability(t *testing.T) {
+	for _, c := range []struct {
+		n      int
+		loop   time.Duration
+		stable bool
+	}{
+		{2, 4 * time.Microsecond, true},
+		{10, 4 * time.Microsecond, true},
+		{2, 85 * time.Microsecond, true},
+		{10, 85 * time.Microsecond, false},
+	} {
+		d := conext16(c.n, c.loop)
+		st, err := LinearStability(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := FixedPoint(d)
+		tr, err := Simulate(d, 100*time.Millisecond, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := tr.Summary
+		t.Logf("paper's setting, N=%d, τ*=%v: %s; q*=%.0f B, simulated mean %.0f B, amplitude %.0f B", c.n, c.loop, describe(st), f.QueueBytes, s.MeanQueueBytes, s.AmplitudeBytes)
+		if st.Stable() != c.stable {
+			t.Errorf("N=%d, τ*=%v: linear analysis says stable=%v (%s), the paper %v", c.n, c.loop, st.Stable(), describe(st), c.stable)
+		}
+		// Settled, the window's amplitude is a small part of the queue;
+		// unsettled, a large one.
+		if osc := s.AmplitudeBytes > 0.1*f.QueueBytes; osc == c.stable {
+			t.Errorf("N=%d, τ*=%v: simulated amplitude %.0f B around q* = %.0f B, the paper says stable=%v", c.n, c.loop, s.AmplitudeBytes, f.QueueBytes, c.stable)
+		}
+	}
+}
+
+// TestLinearMatchesSimulation starts the simulation a hair off the fixed
+// point and measures how the queue's deviation grows or decays and how
+// fast it turns (successive peaks while it is small), against the
+// rightmost root of the linearized model's characteristic equation: two
+// independent computations of one number.
+func TestLinearMatchesSimulation(t *testing.T) {
+	for _, d := range []DCQCN{papers(2), papers(5), conext16(10, 85*time.Microsecond)} {
+		name := fmt.Sprintf("N=%d,τ*=%v,C=%dG", d.N, d.LoopDelay, d.CapacityBps/1e9)
+		t.Run(name, func(t *testing.T) {
+			st, err := LinearStability(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := st.Queue
+			f, _ := FixedPoint(d)
+			in := atFixedPoint(t, d, f, 1e-7)
+			q0, span := in.q, in.q-in.s.kmin
+			var peaks, times []float64
+			prev2, prev1 := 0.0, 0.0
+			// 100 ms, for the other modes to fade, or until out of the
+			// linear range.
+			for k := 1; float64(k)*in.h < 0.1; k++ {
+				in.Step()
+				x := in.q - q0
+				if k > 2 && prev1 > prev2 && prev1 >= x && prev1 > 0 {
+					peaks, times = append(peaks, prev1), append(times, float64(k-1)*in.h)
+				}
+				prev2, prev1 = prev1, x
+				if math.Abs(x) > 0.05*span {
+					break
+				}
+			}
+			if len(peaks) < 8 {
+				t.Fatalf("%d peaks", len(peaks))
+			}
+			a, b := len(peaks)-7, len(peaks)-1
+			period := (times[b] - times[a]) / float64(b-a)
+			growth := math.Log(peaks[b]/peaks[a]) / (times[b] - times[a])
+			omega := 2 * math.Pi / period
+			t.Logf("simulated growth %.2f/s at %.0f rad/s; linear analysis %+v", growth, omega, want)
+			if math.Abs(growth-want.Abscissa) > 0.03*math.Abs(want.Abscissa)+1 || math.Abs(omega-want.Frequency) > 0.01*want.Frequency {
+				t.Errorf("simulation: growth %.2f/s at %.0f rad/s; linear analysis: %.2f/s at %.0f rad/s", growth, omega, want.Abscissa, want.Frequency)
+			}
+		})
+	}
+}
+
+// atFixedPoint is an Integrator of d at its fixed point f, every flow's
+// rate off by the factor 1+eps, the past at the fixed point.
+func atFixedPoint(t *testing.T, d DCQCN, f Fixed, eps float64) *Integrator {
+	t.Helper()
+	in, err := NewIntegrator(d, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &in.s
+	w := 8 * s.wireBytes
+	for i := range in.rc {
+		in.rc[i], in.rt[i], in.al[i] = f.RateBps/w*(1+eps), f.TargetBps/w, f.Alpha
+	}
+	in.q = f.QueueBytes / s.queueBytes
+	sh := s.shared(s.mark(in.q))
+	for j := range in.past {
+		in.past[j] = s.rates(&sh, f.RateBps/w)
+	}
+	return in
 }
 
 // TestApproxP: the paper's closed form (14) tends to the root of (11) as
@@ -254,6 +479,14 @@ func TestTrajectory(t *testing.T) {
 	}
 	if _, err := Simulate(d, time.Millisecond, 0, []float64{1e9}); err == nil {
 		t.Error("one start rate for two flows")
+	}
+}
+
+func TestLinearStabilityAboveKmax(t *testing.T) {
+	d := papers(8)
+	d.Pmax = 1e-4 // p* far above P_max
+	if _, err := LinearStability(d); !errors.Is(err, ErrNotLinear) {
+		t.Errorf("LinearStability = %v, want ErrNotLinear", err)
 	}
 }
 
