@@ -48,6 +48,34 @@ func (c ECNConfig) Validate() error {
 	return nil
 }
 
+// ECNMidBuckets is the number of buckets an ECNHist spreads evenly over
+// [KminBytes, KmaxBytes); one below and one at or above make ECNBuckets.
+const (
+	ECNMidBuckets = 10
+	ECNBuckets    = ECNMidBuckets + 2
+)
+
+// ECNHist counts an egress's ECN decisions by the length in bytes of the
+// queue each packet joined, the length the decision was made on, so that
+// marking can be checked against RED's line on real frames. Bucket 0
+// holds the lengths below Edges[0] (KminBytes), bucket i in
+// 1..ECNMidBuckets those in [Edges[i-1], Edges[i]), and bucket
+// ECNBuckets-1 those at or above Edges[ECNMidBuckets] (KmaxBytes), where
+// Edges[i] = KminBytes + ceil(i*(KmaxBytes-KminBytes)/ECNMidBuckets): the
+// range split evenly, rounded up to the byte. Edges may repeat (KminBytes
+// == KmaxBytes, DCTCP's step, or a range under ECNMidBuckets bytes); a
+// bucket between two equal edges stays empty.
+//
+// Decided counts every packet Enqueue decided on (of a queue other than
+// the HQ, with marking on), whether it can carry CE or not, and Marked
+// those RED marked. Final counts the marks Enqueue returned: a Marker
+// hook's answer where the hooks are one, RED's otherwise. The caller's CE
+// marks (QueueStats.ECNMarks) are Final's on ECN-capable packets.
+type ECNHist struct {
+	Edges                  [ECNMidBuckets + 1]int
+	Decided, Marked, Final [ECNBuckets]uint64
+}
+
 // EgressConfig describes the queues of one egress port.
 type EgressConfig struct {
 	Queues int // 1..MaxQueues
@@ -208,6 +236,7 @@ type Egress struct {
 	kmax     int
 	ecnSlope float64 // marking probability per byte above kmin, in units of 2^-53
 	rng      uint64
+	hist     ECNHist
 
 	hooks  Hooks
 	marker Marker // hooks as a Marker, or nil
@@ -265,8 +294,12 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 	if c := cfg.ECN; c.On() {
 		e.ecn = true
 		e.kmin, e.kmax = c.KminBytes, c.KmaxBytes
-		if c.KmaxBytes > c.KminBytes {
-			e.ecnSlope = c.Pmax * (1 << 53) / float64(c.KmaxBytes-c.KminBytes)
+		w := c.KmaxBytes - c.KminBytes
+		if w > 0 {
+			e.ecnSlope = c.Pmax * (1 << 53) / float64(w)
+		}
+		for i := range e.hist.Edges {
+			e.hist.Edges[i] = c.KminBytes + (i*w+ECNMidBuckets-1)/ECNMidBuckets
 		}
 	}
 	return e, nil
@@ -277,7 +310,7 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 // with CountDrop). mark is the ECN decision for this packet from the length
 // of queue q before it joins (never for the HQ, never when marking is off);
 // the caller sets CE if the packet is ECN-capable and then calls
-// CountMark(q).
+// CountMark(q). The decision is counted in the egress's ECNHist.
 func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	qu := &e.q[q]
 	before := qu.fifo.bytes
@@ -285,10 +318,15 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 		return false, false
 	}
 	if e.ecn && q != e.hq {
-		mark = e.mark(before)
+		red, b := e.mark(before)
+		mark = red
 		if e.marker != nil {
-			mark = e.marker.Mark(q, before, mark)
+			mark = e.marker.Mark(q, before, red)
 		}
+		h := &e.hist
+		h.Decided[b]++
+		h.Marked[b] += b2u(red)
+		h.Final[b] += b2u(mark)
 	}
 	n := int(p.Len)
 	e.nonEmpty |= 1 << q
@@ -309,14 +347,18 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	return true, mark
 }
 
-// mark is the RED decision for a queue of qbytes.
-func (e *Egress) mark(qbytes int) bool {
+// mark is the RED decision for a queue of qbytes, and the ECNHist bucket
+// of qbytes.
+func (e *Egress) mark(qbytes int) (red bool, bucket int) {
 	switch {
 	case qbytes < e.kmin:
-		return false
+		return false, 0
 	case qbytes >= e.kmax:
-		return true
+		return true, ECNBuckets - 1
 	}
+	// 0 <= qbytes-kmin < kmax-kmin here: a middle bucket. (The division
+	// measured no slower than a multiply by a reciprocal would be.)
+	bucket = 1 + (qbytes-e.kmin)*ECNMidBuckets/(e.kmax-e.kmin)
 	// splitmix64: a full-period 64-bit generator, good enough for marking
 	// and cheap enough for every packet.
 	e.rng += 0x9E3779B97F4A7C15
@@ -324,7 +366,17 @@ func (e *Egress) mark(qbytes int) bool {
 	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
 	z = (z ^ z>>27) * 0x94D049BB133111EB
 	z ^= z >> 31
-	return float64(z>>11) < float64(qbytes-e.kmin)*e.ecnSlope
+	return float64(z>>11) < float64(qbytes-e.kmin)*e.ecnSlope, bucket
+}
+
+// b2u is 1 for true: counters add it without a branch the marks' coin
+// flips would mispredict.
+func b2u(b bool) uint64 {
+	var u uint64
+	if b {
+		u = 1
+	}
+	return u
 }
 
 // Dequeue removes the next packet to send at now: the HQ first whenever it
@@ -666,6 +718,10 @@ func (e *Egress) CountDrop(q int, reason int) { e.q[q].stats.Drops[reason]++ }
 
 // CountMark counts a packet of q that the caller marked CE.
 func (e *Egress) CountMark(q int) { e.q[q].stats.ECNMarks++ }
+
+// ECNHist returns a copy of the egress's ECN decisions by queue length;
+// ok is false when marking is off (and the histogram empty).
+func (e *Egress) ECNHist() (h ECNHist, ok bool) { return e.hist, e.ecn }
 
 // SetHooks sets the hooks called on every enqueue and dequeue; nil: none.
 // Hooks that implement Marker decide the egress's ECN marks too.

@@ -176,3 +176,183 @@ func TestEgressECNSingleThreshold(t *testing.T) {
 		}
 	}
 }
+
+// ecnBucket is the ECNHist bucket of a queue of qbytes by the documented
+// rule: the number of edges at or below it.
+func ecnBucket(h ECNHist, qbytes int) int {
+	b := 0
+	for _, edge := range h.Edges {
+		if edge <= qbytes {
+			b++
+		}
+	}
+	return b
+}
+
+// The histogram's edges split [kmin, kmax) evenly to the byte, and a
+// decision lands in the bucket the edges say, at every edge and either
+// side of it.
+func TestEgressECNHistEdges(t *testing.T) {
+	for _, c := range []ECNConfig{
+		{KminBytes: 10_000, KmaxBytes: 50_000, Pmax: 0.2},
+		{KminBytes: 1000, KmaxBytes: 1237, Pmax: 1}, // not a multiple of 10 wide
+		{KminBytes: 1000, KmaxBytes: 1005, Pmax: 1}, // narrower than 10 buckets
+		{KminBytes: 20_000, KmaxBytes: 20_000, Pmax: 1},
+		{KminBytes: 0, KmaxBytes: 3000, Pmax: 0.5},
+	} {
+		t.Run(fmt.Sprintf("%d-%d", c.KminBytes, c.KmaxBytes), func(t *testing.T) {
+			e := newEgress(t, EgressConfig{Queues: 1, HQ: -1, Capacity: 4, ECN: c})
+			h, ok := e.ECNHist()
+			if !ok {
+				t.Fatal("marking on, no histogram")
+			}
+			w := c.KmaxBytes - c.KminBytes
+			if h.Edges[0] != c.KminBytes || h.Edges[ECNMidBuckets] != c.KmaxBytes {
+				t.Fatalf("edges %v, want %d to %d", h.Edges, c.KminBytes, c.KmaxBytes)
+			}
+			for i := 1; i <= ECNMidBuckets; i++ {
+				if d := h.Edges[i] - h.Edges[i-1]; d < w/ECNMidBuckets || d > w/ECNMidBuckets+1 {
+					t.Fatalf("edges %v: bucket %d is %d bytes wide of %d", h.Edges, i, d, w)
+				}
+			}
+			lens := []int{0, c.KmaxBytes + 1000}
+			for _, edge := range h.Edges {
+				lens = append(lens, max(edge-1, 0), edge, edge+1)
+			}
+			if w < 2000 {
+				for l := range c.KmaxBytes + 3 {
+					lens = append(lens, l)
+				}
+			}
+			for _, l := range lens {
+				// A packet of l bytes makes the queue l long (its own
+				// decision is at 0 bytes); the next is decided at l.
+				if l > 0 {
+					e.Enqueue(0, Packet{Len: uint32(l)}, 0)
+				}
+				before, _ := e.ECNHist()
+				e.Enqueue(0, Packet{Len: 100}, 0)
+				after, _ := e.ECNHist()
+				var got, want [ECNBuckets]uint64
+				for b := range got {
+					got[b] = after.Decided[b] - before.Decided[b]
+				}
+				want[ecnBucket(h, l)] = 1
+				if got != want {
+					t.Fatalf("a decision at %d bytes counted in buckets %v, want %v (edges %v)", l, got, want, h.Edges)
+				}
+				for e.Len() > 0 {
+					e.Dequeue(0)
+				}
+			}
+		})
+	}
+}
+
+// The histogram counts every decision in the bucket of its own queue's
+// length, nothing below kmin marked and everything at or above kmax, and
+// each middle bucket's marked share within five standard deviations of
+// RED's probability at the bucket's middle.
+func TestEgressECNHistRED(t *testing.T) {
+	const (
+		kmin = 10_000
+		kmax = 20_000
+		pmax = 0.2
+		top  = 25_000 // each queue grows to this before it drains
+		reps = 2000
+	)
+	ecn := ECNConfig{KminBytes: kmin, KmaxBytes: kmax, Pmax: pmax}
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 512, ECN: ecn, Seed: 3})
+	h0, _ := e.ECNHist()
+	var decided, marked [ECNBuckets]uint64 // the test's own tally
+	enqueue := func(q int, n uint32) {
+		before := e.QueueBytes(q)
+		ok, mark := e.Enqueue(q, Packet{Len: n}, 0)
+		if !ok {
+			t.Fatalf("queue %d full", q)
+		}
+		b := ecnBucket(h0, before)
+		decided[b]++
+		marked[b] += b2u(mark)
+	}
+	for range reps {
+		// A first packet of 50 bytes, then 100: the lengths decided on
+		// in a middle bucket (1000 bytes wide) are its low edge + 50,
+		// 150, ..., 950, whose mean is its middle, and RED's
+		// probability is linear in between, so the expected share is
+		// RED's at the middle. Queue 1 grows while queue 0 drains: each
+		// is bucketed by its own length, not the egress's.
+		for _, q := range []int{0, 1} {
+			enqueue(q, 50)
+			for e.QueueBytes(q) < top {
+				enqueue(q, 100)
+				if q == 1 && e.QueueLen(0) > 0 {
+					e.Discard(0)
+				}
+				e.Enqueue(2, Packet{Len: 100}, 0) // the HQ: never decided
+				e.Discard(2)
+			}
+		}
+		for e.Len() > 0 {
+			e.Dequeue(0)
+		}
+	}
+	h, _ := e.ECNHist()
+	if h.Decided != decided || h.Marked != marked || h.Final != marked {
+		t.Fatalf("histogram\n decided %v\n marked  %v\n final   %v\nwant (Enqueue's decisions by queue length)\n decided %v\n marked  %v",
+			h.Decided, h.Marked, h.Final, decided, marked)
+	}
+	var total uint64
+	for _, n := range h.Decided {
+		total += n
+	}
+	if want := uint64(reps * 2 * 251); total != want { // at 0, 50, 150, ..., 24_950 bytes
+		t.Fatalf("%d decisions, want %d", total, want)
+	}
+	if h.Decided[0] == 0 || h.Marked[0] != 0 {
+		t.Errorf("below kmin: %d of %d marked", h.Marked[0], h.Decided[0])
+	}
+	if last := ECNBuckets - 1; h.Decided[last] == 0 || h.Marked[last] != h.Decided[last] {
+		t.Errorf("at or above kmax: %d of %d marked", h.Marked[last], h.Decided[last])
+	}
+	for b := 1; b <= ECNMidBuckets; b++ {
+		n := float64(h.Decided[b])
+		mid := float64(h.Edges[b-1]+h.Edges[b]) / 2
+		p := pmax * (mid - kmin) / (kmax - kmin)
+		sd := math.Sqrt(n * p * (1 - p))
+		if got := float64(h.Marked[b]); n == 0 || math.Abs(got-n*p) > 5*sd {
+			t.Errorf("bucket %d [%d, %d): %v of %v marked (%.4f), want %.4f ± %.4f",
+				b, h.Edges[b-1], h.Edges[b], got, n, got/n, p, 5*sd/n)
+		}
+	}
+}
+
+// With a Marker hook, Marked counts RED's decisions and Final the hook's.
+func TestEgressECNHistMarker(t *testing.T) {
+	ecn := ECNConfig{KminBytes: 1000, KmaxBytes: 1000, Pmax: 1} // a step at 1000 B
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Capacity: 256, ECN: ecn})
+	e.SetHooks(&markerHooks{}) // never marks queue 0; queue 1 where RED would not
+	for _, q := range []int{0, 0, 1, 1, 2, 2} {
+		e.Enqueue(q, Packet{Len: 1000}, 0)
+	}
+	h, _ := e.ECNHist()
+	last := ECNBuckets - 1
+	var decided, marked, final [ECNBuckets]uint64
+	decided[0], decided[last] = 2, 2 // at 0 and 1000 bytes, twice; the HQ never
+	marked[last] = 2
+	final[0] = 1
+	if h.Decided != decided || h.Marked != marked || h.Final != final {
+		t.Errorf("decided %v marked %v final %v, want %v %v %v", h.Decided, h.Marked, h.Final, decided, marked, final)
+	}
+}
+
+// With marking off there is no histogram and nothing is counted.
+func TestEgressECNHistOff(t *testing.T) {
+	e := newEgress(t, EgressConfig{Queues: 1, HQ: -1, Capacity: 256})
+	for range 100 {
+		e.Enqueue(0, Packet{Len: 1000}, 0)
+	}
+	if h, ok := e.ECNHist(); ok || h != (ECNHist{}) {
+		t.Errorf("marking off: histogram %+v, ok %v", h, ok)
+	}
+}

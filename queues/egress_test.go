@@ -194,6 +194,11 @@ type countHooks struct{ enq, deq int }
 func (h *countHooks) Enqueued(int, Packet) { h.enq++ }
 func (h *countHooks) Dequeued(int, Packet) { h.deq++ }
 
+// flipMarker is countHooks deciding the marks: the opposite of RED's.
+type flipMarker struct{ countHooks }
+
+func (*flipMarker) Mark(_, _ int, red bool) bool { return !red }
+
 func TestEgressAllocs(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -204,6 +209,7 @@ func TestEgressAllocs(t *testing.T) {
 		{"no hooks", nil, ECNConfig{}, false},
 		{"hooks", &countHooks{}, ECNConfig{}, false},
 		{"hooks, ECN, pauses", &countHooks{}, ECNConfig{KminBytes: 1000, KmaxBytes: 100_000, Pmax: 0.2}, true},
+		{"marker, ECN", &flipMarker{}, ECNConfig{KminBytes: 1000, KmaxBytes: 20_000, Pmax: 0.2}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEgress(t, EgressConfig{Queues: 8, HQ: 7, Capacity: 64, ECN: tt.ecn, Groups: []uint64{0x3f}})
@@ -217,6 +223,11 @@ func TestEgressAllocs(t *testing.T) {
 			allocs := testing.AllocsPerRun(10_000, func() {
 				now++
 				_, q, _ := e.Dequeue(now)
+				if q == 7 || q < 0 {
+					// Not back into the HQ, which would be all that is
+					// served (and never marks).
+					q = int(now % 7)
+				}
 				e.Enqueue(q, Packet{Len: uint32(64 + now%1400)}, now)
 				if tt.pause {
 					e.Pause(int(now%7), now, now+3)
@@ -225,6 +236,15 @@ func TestEgressAllocs(t *testing.T) {
 			})
 			if allocs != 0 {
 				t.Fatalf("%v allocations per packet", allocs)
+			}
+			// The ECN histogram was counted on the way.
+			h, _ := e.ECNHist()
+			var decided uint64
+			for _, n := range h.Decided {
+				decided += n
+			}
+			if tt.ecn.On() != (decided > 10_000) {
+				t.Errorf("ECN %v: %d decisions counted", tt.ecn.On(), decided)
 			}
 		})
 	}

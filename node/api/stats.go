@@ -89,6 +89,9 @@ type PortStats struct {
 	Copies map[string]uint64 `json:"copies,omitempty"`
 	Drops  map[string]uint64 `json:"drops"`
 	Queues []QueueStats      `json:"queues,omitempty"`
+	// ECNHist is the egress's ECN decisions by the length of the queue
+	// each packet joined (nil: marking off, or nothing decided yet).
+	ECNHist *ECNHist `json:"ecn_hist,omitempty"`
 	// Signals counts flow-control frames sent, received and relayed by
 	// class and type ("tx_pause_A", "rx_resume_B", "relayed_state_B", ...).
 	Signals map[string]uint64 `json:"signals,omitempty"`

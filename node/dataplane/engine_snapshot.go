@@ -6,6 +6,7 @@ package dataplane
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/bcfab/bcfab/node/api"
@@ -98,6 +99,8 @@ type rawPort struct {
 	drops                                  [numDropReasons]uint64
 	lag                                    queues.Lag
 	queues                                 []queues.QueueStats
+	ecn                                    queues.ECNHist
+	ecnOn                                  bool
 	stalls                                 []api.QueueStats // the watchdog's fields only
 	signals                                map[string]uint64
 	rtt                                    rttHist
@@ -132,6 +135,7 @@ func (e *Engine) takeSnapshot() {
 			r.rtt = p.rtt
 		}
 		r.delay = p.delayNs
+		r.ecn, r.ecnOn = eg.ECNHist()
 		for q := range r.queues {
 			r.queues[q] = eg.Stats(q)
 			r.stalls[q] = api.QueueStats{}
@@ -174,6 +178,9 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 		if len(r.signals) > 0 {
 			ps.Signals = maps.Clone(r.signals)
 		}
+		if r.ecnOn {
+			ps.ECNHist = exportECN(&r.ecn)
+		}
 		for q := range r.queues {
 			s := &r.queues[q]
 			qd := s.Drops[:numDropReasons]
@@ -191,6 +198,39 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 		out[i] = ps
 	}
 	return out, api.FrameStats{Total: e.mem.NumFrames, Free: sn.free, Size: e.mem.FrameSize}
+}
+
+// exportECN is an egress's ECN histogram as the stats give it: nil
+// when nothing was decided; a bucket between two equal edges, which
+// nothing lands in, left out with its edge; Final only where a scheme's
+// marks differ from RED's.
+func exportECN(h *queues.ECNHist) *api.ECNHist {
+	var n uint64
+	for _, d := range h.Decided {
+		n += d
+	}
+	if n == 0 {
+		return nil
+	}
+	out := &api.ECNHist{Edges: []int{h.Edges[0]}}
+	var final []uint64
+	bucket := func(i int) {
+		out.Decided = append(out.Decided, h.Decided[i])
+		out.Marked = append(out.Marked, h.Marked[i])
+		final = append(final, h.Final[i])
+	}
+	bucket(0)
+	for i := 1; i < len(h.Edges); i++ {
+		if h.Edges[i] > h.Edges[i-1] {
+			bucket(i)
+			out.Edges = append(out.Edges, h.Edges[i])
+		}
+	}
+	bucket(queues.ECNBuckets - 1)
+	if !slices.Equal(final, out.Marked) {
+		out.Final = final
+	}
+	return out
 }
 
 func dropMap(counts []uint64) map[string]uint64 {

@@ -1,0 +1,91 @@
+package dataplane
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/queues"
+)
+
+// An egress's ECN histogram reaches the port's stats, without a bucket
+// nothing can land in, and taking it allocates nothing on the worker's
+// thread.
+func TestSnapshotECNHist(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ecn  queues.ECNConfig
+		want *api.ECNHist
+	}{
+		{"off", queues.ECNConfig{}, nil},
+		{"RED", queues.ECNConfig{KminBytes: 2000, KmaxBytes: 6000, Pmax: 1}, &api.ECNHist{
+			Edges: []int{2000, 2400, 2800, 3200, 3600, 4000, 4400, 4800, 5200, 5600, 6000},
+			// At 0, 0, 1000 | 2000 | 3000 | 4000 | 5000 | 6000 to 9000 bytes.
+			Decided: []uint64{3, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0, 4},
+		}},
+		{"one threshold", queues.ECNConfig{KminBytes: 2500, KmaxBytes: 2500, Pmax: 1}, &api.ECNHist{
+			Edges:   []int{2500},
+			Decided: []uint64{4, 7},
+			Marked:  []uint64{0, 7},
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// 1 kb/s: the first frame goes on the wire, the others wait,
+			// joining a queue 1000 bytes longer each.
+			port := PortSpec{RateBps: 1000, Queues: queues.EgressConfig{Queues: 1, HQ: -1, ECN: tt.ecn}}
+			r := newRigPorts(t, port, Options{BufferBytes: 1 << 20}, nil)
+			for range 11 {
+				r.send(1000)
+				r.e.pass()
+			}
+			r.e.takeSnapshot()
+			if allocs := testing.AllocsPerRun(100, r.e.takeSnapshot); allocs != 0 {
+				t.Errorf("%v allocations per snapshot", allocs)
+			}
+			ps, _ := r.e.Snapshot()
+			if ps[0].ECNHist != nil {
+				t.Errorf("port 0 forwarded nothing, yet has %+v", ps[0].ECNHist)
+			}
+			got := ps[1].ECNHist
+			if tt.want == nil || got == nil {
+				if got != tt.want {
+					t.Fatalf("histogram %+v, want %+v", got, tt.want)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got.Edges, tt.want.Edges) || !reflect.DeepEqual(got.Decided, tt.want.Decided) {
+				t.Fatalf("edges %v decided %v, want %v %v", got.Edges, got.Decided, tt.want.Edges, tt.want.Decided)
+			}
+			last := len(got.Marked) - 1
+			if len(got.Marked) != len(got.Decided) || got.Marked[0] != 0 || got.Marked[last] != got.Decided[last] || got.Final != nil {
+				t.Errorf("marked %v final %v", got.Marked, got.Final)
+			}
+			if tt.want.Marked != nil && !reflect.DeepEqual(got.Marked, tt.want.Marked) {
+				t.Errorf("marked %v, want %v", got.Marked, tt.want.Marked)
+			}
+		})
+	}
+}
+
+// A scheme's marks appear apart from RED's only where they differ.
+func TestExportECNFinal(t *testing.T) {
+	var h queues.ECNHist
+	for i := range h.Edges {
+		h.Edges[i] = 1000 // one threshold
+	}
+	h.Decided[0], h.Decided[queues.ECNBuckets-1] = 5, 3
+	h.Marked[queues.ECNBuckets-1], h.Final[queues.ECNBuckets-1] = 3, 3
+	got := exportECN(&h)
+	want := &api.ECNHist{Edges: []int{1000}, Decided: []uint64{5, 3}, Marked: []uint64{0, 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("RED's marks: %+v, want %+v", got, want)
+	}
+	h.Final[0] = 2
+	want.Final = []uint64{2, 3}
+	if got := exportECN(&h); !reflect.DeepEqual(got, want) {
+		t.Errorf("a scheme's marks: %+v, want %+v", got, want)
+	}
+	if got := exportECN(&queues.ECNHist{}); got != nil {
+		t.Errorf("nothing decided: %+v", got)
+	}
+}
