@@ -25,12 +25,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // KindConformance runs the conformance checks (ConformanceCases): hand-made
@@ -65,6 +67,9 @@ type ConformanceCase struct {
 	flows func(ideal workload.IdealFunc) (flows []workload.Flow, window time.Duration)
 	// series: the judgement reads the flows' acknowledged bytes over time.
 	series bool
+	// ecn: the lab marks ECN, and the judgement reads the egresses'
+	// marking decisions by queue length (api.ECNHist).
+	ecn bool
 }
 
 // conformanceLinks are BCube(2,2)'s destinations of h0 one, two and
@@ -111,7 +116,34 @@ var ConformanceCases = []ConformanceCase{
 	incastCase(32, Topology{N: 8, K: 1}, 1<<20),
 	shareCase(2, 5<<20),
 	shareCase(4, 5<<20),
+	{
+		Name: "ecn", Check: "ecn", ecn: true,
+		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
+		Text: fmt.Sprintf("%d 4-to-1 incasts of %s each from h1..h4 to h0 on one leaf of a leaf-spine, %v apart in the target, ECN marking on: the leaf's egress to h0 fills past K_max (each ingress port may hold X_off), so its marking decisions cover RED's whole line", ecnIncasts, units.CompactSize(ecnIncastSize), ecnPeriod),
+		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+			var fs []workload.Flow
+			for k := range ecnIncasts {
+				for i := range 4 {
+					fs = append(fs, workload.Flow{ID: len(fs), Src: 1 + i, Dst: 0, Size: ecnIncastSize, Start: time.Duration(k) * ecnPeriod, Kind: workload.KindIncast, Group: 1 + k})
+				}
+			}
+			return fs, time.Duration(ecnIncasts) * ecnPeriod
+		},
+	},
 }
+
+// The ecn case's incasts: how many, of how many bytes per sender, how
+// far apart in the target (4 x 256 KiB take 92 µs at 100 Gb/s).
+const (
+	ecnIncasts    = 25
+	ecnIncastSize = 256 << 10
+	ecnPeriod     = 250 * time.Microsecond
+)
+
+// ecnMinDecided is the fewest decisions of a bucket of RED's line that is
+// judged: a binomial share of 0.1 from 400 has a standard deviation of
+// 0.015, well inside the bound.
+const ecnMinDecided = 400
 
 // incastCase is n senders of size bytes each to h0 on BCube t, all of
 // them a level-1 digit away (the last hop into h0 its level-1 link).
@@ -173,6 +205,9 @@ func (cc *ConformanceCase) runs(fc string) bool {
 // apply makes s the case's lab: its fabric, and the servers' fixed level
 // order on a BCube.
 func (cc *ConformanceCase) apply(s *lab.Spec) {
+	if cc.ecn {
+		s.ECN = true
+	}
 	if cc.Fabric != nil {
 		s.Fabric, s.N, s.K, s.LevelOrder = cc.Fabric.Spec(), 0, 0, ""
 		return
@@ -202,6 +237,9 @@ type CheckRow struct {
 	Error float64 `json:"error"`
 	Bound float64 `json:"bound"`
 	Floor bool    `json:"floor,omitempty"`
+	// Abs: Error is Measured - Expected and Bound absolute (a
+	// probability's, in points).
+	Abs  bool `json:"abs,omitempty"`
 	Pass  bool    `json:"pass"`
 }
 
@@ -226,7 +264,11 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // judge is the case's rows from the lab's report rep, with the target's
 // wire w and ideal FCT ideal (both at the target's rate and delays).
-func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, w workload.Wire, ideal workload.IdealFunc) []CheckRow {
+//
+// hists are the ECN decisions of the lab's egresses over the run, one
+// per set of edges (ports of one rate), and pmax RED's P_max (the ecn
+// check's).
+func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, w workload.Wire, ideal workload.IdealFunc, hists []api.ECNHist, pmax float64) []CheckRow {
 	var rows []CheckRow
 	recs := rep.Records
 	done := 0
@@ -291,6 +333,8 @@ func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, w workload.Wire, ideal
 			fmt.Sprintf("N·S on the wire at C (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(on), us(base)), 0.03))
 	case "share":
 		rows = append(rows, shareRows(rep, w)...)
+	case "ecn":
+		rows = append(rows, ecnRows(hists, pmax)...)
 	}
 	drops := float64(rep.Fabric.Drops)
 	rows = append(rows, CheckRow{Item: "frames dropped", Measured: drops, Formula: "lossless: none", Error: drops, Pass: drops == 0})
@@ -351,6 +395,52 @@ func shareRows(rep *lab.WorkloadReport, w workload.Wire) []CheckRow {
 	return rows
 }
 
+// ecnRows judge the marking decisions of hists against RED's line:
+// nothing marked below K_min, everything at or above K_max, and between
+// them each bucket's share marked within 5 points of P_max·(q−K_min)/
+// (K_max−K_min) at the bucket's middle, where it has ecnMinDecided
+// decisions or more. The histograms with fewer decisions than that in
+// all are left out (ports that hardly queued); none left is a failure.
+func ecnRows(hists []api.ECNHist, pmax float64) []CheckRow {
+	var rows []CheckRow
+	kb := func(b int) string { return strconv.FormatFloat(float64(b)/1e3, 'f', -1, 64) }
+	for _, h := range hists {
+		var total uint64
+		for _, n := range h.Decided {
+			total += n
+		}
+		if total < ecnMinDecided || len(h.Edges) < 2 {
+			continue
+		}
+		kmin, kmax := h.Edges[0], h.Edges[len(h.Edges)-1]
+		ports := fmt.Sprintf("K_min %s KB: ", kb(kmin))
+		for i, n := range h.Decided {
+			if n == 0 {
+				continue
+			}
+			share := float64(h.Marked[i]) / float64(n)
+			detail := units.Count(n, "decision", "decisions")
+			switch {
+			case i == 0:
+				rows = append(rows, CheckRow{Item: ports + "queue below K_min", Detail: detail, Measured: share, Formula: "none marked", Error: share, Abs: true, Pass: h.Marked[i] == 0})
+			case i == len(h.Edges):
+				rows = append(rows, CheckRow{Item: ports + "queue at or above K_max", Detail: detail, Measured: share, Expected: 1, Formula: "all marked", Error: share - 1, Abs: true, Pass: h.Marked[i] == n})
+			case n >= ecnMinDecided:
+				lo, hi := h.Edges[i-1], h.Edges[i]
+				mid := float64(lo+hi) / 2
+				want := pmax * (mid - float64(kmin)) / float64(kmax-kmin)
+				rows = append(rows, CheckRow{Item: fmt.Sprintf("%squeue %s–%s KB", ports, kb(lo), kb(hi)), Detail: detail, Measured: share, Expected: want,
+					Formula: fmt.Sprintf("P_max·(q−K_min)/(K_max−K_min) at q = %s KB, P_max %g", kb(int(mid)), pmax), Error: share - want, Bound: 0.05, Abs: true,
+					Pass: math.Abs(share-want) <= 0.05})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return []CheckRow{{Item: "ECN decisions", Formula: fmt.Sprintf("a port with %d or more", ecnMinDecided), Pass: false}}
+	}
+	return rows
+}
+
 // conformanceTable writes the README's table of every check of every
 // point, the points in order.
 func conformanceTable(b *strings.Builder, c *Config, results []Result) {
@@ -375,6 +465,8 @@ func conformanceTable(b *strings.Builder, c *Config, results []Result) {
 			switch {
 			case row.Floor:
 				errText, bound = fmt.Sprintf("%+.4f", row.Error), fmt.Sprintf("≥ %g", row.Expected)
+			case row.Abs:
+				errText, bound = fmt.Sprintf("%+.1f points", 100*row.Error), fmt.Sprintf("±%g points", 100*row.Bound)
 			case row.Expected == 0:
 				errText, bound = fmt.Sprintf("%g", row.Error), "0"
 			}

@@ -1,12 +1,15 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
@@ -83,9 +86,26 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 		Config: workload.Config{Duration: window}, Flows: flows, FlowSeries: cc.series,
 		Mode: sc.Mode, NoDCQCN: sc.NoCC, Drain: drain, Limits: x.c.Health.Limits(), Progress: x.workloadStatus,
 	}
+	var before map[string]api.ECNHist
+	if cc.ecn {
+		if before, err = ecnSnapshot(x.runRoot, st); err != nil {
+			return err
+		}
+	}
 	rep, err := lab.RunWorkload(ctx, x.runRoot, spec.Name, o)
 	if err != nil {
 		return err
+	}
+	var hists []api.ECNHist
+	if cc.ecn {
+		after, err := ecnSnapshot(x.runRoot, st)
+		if err != nil {
+			return err
+		}
+		hists = ecnRuns(before, after)
+		if err := writeJSONFile(filepath.Join(dir, "ecn.json"), hists); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct {
 		name  string
@@ -103,7 +123,11 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 		return err
 	}
 	res.WorkloadMetrics(rep, flows)
-	res.Checks = cc.judge(rep, tw, targetIdeal)
+	pmax := spec.ECNPmax
+	if pmax == 0 {
+		pmax = m.Target.ECNPmax
+	}
+	res.Checks = cc.judge(rep, tw, targetIdeal, hists, pmax)
 	outside := 0
 	for _, r := range res.Checks {
 		if !r.Pass {
@@ -116,4 +140,44 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 		res.invalidate(rep.Health.Problems...)
 	}
 	return nil
+}
+
+// ecnSnapshot is every port's ECN histogram in lab st, by node/port.
+func ecnSnapshot(runRoot string, st *lab.State) (map[string]api.ECNHist, error) {
+	out := map[string]api.ECNHist{}
+	for _, n := range st.Nodes {
+		s, err := lab.Stats(runRoot, st.Lab, n.Name)
+		if err != nil {
+			return nil, fmt.Errorf("ecn histograms: %w", err)
+		}
+		for _, p := range s.Ports {
+			if p.ECNHist != nil {
+				out[n.Name+"/"+p.Name] = *p.ECNHist
+			}
+		}
+	}
+	return out, nil
+}
+
+// ecnRuns are the decisions between two snapshots, the ports' merged by
+// their edges (ports of one rate mark alike), the most decided first.
+func ecnRuns(before, after map[string]api.ECNHist) []api.ECNHist {
+	var out []api.ECNHist
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		d := after[k].Sub(before[k])
+		i := slices.IndexFunc(out, func(h api.ECNHist) bool { return slices.Equal(h.Edges, d.Edges) })
+		if i < 0 {
+			out = append(out, api.ECNHist{})
+			i = len(out) - 1
+		}
+		_ = out[i].Add(d) // the same edges
+	}
+	total := func(h api.ECNHist) (n uint64) {
+		for _, v := range h.Decided {
+			n += v
+		}
+		return n
+	}
+	slices.SortStableFunc(out, func(a, b api.ECNHist) int { return cmp.Compare(total(b), total(a)) })
+	return out
 }

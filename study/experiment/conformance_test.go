@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/node/api"
 )
 
 // The target's wire of the conformance tests: 100 Gb/s, 1 µs links,
@@ -77,19 +78,19 @@ func TestConformanceJudgeIncast(t *testing.T) {
 		{(on + base) * 96 / 100, false},
 	} {
 		rep := &lab.WorkloadReport{Records: confRecords([]int{4, 8}, size, []time.Duration{0, time.Microsecond}, []time.Duration{c.last / 2, c.last - time.Microsecond})}
-		rows := cc.judge(rep, confWire, confIdeal)
+		rows := cc.judge(rep, confWire, confIdeal, nil, 0)
 		if len(rows) != 2 || rows[0].Pass != c.pass || !rows[1].Pass {
 			t.Errorf("last byte at %v (formula %v): %+v", c.last, on+base, rows)
 		}
 	}
 	rep := &lab.WorkloadReport{Records: confRecords([]int{4, 8}, size, []time.Duration{0, 0}, []time.Duration{on, on})}
 	rep.Records[1].Completed = false
-	if rows := cc.judge(rep, confWire, confIdeal); len(rows) != 1 || rows[0].Pass || rows[0].Measured != 1 || rows[0].Expected != 2 {
+	if rows := cc.judge(rep, confWire, confIdeal, nil, 0); len(rows) != 1 || rows[0].Pass || rows[0].Measured != 1 || rows[0].Expected != 2 {
 		t.Errorf("a flow that did not complete: %+v", rows)
 	}
 	rep.Records[1].Completed = true
 	rep.Fabric.Drops = 3
-	if rows := cc.judge(rep, confWire, confIdeal); rows[len(rows)-1].Pass {
+	if rows := cc.judge(rep, confWire, confIdeal, nil, 0); rows[len(rows)-1].Pass {
 		t.Errorf("3 drops in a lossless run passed: %+v", rows)
 	}
 }
@@ -113,7 +114,7 @@ func TestConformanceJudgeShare(t *testing.T) {
 		pass  bool
 	}{{0.5, true}, {0.51, true}, {0.54, false}} {
 		rep := &lab.WorkloadReport{Records: confRecords([]int{1, 2}, 5<<20, []time.Duration{0, 0}, []time.Duration{ms(10), ms(10.5)}), FlowSeries: series(c.share)}
-		rows := cc.judge(rep, confWire, confIdeal)
+		rows := cc.judge(rep, confWire, confIdeal, nil, 0)
 		pass := true
 		for _, r := range rows {
 			pass = pass && r.Pass
@@ -173,5 +174,48 @@ func TestConformancePlot(t *testing.T) {
 	}
 	if strings.Contains(string(svg), ">share-2: h1&#39;s share<") || strings.Contains(string(svg), ">share-2: h1's share<") {
 		t.Error("an invalid point's figure is drawn")
+	}
+}
+
+// RED's line: a histogram marked as RED says passes; one marked 7
+// points too often in a bucket, or marked once below K_min, does not;
+// one with too few decisions is no verdict at all.
+func TestConformanceECNRows(t *testing.T) {
+	edges := []int{100_000}
+	for i := 1; i <= 10; i++ {
+		edges = append(edges, 100_000+30_000*i)
+	}
+	hist := func(shift float64, below uint64) api.ECNHist {
+		h := api.ECNHist{Edges: edges, Decided: make([]uint64, 12), Marked: make([]uint64, 12)}
+		h.Decided[0], h.Marked[0] = 5000, below
+		for i := 1; i <= 10; i++ {
+			mid := float64(edges[i-1]+edges[i]) / 2
+			h.Decided[i] = 1000
+			h.Marked[i] = uint64(1000 * (0.2*(mid-100_000)/300_000 + shift))
+		}
+		h.Decided[11], h.Marked[11] = 300, 300
+		return h
+	}
+	pass := func(rows []CheckRow) bool {
+		for _, r := range rows {
+			if !r.Pass {
+				return false
+			}
+		}
+		return len(rows) > 0
+	}
+	if rows := ecnRows([]api.ECNHist{hist(0, 0)}, 0.2); !pass(rows) || len(rows) != 12 {
+		t.Errorf("RED's own marks: %+v", rows)
+	}
+	if rows := ecnRows([]api.ECNHist{hist(0.07, 0)}, 0.2); pass(rows) {
+		t.Errorf("7 points too many passed: %+v", rows)
+	}
+	if rows := ecnRows([]api.ECNHist{hist(0, 1)}, 0.2); pass(rows) || rows[0].Pass {
+		t.Errorf("a mark below K_min passed: %+v", rows[0])
+	}
+	few := api.ECNHist{Edges: edges, Decided: make([]uint64, 12), Marked: make([]uint64, 12)}
+	few.Decided[0] = 10
+	if rows := ecnRows([]api.ECNHist{few}, 0.2); len(rows) != 1 || rows[0].Pass {
+		t.Errorf("10 decisions: %+v", rows)
 	}
 }

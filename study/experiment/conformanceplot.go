@@ -34,7 +34,7 @@ func (pl *plots) conformanceErrors() {
 			contenders = append(contenders, res.Contender)
 		}
 		for _, r := range res.Checks {
-			if r.Floor || r.Bound == 0 || r.Expected == 0 {
+			if r.Floor || r.Bound == 0 || r.Expected == 0 && !r.Abs {
 				continue
 			}
 			k := key{res.Scenario, r.Item}
@@ -53,7 +53,7 @@ func (pl *plots) conformanceErrors() {
 	if len(rows) == 0 {
 		return
 	}
-	p := newPanel("error against the closed form, % (grey: the check's bound)", "", true)
+	p := newPanel("error against the closed form, % (a probability's in points; grey: the check's bound)", "", true)
 	names := make([]string, len(rows))
 	lim := 0.0
 	for i, k := range rows {
