@@ -31,6 +31,7 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 )
@@ -70,6 +71,12 @@ type ConformanceCase struct {
 	// ecn: the lab marks ECN, and the judgement reads the egresses'
 	// marking decisions by queue length (api.ECNHist).
 	ecn bool
+	// cc, when set, is the flows' congestion control (the case checks
+	// it: it runs under the contenders with it, runs); the lab marks ECN
+	// for it.
+	cc string
+	// senders is the dcqcn check's N.
+	senders int
 }
 
 // conformanceLinks are BCube(2,2)'s destinations of h0 one, two and
@@ -116,6 +123,9 @@ var ConformanceCases = []ConformanceCase{
 	incastCase(32, Topology{N: 8, K: 1}, 1<<20),
 	shareCase(2, 5<<20),
 	shareCase(4, 5<<20),
+	dcqcnCase(2),
+	dcqcnCase(4),
+	dcqcnCase(8),
 	{
 		Name: "ecn", Check: "ecn", ecn: true,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
@@ -196,17 +206,29 @@ func conformanceCaseNames() []string {
 	return out
 }
 
-// runs reports whether the case runs under flow control fc: a graph
-// fabric's switches run none or pfc.
-func (cc *ConformanceCase) runs(fc string) bool {
-	return cc.Fabric == nil || fc == "pfc" || fc == "none"
+// runs reports whether the case runs under contender sc: a case of
+// congestion control under a contender with it (pfc, pfc/dcqcn), every
+// other case under one without (pfc/nocc), as its closed form assumes
+// the senders at line rate; on a graph fabric, whose switches run none
+// or pfc, only under those.
+func (cc *ConformanceCase) runs(sc Contender) bool {
+	if cc.Fabric != nil && sc.FC != "pfc" && sc.FC != "none" {
+		return false
+	}
+	if cc.cc != "" {
+		return !sc.NoCC && (sc.CC == "" || sc.CC == cc.cc)
+	}
+	return sc.NoCC
 }
 
 // apply makes s the case's lab: its fabric, and the servers' fixed level
 // order on a BCube.
 func (cc *ConformanceCase) apply(s *lab.Spec) {
-	if cc.ecn {
+	if cc.ecn || cc.cc != "" {
 		s.ECN = true
+	}
+	if cc.cc != "" {
+		s.CC = cc.cc
 	}
 	if cc.Fabric != nil {
 		s.Fabric, s.N, s.K, s.LevelOrder = cc.Fabric.Spec(), 0, 0, ""
@@ -262,13 +284,21 @@ func wireTime(size int64, w workload.Wire) time.Duration {
 // us is d in µs.
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
 
-// judge is the case's rows from the lab's report rep, with the target's
-// wire w and ideal FCT ideal (both at the target's rate and delays).
-//
-// hists are the ECN decisions of the lab's egresses over the run, one
-// per set of edges (ports of one rate), and pmax RED's P_max (the ecn
-// check's).
-func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, w workload.Wire, ideal workload.IdealFunc, hists []api.ECNHist, pmax float64) []CheckRow {
+// conformanceEnv is what a case is judged with besides the lab's report:
+// the target's wire and ideal FCT (at the target's rate and delays), its
+// parameters, and the ECN decisions of the lab's egresses over the run,
+// one histogram per set of edges (ports of one rate).
+type conformanceEnv struct {
+	wire   workload.Wire
+	ideal  workload.IdealFunc
+	target scale.Target
+	pmax   float64 // RED's P_max in the lab
+	hists  []api.ECNHist
+}
+
+// judge is the case's rows from the lab's report rep.
+func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, env conformanceEnv) []CheckRow {
+	w, ideal := env.wire, env.ideal
 	var rows []CheckRow
 	recs := rep.Records
 	done := 0
@@ -334,7 +364,9 @@ func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, w workload.Wire, ideal
 	case "share":
 		rows = append(rows, shareRows(rep, w)...)
 	case "ecn":
-		rows = append(rows, ecnRows(hists, pmax)...)
+		rows = append(rows, ecnRows(env.hists, env.pmax)...)
+	case "dcqcn":
+		rows = append(rows, dcqcnRows(rep, env, cc.senders)...)
 	}
 	drops := float64(rep.Fabric.Drops)
 	rows = append(rows, CheckRow{Item: "frames dropped", Measured: drops, Formula: "lossless: none", Error: drops, Pass: drops == 0})

@@ -86,6 +86,9 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 		Config: workload.Config{Duration: window}, Flows: flows, FlowSeries: cc.series,
 		Mode: sc.Mode, NoDCQCN: sc.NoCC, Drain: drain, Limits: x.c.Health.Limits(), Progress: x.workloadStatus,
 	}
+	if cc.cc != "" {
+		o.CC = cc.cc
+	}
 	var before map[string]api.ECNHist
 	if cc.ecn {
 		if before, err = ecnSnapshot(x.runRoot, st); err != nil {
@@ -127,7 +130,7 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 	if pmax == 0 {
 		pmax = m.Target.ECNPmax
 	}
-	res.Checks = cc.judge(rep, tw, targetIdeal, hists, pmax)
+	res.Checks = cc.judge(rep, conformanceEnv{wire: tw, ideal: targetIdeal, target: m.Target, pmax: pmax, hists: hists})
 	outside := 0
 	for _, r := range res.Checks {
 		if !r.Pass {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
 )
 
@@ -78,19 +79,19 @@ func TestConformanceJudgeIncast(t *testing.T) {
 		{(on + base) * 96 / 100, false},
 	} {
 		rep := &lab.WorkloadReport{Records: confRecords([]int{4, 8}, size, []time.Duration{0, time.Microsecond}, []time.Duration{c.last / 2, c.last - time.Microsecond})}
-		rows := cc.judge(rep, confWire, confIdeal, nil, 0)
+		rows := cc.judge(rep, conformanceEnv{wire: confWire, ideal: confIdeal})
 		if len(rows) != 2 || rows[0].Pass != c.pass || !rows[1].Pass {
 			t.Errorf("last byte at %v (formula %v): %+v", c.last, on+base, rows)
 		}
 	}
 	rep := &lab.WorkloadReport{Records: confRecords([]int{4, 8}, size, []time.Duration{0, 0}, []time.Duration{on, on})}
 	rep.Records[1].Completed = false
-	if rows := cc.judge(rep, confWire, confIdeal, nil, 0); len(rows) != 1 || rows[0].Pass || rows[0].Measured != 1 || rows[0].Expected != 2 {
+	if rows := cc.judge(rep, conformanceEnv{wire: confWire, ideal: confIdeal}); len(rows) != 1 || rows[0].Pass || rows[0].Measured != 1 || rows[0].Expected != 2 {
 		t.Errorf("a flow that did not complete: %+v", rows)
 	}
 	rep.Records[1].Completed = true
 	rep.Fabric.Drops = 3
-	if rows := cc.judge(rep, confWire, confIdeal, nil, 0); rows[len(rows)-1].Pass {
+	if rows := cc.judge(rep, conformanceEnv{wire: confWire, ideal: confIdeal}); rows[len(rows)-1].Pass {
 		t.Errorf("3 drops in a lossless run passed: %+v", rows)
 	}
 }
@@ -114,7 +115,7 @@ func TestConformanceJudgeShare(t *testing.T) {
 		pass  bool
 	}{{0.5, true}, {0.51, true}, {0.54, false}} {
 		rep := &lab.WorkloadReport{Records: confRecords([]int{1, 2}, 5<<20, []time.Duration{0, 0}, []time.Duration{ms(10), ms(10.5)}), FlowSeries: series(c.share)}
-		rows := cc.judge(rep, confWire, confIdeal, nil, 0)
+		rows := cc.judge(rep, conformanceEnv{wire: confWire, ideal: confIdeal})
 		pass := true
 		for _, r := range rows {
 			pass = pass && r.Pass
@@ -217,5 +218,47 @@ func TestConformanceECNRows(t *testing.T) {
 	few.Decided[0] = 10
 	if rows := ecnRows([]api.ECNHist{few}, 0.2); len(rows) != 1 || rows[0].Pass {
 		t.Errorf("10 decisions: %+v", rows)
+	}
+}
+
+// The dcqcn check's model runs on the papers' target, and a lab that
+// matches it passes: rates at C/N's goodput, the queue at the model's.
+func TestConformanceDCQCN(t *testing.T) {
+	target := scale.Papers()
+	env := conformanceEnv{wire: workload.Wire{Rate: uint64(target.LinkRateBps), Payload: target.MTU, Overhead: 86, Prop: target.LinkDelay.D()}, target: target}
+	for _, n := range []int{2, 8} {
+		d, err := dcqcnModel(env, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.LoopDelay < 4*time.Microsecond || d.LoopDelay > 30*time.Microsecond {
+			t.Errorf("N = %d: loop delay %v", n, d.LoopDelay)
+		}
+		// A lab at the model's fair share and a queue far from its
+		// mean: the rates pass, the queue does not.
+		rate := 100e9 / float64(n) * float64(target.MTU) / float64(d.WireBytes) / 8 // bytes per s
+		rep := &lab.WorkloadReport{QueueNodes: []string{"h0", "leaf0"}}
+		for f := range n {
+			rep.Records = append(rep.Records, workload.FlowRecord{ID: f, Src: 1 + f, Completed: true})
+			for ms := 0.0; ms <= 20; ms += 0.05 {
+				rep.FlowSeries = append(rep.FlowSeries, lab.FlowSample{Flow: f, TargetElapsed: time.Duration(ms * 1e6), Acked: int64(rate * ms / 1e3)})
+			}
+		}
+		for ms := 0.0; ms <= 20; ms += 0.2 {
+			rep.Queues = append(rep.Queues, lab.QueueRow{TargetElapsed: time.Duration(ms * 1e6), Bytes: []uint64{0, 1_000_000}})
+		}
+		rows := dcqcnRows(rep, env, n)
+		if len(rows) != n+1 {
+			t.Fatalf("N = %d: %+v", n, rows)
+		}
+		for _, r := range rows[:n] {
+			if !r.Pass {
+				t.Errorf("N = %d: %s %.3f against %.3f", n, r.Item, r.Measured, r.Expected)
+			}
+		}
+		if q := rows[n]; q.Pass || q.Expected < 30 || q.Expected > 200 {
+			t.Errorf("N = %d: a 1 MB queue against the model's %.1f KB: %+v", n, q.Expected, q)
+		}
+		t.Logf("N = %d: the model's mean queue %.1f KB, %s", n, rows[n].Expected, rows[n].Formula)
 	}
 }

@@ -61,7 +61,7 @@ func (c *Config) Points() []Point {
 			}
 			for rep := 1; rep <= c.Repetitions; rep++ {
 				for _, s := range c.Contenders {
-					if sc, err := ParseContender(s); err != nil || !cc.runs(sc.FC) {
+					if sc, err := ParseContender(s); err != nil || !cc.runs(sc) {
 						continue
 					}
 					p := Point{Contender: s, Scenario: name, Rep: rep}

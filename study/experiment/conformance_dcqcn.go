@@ -1,0 +1,145 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/fluid"
+)
+
+// The dcqcn check: N long DCQCN flows into one egress against DCQCN's
+// fluid model (package fluid, Zhu et al., CoNEXT 2016) on the same
+// parameters, in the window where the model has settled.
+const (
+	// dcqcnRun is the target time the flows are sized for at C/N each.
+	dcqcnRun = 20 * time.Millisecond
+	// dcqcnFrom and dcqcnTo bound the window judged: after alpha's
+	// slowest mode (about 10 ms) and before the first flow may end.
+	dcqcnFrom = 10 * time.Millisecond
+	dcqcnTo   = 18 * time.Millisecond
+	// dcqcnBound is the check's bound on the mean rates and queue.
+	dcqcnBound = 0.10
+)
+
+// dcqcnCase is n DCQCN flows from h1..hn to h0 on one leaf of a
+// leaf-spine, sized to run dcqcnRun at C/N.
+func dcqcnCase(n int) ConformanceCase {
+	size := int64(float64(dcqcnRun.Seconds()) * 100e9 / 8 / float64(n)) // at the papers' 100 Gb/s; Text says so
+	return ConformanceCase{
+		Name: fmt.Sprintf("dcqcn-%d", n), Check: "dcqcn", series: true, cc: "dcqcn", senders: n,
+		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 9},
+		Text: fmt.Sprintf("%d DCQCN flows of %.3g MB each (%v at C/N on a 100 Gb/s target) from h1..h%d to h0 at once, through one leaf of a leaf-spine (2 leaves of 9 servers, 1 spine), ECN marking on; from %v to %v the flows' mean rates and the leaf's mean queue against DCQCN's fluid model (Zhu et al., CoNEXT 2016) integrated on the target's parameters, with the loop delay of the path (4 links) and the queue's own delay (the lab marks as a packet joins its queue)",
+			n, float64(size)/1e6, dcqcnRun, n, dcqcnFrom, dcqcnTo),
+		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+			fs := make([]workload.Flow, n)
+			for i := range fs {
+				fs[i] = workload.Flow{ID: i, Src: 1 + i, Dst: 0, Size: size, Kind: workload.KindLong}
+			}
+			return fs, time.Microsecond
+		},
+	}
+}
+
+// dcqcnModel is the fluid model of n flows on env's target: the loop
+// delay of four links and the frames' serialization at two hops, and the
+// queue's delay at its fixed point.
+func dcqcnModel(env conformanceEnv, n int) (fluid.DCQCN, error) {
+	t := env.target
+	ser := time.Duration(float64(t.MTU+env.wire.Overhead) * 8 / float64(t.LinkRateBps) * 1e9)
+	d := fluid.FromTarget(t, n, 2*t.OneHopRTT()+2*ser)
+	return fluid.WithQueueingDelay(d)
+}
+
+// dcqcnRows judge the dcqcn check: each flow's mean goodput in the window
+// against the model's mean rate (its payload's share), and the leaf's
+// mean queue against the model's, within dcqcnBound.
+func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
+	d, err := dcqcnModel(env, n)
+	if err != nil {
+		return []CheckRow{{Item: "the fluid model", Formula: err.Error()}}
+	}
+	tr, err := fluid.Simulate(d, dcqcnTo, 0, nil)
+	if err != nil {
+		return []CheckRow{{Item: "the fluid model", Formula: err.Error()}}
+	}
+	// The model's means over the window, from its samples.
+	var mq, qlo, qhi float64
+	qlo = math.Inf(1)
+	rates := make([]float64, n)
+	k := 0
+	for i, at := range tr.Time {
+		if at < dcqcnFrom || at > dcqcnTo {
+			continue
+		}
+		q := tr.QueueBytes[i]
+		mq += q
+		qlo, qhi = min(qlo, q), max(qhi, q)
+		for f := range n {
+			rates[f] += tr.RateBps[f][i]
+		}
+		k++
+	}
+	if k == 0 {
+		return []CheckRow{{Item: "the fluid model", Formula: "no sample in the window"}}
+	}
+	mq /= float64(k)
+	goodput := float64(env.target.MTU) / float64(d.WireBytes) // the payload's share of a rate on the wire
+	var rows []CheckRow
+	for f, r := range rep.Records {
+		got, ok := seriesRate(rep.FlowSeries, f, dcqcnFrom, dcqcnTo)
+		want := rates[min(f, n-1)] / float64(k) * goodput / 1e9
+		if !ok {
+			rows = append(rows, CheckRow{Item: fmt.Sprintf("h%d's mean rate", r.Src), Formula: "samples before and after the window"})
+			continue
+		}
+		rows = append(rows, relRow(fmt.Sprintf("h%d's mean rate", r.Src), got, want, "Gb/s",
+			fmt.Sprintf("the fluid model's mean R_C x MTU/wire bytes (%d/%d)", env.target.MTU, d.WireBytes), dcqcnBound))
+	}
+	// The lab's queue: the leaf's egress bytes (its port to h0 holds
+	// all but the ACKs and CNPs) at the samples in the window.
+	col := slices.Index(rep.QueueNodes, "leaf0")
+	var lq []float64
+	for _, row := range rep.Queues {
+		if col >= 0 && col < len(row.Bytes) && row.TargetElapsed >= dcqcnFrom && row.TargetElapsed <= dcqcnTo {
+			lq = append(lq, float64(row.Bytes[col]))
+		}
+	}
+	if len(lq) == 0 {
+		return append(rows, CheckRow{Item: "leaf0's mean queue", Formula: "queue samples in the window"})
+	}
+	var sum float64
+	for _, v := range lq {
+		sum += v
+	}
+	row := relRow("leaf0's mean queue", sum/float64(len(lq))/1e3, mq/1e3, "KB",
+		fmt.Sprintf("the fluid model's mean q (loop delay %.2f µs with the queue's; it swings %.0f–%.0f KB)", float64(d.LoopDelay)/1e3, qlo/1e3, qhi/1e3), dcqcnBound)
+	slices.Sort(lq)
+	row.Detail = fmt.Sprintf("%d samples, %.0f–%.0f KB", len(lq), lq[0]/1e3, lq[len(lq)-1]/1e3)
+	return append(rows, row)
+}
+
+// seriesRate is flow f's goodput in Gb/s between the target times from
+// and to: its acknowledged bytes at the last sample at or before from and
+// the first at or after to.
+func seriesRate(series []lab.FlowSample, f int, from, to time.Duration) (float64, bool) {
+	a, b := -1, -1
+	for i, s := range series {
+		if s.Flow != f {
+			continue
+		}
+		if s.TargetElapsed <= from && (a < 0 || s.TargetElapsed > series[a].TargetElapsed) {
+			a = i
+		}
+		if s.TargetElapsed >= to && (b < 0 || s.TargetElapsed < series[b].TargetElapsed) {
+			b = i
+		}
+	}
+	if a < 0 || b < 0 || series[b].TargetElapsed <= series[a].TargetElapsed {
+		return 0, false
+	}
+	return 8 * float64(series[b].Acked-series[a].Acked) / (series[b].TargetElapsed - series[a].TargetElapsed).Seconds() / 1e9, true
+}
