@@ -12,7 +12,9 @@
 //
 //  1. loops seg, ok := s.Next(now) until !ok, building a RoCEv2 data
 //     packet per Segment (PSN, payload length, SEND First/Middle/Last/
-//     Only from Pos, BTH AckReq) and marking it ECN-capable;
+//     Only from Pos, BTH AckReq) and marking it ECN-capable, except that
+//     a Segment marked Drop (an injected loss, SetLoss) is counted
+//     dropped and not sent;
 //  2. on a data packet received, calls r.OnData(psn, len, last, ackReq,
 //     ce, now) and sends back what the RxAction says: an ACK of PSN
 //     (everything up to it), a NAK expecting PSN (IRN: carrying SackPSN
@@ -62,6 +64,9 @@
 //     flight (sent, neither acknowledged nor SACKed), else RTO_high, and new
 //     packets stay within ceil(BDP/MTU) of the oldest unacknowledged one
 //     (IRN's BDP flow control).
+//   - Injected loss (GBN and IRN, sized flows): SetLoss names packets
+//     whose first transmission the caller drops (Segment.Drop), so a
+//     check meets one loss it placed, recovered as any other.
 //
 // ACKs are coalesced: one per AckEvery packets taken (duplicates count, so
 // a sender whose ACK was lost hears again), at once for a packet with

@@ -12,7 +12,9 @@ import (
 //  1. Next(now) hands out the packet to transmit now, if any: in IRN a
 //     lost packet first, else the next new one (in Go-Back-N, the next
 //     after a rewind), within the window (IRN: one BDP) and no sooner than
-//     the pacer allows at the current rate (DCQCN's, or the line rate).
+//     the pacer allows at the current rate (DCQCN's, or the line rate);
+//     the first transmission of a packet SetLoss named comes out marked
+//     Drop, for the caller to lose (inject.go).
 //  2. OnAck, OnNak and OnCNP take what came back; they may make more
 //     packets sendable (call Next again) or rewind.
 //  3. NextTimer is the next deadline (retransmission timeout, DCQCN's
@@ -58,6 +60,10 @@ type Segment struct {
 	AckReq bool
 	// Msg is the index of the packet's message (0 unless SetMessages).
 	Msg int64
+	// Drop: an injected loss (SetLoss), the packet's first transmission.
+	// The sender counts it sent; the caller drops it instead of
+	// transmitting it, and counts the drop.
+	Drop bool
 }
 
 // SenderStats are one flow's sending side. Times are the caller's clock,
@@ -66,6 +72,7 @@ type SenderStats struct {
 	Packets, Bytes         uint64 // sent (payload bytes), retransmissions included
 	RetxPackets, RetxBytes uint64 // retransmissions
 	Timeouts               uint64 // retransmission timeouts (lossless: the no-progress timeout)
+	Injected               uint64 // first transmissions handed out to be dropped (SetLoss), counted in Packets
 	ACKs, NAKs, CNPs       uint64 // received
 	Start                  int64  // first packet sent
 	End                    int64  // every byte acknowledged
@@ -85,7 +92,7 @@ func (s *SenderStats) Map() map[string]uint64 {
 	return map[string]uint64{
 		"packets": s.Packets, "bytes": s.Bytes,
 		"retx_packets": s.RetxPackets, "retx_bytes": s.RetxBytes,
-		"timeouts": s.Timeouts, "acks": s.ACKs, "naks": s.NAKs, "cnps": s.CNPs,
+		"timeouts": s.Timeouts, "injected": s.Injected, "acks": s.ACKs, "naks": s.NAKs, "cnps": s.CNPs,
 		"fct_ns": uint64(max(s.FCT(), 0)),
 	}
 }
@@ -142,6 +149,11 @@ type Sender struct {
 	// msg 0: the flow is one message.
 	msg int64
 	ppm int64
+
+	// Injected loss (SetLoss): the packets whose first transmission is
+	// dropped, sorted; those from loseNext on are still to come.
+	lose     []int64
+	loseNext int
 
 	S SenderStats
 
@@ -208,6 +220,8 @@ func (s *Sender) SetMessages(msg int64, oneAtATime bool) error {
 		return fmt.Errorf("transport: messages of %d bytes: want a sized flow whose size (%d) they divide", msg, s.size)
 	case s.hi > 0:
 		return errors.New("transport: messages set after the first packet")
+	case s.lose != nil:
+		return errors.New("transport: messages set after the loss (SetLoss numbers the packets messages make)")
 	}
 	s.msg, s.ppm = msg, (msg+s.mtu-1)/s.mtu
 	s.total = s.size / msg * s.ppm
@@ -447,6 +461,9 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 		PSN: uint32((s.start + seq) & PSNMask), Seq: seq, Offset: seq * s.mtu, Len: int(length), Msg: msg,
 		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.win()),
 	}
+	if !retx && s.lose != nil {
+		seg.Drop = s.dropFirst(seq)
+	}
 	switch {
 	case first && end:
 		seg.Pos = Only
@@ -465,6 +482,9 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	if retx {
 		st.RetxPackets++
 		st.RetxBytes += uint64(length)
+	}
+	if seg.Drop {
+		st.Injected++
 	}
 	if st.Start < 0 {
 		st.Start = now
