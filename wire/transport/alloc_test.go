@@ -4,7 +4,7 @@ import "testing"
 
 // loop joins a sender to its receiver with no link between them: every
 // packet arrives at once, the first transmission of every 50th is lost,
-// every 16th is marked CE.
+// and of those the sender marks Drop (SetLoss), every 16th is marked CE.
 type loop struct {
 	s   *Sender
 	r   *Receiver
@@ -43,7 +43,7 @@ func (l *loop) step(tb testing.TB) {
 	if t := l.s.NextSendTime(); t >= 0 {
 		l.now = max(l.now, t)
 		if seg, ok := l.s.Next(l.now); ok {
-			if l.s.mode != Lossless && !seg.Retx && seg.Seq%50 == 7 {
+			if seg.Drop || l.s.mode != Lossless && !seg.Retx && seg.Seq%50 == 7 {
 				return
 			}
 			last := seg.Pos == Last || seg.Pos == Only
@@ -75,6 +75,32 @@ func TestAllocs(t *testing.T) {
 		}
 		if l.s.S.Packets < 5000 || (m != Lossless && l.s.S.RetxPackets == 0) || l.s.S.CNPs == 0 {
 			t.Errorf("%v: the loop did not exercise it: %+v", m, l.s.S)
+		}
+	}
+	// Injected loss: a sized flow whose sender marks MaxLoss packets
+	// Drop, spread over the packets the measured steps send.
+	for _, m := range []Mode{GBN, IRN} {
+		l := newLoop(t, m)
+		s, err := NewSender(m, testParams(), PSNMask-1000, 20_000*simMTU, simMTU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lose := make([]int, MaxLoss)
+		for i := range lose {
+			lose[i] = 1000 + 15*i
+		}
+		if err := s.SetLoss(lose); err != nil {
+			t.Fatal(err)
+		}
+		l.s = s
+		for range 1000 {
+			l.step(t)
+		}
+		if n := testing.AllocsPerRun(5000, func() { l.step(t) }); n != 0 {
+			t.Errorf("%v, injected loss: %v allocations per packet", m, n)
+		}
+		if l.s.S.Injected != MaxLoss || l.s.Done() {
+			t.Errorf("%v, injected loss: the loop did not exercise it: %+v", m, l.s.S)
 		}
 	}
 	l := newLoopWith(t, IRN, dctcpParams())

@@ -102,6 +102,9 @@ type simFlow struct {
 	rec   bool
 	// maxOut is the most packets the sender had outstanding.
 	maxOut int64
+	// wired counts the data packets put on fwd, injected those the
+	// sender marked Drop, which never reach it.
+	wired, injected int
 }
 
 type world struct {
@@ -238,6 +241,11 @@ func (w *world) step(until int64) bool {
 			if f.rec {
 				f.sent = append(f.sent, seg)
 			}
+			if seg.Drop {
+				f.injected++
+				continue
+			}
+			f.wired++
 			f.fwd.send(pkt{kind: pData, flow: i, seg: seg, wire: seg.Len + DefaultWireOverhead}, w.now)
 		}
 		f.maxOut = max(f.maxOut, f.s.Outstanding())
