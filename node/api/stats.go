@@ -102,6 +102,12 @@ type PortStats struct {
 	// XDP "loss" and "down".
 	LossPPM  int  `json:"loss_ppm,omitempty"`
 	LinkDown bool `json:"link_down,omitempty"`
+	// InjectedTx counts the frames the node's own NIC dropped on purpose
+	// instead of sending them by the port: RDMA packets whose first
+	// transmission a flow's request told it to lose (RDMARequest.Lose).
+	// Like XDP "loss" they are injected drops (InjectedDrops), not the
+	// emulator's (TotalDrops), and never reach TxPackets.
+	InjectedTx uint64 `json:"injected_tx,omitempty"`
 	// Shaper lag of a shaped port (emulation health): frames that
 	// started later than their link was free, the largest lateness, and
 	// link time lost beyond the shaper's catch-up (the daemon did not keep
@@ -186,11 +192,12 @@ func (p *PortStats) RingDrops() uint64 {
 	return n
 }
 
-// InjectedDrops counts the frames the port's XDP program dropped because
-// it was told to: injected loss (XDP "loss") and a link set down (XDP
-// "down"). See LossPPM and LinkDown.
+// InjectedDrops counts the frames the port dropped because it was told
+// to: received, by its XDP program's injected loss (XDP "loss") and a
+// link set down (XDP "down"), see LossPPM and LinkDown; to be sent, by
+// the node's NIC, an RDMA flow's injected loss (InjectedTx).
 func (p *PortStats) InjectedDrops() uint64 {
-	return p.XDP["loss"] + p.XDP["down"]
+	return p.XDP["loss"] + p.XDP["down"] + p.InjectedTx
 }
 
 // LinkRequest is the body of POST /link: a change to what one port's XDP
