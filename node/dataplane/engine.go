@@ -243,6 +243,7 @@ type port struct {
 	intTx             uint32
 	intStamped        uint64
 	drops             [numDropReasons]uint64
+	injectedTx        uint64 // own frames dropped on purpose, never sent (CountInjected)
 	maxBytes          int
 	kicks, kickErrors uint64
 }

@@ -97,6 +97,7 @@ type rawPort struct {
 	queueBytes, queuePackets, maxBytes     int
 	captured                               bool
 	drops                                  [numDropReasons]uint64
+	injectedTx                             uint64
 	lag                                    queues.Lag
 	queues                                 []queues.QueueStats
 	ecn                                    queues.ECNHist
@@ -130,6 +131,7 @@ func (e *Engine) takeSnapshot() {
 		r.queueBytes, r.queuePackets, r.maxBytes = eg.Bytes(), eg.Len(), p.maxBytes
 		r.captured = p.tapped.Load()
 		r.drops = p.drops
+		r.injectedTx = p.injectedTx
 		r.lag = p.shaper.Lag()
 		if p.probe {
 			r.rtt = p.rtt
@@ -169,6 +171,7 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			MaxQueueBytes: uint64(r.maxBytes),
 			Captured:      r.captured,
 			Drops:         dropMap(r.drops[:]),
+			InjectedTx:    r.injectedTx,
 			LateFrames:    r.lag.LateFrames,
 			MaxLateNs:     r.lag.MaxNs,
 			LostLinkNs:    r.lag.LostNs,

@@ -139,6 +139,18 @@ func TestEngineForwardsAndCounts(t *testing.T) {
 	}
 }
 
+// A source's drops on purpose (CountInjected) are its port's InjectedTx:
+// injected drops, not the emulator's, and nothing sent.
+func TestEngineCountInjected(t *testing.T) {
+	r := newRig(t, 0, 1<<20)
+	r.e.CountInjected(1)
+	r.e.CountInjected(1)
+	ps, _ := r.e.Snapshot()
+	if p := ps[1]; p.InjectedTx != 2 || p.InjectedDrops() != 2 || p.TotalDrops() != 0 || p.TxPackets != 0 || ps[0].InjectedTx != 0 {
+		t.Fatalf("port 1: injected %d (%d), drops %d, sent %d; port 0 injected %d", p.InjectedTx, p.InjectedDrops(), p.TotalDrops(), p.TxPackets, ps[0].InjectedTx)
+	}
+}
+
 // fates settles a frame by its length: forward it to port 1, consume
 // it, or drop it on receive for one of the receive reasons.
 type fates struct{}

@@ -71,6 +71,12 @@ func (e *Engine) AdmitsOwn(out, q, n int) bool {
 	return true
 }
 
+// CountInjected counts a frame the node's own source dropped on purpose
+// instead of sending it by port out: an injected loss at the sender (a
+// server NIC's RDMA packet its flow's request named, RDMARequest.Lose).
+// The frame was never queued; the count is the port's InjectedTx.
+func (e *Engine) CountInjected(out int) { e.ports[out].injectedTx++ }
+
 // admit is Send; ctl says the frame is control.
 func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) bool {
 	p := e.ports[out]
