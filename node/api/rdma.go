@@ -67,7 +67,20 @@ type RDMARequest struct {
 	// acknowledged, and measures every message's round trip (posted to
 	// acknowledged): a latency test. It needs MsgBytes.
 	Latency bool `json:"latency,omitempty"`
+	// Lose lists packets of each flow, by index from 0 (its PSN less
+	// the flow's first PSN, the order of first transmissions), whose
+	// first transmission the NIC drops instead of sending, counted as an
+	// injected drop (RDMAFlow.Injected, RDMACounters.Injected and the
+	// port's PortStats.InjectedTx); their retransmissions go out, and
+	// loss recovery runs as for a loss on the wire. Only gbn and irn
+	// flows of Bytes, each index below the flow's packets, none twice, at
+	// most MaxRDMALose: a deterministic loss, where a link's loss_ppm is
+	// random.
+	Lose []int `json:"lose,omitempty"`
 }
+
+// MaxRDMALose is the most packets a request's Lose lists.
+const MaxRDMALose = transport.MaxLoss
 
 // MaxRDMAMessages is the most messages a flow of MsgBytes splits into.
 const MaxRDMAMessages = 1 << 20
@@ -132,6 +145,9 @@ type RDMAFlow struct {
 	HPCCU         float64 `json:"hpcc_u,omitempty"`
 	WindowCuts    uint64  `json:"window_cuts,omitempty"`
 	NoFrame       uint64  `json:"no_frame"` // found no free frame, or the buffer refused one
+	// Injected counts the first transmissions dropped on purpose
+	// (RDMARequest.Lose), which Packets counts as sent.
+	Injected uint64 `json:"injected,omitempty"`
 
 	// RateLimitBps is the cap the request set (0: none).
 	RateLimitBps int64 `json:"rate_limit_bps,omitempty"`
@@ -178,6 +194,10 @@ type RDMACounters struct {
 	// NoFrame counts ACKs, NAKs and CNPs not sent for want of a frame or
 	// buffer room.
 	NoFrame uint64 `json:"no_frame"`
+	// Injected counts the data packets of every flow dropped on purpose
+	// instead of sent (RDMARequest.Lose): injected drops, also in the
+	// port's PortStats.InjectedTx.
+	Injected uint64 `json:"injected"`
 }
 
 // RDMAReport is GET /rdma.
