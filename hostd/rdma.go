@@ -12,7 +12,8 @@ package hostd
 //     RDMAQueueBytes of the flow, and builds each as a RoCEv2 SEND frame
 //     (PCP 3, ECT(0), so switches can mark CE) straight into a frame of
 //     the engine's memory. A paused queue means wait: the NIC never drops
-//     its own traffic.
+//     its own traffic, but for the first transmissions a request told it
+//     to lose (RDMARequest.Lose), counted as injected drops.
 //  3. Handle passes every RoCE frame addressed to this server to receive:
 //     data goes to the flow's transport.Receiver, created on the first
 //     packet of an unknown (source IP, QP), and what it answers leaves as

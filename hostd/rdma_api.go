@@ -195,6 +195,7 @@ func (f *rdmaFlow) counters(out *api.RDMAFlow) {
 	out.Packets, out.Bytes = st.Packets, st.Bytes
 	out.RetxPackets, out.RetxBytes = st.RetxPackets, st.RetxBytes
 	out.Timeouts, out.ACKs, out.NAKs, out.CNPs = st.Timeouts, st.ACKs, st.NAKs, st.CNPs
+	out.Injected = st.Injected
 	out.AckedBytes = f.s.Acked()
 	out.RateBps = f.s.Rate()
 	out.Messages = f.s.Messages()

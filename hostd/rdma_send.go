@@ -62,6 +62,15 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if req.MTU < api.MinRDMAMTU || req.MTU > api.MaxRDMAMTU {
 		return nil, fmt.Errorf("rdma: mtu %d: want %d..%d payload bytes", req.MTU, api.MinRDMAMTU, api.MaxRDMAMTU)
 	}
+	// Injected loss: checked once against the packets every flow of the
+	// request will have (messages start packets of their own).
+	packets := transport.Packets(req.Bytes, req.MTU)
+	if msgs > 0 {
+		packets = msgs * transport.Packets(req.MsgBytes, req.MTU)
+	}
+	if err := transport.CheckLoss(mode, req.Lose, packets); err != nil {
+		return nil, fmt.Errorf("rdma: lose: %w", err)
+	}
 	if req.Flows == 0 {
 		req.Flows = 1
 	}
@@ -164,6 +173,11 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		if msgs > 0 {
 			if err := s.SetMessages(req.MsgBytes, req.Latency); err != nil {
 				return nil, fmt.Errorf("rdma: %w", err)
+			}
+		}
+		if len(req.Lose) > 0 {
+			if err := s.SetLoss(req.Lose); err != nil {
+				return nil, fmt.Errorf("rdma: lose: %w", err)
 			}
 		}
 		plans[i] = plan{id, sport, s, o, port, path, placed}
@@ -308,6 +322,19 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		}
 		if f.msgSent != nil && !seg.Retx && (seg.Pos == transport.First || seg.Pos == transport.Only) {
 			f.msgSent[seg.Msg] = now // a message posted: its round trip starts
+		}
+		if seg.Drop {
+			// An injected loss (RDMARequest.Lose): sent as far as the
+			// flow knows, lost before the wire, counted as injected, and
+			// recovered as any loss.
+			r.spare, r.hasSp = addr, true
+			r.c.Injected++
+			e.CountInjected(f.Port)
+			if f.ate {
+				f.sent += int64(seg.Len) // in flight until acknowledged
+				r.ateSync(f)
+			}
+			continue
 		}
 		op := sendOpcode(seg.Pos)
 		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len) + roce.INTShimLen(f.intSlots))}

@@ -3,13 +3,15 @@ package hostd
 import (
 	"context"
 	"encoding/binary"
-	"github.com/bcfab/bcfab/model/scale"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/internal/testkit/pipe"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/dataplane"
 	"github.com/bcfab/bcfab/signaling"
@@ -578,12 +580,17 @@ func TestRDMAStopAndCap(t *testing.T) {
 	}
 }
 
-// The per-packet paths of a message flow and of a latency flow allocate
-// nothing either.
+// The per-packet paths of a message flow, of a latency flow and of a
+// flow with injected losses allocate nothing either.
 func TestRDMAMessageAllocs(t *testing.T) {
+	lose := make([]int, api.MaxRDMALose)
+	for i := range lose {
+		lose[i] = 200 + 3*i // over the measured steps' packets
+	}
 	for _, req := range []api.RDMARequest{
 		{Dst: 1, Bytes: 64 << 20, MsgBytes: 64},
 		{Dst: 1, Bytes: 2 << 20, MsgBytes: 2, Latency: true},
+		{Dst: 1, Bytes: 8 << 20, Mode: "irn", Lose: lose},
 	} {
 		pr := newPair(t, fastParams())
 		if _, err := pr.a.h.StartRDMA(req); err != nil {
@@ -599,6 +606,73 @@ func TestRDMAMessageAllocs(t *testing.T) {
 		if pr.data-data < 100 {
 			t.Errorf("%+v: the loop moved %d data frames", req, pr.data-data)
 		}
+	}
+}
+
+// A request's Lose: the NIC drops the first transmission of each packet
+// it names, before the wire, and counts it injected (the flow, the NIC,
+// the port's injected drops); Go-Back-N and IRN recover, the last packet
+// by the timeout. A lossless flow, a timed one and a bad list are
+// refused, and start nothing.
+func TestRDMALose(t *testing.T) {
+	const n = 40
+	for _, mode := range []string{"gbn", "irn"} {
+		t.Run(mode, func(t *testing.T) {
+			pr := newPair(t, fastParams())
+			var pkt roce.Packet
+			var seqs []int64 // the data packets on the wire, by index in the flow
+			var start uint32
+			pr.toBFn = func(q int, b []byte) {
+				if err := roce.Parse(b, &pkt); err != nil {
+					t.Fatal(err)
+				}
+				seqs = append(seqs, transport.PSNDiff(pkt.PSN(), start))
+				pr.toB(q, b)
+			}
+			pr.toAFn = pr.toA
+			fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: n * 1024, Mode: mode, Lose: []int{10, n - 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start = fs[0].StartPSN
+			fl := runFlow(t, pr, fs[0].ID)
+			rep := pr.a.h.RDMA(nil)
+			ps, _ := pr.a.e.Snapshot()
+			if fl.State != api.RDMADone || fl.AckedBytes != n*1024 || fl.Injected != 2 || fl.Timeouts == 0 || fl.RetxPackets < 2 {
+				t.Fatalf("flow: %+v", fl)
+			}
+			if rep.Counters.Injected != 2 || ps[fl.Port].InjectedTx != 2 || ps[fl.Port].InjectedDrops() != 2 || ps[fl.Port].TotalDrops() != 0 {
+				t.Errorf("NIC counted %d injected, its port %d (%d injected drops, %d drops)",
+					rep.Counters.Injected, ps[fl.Port].InjectedTx, ps[fl.Port].InjectedDrops(), ps[fl.Port].TotalDrops())
+			}
+			// What the wire carried: every packet but the two dropped, whose
+			// retransmissions come later.
+			if uint64(len(seqs)) != fl.Packets-2 || slices.Index(seqs, 10) < slices.Index(seqs, 11) || slices.Index(seqs, n-1) < 0 {
+				t.Errorf("%d data frames on the wire of %d sent: %v", len(seqs), fl.Packets, seqs)
+			}
+			if rx := pr.b.h.RDMA(nil).Receivers[0]; !rx.Done || rx.Stats["bytes"] != n*1024 {
+				t.Errorf("receiver: %+v", rx)
+			}
+		})
+	}
+	pr := newPair(t, fastParams())
+	for _, c := range []struct {
+		req api.RDMARequest
+		err string
+	}{
+		{api.RDMARequest{Dst: 1, Bytes: 10_240, Lose: []int{3}}, "gbn or irn"},
+		{api.RDMARequest{Dst: 1, Bytes: 10_240, Mode: "lossless", Lose: []int{3}}, "gbn or irn"},
+		{api.RDMARequest{Dst: 1, Duration: int64(time.Second), Mode: "gbn", Lose: []int{3}}, "sized flow"},
+		{api.RDMARequest{Dst: 1, Bytes: 10_240, Mode: "irn", Lose: []int{10}}, "0..9"},
+		{api.RDMARequest{Dst: 1, Bytes: 10_240, Mode: "irn", Lose: []int{3, 3}}, "twice"},
+		{api.RDMARequest{Dst: 1, Bytes: 640, MsgBytes: 64, Mode: "gbn", Lose: []int{10}}, "0..9"},
+	} {
+		if _, err := pr.a.h.StartRDMA(c.req); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%+v: %v, want %q", c.req, err, c.err)
+		}
+	}
+	if fs := pr.a.h.RDMA(nil).Flows; len(fs) != 0 {
+		t.Errorf("refused requests started %d flows", len(fs))
 	}
 }
 
