@@ -53,6 +53,12 @@ type Flow struct {
 	// starts no earlier than Start: a pattern's second phase under
 	// Pattern.Wait. A runner that never sees them end never starts it.
 	After int `json:"after,omitempty"`
+	// Lose lists packets of the flow, by index from 0 in the order of
+	// their first transmissions, whose first transmission its NIC drops
+	// on purpose (api.RDMARequest.Lose): a hand-made schedule's
+	// deterministic loss, for a Go-Back-N or IRN run. Generate never
+	// sets it.
+	Lose []int `json:"lose,omitempty"`
 }
 
 // Basis is the per-host capacity that Config.Load is a fraction of.

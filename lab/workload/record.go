@@ -33,6 +33,10 @@ type FlowRecord struct {
 	Slowdown float64 `json:"slowdown"`
 	// Retransmissions counts the packets the sender sent again.
 	Retransmissions uint64 `json:"retransmissions"`
+	// Timeouts counts its sender's retransmission timeouts, Injected the
+	// first transmissions its NIC dropped on purpose (Flow.Lose).
+	Timeouts uint64 `json:"timeouts,omitempty"`
+	Injected uint64 `json:"injected,omitempty"`
 	// CNPs counts the congestion notifications its sender received
 	// (DCQCN's, one per marked window of the receiver's).
 	CNPs  uint64 `json:"cnps,omitempty"`
