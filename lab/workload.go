@@ -763,6 +763,19 @@ func graphIdealPath(spec Spec, g *topo.Graph) func(src, dst int) []uint64 {
 	}
 }
 
+// CheckLose checks the injected losses of a hand-made schedule
+// (workload.Flow.Lose) run in mode with packets of mtu payload bytes, as
+// each flow's NIC will: gbn or irn, every index below the flow's
+// packets, none twice, at most api.MaxRDMALose.
+func CheckLose(flows []workload.Flow, mode transport.Mode, mtu int) error {
+	for i, f := range flows {
+		if err := transport.CheckLoss(mode, f.Lose, transport.Packets(f.Size, mtu)); err != nil {
+			return fmt.Errorf("workload: flow %d: lose: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // CheckFlows checks a hand-made schedule (WorkloadOptions.Flows) against
 // the workload c it runs in: every flow's ID its index, its hosts
 // distinct servers of c, its size positive and its start in c's window.

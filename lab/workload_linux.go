@@ -70,6 +70,8 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		}
 	} else if err := CheckFlows(flows, c); err != nil {
 		return nil, err
+	} else if err := CheckLose(flows, mode, mtu); err != nil {
+		return nil, err
 	}
 	if len(flows) == 0 {
 		return nil, errors.New("workload: the schedule has no flows (raise the load or the duration)")
@@ -410,7 +412,7 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 			return
 		}
 		req := r.req
-		req.Dst, req.Bytes = f.Dst, f.Size
+		req.Dst, req.Bytes, req.Lose = f.Dst, f.Size, f.Lose
 		got, err := startRDMA(ctx, r.socks[src], req)
 		r.mu.Lock()
 		if err != nil {
@@ -484,6 +486,7 @@ func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	}
 	rec := &r.recs[i]
 	rec.Retransmissions, rec.CNPs = f.RetxPackets, f.CNPs
+	rec.Timeouts, rec.Injected = f.Timeouts, f.Injected
 	if f.State == api.RDMARunning {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 func stats(node string, drops, ring, injected, marks uint64, signals map[string]uint64) *api.Stats {
@@ -26,8 +27,11 @@ func stats(node string, drops, ring, injected, marks uint64, signals map[string]
 
 // The fabric's counters are differences over the run; PortFC and BFC
 // pauses and PFC XOFFs all count as pauses, ideal-fq's shared queues and
-// full tables as flows without a queue of their own.
+// full tables as flows without a queue of their own, a NIC's injected
+// RDMA losses as injected drops.
 func TestFabricDelta(t *testing.T) {
+	h2 := stats("h2", 0, 0, 0, 0, nil)
+	h2.Ports[0].InjectedTx = 2
 	before := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 5, 1, 0, 10, map[string]uint64{"tx_pause_A": 2}),
 		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 1, "rx_xoff_P3": 4}),
@@ -39,21 +43,21 @@ func TestFabricDelta(t *testing.T) {
 	after := map[string]*api.Stats{
 		"s1.0": stats("s1.0", 7, 2, 3, 15, map[string]uint64{"tx_pause_A": 4, "tx_state_A": 100, "rx_pause": 1}),
 		"h10":  stats("h10", 0, 0, 0, 0, map[string]uint64{"tx_xoff_P3": 4, "rx_xoff_P3": 4, "tx_xon_P3": 9}),
-		"h2":   stats("h2", 0, 0, 0, 0, nil),
+		"h2":   h2,
 		"s0.1": stats("s0.1", 0, 0, 0, 1, nil),
 		"h3":   stats("h3", 9, 9, 9, 9, nil), // not in the first sample
 		"s0.2": stats("s0.2", 0, 0, 0, 0, map[string]uint64{"tx_isolate": 10, "rx_isolate": 5, "ici_isolated": 2}),
 		"s0.3": stats("s0.3", 0, 0, 0, 0, map[string]uint64{"fq_flows": 90, "fq_shared": 3, "fq_table_full": 1}),
 	}
 	f := fabricDelta(before, after)
-	if f.Drops != 3 || f.Injected != 3 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 || f.Isolations != 7 || f.FQShared != 3 {
+	if f.Drops != 3 || f.Injected != 3+2 || f.Pauses != 5 || f.PausesRx != 1 || f.ECNMarks != 6 || f.Isolations != 7 || f.FQShared != 3 {
 		t.Errorf("fabric %+v", f)
 	}
 	var nodes []string
 	for _, n := range f.Nodes {
 		nodes = append(nodes, n.Node)
 	}
-	if want := []string{"h10", "s0.1", "s0.2", "s0.3", "s1.0"}; !slices.Equal(nodes, want) {
+	if want := []string{"h2", "h10", "s0.1", "s0.2", "s0.3", "s1.0"}; !slices.Equal(nodes, want) {
 		t.Errorf("nodes %q, want %q", nodes, want)
 	}
 }
@@ -276,6 +280,31 @@ func TestCheckFlows(t *testing.T) {
 	} {
 		if err := CheckFlows([]workload.Flow{bad}, c); err == nil {
 			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// A hand-made schedule's injected losses are checked as the NICs will:
+// in packets of the run's MTU, and only in a lossy mode (flows without
+// one pass in any).
+func TestCheckLose(t *testing.T) {
+	for _, c := range []struct {
+		mode  transport.Mode
+		mtu   int
+		lose  []int
+		fails bool
+	}{
+		{transport.GBN, 1024, nil, false},
+		{transport.IRN, 1024, []int{9}, false},
+		{transport.Lossless, 1024, []int{9}, true},
+		{transport.GBN, 1400, []int{7}, false},
+		{transport.GBN, 1400, []int{8}, true}, // 8 packets
+		{transport.IRN, 1024, []int{10}, true},
+		{transport.GBN, 1024, []int{4, 4}, true},
+	} {
+		fs := []workload.Flow{{Size: 10_000}, {Size: 10_240, Lose: c.lose}}
+		if err := CheckLose(fs, c.mode, c.mtu); (err != nil) != c.fails {
+			t.Errorf("lose %v in %v at mtu %d: %v", c.lose, c.mode, c.mtu, err)
 		}
 	}
 }
