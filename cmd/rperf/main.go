@@ -56,6 +56,7 @@ type options struct {
 	mtu      int
 	order    string
 	rateBps  uint64 // -b, per flow; 0: the link's
+	lose     []int  // --lose: packets of each flow whose first transmission is dropped
 	reverse  bool
 	bidir    bool
 	json     bool
@@ -187,6 +188,11 @@ about a second of the link), and prints perftest's columns (#bytes,
 time and prints its round trip (posted to acknowledged): min, max, p50,
 average, stdev, p99, p99.9.
 
+--lose 10,39 makes each flow's NIC drop the first transmission of its
+packets 10 and 39 (counted from 0; a sized test, -n, in --mode gbn or
+irn): a loss placed rather than drawn, recovered as any other and
+counted as an injected loss.
+
 A lab is a scale model of a target network at a dilation D (lab up
 --rate 20M: the papers' 100 Gb/s network at D = 5,000). The report reads
 every time and rate on the target's clock, labelled "target" or "in the
@@ -245,6 +251,7 @@ node's daemon) is not running; one line names it and its nodes.`,
 	fs.BoolVar(&o.noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
 	fs.IntVar(&o.mtu, "mtu", 1024, "payload per packet in `bytes`")
 	fs.StringVar(&o.order, "order", "", "fix the flows' level `order` (e.g. 0,1)")
+	fs.IntSliceVar(&o.lose, "lose", nil, "drop the first transmission of these `packets` of each flow, counted from 0 (e.g. 10,39; with -n and --mode gbn or irn): a loss placed, not drawn")
 	fs.BoolVarP(&o.json, "json", "J", false, "one JSON document (start, intervals, end) instead of text")
 	fs.BoolVar(&o.stream, "json-stream", false, "JSON lines as the test goes: {\"event\": \"start\"|\"interval\"|\"end\"|\"error\", \"data\": ...}")
 	fs.StringVar(&o.logfile, "logfile", "", "append the report to this `file` instead of stdout")
@@ -297,6 +304,9 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, om
 	case o.perftest() && (fs.Changed("size") && o.size < 1 || o.maxSize < 2 || o.maxSize > 8<<20):
 		return errors.New("-s and --max-size: want 1 byte to 8M")
 	}
+	if err := o.checkLose(fs.Changed("bytes"), int64(size)); err != nil {
+		return err
+	}
 	if o.lab != "" {
 		if err := lab.CheckName(o.lab); err != nil {
 			return fmt.Errorf("--lab: %w", err)
@@ -323,11 +333,44 @@ func (o *options) finish(cmd *cobra.Command, size units.Size, secs, interval, om
 	return nil
 }
 
+// checkLose checks --lose as each flow's NIC will, in rperf's words: a
+// sized test (-n bytes) of a lossy mode, each packet within a flow, none
+// twice.
+func (o *options) checkLose(sized bool, bytes int64) error {
+	if len(o.lose) == 0 {
+		return nil
+	}
+	switch {
+	case !sized:
+		return errors.New("--lose needs a sized test (-n): its flows' packets are numbered in advance")
+	case o.mode != "gbn" && o.mode != "irn":
+		return fmt.Errorf("--lose with --mode %s: a lossless flow fails at a lost packet; give --mode gbn or irn", o.mode)
+	case len(o.lose) > api.MaxRDMALose:
+		return fmt.Errorf("--lose: %d packets, at most %d", len(o.lose), api.MaxRDMALose)
+	}
+	packets := (bytes + int64(o.mtu) - 1) / int64(o.mtu)
+	seen := map[int]bool{}
+	for _, i := range o.lose {
+		switch {
+		case i < 0 || int64(i) >= packets:
+			return fmt.Errorf("--lose %d: each flow has packets 0..%d (-n over --mtu)", i, packets-1)
+		case seen[i]:
+			return fmt.Errorf("--lose: packet %d twice", i)
+		}
+		seen[i] = true
+	}
+	return nil
+}
+
 // flagError is a flag's error in rperf's words: iperf3's habits that
 // mean something else here are explained.
 func flagError(err error) error {
 	msg := err.Error()
 	switch {
+	case strings.Contains(msg, `for "--lose" flag: strconv.`):
+		// pflag's int list says how strconv failed.
+		arg, _, _ := strings.Cut(msg, ": strconv.")
+		return fmt.Errorf("%s: want packet numbers from 0, such as 10,39", arg)
 	case strings.Contains(msg, "flag needs an argument: 's' in -s"):
 		return errors.New("-s is perftest's message size here (-s 64K), not iperf3's server: every server's NIC (hostd) already answers; run rperf -c DST on the sending side")
 	case strings.HasPrefix(msg, "flag needs an argument: "):

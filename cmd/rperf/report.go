@@ -167,6 +167,8 @@ type End struct {
 	NAKs                    uint64      `json:"naks"`
 	CNPs                    uint64      `json:"cnps"`
 	Failures                int         `json:"failures"`
+	// Injected counts the packets the NICs dropped on purpose (--lose).
+	Injected uint64 `json:"injected,omitempty"`
 	// Health is the emulation's over the test: every daemon of the lab,
 	// not only this path's (absent when rperf was given --socket alone).
 	Health *lab.Health `json:"emulation_health,omitempty"`
@@ -189,6 +191,7 @@ type EndStream struct {
 	CNPs        uint64 `json:"cnps"`
 	State       string `json:"state"`
 	Failure     string `json:"failure,omitempty"`
+	Injected    uint64 `json:"injected,omitempty"` // first transmissions dropped on purpose (--lose)
 }
 
 // Sum is bytes over a time span, from the test's start.
@@ -289,7 +292,7 @@ func endOf(flows []api.RDMAFlow, roles []string, base snapshot, t0, linkBps int6
 		fs = max(fs, base.at)
 		fe = max(fe, fs)
 		es := EndStream{ID: f.ID, Role: roles[i], QP: f.QP, FCTNs: f.FCTNs, Timeouts: f.Timeouts - p.Timeouts, NAKs: f.NAKs - p.NAKs,
-			CNPs: f.CNPs - p.CNPs, State: f.State, Failure: f.Failure}
+			CNPs: f.CNPs - p.CNPs, State: f.State, Failure: f.Failure, Injected: f.Injected - p.Injected}
 		es.Sender = Sum{Start: rel(fs), End: rel(fe), Seconds: float64(fe-fs) / 1e9, Bytes: int64(f.Bytes - p.Bytes),
 			Packets: f.Packets - p.Packets, Retransmits: f.RetxPackets - p.RetxPackets, RetxBytes: f.RetxBytes - p.RetxBytes}
 		es.Sender.BitsPerSecond = bps(es.Sender.Bytes, es.Sender.Seconds)
@@ -326,6 +329,7 @@ func endOf(flows []api.RDMAFlow, roles []string, base snapshot, t0, linkBps int6
 		e.Timeouts += es.Timeouts
 		e.NAKs += es.NAKs
 		e.CNPs += es.CNPs
+		e.Injected += es.Injected
 		if f.State != api.RDMADone {
 			e.Failures++
 		}
@@ -624,6 +628,9 @@ func printSummary(w io.Writer, c clock, d *Document) {
 		}
 		line := fmt.Sprintf("%s %s  FCT %s  retransmitted %d packet%s (%s)  timeouts %d  NAKs %d  CNPs %d",
 			streamTag(i+1, s.Role), s.State, fct, s.Sender.Retransmits, plural(int(min(s.Sender.Retransmits, 2))), strings.TrimSpace(formatBytes(float64(s.Sender.RetxBytes))), s.Timeouts, s.NAKs, s.CNPs)
+		if s.Injected > 0 {
+			line += fmt.Sprintf("  injected losses %d", s.Injected)
+		}
 		if s.Failure != "" {
 			line += "  (" + s.Failure + ")"
 		}
@@ -656,8 +663,12 @@ func printSummary(w io.Writer, c clock, d *Document) {
 	if d.Start.TestStart.Omit > 0 {
 		fmt.Fprintf(w, "The first %s are omitted from this summary\n", c.given(d.Start.TestStart.Omit))
 	}
-	fmt.Fprintf(w, "Retransmits %d (%s), timeouts %d, NAKs %d, CNPs %d, failures %d\n",
-		e.Retransmits, strings.TrimSpace(formatBytes(float64(e.RetxBytes))), e.Timeouts, e.NAKs, e.CNPs, e.Failures)
+	injected := ""
+	if e.Injected > 0 {
+		injected = fmt.Sprintf(", injected losses %d", e.Injected)
+	}
+	fmt.Fprintf(w, "Retransmits %d (%s), timeouts %d, NAKs %d, CNPs %d, failures %d%s\n",
+		e.Retransmits, strings.TrimSpace(formatBytes(float64(e.RetxBytes))), e.Timeouts, e.NAKs, e.CNPs, e.Failures, injected)
 	if h := e.Health; h != nil {
 		fmt.Fprintln(w, strings.ToUpper(h.Short()[:1])+h.Short()[1:])
 	}

@@ -262,7 +262,7 @@ func (t *test) request(dst int) api.RDMARequest {
 	o := t.o
 	dcqcn := !o.noDCQCN
 	req := api.RDMARequest{Dst: dst, Bytes: o.bytes, Mode: o.mode, DCQCN: &dcqcn, Order: o.order, MTU: o.mtu,
-		Flows: o.parallel, RateBps: int64(o.rateBps)}
+		Flows: o.parallel, RateBps: int64(o.rateBps), Lose: o.lose}
 	switch {
 	case o.forever:
 		req.UntilStopped = true

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/bcfab/bcfab/model/scale"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/wire/transport"
 )
@@ -43,6 +44,9 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-c", "h3", "--bogus"}, false, nil},
 		{[]string{"-c", "h3", "-n", "0"}, false, nil},
 		{[]string{"-c", "h3", "-n", "1.5g"}, true, func(o *options) bool { return o.bytes == 3<<29 }},
+		{[]string{"-c", "h3", "-n", "40K", "--mode", "irn", "--lose", "39,10", "--lose", "20"}, true, func(o *options) bool {
+			return slices.Equal(o.lose, []int{39, 10, 20})
+		}},
 		{[]string{"-c", "h3", "-t", "1500ms", "--timeout", "2"}, true, func(o *options) bool {
 			return o.duration == 1500*time.Millisecond && o.timeout == 2*time.Second
 		}},
@@ -123,6 +127,7 @@ func (n *fakeNIC) advance(now int64) {
 		f.AckedBytes, f.Bytes, f.Packets = acked, uint64(acked), uint64(acked/int64(f.MTU))
 		f.RetxPackets = uint64(acked / (100 << 10))
 		f.RetxBytes = f.RetxPackets * uint64(f.MTU)
+		f.Injected = uint64(len(req.Lose))
 		switch {
 		case n.fail && i == len(n.flows)-1 && acked >= size/2:
 			f.State, f.Failure, f.EndNs = api.RDMAFailed, "lossless: the receiver saw a PSN gap (packets lost)", now
@@ -244,6 +249,32 @@ func TestTextReport(t *testing.T) {
 		if !regexp.MustCompile(re).MatchString(text) {
 			t.Errorf("no line matches %s", re)
 		}
+	}
+}
+
+// --lose reaches every flow's request, and the packets the NICs dropped
+// show in the summary and the document.
+func TestLose(t *testing.T) {
+	n := &fakeNIC{rate: 10 << 20}
+	sock := n.serve(t)
+	var out, errb bytes.Buffer
+	code := run([]string{"--socket", sock, "-c", "h3", "-n", "1M", "-P", "2", "-i", "0", "--mode", "gbn", "--lose", "3,7"}, &out, &errb)
+	if code != 0 || len(n.reqs) != 2 || !slices.Equal(n.reqs[0].Lose, []int{3, 7}) || !slices.Equal(n.reqs[1].Lose, []int{3, 7}) {
+		t.Fatalf("exit %d (%s); requests %+v", code, errb.String(), n.reqs)
+	}
+	if text := out.String(); !strings.Contains(text, "injected losses 2") || !strings.Contains(text, ", injected losses 4") {
+		t.Errorf("the report does not say what was injected:\n%s", text)
+	}
+	out.Reset()
+	if code := run([]string{"--socket", sock, "-c", "h3", "-n", "1M", "-i", "0", "--mode", "irn", "--lose", "5", "-J"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var d Document
+	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.End.Injected != 1 || d.End.Streams[0].Injected != 1 {
+		t.Errorf("end: injected %d, stream %d", d.End.Injected, d.End.Streams[0].Injected)
 	}
 }
 
