@@ -153,6 +153,10 @@ type PFC struct {
 	owed   int   // pairs with X_on repetitions owed
 	next   int64 // earliest due; meaningful when active+owed > 0
 	C      []PFCCounters
+	// T is the pause timing of every ingress port and lossless
+	// priority (fctiming.go), dep the X_offs being timed.
+	T      [][8]ClassTiming
+	dep    departures
 	buf    [PFCLen]byte
 	quanta [8]uint16
 }
@@ -162,9 +166,14 @@ type PFC struct {
 func NewPFC(env Env, ports []PFCPort, th PFCThresholds) *PFC {
 	n := len(ports)
 	f := &PFC{env: env, th: th, ports: ports,
-		bytes: make([][8]int, n), on: make([][8]bool, n), xon: make([][8]uint8, n), due: make([][8]int64, n), C: make([]PFCCounters, n)}
+		bytes: make([][8]int, n), on: make([][8]bool, n), xon: make([][8]uint8, n), due: make([][8]int64, n), C: make([]PFCCounters, n),
+		T: make([][8]ClassTiming, n)}
 	for p := range n {
-		f.lim = append(f.lim, th.Port(p))
+		l := th.Port(p)
+		f.lim = append(f.lim, l)
+		for i := range 8 {
+			f.T[p][i] = ClassTiming{Class: pcpNames[i], Xoff: l.Xoff, Xon: l.Xon}
+		}
 	}
 	return f
 }
@@ -185,8 +194,15 @@ func (f *PFC) Hooks() queues.Hooks { return pfcHooks{f} }
 
 type pfcHooks struct{ f *PFC }
 
-func (h pfcHooks) Enqueued(_ int, p queues.Packet) { h.f.charge(p, int(p.Len)) }
-func (h pfcHooks) Dequeued(_ int, p queues.Packet) { h.f.charge(p, -int(p.Len)) }
+func (h pfcHooks) Enqueued(_ int, p queues.Packet) {
+	h.f.dep.enqueued(p)
+	h.f.charge(p, int(p.Len))
+}
+
+func (h pfcHooks) Dequeued(_ int, p queues.Packet) {
+	h.f.dep.dequeued(p, h.f.env)
+	h.f.charge(p, -int(p.Len))
+}
 
 // charge adds n bytes (negative: releases) to the packet's ingress pair
 // and signals crossings of the thresholds.
@@ -197,18 +213,25 @@ func (f *PFC) charge(p queues.Packet, n int) {
 	}
 	b := f.bytes[in][pcp] + n
 	f.bytes[in][pcp] = b
+	ct := &f.T[in][pcp]
+	if n > 0 {
+		ct.charged(b)
+	}
 	switch {
 	case n > 0 && !f.on[in][pcp] && b >= f.lim[in].Xoff:
+		now := f.env.Now()
+		ct.paused(b)
 		f.setXon(in, pcp, 0)
 		f.on[in][pcp] = true
 		f.active++
-		f.send(in, 1<<pcp, 0)
+		f.send(in, 1<<pcp, 0, now, &ct.Lat)
 		f.C[in].TxXoff[pcp]++
-		f.schedule(in, pcp, f.env.Now()+f.refresh(in))
+		f.schedule(in, pcp, now+f.refresh(in))
 	case n < 0 && f.on[in][pcp] && b <= f.lim[in].Xon:
+		ct.resumed(b)
 		f.on[in][pcp] = false
 		f.active--
-		f.send(in, 0, 1<<pcp)
+		f.send(in, 0, 1<<pcp, 0, nil)
 		f.C[in].TxXon[pcp]++
 		f.setXon(in, pcp, ResumeRepeats)
 		f.schedule(in, pcp, f.env.Now()+f.repeat())
@@ -241,9 +264,9 @@ func (f *PFC) refresh(in int) int64 {
 }
 
 // send emits one PFC frame out of port in pausing the priorities of off
-// for MaxQuanta and resuming those of on (quanta 0); a frame the node
-// cannot spare is counted lost.
-func (f *PFC) send(in int, off, on uint8) {
+// for MaxQuanta and resuming those of on (quanta 0), timed from t0 into
+// lat unless lat is nil; a frame the node cannot spare is counted lost.
+func (f *PFC) send(in int, off, on uint8, t0 int64, lat *LatHist) {
 	for i := range 8 {
 		f.quanta[i] = 0
 		if off&(1<<i) != 0 {
@@ -251,7 +274,7 @@ func (f *PFC) send(in int, off, on uint8) {
 		}
 	}
 	PutPFC(f.buf[:], f.ports[in].MAC, off|on, &f.quanta)
-	if !f.env.Emit(in, f.buf[:]) {
+	if !f.dep.emit(f.env, in, f.buf[:], t0, lat) {
 		f.C[in].Lost++
 	}
 }
@@ -283,6 +306,7 @@ func (f *PFC) Tick(now int64) {
 					off |= 1 << p
 					f.due[in][p] = now + f.refresh(in)
 					f.C[in].TxRefresh[p]++
+					f.T[in][p].Refreshes++
 				}
 			case f.xon[in][p] > 0:
 				if f.due[in][p] <= now {
@@ -302,7 +326,21 @@ func (f *PFC) Tick(now int64) {
 			}
 		}
 		if off|on != 0 {
-			f.send(in, off, on)
+			f.send(in, off, on, 0, nil)
+		}
+	}
+}
+
+// Timing sets t to port in's pause timing, a class per lossless
+// priority (none for a port that runs no PFC).
+func (f *PFC) Timing(in int, t *FCTiming) {
+	t.N = 0
+	if in >= len(f.ports) {
+		return
+	}
+	for p := range 8 {
+		if f.th.Lossless&(1<<p) != 0 {
+			t.add(&f.T[in][p])
 		}
 	}
 }

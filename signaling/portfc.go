@@ -134,15 +134,22 @@ type SwitchPortFC struct {
 	resend   [][2]uint8 // Resumes of (port, class) still to repeat
 	refresh             // of the signalled (port, class) and those owing Resumes
 	C        []Counters
-	buf      [FrameLen]byte
+	// T is the pause timing of every (port, class) (fctiming.go), dep
+	// the Pauses being timed.
+	T   [][2]ClassTiming
+	dep departures
+	buf [FrameLen]byte
 }
 
 // NewSwitchPortFC returns the PortFC logic of switch (level, w).
 func NewSwitchPortFC(t bcube.Topology, level, w int, env Env, th Thresholds) *SwitchPortFC {
 	s := &SwitchPortFC{t: t, level: level, w: w, env: env, th: th,
-		seq: make([]uint32, t.N()), on: make([][2]bool, t.N()), resend: make([][2]uint8, t.N()), C: make([]Counters, t.N())}
+		seq: make([]uint32, t.N()), on: make([][2]bool, t.N()), resend: make([][2]uint8, t.N()), C: make([]Counters, t.N()),
+		T: make([][2]ClassTiming, t.N())}
 	for p := 0; p < t.N(); p++ {
-		s.lim = append(s.lim, th.Port(p))
+		l := th.Port(p)
+		s.lim = append(s.lim, l)
+		s.T[p] = [2]ClassTiming{{Class: "A", Xoff: l.XoffA, Xon: l.XonA}, {Class: "B", Xoff: l.XoffB, Xon: l.XonB}}
 		s.own = append(s.own, bcube.SwitchPortMAC(level, w, p))
 		s.peer = append(s.peer, bcube.HostPortMAC(t.ServerAt(level, w, p), level))
 	}
@@ -157,8 +164,15 @@ type switchHooks struct {
 	p int
 }
 
-func (h switchHooks) Enqueued(q int, _ queues.Packet) { h.s.check(h.p, q, true) }
-func (h switchHooks) Dequeued(q int, _ queues.Packet) { h.s.check(h.p, q, false) }
+func (h switchHooks) Enqueued(q int, p queues.Packet) {
+	h.s.dep.enqueued(p)
+	h.s.check(h.p, q, true)
+}
+
+func (h switchHooks) Dequeued(q int, p queues.Packet) {
+	h.s.dep.dequeued(p, h.s.env)
+	h.s.check(h.p, q, false)
+}
 
 // check runs Algorithms 1 and 2 for queue q of port p after an enqueue
 // (up) or a dequeue.
@@ -175,34 +189,42 @@ func (s *SwitchPortFC) check(p, q int, up bool) {
 		return // the HQ is never counted for congestion
 	}
 	c := class - 1
+	ct := &s.T[p][c]
+	if up {
+		ct.charged(level)
+	}
 	switch {
 	case up && !s.on[p][c] && level >= xoff:
-		s.arm(s.env.Now(), s.th.Refresh)
+		now := s.env.Now()
+		ct.paused(level)
+		s.arm(now, s.th.Refresh)
 		s.setResend(p, c, 0)
 		s.on[p][c] = true
 		s.active++
-		s.broadcast(p, uint8(class), TypePause)
+		s.broadcast(p, uint8(class), TypePause, now, &ct.Lat)
 	case !up && s.on[p][c] && level <= xon:
+		ct.resumed(level)
 		s.arm(s.env.Now(), s.th.Refresh)
 		s.on[p][c] = false
 		s.active--
 		s.setResend(p, c, ResumeRepeats)
-		s.broadcast(p, uint8(class), TypeResume)
+		s.broadcast(p, uint8(class), TypeResume, 0, nil)
 	}
 }
 
 // setResend sets how many more times the Resume of (p, class c) goes out.
 func (s *SwitchPortFC) setResend(p, c int, n uint8) { setOwed(&s.resend[p][c], &s.owed, n) }
 
-// broadcast sends {class, p} of type typ to the servers on every other port.
-func (s *SwitchPortFC) broadcast(p int, class, typ uint8) {
+// broadcast sends {class, p} of type typ to the servers on every other
+// port, each frame timed from t0 into lat unless lat is nil.
+func (s *SwitchPortFC) broadcast(p int, class, typ uint8, t0 int64, lat *LatHist) {
 	for q := 0; q < s.t.N(); q++ {
 		if q == p {
 			continue
 		}
 		s.seq[q]++
 		PutPortFC(s.buf[:], s.peer[q], s.own[q], typ, 0, s.seq[q], class, uint8(p), uint8(s.level), uint32(s.w))
-		if s.env.Emit(q, s.buf[:]) {
+		if s.dep.emit(s.env, q, s.buf[:], t0, lat) {
 			s.C[q].Sent[class-1][typ-1]++
 		} else {
 			s.C[q].Lost++
@@ -243,10 +265,11 @@ func (s *SwitchPortFC) Tick(now int64) {
 		for c := 0; c < 2; c++ {
 			switch {
 			case s.on[p][c]:
-				s.broadcast(p, uint8(c+1), TypeState)
+				s.T[p][c].Refreshes++
+				s.broadcast(p, uint8(c+1), TypeState, 0, nil)
 			case s.resend[p][c] > 0:
 				s.setResend(p, c, s.resend[p][c]-1)
-				s.broadcast(p, uint8(c+1), TypeResume)
+				s.broadcast(p, uint8(c+1), TypeResume, 0, nil)
 			}
 		}
 	}
@@ -254,6 +277,13 @@ func (s *SwitchPortFC) Tick(now int64) {
 
 // Signalled reports whether (port, class) is currently signalled.
 func (s *SwitchPortFC) Signalled(p, class int) bool { return s.on[p][class-1] }
+
+// Timing sets t to port p's pause timing: classes A and B.
+func (s *SwitchPortFC) Timing(p int, t *FCTiming) {
+	t.N = 0
+	t.add(&s.T[p][0])
+	t.add(&s.T[p][1])
+}
 
 // apply acts on queue q of eg for a pause, state or resume.
 func apply(eg *queues.Egress, q int, typ uint8, now, hold int64) {
@@ -282,6 +312,10 @@ type HostPortFC struct {
 	rOn     []bool
 	rResend []uint8
 	relay   refresh
+	// RT is the pause timing of each guarded relay queue (fctiming.go),
+	// dep the Pauses being timed.
+	RT  []ClassTiming
+	dep departures
 }
 
 // NewHostPortFC returns the PortFC logic of server self (ports 0..k are its

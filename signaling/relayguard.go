@@ -37,16 +37,24 @@ func (h *HostPortFC) GuardRelay(l int) {
 		h.guard = make([]bool, h.t.Levels())
 		h.rOn = make([]bool, h.t.Levels())
 		h.rResend = make([]uint8, h.t.Levels())
+		h.RT = make([]ClassTiming, h.t.Levels())
 	}
 	h.guard[l] = true
+	lim := h.th.Port(l)
+	h.RT[l] = ClassTiming{Class: "RQ", Xoff: lim.XoffB, Xon: lim.XonB}
 }
 
 // Guarded reports whether port l's relay queue is guarded.
 func (h *HostPortFC) Guarded(l int) bool { return h.guard != nil && h.guard[l] }
 
-// RelayHooks are the queue hooks of fabric port l: nil unless guarded.
+// Guarding reports whether any port's relay queue is guarded.
+func (h *HostPortFC) Guarding() bool { return h.guard != nil }
+
+// RelayHooks are the queue hooks of fabric port l: nil unless a port is
+// guarded. Every fabric port has them then, guarded or not: the guard's
+// pauses leave by the other ports, whose hooks time them.
 func (h *HostPortFC) RelayHooks(l int) *RelayHooks {
-	if !h.Guarded(l) {
+	if !h.Guarding() {
 		return nil
 	}
 	return &RelayHooks{h, l}
@@ -58,40 +66,53 @@ type RelayHooks struct {
 	l int
 }
 
-func (k *RelayHooks) Enqueued(q int, _ queues.Packet) { k.h.checkRelay(k.l, q, true) }
-func (k *RelayHooks) Dequeued(q int, _ queues.Packet) { k.h.checkRelay(k.l, q, false) }
+func (k *RelayHooks) Enqueued(q int, p queues.Packet) {
+	k.h.dep.enqueued(p)
+	k.h.checkRelay(k.l, q, true)
+}
+
+func (k *RelayHooks) Dequeued(q int, p queues.Packet) {
+	k.h.dep.dequeued(p, k.h.env)
+	k.h.checkRelay(k.l, q, false)
+}
 
 // RelaySignalled reports whether port l's relay queue holds its
 // upstream switches paused.
 func (h *HostPortFC) RelaySignalled(l int) bool { return h.rOn != nil && h.rOn[l] }
 
-// checkRelay signals when queue q of port l, if its RQ, crosses a
-// threshold.
+// checkRelay signals when queue q of port l, if its RQ and guarded,
+// crosses a threshold.
 func (h *HostPortFC) checkRelay(l, q int, up bool) {
-	if q != h.t.ServerRQ() {
+	if q != h.t.ServerRQ() || !h.guard[l] {
 		return
 	}
-	level, lim := h.env.Egress(l).QueueBytes(q), h.th.Port(l)
+	level, ct := h.env.Egress(l).QueueBytes(q), &h.RT[l]
+	if up {
+		ct.charged(level)
+	}
 	switch {
-	case up && !h.rOn[l] && level >= lim.XoffB:
-		h.relay.arm(h.env.Now(), h.th.Refresh)
+	case up && !h.rOn[l] && level >= ct.Xoff:
+		now := h.env.Now()
+		ct.paused(level)
+		h.relay.arm(now, h.th.Refresh)
 		setOwed(&h.rResend[l], &h.relay.owed, 0)
 		h.rOn[l] = true
 		h.relay.active++
-		h.relaySignal(l, TypePause)
-	case !up && h.rOn[l] && level <= lim.XonB:
+		h.relaySignal(l, TypePause, now, &ct.Lat)
+	case !up && h.rOn[l] && level <= ct.Xon:
+		ct.resumed(level)
 		h.relay.arm(h.env.Now(), h.th.Refresh)
 		h.rOn[l] = false
 		h.relay.active--
 		setOwed(&h.rResend[l], &h.relay.owed, ResumeRepeats)
-		h.relaySignal(l, TypeResume)
+		h.relaySignal(l, TypeResume, 0, nil)
 	}
 }
 
 // relaySignal sends typ for port l's RQ to the switches of the other
 // levels: a relayed {B, p} for every port p of port l's switch but the
-// server's own.
-func (h *HostPortFC) relaySignal(l int, typ uint8) {
+// server's own; each frame timed from t0 into lat unless lat is nil.
+func (h *HostPortFC) relaySignal(l int, typ uint8, t0 int64, lat *LatHist) {
 	w, own := h.t.SwitchOf(h.self, l)
 	for l2 := 0; l2 < h.t.Levels(); l2++ {
 		if l2 == l {
@@ -103,12 +124,21 @@ func (h *HostPortFC) relaySignal(l int, typ uint8) {
 			}
 			h.seq[l2]++
 			PutPortFC(h.buf[:], h.sw[l2], h.own[l2], typ, FlagRelayed, h.seq[l2], ClassB, uint8(p), uint8(l), uint32(w))
-			if h.env.Emit(l2, h.buf[:]) {
+			if h.dep.emit(h.env, l2, h.buf[:], t0, lat) {
 				h.C[l2].Sent[ClassB-1][typ-1]++
 			} else {
 				h.C[l2].Lost++
 			}
 		}
+	}
+}
+
+// Timing sets t to port l's pause timing: its relay queue's ("RQ"),
+// guarded, or none.
+func (h *HostPortFC) Timing(l int, t *FCTiming) {
+	t.N = 0
+	if h.Guarded(l) {
+		t.add(&h.RT[l])
 	}
 }
 
@@ -125,10 +155,11 @@ func (h *HostPortFC) Tick(now int64) {
 	for l := range h.rOn {
 		switch {
 		case h.rOn[l]:
-			h.relaySignal(l, TypeState)
+			h.RT[l].Refreshes++
+			h.relaySignal(l, TypeState, 0, nil)
 		case h.rResend[l] > 0:
 			setOwed(&h.rResend[l], &h.relay.owed, h.rResend[l]-1)
-			h.relaySignal(l, TypeResume)
+			h.relaySignal(l, TypeResume, 0, nil)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/internal/testkit/golden"
 	"github.com/bcfab/bcfab/internal/testkit/pipe"
+	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/node/dataplane"
 	"github.com/bcfab/bcfab/node/scheme"
@@ -230,6 +231,55 @@ func TestSwitchBurstSignals(t *testing.T) {
 			r.burst(t)
 			if sent() == before {
 				t.Errorf("a burst of %d frames sent no pause", rBurst)
+			}
+		})
+	}
+}
+
+// A burst's pauses are timed through the engine: the X_off (PFC, on the
+// ingress port 1, P3) or the Pause{B} (PortFC, egress port 2, one frame
+// to each other port) leaves the HQ when the rig takes it, so every frame
+// is timed and none is left untimed; the charge at the pause is at X_off
+// or above, at the resume at X_on or below, and its peak the greatest.
+func TestSwitchPauseTiming(t *testing.T) {
+	for _, c := range []struct {
+		fc          string
+		port        int
+		class       string
+		framesPause uint64
+	}{
+		{scheme.NamePFC, 1, "P3", 1},
+		{scheme.NamePFCStar, 1, "P3", 1},
+		{scheme.NameCI, 1, "P3", 1},
+		{scheme.NamePortFC, 2, "B", 3},
+	} {
+		t.Run(c.fc, func(t *testing.T) {
+			r := newRig(t, c.fc)
+			for range 3 {
+				r.burst(t)
+			}
+			ps, _ := r.e.Snapshot()
+			ft := ps[c.port].FCTiming
+			if ft == nil {
+				t.Fatalf("port %d has no fc_timing", c.port)
+			}
+			i := slices.IndexFunc(ft.Classes, func(k api.FCClass) bool { return k.Class == c.class })
+			if i < 0 {
+				t.Fatalf("port %d: no class %s in %+v", c.port, c.class, ft.Classes)
+			}
+			k := ft.Classes[i]
+			l := k.PauseLatNs
+			var hist uint64
+			for _, n := range l.Hist {
+				hist += n
+			}
+			if k.XoffBytes != 8000 || k.XonBytes != 4000 || k.Pauses != 3 || k.Resumes != 3 ||
+				k.AtPauseMinBytes < 8000 || k.AtResumeMaxBytes > 4000 || k.PeakBytes < k.AtPauseMaxBytes ||
+				l.Count != 3*c.framesPause || hist != l.Count || l.Untimed != 0 || l.Max > l.Sum || l.Max < 0 {
+				t.Errorf("port %d class %s: %+v", c.port, c.class, k)
+			}
+			if ft.BDPBytes <= 0 {
+				t.Errorf("BDP %d", ft.BDPBytes)
 			}
 		})
 	}

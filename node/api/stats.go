@@ -92,6 +92,9 @@ type PortStats struct {
 	// ECNHist is the egress's ECN decisions by the length of the queue
 	// each packet joined (nil: marking off, or nothing decided yet).
 	ECNHist *ECNHist `json:"ecn_hist,omitempty"`
+	// FCTiming is how the port's pauses met its thresholds, per class
+	// the scheme pauses by it (nil: it pauses nothing by this port).
+	FCTiming *FCTiming `json:"fc_timing,omitempty"`
 	// Signals counts flow-control frames sent, received and relayed by
 	// class and type ("tx_pause_A", "rx_resume_B", "relayed_state_B", ...).
 	Signals map[string]uint64 `json:"signals,omitempty"`

@@ -102,6 +102,14 @@ type PortCounters interface {
 	PortCounters(port int, m map[string]uint64)
 }
 
+// FCTimings gives a port's pause timing to its stats: how its flow
+// control's pauses met its thresholds (signaling.FCTiming; t.N = 0: none
+// by this port). Like PortCounters it runs on the engine's goroutine and
+// must not allocate.
+type FCTimings interface {
+	FCTiming(port int, t *signaling.FCTiming)
+}
+
 // FrameWriter transmits one frame by copy (PacketTX: the capture path).
 type FrameWriter interface {
 	WriteFrame(b []byte) error
@@ -300,6 +308,7 @@ type Engine struct {
 	timers   []Timer
 	source   Source
 	counters PortCounters
+	timings  FCTimings // counters', if it gives them
 
 	callMu  sync.Mutex
 	calls   []func()
@@ -541,9 +550,13 @@ func (e *Engine) runCalls() {
 	}
 }
 
-// SetPortCounters installs a source of extra per-port counters. Call
-// before Run.
-func (e *Engine) SetPortCounters(c PortCounters) { e.counters = c }
+// SetPortCounters installs a source of extra per-port counters, and of
+// the ports' pause timing if it gives that too (FCTimings: a flow-control
+// scheme does). Call before Run.
+func (e *Engine) SetPortCounters(c PortCounters) {
+	e.counters = c
+	e.timings, _ = c.(FCTimings)
+}
 
 // Uptime is the time since the engine started on its first worker.
 func (e *Engine) Uptime() time.Duration { return time.Since(e.started) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
 )
 
 // Snapshot returns a copy of every port's counters and of the frame pool.
@@ -104,6 +105,7 @@ type rawPort struct {
 	ecnOn                                  bool
 	stalls                                 []api.QueueStats // the watchdog's fields only
 	signals                                map[string]uint64
+	fct                                    signaling.FCTiming
 	rtt                                    rttHist
 	delay                                  int64
 }
@@ -146,6 +148,10 @@ func (e *Engine) takeSnapshot() {
 		if e.counters != nil {
 			e.counters.PortCounters(i, r.signals)
 		}
+		r.fct.N = 0
+		if e.timings != nil {
+			e.timings.FCTiming(i, &r.fct)
+		}
 	}
 }
 
@@ -184,6 +190,7 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 		if r.ecnOn {
 			ps.ECNHist = exportECN(&r.ecn)
 		}
+		ps.FCTiming = exportFCTiming(&r.fct)
 		for q := range r.queues {
 			s := &r.queues[q]
 			qd := s.Drops[:numDropReasons]
@@ -232,6 +239,35 @@ func exportECN(h *queues.ECNHist) *api.ECNHist {
 	bucket(queues.ECNBuckets - 1)
 	if !slices.Equal(final, out.Marked) {
 		out.Final = final
+	}
+	return out
+}
+
+// exportFCTiming is a port's pause timing as the stats give it: nil when
+// it has no class, each latency histogram up to its last non-empty
+// bucket.
+func exportFCTiming(t *signaling.FCTiming) *api.FCTiming {
+	if t.N == 0 {
+		return nil
+	}
+	out := &api.FCTiming{BDPBytes: t.BDPBytes, Classes: make([]api.FCClass, t.N)}
+	for i := range t.N {
+		c := &t.C[i]
+		n := len(c.Lat.Buckets)
+		for n > 0 && c.Lat.Buckets[n-1] == 0 {
+			n--
+		}
+		out.Classes[i] = api.FCClass{
+			Class: c.Class, XoffBytes: c.Xoff, XonBytes: c.Xon, PeakBytes: c.Peak,
+			Pauses: c.Pauses, Refreshes: c.Refreshes, Resumes: c.Resumes,
+			AtPauseMinBytes: c.AtPauseMin, AtPauseMaxBytes: c.AtPauseMax,
+			AtResumeMinBytes: c.AtResumeMin, AtResumeMaxBytes: c.AtResumeMax,
+			PauseLatNs: api.PauseLat{Count: c.Lat.Count, Sum: c.Lat.SumNs, Max: c.Lat.MaxNs,
+				Hist: slices.Clone(c.Lat.Buckets[:n:n]), Untimed: c.Lat.Untimed},
+		}
+		if out.Classes[i].PauseLatNs.Hist == nil {
+			out.Classes[i].PauseLatNs.Hist = []uint64{}
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
 )
 
 // An egress's ECN histogram reaches the port's stats, without a bucket
@@ -87,5 +88,51 @@ func TestExportECNFinal(t *testing.T) {
 	}
 	if got := exportECN(&queues.ECNHist{}); got != nil {
 		t.Errorf("nothing decided: %+v", got)
+	}
+}
+
+// timingSource gives port 1 a class of pause timing, as a scheme does.
+type timingSource struct{}
+
+func (timingSource) PortCounters(int, map[string]uint64) {}
+
+func (timingSource) FCTiming(p int, t *signaling.FCTiming) {
+	t.N = 0
+	if p != 1 {
+		return
+	}
+	c := signaling.ClassTiming{Class: "B", Xoff: 150_000, Xon: 100_000, Peak: 171_000, Pauses: 2, Refreshes: 7, Resumes: 1,
+		AtPauseMin: 150_000, AtPauseMax: 150_900, AtResumeMin: 99_100, AtResumeMax: 99_100}
+	c.Lat.Count, c.Lat.SumNs, c.Lat.MaxNs, c.Lat.Untimed = 3, 7000, 3000, 1
+	c.Lat.Buckets[11], c.Lat.Buckets[12] = 2, 1 // 2000, 2000, 3000 ns
+	t.C[0], t.N, t.BDPBytes = c, 1, 25_000
+}
+
+// A scheme's pause timing reaches the port's stats, each histogram up to
+// its last non-empty bucket, and taking it allocates nothing on the
+// worker's thread; a port with none has no fc_timing.
+func TestSnapshotFCTiming(t *testing.T) {
+	r := newRigPorts(t, PortSpec{Queues: queues.EgressConfig{Queues: 1, HQ: -1}}, Options{BufferBytes: 1 << 20}, nil)
+	r.e.SetPortCounters(timingSource{})
+	r.e.takeSnapshot()
+	if allocs := testing.AllocsPerRun(100, r.e.takeSnapshot); allocs != 0 {
+		t.Errorf("%v allocations per snapshot", allocs)
+	}
+	ps, _ := r.e.Snapshot()
+	if ps[0].FCTiming != nil {
+		t.Errorf("port 0 has no classes, yet %+v", ps[0].FCTiming)
+	}
+	want := &api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{{
+		Class: "B", XoffBytes: 150_000, XonBytes: 100_000, PeakBytes: 171_000, Pauses: 2, Refreshes: 7, Resumes: 1,
+		AtPauseMinBytes: 150_000, AtPauseMaxBytes: 150_900, AtResumeMinBytes: 99_100, AtResumeMaxBytes: 99_100,
+		PauseLatNs: api.PauseLat{Count: 3, Sum: 7000, Max: 3000, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1}, Untimed: 1},
+	}}}
+	if got := ps[1].FCTiming; !reflect.DeepEqual(got, want) {
+		t.Errorf("port 1:\n got %+v\nwant %+v", got, want)
+	}
+	var none signaling.FCTiming
+	none.N = 1
+	if h := exportFCTiming(&none).Classes[0].PauseLatNs.Hist; h == nil || len(h) != 0 {
+		t.Errorf("nothing timed: hist %#v, want []", h)
 	}
 }

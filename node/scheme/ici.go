@@ -60,7 +60,9 @@ func newCI(coordinated bool) func(c *config.Node, p Place) (Scheme, error) {
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
-		return NewCI(p, PFCThresholds(c, false), c.RateBps, cfg), nil
+		s := NewCI(p, PFCThresholds(c, false), c.RateBps, cfg)
+		s.bdp = portBDPs(c)
+		return s, nil
 	}
 }
 

@@ -25,6 +25,7 @@ type PFC struct {
 	rate  uint64 // the link rate of a port the datapath does not shape
 	hooks queues.Hooks
 	sm    *signaling.PFC
+	bdp   []int // each fabric port's one-hop BDP, for FCTiming (nil: not known)
 }
 
 // NewPFC returns PFC at place p with thresholds th (th.Lossless: the
@@ -69,7 +70,9 @@ func newPFC(star bool) func(c *config.Node, p Place) (Scheme, error) {
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
-		return NewPFC(p, PFCThresholds(c, star), c.RateBps, star), nil
+		s := NewPFC(p, PFCThresholds(c, star), c.RateBps, star)
+		s.bdp = portBDPs(c)
+		return s, nil
 	}
 }
 
@@ -170,6 +173,13 @@ func (s *PFC) PortCounters(p int, m map[string]uint64) {
 	if p < len(s.sm.C) { // a server's application port carries no signals
 		s.sm.C[p].Fill(s.sm.Lossless(), m)
 	}
+}
+
+// FCTiming: a class per lossless priority of every fabric port
+// (signaling.PFC.Timing).
+func (s *PFC) FCTiming(p int, t *signaling.FCTiming) {
+	s.sm.Timing(p, t)
+	t.BDPBytes = portBDP(s.bdp, p)
 }
 
 // State is the node's PFC (nil until bound).

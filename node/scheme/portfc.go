@@ -22,12 +22,18 @@ type portfc struct {
 	alloc    allocation
 	th       signaling.Thresholds
 	relayDRR bool
+	bdp      []int // each fabric port's one-hop BDP, for FCTiming (nil: not known)
 }
 
 // NewPortFC returns PortFC at place p with thresholds th; relayDRR serves
 // a server's relay queue in the round robin, and guards it on every port.
 func NewPortFC(p Place, th signaling.Thresholds, relayDRR bool) Scheme {
-	pf := portfc{alloc: newAllocation(p), th: th, relayDRR: relayDRR}
+	return newPortFCAt(p, th, relayDRR, nil)
+}
+
+// newPortFCAt is NewPortFC whose ports' one-hop BDPs are bdp.
+func newPortFCAt(p Place, th signaling.Thresholds, relayDRR bool, bdp []int) Scheme {
+	pf := portfc{alloc: newAllocation(p), th: th, relayDRR: relayDRR, bdp: bdp}
 	if p.Node.Switch {
 		return &PortFCSwitch{portfc: pf}
 	}
@@ -51,7 +57,7 @@ func newPortFC(c *config.Node, p Place) (Scheme, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return NewPortFC(p, PortFCThresholds(c), drr), nil
+	return newPortFCAt(p, PortFCThresholds(c), drr, portBDPs(c)), nil
 }
 
 func describePortFC(c *config.Node, perLevel PerLevel) string {
@@ -125,6 +131,12 @@ func (s *PortFCSwitch) NextTick() int64                         { return s.sm.Ne
 func (s *PortFCSwitch) Tick(now int64)                          { s.sm.Tick(now) }
 func (s *PortFCSwitch) PortCounters(p int, m map[string]uint64) { s.sm.C[p].Fill(m) }
 
+// FCTiming: classes A and B of every port.
+func (s *PortFCSwitch) FCTiming(p int, t *signaling.FCTiming) {
+	s.sm.Timing(p, t)
+	t.BDPBytes = portBDP(s.bdp, p)
+}
+
 // State is the switch's state machine (nil until bound).
 func (s *PortFCSwitch) State() *signaling.SwitchPortFC { return s.sm }
 
@@ -155,9 +167,11 @@ func (s *PortFCServer) OnSignal(in int, sig signaling.Signal) bool {
 	return true
 }
 
-// Hooks: a guarded relay queue signals the switches it is fed from.
+// Hooks: a guarded relay queue signals the switches it is fed from. With
+// one guarded, every fabric port has hooks: the pauses leave by the
+// other ports, whose hooks time them (signaling.HostPortFC.RelayHooks).
 func (s *PortFCServer) Hooks(p int) queues.Hooks {
-	if p >= s.alloc.t.Levels() || !s.sm.Guarded(p) {
+	if p >= s.alloc.t.Levels() || !s.sm.Guarding() {
 		return nil
 	}
 	return s.sm.RelayHooks(p)
@@ -170,6 +184,15 @@ func (s *PortFCServer) PortCounters(p int, m map[string]uint64) {
 	if p < len(s.sm.C) { // the application port carries no signals
 		s.sm.C[p].Fill(m)
 	}
+}
+
+// FCTiming: a guarded relay queue's ("RQ"); none on other ports.
+func (s *PortFCServer) FCTiming(p int, t *signaling.FCTiming) {
+	t.N = 0
+	if p < len(s.sm.C) {
+		s.sm.Timing(p, t)
+	}
+	t.BDPBytes = portBDP(s.bdp, p)
 }
 
 // State is the server's state machine (nil until bound).

@@ -18,7 +18,8 @@
 //  5. the signals it sends on egress-congestion events (Hooks, the
 //     queues' enqueue and dequeue hooks) and on its timer (NextTick,
 //     Tick: refreshes, repeated resumes, BFC's bitmaps);
-//  6. its counters, per port (PortCounters).
+//  6. its counters, per port (PortCounters), and how its pauses met its
+//     thresholds (FCTiming).
 //
 // Adding a scheme is a file of its own that implements Scheme (embedding
 // quiet for what it does not do) and one row of the registry.
@@ -83,6 +84,12 @@ type Scheme interface {
 	// (dataplane.PortCounters); once m holds their names it allocates
 	// nothing.
 	PortCounters(p int, m map[string]uint64)
+	// FCTiming sets t to port p's pause timing (dataplane.FCTimings):
+	// per class it pauses, the counter's peak and its value at pauses
+	// and resumes, the pause frames' latencies, the thresholds and the
+	// port's one-hop BDP; t.N = 0 where it pauses nothing. It allocates
+	// nothing.
+	FCTiming(p int, t *signaling.FCTiming)
 }
 
 // PerLevel is a text per level of a fabric's switches, joined: text of
@@ -167,4 +174,5 @@ func (quiet) Hooks(int) queues.Hooks                    { return nil }
 func (quiet) NextTick() int64                           { return -1 }
 func (quiet) Tick(int64)                                {}
 func (quiet) PortCounters(int, map[string]uint64)       {}
+func (quiet) FCTiming(_ int, t *signaling.FCTiming)     { t.N = 0 }
 func (quiet) OwnFrame(int, uint32, int64) (int, uint64) { return 0, 0 }

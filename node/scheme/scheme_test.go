@@ -309,9 +309,125 @@ func TestPortFCGuardsSlowerPorts(t *testing.T) {
 	if h.Guarded(0) || !h.Guarded(1) {
 		t.Errorf("guarded %v %v, want eth1's only", h.Guarded(0), h.Guarded(1))
 	}
-	if s.Hooks(0) != nil || s.Hooks(1) == nil || s.Hooks(2) != nil {
-		t.Error("hooks of an unguarded port, or none of the guarded one")
+	// eth0 has hooks too: the guard's pauses leave by it, and its hooks
+	// time them; the application port has none.
+	if s.Hooks(0) == nil || s.Hooks(1) == nil || s.Hooks(2) != nil {
+		t.Error("no hooks on a fabric port, or hooks on the application port")
 	}
+}
+
+// Every scheme reports the pause timing of what it pauses, per port, with
+// the thresholds and the one-hop BDP each port runs with: PFC a class per
+// lossless priority, PortFC's switch A and B, a server's guarded relay
+// queue; the others nothing. Through the scheme, a pause is timed from
+// its crossing to its frame's departure.
+func TestFCTiming(t *testing.T) {
+	for _, c := range []struct {
+		fc, at  string
+		relay   string
+		classes []string
+	}{
+		{"pfc", "s0.1", "", []string{"P3"}},
+		{"pfc", "h6", "", []string{"P3"}},
+		{"pfcstar", "h6", "", []string{"P3", "P4"}},
+		{"ici", "s0.1", "", []string{"P2", "P3"}},
+		{"portfc", "s0.1", "", []string{"A", "B"}},
+		{"portfc", "h6", "", nil},
+		{"portfc", "h6", RelayDRR, []string{"RQ"}}, // every relay queue guarded
+		{"bfc", "s0.1", "", nil},
+		{"none", "s0.1", "", nil},
+	} {
+		t.Run(c.fc+c.relay+"/"+c.at, func(t *testing.T) {
+			cfg, p := node(t, c.at, c.fc)
+			cfg.RelayQueue = c.relay
+			cfg.Ports = []config.PortConfig{{Name: cfg.FabricPorts()[1], RateBps: 200_000_000}}
+			s, err := New(cfg, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fabric := p.FabricPorts()
+			d := &hqDatapath{datapath: newDatapath(t, s, fabric, nil)}
+			s.Bind(d, make([]Port, fabric))
+			for port := range fabric {
+				d.eg[port].SetHooks(s.Hooks(port))
+			}
+			var tm signaling.FCTiming
+			for port, name := range cfg.FabricPorts() {
+				s.FCTiming(port, &tm)
+				var got []string
+				for _, ct := range tm.C[:tm.N] {
+					got = append(got, ct.Class)
+					xoff, xon := cfg.PortPFC(name).Xoff, cfg.PortPFC(name).Xon
+					if ct.Xoff != xoff || ct.Xon != xon {
+						t.Errorf("port %s, class %s: X_off %d X_on %d, want %d %d", name, ct.Class, ct.Xoff, ct.Xon, xoff, xon)
+					}
+				}
+				if !slices.Equal(got, c.classes) {
+					t.Errorf("port %s: classes %v, want %v", name, got, c.classes)
+				}
+				if tm.N > 0 && tm.BDPBytes != cfg.PortBDP(name) {
+					t.Errorf("port %s: BDP %d, want %d", name, tm.BDPBytes, cfg.PortBDP(name))
+				}
+			}
+			if c.classes == nil || c.relay != "" {
+				return // the relay guard's timing: signaling's TestRelayGuardTiming
+			}
+			// A data frame in by port 1, out by port 0, charged to port 1's
+			// P3 (PFC) or joining port 0's B queue (PortFC: a frame for
+			// the server there), until it pauses at 1000 ns; the pause
+			// frames leave at 5000 ns.
+			timed, class, frames := 1, "P3", 1
+			f := dataFrame(6, 1, 1)
+			if c.fc == "portfc" {
+				timed, class, frames = 0, "B", p.T.N()-1
+				f = dataFrame(p.T.ServerAt(0, 1, 1), p.T.ServerAt(0, 1, 0), 1)
+			}
+			f.Out = 0
+			q, meta := s.Classify(f)
+			find := func() signaling.ClassTiming {
+				s.FCTiming(timed, &tm)
+				for _, ct := range tm.C[:tm.N] {
+					if ct.Class == class {
+						return ct
+					}
+				}
+				t.Fatalf("no class %s", class)
+				return signaling.ClassTiming{}
+			}
+			d.now = 1000
+			for find().Pauses == 0 {
+				if ok, _ := d.eg[0].Enqueue(q, queues.Packet{Len: 1000, Meta: meta}, d.now); !ok {
+					t.Fatal("queue full before X_off")
+				}
+			}
+			d.now = 5000
+			for pt := range fabric {
+				for d.eg[pt].QueueLen(d.eg[pt].HQ()) > 0 {
+					d.eg[pt].Dequeue(d.now)
+				}
+			}
+			ct := find()
+			if ct.Lat.Count != uint64(frames) || ct.Lat.MaxNs != 4000 || ct.Lat.SumNs != int64(4000*frames) || ct.Lat.Untimed != 0 ||
+				ct.AtPauseMin < ct.Xoff || ct.AtPauseMin >= ct.Xoff+1000 || ct.Peak != ct.AtPauseMax {
+				t.Errorf("timing %+v, want %d frames of 4000 ns, paused at X_off", ct, frames)
+			}
+		})
+	}
+}
+
+// hqDatapath queues what a scheme emits in the port's HQ, as a node's
+// datapath does.
+type hqDatapath struct {
+	*datapath
+	addr uint64
+}
+
+func (d *hqDatapath) Emit(p int, b []byte) bool {
+	d.emitted++
+	d.addr += 4096
+	eg := d.eg[p]
+	ok, _ := eg.Enqueue(eg.HQ(), queues.Packet{Addr: 1<<40 + d.addr, Len: uint32(len(b))}, d.now)
+	return ok
 }
 
 // Each scheme's thresholds follow each port's own rate (config's

@@ -40,3 +40,22 @@ func bytesBDP(n, bdp int) string {
 	}
 	return fmt.Sprintf("%d B (%.3g BDP)", n, float64(n)/float64(bdp))
 }
+
+// portBDPs are the one-hop BDPs of c's fabric ports in bytes, in engine
+// order (config.Node.PortBDP): the unit of their thresholds, which a
+// port's pause timing reports beside them.
+func portBDPs(c *config.Node) []int {
+	var out []int
+	for _, name := range c.FabricPorts() {
+		out = append(out, c.PortBDP(name))
+	}
+	return out
+}
+
+// portBDP is port p's of bdp, 0 if unknown.
+func portBDP(bdp []int, p int) int {
+	if p < len(bdp) {
+		return bdp[p]
+	}
+	return 0
+}

@@ -75,6 +75,16 @@ func pfcIncast(t testing.TB) {
 	if xoff == 0 || xon == 0 || rx == 0 {
 		t.Error("no pause frames went out and arrived: the incast was not flow-controlled")
 	}
+	// Each X_off is timed to its departure, charged at X_off, and the
+	// count of decisions is the count of X_offs sent.
+	ps, _ := f.Sws[0].Snapshot()
+	var pauses uint64
+	for p := 1; p < 4; p++ {
+		pauses += pauseTiming(t, "s0.0", ps[p], "P3", 1).Pauses
+	}
+	if pauses != xoff {
+		t.Errorf("%d pauses decided, %d X_offs sent", pauses, xoff)
+	}
 	if rate := float64(bytes) * 8 / 0.5; rate < 0.7*fcRate {
 		t.Errorf("h0 received %.1f Mb/s of %.0f", rate/1e6, fcRate/1e6)
 	}

@@ -150,6 +150,11 @@ func portFCIncast(t testing.TB) {
 	if sig["tx_pause_B"] == 0 {
 		t.Fatal("no B pause was sent")
 	}
+	// The B class's counter is the B queue: its peak is the queue's
+	// maximum; each pause is a frame to each other port, timed.
+	if c := pauseTiming(t, "s0.0", ps[0], "B", uint64(tp.N()-1)); c.PeakBytes != b.MaxBytes || c.Pauses != sig["tx_pause_B"] {
+		t.Errorf("B peak %d B, queue max %d; %d pauses decided, %d sent to p1", c.PeakBytes, b.MaxBytes, c.Pauses, sig["tx_pause_B"])
+	}
 	// Headroom: what arrives between crossing X_off and the sources
 	// stopping — the signal's way out, a wake-up of each source, frames
 	// already on their way. With 24 engines on two cores a reaction takes
@@ -488,6 +493,12 @@ func portFCRelayAcrossUnequalLinks(t testing.TB) {
 		sinks[3][0].Bytes, rq.MaxBytes, fcTh.XoffB, sig["tx_pause_B"], sig["tx_state_B"], sig["tx_resume_B"])
 	if sig["tx_pause_B"] == 0 {
 		t.Fatal("the relay queue paused nothing")
+	}
+	// The guard's pauses leave by eth0, whose hooks time them; the
+	// RQ class's peak is the relay queue's maximum.
+	per := uint64(tp.N() - 1)
+	if c := pauseTiming(t, "h1", ps[1], "RQ", per); c.PeakBytes != rq.MaxBytes || c.Pauses*per != sig["tx_pause_B"] {
+		t.Errorf("RQ peak %d B, queue max %d; %d pauses decided, %d frames sent", c.PeakBytes, rq.MaxBytes, c.Pauses, sig["tx_pause_B"])
 	}
 	// How far past X̂_off the queue goes is the reaction time of engines
 	// sharing two cores (TestPortFCIncast): logged, not asserted; that
