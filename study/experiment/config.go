@@ -560,9 +560,6 @@ func (c *Config) Validate() error {
 			bad("schemes[%d]: %q twice", i, s)
 		}
 		seen[s] = true
-		if c.Kind == KindConformance && sc.Mode != transport.Lossless.String() {
-			bad("schemes[%d]: %q: the conformance checks run lossless flows", i, s)
-		}
 		if c.Kind != KindWorkload && c.Kind != KindConformance && (sc.Mode != transport.Lossless.String() || sc.NoCC || sc.CC != "") {
 			bad("schemes[%d]: %q: a %s experiment runs generated flows, which have no transport mode: name a flow-control scheme", i, s, c.Kind)
 		}

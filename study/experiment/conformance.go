@@ -34,6 +34,7 @@ import (
 	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // KindConformance runs the conformance checks (ConformanceCases): hand-made
@@ -63,9 +64,9 @@ type ConformanceCase struct {
 	Topology Topology
 	Fabric   *FabricConfig
 	// Flows is the schedule in the target's time, from the target's
-	// ideal FCT of a flow (workload.IdealFunc on the target's wire);
-	// window is the span the starts fall in.
-	flows func(ideal workload.IdealFunc) (flows []workload.Flow, window time.Duration)
+	// wire, ideal FCT and parameters (env's ECN histograms are not
+	// there yet); window is the span the starts fall in.
+	flows func(env conformanceEnv) (flows []workload.Flow, window time.Duration)
 	// series: the judgement reads the flows' acknowledged bytes over time.
 	series bool
 	// ecn: the lab marks ECN, and the judgement reads the egresses'
@@ -77,6 +78,15 @@ type ConformanceCase struct {
 	cc string
 	// senders is the dcqcn check's N.
 	senders int
+	// interval, when set, is the time between the run's polls and
+	// queue samples in the target (lab.WorkloadOptions.Interval / D).
+	interval time.Duration
+	// mode, when set, is the flows' loss recovery (gbn, irn): the case
+	// runs under the contenders of that mode (runs).
+	mode string
+	// pauses: the judgement reads the ports' flow-control timing
+	// (api.FCTiming) and holds the pauses to their thresholds.
+	pauses bool
 }
 
 // conformanceLinks are BCube(2,2)'s destinations of h0 one, two and
@@ -96,12 +106,12 @@ var ConformanceCases = []ConformanceCase{
 	{
 		Name: "alone", Check: "alone", Topology: Topology{N: 2, K: 2},
 		Text: fmt.Sprintf("one flow at a time from h0 over 2, 4 and 6 links (to h1, h3, h7), 1 KiB to 10 MiB, %d times each, judged by the median; each flow starts after the one before has had twice its ideal FCT, after a first 1 KiB flow to each destination that is not judged (it warms the path)", aloneRepeats),
-		flows: func(ideal workload.IdealFunc) ([]workload.Flow, time.Duration) {
+		flows: func(env conformanceEnv) ([]workload.Flow, time.Duration) {
 			var fs []workload.Flow
 			at := time.Duration(0)
 			add := func(dst int, size int64, group int) {
 				fs = append(fs, workload.Flow{ID: len(fs), Src: 0, Dst: dst, Size: size, Start: at, Kind: workload.KindPoisson, Group: group})
-				at += 2*ideal(0, dst, size) + 20*time.Microsecond
+				at += 2*env.ideal(0, dst, size) + 20*time.Microsecond
 			}
 			for _, l := range conformanceLinks {
 				add(l.dst, conformanceSizes[0], 0)
@@ -126,11 +136,13 @@ var ConformanceCases = []ConformanceCase{
 	dcqcnCase(2),
 	dcqcnCase(4),
 	dcqcnCase(8),
+	lossCase(transport.GBN),
+	lossCase(transport.IRN),
 	{
 		Name: "ecn", Check: "ecn", ecn: true,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
 		Text: fmt.Sprintf("%d 4-to-1 incasts of %s each from h1..h4 to h0 on one leaf of a leaf-spine, %v apart in the target, ECN marking on: the leaf's egress to h0 fills past K_max (each ingress port may hold X_off), so its marking decisions cover RED's whole line", ecnIncasts, units.CompactSize(ecnIncastSize), ecnPeriod),
-		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+		flows: func(conformanceEnv) ([]workload.Flow, time.Duration) {
 			var fs []workload.Flow
 			for k := range ecnIncasts {
 				for i := range 4 {
@@ -159,9 +171,9 @@ const ecnMinDecided = 400
 // them a level-1 digit away (the last hop into h0 its level-1 link).
 func incastCase(n int, t Topology, size int64) ConformanceCase {
 	return ConformanceCase{
-		Name: fmt.Sprintf("incast-%d", n), Check: "incast", Topology: t,
+		Name: fmt.Sprintf("incast-%d", n), Check: "incast", Topology: t, pauses: true,
 		Text: fmt.Sprintf("%d-to-1 incast of %s each into h0 on BCube(%d,%d), the senders h%d.. (every one entering h0 by its level-1 link)", n, units.CompactSize(size), t.N, t.K, t.N),
-		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+		flows: func(conformanceEnv) ([]workload.Flow, time.Duration) {
 			fs := make([]workload.Flow, n)
 			for i := range fs {
 				fs[i] = workload.Flow{ID: i, Src: t.N + i, Dst: 0, Size: size, Kind: workload.KindIncast, Group: 1}
@@ -178,7 +190,7 @@ func shareCase(n int, size int64) ConformanceCase {
 		Name: fmt.Sprintf("share-%d", n), Check: "share", series: true,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
 		Text:   fmt.Sprintf("%d flows of %s each from h1..h%d to h0 at once, through one leaf of a leaf-spine (2 leaves of 5 servers, 1 spine)", n, units.CompactSize(size), n),
-		flows: func(workload.IdealFunc) ([]workload.Flow, time.Duration) {
+		flows: func(conformanceEnv) ([]workload.Flow, time.Duration) {
 			fs := make([]workload.Flow, n)
 			for i := range fs {
 				fs[i] = workload.Flow{ID: i, Src: 1 + i, Dst: 0, Size: size, Kind: workload.KindLong}
@@ -207,12 +219,19 @@ func conformanceCaseNames() []string {
 }
 
 // runs reports whether the case runs under contender sc: a case of
-// congestion control under a contender with it (pfc, pfc/dcqcn), every
-// other case under one without (pfc/nocc), as its closed form assumes
-// the senders at line rate; on a graph fabric, whose switches run none
-// or pfc, only under those.
+// loss recovery under the contenders of its mode (gbn, irn), a case of
+// congestion control under a lossless contender with it (pfc,
+// pfc/dcqcn), every other case under a lossless one without (pfc/nocc),
+// as its closed form assumes the senders at line rate; on a graph
+// fabric, whose switches run none or pfc, only under those.
 func (cc *ConformanceCase) runs(sc Contender) bool {
 	if cc.Fabric != nil && sc.FC != "pfc" && sc.FC != "none" {
+		return false
+	}
+	if cc.mode != "" {
+		return sc.Mode == cc.mode
+	}
+	if sc.Mode != transport.Lossless.String() {
 		return false
 	}
 	if cc.cc != "" {
@@ -259,9 +278,14 @@ type CheckRow struct {
 	Error float64 `json:"error"`
 	Bound float64 `json:"bound"`
 	Floor bool    `json:"floor,omitempty"`
+	// Slack, when positive, passes an error within it in Unit whatever
+	// the relative bound.
+	Slack float64 `json:"slack,omitempty"`
 	// Abs: Error is Measured - Expected and Bound absolute (a
-	// probability's, in points).
+	// probability's, in points). Ceil: Measured <= Expected passes, Error
+	// is Measured - Expected.
 	Abs  bool `json:"abs,omitempty"`
+	Ceil bool `json:"ceil,omitempty"`
 	Pass  bool    `json:"pass"`
 }
 
@@ -293,7 +317,11 @@ type conformanceEnv struct {
 	ideal  workload.IdealFunc
 	target scale.Target
 	pmax   float64 // RED's P_max in the lab
+	d      float64 // the lab's D
 	hists  []api.ECNHist
+	// ports are the flow-control timings of every port (a case with
+	// pauses).
+	ports []fcPort
 }
 
 // judge is the case's rows from the lab's report rep.
@@ -361,15 +389,20 @@ func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, env conformanceEnv) []
 		on := time.Duration(n) * wireTime(recs[0].Size, w)
 		rows = append(rows, relRow(fmt.Sprintf("%d x %s, last byte acknowledged", n, units.CompactSize(recs[0].Size)), us(last-first), us(on+base), "µs",
 			fmt.Sprintf("N·S on the wire at C (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(on), us(base)), 0.03))
+		if cc.pauses {
+			rows = append(rows, pauseRows(env.ports, env, cc.Topology.N, cc.Topology.K+1)...)
+		}
 	case "share":
 		rows = append(rows, shareRows(rep, w)...)
 	case "ecn":
 		rows = append(rows, ecnRows(env.hists, env.pmax)...)
 	case "dcqcn":
 		rows = append(rows, dcqcnRows(rep, env, cc.senders)...)
+	case "loss":
+		rows = append(rows, lossRows(recs, env, cc.mode)...)
 	}
 	drops := float64(rep.Fabric.Drops)
-	rows = append(rows, CheckRow{Item: "frames dropped", Measured: drops, Formula: "lossless: none", Error: drops, Pass: drops == 0})
+	rows = append(rows, CheckRow{Item: "frames dropped", Measured: drops, Formula: "none but those injected", Error: drops, Pass: drops == 0})
 	return rows
 }
 
@@ -496,9 +529,15 @@ func conformanceTable(b *strings.Builder, c *Config, results []Result) {
 			errText, bound := fmt.Sprintf("%+.2f%%", 100*row.Error), fmt.Sprintf("±%g%%", 100*row.Bound)
 			switch {
 			case row.Floor:
-				errText, bound = fmt.Sprintf("%+.4f", row.Error), fmt.Sprintf("≥ %g", row.Expected)
+				errText, bound = fmt.Sprintf("%+.4g", row.Error), fmt.Sprintf("≥ %.4g", row.Expected)
+			case row.Ceil:
+				errText, bound = fmt.Sprintf("%+.4g", row.Error), fmt.Sprintf("≤ %.4g", row.Expected)
+			case row.Abs && row.Unit != "":
+				errText, bound = fmt.Sprintf("%+g %s", row.Error, row.Unit), fmt.Sprintf("±%g %s", row.Bound, row.Unit)
 			case row.Abs:
 				errText, bound = fmt.Sprintf("%+.1f points", 100*row.Error), fmt.Sprintf("±%g points", 100*row.Bound)
+			case row.Slack > 0:
+				bound = fmt.Sprintf("±%g%% or %g %s", 100*row.Bound, row.Slack, row.Unit)
 			case row.Expected == 0:
 				errText, bound = fmt.Sprintf("%g", row.Error), "0"
 			}

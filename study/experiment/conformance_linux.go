@@ -52,7 +52,12 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 	tw := w
 	tw.Rate = uint64(math.Round(float64(w.Rate) * d))
 	tw.Prop = time.Duration(math.Round(float64(w.Prop) / d))
-	flows, window := cc.flows(targetIdeal)
+	pmax := spec.ECNPmax
+	if pmax == 0 {
+		pmax = m.Target.ECNPmax
+	}
+	env := conformanceEnv{wire: tw, ideal: targetIdeal, target: m.Target, pmax: pmax, d: d}
+	flows, window := cc.flows(env)
 	for i := range flows {
 		flows[i].Start = time.Duration(math.Round(float64(flows[i].Start) * d))
 	}
@@ -88,6 +93,12 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 	}
 	if cc.cc != "" {
 		o.CC = cc.cc
+	}
+	if cc.mode != "" {
+		o.Mode = cc.mode
+	}
+	if cc.interval > 0 {
+		o.Interval = time.Duration(math.Round(float64(cc.interval) * d))
 	}
 	var before map[string]api.ECNHist
 	if cc.ecn {
@@ -126,11 +137,16 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 		return err
 	}
 	res.WorkloadMetrics(rep, flows)
-	pmax := spec.ECNPmax
-	if pmax == 0 {
-		pmax = m.Target.ECNPmax
+	env.hists = hists
+	if cc.pauses {
+		if env.ports, err = fcSnapshot(x.runRoot, st); err != nil {
+			return err
+		}
+		if err := writeJSONFile(filepath.Join(dir, "fc_timing.json"), env.ports); err != nil {
+			return err
+		}
 	}
-	res.Checks = cc.judge(rep, conformanceEnv{wire: tw, ideal: targetIdeal, target: m.Target, pmax: pmax, hists: hists})
+	res.Checks = cc.judge(rep, env)
 	outside := 0
 	for _, r := range res.Checks {
 		if !r.Pass {
@@ -183,4 +199,21 @@ func ecnRuns(before, after map[string]api.ECNHist) []api.ECNHist {
 	}
 	slices.SortStableFunc(out, func(a, b api.ECNHist) int { return cmp.Compare(total(b), total(a)) })
 	return out
+}
+
+// fcSnapshot is every port's flow-control timing in lab st.
+func fcSnapshot(runRoot string, st *lab.State) ([]fcPort, error) {
+	var out []fcPort
+	for _, n := range st.Nodes {
+		s, err := lab.Stats(runRoot, st.Lab, n.Name)
+		if err != nil {
+			return nil, fmt.Errorf("flow-control timing: %w", err)
+		}
+		for _, p := range s.Ports {
+			if p.FCTiming != nil {
+				out = append(out, fcPort{Node: n.Name, Port: p.Name, Timing: *p.FCTiming})
+			}
+		}
+	}
+	return out, nil
 }

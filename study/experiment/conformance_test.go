@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // The target's wire of the conformance tests: 100 Gb/s, 1 µs links,
@@ -23,7 +25,7 @@ func confIdeal(src, dst int, size int64) time.Duration {
 
 func TestConformanceSchedules(t *testing.T) {
 	for _, cc := range ConformanceCases {
-		flows, window := cc.flows(confIdeal)
+		flows, window := cc.flows(conformanceEnv{wire: confWire, ideal: confIdeal, target: scale.Papers()})
 		if len(flows) == 0 {
 			t.Fatalf("%s: no flows", cc.Name)
 		}
@@ -45,7 +47,7 @@ func TestConformanceSchedules(t *testing.T) {
 	// Alone: each flow starts after the one before has had twice its
 	// ideal, so none overlaps another.
 	cc, _ := conformanceCase("alone")
-	flows, _ := cc.flows(confIdeal)
+	flows, _ := cc.flows(conformanceEnv{wire: confWire, ideal: confIdeal, target: scale.Papers()})
 	for i := 1; i < len(flows); i++ {
 		prev := flows[i-1]
 		if flows[i].Start < prev.Start+2*confIdeal(prev.Src, prev.Dst, prev.Size) {
@@ -240,11 +242,11 @@ func TestConformanceDCQCN(t *testing.T) {
 		rep := &lab.WorkloadReport{QueueNodes: []string{"h0", "leaf0"}}
 		for f := range n {
 			rep.Records = append(rep.Records, workload.FlowRecord{ID: f, Src: 1 + f, Completed: true})
-			for ms := 0.0; ms <= 20; ms += 0.05 {
+			for ms := 0.0; ms <= 45; ms += 0.05 {
 				rep.FlowSeries = append(rep.FlowSeries, lab.FlowSample{Flow: f, TargetElapsed: time.Duration(ms * 1e6), Acked: int64(rate * ms / 1e3)})
 			}
 		}
-		for ms := 0.0; ms <= 20; ms += 0.2 {
+		for ms := 0.0; ms <= 45; ms += 0.2 {
 			rep.Queues = append(rep.Queues, lab.QueueRow{TargetElapsed: time.Duration(ms * 1e6), Bytes: []uint64{0, 1_000_000}})
 		}
 		rows := dcqcnRows(rep, env, n)
@@ -260,5 +262,89 @@ func TestConformanceDCQCN(t *testing.T) {
 			t.Errorf("N = %d: a 1 MB queue against the model's %.1f KB: %+v", n, q.Expected, q)
 		}
 		t.Logf("N = %d: the model's mean queue %.1f KB, %s", n, rows[n].Expected, rows[n].Formula)
+	}
+}
+
+// Pauses held to their thresholds: a PFC port that paused at X_off,
+// resumed at X_on, sent its pause within the one-hop RTT and peaked
+// within X_off + one BDP and two frames passes; past any of them it does
+// not. PortFC's class B at a switch is allowed the BDPs of n-1 ports.
+func TestConformancePauseRows(t *testing.T) {
+	env := conformanceEnv{wire: confWire, target: scale.Papers(), d: 5000}
+	pfc := func(mod func(*api.FCClass)) []fcPort {
+		c := api.FCClass{Class: "P3", XoffBytes: 150_000, XonBytes: 100_000, PeakBytes: 170_000, Pauses: 3, Resumes: 3,
+			AtPauseMinBytes: 150_000, AtPauseMaxBytes: 150_900, AtResumeMinBytes: 99_000, AtResumeMaxBytes: 100_000,
+			PauseLatNs: api.PauseLat{Count: 3, Max: 5000 * 1000}} // 1 µs of the target
+		if mod != nil {
+			mod(&c)
+		}
+		return []fcPort{{Node: "s1.0", Port: "p0", Timing: api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{c}}},
+			{Node: "s1.0", Port: "p1", Timing: api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{{Class: "P3", XoffBytes: 150_000}}}}}
+	}
+	all := func(rows []CheckRow) bool {
+		for _, r := range rows {
+			if !r.Pass {
+				return false
+			}
+		}
+		return true
+	}
+	if rows := pauseRows(pfc(nil), env, 4, 2); len(rows) != 4 || !all(rows) || !strings.Contains(rows[0].Detail, "1 ports, 3 pauses") {
+		t.Errorf("a PFC port by the book: %+v", rows)
+	}
+	for name, mod := range map[string]func(*api.FCClass){
+		"paused before X_off":      func(c *api.FCClass) { c.AtPauseMinBytes = 149_000 },
+		"paused two frames late":   func(c *api.FCClass) { c.AtPauseMaxBytes = 152_500 },
+		"resumed above X_on":       func(c *api.FCClass) { c.AtResumeMaxBytes = 101_000 },
+		"a pause 3 µs late":        func(c *api.FCClass) { c.PauseLatNs.Max = 5000 * 3000 },
+		"peaked past the headroom": func(c *api.FCClass) { c.PeakBytes = 150_000 + 25_000 + 2*1100 + 1 },
+	} {
+		if all(pauseRows(pfc(mod), env, 4, 2)) {
+			t.Errorf("%s passed", name)
+		}
+	}
+	b := pfc(func(c *api.FCClass) { c.Class, c.PeakBytes = "B", 200_000 })
+	if rows := pauseRows(b, env, 4, 2); !all(rows) || !strings.Contains(rows[len(rows)-1].Formula, "X_off + 3 x") {
+		t.Errorf("PortFC's B at 200 KB with 3 senders: %+v", rows)
+	}
+	if rows := pauseRows(nil, env, 4, 2); len(rows) != 0 {
+		t.Errorf("no pause at all: %+v", rows)
+	}
+}
+
+// The loss formulas in the shapes the transport's rules give (its
+// inject_test.go): a middle loss costs Go-Back-N a packet and a round
+// trip rounded up to whole packets, IRN one packet; the last packet lost
+// costs its timeout and a round trip, with the ACK coalescing before it.
+func TestConformanceLossFormula(t *testing.T) {
+	target := scale.Papers()
+	w := workload.Wire{Rate: uint64(target.LinkRateBps), Payload: target.MTU, Overhead: 86, Prop: target.LinkDelay.D(), Ack: 86 + 4}
+	ideal := func(src, dst int, size int64) time.Duration { return workload.Ideal(size, 2, w) }
+	env := conformanceEnv{wire: w, ideal: ideal, target: target}
+	clean := ideal(0, 1, lossPackets*int64(w.Payload))
+	P := time.Duration(float64(w.Payload+w.Overhead) * 8 / float64(w.Rate) * 1e9)
+	FB := clean - (lossPackets-1)*P
+	slots := time.Duration(math.Ceil(float64(FB) / float64(P)))
+	for _, c := range []struct {
+		mode  string
+		group int
+		cost  time.Duration
+		retx  int64
+	}{
+		{"gbn", 2, P + slots*P, int64(slots) + 1},
+		{"irn", 2, P, 1},
+		{"irn", 3, target.RTOLow.D() + FB + max(target.AckDelay.D(), 4*P) - 3*P, 1},
+		{"gbn", 3, target.RTO.D() + FB + max(target.AckDelay.D(), 4*P) - 3*P, 1},
+	} {
+		fct, retx, _, text := lossFormula(env, c.mode, c.group, clean)
+		if d := fct - clean - c.cost; d < -time.Nanosecond || d > time.Nanosecond || retx != c.retx {
+			t.Errorf("%s group %d: cost %v, %d retransmissions (%s); want %v, %d", c.mode, c.group, fct-clean, retx, text, c.cost, c.retx)
+		}
+	}
+	// Each case's schedule leaves every flow twice its formula's FCT.
+	cc := lossCase(transport.GBN)
+	flows, window := cc.flows(env)
+	if len(flows) != 2*lossRepeats+1 || window < target.RTO.D() {
+		t.Errorf("gbn: %d flows in %v", len(flows), window)
 	}
 }
