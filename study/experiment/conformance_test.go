@@ -170,7 +170,7 @@ func TestConformancePlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{">incast-2: 2 x 1M<", ">PFC, no CC<", ">PortFC, no CC<"} {
+	for _, want := range []string{">incast-2: 2 x 1M (±3%)<", ">PFC, no CC<", ">PortFC, no CC<"} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("svg lacks %q", want)
 		}

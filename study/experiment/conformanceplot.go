@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"math"
+	"strconv"
 	"slices"
 
 	"gonum.org/v1/plot"
@@ -13,9 +14,12 @@ import (
 )
 
 // conformanceErrors draws every figure of the conformance points that
-// has a relative bound: a row per case and figure, its error in % as a
-// dot in its scheme's colour, its bound a grey band about 0; the floors
-// (Jain's index) and counts (drops) stay in the README's table.
+// has a bound about its formula (relative, or a probability's in
+// points): a row per case and figure, its error over its bound as a dot
+// in its scheme's colour, so that every row reads on one scale, within
+// when inside the grey band [-1, 1]; the bound in the row's name. The
+// floors and ceilings (Jain's index, the pauses) and the counts (drops,
+// retransmissions) stay in the README's table.
 func (pl *plots) conformanceErrors() {
 	type key struct{ scenario, item string }
 	var rows []key
@@ -34,26 +38,32 @@ func (pl *plots) conformanceErrors() {
 			contenders = append(contenders, res.Contender)
 		}
 		for _, r := range res.Checks {
-			if r.Floor || r.Bound == 0 || r.Expected == 0 && !r.Abs {
+			if r.Floor || r.Ceil || r.Bound == 0 || r.Expected == 0 && !r.Abs || r.Abs && r.Unit != "" {
 				continue
 			}
-			k := key{res.Scenario, r.Item}
+			// The bound as a share of the formula's figure (a
+			// probability's in points), the slack's if that is larger.
+			b := r.Bound
+			if r.Slack > 0 && r.Expected != 0 {
+				b = max(b, r.Slack/math.Abs(r.Expected))
+			}
+			k := key{res.Scenario, r.Item + " (" + boundText(r, b) + ")"}
 			if vals[k] == nil {
 				rows = append(rows, k)
 				vals[k] = map[string]float64{}
 				spread[k] = map[string][2]float64{}
 			}
-			vals[k][res.Contender] = 100 * r.Error
+			vals[k][res.Contender] = r.Error / b
 			if r.Spread != nil {
-				spread[k][res.Contender] = [2]float64{100 * (r.Spread[0]/r.Expected - 1), 100 * (r.Spread[1]/r.Expected - 1)}
+				spread[k][res.Contender] = [2]float64{(r.Spread[0]/r.Expected - 1) / b, (r.Spread[1]/r.Expected - 1) / b}
 			}
-			bound[k] = 100 * r.Bound
+			bound[k] = 1
 		}
 	}
 	if len(rows) == 0 {
 		return
 	}
-	p := newPanel("error against the closed form, % (a probability's in points; grey: the check's bound)", "", true)
+	p := newPanel("error against the closed form, over the check's bound (grey: within it)", "", true)
 	names := make([]string, len(rows))
 	lim := 0.0
 	for i, k := range rows {
@@ -94,9 +104,18 @@ func (pl *plots) conformanceErrors() {
 	for _, c := range contenders {
 		f.add(pl.c.Label(c), &plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: contenderColor(c), Radius: vg.Points(3), Shape: draw.CircleGlyph{}}})
 	}
-	note := "right of 0 the lab's figure is greater than the formula's; a figure that is the median of several runs has their range as a line; " + units.Count(len(rows), "figure", "figures")
+	note := "right of 0 the lab's figure is greater than the formula's; each row's bound is in its name, a figure that is the median of several runs has their range as a line; " + units.Count(len(rows), "figure", "figures")
 	if n := invalidNote(invalid); n != "" {
 		note += "; " + n
 	}
 	pl.save(f, "conformance-errors", title, note)
+}
+
+// boundText is a row's bound b (a share of its formula's figure) for
+// people: "±1%", "±5 points".
+func boundText(r CheckRow, b float64) string {
+	if r.Abs {
+		return "±" + strconv.FormatFloat(100*b, 'g', 3, 64) + " points"
+	}
+	return "±" + strconv.FormatFloat(100*b, 'g', 3, 64) + "%"
 }
