@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // DefaultQuantum is the DRR quantum of a queue when none is given: one full frame.
@@ -84,7 +85,7 @@ type EgressConfig struct {
 	// before DRR, highest first (a server's relay queue). Unlike the HQ
 	// they can be paused.
 	Strict  []int
-	Quantum []int // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all
+	Quantum []int // per-queue DRR quantum in bytes (len Queues), nil: DefaultQuantum for all (Weighted sets them from weights)
 	// Pool, if set, holds the packets of every queue (shared with other
 	// egresses of the node); otherwise each queue holds up to Capacity
 	// packets of its own (a power of two).
@@ -140,6 +141,69 @@ func (c EgressConfig) Validate() error {
 		return fmt.Errorf("queues: egress: %d names for %d queues", len(c.Names), c.Queues)
 	}
 	return nil
+}
+
+// MaxWeight is the largest DRR weight (Weighted): a queue of weight w
+// sends up to w full frames a visit. Past 1000:1 the round is strict
+// priority in all but name, and the quanta stay far from any overflow.
+const MaxWeight = 1000
+
+// DataQueues are the queues DRR weights name (Weighted), in index order:
+// every queue but the HQ.
+func (c EgressConfig) DataQueues() []int {
+	var out []int
+	for q := range c.Queues {
+		if q != c.HQ {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Weighted is c with the DRR quanta of weights, one per data queue
+// (DataQueues) in order: a queue's quantum is its weight x
+// DefaultQuantum, a full frame per unit, so weight 1 is the default and
+// the queues' byte shares of a backlogged round are the weights'. A data
+// queue past the list has weight 1, as a band of tc's ets without a
+// quantum gets one MTU. It refuses more weights than data queues (a
+// weight for a queue that is not there), a weight outside 1..MaxWeight,
+// and a weight other than 1 on a strict queue, which is served before
+// the round and has no share to weigh; its errors say what, for the
+// caller to say where. It replaces c's quanta; no weights leave c as it
+// is.
+func (c EgressConfig) Weighted(weights []int) (EgressConfig, error) {
+	if len(weights) == 0 {
+		return c, nil
+	}
+	data := c.DataQueues()
+	if len(weights) > len(data) {
+		return c, fmt.Errorf("%d weights for %d data queues", len(weights), len(data))
+	}
+	quanta := make([]int, c.Queues)
+	for q := range quanta {
+		quanta[q] = DefaultQuantum
+	}
+	for i, w := range weights {
+		q := data[i]
+		switch {
+		case w < 1 || w > MaxWeight:
+			return c, fmt.Errorf("weight %d of queue %s: want 1..%d", w, c.QueueName(q), MaxWeight)
+		case w != 1 && slices.Contains(c.Strict, q):
+			return c, fmt.Errorf("weight %d of queue %s: a strict queue, served before the round robin, takes no weight but 1", w, c.QueueName(q))
+		}
+		quanta[q] = w * DefaultQuantum
+	}
+	c.Quantum = quanta
+	return c, nil
+}
+
+// QueueName is queue q's name as its egress's stats give it (Names, or
+// "q<i>").
+func (c EgressConfig) QueueName(q int) string {
+	if q < len(c.Names) && c.Names[q] != "" {
+		return c.Names[q]
+	}
+	return fmt.Sprintf("q%d", q)
 }
 
 func allQueues(n int) uint64 {
@@ -286,10 +350,7 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 				qu.groups |= 1 << g
 			}
 		}
-		e.names[i] = fmt.Sprintf("q%d", i)
-		if cfg.Names != nil && cfg.Names[i] != "" {
-			e.names[i] = cfg.Names[i]
-		}
+		e.names[i] = cfg.QueueName(i)
 	}
 	if c := cfg.ECN; c.On() {
 		e.ecn = true
@@ -749,3 +810,13 @@ func (e *Egress) Stats(q int) QueueStats {
 
 // Name is q's name for stats.
 func (e *Egress) Name(q int) string { return e.names[q] }
+
+// Quantum is q's DRR quantum in bytes, what a visit of the round adds to
+// its deficit; 0 for the HQ and a strict queue, which the round does not
+// serve.
+func (e *Egress) Quantum(q int) int {
+	if q == e.hq || e.strictMask&(1<<uint(q)) != 0 {
+		return 0
+	}
+	return e.q[q].quantum
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,6 +84,112 @@ func TestEgressDRRShares(t *testing.T) {
 				if math.Abs(got-want)/want > 0.01 {
 					t.Errorf("queue %d: share %.4f, want %.4f", q, got, want)
 				}
+			}
+		})
+	}
+}
+
+// Weights name the data queues in order, the HQ skipped; queues past the
+// list keep one full frame; what cannot be weighed is refused.
+func TestEgressWeighted(t *testing.T) {
+	const d = DefaultQuantum
+	tests := []struct {
+		name    string
+		cfg     EgressConfig
+		weights []int
+		want    []int  // the quanta
+		err     string // the error, in part
+	}{
+		{"none", EgressConfig{Queues: 3, HQ: 2}, nil, nil, ""},
+		{"1:3, the HQ last", EgressConfig{Queues: 3, HQ: 2}, []int{1, 3}, []int{d, 3 * d, d}, ""},
+		{"the HQ in the middle", EgressConfig{Queues: 8, HQ: 6}, []int{1, 1, 1, 1, 1, 1, 2}, []int{d, d, d, d, d, d, d, 2 * d}, ""},
+		{"the HQ first", EgressConfig{Queues: 3, HQ: 0}, []int{4, 2}, []int{d, 4 * d, 2 * d}, ""},
+		{"no HQ", EgressConfig{Queues: 2, HQ: -1}, []int{5, 1}, []int{5 * d, d}, ""},
+		{"fewer weights than queues", EgressConfig{Queues: 5, HQ: 4}, []int{2}, []int{2 * d, d, d, d, d}, ""},
+		{"a strict queue at 1", EgressConfig{Queues: 4, HQ: 3, Strict: []int{2}}, []int{2, 3, 1}, []int{2 * d, 3 * d, d, d}, ""},
+		{"the largest weight", EgressConfig{Queues: 2, HQ: 1}, []int{MaxWeight}, []int{MaxWeight * d, d}, ""},
+		{"more weights than queues", EgressConfig{Queues: 3, HQ: 2}, []int{1, 1, 1}, nil, "3 weights for 2 data queues"},
+		{"zero", EgressConfig{Queues: 3, HQ: 2}, []int{1, 0}, nil, "weight 0 of queue q1: want 1..1000"},
+		{"negative", EgressConfig{Queues: 3, HQ: 2, Names: []string{"A0", "B", "HQ"}}, []int{-2}, nil, "weight -2 of queue A0"},
+		{"too large", EgressConfig{Queues: 3, HQ: 2}, []int{MaxWeight + 1}, nil, "weight 1001"},
+		{"a strict queue weighed", EgressConfig{Queues: 4, HQ: 3, Strict: []int{2}, Names: []string{"a0", "b0", "RQ", "HQ"}}, []int{1, 1, 2}, nil, "weight 2 of queue RQ: a strict queue"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.Capacity = 8
+			c, err := tt.cfg.Weighted(tt.weights)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one saying %q", err, tt.err)
+				}
+				if c.Quantum != nil {
+					t.Fatalf("quanta %v set with the error", c.Quantum)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.Quantum, tt.want) {
+				t.Fatalf("quanta %v, want %v", c.Quantum, tt.want)
+			}
+			e := newEgress(t, c)
+			for q := range c.Queues {
+				want := d
+				if tt.want != nil {
+					want = tt.want[q]
+				}
+				if q == c.HQ || slices.Contains(c.Strict, q) {
+					want = 0
+				}
+				if got := e.Quantum(q); got != want {
+					t.Errorf("queue %d: Quantum %d, want %d", q, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Two always-backlogged queues of weights 1 and 3 (quanta 1518 and
+// 3 x 1518) beside an idle HQ send their bytes 1:3, within 1%, in full
+// frames and in frames of any size.
+func TestEgressDRRWeights(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		size size
+	}{
+		{"full frames", fixedSize(1518)},
+		{"mixed sizes", mixedSize},
+		{"small frames", fixedSize(64)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := EgressConfig{Queues: 3, HQ: 2, Capacity: 64}.Weighted([]int{1, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []int{1518, 3 * 1518, 1518}; !slices.Equal(c.Quantum, want) {
+				t.Fatalf("quanta %v, want %v", c.Quantum, want)
+			}
+			e := newEgress(t, c)
+			r := rand.New(rand.NewPCG(5, 6))
+			for q := range 2 {
+				for e.QueueLen(q) < 64 {
+					e.Enqueue(q, Packet{Len: tt.size(r)}, 0)
+				}
+			}
+			var sent [3]float64
+			for i := range 100_000 {
+				p, q, ok := e.Dequeue(int64(i))
+				if !ok || q == 2 {
+					t.Fatalf("dequeue %d: queue %d, %v", i, q, ok)
+				}
+				sent[q] += float64(p.Len)
+				if ok, _ := e.Enqueue(q, Packet{Len: tt.size(r)}, int64(i)); !ok {
+					t.Fatal("refill refused")
+				}
+			}
+			if got := sent[1] / sent[0]; math.Abs(got-3)/3 > 0.01 {
+				t.Fatalf("bytes %.0f : %.0f, ratio %.4f, want 3 within 1%%", sent[0], sent[1], got)
 			}
 		})
 	}
