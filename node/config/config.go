@@ -78,6 +78,14 @@ type Node struct {
 	// its relay queue (c): strict (before a and b, the default) or drr
 	// (in the round with a and b, one quantum each).
 	RelayQueue string `json:"relay_queue,omitempty"`
+	// DRRWeights are the DRR weights of every fabric egress's data queues
+	// (every queue but the HQ) in queue order: a queue's quantum is its
+	// weight in full frames, its share of a backlogged round the
+	// weights' (queues.EgressConfig.Weighted). A data queue past the list
+	// has weight 1; a list longer than a port's data queues, or one that
+	// weighs a strict queue (the server's relay queue under relay_queue
+	// strict), is refused (scheme.New). nil: every weight 1.
+	DRRWeights []int `json:"drr_weights,omitempty"`
 	// ECN marking on egress queue length, RED-like: no mark below
 	// ECNKminBytes, probability rising to ECNPmax at ECNKmaxBytes, always
 	// above. ECN turns marking on with the model's thresholds at each
@@ -377,6 +385,9 @@ func (c *Node) Validate() (bcube.Topology, bcube.Node, error) {
 	errs = append(errs, c.validatePorts(t, node)...)
 	if err := c.DSCPMap.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := checkDRRWeights(c.DRRWeights); err != nil {
+		errs = append(errs, fmt.Errorf("drr_weights %s: %w", FormatDRRWeights(c.DRRWeights), err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return t, node, fmt.Errorf("config for %s: %w", c.Node, err)

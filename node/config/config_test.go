@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,63 @@ func TestConfigATE(t *testing.T) {
 	cfg.ATECapBytes = 4096
 	if got := cfg.ATECap(); got != 4096 {
 		t.Errorf("B_H %d, want the 4096 set", got)
+	}
+}
+
+// DRR weights read as a lab gives them and write back the same; a node
+// refuses weights no egress takes, naming the field.
+func TestConfigDRRWeights(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []int
+		err  string // in part; "" for none
+	}{
+		{"1,3", []int{1, 3}, ""},
+		{"2", []int{2}, ""},
+		{" 1, 1 ,4 ", []int{1, 1, 4}, ""},
+		{"1000,1", []int{1000, 1}, ""},
+		{"1," + strings.Repeat("1,", 61) + "1", nil, ""}, // 63, an egress's most
+		{"", nil, "want whole numbers"},
+		{"1,,3", nil, "want whole numbers"},
+		{"1;3", nil, "want whole numbers"},
+		{"1.5,1", nil, "want whole numbers"},
+		{"1,0", nil, "weight 0 of data queue 1: want 1..1000"},
+		{"-1", nil, "weight -1 of data queue 0"},
+		{"1,1001", nil, "weight 1001 of data queue 1"},
+		{strings.Repeat("1,", 63) + "1", nil, "64 weights: an egress has at most 63 data queues"},
+	} {
+		w, err := ParseDRRWeights(c.in)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %v, want an error saying %q", c.in, err, c.err)
+			}
+			continue
+		case err != nil:
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		case c.want != nil && !slices.Equal(w, c.want):
+			t.Errorf("%q: %v, want %v", c.in, w, c.want)
+		}
+		if again, err := ParseDRRWeights(FormatDRRWeights(w)); err != nil || !slices.Equal(again, w) {
+			t.Errorf("%q: written %q, read again %v, %v", c.in, FormatDRRWeights(w), again, err)
+		}
+	}
+	for _, c := range []struct {
+		w   []int
+		err string
+	}{
+		{nil, ""},
+		{[]int{1, 3}, ""},
+		{[]int{3, 0}, "config for s0.1: drr_weights 3,0: weight 0 of data queue 1: want 1..1000"},
+		{[]int{1, -5}, "drr_weights 1,-5: weight -5"},
+		{make([]int, 64), "drr_weights"},
+	} {
+		cfg := Node{Node: "s0.1", N: 2, K: 1, Control: "/x.sock", DRRWeights: c.w}
+		cfg.SetDefaults()
+		_, _, err := cfg.Validate()
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("drr_weights %v: %v, want %q", c.w, err, c.err)
+		}
 	}
 }
