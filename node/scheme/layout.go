@@ -3,6 +3,7 @@ package scheme
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/node/config"
@@ -141,4 +142,37 @@ func relayDRR(c *config.Node, hasRelay bool) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("relay_queue %q: want %s or %s", c.RelayQueue, RelayStrict, RelayDRR)
+}
+
+// checkWeights checks that c's DRR weights (config.Node.DRRWeights) fit
+// the layout of s's fabric ports (queues.EgressConfig.Weighted): no more
+// than their data queues, none but 1 on a strict queue. Its error says
+// which queues the weights name at such a port, in order.
+func checkWeights(c *config.Node, s Scheme, p Place) error {
+	if len(c.DRRWeights) == 0 {
+		return nil
+	}
+	qc := s.Egress()
+	if _, err := qc.Weighted(c.DRRWeights); err != nil {
+		kind := "server"
+		if p.Node.Switch {
+			kind = "switch"
+		}
+		return fmt.Errorf("drr_weights %s: %w; under fc %s a %s port's data queues are %s (the HQ takes no weight)",
+			config.FormatDRRWeights(c.DRRWeights), err, s.Name(), kind, dataQueueNames(qc))
+	}
+	return nil
+}
+
+// dataQueueNames names c's data queues in order: every name up to eight,
+// else the first and the last.
+func dataQueueNames(c queues.EgressConfig) string {
+	var names []string
+	for _, q := range c.DataQueues() {
+		names = append(names, c.QueueName(q))
+	}
+	if len(names) > 8 {
+		return fmt.Sprintf("%s..%s (%d)", names[0], names[len(names)-1], len(names))
+	}
+	return strings.Join(names, ", ")
 }

@@ -102,8 +102,9 @@ const Default = NameNone
 
 // New makes the scheme c names (c.FC; empty: Default) for the node at
 // place p: it checks what c sets of it and resolves its defaults,
-// thresholds and layout. The scheme is bound to the node's datapath
-// later (Bind).
+// thresholds and layout, and that c's DRR weights fit the layout (the
+// node sets its ports' quanta from them: queues.EgressConfig.Weighted).
+// The scheme is bound to the node's datapath later (Bind).
 func New(c *config.Node, p Place) (Scheme, error) {
 	name := c.FC
 	if name == "" {
@@ -117,6 +118,9 @@ func New(c *config.Node, p Place) (Scheme, error) {
 		return nil, fmt.Errorf("config for %s: fc %s runs on BCube fabrics, whose servers relay; on %s want %s", c.Node, name, c.Fabric.Topology, orList(GraphNames()))
 	}
 	s, err := e.make(c, p)
+	if err == nil {
+		err = checkWeights(c, s, p)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("config for %s: %w", c.Node, err)
 	}

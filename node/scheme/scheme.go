@@ -41,7 +41,9 @@ type Scheme interface {
 	// Name is the scheme's name in the registry (config.Node.FC).
 	Name() string
 	// Egress is the queue layout of every fabric port of the node (its
-	// ECN marking left to the node, which sets it per port).
+	// ECN marking left to the node, which sets it per port, and its DRR
+	// quanta, which the node sets from config.Node.DRRWeights with
+	// queues.EgressConfig.Weighted; New checked that they fit).
 	Egress() queues.EgressConfig
 	// Bind sets the scheme up on the node's datapath, whose fabric ports
 	// are ports, in the datapath's order. A server's application port

@@ -605,3 +605,89 @@ func TestCI(t *testing.T) {
 		}
 	}
 }
+
+// DRR weights name the data queues of every layout in queue order, the
+// HQ skipped: what each scheme's queue i is at a switch and a server of
+// BCube(4,1) (docs/USAGE.md says the same). Weights that fit every
+// port make the scheme; more than a port's data queues, or a weight on
+// the strict relay queue, are one error that names the queues.
+func TestDRRWeights(t *testing.T) {
+	priority := "P0, P1, P2, P3, P4, P5, P7"
+	for _, c := range []struct {
+		fc, at, relay string
+		names         string // the data queues, in order
+	}{
+		{"portfc", "s0.1", "", "A0, A1, A2, B"},
+		{"portfc", "h6", "", "a0, a1, a2, b0, b1, b2, RQ"},
+		{"portfc", "h6", RelayDRR, "a0, a1, a2, b0, b1, b2, RQ"},
+		{"none", "s0.1", "", "A0, A1, A2, B"},
+		{"pfc", "s0.1", "", priority},
+		{"pfcstar", "h6", "", priority},
+		{"ici", "s0.1", "", priority},
+		{"ci", "h6", "", priority},
+		{"bfc", "s0.1", "", "Q0..Q30 (31)"},
+		{"sfq", "h6", "", "Q0..Q30 (31)"},
+		{"ideal-fq", "s0.1", "", "Q0..Q62 (63)"},
+	} {
+		t.Run(c.fc+"/"+c.at+"/"+c.relay, func(t *testing.T) {
+			cfg, p := node(t, c.at, c.fc)
+			cfg.RelayQueue = c.relay
+			s, err := New(cfg, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qc := s.Egress()
+			if got := dataQueueNames(qc); got != c.names {
+				t.Fatalf("data queues %s, want %s", got, c.names)
+			}
+			data := qc.DataQueues()
+			// A weight for every data queue, the strict one's 1: each
+			// queue's quantum is its weight's.
+			w := make([]int, len(data))
+			for i, q := range data {
+				w[i] = i + 2
+				if slices.Contains(qc.Strict, q) {
+					w[i] = 1
+				}
+			}
+			cfg.DRRWeights = w
+			if s, err = New(cfg, p); err != nil {
+				t.Fatal(err)
+			}
+			wq, err := s.Egress().Weighted(w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range data {
+				if wq.Quantum[q] != w[i]*queues.DefaultQuantum {
+					t.Errorf("data queue %d (%s): quantum %d, want %d", i, qc.Names[q], wq.Quantum[q], w[i]*queues.DefaultQuantum)
+				}
+			}
+			// One weight too many.
+			cfg.DRRWeights = append(w, 1)
+			_, err = New(cfg, p)
+			want := "data queues; under fc " + c.fc + " a "
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), c.names) {
+				t.Errorf("%d weights: %v, want an error naming %s", len(w)+1, err, c.names)
+			}
+		})
+	}
+	// The relay queue, strict, takes no weight but 1.
+	cfg, p := node(t, "h6", "portfc")
+	cfg.DRRWeights = []int{1, 1, 1, 1, 1, 1, 2}
+	_, err := New(cfg, p)
+	if want := "config for h6: drr_weights 1,1,1,1,1,1,2: weight 2 of queue RQ: a strict queue"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+	cfg.RelayQueue = RelayDRR
+	if _, err := New(cfg, p); err != nil {
+		t.Errorf("relay queue drr: %v", err)
+	}
+	// A switch has fewer data queues than a server under PortFC.
+	cfg, p = node(t, "s1.2", "portfc")
+	cfg.DRRWeights = []int{1, 1, 1, 1, 3}
+	_, err = New(cfg, p)
+	if want := "config for s1.2: drr_weights 1,1,1,1,3: 5 weights for 4 data queues; under fc portfc a switch port's data queues are A0, A1, A2, B (the HQ takes no weight)"; err == nil || err.Error() != want {
+		t.Errorf("%v\nwant %s", err, want)
+	}
+}
