@@ -129,8 +129,13 @@ type PortStats struct {
 
 // QueueStats are one egress queue's counters.
 type QueueStats struct {
-	Index      int               `json:"index"`
-	Name       string            `json:"name"`
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Quantum is the queue's DRR quantum in bytes, what a visit of the
+	// round adds to its deficit: its weight (lab up --drr-weights) in
+	// full frames; 0 for the HQ and a strict queue (a server's relay
+	// queue under relay_queue strict), which the round does not serve.
+	Quantum    int               `json:"quantum,omitempty"`
 	EnqPackets uint64            `json:"enq_packets"`
 	EnqBytes   uint64            `json:"enq_bytes"`
 	DeqPackets uint64            `json:"deq_packets"`

@@ -195,7 +195,7 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			s := &r.queues[q]
 			qd := s.Drops[:numDropReasons]
 			st := r.stalls[q]
-			st.Index, st.Name = q, eg.Name(q)
+			st.Index, st.Name, st.Quantum = q, eg.Name(q), eg.Quantum(q) // fixed when the egress was made
 			st.EnqPackets, st.EnqBytes, st.DeqPackets, st.DeqBytes = s.EnqPackets, s.EnqBytes, s.DeqPackets, s.DeqBytes
 			st.Packets, st.Bytes, st.MaxBytes = s.Packets, s.Bytes, s.MaxBytes
 			st.Paused, st.PausedNs, st.MaxPauseNs, st.ECNMarks = s.Paused, s.PausedNs, s.MaxPauseNs, s.ECNMarks

@@ -9,6 +9,27 @@ import (
 	"github.com/bcfab/bcfab/signaling"
 )
 
+// Every queue's DRR quantum reaches the port's stats, the weights' at
+// the data queues, none at the HQ and a strict queue.
+func TestSnapshotQuanta(t *testing.T) {
+	qc, err := queues.EgressConfig{Queues: 5, HQ: 4, Strict: []int{3}}.Weighted([]int{1, 3, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRigPorts(t, PortSpec{Queues: qc}, Options{BufferBytes: 1 << 20}, nil)
+	ps, _ := r.e.Snapshot()
+	want := []int{1518, 3 * 1518, 2 * 1518, 0, 0}
+	for _, p := range ps {
+		var got []int
+		for _, q := range p.Queues {
+			got = append(got, q.Quantum)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("port %s: quanta %v, want %v", p.Name, got, want)
+		}
+	}
+}
+
 // An egress's ECN histogram reaches the port's stats, without a bucket
 // nothing can land in, and taking it allocates nothing on the worker's
 // thread.
