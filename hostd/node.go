@@ -22,7 +22,8 @@ import (
 // NewNode returns server n of t as a node to run: fabric ports
 // eth0..eth<k> shaped to the link rate, and the application port bc0nic,
 // unshaped (it stands for the server's PCIe bus, not a link). Fabric ports
-// have the queues of its flow-control scheme (cfg.FC).
+// have the queues of its flow-control scheme (cfg.FC), their DRR quanta
+// of cfg.DRRWeights.
 //
 // A server of a fabric given as a graph (cfg.Fabric) is a server of
 // bcube.Star: one port, eth0, to the switch the fabric names (its MACs
@@ -38,7 +39,10 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	qc := fc.Egress()
+	qc, err := fc.Egress().Weighted(cfg.DRRWeights)
+	if err != nil {
+		return nil, fmt.Errorf("config for %s: drr_weights: %w", cfg.Node, err) // scheme.New checked them
+	}
 	host := NewHost(t, n.Index, policy, fc)
 	if policy.ATE {
 		if err := host.EnableATE(cfg.ATEP, cfg.ATECap()); err != nil {

@@ -281,14 +281,18 @@ func BenchmarkRelaySignal(b *testing.B) {
 }
 
 // newSchemeHost builds the host of cfg as NewNode does, and its fabric
-// ports' queues.
+// ports' queues with their DRR quanta.
 func newSchemeHost(tb testing.TB, cfg *config.Node, tp bcube.Topology, n bcube.Node) (*Host, queues.EgressConfig) {
 	tb.Helper()
 	fc, err := scheme.New(cfg, scheme.Place{T: tp, Node: n})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return NewHost(tp, n.Index, bcube.Policy{}, fc), fc.Egress()
+	qc, err := fc.Egress().Weighted(cfg.DRRWeights)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewHost(tp, n.Index, bcube.Policy{}, fc), qc
 }
 
 // noFC is server self of tp's scheme without flow control: PortFC's

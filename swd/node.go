@@ -3,6 +3,7 @@
 package swd
 
 import (
+	"fmt"
 	"log/slog"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
@@ -12,8 +13,8 @@ import (
 )
 
 // NewNode returns switch n of t as a node to run: ports p0..p<n-1>,
-// each with the queues of its flow-control scheme (cfg.FC) and shaped to
-// the link rate.
+// each with the queues of its flow-control scheme (cfg.FC), their DRR
+// quanta of cfg.DRRWeights, and shaped to the link rate.
 //
 // A switch of a fabric given as a graph (cfg.Fabric) forwards by its
 // tables instead (TableSwitch), its ports those the fabric names.
@@ -29,7 +30,10 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	qc := fc.Egress()
+	qc, err := fc.Egress().Weighted(cfg.DRRWeights)
+	if err != nil {
+		return nil, fmt.Errorf("config for %s: drr_weights: %w", cfg.Node, err) // scheme.New checked them
+	}
 	sw := NewSwitch(t, n.Level, n.Index, fc)
 	d := &node.Spec{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for p := 0; p < t.N(); p++ {
@@ -54,7 +58,10 @@ func newTableNode(cfg *config.Node, log *slog.Logger) (*node.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	qc := fc.Egress()
+	qc, err := fc.Egress().Weighted(cfg.DRRWeights)
+	if err != nil {
+		return nil, fmt.Errorf("config for %s: drr_weights: %w", cfg.Node, err)
+	}
 	d := &node.Spec{Kind: "swd", Config: cfg, Log: log, Handler: sw}
 	for _, p := range cfg.Fabric.Ports {
 		pq := qc

@@ -43,7 +43,9 @@ type rig struct {
 	sig  [2][]byte
 }
 
-func newRig(tb testing.TB, fc string) *rig {
+// newRig is the rig of fc; set, if given, changes the switch's config
+// first.
+func newRig(tb testing.TB, fc string, set ...func(c *config.Node)) *rig {
 	tb.Helper()
 	tp := bcube.MustNew(4, 1)
 	cfg := config.Node{Node: "s0.0", N: 4, K: 1, Control: "/x.sock", FC: fc, RateBps: 1e9,
@@ -52,6 +54,9 @@ func newRig(tb testing.TB, fc string) *rig {
 		// An isolation is signalled again a refresh later: a second,
 		// so that the transcript does not depend on the machine's speed.
 		cfg.FCRefresh, cfg.FCHold = config.Duration(time.Second), config.Duration(3*time.Second)
+	}
+	for _, f := range set {
+		f(&cfg)
 	}
 	cfg.SetDefaults()
 	_, n, err := cfg.Validate()
@@ -322,14 +327,66 @@ func BenchmarkSwitchSignal(b *testing.B) {
 }
 
 // newSwitch builds the switch of cfg as NewNode does, and its ports'
-// queues.
+// queues with their DRR quanta.
 func newSwitch(tb testing.TB, cfg *config.Node, tp bcube.Topology, n bcube.Node) (*Switch, queues.EgressConfig) {
 	tb.Helper()
 	fc, err := scheme.New(cfg, scheme.Place{T: tp, Node: n})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return NewSwitch(tp, n.Level, n.Index, fc), fc.Egress()
+	qc, err := fc.Egress().Weighted(cfg.DRRWeights)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewSwitch(tp, n.Level, n.Index, fc), qc
+}
+
+// A PortFC switch with DRR weights 1,1,1,3 serves the egress toward h2
+// as the weights say: h1's frames for h2 in its B queue (weight 3),
+// h1's frames for h6, which h2 will relay by level 1, in A0 (weight 1),
+// both backlogged, leave 3:1 in bytes; the port's stats give each
+// queue's quantum.
+func TestSwitchDRRWeights(t *testing.T) {
+	r := newRig(t, scheme.NamePortFC, func(c *config.Node) { c.DRRWeights = []int{1, 1, 1, 3} })
+	h1, sp1 := bcube.HostPortMAC(1, 0), bcube.SwitchPortMAC(0, 0, 1)
+	payload := queues.DefaultQuantum - roce.DataFrameLen(roce.OpSendOnly, 0) // full frames
+	frame := func(dst int) []byte {
+		f := roce.Flow{SrcMAC: [6]byte(h1), DstMAC: [6]byte(sp1), PCP: signaling.PCPData, VID: signaling.VID(0),
+			SrcIP: bcube.ServerIP(1).As4(), DstIP: bcube.ServerIP(dst).As4(), SrcPort: 50000 + uint16(dst), DestQP: 7}
+		b := make([]byte, roce.DataFrameLen(roce.OpSendOnly, payload))
+		roce.PutData(b, &f, &roce.Data{Opcode: roce.OpSendOnly, Payload: payload})
+		return b
+	}
+	const perFlow = 200
+	want := map[int]int{2: 3, 6: 0} // destination: queue (B, A0)
+	for range perFlow {
+		for _, dst := range []int{2, 6} {
+			r.handle(t, 1, frame(dst))
+			if r.v.Port != 2 || r.v.Queue != want[dst] {
+				t.Fatalf("h1 -> h%d: port %d queue %d, want port 2 queue %d", dst, r.v.Port, r.v.Queue, want[dst])
+			}
+		}
+	}
+	var sent [5]int
+	n := 0
+	r.e.Take(2, func(q int, b []byte) {
+		if n++; n <= perFlow { // both backlogged: 50 rounds of one A0 frame and three B frames
+			sent[q] += len(b)
+		}
+	})
+	if got := float64(sent[3]) / float64(sent[0]); sent[0] == 0 || got < 3*0.99 || got > 3*1.01 {
+		t.Fatalf("bytes by queue %v: B:A0 %.3f, want 3 within 1%%", sent, got)
+	}
+	ps, _ := r.e.Snapshot()
+	for _, p := range ps {
+		var got []int
+		for _, q := range p.Queues {
+			got = append(got, q.Quantum)
+		}
+		if w := []int{1518, 1518, 1518, 3 * 1518, 0}; !slices.Equal(got, w) {
+			t.Errorf("port %s: quanta %v, want %v", p.Name, got, w)
+		}
+	}
 }
 
 // What the switch sends and counts under every scheme — a burst that
