@@ -25,7 +25,8 @@ type Knob struct {
 	Name string
 	// Units is what its value is (package units reads most), as lab up
 	// -h names it: rate, rates, size, duration, probability, int,
-	// float64, bool, string, network (a target) or map (a DSCP map).
+	// float64, bool, string, network (a target), map (a DSCP map) or
+	// weights (DRR weights).
 	Units string
 	// Default is its value when not given, as the flag would take it;
 	// empty when it is the zero value, which Help says how the lab
@@ -118,6 +119,8 @@ var (
 	}, strconv.FormatBool}
 	wordC = codec[string]{"string", func(v string) (string, error) { return v, nil }, func(v string) string { return v }}
 	dscpC = codec[config.DSCPMap]{"map", config.ParseDSCPMap, config.DSCPMap.String}
+	// weightsC is DRR weights, one per data queue: 1,3.
+	weightsC = codec[[]int]{"weights", config.ParseDRRWeights, config.FormatDRRWeights}
 )
 
 // offC is c for a value whose zero means the default, read as 0 to turn
@@ -227,6 +230,9 @@ var knobs = []Knob{
 	knob(wordC, Knob{Name: "relay-queue", Reads: "portfc", Example: "drr", Scheme: true,
 		Help: "PortFC: how servers serve the relay queue: strict (before a and b; empty: strict) or drr (in their round robin)"},
 		func(s *Spec) *string { return &s.RelayQueue }),
+	knob(weightsC, Knob{Name: "drr-weights", Reads: "every fabric egress", Example: "1,3",
+		Help: "DRR weight of each data queue of every fabric egress, in queue order, the HQ skipped: 1,3 (a queue's quantum is its weight in full frames; past the list 1; more than a port's data queues refused; docs/USAGE.md names each scheme's queues)"},
+		func(s *Spec) *[]int { return &s.DRRWeights }),
 	{Name: "ci", Units: "string", Reads: "lab up (sets fc)", Example: "ici", Scheme: true,
 		Help:  "congestion isolation over PFC: ici (ECN marking coordinated with it), ci (DCQCN marking uncoordinated) or none; ici and ci are the scheme (--fc pfc or none)",
 		parse: func(string) error { return nil },

@@ -73,6 +73,7 @@ func TestFileRoundTrip(t *testing.T) {
 		func() Spec {
 			s := Defaults()
 			s.N, s.K, s.Rates, s.FC = 4, 1, []uint64{160e6, 100e6}, "portfc"
+			s.DRRWeights = []int{1, 1, 1, 3}
 			s.Links = []LinkSpec{{Endpoints: []string{"h5:eth1"}, RateBps: 50e6}}
 			return s
 		}(),
@@ -133,6 +134,9 @@ func TestFileErrors(t *testing.T) {
 		{head + "  links:\n    - endpoints: [h0:eth0]\n      loss: 200%\n", `8: loss: loss "200%"`},
 		{head + "  links:\n    - endpoints: [h0:eth0]\n    - endpoints: [s0.0:p0]\n", "7: link h0:eth0 - s0.0:p0 is overridden twice"},
 		{head + "dscp-map: 26=9\n", "6: dscp-map: dscp map: DSCP 26 -> priority 9"},
+		{head + "drr-weights: 1,0\n", `6: drr-weights: drr weights "1,0": weight 0 of data queue 1: want 1..1000`},
+		{head + "drr-weights: 1 3\n", `6: drr-weights: drr weights "1 3": want whole numbers 1..1000`},
+		{head + "drr-weights: 1,1,1,1\n", "6: config for h0: drr_weights 1,1,1,1: 4 weights for 3 data queues; under fc none a server port's data queues are a0, b0, RQ"},
 		{head + "rate: 1G\n  bad indent: x\n", "7: "},
 		{"- a\n- b\n", "1: a lab file is a mapping"},
 		{head + "dilation: 0.5\n", "6: config for h0: dilation 0.5"},

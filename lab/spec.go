@@ -144,6 +144,11 @@ type Spec struct {
 	// allocation: strict (empty: before the a and b queues) or drr (in
 	// their round robin).
 	RelayQueue string `json:"relay_queue,omitempty"`
+	// DRRWeights are the DRR weights of every fabric egress's data queues
+	// in queue order, the HQ skipped (config.Node.DRRWeights): a queue's
+	// quantum is its weight in full frames; a queue past the list has
+	// weight 1. nil: every weight 1.
+	DRRWeights []int `json:"drr_weights,omitempty"`
 	// Xoff and Xon override the thresholds in bytes, PortFC's for both
 	// classes and PFC's per (ingress port, priority) (0: the model's, 6
 	// and 4 one-hop BDPs of the papers' target).

@@ -5,6 +5,7 @@ import (
 	"github.com/bcfab/bcfab/node/scheme"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,13 @@ func TestValidate(t *testing.T) {
 		{"ecn pmax", with(func(s *Spec) { s.ECNPmax = 1.5 }), "ecn: want 0 <= kmin (125000) <= kmax (500000) and 0 < pmax (1.5) <= 1"},
 		{"ecn kmin above kmax", with(func(s *Spec) { s.ECN, s.ECNKminBytes = true, 1<<20 }), "ecn: want 0 <= kmin (1048576) <= kmax (500000)"},
 		{"ecn negative kmax", with(func(s *Spec) { s.ECNKmaxBytes = -1 }), "ecn: want"},
+		{"drr weight 0", with(func(s *Spec) { s.DRRWeights = []int{1, 0} }), "config for h0: drr_weights 1,0: weight 0 of data queue 1: want 1..1000"},
+		{"drr weights past a switch's queues", with(func(s *Spec) { s.FC, s.DRRWeights = scheme.NamePortFC, []int{1, 1, 1, 1, 3} }),
+			"config for s0.0: drr_weights 1,1,1,1,3: 5 weights for 4 data queues; under fc portfc a switch port's data queues are A0, A1, A2, B (the HQ takes no weight)"},
+		{"drr weight of the strict relay queue", with(func(s *Spec) { s.FC, s.DRRWeights = scheme.NamePortFC, []int{1, 1, 1, 1, 1, 1, 2} }),
+			"config for h0: drr_weights 1,1,1,1,1,1,2: weight 2 of queue RQ: a strict queue"},
+		{"drr weights past the priorities", with(func(s *Spec) { s.FC, s.DRRWeights = scheme.NamePFC, []int{1, 1, 1, 1, 1, 1, 1, 1} }),
+			"config for h0: drr_weights 1,1,1,1,1,1,1,1: 8 weights for 7 data queues; under fc pfc a server port's data queues are P0, P1, P2, P3, P4, P5, P7"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.spec.Validate()
@@ -89,6 +97,23 @@ func TestValidate(t *testing.T) {
 	}
 	if err := with(func(s *Spec) { s.WatchdogDetect, s.WatchdogAction = -1, "drop" }).Validate(); err != nil {
 		t.Errorf("watchdog off: %v", err)
+	}
+	// DRR weights that fit every port reach every node's config.
+	for _, fc := range []string{scheme.NamePortFC, scheme.NamePFC, scheme.NameBFC, scheme.NameIdealFQ} {
+		w := with(func(s *Spec) { s.FC, s.DRRWeights = fc, []int{1, 1, 1, 3} })
+		if err := w.Validate(); err != nil {
+			t.Errorf("fc %s, drr weights 1,1,1,3: %v", fc, err)
+			continue
+		}
+		p, err := NewPlan(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range p.Nodes {
+			if !slices.Equal(n.Config.DRRWeights, []int{1, 1, 1, 3}) {
+				t.Errorf("fc %s: %s's drr_weights %v", fc, n.Name, n.Config.DRRWeights)
+			}
+		}
 	}
 
 	t.Run("not root", func(t *testing.T) {

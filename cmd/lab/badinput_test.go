@@ -77,6 +77,8 @@ func TestBadInputs(t *testing.T) {
 		{append(up, "--watchdog-action", "reboot"), 2, `--watchdog-action "reboot": want none, forward or drop`},
 		{append(up, "--relay-queue", "fifo"), 2, `--relay-queue "fifo": want strict or drr`},
 		{append(up, "--xdp-mode", "fast"), 2, `--xdp-mode "fast": want native, generic or auto`},
+		{append(up, "--drr-weights", "1,0"), 2, `drr weights "1,0": weight 0 of data queue 1: want 1..1000`},
+		{append(up, "--drr-weights", "1,1,1,1"), 2, "drr_weights 1,1,1,1: 4 weights for 3 data queues; under fc none a server port's data queues are a0, b0, RQ (the HQ takes no weight)"},
 		{[]string{"up", "-f", unknownKey}, 2, "key.yaml:3: unknown key flowcontrol (did you mean fc?)"},
 		{[]string{"up", "-f", badN}, 2, `n.yaml:4: "two": want a whole number`},
 		{append([]string{"gen", "h0", "h9"}, at...), 2, `DST "h9": lab tb has servers h0..h3`},

@@ -58,7 +58,7 @@ func newKnobFlag(k lab.Knob) *knobFlag {
 	case f.text != "":
 	case k.Units == "bool":
 		f.text = "false"
-	case k.Units != "string" && k.Units != "network" && k.Units != "rates":
+	case k.Units != "string" && k.Units != "network" && k.Units != "rates" && k.Units != "weights":
 		f.text = "0" // help shows no zero default
 	}
 	return f
