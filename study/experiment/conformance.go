@@ -87,6 +87,11 @@ type ConformanceCase struct {
 	// pauses: the judgement reads the ports' flow-control timing
 	// (api.FCTiming) and holds the pauses to their thresholds.
 	pauses bool
+	// fc, when set, is the only flow control the case runs under (its
+	// queues are that scheme's); weights the lab's DRR weights
+	// (--drr-weights).
+	fc      string
+	weights []int
 }
 
 // conformanceLinks are BCube(2,2)'s destinations of h0 one, two and
@@ -138,6 +143,10 @@ var ConformanceCases = []ConformanceCase{
 	dcqcnCase(8),
 	lossCase(transport.GBN),
 	lossCase(transport.IRN),
+	ccCase("dctcp", 2),
+	ccCase("dctcp", 8),
+	ccCase("hpcc", 2),
+	ccCase("hpcc", 8),
 	{
 		Name: "ecn", Check: "ecn", ecn: true,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
@@ -152,6 +161,7 @@ var ConformanceCases = []ConformanceCase{
 			return fs, time.Duration(ecnIncasts) * ecnPeriod
 		},
 	},
+	drrCase(),
 }
 
 // The ecn case's incasts: how many, of how many bytes per sender, how
@@ -225,7 +235,7 @@ func conformanceCaseNames() []string {
 // as its closed form assumes the senders at line rate; on a graph
 // fabric, whose switches run none or pfc, only under those.
 func (cc *ConformanceCase) runs(sc Contender) bool {
-	if cc.Fabric != nil && sc.FC != "pfc" && sc.FC != "none" {
+	if cc.Fabric != nil && sc.FC != "pfc" && sc.FC != "none" || cc.fc != "" && sc.FC != cc.fc {
 		return false
 	}
 	if cc.mode != "" {
@@ -235,7 +245,8 @@ func (cc *ConformanceCase) runs(sc Contender) bool {
 		return false
 	}
 	if cc.cc != "" {
-		return !sc.NoCC && (sc.CC == "" || sc.CC == cc.cc)
+		// The lab's own cc, DCQCN, when the contender names none.
+		return !sc.NoCC && (sc.CC == cc.cc || sc.CC == "" && cc.cc == "dcqcn")
 	}
 	return sc.NoCC
 }
@@ -248,6 +259,9 @@ func (cc *ConformanceCase) apply(s *lab.Spec) {
 	}
 	if cc.cc != "" {
 		s.CC = cc.cc
+	}
+	if cc.weights != nil {
+		s.DRRWeights = cc.weights
 	}
 	if cc.Fabric != nil {
 		s.Fabric, s.N, s.K, s.LevelOrder = cc.Fabric.Spec(), 0, 0, ""
@@ -400,6 +414,10 @@ func (cc *ConformanceCase) judge(rep *lab.WorkloadReport, env conformanceEnv) []
 		rows = append(rows, dcqcnRows(rep, env, cc.senders)...)
 	case "loss":
 		rows = append(rows, lossRows(recs, env, cc.mode)...)
+	case "drr":
+		rows = append(rows, drrRows(rep, env)...)
+	case "dctcp", "hpcc":
+		rows = append(rows, ccRows(rep, env, cc.Check, cc.senders)...)
 	}
 	drops := float64(rep.Fabric.Drops)
 	rows = append(rows, CheckRow{Item: "frames dropped", Measured: drops, Formula: "none but those injected", Error: drops, Pass: drops == 0})

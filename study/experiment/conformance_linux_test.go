@@ -17,7 +17,8 @@ import (
 // them: an 8-to-1 incast under PFC and a 2-to-1 one under PortFC end
 // when N·S/C and one flow's path say (within 3%), and two flows into one
 // leaf's egress each get half of it (within 5%, Jain's index at least
-// 0.99), and the leaf's marks follow RED's line (within 5 points in
+// 0.99), a PortFC switch's egress sends its B and A0 queues 3:1 at
+// weights 1:3 (within 3%), and the leaf's marks follow RED's line (within 5 points in
 // every bucket between K_min and K_max, none below, all above); nothing
 // is dropped; every pause is decided at X_off, every resume at X_on,
 // and every pause frame leaves within the one-hop RTT. The counters'
@@ -43,7 +44,7 @@ name: kconfp
 kind: conformance
 lab: {rate: 20M, target: papers, name: kp` + time.Now().Format("150405") + `}
 schemes: [portfc/nocc]
-conformance: {cases: [incast-2]}
+conformance: {cases: [incast-2, drr]}
 `} {
 		var rep *Report
 		testtool.RetryLate(t, 0, func(t *testing.T) string {

@@ -348,3 +348,51 @@ func TestConformanceLossFormula(t *testing.T) {
 		t.Errorf("gbn: %d flows in %v", len(flows), window)
 	}
 }
+
+// DCTCP's and HPCC's checks: a lab on their closed forms passes, one off
+// them does not.
+func TestConformanceCCRows(t *testing.T) {
+	target := scale.Papers()
+	w := workload.Wire{Rate: uint64(target.LinkRateBps), Payload: target.MTU, Overhead: 86, Prop: target.LinkDelay.D()}
+	env := conformanceEnv{wire: w, target: target}
+	lab2 := func(share, gbps, queue float64) *lab.WorkloadReport {
+		rep := &lab.WorkloadReport{QueueNodes: []string{"h0", "leaf0"}}
+		for f := range 2 {
+			sh := share
+			if f == 1 {
+				sh = 1 - share
+			}
+			rep.Records = append(rep.Records, workload.FlowRecord{ID: f, Src: 1 + f, Completed: true})
+			for ms := 0.0; ms <= 10; ms += 0.05 {
+				rep.FlowSeries = append(rep.FlowSeries, lab.FlowSample{Flow: f, TargetElapsed: time.Duration(ms * 1e6), Acked: int64(sh * gbps * 1e9 / 8 * ms / 1e3)})
+			}
+		}
+		for ms := 0.0; ms <= 10; ms += 0.02 {
+			rep.Queues = append(rep.Queues, lab.QueueRow{TargetElapsed: time.Duration(ms * 1e6), Bytes: []uint64{0, uint64(queue)}})
+		}
+		return rep
+	}
+	all := func(rows []CheckRow) bool {
+		for _, r := range rows {
+			if !r.Pass {
+				return false
+			}
+		}
+		return len(rows) > 0
+	}
+	capacity := 100.0 * 1024 / 1110
+	rows := ccRows(lab2(0.5, capacity, 1e9), env, "dctcp", 2)
+	want := rows[len(rows)-1].Expected * 1e3 // the sawtooth's middle, bytes
+	if want < 90e3 || want > 110e3 {
+		t.Errorf("DCTCP's mean queue for N = 2: %.0f B, want near K = 100 KB", want)
+	}
+	if !all(ccRows(lab2(0.5, capacity, want), env, "dctcp", 2)) || all(ccRows(lab2(0.5, capacity, 1.2*want), env, "dctcp", 2)) ||
+		all(ccRows(lab2(0.58, capacity, want), env, "dctcp", 2)) || all(ccRows(lab2(0.5, 0.9*capacity, want), env, "dctcp", 2)) {
+		t.Error("DCTCP's check does not tell the queue, the shares or the goodput")
+	}
+	icap := 100.0 * 1024 / (1110 + 84) // the INT shim on the wire
+	if !all(ccRows(lab2(0.5, 0.95*icap, 500), env, "hpcc", 2)) || all(ccRows(lab2(0.5, 0.95*icap, 5000), env, "hpcc", 2)) ||
+		all(ccRows(lab2(0.5, capacity, 500), env, "hpcc", 2)) {
+		t.Error("HPCC's check does not tell the queue or η")
+	}
+}
