@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"path/filepath"
@@ -121,19 +120,7 @@ func (x *runner) conformance(ctx context.Context, p Point, dir string, res *Resu
 			return err
 		}
 	}
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"records.csv", func(w io.Writer) error { return workload.WriteCSV(w, rep.Records) }},
-		{"queues.csv", rep.WriteQueuesCSV},
-		{"report.txt", rep.WriteText},
-	} {
-		if err := writeWith(filepath.Join(dir, f.name), f.write); err != nil {
-			return err
-		}
-	}
-	if err := writeJSONFile(filepath.Join(dir, "report.json"), rep); err != nil {
+	if err := writeWorkloadFiles(dir, rep); err != nil {
 		return err
 	}
 	res.WorkloadMetrics(rep, flows)

@@ -3,14 +3,11 @@
 package experiment
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bcfab/bcfab/internal/testkit/testns"
-	"github.com/bcfab/bcfab/internal/testkit/testtool"
 )
 
 // A few conformance cases end to end on real labs, as make test runs
@@ -32,7 +29,7 @@ func TestConformanceLab(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings up labs: not in -short")
 	}
-	bins, runRoot, outs := labBins(t), t.TempDir(), t.TempDir()
+	run := labRunner(t)
 	for _, src := range []string{`
 name: kconf
 kind: conformance
@@ -46,26 +43,7 @@ lab: {rate: 20M, target: papers, name: kp` + time.Now().Format("150405") + `}
 schemes: [portfc/nocc]
 conformance: {cases: [incast-2, drr]}
 `} {
-		var rep *Report
-		testtool.RetryLate(t, 0, func(t *testing.T) string {
-			c, err := Parse([]byte(src), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-			defer cancel()
-			var progress strings.Builder
-			out, err := os.MkdirTemp(outs, c.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err = Run(ctx, c, RunOptions{Out: out, Source: []byte(src), BinDir: bins, RunRoot: runRoot, Progress: &progress})
-			t.Log(progress.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return lateRun(t, rep)
-		})
+		rep := run(src)
 		for _, r := range rep.Results {
 			if len(r.Checks) < 2 {
 				t.Errorf("%s: %d checks", r.ID, len(r.Checks))

@@ -26,34 +26,7 @@ func TestRunKindsLab(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings up labs: not in -short")
 	}
-	bins, runRoot := labBins(t), t.TempDir()
-	// An experiment with a point the machine was late for runs again,
-	// whole (testtool.RetryLate, lateRun); any other INVALID point fails.
-	outs := t.TempDir()
-	run := func(src string) *Report {
-		t.Helper()
-		var rep *Report
-		testtool.RetryLate(t, 0, func(t *testing.T) string {
-			c, err := Parse([]byte(src), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-			defer cancel()
-			var progress strings.Builder
-			out, err := os.MkdirTemp(outs, c.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err = Run(ctx, c, RunOptions{Out: out, Source: []byte(src), BinDir: bins, RunRoot: runRoot, Progress: &progress})
-			t.Log(progress.String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return lateRun(t, rep)
-		})
-		return rep
-	}
+	run := labRunner(t)
 	get := func(r Result, m string) float64 {
 		t.Helper()
 		v, ok := r.Get(m)
@@ -106,5 +79,38 @@ hol: {phase: 2s, group_flows: 2, group_size: 64KiB}
 	}
 	if get(r, "drops") != 0 || get(r, "missing") != 0 {
 		t.Errorf("%s: %v drops, %v frames missing under a lossless scheme", r.ID, get(r, "drops"), get(r, "missing"))
+	}
+}
+
+// labRunner returns a function that runs an experiment file on real
+// labs, the daemons this test binary's build made, and returns its
+// report. An experiment with a point the machine was late for runs
+// again, whole (testtool.RetryLate, lateRun); any other INVALID point
+// fails the test.
+func labRunner(t *testing.T) func(src string) *Report {
+	bins, runRoot, outs := labBins(t), t.TempDir(), t.TempDir()
+	return func(src string) *Report {
+		t.Helper()
+		var rep *Report
+		testtool.RetryLate(t, 0, func(t *testing.T) string {
+			c, err := Parse([]byte(src), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			var progress strings.Builder
+			out, err := os.MkdirTemp(outs, c.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err = Run(ctx, c, RunOptions{Out: out, Source: []byte(src), BinDir: bins, RunRoot: runRoot, Progress: &progress})
+			t.Log(progress.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return lateRun(t, rep)
+		})
+		return rep
 	}
 }

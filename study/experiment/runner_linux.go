@@ -461,19 +461,7 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"records.csv", func(w io.Writer) error { return workload.WriteCSV(w, rep.Records) }},
-		{"queues.csv", rep.WriteQueuesCSV},
-		{"report.txt", rep.WriteText},
-	} {
-		if err := writeWith(filepath.Join(dir, f.name), f.write); err != nil {
-			return err
-		}
-	}
-	if err := writeJSONFile(filepath.Join(dir, "report.json"), rep); err != nil {
+	if err := writeWorkloadFiles(dir, rep); err != nil {
 		return err
 	}
 	res.WorkloadMetrics(rep, flows)
@@ -573,4 +561,22 @@ func (x *runner) hol(ctx context.Context, p Point, dir string, res *Result) erro
 		res.invalidate(r.Health.Problems...)
 	}
 	return nil
+}
+
+// writeWorkloadFiles writes a workload point's files in dir: its flows'
+// records, its queue series, its report as text and as JSON.
+func writeWorkloadFiles(dir string, rep *lab.WorkloadReport) error {
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"records.csv", func(w io.Writer) error { return workload.WriteCSV(w, rep.Records) }},
+		{"queues.csv", rep.WriteQueuesCSV},
+		{"report.txt", rep.WriteText},
+	} {
+		if err := writeWith(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	return writeJSONFile(filepath.Join(dir, "report.json"), rep)
 }
