@@ -150,7 +150,7 @@ var ConformanceCases = []ConformanceCase{
 	{
 		Name: "ecn", Check: "ecn", ecn: true,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 5},
-		Text: fmt.Sprintf("%d 4-to-1 incasts of %s each from h1..h4 to h0 on one leaf of a leaf-spine, %v apart in the target, ECN marking on: the leaf's egress to h0 fills past K_max (each ingress port may hold X_off), so its marking decisions cover RED's whole line", ecnIncasts, units.CompactSize(ecnIncastSize), ecnPeriod),
+		Text:   fmt.Sprintf("%d 4-to-1 incasts of %s each from h1..h4 to h0 on one leaf of a leaf-spine, %v apart in the target, ECN marking on: the leaf's egress to h0 fills past K_max (each ingress port may hold X_off), so its marking decisions cover RED's whole line", ecnIncasts, units.CompactSize(ecnIncastSize), ecnPeriod),
 		flows: func(conformanceEnv) ([]workload.Flow, time.Duration) {
 			var fs []workload.Flow
 			for k := range ecnIncasts {
@@ -300,7 +300,7 @@ type CheckRow struct {
 	// is Measured - Expected.
 	Abs  bool `json:"abs,omitempty"`
 	Ceil bool `json:"ceil,omitempty"`
-	Pass  bool    `json:"pass"`
+	Pass bool `json:"pass"`
 }
 
 // relRow is a row judged by its relative error against bound.

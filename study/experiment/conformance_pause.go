@@ -82,7 +82,7 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		detail := fmt.Sprintf("%d ports, %d pauses", a.ports, a.pauses)
 		rows = append(rows, CheckRow{Item: k + ": the counter at a pause", Detail: detail, Measured: kb(a.atPauseMin), Expected: kb(a.xoff), Unit: "KB",
 			Formula: fmt.Sprintf("from X_off (%g KB) to X_off + one frame (%d B); the greatest %.4g KB", kb(a.xoff), frame, kb(a.atPauseMax)),
-			Error: kb(a.atPauseMin - a.xoff), Floor: true, Pass: a.atPauseMin >= a.xoff && a.atPauseMax < a.xoff+frame})
+			Error:   kb(a.atPauseMin - a.xoff), Floor: true, Pass: a.atPauseMin >= a.xoff && a.atPauseMax < a.xoff+frame})
 		if a.resumes > 0 {
 			rows = append(rows, CheckRow{Item: k + ": the counter at a resume", Detail: fmt.Sprintf("%d resumes", a.resumes), Measured: kb(a.atResumeMax), Expected: kb(a.xon), Unit: "KB",
 				Formula: fmt.Sprintf("at most X_on (%g KB)", kb(a.xon)), Error: kb(a.atResumeMax - a.xon), Ceil: true, Pass: a.atResumeMax <= a.xon})

@@ -2,8 +2,8 @@ package experiment
 
 import (
 	"math"
-	"strconv"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
