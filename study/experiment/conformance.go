@@ -144,8 +144,10 @@ var ConformanceCases = []ConformanceCase{
 	lossCase(transport.GBN),
 	lossCase(transport.IRN),
 	ccCase("dctcp", 2),
+	ccCase("dctcp", 4),
 	ccCase("dctcp", 8),
 	ccCase("hpcc", 2),
+	ccCase("hpcc", 4),
 	ccCase("hpcc", 8),
 	{
 		Name: "ecn", Check: "ecn", ecn: true,

@@ -354,7 +354,9 @@ func TestConformanceLossFormula(t *testing.T) {
 func TestConformanceCCRows(t *testing.T) {
 	target := scale.Papers()
 	w := workload.Wire{Rate: uint64(target.LinkRateBps), Payload: target.MTU, Overhead: 86, Prop: target.LinkDelay.D()}
-	env := conformanceEnv{wire: w, target: target}
+	env := conformanceEnv{wire: w, target: target, ideal: func(_, _ int, size int64) time.Duration { return wireTime(size, w) + 4*time.Microsecond }}
+	// Two flows at share and 1 - share of gbps, both sized to end at
+	// 10 ms, and the leaf's queue at queue bytes.
 	lab2 := func(share, gbps, queue float64) *lab.WorkloadReport {
 		rep := &lab.WorkloadReport{QueueNodes: []string{"h0", "leaf0"}}
 		for f := range 2 {
@@ -362,7 +364,8 @@ func TestConformanceCCRows(t *testing.T) {
 			if f == 1 {
 				sh = 1 - share
 			}
-			rep.Records = append(rep.Records, workload.FlowRecord{ID: f, Src: 1 + f, Completed: true})
+			rep.Records = append(rep.Records, workload.FlowRecord{ID: f, Src: 1 + f, Completed: true,
+				Size: int64(sh * gbps * 1e9 / 8 * 0.010), TargetFCT: 10 * time.Millisecond})
 			for ms := 0.0; ms <= 10; ms += 0.05 {
 				rep.FlowSeries = append(rep.FlowSeries, lab.FlowSample{Flow: f, TargetElapsed: time.Duration(ms * 1e6), Acked: int64(sh * gbps * 1e9 / 8 * ms / 1e3)})
 			}
@@ -382,7 +385,12 @@ func TestConformanceCCRows(t *testing.T) {
 	}
 	capacity := 100.0 * 1024 / 1110
 	rows := ccRows(lab2(0.5, capacity, 1e9), env, "dctcp", 2)
-	want := rows[len(rows)-1].Expected * 1e3 // the sawtooth's middle, bytes
+	var want float64 // the sawtooth's middle, bytes
+	for _, r := range rows {
+		if r.Item == "leaf0's mean queue" {
+			want = r.Expected * 1e3
+		}
+	}
 	if want < 90e3 || want > 110e3 {
 		t.Errorf("DCTCP's mean queue for N = 2: %.0f B, want near K = 100 KB", want)
 	}
@@ -394,5 +402,28 @@ func TestConformanceCCRows(t *testing.T) {
 	if !all(ccRows(lab2(0.5, 0.95*icap, 500), env, "hpcc", 2)) || all(ccRows(lab2(0.5, 0.95*icap, 5000), env, "hpcc", 2)) ||
 		all(ccRows(lab2(0.5, capacity, 500), env, "hpcc", 2)) {
 		t.Error("HPCC's check does not tell the queue or η")
+	}
+	// HPCC's shares are reported, not judged.
+	if !all(ccRows(lab2(0.58, 0.95*icap, 500), env, "hpcc", 2)) {
+		t.Error("HPCC's check judges the shares")
+	}
+	// The last byte: a link busy at the goodput but the last byte 10%
+	// late is outside.
+	late := lab2(0.5, capacity, want)
+	late.Records[1].TargetFCT = 11 * time.Millisecond
+	if all(ccRows(late, env, "dctcp", 2)) {
+		t.Error("DCTCP's check does not tell the last byte")
+	}
+	// A flow that ends early ends the window two samples before it; one
+	// that ends before the window could hold does not pass.
+	early := lab2(0.5, capacity, want)
+	early.Records[0].TargetFCT = 7 * time.Millisecond
+	rows = ccRows(early, env, "dctcp", 2)
+	if len(rows) == 0 || !strings.Contains(rows[0].Detail, "3.0–7.0 ms") {
+		t.Errorf("a flow ending at 7 ms: %+v", rows)
+	}
+	early.Records[0].TargetFCT = 5 * time.Millisecond
+	if all(ccRows(early, env, "dctcp", 2)) {
+		t.Error("a window of 2 ms passes")
 	}
 }
