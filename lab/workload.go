@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -173,9 +174,12 @@ type WorkloadReport struct {
 	Incast  *workload.Incast  `json:"incast,omitempty"`
 	Pattern *workload.Pattern `json:"pattern,omitempty"`
 	Long    *workload.Long    `json:"long,omitempty"`
-	Mode    transport.Mode    `json:"mode"`
-	DCQCN   bool              `json:"dcqcn"`
-	MTU     int               `json:"mtu"`
+	// HandMade: the schedule was given (WorkloadOptions.Flows), not
+	// generated from the load, incast, pattern and seed above.
+	HandMade bool           `json:"hand_made,omitempty"`
+	Mode     transport.Mode `json:"mode"`
+	DCQCN    bool           `json:"dcqcn"`
+	MTU      int            `json:"mtu"`
 
 	Started time.Time `json:"started"`
 	// Elapsed runs from the run's start to its end: every flow ended, or
@@ -518,6 +522,33 @@ func SpecSchedule(spec Spec, c workload.Config) (workload.Config, []workload.Flo
 	return c, flows, err
 }
 
+// SpecFlows is SpecSchedule for a hand-made schedule (WorkloadOptions.Flows,
+// as lab workload --flows reads it): c as a lab of spec completes it, and
+// CheckFlows of flows against it. c gives no flows of its own: Load 0 and
+// no incast, pattern or long flows.
+func SpecFlows(spec Spec, c workload.Config, flows []workload.Flow) (workload.Config, error) {
+	if c.Load > 0 || c.Incast != nil || c.Pattern != nil || c.Long != nil {
+		return c, errors.New("workload: a hand-made schedule and a generated one (load, incast, pattern or long flows): give one")
+	}
+	_, c, err := resolveSpecWorkload(spec, c)
+	if err != nil {
+		return c, err
+	}
+	if len(flows) == 0 {
+		return c, errors.New("workload: the schedule has no flows")
+	}
+	return c, CheckFlows(flows, c)
+}
+
+// WorkloadFlows is SpecFlows on lab name.
+func WorkloadFlows(runRoot, name string, c workload.Config, flows []workload.Flow) (workload.Config, error) {
+	st, err := loadDefault(runRoot, name)
+	if err != nil {
+		return c, err
+	}
+	return SpecFlows(st.Spec, c, flows)
+}
+
 // WorkloadWire is the Wire of the ideal FCTs on a lab's links: the
 // slowest level's rate and the delay, the flows' MTU and RoCEv2's
 // per-packet overhead as the shapers count it, and the last ACK's way
@@ -621,7 +652,12 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	if r.Model.D > 0 {
 		rate += " in the lab"
 	}
-	fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %s, seed %d\n", r.Lab, r.Topology, rate, fc, wl, r.labTime(r.Duration), r.Seed)
+	if r.HandMade {
+		fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: a hand-made schedule of %s starting within %s\n", r.Lab, r.Topology, rate, fc,
+			units.Count(len(r.Records), "flow", "flows"), r.labTime(r.Duration))
+	} else {
+		fmt.Fprintf(&b, "workload on lab %s, %s at %s, fc %s: %s for %s, seed %d\n", r.Lab, r.Topology, rate, fc, wl, r.labTime(r.Duration), r.Seed)
+	}
 	if r.Model.D > 0 {
 		fmt.Fprintf(&b, "emulates %s: every time and rate below is the target's (the lab's time / D, its rate x D), the emulation health's the lab's own\n", r.Model)
 	}
@@ -776,22 +812,38 @@ func CheckLose(flows []workload.Flow, mode transport.Mode, mtu int) error {
 	return nil
 }
 
+// A FlowError is what CheckFlows found wrong with the flow at index Flow
+// of a schedule.
+type FlowError struct {
+	Flow int
+	Err  error
+}
+
+func (e *FlowError) Error() string { return fmt.Sprintf("workload: flow %d: %v", e.Flow, e.Err) }
+
+func (e *FlowError) Unwrap() error { return e.Err }
+
 // CheckFlows checks a hand-made schedule (WorkloadOptions.Flows) against
 // the workload c it runs in: every flow's ID its index, its hosts
 // distinct servers of c, its size positive and its start in c's window.
+// The error is a *FlowError.
 func CheckFlows(flows []workload.Flow, c workload.Config) error {
 	for i, f := range flows {
+		var err error
 		switch {
 		case f.ID != i:
-			return fmt.Errorf("workload: flow %d has id %d, want its index", i, f.ID)
+			err = fmt.Errorf("id %d, want its index", f.ID)
 		case f.Src < 0 || f.Src >= c.Hosts || f.Dst < 0 || f.Dst >= c.Hosts:
-			return fmt.Errorf("workload: flow %d: h%d -> h%d, want servers h0..h%d", i, f.Src, f.Dst, c.Hosts-1)
+			err = fmt.Errorf("h%d -> h%d, want servers h0..h%d", f.Src, f.Dst, c.Hosts-1)
 		case f.Src == f.Dst:
-			return fmt.Errorf("workload: flow %d: h%d to itself", i, f.Src)
+			err = fmt.Errorf("h%d to itself", f.Src)
 		case f.Size < 1:
-			return fmt.Errorf("workload: flow %d: size %d, want at least 1 byte", i, f.Size)
+			err = fmt.Errorf("size %d, want at least 1 byte", f.Size)
 		case f.Start < 0 || f.Start >= c.Duration:
-			return fmt.Errorf("workload: flow %d starts at %v, outside the window [0, %v)", i, f.Start, c.Duration)
+			err = fmt.Errorf("starts at %v, outside the window [0, %v)", f.Start, c.Duration)
+		}
+		if err != nil {
+			return &FlowError{Flow: i, Err: err}
 		}
 	}
 	return nil

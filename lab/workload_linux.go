@@ -125,7 +125,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	rep := &WorkloadReport{
 		Lab: st.Lab, Topology: st.Spec.TopologyText(), RateBps: st.Spec.LevelRate(0), Rates: st.Spec.Rates, FC: st.Spec.FC, ECN: st.Spec.ECN, // defaulted: any ECN value sets it
 		Load: c.Load, Basis: c.Basis.String(), Duration: c.Duration, Seed: c.Seed, Incast: c.Incast, Long: c.Long,
-		Pairing: c.Pairing, Perm: c.Perm, Mode: mode, DCQCN: dcqcn, MTU: mtu, Model: model,
+		Pairing: c.Pairing, Perm: c.Perm, HandMade: o.Flows != nil, Mode: mode, DCQCN: dcqcn, MTU: mtu, Model: model,
 	}
 	if c.CDF != nil {
 		rep.CDF = c.CDF.Name()

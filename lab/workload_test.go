@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"errors"
 	"github.com/bcfab/bcfab/model/scale"
 	"slices"
 	"strings"
@@ -117,6 +118,13 @@ func TestWorkloadReportText(t *testing.T) {
 	}
 	if !strings.HasPrefix(out, "INVALID RUN") {
 		t.Error("an invalid run does not say so first")
+	}
+	// A hand-made schedule (lab workload --flows) has no load or seed.
+	hand := *r
+	hand.HandMade, hand.CDF, hand.Load, hand.Incast = true, "", 0, nil
+	b.Reset()
+	if err := hand.WriteText(&b); err != nil || !strings.Contains(b.String(), "fc portfc: a hand-made schedule of 1 flow starting within 1s\n") || strings.Contains(b.String(), "seed") {
+		t.Errorf("a hand-made schedule's report %v:\n%s", err, b.String())
 	}
 	b.Reset()
 	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_target_us,elapsed_lab_s,cnps,h0,s0.0\n,1.000,0,10,20\n,2.000,0,3000,5\n" {
@@ -272,15 +280,47 @@ func TestCheckFlows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []workload.Flow{
-		{ID: 1, Src: 0, Dst: 1, Size: 1},
-		{Src: 0, Dst: 4, Size: 1},
-		{Src: 2, Dst: 2, Size: 1},
-		{Src: 0, Dst: 1},
-		{Src: 0, Dst: 1, Size: 1, Start: time.Second},
+		{ID: 2, Src: 0, Dst: 1, Size: 1},
+		{ID: 1, Src: 0, Dst: 4, Size: 1},
+		{ID: 1, Src: 2, Dst: 2, Size: 1},
+		{ID: 1, Src: 0, Dst: 1},
+		{ID: 1, Src: 0, Dst: 1, Size: 1, Start: time.Second},
 	} {
-		if err := CheckFlows([]workload.Flow{bad}, c); err == nil {
-			t.Errorf("%+v accepted", bad)
+		// The error names the flow, after a good one.
+		err := CheckFlows([]workload.Flow{ok[0], bad}, c)
+		var fe *FlowError
+		if !errors.As(err, &fe) || fe.Flow != 1 {
+			t.Errorf("%+v: %v, want a FlowError of flow 1", bad, err)
 		}
+	}
+}
+
+// A hand-made schedule on a lab of a spec: the lab's hosts, the
+// window c gives, and no generated flows beside it.
+func TestSpecFlows(t *testing.T) {
+	spec := Spec{Name: "sf", N: 4, K: 1, RateBps: 20e6}
+	flows := []workload.Flow{{ID: 0, Src: 1, Dst: 0, Size: 1000, Kind: workload.KindIncast, Group: 1}, {ID: 1, Src: 15, Dst: 0, Size: 1000, Start: 5, Kind: workload.KindIncast, Group: 1}}
+	c, err := SpecFlows(spec, workload.Config{Duration: 6}, flows)
+	if err != nil || c.Hosts != 16 || c.LinkRate != 20e6 {
+		t.Fatalf("SpecFlows: %d hosts at %d bit/s, %v", c.Hosts, c.LinkRate, err)
+	}
+	var fe *FlowError
+	if _, err := SpecFlows(spec, workload.Config{Duration: 5}, flows); !errors.As(err, &fe) || fe.Flow != 1 || !strings.Contains(err.Error(), "outside the window [0, 5ns)") {
+		t.Errorf("a start out of the window: %v", err)
+	}
+	far := slices.Clone(flows)
+	far[1].Src = 16
+	if _, err := SpecFlows(spec, workload.Config{Duration: 6}, far); !errors.As(err, &fe) || fe.Flow != 1 || !strings.Contains(err.Error(), "h16 -> h0, want servers h0..h15") {
+		t.Errorf("h16 of 16 servers: %v", err)
+	}
+	if _, err := SpecFlows(spec, workload.Config{Duration: 6, Incast: &workload.Incast{Senders: 2, Size: 1}}, flows); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("with an incast: %v", err)
+	}
+	if _, err := SpecFlows(spec, workload.Config{Duration: 6}, nil); err == nil {
+		t.Error("no flows accepted")
+	}
+	if _, err := SpecFlows(Spec{Name: "u", N: 4, K: 1}, workload.Config{Duration: 6}, flows); err == nil {
+		t.Error("an unshaped lab accepted")
 	}
 }
 

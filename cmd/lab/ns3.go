@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -51,15 +52,17 @@ func ns3ExportCmd() *cobra.Command {
 		Long: `Writes the input directory of the HPCC ns-3 simulator for the lab of a lab
 file (-f) or a lab up (--name; read from its state, nothing is sent to it)
 and the schedule lab workload would run on it with the same flags (the
-flows of lab workload --dry-run): config.txt, topology.txt, flow.txt and
-trace.txt for the simulator, in the target's units (times / D, rates x
-D); nodes.csv, ports.csv and flows.csv to map its ids back to bcfab's
-nodes, ports and flows; and a README.md that names this build and
-command and says, with this export's numbers, what the two tools model
-differently. A BCube server, which relays, is a relay switch in front of
-a host of one NIC there.`,
+flows of lab workload --dry-run; with --flows, the file's hand-made
+flows, which lab workload --flows runs): config.txt, topology.txt,
+flow.txt and trace.txt for the simulator, in the target's units (times
+/ D, rates x D); nodes.csv, ports.csv and flows.csv to map its ids back
+to bcfab's nodes, ports and flows; and a README.md that names this
+build and command and says, with this export's numbers, what the two
+tools model differently. A BCube server, which relays, is a relay switch
+in front of a host of one NIC there.`,
 		Example: `  lab ns3 export --name pf --cdf websearch --load 0.5 --duration 10s --seed 1 -o /tmp/ns3/ws
-  lab ns3 export -f examples/bcube41-portfc.yaml --incast 8 --load 0 --duration 5s -o /tmp/ns3/incast`,
+  lab ns3 export -f examples/bcube41-portfc.yaml --incast 8 --load 0 --duration 5s -o /tmp/ns3/incast
+  lab ns3 export -f examples/bcube41-portfc.yaml --flows flows.csv -o /tmp/ns3/hand`,
 		Args: noArgs,
 	}
 	c := addCommon(cmd)
@@ -98,8 +101,21 @@ a host of one NIC there.`,
 		if err != nil {
 			return usagef(cmd, "--cc: %w", err)
 		}
-		cfg, flows, err := lab.SpecSchedule(plan.Spec, cfg)
-		if err != nil {
+		var flows []workload.Flow
+		if sf.flows != nil {
+			if cfg, err = lab.SpecFlows(plan.Spec, cfg, sf.flows); err != nil {
+				if errors.As(err, new(*lab.FlowError)) {
+					return sf.flowsError(cmd, err)
+				}
+				return usagef(cmd, "%w", err)
+			}
+			for i, f := range sf.flows {
+				if f.After != 0 {
+					return inputUsage(cmd, sf.flowsFile, fmt.Errorf("%s:%d: flow %d: after %d: the sim starts every flow at its time, and waits for no group", sf.flowsFile, sf.lines[i], i, f.After))
+				}
+			}
+			flows = sf.flows
+		} else if cfg, flows, err = lab.SpecSchedule(plan.Spec, cfg); err != nil {
 			return usagef(cmd, "%w", err)
 		}
 		sim, err := ns3.New(ns3.Input{Plan: plan, Flows: flows, Duration: cfg.Duration, CC: cc, MTU: sf.mtu, Drain: sf.drain.D(),

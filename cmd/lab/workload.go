@@ -3,7 +3,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,8 +31,9 @@ func workloadCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
 		Short: "RDMA flows from a workload (CDF, load, incast, patterns): FCTs, health",
-		Long: `Runs RDMA flows from a flow-size distribution at a load, an incast, or a
-collective pattern, through every server's hostd, and reports per-flow FCTs,
+		Long: `Runs RDMA flows from a flow-size distribution at a load, an incast, a
+collective pattern, or a file of hand-made flows (--flows, in the format
+--dry-run prints), through every server's hostd, and reports per-flow FCTs,
 a summary by size bin and the emulation health (exit 3 when invalid).
 Every duration it is given is lab time; every time and rate it reports
 is the target's ("in the target": the lab's time / D, its rate x D), with
@@ -46,7 +49,8 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
   lab workload --name wl --cdf storage --load 0.3 --pattern moe --mode irn --json > run.json
   lab workload --name wl --cdf hadoop --load 0.4 --dry-run
   lab workload --name fp --cdf websearch --load 0.6 --pairing near-worst --duration 20s
-  lab workload --name ro --load 0 --pattern moe --moe-experts 4 --moe-topk 2 --moe-skew 1.2 --pattern-size 64KB --duration 5s`,
+  lab workload --name ro --load 0 --pattern moe --moe-experts 4 --moe-topk 2 --moe-skew 1.2 --pattern-size 64KB --duration 5s
+  lab workload --name wl --flows flows.csv --records hand.csv`,
 		GroupID: groupTraffic,
 		Args:    noArgs,
 	}
@@ -59,7 +63,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i; times on the target's clock and the lab's) to `file` as CSV")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
-	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: id,src,dst,size,start_ns,kind,group,phase,after) and run nothing")
+	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: "+workload.FlowsHeader+"; with --flows, the file's, checked on the lab) and run nothing")
 	hf := addHealthFlags(fs)
 	completeWords(cmd, "mode", "lossless", "gbn", "irn")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -73,9 +77,15 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 			return usagef(cmd, "%w", err)
 		}
 		if dryRun {
-			return dryRunWorkload(c, cfg, stdout)
+			return dryRunWorkload(cmd, c, sf, cfg, stdout)
 		}
-		o := lab.WorkloadOptions{Config: cfg, Mode: mode, NoDCQCN: sf.noDCQCN, CC: sf.flowCC, MTU: sf.mtu, Drain: sf.drain.D(), Interval: interval.D(), Limits: limits}
+		if sf.flows != nil {
+			// The file's errors at its lines, before anything runs.
+			if _, err := lab.WorkloadFlows(c.runRoot, c.name, cfg, sf.flows); err != nil {
+				return sf.flowsError(cmd, err)
+			}
+		}
+		o := lab.WorkloadOptions{Config: cfg, Flows: sf.flows, Mode: mode, NoDCQCN: sf.noDCQCN, CC: sf.flowCC, MTU: sf.mtu, Drain: sf.drain.D(), Interval: interval.D(), Limits: limits}
 		shown := *shownMode
 		if *interval == 0 && !cmd.Flags().Changed("progress") {
 			shown = progress.None // -i 0: no progress lines, as it always was
@@ -151,7 +161,18 @@ type scheduleFlags struct {
 
 	dur, incastPeriod, incastStart, patternPeriod, patternGap, drain *units.Duration
 	incastSize, patternSize                                          *units.Size
+
+	// flowsFile is --flows; flows its schedule once config has read it,
+	// lines[i] the line of flows[i] in it.
+	flowsFile string
+	flows     []workload.Flow
+	lines     []int
 }
+
+// generating are the flags of the schedule that --flows replaces: those
+// that make a generated schedule.
+var generating = []string{"cdf", "load", "pairing", "basis", "seed", "incast", "incast-size", "incast-period", "incast-start",
+	"pattern", "pattern-size", "pattern-period", "pattern-gap", "pattern-wait", "moe-experts", "moe-senders", "moe-topk", "moe-skew"}
 
 // addScheduleFlags adds the schedule's and the flows' flags to cmd.
 func addScheduleFlags(cmd *cobra.Command) *scheduleFlags {
@@ -176,6 +197,8 @@ func addScheduleFlags(cmd *cobra.Command) *scheduleFlags {
 	fs.IntVar(&f.moeSenders, "moe-senders", 0, "moe: token senders per event (0: every server not an expert)")
 	fs.IntVar(&f.moeTopK, "moe-topk", 0, "moe: experts each sender dispatches a token group (--pattern-size bytes) to (0: 2)")
 	fs.Float64Var(&f.moeSkew, "moe-skew", 0, "moe: Zipf `exponent` of the experts' popularity: expert r of an event is drawn with weight 1/r^s (0: uniform)")
+	fs.StringVar(&f.flowsFile, "flows", "", "run the flows of this CSV `file` instead of a generated schedule: lab workload --dry-run's format ("+workload.FlowsHeader+
+		"; sizes in bytes, starts in ns of lab time, # comments), ids 0, 1, ... in order of start; no --load, --incast, --pattern, --seed or other flag of a generated schedule with it; --duration is the window its starts must fall in (default: just past the last start, at it + 1ns)")
 	fs.IntVar(&f.maxFlows, "max-flows", 0, "refuse schedules longer than this (0: the library's bound)")
 	fs.BoolVar(&f.noDCQCN, "no-dcqcn", false, "no DCQCN rate control")
 	// The lab's cc knob: the flows take it unless told otherwise.
@@ -183,6 +206,7 @@ func addScheduleFlags(cmd *cobra.Command) *scheduleFlags {
 	fs.StringVar(&f.flowCC, "cc", "", "the flows' congestion control (default: the lab's --cc; dctcp and hpcc need a lab up with them): "+ccKnob.Help)
 	fs.IntVar(&f.mtu, "mtu", 0, "payload per packet (0: 1024)")
 	f.drain = durationFlag(fs, "drain", "", "0s", "how long to wait for flows after the last start, in lab time (0: the largest of the target's 2 ms x D, --duration and 10 x the slowest flow's ideal FCT)")
+	_ = cmd.MarkFlagFilename("flows", "csv")
 	completeWords(cmd, "basis", "link", "host")
 	completeWords(cmd, "pairing", "uniform", "random", "near-worst")
 	completeWords(cmd, "pattern", "ps", "moe")
@@ -194,8 +218,13 @@ func addScheduleFlags(cmd *cobra.Command) *scheduleFlags {
 }
 
 // config is the workload the flags describe (a usage error when they
-// are wrong); the lab fills in the rest (lab.SpecSchedule).
+// are wrong); the lab fills in the rest (lab.SpecSchedule). With
+// --flows it reads the file into f.flows, and the workload is its
+// window: lab.SpecFlows checks the flows on the lab.
 func (f *scheduleFlags) config(cmd *cobra.Command) (workload.Config, error) {
+	if f.flowsFile != "" {
+		return f.handMade(cmd)
+	}
 	cfg := workload.Config{Load: f.load, Duration: f.dur.D(), Seed: f.seed, MaxFlows: f.maxFlows}
 	var err error
 	if cfg.Basis, err = workload.ParseBasis(f.basis); err != nil {
@@ -234,15 +263,68 @@ func (f *scheduleFlags) config(cmd *cobra.Command) (workload.Config, error) {
 	return cfg, nil
 }
 
-// dryRunWorkload prints the schedule of cfg for the lab's fabric.
-func dryRunWorkload(c *common, cfg workload.Config, stdout io.Writer) error {
-	_, flows, err := lab.WorkloadSchedule(c.runRoot, c.name, cfg)
+// handMade reads --flows: the workload is the file's flows' window,
+// --duration or just past the last start.
+func (f *scheduleFlags) handMade(cmd *cobra.Command) (workload.Config, error) {
+	var cfg workload.Config
+	var set []string
+	for _, name := range generating {
+		if cmd.Flags().Changed(name) && (name != "load" || f.load != 0) {
+			set = append(set, "--"+name)
+		}
+	}
+	if len(set) > 0 {
+		return cfg, usagef(cmd, "--flows and %s: the file is the whole schedule, give one", strings.Join(set, ", "))
+	}
+	r, err := os.Open(f.flowsFile)
 	if err != nil {
-		return err
+		return cfg, err
 	}
-	fmt.Fprintln(stdout, "id,src,dst,size,start_ns,kind,group,phase,after")
-	for _, f := range flows {
-		fmt.Fprintf(stdout, "%d,%d,%d,%d,%d,%s,%d,%d,%d\n", f.ID, f.Src, f.Dst, f.Size, int64(f.Start), f.Kind, f.Group, f.Phase, f.After)
+	defer r.Close()
+	f.flows, f.lines, err = workload.ReadFlows(r)
+	var le *workload.LineError
+	switch {
+	case errors.As(err, &le):
+		return cfg, inputUsage(cmd, f.flowsFile, fmt.Errorf("%s:%d: %w", f.flowsFile, le.Line, le.Err))
+	case err != nil:
+		return cfg, fmt.Errorf("%s: %w", f.flowsFile, err)
+	case len(f.flows) == 0:
+		return cfg, inputUsage(cmd, f.flowsFile, fmt.Errorf("%s: no flows, only the header", f.flowsFile))
 	}
-	return nil
+	if limit := cmp.Or(f.maxFlows, workload.DefaultMaxFlows); len(f.flows) > limit {
+		return cfg, usagef(cmd, "--flows %s: %d flows, more than --max-flows %d", f.flowsFile, len(f.flows), limit)
+	}
+	cfg.Duration = f.dur.D()
+	if !cmd.Flags().Changed("duration") {
+		cfg.Duration = f.flows[len(f.flows)-1].Start + 1 // the file's starts are in order
+	}
+	return cfg, nil
+}
+
+// flowsError names the line of --flows of the flow a lab's check of
+// the file's flows (lab.SpecFlows) refused: a usage error. Other errors
+// are returned as they are.
+func (f *scheduleFlags) flowsError(cmd *cobra.Command, err error) error {
+	var fe *lab.FlowError
+	if f.flowsFile != "" && errors.As(err, &fe) && fe.Flow < len(f.lines) {
+		return inputUsage(cmd, f.flowsFile, fmt.Errorf("%s:%d: flow %d: %w", f.flowsFile, f.lines[fe.Flow], fe.Flow, fe.Err))
+	}
+	return err
+}
+
+// dryRunWorkload prints the schedule of cfg for the lab's fabric, or
+// the flows of --flows, checked on it.
+func dryRunWorkload(cmd *cobra.Command, c *common, sf *scheduleFlags, cfg workload.Config, stdout io.Writer) error {
+	flows := sf.flows
+	if flows != nil {
+		if _, err := lab.WorkloadFlows(c.runRoot, c.name, cfg, flows); err != nil {
+			return sf.flowsError(cmd, err)
+		}
+	} else {
+		var err error
+		if _, flows, err = lab.WorkloadSchedule(c.runRoot, c.name, cfg); err != nil {
+			return err
+		}
+	}
+	return workload.WriteFlows(stdout, flows)
 }

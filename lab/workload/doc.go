@@ -79,5 +79,7 @@
 // <=10KB, 10KB-100KB, 100KB-1MB, >1MB) with the mean and the nearest-rank
 // p50/p95/p99/p99.9 of FCT and slowdown, plus goodput and the completed,
 // failed and incomplete counts. Records are written as CSV or JSON lines;
-// a Summary as a text table or JSON.
+// a Summary as a text table or JSON. A schedule is written as CSV
+// (WriteFlows, lab workload --dry-run's) and read back (ReadFlows), a
+// generated one or one made by hand.
 package workload
