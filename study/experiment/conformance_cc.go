@@ -8,7 +8,6 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
-	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/wire/roce"
 )
 
@@ -139,7 +138,7 @@ func ccRows(rep *lab.WorkloadReport, env conformanceEnv, cc string, n int) []Che
 			fmt.Sprintf("Q_max − A/2: Q_max = K + N = %.1f packets, A = ½·√(2N(C·RTT + K)) = %.1f packets (C·RTT %.1f packets), packets of %.0f B", qmax, amp, bdp, frame), ccBound)
 		row.Detail = detail
 		rows = append(rows, row)
-		rows = append(rows, relRow(fmt.Sprintf("%d x %s, last byte acknowledged", n, units.CompactSize(rep.Records[0].Size)), us(last-first), us(on+base), "µs",
+		rows = append(rows, relRow(fmt.Sprintf("%d x %g MB, last byte acknowledged", n, float64(rep.Records[0].Size)/1e6), us(last-first), us(on+base), "µs",
 			fmt.Sprintf("N·S on the wire at C (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(on), us(base)), 0.05))
 	case "hpcc":
 		// HPCC's load counts every byte on the wire, the INT shim's
@@ -158,7 +157,7 @@ func ccRows(rep *lab.WorkloadReport, env conformanceEnv, cc string, n int) []Che
 		rows = append(rows, CheckRow{Item: "leaf0's mean queue", Detail: detail, Measured: mean / 1e3, Expected: ceil / 1e3, Unit: "KB",
 			Formula: fmt.Sprintf("near zero: under one frame per flow (%d x %.0f B)", n, ceil/float64(n)), Error: (mean - ceil) / 1e3, Ceil: true, Pass: mean <= ceil})
 		onEta := time.Duration(float64(on) * iframe / frame / eta)
-		rows = append(rows, relRow(fmt.Sprintf("%d x %s, last byte acknowledged", n, units.CompactSize(rep.Records[0].Size)), us(last-first), us(onEta+base), "µs",
+		rows = append(rows, relRow(fmt.Sprintf("%d x %g MB, last byte acknowledged", n, float64(rep.Records[0].Size)/1e6), us(last-first), us(onEta+base), "µs",
 			fmt.Sprintf("N·S on the wire at η·C with the INT shim (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(onEta), us(base)), 0.05))
 	}
 	return rows
