@@ -198,7 +198,7 @@ func fcSnapshot(runRoot string, st *lab.State) ([]fcPort, error) {
 		}
 		for _, p := range s.Ports {
 			if p.FCTiming != nil {
-				out = append(out, fcPort{Node: n.Name, Port: p.Name, Timing: *p.FCTiming})
+				out = append(out, fcPort{Node: n.Name, Port: p.Name, Timing: *p.FCTiming, RTT: p.RTT})
 			}
 		}
 	}

@@ -50,7 +50,7 @@ conformance: {cases: [incast-2, drr]}
 			}
 			for _, row := range r.Checks {
 				t.Logf("%s: %s: %.4g against %.4g (%s), error %+.4f", r.ID, row.Item, row.Measured, row.Expected, row.Formula, row.Error)
-				if !row.Pass && !strings.HasSuffix(row.Item, "the counter's peak") {
+				if !row.Pass && !strings.Contains(row.Item, "the counter's peak") {
 					t.Errorf("%s: %s outside its bound: %.4g against %.4g (%s)", r.ID, row.Item, row.Measured, row.Expected, row.Formula)
 				}
 			}

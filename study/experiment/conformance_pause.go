@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -15,6 +16,9 @@ type fcPort struct {
 	Node   string       `json:"node"`
 	Port   string       `json:"port"`
 	Timing api.FCTiming `json:"fc_timing"`
+	// RTT is the one-hop round trips the port's probes measured over
+	// the run, in the lab's ns (nil: none).
+	RTT *api.RTT `json:"rtt,omitempty"`
 }
 
 // pauseRows judge the pauses of a lossless run (none when no port
@@ -27,7 +31,11 @@ type fcPort struct {
 // one-hop BDP and two frames (the one on the wire at each end) from
 // each port the pause goes to (PFC: the one the bytes came in by;
 // PortFC at a switch: every other port, n−1 of them; at a relaying
-// server: its other levels' links, k).
+// server: its other levels' links, k). A second peak row allows the
+// same at the one-hop round trip the lab's probes measured instead of
+// the model's: the greatest of the run at the port (PFC) or at any port
+// of its node (the pause goes to several), which is how far the
+// emulator's own latency moves the senders' reaction.
 func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int) []CheckRow {
 	type agg struct {
 		ports                    int
@@ -37,7 +45,25 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		latMax                   int64
 		peak, xoff, xon, bdp     int
 		frames, untimed, resumes uint64
+		// The port whose peak came nearest its allowance at the
+		// measured round trip (or furthest past it): that margin, its
+		// peak and allowance, the round trip (the target's ns), and
+		// whether every paused port had one measured.
+		worst            float64
+		wPeak, wAllow    float64
+		wRTT             float64
+		measured, nodeMx bool
 	}
+	// The greatest one-hop round trip measured at each node's ports, in
+	// the lab's ns.
+	nodeRTT := map[string]int64{}
+	for _, p := range ports {
+		if p.RTT != nil && p.RTT.Count > 0 {
+			nodeRTT[p.Node] = max(nodeRTT[p.Node], p.RTT.MaxNs)
+		}
+	}
+	frame := env.wire.Payload + env.wire.Overhead
+	modelRTT := float64(env.target.OneHopRTT())
 	aggs := map[string]*agg{}
 	var keys []string
 	for _, p := range ports {
@@ -52,9 +78,26 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 			k := kind + ", class " + c.Class
 			a := aggs[k]
 			if a == nil {
-				a = &agg{atPauseMin: c.AtPauseMinBytes, xoff: c.XoffBytes, xon: c.XonBytes, bdp: p.Timing.BDPBytes}
+				a = &agg{atPauseMin: c.AtPauseMinBytes, xoff: c.XoffBytes, xon: c.XonBytes, bdp: p.Timing.BDPBytes, worst: math.Inf(-1), measured: true}
 				aggs[k] = a
 				keys = append(keys, k)
+			}
+			senders := pauseSenders(k, switchPorts, serverLevels)
+			var rtt int64
+			if senders == 1 && p.RTT != nil && p.RTT.Count > 0 {
+				rtt = p.RTT.MaxNs
+			} else if senders > 1 {
+				rtt = nodeRTT[p.Node]
+				a.nodeMx = true
+			}
+			if rtt <= 0 {
+				a.measured = false
+			} else {
+				t := float64(rtt) / env.d // the target's ns
+				allow := float64(c.XoffBytes) + float64(senders)*(float64(p.Timing.BDPBytes)*t/modelRTT+2*float64(frame))
+				if m := float64(c.PeakBytes) - allow; m > a.worst {
+					a.worst, a.wPeak, a.wAllow, a.wRTT = m, float64(c.PeakBytes), allow, t
+				}
 			}
 			a.ports++
 			a.pauses += c.Pauses
@@ -73,7 +116,6 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		return nil // nothing paused: nothing to hold to the thresholds
 	}
 	slices.Sort(keys)
-	frame := env.wire.Payload + env.wire.Overhead
 	kb := func(b int) float64 { return float64(b) / 1e3 }
 	rtt := us(env.target.OneHopRTT())
 	var rows []CheckRow
@@ -90,16 +132,35 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		lat := float64(a.latMax) / env.d / 1e3 // the lab's ns, in the target's µs
 		rows = append(rows, CheckRow{Item: k + ": a pause frame's delay after X_off", Detail: fmt.Sprintf("%d frames timed, %d not", a.frames, a.untimed), Measured: lat, Expected: rtt, Unit: "µs",
 			Formula: "the greatest, at most one one-hop RTT", Error: lat - rtt, Ceil: true, Pass: a.frames > 0 && lat <= rtt})
-		senders := 1
-		switch {
-		case strings.HasSuffix(k, "class A"), strings.HasSuffix(k, "class B"):
-			senders = switchPorts - 1
-		case strings.HasSuffix(k, "class RQ"):
-			senders = serverLevels - 1
-		}
+		senders := pauseSenders(k, switchPorts, serverLevels)
 		allow := a.xoff + senders*(a.bdp+2*frame)
 		rows = append(rows, CheckRow{Item: k + ": the counter's peak", Measured: kb(a.peak), Expected: kb(allow), Unit: "KB",
 			Formula: fmt.Sprintf("at most X_off + %d x (BDP %g KB + 2 frames)", senders, kb(a.bdp)), Error: kb(a.peak - allow), Ceil: true, Pass: a.peak <= allow})
+		if !a.measured {
+			rows = append(rows, CheckRow{Item: k + ": the counter's peak at the measured RTT", Formula: "a one-hop RTT measured at every paused port's node"})
+			continue
+		}
+		where := "the port's"
+		if a.nodeMx {
+			where = "its node's ports'"
+		}
+		rows = append(rows, CheckRow{Item: k + ": the counter's peak at the measured RTT",
+			Detail:   fmt.Sprintf("the port nearest its allowance: %s greatest one-hop RTT %.3g µs, the model's %.3g", where, a.wRTT/1e3, modelRTT/1e3),
+			Measured: kb(int(a.wPeak)), Expected: kb(int(a.wAllow)), Unit: "KB",
+			Formula: fmt.Sprintf("at most X_off + %d x (BDP at the measured RTT + 2 frames)", senders), Error: kb(int(a.wPeak - a.wAllow)), Ceil: true, Pass: a.worst <= 0})
 	}
 	return rows
+}
+
+// pauseSenders is how many ports a pause of the class in key k (a
+// pauseRows key) stops: PFC's one, PortFC's A and B at a switch the
+// other switchPorts − 1, its RQ at a server the other serverLevels − 1.
+func pauseSenders(k string, switchPorts, serverLevels int) int {
+	switch {
+	case strings.HasSuffix(k, "class A"), strings.HasSuffix(k, "class B"):
+		return switchPorts - 1
+	case strings.HasSuffix(k, "class RQ"):
+		return serverLevels - 1
+	}
+	return 1
 }

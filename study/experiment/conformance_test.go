@@ -278,8 +278,19 @@ func TestConformancePauseRows(t *testing.T) {
 		if mod != nil {
 			mod(&c)
 		}
-		return []fcPort{{Node: "s1.0", Port: "p0", Timing: api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{c}}},
-			{Node: "s1.0", Port: "p1", Timing: api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{{Class: "P3", XoffBytes: 150_000}}}}}
+		// Round trips of the model's 2 µs (10 ms of the lab's) at p0,
+		// 2.4 µs at p1.
+		return []fcPort{{Node: "s1.0", Port: "p0", Timing: api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{c}}, RTT: &api.RTT{Count: 9, MaxNs: 10_000_000}},
+			{Node: "s1.0", Port: "p1", Timing: api.FCTiming{BDPBytes: 25_000, Classes: []api.FCClass{{Class: "P3", XoffBytes: 150_000}}}, RTT: &api.RTT{Count: 9, MaxNs: 12_000_000}}}
+	}
+	row := func(rows []CheckRow, suffix string) CheckRow {
+		for _, r := range rows {
+			if strings.HasSuffix(r.Item, suffix) {
+				return r
+			}
+		}
+		t.Fatalf("no row %q in %+v", suffix, rows)
+		return CheckRow{}
 	}
 	all := func(rows []CheckRow) bool {
 		for _, r := range rows {
@@ -289,7 +300,7 @@ func TestConformancePauseRows(t *testing.T) {
 		}
 		return true
 	}
-	if rows := pauseRows(pfc(nil), env, 4, 2); len(rows) != 4 || !all(rows) || !strings.Contains(rows[0].Detail, "1 ports, 3 pauses") {
+	if rows := pauseRows(pfc(nil), env, 4, 2); len(rows) != 5 || !all(rows) || !strings.Contains(rows[0].Detail, "1 ports, 3 pauses") {
 		t.Errorf("a PFC port by the book: %+v", rows)
 	}
 	for name, mod := range map[string]func(*api.FCClass){
@@ -303,8 +314,31 @@ func TestConformancePauseRows(t *testing.T) {
 			t.Errorf("%s passed", name)
 		}
 	}
+	// Past the model's allowance by 3 KB, within the measured round
+	// trip's (10 ms of the lab's: the model's) it is not; at p1's 12 ms
+	// (30 KB of BDP) it is.
+	past := pfc(func(c *api.FCClass) { c.PeakBytes = 180_000 })
+	rows := pauseRows(past, env, 4, 2)
+	if r := row(rows, "the counter's peak"); r.Pass {
+		t.Errorf("180 KB within the model's allowance: %+v", r)
+	}
+	if r := row(rows, "at the measured RTT"); r.Pass || r.Expected != 177.2 {
+		t.Errorf("180 KB at the model's RTT measured: %+v", r)
+	}
+	past[0].Port, past[1].Port = "p1", "p0"
+	past[0].RTT, past[1].RTT = past[1].RTT, past[0].RTT
+	rows = pauseRows(past, env, 4, 2)
+	if r := row(rows, "at the measured RTT"); !r.Pass || r.Expected != 182.2 || !strings.Contains(r.Detail, "2.4 µs") {
+		t.Errorf("180 KB at a measured 2.4 µs: %+v", r)
+	}
+	past[0].RTT = nil
+	if r := row(pauseRows(past, env, 4, 2), "at the measured RTT"); r.Pass {
+		t.Errorf("a paused port with no round trip measured: %+v", r)
+	}
+	// PortFC's B stops 3 ports: their node's greatest round trip.
 	b := pfc(func(c *api.FCClass) { c.Class, c.PeakBytes = "B", 200_000 })
-	if rows := pauseRows(b, env, 4, 2); !all(rows) || !strings.Contains(rows[len(rows)-1].Formula, "X_off + 3 x") {
+	if rows := pauseRows(b, env, 4, 2); !all(rows) || !strings.Contains(row(rows, "the counter's peak").Formula, "X_off + 3 x") ||
+		math.Abs(row(rows, "at the measured RTT").Expected-246.6) > 1e-9 {
 		t.Errorf("PortFC's B at 200 KB with 3 senders: %+v", rows)
 	}
 	if rows := pauseRows(nil, env, 4, 2); len(rows) != 0 {
