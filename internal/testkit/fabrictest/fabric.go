@@ -331,6 +331,10 @@ type Health struct {
 	RingDrops uint64        // frames the cables' receive rings dropped
 	Lost      time.Duration // link time the worst port lost (shaper lag)
 	WorstPort string
+	// WakeLate is how late the latest worker came back from a sleep at
+	// worst (dataplane.WorkerStats.MaxWakeLateNs), LateWorker which.
+	WakeLate   time.Duration
+	LateWorker string
 }
 
 // Health limits: a port may lose 1% of the run's link time, and at least
@@ -347,7 +351,8 @@ func (h Health) Valid() bool {
 }
 
 func (h Health) String() string {
-	return fmt.Sprintf("%d receive-ring drops, %v of link time lost at most (%s) in %v", h.RingDrops, h.Lost, h.WorstPort, h.Wall.Round(time.Millisecond))
+	return fmt.Sprintf("%d receive-ring drops, %v of link time lost at most (%s), a worker woke %v late at most (%s), in %v",
+		h.RingDrops, h.Lost, h.WorstPort, h.WakeLate, h.LateWorker, h.Wall.Round(time.Millisecond))
 }
 
 // Health reports the run's health so far.
@@ -363,6 +368,12 @@ func (f *Fabric) Health() Health {
 				h.Lost = l
 				h.WorstPort = fmt.Sprintf("%d/%s", i, p.Name)
 			}
+		}
+	}
+	for _, w := range f.Workers {
+		st := w.Stats()
+		if l := time.Duration(st.MaxWakeLateNs); l > h.WakeLate {
+			h.WakeLate, h.LateWorker = l, fmt.Sprintf("%s, tid %d", st.Name, st.Tid)
 		}
 	}
 	return h
