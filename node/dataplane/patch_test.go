@@ -56,7 +56,11 @@ const (
 
 // newLinkRig cables A to B with a pipe (a veth as copy-mode AF_XDP
 // sees it) or a patch cable.
-func newLinkRig(t *testing.T, patched bool) *linkRig {
+func newLinkRig(t *testing.T, patched bool) *linkRig { return newLinkRigOn(t, patched, nil) }
+
+// newLinkRigOn is newLinkRig with the engines on sim, if not nil, in
+// place of the rig's own clock.
+func newLinkRigOn(t *testing.T, patched bool, sim *Sim) *linkRig {
 	r := &linkRig{inMem: make([]byte, 2*tRing*tFrame)}
 	memA := make([]byte, (4*tRing+256)*tFrame)
 	memB := make([]byte, (4*tRing+256)*tFrame)
@@ -90,9 +94,19 @@ func newLinkRig(t *testing.T, patched bool) *linkRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.a.clock, r.b.clock = clock, clock
-	r.a.begin()
-	r.b.begin()
+	if sim != nil {
+		r.rec.now = &sim.now
+		if err := sim.Add(r.a); err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.Add(r.b); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		r.a.clock, r.b.clock = clock, clock
+		r.a.begin()
+		r.b.begin()
+	}
 	for a := range tRing {
 		r.free = append(r.free, uint64(a*tFrame))
 	}
@@ -121,14 +135,15 @@ func (r *linkRig) inject(t *testing.T, rng *rand.Rand, sizes []int) {
 	_ = r.in.Kick()
 }
 
-// run feeds bursts of frames (a seeded schedule) and serves both engines
-// at every deadline, as a punctual worker would, until the cable is idle.
-func (r *linkRig) run(t *testing.T, seed uint64) []arrival {
+// burst is frames the test feeds A at once.
+type burst struct {
+	at    int64
+	sizes []int
+}
+
+// linkSchedule is run's seeded schedule; rng then draws the frames' bytes.
+func linkSchedule(seed uint64) (*rand.Rand, []burst) {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	type burst struct {
-		at    int64
-		sizes []int
-	}
 	var bursts []burst
 	at := int64(0)
 	for range 40 {
@@ -139,6 +154,13 @@ func (r *linkRig) run(t *testing.T, seed uint64) []arrival {
 		}
 		bursts = append(bursts, burst{at, sizes})
 	}
+	return rng, bursts
+}
+
+// run feeds bursts of frames (a seeded schedule) and serves both engines
+// at every deadline, as a punctual worker would, until the cable is idle.
+func (r *linkRig) run(t *testing.T, seed uint64) []arrival {
+	rng, bursts := linkSchedule(seed)
 	next := 0
 	for {
 		if next < len(bursts) && bursts[next].at <= r.now {
