@@ -56,11 +56,12 @@ const (
 
 // newLinkRig cables A to B with a pipe (a veth as copy-mode AF_XDP
 // sees it) or a patch cable.
-func newLinkRig(t *testing.T, patched bool) *linkRig { return newLinkRigOn(t, patched, nil) }
+func newLinkRig(t *testing.T, patched bool) *linkRig { return newLinkRigOn(t, patched, nil, false) }
 
 // newLinkRigOn is newLinkRig with the engines on sim, if not nil, in
-// place of the rig's own clock.
-func newLinkRigOn(t *testing.T, patched bool, sim *Sim) *linkRig {
+// place of the rig's own clock; silent hides whether frames arrived at
+// B's link port (it does not notify).
+func newLinkRigOn(t *testing.T, patched bool, sim *Sim, silent bool) *linkRig {
 	r := &linkRig{inMem: make([]byte, 2*tRing*tFrame)}
 	memA := make([]byte, (4*tRing+256)*tFrame)
 	memB := make([]byte, (4*tRing+256)*tFrame)
@@ -78,6 +79,9 @@ func newLinkRigOn(t *testing.T, patched bool, sim *Sim) *linkRig {
 		x, y := pipe.New(memA, memB, tRing)
 		aOut, bIn = x, y
 		r.drops = y.Drops
+	}
+	if silent {
+		bIn = struct{ PortIO }{bIn}
 	}
 	// B's port 1 leads nowhere: a pipe whose far end nobody drives.
 	_, bOut := pipe.New(make([]byte, tFrame), memB, tRing)

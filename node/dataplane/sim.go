@@ -46,8 +46,8 @@ type simEngine struct {
 	// last step, or the caller may have changed it.
 	dirty    bool
 	deadline int64 // after its last step; -1: none
-	// poll: a port does not notify arrivals, so the engine steps at
-	// every instant.
+	// poll: a port does not notify arrivals, so the engine steps in
+	// every round of every instant.
 	poll bool
 }
 
@@ -62,8 +62,9 @@ func NewSim() *Sim { return &Sim{} }
 
 // Add puts e on the sim: e's clock becomes the sim's, and e begins (its
 // ports get their receive frames; Ready closes). e must not have run on
-// a worker. Ports that notify arrivals (pipes) mark e as having work;
-// an engine with a port that does not is stepped at every instant.
+// a worker. Ports that notify arrivals (pipes, patch cables) mark e as
+// having work; an engine with a port that does not steps in every round
+// of every instant, so it is not late for frames either, only slower.
 func (s *Sim) Add(e *Engine) error {
 	if e.begun || e.w != nil || e.running.Load() {
 		return errors.New("dataplane: sim: the engine has already run")
@@ -166,7 +167,8 @@ func (s *Sim) instant() {
 }
 
 // settle steps the engines whose deadline has come, and then those with
-// work, in their order, round after round until none moves a frame.
+// work (and those that poll, every round), in their order, round after
+// round until none moves a frame.
 func (s *Sim) settle() {
 	for round := 0; ; round++ {
 		if round == maxRounds {
@@ -176,7 +178,7 @@ func (s *Sim) settle() {
 		s.anyDirty = false
 		stepped := false
 		for _, se := range s.engines {
-			due := round == 0 && (se.poll || se.deadline >= 0 && se.deadline <= s.now)
+			due := se.poll || round == 0 && se.deadline >= 0 && se.deadline <= s.now
 			if !se.dirty && !due {
 				continue
 			}

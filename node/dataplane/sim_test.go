@@ -8,13 +8,15 @@ import (
 
 // A sim serves engines as the hand-driven loop of a punctual worker does
 // (linkRig.run): the same frames reach B at the same times, over a pipe
-// and over a patch cable.
+// and over a patch cable, and over a port that does not notify arrivals
+// (its engine steps at every instant).
 func TestSimDeliversAsPunctualWorker(t *testing.T) {
-	for _, patched := range []bool{false, true} {
+	for _, c := range []struct{ patched, silent bool }{{false, false}, {true, false}, {false, true}} {
+		patched := c.patched
 		for seed := uint64(1); seed <= 3; seed++ {
 			want := newLinkRig(t, patched).run(t, seed)
 			sim := NewSim()
-			r := newLinkRigOn(t, patched, sim)
+			r := newLinkRigOn(t, patched, sim, c.silent)
 			rng, bursts := linkSchedule(seed)
 			for _, b := range bursts {
 				sim.At(b.at, func() { r.inject(t, rng, b.sizes) })
@@ -26,12 +28,12 @@ func TestSimDeliversAsPunctualWorker(t *testing.T) {
 				t.Fatal("nothing arrived")
 			}
 			if !slices.Equal(got, want) {
-				t.Fatalf("patched %v, seed %d: the sim delivered %d frames, the loop %d; first difference at %d", patched, seed, len(got), len(want), firstDiff(got, want))
+				t.Fatalf("%+v, seed %d: the sim delivered %d frames, the loop %d; first difference at %d", c, seed, len(got), len(want), firstDiff(got, want))
 			}
 			if sim.Now() != end {
 				t.Errorf("RunUntil(%d) left the clock at %d", end, sim.Now())
 			}
-			t.Logf("patched %v, seed %d: %d frames alike, %d steps", patched, seed, len(got), sim.Steps())
+			t.Logf("%+v, seed %d: %d frames alike, %d steps", c, seed, len(got), sim.Steps())
 		}
 	}
 }
@@ -96,7 +98,7 @@ func TestSimAdd(t *testing.T) {
 		t.Fatal("a begun engine was added")
 	}
 	sim := NewSim()
-	r = newLinkRigOn(t, false, sim)
+	r = newLinkRigOn(t, false, sim, false)
 	select {
 	case <-r.a.Ready():
 	default:
