@@ -56,7 +56,12 @@ const (
 
 // newLinkRig cables A to B with a pipe (a veth as copy-mode AF_XDP
 // sees it) or a patch cable.
-func newLinkRig(t *testing.T, patched bool) *linkRig {
+func newLinkRig(t *testing.T, patched bool) *linkRig { return newLinkRigOn(t, patched, nil, false) }
+
+// newLinkRigOn is newLinkRig with the engines on sim, if not nil, in
+// place of the rig's own clock; silent hides whether frames arrived at
+// B's link port (it does not notify).
+func newLinkRigOn(t *testing.T, patched bool, sim *Sim, silent bool) *linkRig {
 	r := &linkRig{inMem: make([]byte, 2*tRing*tFrame)}
 	memA := make([]byte, (4*tRing+256)*tFrame)
 	memB := make([]byte, (4*tRing+256)*tFrame)
@@ -75,6 +80,9 @@ func newLinkRig(t *testing.T, patched bool) *linkRig {
 		aOut, bIn = x, y
 		r.drops = y.Drops
 	}
+	if silent {
+		bIn = struct{ PortIO }{bIn}
+	}
 	// B's port 1 leads nowhere: a pipe whose far end nobody drives.
 	_, bOut := pipe.New(make([]byte, tFrame), memB, tRing)
 	clock := func() int64 { return r.now }
@@ -90,9 +98,19 @@ func newLinkRig(t *testing.T, patched bool) *linkRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.a.clock, r.b.clock = clock, clock
-	r.a.begin()
-	r.b.begin()
+	if sim != nil {
+		r.rec.now = &sim.now
+		if err := sim.Add(r.a); err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.Add(r.b); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		r.a.clock, r.b.clock = clock, clock
+		r.a.begin()
+		r.b.begin()
+	}
 	for a := range tRing {
 		r.free = append(r.free, uint64(a*tFrame))
 	}
@@ -121,14 +139,15 @@ func (r *linkRig) inject(t *testing.T, rng *rand.Rand, sizes []int) {
 	_ = r.in.Kick()
 }
 
-// run feeds bursts of frames (a seeded schedule) and serves both engines
-// at every deadline, as a punctual worker would, until the cable is idle.
-func (r *linkRig) run(t *testing.T, seed uint64) []arrival {
+// burst is frames the test feeds A at once.
+type burst struct {
+	at    int64
+	sizes []int
+}
+
+// linkSchedule is run's seeded schedule; rng then draws the frames' bytes.
+func linkSchedule(seed uint64) (*rand.Rand, []burst) {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	type burst struct {
-		at    int64
-		sizes []int
-	}
 	var bursts []burst
 	at := int64(0)
 	for range 40 {
@@ -139,6 +158,13 @@ func (r *linkRig) run(t *testing.T, seed uint64) []arrival {
 		}
 		bursts = append(bursts, burst{at, sizes})
 	}
+	return rng, bursts
+}
+
+// run feeds bursts of frames (a seeded schedule) and serves both engines
+// at every deadline, as a punctual worker would, until the cable is idle.
+func (r *linkRig) run(t *testing.T, seed uint64) []arrival {
+	rng, bursts := linkSchedule(seed)
 	next := 0
 	for {
 		if next < len(bursts) && bursts[next].at <= r.now {

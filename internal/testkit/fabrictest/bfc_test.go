@@ -10,9 +10,10 @@ import (
 )
 
 // BFC on 100 Mb/s in-process links: 32 queues, a one-hop BDP of 250 us.
-// The sticky time is long (50 ms, not 2 RTTs): goroutines that share the
-// test's cores go unscheduled for milliseconds, and a flow idle that long
-// would rightly move to another queue, which this test does not look at.
+// The sticky time is long (50 ms, not 2 RTTs): chosen when the nodes ran
+// on real time and went unscheduled for milliseconds, and kept, since a
+// flow idle that long would rightly move to another queue, which this
+// test does not look at.
 var bfcCfg = signaling.BFCConfig{Queues: 32, TableSize: 3200, Sticky: 50_000_000, Refresh: 1_000_000, BDP: 3125}
 
 // Incast 3 -> 1 under BFC: s0.0 gives each flow a queue of its own toward

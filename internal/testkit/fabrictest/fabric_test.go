@@ -138,21 +138,17 @@ func TestDropReasons(t *testing.T) {
 		}
 	}
 	want := map[string]uint64{"no_route": 1, "malformed": 1, "unsupported": 1, "hairpin": 1}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
+	var got map[string]uint64
+	if !f.Poll(10*time.Millisecond, 2*time.Second, func() bool {
 		ps, _ := f.Hosts[0].Snapshot()
-		got := ps[tp.Levels()].Drops
+		got = ps[tp.Levels()].Drops
 		ok := true
 		for r, n := range want {
 			ok = ok && got[r] == n
 		}
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("drops %v, want %v", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return ok
+	}) {
+		t.Fatalf("drops %v, want %v", got, want)
 	}
 }
 
@@ -166,26 +162,36 @@ func TestShapedThroughput(t *testing.T) {
 	}
 	defer f.Close()
 	const frames, size = 200, 1000
-	// Delays in scheduling can only make delivery later, so the bound is
-	// one-sided: the last frame cannot arrive before the link could have
-	// carried them all.
-	start := time.Now()
-	go func() {
-		for i := 0; i < frames; i++ {
-			for f.Apps[0].Send(udp(t, 0, 3, 7, make([]byte, size-42))) != nil {
-				time.Sleep(100 * time.Microsecond)
-			}
-			if i%16 == 15 { // 128 Mb/s: faster than the link, slower than the NIC's ring
-				time.Sleep(time.Millisecond)
-			}
+	// The bound is one-sided: the last frame cannot arrive before the
+	// link could have carried them all.
+	start := f.Now()
+	// The sender, on the fabric's time: 16 frames a millisecond, 128 Mb/s,
+	// faster than the link, slower than the NIC's ring; a frame the ring
+	// refuses is sent again 100 µs later.
+	frame := udp(t, 0, 3, 7, make([]byte, size-42))
+	sent := 0
+	var send func()
+	send = func() {
+		if f.Apps[0].Send(frame) != nil {
+			f.Sim.After(100*time.Microsecond, send)
+			return
 		}
-	}()
+		sent++
+		switch {
+		case sent == frames:
+		case sent%16 == 0:
+			f.Sim.After(time.Millisecond, send)
+		default:
+			send()
+		}
+	}
+	f.Sim.At(f.Sim.Now(), send)
 	for i := 0; i < frames; i++ {
 		if f.Apps[3].Recv(5*time.Second) == nil {
 			t.Fatalf("frame %d not delivered", i)
 		}
 	}
-	elapsed := time.Since(start)
+	elapsed := f.Now() - start
 	// Two shaped hops; each may run one burst ahead.
 	min := time.Duration(float64(frames*(size+24)*8)/rate*1e9) - 2*dataplaneBurst
 	t.Logf("%d frames of %d B in %v over a %.0f Mb/s link (no faster than %v)", frames, size, elapsed, rate/1e6, min)

@@ -114,7 +114,7 @@ func loopRun(t testing.TB, f *Fabric) map[string]uint64 {
 	for _, fl := range background {
 		start(fl[0], fl[1], "", 3*time.Second)
 	}
-	time.Sleep(300 * time.Millisecond)
+	f.RunFor(300 * time.Millisecond)
 	for _, l := range []struct {
 		src, dst int
 		order    string
@@ -132,9 +132,9 @@ func loopRun(t testing.TB, f *Fabric) map[string]uint64 {
 		}
 		return m
 	}
-	time.Sleep(500 * time.Millisecond)
+	f.RunFor(500 * time.Millisecond)
 	b1 := bytesAt()
-	time.Sleep(500 * time.Millisecond)
+	f.RunFor(500 * time.Millisecond)
 	b2 := bytesAt()
 	out := map[string]uint64{}
 	for _, fl := range background {

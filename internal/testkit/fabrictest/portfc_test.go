@@ -29,25 +29,21 @@ func startFlows(t testing.TB, f *Fabric, flows [][2]int, dur time.Duration) {
 	}
 }
 
-// waitFlows waits until every source's flows are done and their frames
-// have drained, then returns the sink reports by destination.
+// waitFlows runs the fabric until every source's flows are done and
+// their frames have drained, then returns the sink reports by
+// destination.
 func waitFlows(t testing.TB, f *Fabric, flows [][2]int, limit time.Duration) map[int][]api.SinkReport {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
+	if !f.Poll(20*time.Millisecond, limit, func() bool {
 		done := true
 		for _, fl := range flows {
 			for _, g := range f.HostLogic[fl[0]].Flows().Flows {
 				done = done && g.Done
 			}
 		}
-		if done {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("flows did not finish; queues holding frames: %v", heldQueues(f))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return done
+	}) {
+		t.Fatalf("flows did not finish; queues holding frames: %v", heldQueues(f))
 	}
 	drained(t, f, 10*time.Second)
 	out := map[int][]api.SinkReport{}
@@ -157,9 +153,11 @@ func portFCIncast(t testing.TB) {
 	}
 	// Headroom: what arrives between crossing X_off and the sources
 	// stopping — the signal's way out, a wake-up of each source, frames
-	// already on their way. With 24 engines on two cores a reaction takes
-	// up to a few milliseconds: three sources at line rate for 5 ms, still
-	// a fifth of the 1 MiB buffer that overflows without flow control.
+	// already on their way. The bound dates from real time, when with 24
+	// engines on two cores a reaction took up to a few milliseconds: three
+	// sources at line rate for 5 ms, still a fifth of the 1 MiB buffer
+	// that overflows without flow control. (On virtual time the reaction
+	// is the model's alone: the queue peaked at 54,648 B.)
 	headroom := int(3 * fcRate / 8 * 0.005)
 	if b.MaxBytes > fcTh.XoffB+headroom {
 		t.Errorf("B queue reached %d bytes, X_off %d plus headroom %d", b.MaxBytes, fcTh.XoffB, headroom)
@@ -307,7 +305,7 @@ func portFCLoop(t testing.TB, drr bool) {
 	for _, fl := range [][2]int{{0, 1}, {2, 3}, {1, 3}, {2, 0}} {
 		start(fl[0], fl[1], "", 1500*time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
+	f.RunFor(300 * time.Millisecond)
 	loop := []struct {
 		src, dst int
 		order    string
@@ -324,9 +322,9 @@ func portFCLoop(t testing.TB, drr bool) {
 		}
 		return m
 	}
-	time.Sleep(500 * time.Millisecond)
+	f.RunFor(500 * time.Millisecond)
 	b1 := bytesAt()
-	time.Sleep(400 * time.Millisecond)
+	f.RunFor(400 * time.Millisecond)
 	b2 := bytesAt()
 	if len(b2) != 8 {
 		t.Fatalf("%d flows heard, want 8: %v", len(b2), b2)
@@ -338,7 +336,7 @@ func portFCLoop(t testing.TB, drr bool) {
 			t.Errorf("%s stopped: deadlock", k)
 		}
 	}
-	time.Sleep(700 * time.Millisecond)
+	f.RunFor(700 * time.Millisecond)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Errorf("%d drops: %v", n, where)
 	}
@@ -427,11 +425,12 @@ func portFCLostSignals(t testing.TB, th signaling.Thresholds, all bool) {
 	if !all {
 		wait = time.Duration((signaling.ResumeRepeats + 1) * th.Refresh)
 	}
-	// Polled to a deadline of that time and a margin for the engines'
-	// wake-ups: a queue still paused with frames after it is stuck.
-	deadline := time.Now().Add(wait + 500*time.Millisecond)
-	for {
-		var stuck []string
+	// Polled to a deadline of that time and a margin (the margin kept
+	// from when the engines ran on real time and woke late): a queue
+	// still paused with frames after it is stuck.
+	var stuck []string
+	if !f.Poll(10*time.Millisecond, wait+500*time.Millisecond, func() bool {
+		stuck = nil
 		for i, e := range f.Hosts {
 			ps, _ := e.Snapshot()
 			for _, p := range ps {
@@ -442,14 +441,9 @@ func portFCLostSignals(t testing.TB, th signaling.Thresholds, all bool) {
 				}
 			}
 		}
-		if len(stuck) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%v after the flows ended: %v", wait+500*time.Millisecond, stuck)
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(stuck) == 0
+	}) {
+		t.Errorf("%v after the flows ended: %v", wait+500*time.Millisecond, stuck)
 	}
 }
 
@@ -500,7 +494,7 @@ func portFCRelayAcrossUnequalLinks(t testing.TB) {
 	if c := pauseTiming(t, "h1", ps[1], "RQ", per); c.PeakBytes != rq.MaxBytes || c.Pauses*per != sig["tx_pause_B"] {
 		t.Errorf("RQ peak %d B, queue max %d; %d pauses decided, %d frames sent", c.PeakBytes, rq.MaxBytes, c.Pauses, sig["tx_pause_B"])
 	}
-	// How far past X̂_off the queue goes is the reaction time of engines
-	// sharing two cores (TestPortFCIncast): logged, not asserted; that
-	// nothing was dropped is the point.
+	// How far past X̂_off the queue goes was, on real time, the reaction
+	// time of engines sharing two cores (TestPortFCIncast): logged, not
+	// asserted; that nothing was dropped is the point.
 }

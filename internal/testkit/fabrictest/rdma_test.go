@@ -53,7 +53,7 @@ func rdmaFabricOpts(t testing.TB, tp bcube.Topology, loss float64, o Options) *F
 	return f
 }
 
-// runRDMA starts req at src and waits until its flows end.
+// runRDMA starts req at src and runs the fabric until its flows end.
 func runRDMA(t testing.TB, f *Fabric, src int, req api.RDMARequest, limit time.Duration) []api.RDMAFlow {
 	t.Helper()
 	fs, err := f.HostLogic[src].StartRDMA(req)
@@ -64,22 +64,19 @@ func runRDMA(t testing.TB, f *Fabric, src int, req api.RDMARequest, limit time.D
 	for _, fl := range fs {
 		ids = append(ids, fl.ID)
 	}
-	deadline := time.Now().Add(limit)
-	for {
-		rep := f.HostLogic[src].RDMA(ids)
+	var rep api.RDMAReport
+	if !f.Poll(10*time.Millisecond, limit, func() bool {
+		rep = f.HostLogic[src].RDMA(ids)
 		running := false
 		for _, fl := range rep.Flows {
 			running = running || fl.State == api.RDMARunning
 		}
-		if !running {
-			return rep.Flows
-		}
-		if time.Now().After(deadline) {
-			f.HostLogic[src].AbortRDMA(ids)
-			t.Fatalf("flows still running after %v: %+v", limit, rep.Flows)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return !running
+	}) {
+		f.HostLogic[src].AbortRDMA(ids)
+		t.Fatalf("flows still running after %v: %+v", limit, rep.Flows)
 	}
+	return rep.Flows
 }
 
 // A lossless flow over four hops (h0 -> h3 through a relay) completes at
@@ -148,9 +145,9 @@ func TestRDMADuration(t *testing.T) { validRun(t, rdmaDuration) }
 
 func rdmaDuration(t testing.TB) {
 	f := rdmaFabric(t, 0)
-	start := time.Now()
+	start := f.Now()
 	fs := runRDMA(t, f, 1, api.RDMARequest{Dst: 2, Duration: int64(300 * time.Millisecond), Flows: 3, Order: "1,0"}, 10*time.Second)
-	if el := time.Since(start); el < 300*time.Millisecond {
+	if el := f.Now() - start; el < 300*time.Millisecond {
 		t.Errorf("flows ended after %v", el)
 	}
 	var total int64
@@ -219,22 +216,19 @@ func TestRDMAIncastFlowControl(t *testing.T) {
 					}
 					ids[src] = append(ids[src], fs[0].ID)
 				}
-				deadline := time.Now().Add(15 * time.Second)
+				end := f.Now() + 15*time.Second
 				failed := 0
 				for src := 1; src <= 3; src++ {
-					for {
-						fl := f.HostLogic[src].RDMA(ids[src]).Flows[0]
-						if fl.State != api.RDMARunning {
-							t.Logf("h%d: %s, FCT %v %s", src, fl.State, time.Duration(fl.FCTNs), fl.Failure)
-							if fl.State != api.RDMADone {
-								failed++
-							}
-							break
-						}
-						if time.Now().After(deadline) {
-							t.Fatalf("h%d: still running: %+v", src, fl)
-						}
-						time.Sleep(10 * time.Millisecond)
+					var fl api.RDMAFlow
+					if !f.Poll(10*time.Millisecond, max(0, end-f.Now()), func() bool {
+						fl = f.HostLogic[src].RDMA(ids[src]).Flows[0]
+						return fl.State != api.RDMARunning
+					}) {
+						t.Fatalf("h%d: still running: %+v", src, fl)
+					}
+					t.Logf("h%d: %s, FCT %v %s", src, fl.State, time.Duration(fl.FCTNs), fl.Failure)
+					if fl.State != api.RDMADone {
+						failed++
 					}
 				}
 				var dropped uint64

@@ -1,130 +1,57 @@
 package fabrictest
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/node/api"
 )
 
-// attempt is the testing.TB of one run of a measured scenario: it keeps
-// the run's failures and cleanups to itself, so that a run found invalid
-// afterwards (Fabric.Health) can be thrown away whole.
-type attempt struct {
+// judged is the testing.TB of a scenario validRun judges: the test's
+// own, which also learns the fabric whose health judges the run.
+type judged struct {
 	*testing.T
-	failures []string
-	cleanups []func()
-	fabric   *Fabric
+	fabric *Fabric
 }
-
-// errAbort ends an attempt at Fatal or FailNow.
-var errAbort = fmt.Errorf("fabrictest: attempt aborted")
-
-func (a *attempt) Error(args ...any) { a.failures = append(a.failures, fmt.Sprint(args...)) }
-func (a *attempt) Errorf(format string, args ...any) {
-	a.failures = append(a.failures, fmt.Sprintf(format, args...))
-}
-func (a *attempt) Fail()        { a.failures = append(a.failures, "failed") }
-func (a *attempt) Failed() bool { return len(a.failures) > 0 }
-func (a *attempt) FailNow()     { panic(errAbort) }
-func (a *attempt) Fatal(args ...any) {
-	a.Error(args...)
-	panic(errAbort)
-}
-func (a *attempt) Fatalf(format string, args ...any) {
-	a.Errorf(format, args...)
-	panic(errAbort)
-}
-func (a *attempt) Cleanup(f func()) { a.cleanups = append(a.cleanups, f) }
 
 // watch names the fabric whose health judges the run.
 func watch(t testing.TB, f *Fabric) {
-	if a, ok := t.(*attempt); ok {
-		a.fabric = f
+	if j, ok := t.(*judged); ok {
+		j.fabric = f
 	}
 }
-
-// maxRuns bounds the runs of a measured scenario: as many as a lab
-// test's late attempts (testtool.LateTries).
-const maxRuns = testtool.LateTries
 
 // validRun runs body, a scenario whose results depend on every node
-// keeping up with its links. A valid run (its fabric, the one body passed
-// to watch, lost no frame in a cable's receive ring and no port lost more
-// than its share of link time) counts whatever its checks said. An
-// invalid run with failures measured the machine, not the fabric, as a
-// lab drops an invalid run's numbers: it is logged and the scenario runs
-// again; maxRuns of them in a row fail the test, naming each run's
-// lateness. An invalid run whose checks all hold passes: every check of
-// these scenarios is one-sided (nothing dropped, a loop that keeps
-// moving, a deadlock that forms), and lateness only adds drops and slows
-// flows, so it can make none of them hold that would not (docs/TESTING.md
-// says why the in-process fabrics are so often invalid).
+// keeping up with its links, once, and then judges its run's health: the
+// fabric body passed to watch must have lost no frame in a cable's
+// receive ring and no port more than its share of link time
+// (Fabric.Health). On virtual time no node is ever late, so every run is
+// valid unless the nodes themselves fail to keep up: there is no retry
+// (on real time, as the fabrics ran until they moved to virtual time, an
+// invalid run measured the machine and was run again, and three failed
+// the test: docs/TESTING.md), and an unhealthy run fails the test beside
+// whatever its checks said, which count in every run.
 func validRun(t *testing.T, body func(t testing.TB)) {
 	t.Helper()
-	var late []string
-	for run := 1; ; run++ {
-		a := &attempt{T: t}
-		aborted := func() (aborted bool) {
-			defer func() {
-				if r := recover(); r != nil {
-					if r != errAbort {
-						panic(r)
-					}
-					aborted = true
-				}
-			}()
-			body(a)
-			return false
-		}()
-		var h Health
-		if a.fabric != nil {
-			h = a.fabric.Health()
-		}
-		for _, c := range slices.Backward(a.cleanups) {
-			c()
-		}
-		if a.fabric == nil {
-			t.Fatal("fabrictest: the scenario watched no fabric")
-		}
-		if len(a.failures) == 0 && !aborted {
-			t.Logf("run %d passed, valid %v (%s)", run, h.Valid(), h)
-			return
-		}
-		if h.Valid() {
-			t.Logf("run %d valid: %s", run, h)
-			for _, f := range a.failures {
-				t.Error(f)
-			}
-			if aborted {
-				t.FailNow()
-			}
-			return
-		}
-		t.Logf("run %d of %d failed and was invalid, run again: %s; what it measured is the machine's (its failures: %q)", run, maxRuns, h, a.failures)
-		late = append(late, fmt.Sprintf("run %d: %s", run, h))
-		if run == maxRuns {
-			t.Fatalf("%d runs in a row failed and were invalid, so nothing was shown either way; the machine is too busy for this test:\n  %s", run, strings.Join(late, "\n  "))
-		}
+	j := &judged{T: t}
+	body(j)
+	if j.fabric == nil {
+		t.Fatal("fabrictest: the scenario watched no fabric")
 	}
+	h := j.fabric.Health()
+	if !h.Valid() {
+		t.Fatalf("the run was unhealthy on virtual time, where no node can be late: %s", h)
+	}
+	t.Logf("run valid: %s", h)
 }
 
-// drained waits until no queue of any node holds a frame and h's sinks
-// stop growing, or fails t after limit.
+// drained runs the fabric until no queue of any node holds a frame and
+// its sinks stop growing, or fails t after limit.
 func drained(t testing.TB, f *Fabric, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
 	var last uint64
 	quiet := 0
-	for quiet < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the fabric did not drain in %v; queues holding frames: %v", limit, heldQueues(f))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !f.Poll(20*time.Millisecond, limit, func() bool {
 		held := false
 		eachQueue(f, func(_, _ string, q api.QueueStats) { held = held || q.Packets > 0 })
 		var got uint64
@@ -139,5 +66,24 @@ func drained(t testing.TB, f *Fabric, limit time.Duration) {
 			quiet++
 		}
 		last = got
+		return quiet >= 2
+	}) {
+		t.Fatalf("the fabric did not drain in %v; queues holding frames: %v", limit, heldQueues(f))
+	}
+}
+
+// A run is valid only with no receive-ring drop and no lost link time.
+func TestHealthValid(t *testing.T) {
+	for _, c := range []struct {
+		h  Health
+		ok bool
+	}{
+		{Health{Wall: time.Second}, true},
+		{Health{Wall: time.Second, RingDrops: 1}, false},
+		{Health{Wall: time.Second, Lost: time.Nanosecond, WorstPort: "0/eth0"}, false},
+	} {
+		if c.h.Valid() != c.ok {
+			t.Errorf("%s: valid %v, want %v", c.h, c.h.Valid(), c.ok)
+		}
 	}
 }

@@ -1,0 +1,116 @@
+package dataplane
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// A sim serves engines as the hand-driven loop of a punctual worker does
+// (linkRig.run): the same frames reach B at the same times, over a pipe
+// and over a patch cable, and over a port that does not notify arrivals
+// (its engine steps at every instant).
+func TestSimDeliversAsPunctualWorker(t *testing.T) {
+	for _, c := range []struct{ patched, silent bool }{{false, false}, {true, false}, {false, true}} {
+		patched := c.patched
+		for seed := uint64(1); seed <= 3; seed++ {
+			want := newLinkRig(t, patched).run(t, seed)
+			sim := NewSim()
+			r := newLinkRigOn(t, patched, sim, c.silent)
+			rng, bursts := linkSchedule(seed)
+			for _, b := range bursts {
+				sim.At(b.at, func() { r.inject(t, rng, b.sizes) })
+			}
+			end := bursts[len(bursts)-1].at + int64(time.Second)
+			sim.RunUntil(end)
+			got := r.rec.seen
+			if len(want) == 0 {
+				t.Fatal("nothing arrived")
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%+v, seed %d: the sim delivered %d frames, the loop %d; first difference at %d", c, seed, len(got), len(want), firstDiff(got, want))
+			}
+			if sim.Now() != end {
+				t.Errorf("RunUntil(%d) left the clock at %d", end, sim.Now())
+			}
+			t.Logf("%+v, seed %d: %d frames alike, %d steps", c, seed, len(got), sim.Steps())
+		}
+	}
+}
+
+// Events run in time order, those of one time in the order they were
+// scheduled, events an event schedules for now included; RunUntil runs
+// those due at its end and stops there, and RunUntilDone at the instant
+// done holds.
+func TestSimEvents(t *testing.T) {
+	sim := NewSim()
+	var got []string
+	at := func(ts int64, name string) {
+		sim.At(ts, func() {
+			if sim.Now() != ts {
+				t.Errorf("%s ran at %d, scheduled at %d", name, sim.Now(), ts)
+			}
+			got = append(got, name)
+		})
+	}
+	at(30, "c")
+	at(10, "a1")
+	at(20, "b")
+	at(10, "a2")
+	sim.At(20, func() { at(20, "b-then") })
+	at(40, "d")
+	sim.RunUntil(30)
+	if want := []string{"a1", "a2", "b", "b-then", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("ran %v, want %v", got, want)
+	}
+	if sim.Now() != 30 {
+		t.Fatalf("RunUntil(30) stopped at %d", sim.Now())
+	}
+	sim.RunFor(5)
+	if len(got) != 5 || sim.Now() != 35 {
+		t.Fatalf("RunFor(5): ran %v, clock %d", got, sim.Now())
+	}
+	if !sim.RunUntilDone(100, func() bool { return len(got) == 6 }) || sim.Now() != 40 {
+		t.Fatalf("RunUntilDone: %v at %d", got, sim.Now())
+	}
+	if sim.RunUntilDone(100, func() bool { return false }) || sim.Now() != 100 {
+		t.Fatalf("RunUntilDone without done: clock %d", sim.Now())
+	}
+	// An event scheduled in the past runs at the next instant, first.
+	at(100, "then")
+	sim.At(50, func() {
+		if sim.Now() != 100 {
+			t.Errorf("past event ran at %d", sim.Now())
+		}
+		got = append(got, "past")
+	})
+	sim.RunUntil(100)
+	if want := []string{"past", "then"}; !slices.Equal(got[6:], want) {
+		t.Fatalf("ran %v, want %v last", got, want)
+	}
+}
+
+// An engine that ran on its own clock is refused; one on a sim takes the
+// sim's, and its control calls run directly, between runs.
+func TestSimAdd(t *testing.T) {
+	r := newLinkRig(t, false)
+	if err := NewSim().Add(r.a); err == nil {
+		t.Fatal("a begun engine was added")
+	}
+	sim := NewSim()
+	r = newLinkRigOn(t, false, sim, false)
+	select {
+	case <-r.a.Ready():
+	default:
+		t.Fatal("an added engine is not ready")
+	}
+	sim.RunFor(time.Millisecond)
+	if n := r.a.Now(); n != int64(time.Millisecond) {
+		t.Fatalf("engine clock %d, sim's %d", n, sim.Now())
+	}
+	called := false
+	r.a.Call(func() { called = true })
+	if ps, _ := r.a.Snapshot(); !called || len(ps) != 2 {
+		t.Fatalf("call ran %v, snapshot of %d ports", called, len(ps))
+	}
+}
