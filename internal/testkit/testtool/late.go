@@ -8,7 +8,7 @@ import (
 
 // LateTries is how many times RetryLate runs a run the machine was late
 // for before the test fails.
-const LateTries = 3
+const LateTries = 4
 
 // LateBackoff is how long RetryLate waits before its second attempt,
 // twice that before its third, and so on.
@@ -47,8 +47,16 @@ func RetryLate(t *testing.T, tries int, attempt func(t *testing.T) (late string)
 	for try := 1; try <= tries; try++ {
 		if try > 1 {
 			// A machine's lateness comes in bursts (the hypervisor's
-			// steal, another process's compile): give it time to pass.
-			time.Sleep(time.Duration(try-1) * backoff)
+			// steal, another process's compile): give it time to pass,
+			// and then wait for the hypervisor to run the CPUs again.
+			sleep(time.Duration(try-1) * backoff)
+			waited, share, calm := waitCalm(calmBudget)
+			switch {
+			case !calm:
+				t.Logf("attempt %d runs on a machine still busy: its CPUs lost %.1f%% of their time to steal in the last %v of %v waited", try, 100*share, calmWindow, waited)
+			case waited > calmWindow:
+				t.Logf("attempt %d waited %v for the machine to calm down (steal %.1f%% of the CPUs' time in the last %v)", try, waited, 100*share, calmWindow)
+			}
 		}
 		var why string
 		ok := t.Run(fmt.Sprintf("attempt%d", try), func(t *testing.T) {

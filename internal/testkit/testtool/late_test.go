@@ -1,10 +1,12 @@
 package testtool
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lateScenario is set in the child test binary RetryLate's test runs: it
@@ -19,6 +21,8 @@ func TestRetryLateChild(t *testing.T) {
 		t.Skip("run by TestRetryLate")
 	}
 	backoff = 0 // the scenario's late attempts are played, not waited for
+	sleep = func(time.Duration) {}
+	cpuTimes = func() (uint64, uint64, error) { return 0, 0, nil } // calm
 	steps := strings.Split(plan, ",")
 	n := 0
 	RetryLate(t, 3, func(t *testing.T) string {
@@ -68,5 +72,37 @@ func TestRetryLate(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// waitCalm waits out windows with steal above calmSteal, stops at the
+// first calm one, gives up after its budget, and does not wait where
+// /proc/stat cannot be read.
+func TestWaitCalm(t *testing.T) {
+	defer func(c func() (uint64, uint64, error), s func(time.Duration)) { cpuTimes, sleep = c, s }(cpuTimes, sleep)
+	sleep = func(time.Duration) {}
+	// Readings of (steal, total) ticks: windows of 400 ticks, the first
+	// two with 40 and 20 stolen (10%, 5%), the third with 2 (0.5%).
+	reads := [][2]uint64{{0, 0}, {40, 400}, {60, 800}, {62, 1200}}
+	i := 0
+	cpuTimes = func() (uint64, uint64, error) {
+		r := reads[min(i, len(reads)-1)]
+		i++
+		return r[0], r[1], nil
+	}
+	waited, share, calm := waitCalm(time.Minute)
+	if !calm || waited != 3*calmWindow || share != 0.005 {
+		t.Errorf("waited %v, last share %g, calm %v; want 3 windows, 0.005, calm", waited, share, calm)
+	}
+	// Steal every window: it gives up after the budget.
+	i = 0
+	reads = [][2]uint64{{0, 0}, {40, 400}, {80, 800}, {120, 1200}, {160, 1600}}
+	waited, share, calm = waitCalm(2 * calmWindow)
+	if calm || waited != 2*calmWindow || share != 0.1 {
+		t.Errorf("busy: waited %v, last share %g, calm %v; want 2 windows, 0.1, not calm", waited, share, calm)
+	}
+	cpuTimes = func() (uint64, uint64, error) { return 0, 0, errors.New("no /proc/stat") }
+	if waited, _, calm := waitCalm(time.Minute); !calm || waited != 0 {
+		t.Errorf("without /proc/stat: waited %v, calm %v", waited, calm)
 	}
 }
