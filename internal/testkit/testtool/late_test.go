@@ -23,6 +23,7 @@ func TestRetryLateChild(t *testing.T) {
 	backoff = 0 // the scenario's late attempts are played, not waited for
 	sleep = func(time.Duration) {}
 	cpuTimes = func() (uint64, uint64, error) { return 0, 0, nil } // calm
+	wakeProbe = func(time.Duration) time.Duration { return 0 }
 	steps := strings.Split(plan, ",")
 	n := 0
 	RetryLate(t, 3, func(t *testing.T) string {
@@ -75,34 +76,59 @@ func TestRetryLate(t *testing.T) {
 	}
 }
 
-// waitCalm waits out windows with steal above calmSteal, stops at the
-// first calm one, gives up after its budget, and does not wait where
-// /proc/stat cannot be read.
+// waitCalm waits out windows with steal above calmSteal or a wake-up
+// later than calmWake, stops at the first calm one, gives up after its
+// budget, and judges the wake-ups alone where /proc/stat cannot be read.
 func TestWaitCalm(t *testing.T) {
-	defer func(c func() (uint64, uint64, error), s func(time.Duration)) { cpuTimes, sleep = c, s }(cpuTimes, sleep)
-	sleep = func(time.Duration) {}
+	defer func(c func() (uint64, uint64, error), w func(time.Duration) time.Duration) {
+		cpuTimes, wakeProbe = c, w
+	}(cpuTimes, wakeProbe)
 	// Readings of (steal, total) ticks: windows of 400 ticks, the first
-	// two with 40 and 20 stolen (10%, 5%), the third with 2 (0.5%).
-	reads := [][2]uint64{{0, 0}, {40, 400}, {60, 800}, {62, 1200}}
-	i := 0
+	// two with 40 and 20 stolen (10%, 5%), the third and fourth with 2
+	// (0.5%); the probe's wake-ups are late by 1 ms, but by 30 ms in the
+	// third window.
+	reads := [][2]uint64{{0, 0}, {40, 400}, {60, 800}, {62, 1200}, {64, 1600}}
+	wakes := []time.Duration{time.Millisecond, time.Millisecond, 30 * time.Millisecond, time.Millisecond}
+	var i, w int
 	cpuTimes = func() (uint64, uint64, error) {
 		r := reads[min(i, len(reads)-1)]
 		i++
 		return r[0], r[1], nil
 	}
-	waited, share, calm := waitCalm(time.Minute)
-	if !calm || waited != 3*calmWindow || share != 0.005 {
-		t.Errorf("waited %v, last share %g, calm %v; want 3 windows, 0.005, calm", waited, share, calm)
+	wakeProbe = func(d time.Duration) time.Duration {
+		if d != calmWindow {
+			t.Errorf("probed %v, want %v", d, calmWindow)
+		}
+		l := wakes[min(w, len(wakes)-1)]
+		w++
+		return l
+	}
+	c := waitCalm(time.Minute)
+	if !c.OK || c.Waited != 4*calmWindow || c.Steal != 0.005 || c.Wake != time.Millisecond {
+		t.Errorf("got %+v; want calm after 4 windows, steal 0.005, wake-ups 1ms late", c)
 	}
 	// Steal every window: it gives up after the budget.
-	i = 0
+	i, w = 0, 0
 	reads = [][2]uint64{{0, 0}, {40, 400}, {80, 800}, {120, 1200}, {160, 1600}}
-	waited, share, calm = waitCalm(2 * calmWindow)
-	if calm || waited != 2*calmWindow || share != 0.1 {
-		t.Errorf("busy: waited %v, last share %g, calm %v; want 2 windows, 0.1, not calm", waited, share, calm)
+	c = waitCalm(2 * calmWindow)
+	if c.OK || c.Waited != 2*calmWindow || c.Steal != 0.1 {
+		t.Errorf("busy: got %+v; want 2 windows, steal 0.1, not calm", c)
 	}
+	if !strings.Contains(c.String(), "steal 10.0% of the CPUs' time and wake-ups up to 1ms late") {
+		t.Errorf("busy: says %q", c)
+	}
+	// No /proc/stat: the wake-ups decide.
 	cpuTimes = func() (uint64, uint64, error) { return 0, 0, errors.New("no /proc/stat") }
-	if waited, _, calm := waitCalm(time.Minute); !calm || waited != 0 {
-		t.Errorf("without /proc/stat: waited %v, calm %v", waited, calm)
+	w = 2
+	if c := waitCalm(time.Minute); !c.OK || c.Waited != 2*calmWindow {
+		t.Errorf("without /proc/stat: got %+v; want calm after 2 windows", c)
+	}
+}
+
+// The probe measures the machine: on this one its threads wake, and
+// their lateness is a duration, not a window's worth.
+func TestProbeWake(t *testing.T) {
+	if late := probeWake(100 * time.Millisecond); late < 0 || late > 100*time.Millisecond {
+		t.Errorf("probe: latest wake-up %v late in a 100ms window", late)
 	}
 }
