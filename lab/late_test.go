@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/node/dataplane"
 )
 
 // Late tells a run the machine was late for (lost link time, ring drops,
@@ -59,5 +61,13 @@ func TestHealthLate(t *testing.T) {
 				t.Errorf("LateOutput(%q) = %q, %v; want %v, %q", out, owhy, olate, want, why)
 			}
 		})
+	}
+}
+
+// The wake-up probe that waits for a calm machine before a late attempt
+// runs again measures what a worker would see: at a worker's priority.
+func TestProbePriorityIsWorkers(t *testing.T) {
+	if testtool.ProbePriority != dataplane.DefaultPriority {
+		t.Errorf("the probe runs at priority %d, a worker at %d", testtool.ProbePriority, dataplane.DefaultPriority)
 	}
 }

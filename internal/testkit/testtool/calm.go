@@ -62,6 +62,12 @@ var cpuTimes = func() (steal, total uint64, err error) {
 	return steal, total, nil
 }
 
+// ProbePriority is the real-time priority of the wake-up probe's
+// threads: a lab worker's, dataplane.DefaultPriority, which a test of
+// package lab holds it to (testtool cannot import dataplane: the
+// packages below it use testtool in their tests).
+const ProbePriority = 10
+
 // sleep is time.Sleep but in RetryLate's test.
 var sleep = time.Sleep
 

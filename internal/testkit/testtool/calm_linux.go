@@ -8,12 +8,10 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/bcfab/bcfab/node/dataplane"
 )
 
 // probeWake runs a thread on each CPU the test may use, at a lab worker's
-// real-time priority (dataplane.DefaultPriority), sleeping calmTick at a
+// real-time priority (ProbePriority), sleeping calmTick at a
 // time for window, and returns the latest any of its wake-ups came: what
 // a worker sleeping until its next deadline would have seen. The sleep
 // is a raw clock_nanosleep, so the lateness is the kernel's and the
@@ -55,7 +53,7 @@ func probeCPU(cpu int, window time.Duration) time.Duration {
 	var one unix.CPUSet
 	one.Set(cpu)
 	_ = unix.SchedSetaffinity(0, &one)
-	param := struct{ priority int32 }{dataplane.DefaultPriority}
+	param := struct{ priority int32 }{ProbePriority}
 	syscall.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, unix.SCHED_FIFO, uintptr(unsafe.Pointer(&param)))
 	tick := unix.NsecToTimespec(calmTick.Nanoseconds())
 	var worst time.Duration
