@@ -232,6 +232,7 @@ func TransportParams(m scale.Model, rateBps uint64) transport.Params {
 			G:              t.G,
 			AlphaPeriod:    t.AlphaPeriod,
 			IncreasePeriod: t.Increase,
+			DecreasePeriod: t.Decrease,
 			ByteCounter:    t.ByteCounter,
 			F:              t.F,
 			AIRateBps:      t.AIRate,

@@ -215,6 +215,7 @@ type Transport struct {
 	CNPInterval            time.Duration
 	G                      float64
 	AlphaPeriod, Increase  time.Duration
+	Decrease               time.Duration // DCQCN's Mellanox variant's
 	ByteCounter            int64
 	F                      int
 	AIRate, HAIRate, MinRt int64
@@ -256,6 +257,7 @@ func (m Model) Transport(rateBps uint64) Transport {
 		G:             t.DCQCN.G,
 		AlphaPeriod:   m.Time(t.DCQCN.AlphaPeriod.D()),
 		Increase:      m.Time(t.DCQCN.IncreasePeriod.D()),
+		Decrease:      m.Time(t.DCQCN.DecreasePeriod.D()),
 		ByteCounter:   t.DCQCN.ByteCounter,
 		F:             t.DCQCN.F,
 		AIRate:        rate(t.DCQCN.AIRateBps),

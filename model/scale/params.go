@@ -84,6 +84,7 @@ func (m Model) Params() []Param {
 		{"DCQCN g", KindCount, t.DCQCN.G, tr.G},
 		{"DCQCN alpha period K", KindTime, ns(t.DCQCN.AlphaPeriod.D()), ns(tr.AlphaPeriod)},
 		{"DCQCN increase period T", KindTime, ns(t.DCQCN.IncreasePeriod.D()), ns(tr.Increase)},
+		{"DCQCN decrease period", KindTime, ns(t.DCQCN.DecreasePeriod.D()), ns(tr.Decrease)},
 		{"DCQCN byte counter B", KindBytes, float64(t.DCQCN.ByteCounter), float64(tr.ByteCounter)},
 		{"DCQCN F", KindCount, float64(t.DCQCN.F), float64(tr.F)},
 		{"DCQCN R_AI", KindRate, float64(t.DCQCN.AIRateBps), float64(tr.AIRate)},

@@ -42,6 +42,7 @@ func TestPapersAtD5000(t *testing.T) {
 		"DCQCN g":                   {1.0 / 256, 1.0 / 256},
 		"DCQCN alpha period K":      {55 * us, 55 * us * D},
 		"DCQCN increase period T":   {55 * us, 55 * us * D},
+		"DCQCN decrease period":     {50 * us, 50 * us * D},
 		"DCQCN byte counter B":      {10_000_000, 10_000_000},
 		"DCQCN F":                   {5, 5},
 		"DCQCN R_AI":                {100e6, 100e6 / D},

@@ -113,6 +113,10 @@ type DCQCN struct {
 	HAIRateBps     int64          `json:"hai_rate_bps" yaml:"hai-rate"`
 	MinRateBps     int64          `json:"min_rate_bps" yaml:"min-rate"`
 	CNPInterval    units.Duration `json:"cnp_interval" yaml:"cnp-interval"`
+	// DecreasePeriod is how often a sender of DCQCN's Mellanox variant
+	// (--cc dcqcn-mlx) applies the CNPs that came since its last check
+	// (the HPCC simulator's RATE_DECREASE_INTERVAL).
+	DecreasePeriod units.Duration `json:"decrease_period" yaml:"decrease-period"`
 }
 
 // DCTCP are DCTCP's constants at a link of Target.LinkRateBps: alpha's
@@ -242,6 +246,7 @@ func Papers() Target {
 			HAIRateBps:     1_000_000_000, // 10 x R_AI
 			MinRateBps:     100_000_000,
 			CNPInterval:    us(50),
+			DecreasePeriod: us(50),
 		},
 
 		RTO:          us(10_000),
@@ -312,6 +317,7 @@ func Native(rateBps uint64) Target {
 	t.DCQCN.ByteCounter = size(p.DCQCN.ByteCounter)
 	t.DCQCN.AIRateBps, t.DCQCN.HAIRateBps, t.DCQCN.MinRateBps = rate(p.DCQCN.AIRateBps), rate(p.DCQCN.HAIRateBps), rate(p.DCQCN.MinRateBps)
 	t.DCQCN.CNPInterval = dur(p.DCQCN.CNPInterval)
+	t.DCQCN.DecreasePeriod = dur(p.DCQCN.DecreasePeriod)
 	t.DCTCP.KBytes = size(p.DCTCPParams().KBytes)
 	t.RTO, t.RTOLow, t.RTOHigh, t.AckDelay = dur(p.RTO), dur(p.RTOLow), dur(p.RTOHigh), dur(p.AckDelay)
 	t.FCRefresh, t.FCHold = dur(p.FCRefresh), dur(p.FCHold)
@@ -408,6 +414,7 @@ func (t Target) Validate() error {
 	pos("dcqcn alpha period", d.AlphaPeriod)
 	pos("dcqcn increase period", d.IncreasePeriod)
 	pos("cnp interval", d.CNPInterval)
+	pos("dcqcn decrease period", d.DecreasePeriod)
 	if d.ByteCounter <= 0 || d.F < 0 || d.AIRateBps < 0 || d.HAIRateBps < 0 || d.MinRateBps <= 0 || d.MinRateBps > t.LinkRateBps {
 		bad("dcqcn: byte counter %d, f %d, rates ai %d hai %d min %d (link %d)", d.ByteCounter, d.F, d.AIRateBps, d.HAIRateBps, d.MinRateBps, t.LinkRateBps)
 	}

@@ -99,38 +99,72 @@ func TestDCQCNMinRate(t *testing.T) {
 }
 
 // The Mellanox variant, as the HPCC simulator's rdma-hw.cc runs it with
-// CLAMP_TARGET_RATE 0: cuts in a row keep the target the first set; the
-// timer alone counts stages (F fast recovery events, one additive, then
-// hyper increase); bytes sent move nothing.
+// CLAMP_TARGET_RATE 0: a CNP is noted, not applied. The first sets alpha
+// to 1 and starts alpha's clock (every AlphaPeriod: toward 1 if a CNP
+// came since the last tick, else a decay) and the decrease check (every
+// DecreasePeriod, 1 ns after the first CNP's period: a cut by alpha/2 if
+// a CNP came since the last check). Cuts in a row keep the target the
+// first CNP set; the timer alone counts stages (F fast recovery events,
+// one additive, then hyper increase); bytes sent move nothing; a cut
+// after increase events lowers the target to the rate it cuts.
 func TestDCQCNMlx(t *testing.T) {
 	p := testParams().DCQCN
 	p.Mlx = true
-	line := float64(simRate)
+	line, g := float64(simRate), p.G
 	d := NewDCQCN(p, simRate)
-	T := int64(p.IncreasePeriod)
+	K, T, P := int64(p.AlphaPeriod), int64(p.IncreasePeriod), int64(p.DecreasePeriod)
 	t0 := int64(time.Second)
 	d.OnCNP(t0)
-	if !near(d.Rate(), line/2) || d.Target() != line {
-		t.Fatalf("first cut: rate %v, target %v; want half the line rate and the line rate", d.Rate(), d.Target())
+	d.OnCNP(t0 + 100) // a second before the check: one cut all the same
+	if d.Rate() != line || d.Target() != line || d.Alpha(t0) != 1 || d.C.Cuts != 0 || d.NextTimer() != t0+P+1 {
+		t.Fatalf("CNPs noted: rate %v, target %v, alpha %v, cuts %d, next timer %d; want the line rate, alpha 1, none, %d",
+			d.Rate(), d.Target(), d.Alpha(t0), d.C.Cuts, d.NextTimer(), t0+P+1)
 	}
-	// A second cut before any increase event: the target stays.
-	t1 := t0 + T/2
-	a := d.Alpha(t1)
-	d.OnCNP(t1)
-	if !near(d.Rate(), line/2*(1-a/2)) || d.Target() != line {
-		t.Fatalf("a cut in a row: rate %v, target %v; want %v and the line rate", d.Rate(), d.Target(), line/2*(1-a/2))
+	d.OnTimer(t0 + P)
+	if d.C.Cuts != 0 {
+		t.Fatal("cut before the check")
+	}
+	d.OnTimer(t0 + P + 1)
+	if !near(d.Rate(), line/2) || d.Target() != line || d.C.Cuts != 1 || d.NextTimer() != t0+K {
+		t.Fatalf("first check: rate %v, target %v, cuts %d, next %d; want half the line rate, the line rate, 1, alpha's tick %d",
+			d.Rate(), d.Target(), d.C.Cuts, d.NextTimer(), t0+K)
+	}
+	// Alpha's first tick saw the second CNP: (1-g)1 + g.
+	d.OnTimer(t0 + K)
+	if !near(d.Alpha(t0+K), 1) {
+		t.Fatalf("alpha after a tick with a CNP: %v, want 1", d.Alpha(t0+K))
+	}
+	// A CNP before the second check, and no increase event between the
+	// cuts (the first comes T after the first cut, past the check): a
+	// cut in a row, the target kept.
+	d.OnCNP(t0 + K + 1)
+	c2 := t0 + 2*P + 1
+	if first := t0 + P + 1 + T; first <= c2 {
+		t.Fatalf("test setup: an increase at %d before the check at %d", first, c2)
+	}
+	d.OnTimer(c2)
+	if !near(d.Rate(), line/4) || d.Target() != line || d.C.Cuts != 2 {
+		t.Fatalf("a cut in a row: rate %v, target %v, cuts %d; want a quarter of the line rate, the line rate, 2", d.Rate(), d.Target(), d.C.Cuts)
+	}
+	// Alpha's next tick sees that CNP (stays 1), the one after none.
+	d.OnTimer(t0 + 2*K)
+	d.OnTimer(t0 + 3*K)
+	if !near(d.Alpha(t0+3*K), 1-g) {
+		t.Fatalf("alpha after a tick without a CNP: %v, want %v", d.Alpha(t0+3*K), 1-g)
 	}
 	// Bytes sent count for nothing.
 	for range 3 * p.F {
-		d.OnSent(int(p.ByteCounter), t1)
+		d.OnSent(int(p.ByteCounter), t0+3*K)
 	}
-	if tm, by := d.Stages(); by != 0 || tm != 0 || d.C.FastRecovery+d.C.Additive+d.C.Hyper != 0 {
-		t.Fatalf("after bytes only: stages %d, %d, counters %+v", tm, by, d.C)
+	if _, by := d.Stages(); by != 0 {
+		t.Fatalf("after bytes: byte stage %d", by)
 	}
-	// F fast recovery events, then one additive, then hyper increase.
-	rc, rt := d.Rate(), d.Target()
+	// F fast recovery events, then one additive, then hyper increase, on
+	// the timer restarted by the second cut; the checks between cut
+	// nothing.
+	rc, rt := line/4, line
 	for i := 1; i <= p.F+3; i++ {
-		d.OnTimer(t1 + int64(i)*T)
+		d.OnTimer(c2 + int64(i)*T)
 		switch {
 		case i == p.F+1:
 			rt = math.Min(line, rt+float64(p.AIRateBps))
@@ -142,15 +176,19 @@ func TestDCQCNMlx(t *testing.T) {
 			t.Fatalf("event %d: rate %v, target %v; want %v, %v", i, d.Rate(), d.Target(), rc, rt)
 		}
 	}
-	if d.C.FastRecovery != uint64(p.F) || d.C.Additive != 1 || d.C.Hyper != 2 {
-		t.Fatalf("counters %+v, want %d fast recovery, 1 additive, 2 hyper", d.C, p.F)
+	if d.C.FastRecovery != uint64(p.F) || d.C.Additive != 1 || d.C.Hyper != 2 || d.C.Cuts != 2 {
+		t.Fatalf("counters %+v, want %d fast recovery, 1 additive, 2 hyper, 2 cuts", d.C, p.F)
 	}
-	// A cut after increase events lowers the target to the rate it cuts.
-	t2 := t1 + int64(p.F+3)*T + T/2
-	before := d.Rate()
-	d.OnCNP(t2)
-	if !near(d.Target(), before) {
-		t.Fatalf("a cut after increases: target %v, want the rate before it %v", d.Target(), before)
+	// A cut after increase events lowers the target to the rate it cuts,
+	// by the alpha of the moment.
+	tc := c2 + int64(p.F+3)*T + 1
+	d.OnCNP(tc)
+	check := t0 + P + 1 + ((tc-(t0+P+1))/P+1)*P
+	d.OnTimer(check - 1)
+	before, a := d.Rate(), d.Alpha(check)
+	d.OnTimer(check)
+	if !near(d.Target(), before) || !near(d.Rate(), before*(1-a/2)) || d.C.Cuts != 3 {
+		t.Fatalf("a cut after increases: rate %v, target %v; want %v, the rate before it %v", d.Rate(), d.Target(), before*(1-a/2), before)
 	}
 	var q Params
 	q.SetCC(CCDCQCNMlx)

@@ -93,14 +93,23 @@ type DCQCNParams struct {
 	// DCQCN+win, as the HPCC paper evaluates it.
 	Window bool
 	// Mlx runs DCQCN as Mellanox's NICs do and the HPCC simulator models
-	// them (its "mlx" version, CLAMP_TARGET_RATE 0): a cut lowers the
-	// target rate only when an increase event came since the cut before
-	// it, and the increase runs by the timer alone (no byte counter):
-	// F events of fast recovery, one additive, then hyper increase.
-	// Off, DCQCN is the paper's (SIGCOMM 2015): every cut sets the
-	// target to the rate it cuts, and hyper increase needs both the
-	// timer's and the byte counter's stages past F.
+	// them (its "mlx" version, CLAMP_TARGET_RATE 0): a CNP is noted, and
+	// the rate is cut every DecreasePeriod if one came since the last
+	// check, alpha updated every AlphaPeriod on a clock of its own, both
+	// clocks started by the flow's first CNP; a cut lowers the target
+	// rate only when an increase event came since the cut before it, and
+	// the increase runs by the timer alone (no byte counter): F events
+	// of fast recovery, one additive, then hyper increase. Its receiver
+	// sends a CNP for every marked packet, as the simulator flags every
+	// ACK of one (CNPInterval is the paper's receiver's). Off, DCQCN is
+	// the paper's (SIGCOMM 2015): every CNP cuts at once and sets the
+	// target to the rate it cuts, alpha decays from the last CNP, and
+	// hyper increase needs both the timer's and the byte counter's
+	// stages past F.
 	Mlx bool
+	// DecreasePeriod is Mlx's decrease check (the simulator's
+	// RATE_DECREASE_INTERVAL).
+	DecreasePeriod time.Duration
 }
 
 // DCTCPParams are DCTCP's sender constants (dctcp.go). Its window
@@ -205,6 +214,16 @@ func (p *Params) INT() bool { return p.HPCC.Enabled }
 // rather than answer them with CNPs: a window congestion control.
 func (p *Params) echoesCE() bool { return p.DCTCP.Enabled }
 
+// cnpInterval is the least time between two CNPs of a flow its receiver
+// sends: none under DCQCN's Mellanox variant, whose sender notes every
+// marked packet.
+func (p *Params) cnpInterval() time.Duration {
+	if p.DCQCN.Enabled && p.DCQCN.Mlx {
+		return 0
+	}
+	return p.CNPInterval
+}
+
 // DefaultWireOverhead is what a data packet adds to its payload on the
 // wire: Ethernet 14 + 802.1Q 4 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 bytes,
 // plus the 24 bytes of preamble, FCS and inter-frame gap the shaper
@@ -271,6 +290,8 @@ func (p *Params) Validate() error {
 			bad("DCQCN g %v outside (0, 1)", d.G)
 		case d.AlphaPeriod <= 0 || d.IncreasePeriod <= 0:
 			bad("DCQCN periods must be positive (alpha %v, increase %v)", d.AlphaPeriod, d.IncreasePeriod)
+		case d.Mlx && d.DecreasePeriod <= 0:
+			bad("DCQCN (mlx) decrease period %v, want > 0", d.DecreasePeriod)
 		case d.ByteCounter <= 0 || d.F < 0:
 			bad("DCQCN byte counter %d and F %d", d.ByteCounter, d.F)
 		case d.AIRateBps < 0 || d.HAIRateBps < 0 || d.MinRateBps <= 0 || d.MinRateBps > p.LineRateBps:

@@ -26,7 +26,7 @@ func testParams() Params {
 		RTO: 1250 * ms, RTOLow: 12500 * us, RTOHigh: 40 * ms, RTOThreshold: 3, BDPBytes: 12_500,
 		AckEvery: 4, AckDelay: 125 * us, CNPInterval: 6250 * us,
 		DCQCN: DCQCNParams{Enabled: true, G: 1.0 / 256, AlphaPeriod: 6875 * us, IncreasePeriod: 6875 * us,
-			ByteCounter: 1_250_000, F: 5, AIRateBps: 100e3, HAIRateBps: 1e6, MinRateBps: 100e3},
+			ByteCounter: 1_250_000, F: 5, AIRateBps: 100e3, HAIRateBps: 1e6, MinRateBps: 100e3, DecreasePeriod: 6250 * us},
 		ECN: ECNParams{KminBytes: 12_500, KmaxBytes: 50_000, Pmax: 0.2},
 	}
 }

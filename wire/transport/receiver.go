@@ -9,7 +9,8 @@ import (
 // send back:
 //
 //  1. CNP: the packet arrived marked CE and the flow has sent no CNP for
-//     CNPInterval (DCQCN's notification point).
+//     CNPInterval (DCQCN's notification point; under its Mellanox
+//     variant every marked packet).
 //  2. In order: the packet is taken (IRN: with the packets buffered behind
 //     it) and acknowledged once AckEvery packets wait, at once when it
 //     asks (AckReq), ends the flow or fills a gap, else by the coalescing
@@ -123,7 +124,7 @@ func NewReceiver(mode Mode, p Params, startPSN uint32, mtu int) (*Receiver, erro
 	}
 	r := &Receiver{
 		mode: mode, start: int64(startPSN & PSNMask), last: -1, nakFor: -1,
-		ackEvery: p.AckEvery, ackDue: -1, ackDelay: int64(p.ackDelay(mtu)), cnpEvery: int64(p.CNPInterval),
+		ackEvery: p.AckEvery, ackDue: -1, ackDelay: int64(p.ackDelay(mtu)), cnpEvery: int64(p.cnpInterval()),
 		echo: p.echoesCE(),
 		S:    ReceiverStats{First: -1, Complete: -1},
 	}

@@ -98,6 +98,19 @@ func TestCNPPacing(t *testing.T) {
 	if a := r.OnData(200, simMTU, false, false, false, now+10*iv); a.CNP {
 		t.Fatal("CNP for an unmarked packet")
 	}
+	// Under DCQCN's Mellanox variant every marked packet brings one, as
+	// the simulator flags every ACK of one: its sender notes them.
+	p.SetCC(CCDCQCNMlx)
+	r = newRx(t, IRN, p, 0)
+	n := 0
+	for i := range 50 {
+		if a := r.OnData(uint32(i), simMTU, false, false, i%2 == 0, now+int64(i)); a.CNP {
+			n++
+		}
+	}
+	if n != 25 || r.S.CNPs != 25 {
+		t.Fatalf("mlx: %d CNPs (%d counted) for 25 marked packets in a row", n, r.S.CNPs)
+	}
 }
 
 // Go-Back-N drops what follows a gap and NAKs the gap once.
