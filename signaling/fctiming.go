@@ -14,7 +14,12 @@ package signaling
 //  3. each pause frame's latency: from the decision, which is the
 //     counter's crossing of X_off (both happen in the same enqueue hook),
 //     to the instant the frame leaves the egress queue it was emitted
-//     into (departures below), on the node's clock (Env.Now).
+//     into (departures below), on the node's clock (Env.Now);
+//  4. each pause's round trip as the port saw it: from the decision to
+//     the last growth of the counter before the resume, which is the
+//     last byte the senders had on the wire or sent before the pause
+//     reached them; and what they added past the counter at the pause
+//     (the overshoot), at its greatest.
 
 import (
 	"math/bits"
@@ -72,27 +77,60 @@ type ClassTiming struct {
 	// departure (one per decision under PFC, one per other port under
 	// PortFC).
 	Lat LatHist
+	// Trip times the pauses after which the counter still grew: from
+	// the decision to the last growth before the resume (the pause's
+	// round trip: its frame out and across the link, the senders'
+	// reaction, their last frame across); a pause after which nothing
+	// more came is not in it, nor one still in force.
+	Trip LatHist
+	// Overshoot is the most the counter grew past its value at a pause
+	// before the resume.
+	Overshoot int
+	ep        episode
 }
 
-// charged notes the counter at b after it grew.
-func (c *ClassTiming) charged(b int) { c.Peak = max(c.Peak, b) }
+// episode is a pause in force: decided at t0 with the counter at at;
+// the counter's greatest since, and whether and when it last grew.
+type episode struct {
+	on, grew bool
+	t0, last int64
+	at, peak int
+}
 
-// paused notes a pause decided at counter b.
-func (c *ClassTiming) paused(b int) {
+// charged notes the counter at b after it grew, at clock's now when a
+// pause is in force.
+func (c *ClassTiming) charged(b int, clock interface{ Now() int64 }) {
+	c.Peak = max(c.Peak, b)
+	if c.ep.on {
+		c.ep.grew, c.ep.last, c.ep.peak = true, clock.Now(), max(c.ep.peak, b)
+	}
+}
+
+// paused notes a pause decided at counter b at now.
+func (c *ClassTiming) paused(b int, now int64) {
 	if c.Pauses == 0 || b < c.AtPauseMin {
 		c.AtPauseMin = b
 	}
 	c.AtPauseMax = max(c.AtPauseMax, b)
 	c.Pauses++
+	c.ep = episode{on: true, t0: now, at: b, peak: b}
 }
 
-// resumed notes a resume decided at counter b.
+// resumed notes a resume decided at counter b, which ends the pause's
+// episode.
 func (c *ClassTiming) resumed(b int) {
 	if c.Resumes == 0 || b < c.AtResumeMin {
 		c.AtResumeMin = b
 	}
 	c.AtResumeMax = max(c.AtResumeMax, b)
 	c.Resumes++
+	if c.ep.grew {
+		c.Trip.add(c.ep.last - c.ep.t0)
+	}
+	if c.ep.on {
+		c.Overshoot = max(c.Overshoot, c.ep.peak-c.ep.at)
+	}
+	c.ep = episode{}
 }
 
 // MaxTimedClasses bounds the classes of one port: PFC's priorities.

@@ -65,15 +65,28 @@ func wantTiming(t *testing.T, what string, c ClassTiming, want ClassTiming, lats
 	}
 	h.Untimed = want.Lat.Untimed
 	want.Lat = h
+	c.ep = episode{} // a pause in force: the methods' own state
 	if c != want {
 		t.Errorf("%s:\n got %+v\nwant %+v", what, c, want)
 	}
 }
 
+// trips is a LatHist of the round trips ns.
+func trips(ns ...int64) LatHist {
+	var h LatHist
+	for _, n := range ns {
+		h.add(n)
+	}
+	return h
+}
+
 // PFC: the X_off leaves when its port's egress dequeues it, and its
 // latency counts from the charge that crossed X_off; the peak, the
 // charge at pause and resume and the refreshes are kept per (ingress,
-// priority), and an X_off the node could not emit is untimed.
+// priority), and an X_off the node could not emit is untimed. A pause's
+// round trip runs from the decision to the last charge before its
+// resume (the 1500 bytes 50 ns after the first X_off: its overshoot);
+// the second pause, after which nothing came, has none.
 func TestPFCTiming(t *testing.T) {
 	env := &hqEnv{fakeEnv: pfcEnv(t)}
 	f := NewPFC(env, pfcPorts, PFCThresholds{Xoff: 5000, Xon: 3000, Lossless: 1<<3 | 1<<4})
@@ -128,7 +141,11 @@ func TestPFCTiming(t *testing.T) {
 	env.lose = false
 	wantTiming(t, "P3", f.T[0][3], ClassTiming{Class: "P3", Xoff: 5000, Xon: 3000, Peak: 6500,
 		Pauses: 3, Refreshes: 1, Resumes: 2, AtPauseMin: 5000, AtPauseMax: 6000, AtResumeMin: 2000, AtResumeMax: 2500,
-		Lat: LatHist{Untimed: 1}}, 1000, 3000)
+		Lat: LatHist{Untimed: 1}, Trip: trips(50), Overshoot: 1500}, 1000, 3000)
+	// The third pause is still in force: its episode is open.
+	if ep := f.T[0][3].ep; !ep.on || ep.grew || ep.at != 6000 {
+		t.Errorf("the pause in force: %+v", ep)
+	}
 	if b := LatBucket(1000); f.T[0][3].Lat.Buckets[b] != 1 || b != 10 {
 		t.Errorf("1000 ns in bucket %d ([512, 1024) is 10): %v", b, f.T[0][3].Lat.Buckets)
 	}
@@ -149,7 +166,8 @@ func TestPFCTiming(t *testing.T) {
 // PortFC switch s1.3 of BCube(4,1), port 3's B class: a pause is three
 // frames (ports 0, 1, 2), each timed until its own port's egress
 // dequeues it; the B queue's peak and its length at the pause and the
-// resume are port 3's, and class A saw nothing.
+// resume are port 3's, and class A saw nothing; the frame after X_off
+// is the pause's round trip (50 ns) and overshoot (1000 bytes).
 func TestSwitchPortFCTiming(t *testing.T) {
 	tp := bcube.MustNew(4, 1)
 	env := &hqEnv{fakeEnv: switchEnv(t, tp)}
@@ -174,7 +192,8 @@ func TestSwitchPortFCTiming(t *testing.T) {
 		eg.Dequeue(env.now)
 	}
 	wantTiming(t, "B", s.T[3][1], ClassTiming{Class: "B", Xoff: th.XoffB, Xon: th.XonB, Peak: 10_000,
-		Pauses: 1, Refreshes: 1, Resumes: 1, AtPauseMin: 9000, AtPauseMax: 9000, AtResumeMin: 3000, AtResumeMax: 3000}, 100, 1000, 2000)
+		Pauses: 1, Refreshes: 1, Resumes: 1, AtPauseMin: 9000, AtPauseMax: 9000, AtResumeMin: 3000, AtResumeMax: 3000,
+		Trip: trips(50), Overshoot: 1000}, 100, 1000, 2000)
 	wantTiming(t, "A", s.T[3][0], ClassTiming{Class: "A", Xoff: th.XoffA, Xon: th.XonA})
 	var tm FCTiming
 	s.Timing(3, &tm)
@@ -300,11 +319,12 @@ func TestPauseTimingZeroAllocs(t *testing.T) {
 		n := testing.AllocsPerRun(1000, func() {
 			env.eg[1].Enqueue(3, pk, 0)
 			env.eg[1].Enqueue(3, pk, 0) // X_off
+			env.eg[1].Enqueue(3, pk, 5) // the pause's round trip: the clock read
 			env.leave(0, 10)
 			env.leave(1, 10) // X_on
 			env.leave(0, 10)
 		})
-		if n != 0 || f.T[0][3].Lat.Count < 1000 || f.T[0][3].Lat.Untimed != 0 {
+		if n != 0 || f.T[0][3].Lat.Count < 1000 || f.T[0][3].Lat.Untimed != 0 || f.T[0][3].Trip.Count < 1000 {
 			t.Errorf("%v allocations per cycle, want 0; %+v", n, f.T[0][3].Lat)
 		}
 	})

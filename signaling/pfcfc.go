@@ -215,12 +215,12 @@ func (f *PFC) charge(p queues.Packet, n int) {
 	f.bytes[in][pcp] = b
 	ct := &f.T[in][pcp]
 	if n > 0 {
-		ct.charged(b)
+		ct.charged(b, f.env)
 	}
 	switch {
 	case n > 0 && !f.on[in][pcp] && b >= f.lim[in].Xoff:
 		now := f.env.Now()
-		ct.paused(b)
+		ct.paused(b, now)
 		f.setXon(in, pcp, 0)
 		f.on[in][pcp] = true
 		f.active++

@@ -191,12 +191,12 @@ func (s *SwitchPortFC) check(p, q int, up bool) {
 	c := class - 1
 	ct := &s.T[p][c]
 	if up {
-		ct.charged(level)
+		ct.charged(level, s.env)
 	}
 	switch {
 	case up && !s.on[p][c] && level >= xoff:
 		now := s.env.Now()
-		ct.paused(level)
+		ct.paused(level, now)
 		s.arm(now, s.th.Refresh)
 		s.setResend(p, c, 0)
 		s.on[p][c] = true

@@ -88,12 +88,12 @@ func (h *HostPortFC) checkRelay(l, q int, up bool) {
 	}
 	level, ct := h.env.Egress(l).QueueBytes(q), &h.RT[l]
 	if up {
-		ct.charged(level)
+		ct.charged(level, h.env)
 	}
 	switch {
 	case up && !h.rOn[l] && level >= ct.Xoff:
 		now := h.env.Now()
-		ct.paused(level)
+		ct.paused(level, now)
 		h.relay.arm(now, h.th.Refresh)
 		setOwed(&h.rResend[l], &h.relay.owed, 0)
 		h.rOn[l] = true

@@ -51,6 +51,15 @@ type FCClass struct {
 	// PauseLatNs times every pause frame of the class's pauses, from
 	// the decision to the frame's departure (PauseLat).
 	PauseLatNs PauseLat `json:"pause_lat_ns"`
+	// TripNs times each pause's round trip as the port saw it, in
+	// PauseLat's form (Untimed unused): from the decision to the last
+	// growth of the counter before the resume, the last byte the
+	// senders had on the wire or sent before the pause reached them. A
+	// pause after which nothing more came, or still in force, is not in
+	// it. OvershootBytes is the most the counter grew past its value at
+	// a pause before the resume.
+	TripNs         PauseLat `json:"trip_ns"`
+	OvershootBytes int      `json:"overshoot_bytes"`
 }
 
 // PauseLat is the latency of pause frames in ns of the lab's clock (a

@@ -14,6 +14,7 @@ func TestFCTimingJSON(t *testing.T) {
 		Pauses: 2, Refreshes: 7, Resumes: 2,
 		AtPauseMinBytes: 150000, AtPauseMaxBytes: 150900, AtResumeMinBytes: 99100, AtResumeMaxBytes: 100000,
 		PauseLatNs: PauseLat{Count: 6, Sum: 30000, Max: 9000, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 2}},
+		TripNs:     PauseLat{Count: 2, Sum: 4000, Max: 2100, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, Untimed: 0}, OvershootBytes: 21000,
 	}}}}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -26,7 +27,8 @@ func TestFCTimingJSON(t *testing.T) {
 	want := `{"bdp_bytes":25000,"classes":[{"class":"B","xoff_bytes":150000,"xon_bytes":100000,"peak_bytes":171000,` +
 		`"pauses":2,"refreshes":7,"resumes":2,"at_pause_min_bytes":150000,"at_pause_max_bytes":150900,` +
 		`"at_resume_min_bytes":99100,"at_resume_max_bytes":100000,` +
-		`"pause_lat_ns":{"count":6,"sum":30000,"max":9000,"hist":[0,0,0,0,0,0,0,0,0,0,0,0,0,4,2],"untimed":0}}]}`
+		`"pause_lat_ns":{"count":6,"sum":30000,"max":9000,"hist":[0,0,0,0,0,0,0,0,0,0,0,0,0,4,2],"untimed":0},` +
+		`"trip_ns":{"count":2,"sum":4000,"max":2100,"hist":[0,0,0,0,0,0,0,0,0,0,0,0,2],"untimed":0},"overshoot_bytes":21000}]}`
 	if string(m["fc_timing"]) != want {
 		t.Errorf("fc_timing\n %s\nwant\n %s", m["fc_timing"], want)
 	}

@@ -253,23 +253,29 @@ func exportFCTiming(t *signaling.FCTiming) *api.FCTiming {
 	out := &api.FCTiming{BDPBytes: t.BDPBytes, Classes: make([]api.FCClass, t.N)}
 	for i := range t.N {
 		c := &t.C[i]
-		n := len(c.Lat.Buckets)
-		for n > 0 && c.Lat.Buckets[n-1] == 0 {
-			n--
-		}
 		out.Classes[i] = api.FCClass{
 			Class: c.Class, XoffBytes: c.Xoff, XonBytes: c.Xon, PeakBytes: c.Peak,
 			Pauses: c.Pauses, Refreshes: c.Refreshes, Resumes: c.Resumes,
 			AtPauseMinBytes: c.AtPauseMin, AtPauseMaxBytes: c.AtPauseMax,
 			AtResumeMinBytes: c.AtResumeMin, AtResumeMaxBytes: c.AtResumeMax,
-			PauseLatNs: api.PauseLat{Count: c.Lat.Count, Sum: c.Lat.SumNs, Max: c.Lat.MaxNs,
-				Hist: slices.Clone(c.Lat.Buckets[:n:n]), Untimed: c.Lat.Untimed},
-		}
-		if out.Classes[i].PauseLatNs.Hist == nil {
-			out.Classes[i].PauseLatNs.Hist = []uint64{}
+			PauseLatNs: exportLat(&c.Lat), TripNs: exportLat(&c.Trip), OvershootBytes: c.Overshoot,
 		}
 	}
 	return out
+}
+
+// exportLat is a latency histogram as the stats give it: up to its last
+// non-empty bucket (empty, not nil, when it has none).
+func exportLat(h *signaling.LatHist) api.PauseLat {
+	n := len(h.Buckets)
+	for n > 0 && h.Buckets[n-1] == 0 {
+		n--
+	}
+	hist := slices.Clone(h.Buckets[:n:n])
+	if hist == nil {
+		hist = []uint64{}
+	}
+	return api.PauseLat{Count: h.Count, Sum: h.SumNs, Max: h.MaxNs, Hist: hist, Untimed: h.Untimed}
 }
 
 func dropMap(counts []uint64) map[string]uint64 {

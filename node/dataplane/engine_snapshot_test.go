@@ -126,6 +126,8 @@ func (timingSource) FCTiming(p int, t *signaling.FCTiming) {
 		AtPauseMin: 150_000, AtPauseMax: 150_900, AtResumeMin: 99_100, AtResumeMax: 99_100}
 	c.Lat.Count, c.Lat.SumNs, c.Lat.MaxNs, c.Lat.Untimed = 3, 7000, 3000, 1
 	c.Lat.Buckets[11], c.Lat.Buckets[12] = 2, 1 // 2000, 2000, 3000 ns
+	c.Trip.Count, c.Trip.SumNs, c.Trip.MaxNs, c.Overshoot = 1, 2500, 2500, 21_000
+	c.Trip.Buckets[12] = 1
 	t.C[0], t.N, t.BDPBytes = c, 1, 25_000
 }
 
@@ -147,13 +149,14 @@ func TestSnapshotFCTiming(t *testing.T) {
 		Class: "B", XoffBytes: 150_000, XonBytes: 100_000, PeakBytes: 171_000, Pauses: 2, Refreshes: 7, Resumes: 1,
 		AtPauseMinBytes: 150_000, AtPauseMaxBytes: 150_900, AtResumeMinBytes: 99_100, AtResumeMaxBytes: 99_100,
 		PauseLatNs: api.PauseLat{Count: 3, Sum: 7000, Max: 3000, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 1}, Untimed: 1},
+		TripNs:     api.PauseLat{Count: 1, Sum: 2500, Max: 2500, Hist: []uint64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}}, OvershootBytes: 21_000,
 	}}}
 	if got := ps[1].FCTiming; !reflect.DeepEqual(got, want) {
 		t.Errorf("port 1:\n got %+v\nwant %+v", got, want)
 	}
 	var none signaling.FCTiming
 	none.N = 1
-	if h := exportFCTiming(&none).Classes[0].PauseLatNs.Hist; h == nil || len(h) != 0 {
-		t.Errorf("nothing timed: hist %#v, want []", h)
+	if c := exportFCTiming(&none).Classes[0]; c.PauseLatNs.Hist == nil || len(c.PauseLatNs.Hist) != 0 || c.TripNs.Hist == nil || len(c.TripNs.Hist) != 0 {
+		t.Errorf("nothing timed: hists %#v, %#v, want []", c.PauseLatNs.Hist, c.TripNs.Hist)
 	}
 }

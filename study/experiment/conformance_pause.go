@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/queues"
 )
 
 // fcPort is one port's flow-control timing at the end of a run
@@ -35,7 +36,12 @@ type fcPort struct {
 // same at the one-hop round trip the lab's probes measured instead of
 // the model's: the greatest of the run at the port (PFC) or at any port
 // of its node (the pause goes to several), which is how far the
-// emulator's own latency moves the senders' reaction.
+// emulator's own latency moves the senders' reaction. A last row times
+// the pauses' round trips as the ports saw them (api.FCClass.TripNs):
+// from the decision to the last byte its senders sent, at most a one-hop
+// RTT, the frame on the wire at each end and the pause frame itself;
+// what the senders added in that time is the overshoot, which the
+// round trip explains where a peak is past its allowance.
 func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int) []CheckRow {
 	type agg struct {
 		ports                    int
@@ -45,6 +51,10 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		latMax                   int64
 		peak, xoff, xon, bdp     int
 		frames, untimed, resumes uint64
+		// The pauses' round trips (the lab's ns) and overshoot.
+		trips            uint64
+		tripMax, tripSum int64
+		overshoot        int
 		// The port whose peak came nearest its allowance at the
 		// measured round trip (or furthest past it): that margin, its
 		// peak and allowance, the round trip (the target's ns), and
@@ -109,6 +119,10 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 			a.frames += c.PauseLatNs.Count
 			a.untimed += c.PauseLatNs.Untimed
 			a.peak = max(a.peak, c.PeakBytes)
+			a.trips += c.TripNs.Count
+			a.tripSum += c.TripNs.Sum
+			a.tripMax = max(a.tripMax, c.TripNs.Max)
+			a.overshoot = max(a.overshoot, c.OvershootBytes)
 			a.xoff, a.xon, a.bdp = max(a.xoff, c.XoffBytes), min(a.xon, c.XonBytes), max(a.bdp, p.Timing.BDPBytes)
 		}
 	}
@@ -136,6 +150,7 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		allow := a.xoff + senders*(a.bdp+2*frame)
 		rows = append(rows, CheckRow{Item: k + ": the counter's peak", Measured: kb(a.peak), Expected: kb(allow), Unit: "KB",
 			Formula: fmt.Sprintf("at most X_off + %d x (BDP %g KB + 2 frames)", senders, kb(a.bdp)), Error: kb(a.peak - allow), Ceil: true, Pass: a.peak <= allow})
+		rows = append(rows, tripRow(k, a.trips, a.tripMax, a.tripSum, a.overshoot, env))
 		if !a.measured {
 			rows = append(rows, CheckRow{Item: k + ": the counter's peak at the measured RTT", Formula: "a one-hop RTT measured at every paused port's node"})
 			continue
@@ -150,6 +165,32 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 			Formula: fmt.Sprintf("at most X_off + %d x (BDP at the measured RTT + 2 frames)", senders), Error: kb(int(a.wPeak - a.wAllow)), Ceil: true, Pass: a.worst <= 0})
 	}
 	return rows
+}
+
+// pauseWire is what a pause frame takes on the wire: a minimum Ethernet
+// frame (60 bytes before its FCS) and what the wire adds to every frame.
+const pauseWire = 60 + queues.WireOverhead
+
+// tripRow judges the greatest of n pause round trips (max and sum in
+// the lab's ns) of the class in key k against the one-hop RTT, a data
+// frame on the wire at each end and the pause frame; overshoot, the most
+// a counter grew past its value at a pause, is its detail.
+func tripRow(k string, n uint64, maxNs, sumNs int64, overshoot int, env conformanceEnv) CheckRow {
+	frame := env.wire.Payload + env.wire.Overhead
+	ser := func(b int) float64 { return float64(b) * 8 / float64(env.wire.Rate) * 1e6 } // µs
+	allow := us(env.target.OneHopRTT()) + ser(2*frame+pauseWire)
+	row := CheckRow{Item: k + ": a pause's round trip", Expected: allow, Unit: "µs", Ceil: true,
+		Formula: fmt.Sprintf("from the pause to the last byte its senders sent: at most the one-hop RTT + 2 frames + the pause frame (%.4g µs)", allow)}
+	if n == 0 {
+		row.Detail = "no pause after which more bytes came"
+		row.Pass = true
+		return row
+	}
+	trip := float64(maxNs) / env.d / 1e3
+	mean := float64(sumNs) / float64(n) / env.d / 1e3
+	row.Measured, row.Error, row.Pass = trip, trip-allow, trip <= allow
+	row.Detail = fmt.Sprintf("%d pauses timed, mean %.3g µs; the counter grew at most %.4g KB past its value at a pause", n, mean, float64(overshoot)/1e3)
+	return row
 }
 
 // pauseSenders is how many ports a pause of the class in key k (a

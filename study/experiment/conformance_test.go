@@ -300,8 +300,24 @@ func TestConformancePauseRows(t *testing.T) {
 		}
 		return true
 	}
-	if rows := pauseRows(pfc(nil), env, 4, 2); len(rows) != 5 || !all(rows) || !strings.Contains(rows[0].Detail, "1 ports, 3 pauses") {
+	if rows := pauseRows(pfc(nil), env, 4, 2); len(rows) != 6 || !all(rows) || !strings.Contains(rows[0].Detail, "1 ports, 3 pauses") ||
+		!strings.Contains(row(rows, "a pause's round trip").Detail, "no pause after which") {
 		t.Errorf("a PFC port by the book: %+v", rows)
+	}
+	// Round trips of 1.8 and 2.1 µs of the target: within the one-hop
+	// RTT, two frames and the pause frame (2 µs + 0.18); 2.5 µs is not.
+	trip := func(maxUs float64) func(*api.FCClass) {
+		return func(c *api.FCClass) {
+			c.TripNs = api.PauseLat{Count: 2, Sum: int64((1.8 + maxUs) * 5000 * 1000), Max: int64(maxUs * 5000 * 1000)}
+			c.OvershootBytes = 21_000
+		}
+	}
+	if r := row(pauseRows(pfc(trip(2.1)), env, 4, 2), "a pause's round trip"); !r.Pass || math.Abs(r.Measured-2.1) > 1e-9 ||
+		!strings.Contains(r.Detail, "2 pauses timed, mean 1.95 µs; the counter grew at most 21 KB") {
+		t.Errorf("a round trip of 2.1 µs: %+v", r)
+	}
+	if r := row(pauseRows(pfc(trip(2.5)), env, 4, 2), "a pause's round trip"); r.Pass {
+		t.Errorf("a round trip of 2.5 µs passed: %+v", r)
 	}
 	for name, mod := range map[string]func(*api.FCClass){
 		"paused before X_off":      func(c *api.FCClass) { c.AtPauseMinBytes = 149_000 },

@@ -80,7 +80,7 @@ func pfcIncast(t testing.TB) {
 	ps, _ := f.Sws[0].Snapshot()
 	var pauses uint64
 	for p := 1; p < 4; p++ {
-		pauses += pauseTiming(t, "s0.0", ps[p], "P3", 1).Pauses
+		pauses += pauseTiming(t, "s0.0", ps[p], "P3", 1, fcRate).Pauses
 	}
 	if pauses != xoff {
 		t.Errorf("%d pauses decided, %d X_offs sent", pauses, xoff)

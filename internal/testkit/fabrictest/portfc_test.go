@@ -148,7 +148,7 @@ func portFCIncast(t testing.TB) {
 	}
 	// The B class's counter is the B queue: its peak is the queue's
 	// maximum; each pause is a frame to each other port, timed.
-	if c := pauseTiming(t, "s0.0", ps[0], "B", uint64(tp.N()-1)); c.PeakBytes != b.MaxBytes || c.Pauses != sig["tx_pause_B"] {
+	if c := pauseTiming(t, "s0.0", ps[0], "B", uint64(tp.N()-1), fcRate); c.PeakBytes != b.MaxBytes || c.Pauses != sig["tx_pause_B"] {
 		t.Errorf("B peak %d B, queue max %d; %d pauses decided, %d sent to p1", c.PeakBytes, b.MaxBytes, c.Pauses, sig["tx_pause_B"])
 	}
 	// Headroom: what arrives between crossing X_off and the sources
@@ -491,7 +491,7 @@ func portFCRelayAcrossUnequalLinks(t testing.TB) {
 	// The guard's pauses leave by eth0, whose hooks time them; the
 	// RQ class's peak is the relay queue's maximum.
 	per := uint64(tp.N() - 1)
-	if c := pauseTiming(t, "h1", ps[1], "RQ", per); c.PeakBytes != rq.MaxBytes || c.Pauses*per != sig["tx_pause_B"] {
+	if c := pauseTiming(t, "h1", ps[1], "RQ", per, fcRate); c.PeakBytes != rq.MaxBytes || c.Pauses*per != sig["tx_pause_B"] {
 		t.Errorf("RQ peak %d B, queue max %d; %d pauses decided, %d frames sent", c.PeakBytes, rq.MaxBytes, c.Pauses, sig["tx_pause_B"])
 	}
 	// How far past X̂_off the queue goes was, on real time, the reaction
