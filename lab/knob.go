@@ -274,7 +274,7 @@ var knobs = []Knob{
 		Help: "ECN P_max, the marking `probability` at K_max (implies --ecn; 0: 0.2)"},
 		func(s *Spec) *float64 { return &s.ECNPmax }),
 	knob(wordC, Knob{Name: "cc", Reads: "hostd (every flow's transport), every egress (dctcp: marking; hpcc: INT)", Example: "hpcc",
-		Help: "congestion control of the servers' flows: dcqcn (rate cut on CNPs, marking per --ecn; empty: dcqcn), dctcp (window cut on echoed marks; every egress marks at one threshold K, 100 KB at 100 Gb/s scaled to its rate, unless --ecn-kmin/--ecn-kmax/--ecn-pmax say otherwise), hpcc (window and rate from the INT records every egress stamps), dcqcn-win (DCQCN with a window of one BDP), dcqcn-mlx (DCQCN as Mellanox NICs and the HPCC simulator run it: cuts in a row keep the target, the timer alone raises the rate) or none"},
+		Help: "congestion control of the servers' flows: dcqcn (rate cut on CNPs, marking per --ecn; empty: dcqcn), dctcp (window cut on echoed marks; every egress marks at one threshold K, 100 KB at 100 Gb/s scaled to its rate, unless --ecn-kmin/--ecn-kmax/--ecn-pmax say otherwise), hpcc (window and rate from the INT records every egress stamps), dcqcn-win (DCQCN with a window of one BDP), dcqcn-mlx (DCQCN as Mellanox NICs and the HPCC simulator run it: CNPs noted and the rate cut on a 50 µs clock, cuts in a row keep the target, the timer alone raises the rate) or none"},
 		func(s *Spec) *string { return &s.CC }),
 	knob(offC(durC, -1), Knob{Name: "watchdog-detect", Reads: "watchdog (every scheme)", Example: "5ms",
 		Help: "report a queue paused, not empty and sending nothing for this long (default: the target's 1 ms x D); 0 turns the watchdog off"},

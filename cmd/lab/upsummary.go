@@ -72,7 +72,7 @@ func printECN(w io.Writer, p *lab.Plan) {
 	case "dcqcn-win":
 		fmt.Fprintf(w, "  cc          dcqcn-win: DCQCN's rate with a window of one BDP\n")
 	case "dcqcn-mlx":
-		fmt.Fprintf(w, "  cc          dcqcn-mlx: DCQCN as Mellanox NICs run it (cuts in a row keep the target, the timer alone raises the rate)\n")
+		fmt.Fprintf(w, "  cc          dcqcn-mlx: DCQCN as Mellanox NICs run it (CNPs noted, the rate cut on a 50 µs clock, cuts in a row keep the target, the timer alone raises the rate)\n")
 	case "none":
 		fmt.Fprintf(w, "  cc          none: flows paced at their line rate\n")
 	}

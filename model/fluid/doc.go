@@ -88,7 +88,8 @@
 // stages, so events 1 to F-1 are fast recovery and, once the timer has
 // reached F, byte-counter events are additive too; the model with F-1
 // is the nearer description of it. Its Mellanox variant (Mlx) differs
-// more (cuts in a row keep the target; no byte counter) and is not this
+// more (CNPs noted and applied on a 50 µs clock, alpha on its own;
+// cuts in a row keep the target; no byte counter) and is not this
 // model.
 //
 // # What was checked, and how
