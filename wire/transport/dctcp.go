@@ -10,9 +10,11 @@ package transport
 //     ended: it ends when every packet sent before its start is
 //     acknowledged (una reaches winEnd). At its end alpha moves as alpha =
 //     (1-g) alpha + g F, F the fraction of its acknowledged bytes whose
-//     ACKs echoed a mark; if none did, W grows by one MTU (additive
-//     increase, one MTU per window). A new window starts at the next
-//     packet to send.
+//     ACKs echoed a mark; unless a cut still waits for the data sent
+//     before it (TCP's CWR state), W grows by one MTU, marks or not
+//     (additive increase, one MTU per window, as RFC 8257's congestion
+//     avoidance and the HPCC simulator's DCTCP grow). A new window starts
+//     at the next packet to send.
 //   - An ACK that echoes a mark cuts W to W (1 - alpha/2) with the alpha
 //     of that moment, at most once per window of data: after a cut the
 //     next is allowed once everything sent before it is acknowledged.
@@ -27,7 +29,7 @@ package transport
 type DCTCPCounters struct {
 	Cuts      uint64 // windows cut on an echoed mark
 	Windows   uint64 // observation windows ended (alpha updates)
-	Increases uint64 // windows ended without a mark: W += MTU
+	Increases uint64 // windows ended with no cut pending: W += MTU
 }
 
 // DCTCP is one sender's window machine. Not safe for concurrent use.
@@ -85,7 +87,7 @@ func (d *DCTCP) OnAck(newly int64, ece bool, una, hi int64) {
 	f := float64(d.marked) / float64(d.acked)
 	d.alpha = (1-d.g)*d.alpha + d.g*f
 	d.C.Windows++
-	if d.marked == 0 {
+	if una >= d.cutEnd {
 		d.w = min(d.wmax, d.w+d.mtu)
 		d.C.Increases++
 	}

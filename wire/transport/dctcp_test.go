@@ -34,16 +34,23 @@ func TestDCTCPAlphaAndWindow(t *testing.T) {
 		{4000, false, 10, 12, 0.9375, 5312.5},
 		// una 12 >= 11 ends the window: 10000 bytes acknowledged, 4000
 		// of them marked, F = 0.4; alpha = 0.9375 x 15/16 + 0.4/16 =
-		// 0.87890625 + 0.025 = 0.90390625; marks, so no increase. Next
-		// window ends at 15.
+		// 0.87890625 + 0.025 = 0.90390625; the cut still waits for
+		// una 13, so no increase. Next window ends at 15.
 		{2000, false, 12, 14, 0.90390625, 5312.5},
 		// A window without marks: alpha = 0.90390625 x 15/16 =
 		// 0.847412109375, W + 1000 = 6312.5; next ends at 18.
 		{3000, false, 15, 17, 0.847412109375, 6312.5},
 		// una 16 >= 13: a cut with that alpha, W = 6312.5 x (1 -
 		// 0.4237060546875) = 6312.5 x 0.5762939453125 =
-		// 3637.8555297851562.
+		// 3637.8555297851562; no other cut until una reaches 19.
 		{1000, true, 16, 18, 0.847412109375, 3637.8555297851562},
+		// Marked within the cut's window: no cut.
+		{1000, true, 17, 20, 0.847412109375, 3637.8555297851562},
+		// una 19 ends the window (3000 bytes, 2000 marked, F = 2/3:
+		// alpha = 0.847412109375 x 15/16 + 2/3/16 = 0.8361155192057292)
+		// past the cut's: marks or not, W + 1000, as RFC 8257 and the
+		// HPCC simulator grow a window that is not waiting on a cut.
+		{1000, false, 19, 21, 0.8361155192057292, 4637.855529785156},
 	}
 	for i, s := range steps {
 		d.OnAck(s.newly, s.ece, s.una, s.hi)
@@ -51,7 +58,7 @@ func TestDCTCPAlphaAndWindow(t *testing.T) {
 			t.Fatalf("step %d: alpha %v W %v, want %v %v", i, d.Alpha(), d.Window(), s.alpha, s.w)
 		}
 	}
-	if d.Packets() != 3 || d.C != (DCTCPCounters{Cuts: 2, Windows: 3, Increases: 2}) {
+	if d.Packets() != 4 || d.C != (DCTCPCounters{Cuts: 2, Windows: 4, Increases: 3}) {
 		t.Fatalf("packets %d, counters %+v", d.Packets(), d.C)
 	}
 	// W never goes below one MTU.

@@ -98,7 +98,8 @@
 // acknowledges at once when the mark changes, so an ACK's echo covers
 // packets of one mark; the sender (OnAckEcho) cuts W by alpha/2 at most
 // once per window of data, updates alpha once per window and adds one
-// MTU per window without a mark. Switches mark at one threshold K.
+// MTU per window in which no cut waits (marks or not). Switches mark at
+// one threshold K.
 //
 // # HPCC
 //
