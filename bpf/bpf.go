@@ -7,8 +7,14 @@
 // queue without a socket get the fallback verdict: passed to the kernel
 // stack (the default) or dropped.
 //
-// Load one Program per interface: its maps are that port's configuration
-// and counters.
+// A Program serves one interface: its slot of the loaded program's maps is
+// that port's configuration, counters and sockets. Load loads a program of
+// its own; a Shared loads one copy that the Programs it hands out share,
+// one interface each, up to MaxPorts interfaces of one network namespace
+// (a node's ports). Sharing makes a node's bring-up and removal cheaper:
+// the kernel's XDP dispatcher changes, and waits for an RCU grace period
+// under the RTNL lock, only when the first interface attaches a program
+// and when the last one leaves it.
 package bpf
 
 import (
@@ -118,6 +124,14 @@ type Counters struct {
 	Down     uint64 // frames dropped because the link is down
 	Mirror   uint64 // copies of a patched link's frames (Config.Patched)
 }
+
+// MaxPorts is how many interfaces one loaded program serves, and
+// MaxQueues how many receive queues of each can have a socket; as in
+// xdp_redirect.c.
+const (
+	MaxPorts  = 64
+	MaxQueues = 8
+)
 
 // Indices of the counters map, as in xdp_redirect.c.
 const (

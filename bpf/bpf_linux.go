@@ -3,31 +3,46 @@ package bpf
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/rlimit"
 )
 
-// Program is one loaded copy of the XDP program and its maps, attached to at
-// most one device. It is safe for concurrent use to the extent that
-// cilium/ebpf maps are: Register, SetConfig and Counters may be called from
-// any goroutine; Attach and Close not concurrently with anything else.
-type Program struct {
-	objs xdpRedirectObjects
-	link link.Link // nil until attached
+// Shared is one loaded copy of the XDP program and its maps, serving up to
+// MaxPorts interfaces of one network namespace through the Programs it
+// hands out, each in a slot of its own. The loaded objects live until the
+// Shared and every Program of it are closed. Safe for concurrent use.
+type Shared struct {
+	mu     sync.Mutex
+	objs   xdpRedirectObjects
+	used   [MaxPorts]bool
+	users  int  // Programs not yet closed
+	closed bool // Close was called
 }
 
-// Load loads the program and its maps into the kernel, configured with the
-// zero Config.
+// Program serves one interface from a slot of a loaded program: its
+// configuration, counters and AF_XDP sockets are its own. It is safe for
+// concurrent use to the extent that cilium/ebpf maps are: Register,
+// SetConfig and Counters may be called from any goroutine; Attach and
+// Close not concurrently with anything else.
+type Program struct {
+	sh      *Shared
+	slot    uint32
+	ifindex int       // the interface whose frames the slot gets; 0 none
+	link    link.Link // nil until attached
+}
+
+// LoadShared loads the program and its maps into the kernel.
 //
 // It first lifts RLIMIT_MEMLOCK, which kernels before 5.11 charge BPF memory
 // to. Failing that (EPERM without CAP_SYS_RESOURCE) is not fatal: loading is
 // tried anyway, and the rlimit error is reported only if loading fails too.
-func Load() (*Program, error) {
+func LoadShared() (*Shared, error) {
 	memlockErr := rlimit.RemoveMemlock()
-	p := &Program{}
-	if err := loadXdpRedirectObjects(&p.objs, nil); err != nil {
+	s := &Shared{}
+	if err := loadXdpRedirectObjects(&s.objs, nil); err != nil {
 		var verr *ebpf.VerifierError
 		if errors.As(err, &verr) {
 			// %+v prints the whole verifier log.
@@ -39,14 +54,131 @@ func Load() (*Program, error) {
 		}
 		return nil, err
 	}
-	if err := p.SetConfig(Config{}); err != nil {
-		return nil, errors.Join(err, p.Close())
+	return s, nil
+}
+
+// Load loads a program of its own for one interface, configured with the
+// zero Config; Close releases it.
+func Load() (*Program, error) {
+	s, err := LoadShared()
+	if err != nil {
+		return nil, err
 	}
+	p, err := s.Program()
+	return p, errors.Join(err, s.Close())
+}
+
+// Program takes a free slot, with zeroed counters, no sockets and the zero
+// Config, for one interface.
+func (s *Shared) Program() (*Program, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("bpf: program of a closed Shared")
+	}
+	slot := -1
+	for i, u := range s.used {
+		if !u {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		return nil, fmt.Errorf("bpf: the program serves %d interfaces already", MaxPorts)
+	}
+	p := &Program{sh: s, slot: uint32(slot)}
+	// A slot given back may hold a former Program's counts.
+	cpus, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("bpf: clear counters of slot %d: %w", slot, err)
+	}
+	zero := make([]uint64, cpus)
+	for c := range numCounters {
+		if err := s.objs.Counters.Update(p.counterKey(c), zero, ebpf.UpdateAny); err != nil {
+			return nil, fmt.Errorf("bpf: clear counters of slot %d: %w", slot, err)
+		}
+	}
+	if err := p.SetConfig(Config{}); err != nil {
+		return nil, err
+	}
+	s.used[slot] = true
+	s.users++
 	return p, nil
 }
 
+// Close drops the Shared's own hold on the loaded objects; they are
+// released once every Program of it is closed too.
+func (s *Shared) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return s.releaseLocked()
+}
+
+func (s *Shared) releaseLocked() error {
+	if !s.closed || s.users > 0 || s.objs.XdpRedirect == nil {
+		return nil
+	}
+	var errs []error
+	// Close of a nil *ebpf.Program or *ebpf.Map is a no-op.
+	if err := s.objs.XdpRedirect.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("bpf: close program: %w", err))
+	}
+	for _, m := range []struct {
+		name string
+		m    *ebpf.Map
+	}{
+		{"ports", s.objs.Ports},
+		{"counters", s.objs.Counters},
+		{"config", s.objs.Config},
+		{"xsks", s.objs.Xsks},
+	} {
+		if err := m.m.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bpf: close map %s: %w", m.name, err))
+		}
+	}
+	s.objs = xdpRedirectObjects{}
+	return errors.Join(errs...)
+}
+
+func (p *Program) counterKey(c int) uint32 { return p.slot*numCounters + uint32(c) }
+
+// serve gives the frames of ifindex (in the calling thread's network
+// namespace) to p's slot.
+func (p *Program) serve(ifindex int) error {
+	if ifindex <= 0 {
+		return fmt.Errorf("bpf: invalid ifindex %d", ifindex)
+	}
+	if p.ifindex != 0 {
+		return fmt.Errorf("bpf: attach xdp on ifindex %d: program already serves ifindex %d", ifindex, p.ifindex)
+	}
+	key, slot := uint32(ifindex), p.slot
+	if err := p.sh.objs.Ports.Update(key, slot, ebpf.UpdateNoExist); err != nil {
+		if errors.Is(err, ebpf.ErrKeyExist) {
+			return fmt.Errorf("bpf: attach xdp on ifindex %d: another interface of the shared program has that ifindex (a Shared serves one network namespace)", ifindex)
+		}
+		return fmt.Errorf("bpf: attach xdp on ifindex %d: %w", ifindex, err)
+	}
+	p.ifindex = ifindex
+	return nil
+}
+
+// unserve undoes serve.
+func (p *Program) unserve() error {
+	if p.ifindex == 0 {
+		return nil
+	}
+	err := p.sh.objs.Ports.Delete(uint32(p.ifindex))
+	p.ifindex = 0
+	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+		return fmt.Errorf("bpf: release ifindex: %w", err)
+	}
+	return nil
+}
+
 // Attach attaches the program to the device ifindex of the calling thread's
-// network namespace and returns the mode actually used.
+// network namespace and returns the mode actually used. The device's
+// frames go to p's slot from the first one on.
 //
 // The attachment is a bpf_link owned by this process: it is detached by
 // Close, and by the kernel when the process dies, however it dies.
@@ -54,13 +186,19 @@ func (p *Program) Attach(ifindex int, mode Mode) (Mode, error) {
 	if p.link != nil {
 		return 0, fmt.Errorf("bpf: attach xdp on ifindex %d: program already attached", ifindex)
 	}
+	if mode != ModeNative && mode != ModeGeneric && mode != ModeAuto {
+		return 0, fmt.Errorf("bpf: attach xdp on ifindex %d: invalid mode %v", ifindex, mode)
+	}
+	if err := p.serve(ifindex); err != nil {
+		return 0, err
+	}
 	try := func(m Mode) error {
 		flags := link.XDPDriverMode
 		if m == ModeGeneric {
 			flags = link.XDPGenericMode
 		}
 		l, err := link.AttachXDP(link.XDPOptions{
-			Program:   p.objs.XdpRedirect,
+			Program:   p.sh.objs.XdpRedirect,
 			Interface: ifindex,
 			Flags:     flags,
 		})
@@ -70,26 +208,40 @@ func (p *Program) Attach(ifindex int, mode Mode) (Mode, error) {
 		p.link = l
 		return nil
 	}
+	var err error
 	switch mode {
 	case ModeNative, ModeGeneric:
-		return mode, try(mode)
+		if err = try(mode); err == nil {
+			return mode, nil
+		}
 	case ModeAuto:
 		errNative := try(ModeNative)
 		if errNative == nil {
 			return ModeNative, nil
 		}
-		if err := try(ModeGeneric); err != nil {
-			return 0, errors.Join(errNative, err)
+		if err = try(ModeGeneric); err == nil {
+			return ModeGeneric, nil
 		}
-		return ModeGeneric, nil
+		err = errors.Join(errNative, err)
 	}
-	return 0, fmt.Errorf("bpf: attach xdp on ifindex %d: invalid mode %v", ifindex, mode)
+	return 0, errors.Join(err, p.unserve())
+}
+
+func (p *Program) xskKey(queueID int) (uint32, error) {
+	if queueID < 0 || queueID >= MaxQueues {
+		return 0, fmt.Errorf("bpf: queue %d out of range [0, %d)", queueID, MaxQueues)
+	}
+	return p.slot*MaxQueues + uint32(queueID), nil
 }
 
 // Register directs the frames of queueID to the AF_XDP socket xskFD. The
 // map takes its own reference: closing the socket removes the entry.
 func (p *Program) Register(queueID int, xskFD int) error {
-	if err := p.objs.Xsks.Update(uint32(queueID), uint32(xskFD), ebpf.UpdateAny); err != nil {
+	key, err := p.xskKey(queueID)
+	if err != nil {
+		return err
+	}
+	if err := p.sh.objs.Xsks.Update(key, uint32(xskFD), ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("bpf: register socket %d for queue %d: %w", xskFD, queueID, err)
 	}
 	return nil
@@ -98,7 +250,11 @@ func (p *Program) Register(queueID int, xskFD int) error {
 // Unregister removes the socket of queueID, whose frames then get the
 // fallback verdict. Removing an empty entry is not an error.
 func (p *Program) Unregister(queueID int) error {
-	err := p.objs.Xsks.Delete(uint32(queueID))
+	key, err := p.xskKey(queueID)
+	if err != nil {
+		return err
+	}
+	err = p.sh.objs.Xsks.Delete(key)
 	if err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
 		return fmt.Errorf("bpf: unregister queue %d: %w", queueID, err)
 	}
@@ -124,7 +280,7 @@ func (p *Program) SetConfig(c Config) error {
 	if c.Captured {
 		v.Captured = 1
 	}
-	if err := p.objs.Config.Update(uint32(0), &v, ebpf.UpdateAny); err != nil {
+	if err := p.sh.objs.Config.Update(p.slot, &v, ebpf.UpdateAny); err != nil {
 		return fmt.Errorf("bpf: set config: %w", err)
 	}
 	return nil
@@ -136,7 +292,7 @@ func (p *Program) Counters() (Counters, error) {
 	var sums [numCounters]uint64
 	var perCPU []uint64
 	for i := range sums {
-		if err := p.objs.Counters.Lookup(uint32(i), &perCPU); err != nil {
+		if err := p.sh.objs.Counters.Lookup(p.counterKey(i), &perCPU); err != nil {
 			return Counters{}, fmt.Errorf("bpf: read counter %d: %w", i, err)
 		}
 		for _, v := range perCPU {
@@ -153,9 +309,14 @@ func (p *Program) Counters() (Counters, error) {
 	}, nil
 }
 
-// Close detaches the program, if attached, and releases it and its maps.
+// Close detaches the program from p's interface, if attached, gives the
+// slot back (its sockets unregistered) and, if p was the last user of a
+// closed Shared (always so for Load's), releases the program and its maps.
 // It returns every step's error.
 func (p *Program) Close() error {
+	if p.sh == nil {
+		return nil
+	}
 	var errs []error
 	if p.link != nil {
 		if err := p.link.Close(); err != nil {
@@ -163,22 +324,16 @@ func (p *Program) Close() error {
 		}
 		p.link = nil
 	}
-	// Close of a nil *ebpf.Program or *ebpf.Map is a no-op.
-	if err := p.objs.XdpRedirect.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("bpf: close program: %w", err))
+	errs = append(errs, p.unserve())
+	for q := range MaxQueues {
+		errs = append(errs, p.Unregister(q))
 	}
-	for _, m := range []struct {
-		name string
-		m    *ebpf.Map
-	}{
-		{"counters", p.objs.Counters},
-		{"config", p.objs.Config},
-		{"xsks", p.objs.Xsks},
-	} {
-		if err := m.m.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("bpf: close map %s: %w", m.name, err))
-		}
-	}
-	p.objs = xdpRedirectObjects{}
+	s := p.sh
+	p.sh = nil
+	s.mu.Lock()
+	s.used[p.slot] = false
+	s.users--
+	errs = append(errs, s.releaseLocked())
+	s.mu.Unlock()
 	return errors.Join(errs...)
 }

@@ -37,6 +37,33 @@ func loadT(t *testing.T) *Program {
 	return p
 }
 
+// run runs the program on frame f as if it arrived on ifindex (0: the
+// loopback device, which p is made to serve), repeat times (0: once).
+func run(t *testing.T, p *Program, ifindex int, f, out []byte, repeat uint32) uint32 {
+	t.Helper()
+	if ifindex == 0 {
+		ifindex = 1
+		if p.ifindex == 0 {
+			if err := p.serve(ifindex); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The kernel reads the frame's device (and its namespace's) from the
+	// context; data_end must be the frame's length.
+	ctx := &xdpMD{DataEnd: uint32(len(f)), IngressIfindex: uint32(ifindex)}
+	ret, err := p.sh.objs.XdpRedirect.Run(&ebpf.RunOptions{Data: f, DataOut: out, Context: ctx, Repeat: repeat})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return ret
+}
+
+// xdpMD is struct xdp_md of linux/bpf.h.
+type xdpMD struct {
+	Data, DataEnd, DataMeta, IngressIfindex, RxQueueIndex, EgressIfindex uint32
+}
+
 // frame returns an Ethernet frame of n bytes with a recognisable payload.
 func frame(n int) []byte {
 	f := make([]byte, n)
@@ -84,10 +111,7 @@ func TestProgramRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				out := make([]byte, len(f)+256)
-				ret, err := p.objs.XdpRedirect.Run(&ebpf.RunOptions{Data: f, DataOut: out})
-				if err != nil {
-					t.Fatalf("%s: run: %v", name, err)
-				}
+				ret := run(t, p, 0, f, out, 0)
 				if ret != tt.verdict {
 					t.Errorf("%s: verdict %d, want %d", name, ret, tt.verdict)
 				}
@@ -127,9 +151,7 @@ func TestProgramLossRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 20000
-	if _, err := p.objs.XdpRedirect.Run(&ebpf.RunOptions{Data: frame(60), Repeat: n}); err != nil {
-		t.Fatal(err)
-	}
+	run(t, p, 0, frame(60), nil, n)
 	c, err := p.Counters()
 	if err != nil {
 		t.Fatal(err)
@@ -314,10 +336,117 @@ func TestRegister(t *testing.T) {
 	if err := p.Register(0, int(r.Fd())); err == nil {
 		t.Error("Register of a pipe: no error")
 	}
-	if err := p.Register(64, int(r.Fd())); err == nil {
-		t.Error("Register of queue 64 (map holds 64): no error")
+	if err := p.Register(MaxQueues, int(r.Fd())); err == nil {
+		t.Errorf("Register of queue %d (a slot holds %d): no error", MaxQueues, MaxQueues)
 	}
 	if err := p.Unregister(0); err != nil {
 		t.Errorf("Unregister of an empty queue: %v", err)
+	}
+}
+
+// TestShared checks that the Programs of one Shared each keep their own
+// configuration and counters, keyed by their interface; that a frame of
+// an interface without a slot passes uncounted; that an ifindex serves
+// one slot; and that a slot given back starts again from zero.
+func TestShared(t *testing.T) {
+	testns.New(t)
+	a, b := testns.Veth(t, "xa", "xb")
+	ia, ib := a.Attrs().Index, b.Attrs().Index
+	testns.RequireRoot(t)
+	s, err := LoadShared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := make([]*Program, 2)
+	for i := range progs {
+		if progs[i], err = s.Program(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pa, pb := progs[0], progs[1]
+	t.Cleanup(func() {
+		for _, p := range progs {
+			if err := p.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := pa.serve(ia); err != nil {
+		t.Fatal(err)
+	}
+	if err := pb.serve(ia); err == nil {
+		t.Fatal("two slots serve one ifindex: no error")
+	}
+	if err := pb.serve(ib); err != nil {
+		t.Fatal(err)
+	}
+	if err := pa.SetConfig(Config{Down: true}); err != nil {
+		t.Fatal(err)
+	}
+	f := frame(60)
+	if v := run(t, pa, ia, f, nil, 0); v != xdpDrop {
+		t.Errorf("xa's frame: verdict %d, want drop (xa is down)", v)
+	}
+	if v := run(t, pb, ib, f, nil, 0); v != xdpPass {
+		t.Errorf("xb's frame: verdict %d, want pass (xb is up, no socket)", v)
+	}
+	if v := run(t, pb, 1, f, nil, 0); v != xdpPass {
+		t.Errorf("lo's frame (no slot): verdict %d, want pass", v)
+	}
+	ca, err := pa.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := pb.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Counters{RX: 1, Down: 1}); ca != want {
+		t.Errorf("xa's counters %+v, want %+v", ca, want)
+	}
+	if want := (Counters{RX: 1, Fallback: 1}); cb != want {
+		t.Errorf("xb's counters %+v, want %+v", cb, want)
+	}
+
+	// xa's slot given back and taken again: zero counters, the zero
+	// config, and xa's frames no longer reach it until it serves xa.
+	if err := pa.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := run(t, pb, ia, f, nil, 0); v != xdpPass {
+		t.Errorf("xa's frame after its slot closed: verdict %d, want pass", v)
+	}
+	if progs[0], err = s.Program(); err != nil {
+		t.Fatal(err)
+	}
+	pc := progs[0]
+	if pc.slot != pa.slot {
+		t.Fatalf("new program in slot %d, want the freed slot %d", pc.slot, pa.slot)
+	}
+	if c, err := pc.Counters(); err != nil || c != (Counters{}) {
+		t.Errorf("reused slot's counters %+v (%v), want zero", c, err)
+	}
+	if err := pc.serve(ia); err != nil {
+		t.Fatal(err)
+	}
+	if v := run(t, pc, ia, f, nil, 0); v != xdpPass {
+		t.Errorf("xa's frame in the reused slot: verdict %d, want pass (zero config)", v)
+	}
+	if c, _ := pc.Counters(); c != (Counters{RX: 1, Fallback: 1}) {
+		t.Errorf("reused slot's counters %+v after one frame", c)
+	}
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Program(); err == nil {
+		t.Error("Program of a closed Shared: no error")
+	}
+	// The programs still work until they close.
+	if _, err := pb.Counters(); err != nil {
+		t.Errorf("counters after the Shared closed: %v", err)
 	}
 }

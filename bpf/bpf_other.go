@@ -8,6 +8,16 @@ type Program struct{}
 // Load returns ErrNotSupported.
 func Load() (*Program, error) { return nil, ErrNotSupported }
 
+// Shared is the program loaded once for several interfaces; on this
+// platform it cannot be loaded.
+type Shared struct{}
+
+// LoadShared returns ErrNotSupported.
+func LoadShared() (*Shared, error) { return nil, ErrNotSupported }
+
+func (s *Shared) Program() (*Program, error) { return nil, ErrNotSupported }
+func (s *Shared) Close() error               { return nil }
+
 func (p *Program) Attach(ifindex int, mode Mode) (Mode, error) { return 0, ErrNotSupported }
 func (p *Program) Register(queueID int, xskFD int) error       { return ErrNotSupported }
 func (p *Program) Unregister(queueID int) error                { return ErrNotSupported }

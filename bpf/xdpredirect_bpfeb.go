@@ -28,6 +28,7 @@ type xdpRedirectConfig struct {
 const (
 	xdpRedirectMapConfig       = "config"
 	xdpRedirectMapCounters     = "counters"
+	xdpRedirectMapPorts        = "ports"
 	xdpRedirectMapXsks         = "xsks"
 	xdpRedirectProgXdpRedirect = "xdp_redirect"
 )
@@ -83,6 +84,7 @@ type xdpRedirectProgramSpecs struct {
 type xdpRedirectMapSpecs struct {
 	Config   *ebpf.MapSpec `ebpf:"config"`
 	Counters *ebpf.MapSpec `ebpf:"counters"`
+	Ports    *ebpf.MapSpec `ebpf:"ports"`
 	Xsks     *ebpf.MapSpec `ebpf:"xsks"`
 }
 
@@ -114,6 +116,7 @@ func (o *xdpRedirectObjects) Close() error {
 type xdpRedirectMaps struct {
 	Config   *ebpf.Map `ebpf:"config"`
 	Counters *ebpf.Map `ebpf:"counters"`
+	Ports    *ebpf.Map `ebpf:"ports"`
 	Xsks     *ebpf.Map `ebpf:"xsks"`
 }
 
@@ -121,6 +124,7 @@ func (m *xdpRedirectMaps) Close() error {
 	return _XdpRedirectClose(
 		m.Config,
 		m.Counters,
+		m.Ports,
 		m.Xsks,
 	)
 }

@@ -53,6 +53,7 @@ type Running struct {
 	ports   []*boundPort
 	links   *impairments
 	eng     *dataplane.Engine
+	xdp     *bpf.Shared // the XDP program every port of the node attaches
 	srv     *http.Server
 	taps    *os.File      // the namespace's /proc/net/packet
 	copier  *patch.Copier // the panel's, which writes the capture copies of patched ports (nil: no panel)
@@ -113,6 +114,12 @@ func StartPatched(n *Spec, w *dataplane.Worker, worker string, panel *patch.Pane
 		// The UMEM's own socket becomes the first port's: it must be
 		// created in the namespace, where its bind finds the interface.
 		var err error
+		// One program for all the node's ports: the kernel's XDP
+		// dispatcher, which waits for an RCU grace period under the
+		// RTNL lock at every change, then changes once per node.
+		if r.xdp, err = bpf.LoadShared(); err != nil {
+			return err
+		}
 		r.umem, err = xdp.NewUMEM(xdp.UMEMConfig{
 			NumFrames: frames, FrameSize: cfg.FrameSize,
 			FillSize: cfg.RingSize, CompletionSize: cfg.RingSize,
@@ -130,7 +137,7 @@ func StartPatched(n *Spec, w *dataplane.Worker, worker string, panel *patch.Pane
 					cable = cfg.PatchCable(p.Ifname)
 				}
 			}
-			bp, err := bindPort(r.umem, p, mode, cfg.RingSize, xc, cable != "")
+			bp, err := bindPort(r.xdp, r.umem, p, mode, cfg.RingSize, xc, cable != "")
 			if err != nil {
 				return fmt.Errorf("port %s: %w", p.Ifname, err)
 			}
@@ -238,15 +245,19 @@ func (r *Running) close() error {
 	for i := len(r.ports) - 1; i >= 0; i-- {
 		errs = append(errs, r.ports[i].close())
 	}
+	if r.xdp != nil {
+		errs = append(errs, r.xdp.Close())
+	}
 	if r.umem != nil {
 		errs = append(errs, r.umem.Close())
 	}
 	return errors.Join(errs...)
 }
 
-// bindPort brings up port p with its XDP program configured xc (and as
-// patched) before it is attached, so no frame passes unimpaired.
-func bindPort(umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config, patched bool) (bp *boundPort, err error) {
+// bindPort brings up port p with its slot of the node's XDP program
+// configured xc (and as patched) before it is attached, so no frame passes
+// unimpaired.
+func bindPort(prog *bpf.Shared, umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config, patched bool) (bp *boundPort, err error) {
 	ifi, err := net.InterfaceByName(p.Ifname)
 	if err != nil {
 		return nil, fmt.Errorf("interface: %w", err)
@@ -268,7 +279,7 @@ func bindPort(umem *xdp.UMEM, p Port, mode bpf.Mode, ring int, xc bpf.Config, pa
 			return bp, fmt.Errorf("rp_filter: %w", err)
 		}
 	}
-	if bp.prog, err = bpf.Load(); err != nil {
+	if bp.prog, err = prog.Program(); err != nil {
 		return bp, err
 	}
 	if err = bp.prog.SetConfig(xc); err != nil {
