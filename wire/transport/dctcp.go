@@ -2,9 +2,10 @@ package transport
 
 // DCTCP's sender (Alizadeh et al., SIGCOMM 2010) as a window on an RDMA
 // flow, the way the HPCC paper's evaluation runs it against RDMA
-// transports: the sender keeps a window of W bytes in flight (paced at
-// the line rate), the switches mark CE above one threshold K, and the
-// receiver echoes marks in its ACKs (ECE, the BTH's BECN bit of an ACK).
+// transports: the sender keeps a window of W bytes in flight, paced at
+// W over the longest path's base RTT, the switches mark CE above one
+// threshold K, and the receiver echoes marks in its ACKs (ECE, the BTH's
+// BECN bit of an ACK).
 //
 //   - An observation window is the data outstanding when the previous one
 //     ended: it ends when every packet sent before its start is
@@ -18,10 +19,15 @@ package transport
 //   - An ACK that echoes a mark cuts W to W (1 - alpha/2) with the alpha
 //     of that moment, at most once per window of data: after a cut the
 //     next is allowed once everything sent before it is acknowledged.
-//   - W stays between one MTU and its start, the BDP of the longest path
-//     (the sender's BDPBytes): pacing at the line rate, a window beyond
-//     the BDP only queues. Alpha starts at 1 (RFC 8257), so the first
-//     cut halves W.
+//   - W stays between one MTU and its start, W_max, the BDP of the
+//     longest path (the sender's BDPBytes): a window beyond it only
+//     queues. Alpha starts at 1 (RFC 8257), so the first cut halves W.
+//   - The sender paces at the line rate x W / W_max, W over the longest
+//     path's base RTT, as the HPCC simulator's DCTCP does: its rate is
+//     what it cuts and raises, and its window the longest path's BDP x
+//     rate / line rate (VAR_WIN). (Paced at the line rate, a window's
+//     packets left in bursts; docs/VALIDATION.md has both on the
+//     conformance cases.)
 //
 // Sequence numbers are the sender's packet indexes (from 0).
 
@@ -64,6 +70,9 @@ func (d *DCTCP) Window() float64 { return d.w }
 
 // Alpha is the estimate of the fraction of marked bytes.
 func (d *DCTCP) Alpha() float64 { return d.alpha }
+
+// Rate is the pacing rate for a line rate of line bit/s: line x W / W_max.
+func (d *DCTCP) Rate(line float64) float64 { return line * d.w / d.wmax }
 
 // Packets is W in whole packets, at least one.
 func (d *DCTCP) Packets() int64 { return max(1, int64(d.w/d.mtu)) }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -109,10 +110,33 @@ func TestDCTCPSenderWindow(t *testing.T) {
 	if n := send(); n != 0 || s.Window() != 5 || s.Outstanding() != 8 {
 		t.Fatalf("after a mark: sent %d, window %d, outstanding %d", n, s.Window(), s.Outstanding())
 	}
-	// ACK of 4-9 unmarked: 2 outstanding, 3 more go.
+	// Paced at W / W_max of the line: 5312.5 / 10000.
+	if got, want := s.Rate(), simRate*0.53125; got != want {
+		t.Fatalf("after a mark: rate %v, want %v (line x W / W_max)", got, want)
+	}
+	// ACK of 4-9 unmarked: 2 outstanding, 3 more go, each a packet's
+	// time at the cut rate after the one before.
 	s.OnAckEcho(9, &Echo{}, now)
-	if n := send(); n != 3 || s.DCTCP().C.Cuts != 1 {
-		t.Fatalf("after the window: sent %d, %+v", n, s.DCTCP().C)
+	var at []int64
+	for {
+		next := s.NextSendTime()
+		if next < 0 {
+			break
+		}
+		now = max(now, next)
+		if _, ok := s.Next(now); !ok {
+			t.Fatal("Next refused at NextSendTime")
+		}
+		at = append(at, now)
+	}
+	if len(at) != 3 || s.DCTCP().C.Cuts != 1 {
+		t.Fatalf("after the window: sent %d, %+v", len(at), s.DCTCP().C)
+	}
+	wire := float64(1000 + p.WireOverhead)
+	for i := 1; i < len(at); i++ {
+		if gap := float64(at[i] - at[i-1]); math.Abs(gap-wire*8e9/(simRate*0.53125)) > 1 {
+			t.Fatalf("packets %d ns apart, want %.0f (W / W_max of the line)", at[i]-at[i-1], wire*8e9/(simRate*0.53125))
+		}
 	}
 }
 

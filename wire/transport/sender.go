@@ -313,6 +313,8 @@ func (s *Sender) Rate() float64 {
 		return s.cc.Rate()
 	case s.hpccOn:
 		return s.hpcc.Rate()
+	case s.dctcpOn && s.line > 0:
+		return s.dctcp.Rate(s.line)
 	}
 	return s.line
 }
