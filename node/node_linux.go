@@ -111,8 +111,6 @@ func StartPatched(n *Spec, w *dataplane.Worker, worker string, panel *patch.Pane
 	}()
 	var specs []dataplane.PortSpec
 	err = inNetns(cfg.Netns, func() error {
-		// The UMEM's own socket becomes the first port's: it must be
-		// created in the namespace, where its bind finds the interface.
 		var err error
 		// One program for all the node's ports: the kernel's XDP
 		// dispatcher, which waits for an RCU grace period under the
@@ -120,6 +118,8 @@ func StartPatched(n *Spec, w *dataplane.Worker, worker string, panel *patch.Pane
 		if r.xdp, err = bpf.LoadShared(); err != nil {
 			return err
 		}
+		// The UMEM's own socket becomes the first port's: it must be
+		// created in the namespace, where its bind finds the interface.
 		r.umem, err = xdp.NewUMEM(xdp.UMEMConfig{
 			NumFrames: frames, FrameSize: cfg.FrameSize,
 			FillSize: cfg.RingSize, CompletionSize: cfg.RingSize,
