@@ -115,7 +115,8 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 
 // routes serves the traffic generator: POST /gen starts a flow (a
 // GenRequest), GET /gen reports flows and the sink; and RDMA: POST /rdma
-// starts flows (an RDMARequest; the answer lists them), GET /rdma[?id=1,2]
+// starts flows (an RDMARequest; the answer lists them), POST /rdma/batch
+// starts or schedules those of a list of requests, GET /rdma[?id=1,2]
 // reports them (all, with the receivers, without ids), DELETE
 // /rdma?id=1,2 aborts them, POST /rdma/stop?id=1,2 ends timed and
 // until-stopped ones as their time would; GET /classifier reports the bc0
@@ -131,6 +132,21 @@ func (h *Host) routes(mux *http.ServeMux) {
 			return
 		}
 		fs, err := h.StartRDMA(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, fs)
+	})
+	mux.HandleFunc("POST /rdma/batch", func(w http.ResponseWriter, r *http.Request) {
+		var reqs []api.RDMARequest
+		dec := json.NewDecoder(r.Body)
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&reqs); err != nil {
+			http.Error(w, "rdma: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		fs, err := h.StartRDMABatch(reqs)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return

@@ -4,9 +4,12 @@ package hostd
 // (DESIGN §6-7), driven by the transport package's state machines. All of
 // it runs on the engine goroutine.
 //
-//  1. StartRDMA (POST /rdma) creates flows: each gets a QP, a UDP source
-//     port whose flow hash gives the level order asked for, its route and
-//     queue, and a transport.Sender.
+//  1. StartRDMA (POST /rdma, /rdma/batch) creates flows: each gets a QP, a
+//     UDP source port whose flow hash gives the level order asked for, its
+//     route and queue, and a transport.Sender. A request with a time
+//     (RDMARequest.AtUnixNs) creates them in state scheduled, and the
+//     engine's timer starts them when they are due: a start late by an
+//     engine pass, not by a control round trip.
 //  2. Produce, on every engine pass, asks each sender for the packets due
 //     now while its egress queue is not paused and holds less than
 //     RDMAQueueBytes of the flow, and builds each as a RoCEv2 SEND frame
@@ -112,7 +115,8 @@ type rdmaFlow struct {
 	blocked  blockReason
 	blockQ   int
 	blockAt  int64
-	startEng int64
+	startEng int64 // when it started; scheduled, when it is due
+	atUnix   int64 // the time its request asked for (Unix ns; 0: none)
 	endEng   int64
 	firstEng int64 // the first packet's time, once s is released
 
@@ -120,6 +124,8 @@ type rdmaFlow struct {
 	// what of them, not yet acknowledged, the flow counts in flight in
 	// the domain of its first hop (port 0: the HBD).
 	ate      bool
+	placed   bool // ATE chose its order
+	fixed    bool // its request fixed its order
 	sent     int64
 	inflight int64
 
@@ -166,7 +172,11 @@ type rdma struct {
 	flows  []*rdmaFlow
 	base   int
 	active []*rdmaFlow // running
-	ended  []int       // ids of the ended flows that keep their report, oldest first
+	// due are the scheduled requests (RDMARequest.AtUnixNs), in order of
+	// their time; scheduled counts their flows not yet started.
+	due       []*rdmaPending
+	scheduled int
+	ended     []int // ids of the ended flows that keep their report, oldest first
 	// fetched are the ended flows whose final report a client asked for
 	// by id (a workload or rperf polling its flows), oldest first: past
 	// maxRDMAFetched they are forgotten, so a NIC that runs flows for

@@ -14,14 +14,27 @@ import (
 	"github.com/bcfab/bcfab/node/api"
 )
 
-// StartRDMA starts the flows of req (on the engine goroutine).
+// StartRDMA starts the flows of req (on the engine goroutine), or
+// schedules them for its time (RDMARequest.AtUnixNs).
 func (h *Host) StartRDMA(req api.RDMARequest) ([]api.RDMAFlow, error) {
+	return h.StartRDMABatch([]api.RDMARequest{req})
+}
+
+// StartRDMABatch starts or schedules the flows of every request of reqs,
+// at most api.MaxRDMABatch, in one call on the engine goroutine: all of
+// them or, when one is wrong, none. The answer lists their flows in the
+// order of reqs.
+func (h *Host) StartRDMABatch(reqs []api.RDMARequest) ([]api.RDMAFlow, error) {
+	if len(reqs) == 0 || len(reqs) > api.MaxRDMABatch {
+		return nil, fmt.Errorf("rdma: %d requests: want 1..%d", len(reqs), api.MaxRDMABatch)
+	}
 	var out []api.RDMAFlow
 	var err error
 	h.e.Call(func() {
-		var fs []*rdmaFlow
-		fs, err = h.r.start(req)
 		off := h.unixOffset()
+		var fs []*rdmaFlow
+		fs, err = h.r.start(reqs, off)
+		out = make([]api.RDMAFlow, 0, len(fs))
 		for _, f := range fs {
 			out = append(out, f.report(off))
 		}
@@ -39,7 +52,7 @@ func (h *Host) RDMA(ids []int) api.RDMAReport {
 		for i, f := range r.Flows {
 			rf := h.r.flow(f.ID)
 			switch {
-			case rf == nil || !rf.latency || rf.State == api.RDMARunning:
+			case rf == nil || !rf.latency || rf.State == api.RDMARunning || rf.State == api.RDMAScheduled:
 			case rf.lat == nil:
 				r.Flows[i].Latency = rf.latStats
 			default:
@@ -110,15 +123,19 @@ func (h *Host) StopRDMA(ids []int) int {
 	return n
 }
 
-// AbortRDMA stops the flows of ids that still run; it reports how many it
-// stopped.
+// AbortRDMA stops the flows of ids that still run, and those scheduled,
+// which then never start; it reports how many it stopped.
 func (h *Host) AbortRDMA(ids []int) int {
 	n := 0
 	h.e.Call(func() {
 		now := h.e.Now()
 		for _, id := range ids {
 			if f := h.r.flow(id); f != nil {
-				if f.State == api.RDMARunning {
+				if f.State == api.RDMAScheduled {
+					h.r.scheduled--
+					f.startEng = -1 // never started
+				}
+				if f.State == api.RDMARunning || f.State == api.RDMAScheduled {
 					f.State, f.endEng = api.RDMAAborted, now
 					h.r.finish(f)
 					n++
@@ -175,11 +192,16 @@ func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 		f.counters(&out)
 		first = f.s.S.Start
 	}
-	out.StartNs = f.startEng + off
+	// A flow never reports a start before the time it was asked for:
+	// what would put it there is the jitter of off, not the engine.
+	out.StartNs = max(f.startEng+off, f.atUnix)
+	if f.startEng < 0 {
+		out.StartNs = 0
+	}
 	if first >= 0 {
 		out.FirstNs = first + off
 	}
-	if f.State != api.RDMARunning {
+	if f.State != api.RDMARunning && f.State != api.RDMAScheduled {
 		out.EndNs = f.endEng + off
 	}
 	return out

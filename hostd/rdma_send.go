@@ -5,6 +5,7 @@ package hostd
 // a flow, and the timers of senders and receivers.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,8 +21,101 @@ import (
 	"github.com/bcfab/bcfab/xdp"
 )
 
-// start validates req and creates its flows.
-func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
+// start validates reqs and starts their flows now, or schedules them
+// for their time (RDMARequest.AtUnixNs; off converts engine time to Unix
+// time). Every request is checked before any flow is created: reqs start
+// all their flows or none.
+func (r *rdma) start(reqs []api.RDMARequest, off int64) ([]*rdmaFlow, error) {
+	now := r.h.e.Now()
+	type item struct {
+		pr *rdmaPrepared
+		at int64
+	}
+	items := make([]item, len(reqs))
+	first, scheduled := r.base+len(r.flows)+1, r.scheduled
+	for i, req := range reqs {
+		at, err := startTime(req, now, off)
+		var pr *rdmaPrepared
+		if err == nil {
+			pr, err = r.prepare(req, first)
+		}
+		if err == nil && at > now {
+			if scheduled += len(pr.plans); scheduled > api.MaxRDMAScheduled {
+				err = fmt.Errorf("rdma: more than %d flows scheduled", api.MaxRDMAScheduled)
+			}
+		}
+		if err != nil {
+			if len(reqs) > 1 {
+				err = fmt.Errorf("request %d of %d: %w", i+1, len(reqs), err)
+			}
+			return nil, err
+		}
+		first += len(pr.plans)
+		items[i] = item{pr, at}
+	}
+	var out []*rdmaFlow
+	for _, it := range items {
+		if it.at == now {
+			fs := r.create(it.pr, nil, now, api.RDMARunning)
+			r.activate(fs, now)
+			out = append(out, fs...)
+			continue
+		}
+		fs := r.create(it.pr, nil, it.at, api.RDMAScheduled)
+		p := &rdmaPending{at: it.at, req: it.pr.req, flows: fs}
+		// After those due at the same time: in order of requests.
+		k, _ := slices.BinarySearchFunc(r.due, it.at, func(q *rdmaPending, t int64) int { return cmp.Compare(q.at, t+1) })
+		r.due = slices.Insert(r.due, k, p)
+		r.scheduled += len(fs)
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+// startTime is when req's flows start, in engine time: now, or its
+// AtUnixNs if that is later.
+func startTime(req api.RDMARequest, now, off int64) (int64, error) {
+	if req.AtUnixNs == 0 {
+		return now, nil
+	}
+	if req.AtUnixNs < 0 || req.AtUnixNs-off > now+int64(api.MaxRDMAAhead) {
+		return 0, fmt.Errorf("rdma: at_unix_ns %d: want a time at most %v ahead", req.AtUnixNs, api.MaxRDMAAhead)
+	}
+	return max(now, req.AtUnixNs-off), nil
+}
+
+// rdmaPending is a request whose flows start later (RDMARequest.AtUnixNs):
+// they exist, in state scheduled, and the engine starts them at at.
+type rdmaPending struct {
+	at    int64
+	req   api.RDMARequest
+	flows []*rdmaFlow
+}
+
+// rdmaPrepared is a request checked and planned: its flows' ids, routes
+// and senders, nothing of the NIC changed yet.
+type rdmaPrepared struct {
+	req   api.RDMARequest // with its defaults filled in
+	mode  transport.Mode
+	msgs  int64
+	want  *bcube.Order
+	plans []rdmaPlan
+}
+
+type rdmaPlan struct {
+	id     int
+	sport  uint16
+	s      *transport.Sender
+	o      bcube.Order
+	port   int
+	path   int64 // the path's slowest rate
+	placed bool  // ATE chose its order
+}
+
+// prepare checks req and plans its flows, ids first on: everything is
+// checked before anything is created, so a request starts all its flows
+// or none.
+func (r *rdma) prepare(req api.RDMARequest, first int) (*rdmaPrepared, error) {
 	h := r.h
 	t := h.t
 	if req.Dst < 0 || req.Dst >= t.Servers() || req.Dst == h.self {
@@ -77,7 +171,7 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	if req.Flows < 1 || req.Flows > api.MaxRDMAParallel {
 		return nil, fmt.Errorf("rdma: %d flows: want 1..%d", req.Flows, api.MaxRDMAParallel)
 	}
-	if r.base+len(r.flows)+req.Flows > maxRDMAFlows {
+	if first-1+req.Flows > maxRDMAFlows {
 		return nil, errors.New("rdma: out of QP numbers")
 	}
 	// The congestion control: the request's, else the host's (the lab's
@@ -117,21 +211,10 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 	// choice all in one domain: nothing is sent while they are created,
 	// so the in-flight bytes it decides by do not change.
 	ateHBD := h.ate != nil && h.ate.HBD()
-	// Check everything before creating anything: a request starts all
-	// its flows or none.
-	type plan struct {
-		id     int
-		sport  uint16
-		s      *transport.Sender
-		o      bcube.Order
-		port   int
-		path   int64 // the path's slowest rate
-		placed bool  // ATE chose its order
-	}
 	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
-	plans := make([]plan, req.Flows)
+	plans := make([]rdmaPlan, req.Flows)
 	for i := range plans {
-		id := r.base + len(r.flows) + 1 + i
+		id := first + i
 		w, placed := want, false
 		if h.ate != nil && want == nil {
 			if o, ok := h.ateOrder(req.Dst, id, ateHBD); ok {
@@ -180,29 +263,38 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 				return nil, fmt.Errorf("rdma: lose: %w", err)
 			}
 		}
-		plans[i] = plan{id, sport, s, o, port, path, placed}
+		plans[i] = rdmaPlan{id, sport, s, o, port, path, placed}
 	}
-	now := h.e.Now()
-	var out []*rdmaFlow
-	for _, pl := range plans {
+	return &rdmaPrepared{req: req, mode: mode, msgs: msgs, want: want, plans: plans}, nil
+}
+
+// create makes the flows pr planned, in state, started at startEng (the
+// engine's time; a scheduled flow's is when it is due): into fs when
+// given (a scheduled request planned again as it starts), else new ones
+// added to the NIC's flows. activate starts them.
+func (r *rdma) create(pr *rdmaPrepared, fs []*rdmaFlow, startEng int64, state string) []*rdmaFlow {
+	h := r.h
+	req, mode, msgs := pr.req, pr.mode, pr.msgs
+	src, dst := bcube.ServerIP(h.self).As4(), bcube.ServerIP(req.Dst).As4()
+	out := make([]*rdmaFlow, 0, len(pr.plans))
+	for i, pl := range pr.plans {
 		qp := rdmaQP(mode, pl.id)
 		tuple := bcube.FiveTuple{Src: src, Dst: dst, Proto: header.ProtoUDP, SPort: pl.sport, DPort: roce.UDPPort}
 		o, port := pl.o, pl.port
 		f := &rdmaFlow{
 			RDMAFlow: api.RDMAFlow{ID: pl.id, QP: qp, Dst: req.Dst, Mode: mode, DCQCN: pl.s.DCQCN() != nil, CC: pl.s.CC(), MTU: req.MTU,
 				Size: req.Bytes, DurationNs: req.Duration, SPort: pl.sport, Port: port, PathRateBps: pl.path, Order: o.String(),
-				StartPSN: pl.s.StartPSN(), State: api.RDMARunning, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
+				StartPSN: pl.s.StartPSN(), State: state, RateLimitBps: req.RateBps, MsgBytes: req.MsgBytes},
 			s:        pl.s,
 			hash:     bcube.FlowHash(&tuple),
 			maxFrame: roce.DataFrameLen(roce.OpSendMiddle, req.MTU) + roce.INTShimLen(intSlots(pl.s)),
 			intSlots: intSlots(pl.s),
-			startEng: now,
+			startEng: startEng,
 			queue:    -1,
+			placed:   pl.placed,
+			atUnix:   req.AtUnixNs,
 			tmpl: roce.Flow{SrcMAC: [6]byte(h.own[port]), DstMAC: [6]byte(h.sw[port]), PCP: signaling.PCPData,
 				SrcIP: src, DstIP: dst, ECN: ecnECT0, SrcPort: pl.sport, DestQP: qp},
-		}
-		if req.Duration > 0 {
-			f.deadline = now + req.Duration
 		}
 		if msgs > 0 {
 			// Sized at the start, so the per-packet paths allocate
@@ -217,19 +309,66 @@ func (r *rdma) start(req api.RDMARequest) ([]*rdmaFlow, error) {
 		} else {
 			f.Queue = h.e.Egress(port).Name(f.queue)
 		}
-		if h.ate != nil {
-			f.ate = true
-			if pl.placed {
-				h.ate.Chose(port == 0)
-			} else {
-				h.ate.NoChoice(want != nil)
-			}
+		f.ate, f.fixed = h.ate != nil, pr.want != nil
+		if fs != nil {
+			*fs[i] = *f
+			f = fs[i]
+		} else {
+			r.flows = append(r.flows, f)
 		}
-		r.flows = append(r.flows, f)
-		r.active = append(r.active, f)
 		out = append(out, f)
 	}
-	return out, nil
+	return out
+}
+
+// activate starts the created flows fs at now: they run from now, a
+// timed one until its duration has passed, and ATE counts its choice.
+func (r *rdma) activate(fs []*rdmaFlow, now int64) {
+	for _, f := range fs {
+		f.State, f.startEng = api.RDMARunning, now
+		if f.DurationNs > 0 {
+			f.deadline = now + f.DurationNs
+		}
+		if f.ate {
+			if f.placed {
+				r.h.ate.Chose(f.Port == 0)
+			} else {
+				r.h.ate.NoChoice(f.fixed)
+			}
+		}
+		r.active = append(r.active, f)
+	}
+}
+
+// startDue starts the scheduled requests due at now, in order of their
+// time. Under ATE a request is planned again as it starts, so that its
+// flows are placed by the bytes in flight then, as an immediate
+// request's are; should that fail, its flows fail with the reason.
+func (r *rdma) startDue(now int64) {
+	n := 0
+	for n < len(r.due) && r.due[n].at <= now {
+		p := r.due[n]
+		n++
+		fs := slices.DeleteFunc(p.flows, func(f *rdmaFlow) bool { return f.State != api.RDMAScheduled }) // aborted or stopped
+		r.scheduled -= len(fs)
+		if len(fs) == 0 {
+			continue
+		}
+		if r.h.ate != nil && len(fs) == len(p.flows) {
+			pr, err := r.prepare(p.req, fs[0].ID)
+			if err != nil {
+				for _, f := range fs {
+					f.State, f.Failure, f.endEng = api.RDMAFailed, err.Error(), now
+					r.finish(f)
+				}
+				continue
+			}
+			r.create(pr, fs, now, api.RDMARunning)
+		}
+		r.activate(fs, now)
+	}
+	clear(r.due[:n])
+	r.due = r.due[n:]
 }
 
 // sourcePort picks flow id's UDP source port, its entropy: from the
@@ -496,6 +635,9 @@ func (r *rdma) NextTick() int64 {
 	for _, rc := range r.armed {
 		consider(rc.r.NextTimer())
 	}
+	if len(r.due) > 0 {
+		consider(r.due[0].at)
+	}
 	return next
 }
 
@@ -503,6 +645,9 @@ func (r *rdma) NextTick() int64 {
 // due at now. Produce, which runs in the same pass, sends what pacing
 // allows.
 func (r *rdma) Tick(now int64) {
+	if len(r.due) > 0 && r.due[0].at <= now {
+		r.startDue(now)
+	}
 	for _, f := range r.active {
 		if f.State != api.RDMARunning {
 			continue

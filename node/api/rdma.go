@@ -1,9 +1,15 @@
 package api
 
-import "github.com/bcfab/bcfab/wire/transport"
+import (
+	"time"
+
+	"github.com/bcfab/bcfab/wire/transport"
+)
 
 // What a server's hostd, its RDMA NIC, takes and answers on POST, GET and
-// DELETE /rdma.
+// DELETE /rdma, and POST /rdma/batch (a list of RDMARequests in one call:
+// the answer lists their flows in order, and either every request starts
+// or, when one is wrong, none).
 
 // Limits and defaults of RDMA flows.
 const (
@@ -17,14 +23,25 @@ const (
 	MaxRDMAMTU = 1456
 	// MaxRDMAParallel is the most flows one request starts.
 	MaxRDMAParallel = 128
+	// MaxRDMABatch is the most requests one POST /rdma/batch takes.
+	MaxRDMABatch = 4096
+	// MaxRDMAScheduled is the most flows a NIC holds scheduled
+	// (RDMARequest.AtUnixNs) and not yet started.
+	MaxRDMAScheduled = 1 << 16
+	// MaxRDMAAhead is how far ahead a request may schedule its flows.
+	MaxRDMAAhead = 10 * time.Minute
 )
 
 // Flow states.
 const (
-	RDMARunning = "running"
-	RDMADone    = "done"    // every byte acknowledged
-	RDMAFailed  = "failed"  // the transport gave up (lossless: a gap, or no progress)
-	RDMAAborted = "aborted" // stopped by DELETE /rdma
+	// RDMAScheduled is a flow created by a request with a time
+	// (RDMARequest.AtUnixNs), not yet started: its StartNs is when it is
+	// due, and it has sent nothing.
+	RDMAScheduled = "scheduled"
+	RDMARunning   = "running"
+	RDMADone      = "done"    // every byte acknowledged
+	RDMAFailed    = "failed"  // the transport gave up (lossless: a gap, or no progress)
+	RDMAAborted   = "aborted" // stopped by DELETE /rdma
 )
 
 // RDMARequest starts one or more flows to the same destination (POST
@@ -77,6 +94,16 @@ type RDMARequest struct {
 	// most MaxRDMALose: a deterministic loss, where a link's loss_ppm is
 	// random.
 	Lose []int `json:"lose,omitempty"`
+	// AtUnixNs, when set, starts the flows at that time (Unix ns, the
+	// machine's clock) rather than when the request arrives: the NIC
+	// checks the request at once and answers with its flows in state
+	// scheduled, and its engine starts them when they are due, late by
+	// an engine pass rather than by a control round trip (a workload's
+	// schedule sent ahead). A time already past starts them at once; at
+	// most MaxRDMAAhead ahead. DELETE /rdma aborts a scheduled flow,
+	// which then never starts (its StartNs 0); POST /rdma/stop leaves it
+	// be.
+	AtUnixNs int64 `json:"at_unix_ns,omitempty"`
 }
 
 // MaxRDMALose is the most packets a request's Lose lists.
@@ -123,7 +150,9 @@ type RDMAFlow struct {
 	// unshaped or not known).
 	PathRateBps int64 `json:"path_rate_bps,omitempty"`
 
-	StartNs int64 `json:"start_unix_ns"`           // started by the request
+	// StartNs is when it started (a scheduled flow's: when it is due; 0:
+	// never, a scheduled flow aborted before its time).
+	StartNs int64 `json:"start_unix_ns"`
 	FirstNs int64 `json:"first_unix_ns,omitempty"` // first packet sent
 	EndNs   int64 `json:"end_unix_ns,omitempty"`   // last byte acknowledged, failed or aborted
 	FCTNs   int64 `json:"fct_ns,omitempty"`        // first byte sent to last byte acknowledged

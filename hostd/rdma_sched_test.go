@@ -1,0 +1,129 @@
+package hostd
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/node/api"
+)
+
+// A request with a time creates its flows scheduled, sends nothing
+// before it, and its flows start at it on the engine's timer, then run
+// to the end as any other.
+func TestRDMAScheduled(t *testing.T) {
+	pr := newPair(t, fastParams())
+	const ahead = 3 * time.Millisecond
+	at := time.Now().Add(ahead).UnixNano()
+	fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 20_000, AtUnixNs: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].State != api.RDMAScheduled || fs[0].ID != 1 || fs[0].FirstNs != 0 || fs[0].EndNs != 0 {
+		t.Fatalf("scheduled flow: %+v", fs[0])
+	}
+	if d := fs[0].StartNs - at; d < -int64(time.Microsecond) || d > int64(time.Microsecond) {
+		t.Fatalf("due at %d, asked for %d", fs[0].StartNs, at)
+	}
+	// The engine wakes for it: its next tick is the flow's time.
+	due := at - pr.a.h.unixOffset()
+	if next := pr.a.h.r.NextTick(); next < due-int64(time.Microsecond) || next > due+int64(time.Microsecond) {
+		t.Fatalf("next tick %d, flow due %d", next, due)
+	}
+	for pr.a.e.Now() < due-2*stepTime {
+		pr.step()
+	}
+	if pr.data != 0 {
+		t.Fatalf("%d data frames before the flow's time", pr.data)
+	}
+	if f := pr.a.h.RDMA([]int{1}).Flows[0]; f.State != api.RDMAScheduled {
+		t.Fatalf("before its time: %+v", f)
+	}
+	for pr.a.e.Now() < due+2*stepTime {
+		pr.step()
+	}
+	f := runFlow(t, pr, 1)
+	if f.State != api.RDMADone || f.AckedBytes != 20_000 {
+		t.Fatalf("flow: %+v", f)
+	}
+	// It started on its time, late by a step of this test's loop.
+	if late := f.StartNs - at; late < -int64(time.Microsecond) || late > 3*stepTime {
+		t.Errorf("started %v after its time", time.Duration(late))
+	}
+	if f.FirstNs < f.StartNs {
+		t.Errorf("first packet at %d, before its start %d", f.FirstNs, f.StartNs)
+	}
+	if pr.a.h.r.scheduled != 0 || len(pr.a.h.r.due) != 0 {
+		t.Errorf("%d flows, %d requests still scheduled", pr.a.h.r.scheduled, len(pr.a.h.r.due))
+	}
+}
+
+// A batch is checked whole: one wrong request and nothing is created;
+// otherwise its flows take consecutive ids in the order of the requests,
+// those due later scheduled, in order of their time whatever the order of
+// the requests. An aborted scheduled flow never starts.
+func TestRDMABatch(t *testing.T) {
+	pr := newPair(t, fastParams())
+	now := time.Now()
+	later, sooner := now.Add(4*time.Millisecond).UnixNano(), now.Add(2*time.Millisecond).UnixNano()
+	bad := []api.RDMARequest{
+		{Dst: 1, Bytes: 10_000, AtUnixNs: later},
+		{Dst: 0, Bytes: 10_000}, // itself
+		{Dst: 1, Bytes: 10_000},
+	}
+	if _, err := pr.a.h.StartRDMABatch(bad); err == nil || !strings.Contains(err.Error(), "request 2 of 3") {
+		t.Fatalf("a batch with a wrong request: %v", err)
+	}
+	for _, c := range []struct {
+		reqs []api.RDMARequest
+		err  string
+	}{
+		{nil, "0 requests"},
+		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtUnixNs: now.Add(api.MaxRDMAAhead + time.Minute).UnixNano()}}, "at most"},
+		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtUnixNs: -1}}, "at_unix_ns"},
+	} {
+		if _, err := pr.a.h.StartRDMABatch(c.reqs); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%+v: %v, want %q", c.reqs, err, c.err)
+		}
+	}
+	if rep := pr.a.h.RDMA(nil); len(rep.Flows) != 0 || pr.a.h.r.scheduled != 0 {
+		t.Fatalf("wrong batches left %d flows, %d scheduled", len(rep.Flows), pr.a.h.r.scheduled)
+	}
+	fs, err := pr.a.h.StartRDMABatch([]api.RDMARequest{
+		{Dst: 1, Bytes: 10_000, AtUnixNs: later},
+		{Dst: 1, Bytes: 10_000, AtUnixNs: sooner, Flows: 2},
+		{Dst: 1, Bytes: 10_000, AtUnixNs: time.Now().Add(-time.Millisecond).UnixNano()}, // past: now
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{api.RDMAScheduled, api.RDMAScheduled, api.RDMAScheduled, api.RDMARunning}
+	for i, f := range fs {
+		if f.ID != i+1 || f.State != want[i] {
+			t.Fatalf("flow %d: id %d %s, want id %d %s", i, f.ID, f.State, i+1, want[i])
+		}
+	}
+	if len(pr.a.h.r.due) != 2 || pr.a.h.r.due[0].flows[0].ID != 2 || pr.a.h.r.scheduled != 3 {
+		t.Fatalf("due: %d requests, first of flow %d; %d scheduled", len(pr.a.h.r.due), pr.a.h.r.due[0].flows[0].ID, pr.a.h.r.scheduled)
+	}
+	if n := pr.a.h.AbortRDMA([]int{3}); n != 1 {
+		t.Fatalf("aborted %d scheduled flows, want 1", n)
+	}
+	if pr.a.h.r.scheduled != 2 {
+		t.Fatalf("%d scheduled after an abort, want 2", pr.a.h.r.scheduled)
+	}
+	for pr.a.e.Now() < later-pr.a.h.unixOffset()+2*stepTime {
+		pr.step()
+	}
+	for _, id := range []int{1, 2, 4} {
+		if f := runFlow(t, pr, id); f.State != api.RDMADone {
+			t.Errorf("flow %d: %+v", id, f)
+		}
+	}
+	if f := pr.a.h.RDMA([]int{3}).Flows[0]; f.State != api.RDMAAborted || f.Packets != 0 || f.FirstNs != 0 || f.StartNs != 0 {
+		t.Errorf("aborted before its time: %+v", f)
+	}
+	if pr.a.h.r.scheduled != 0 || len(pr.a.h.r.due) != 0 {
+		t.Errorf("%d flows, %d requests still scheduled", pr.a.h.r.scheduled, len(pr.a.h.r.due))
+	}
+}
