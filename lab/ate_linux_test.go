@@ -38,11 +38,11 @@ func TestATERailOnly(t *testing.T) {
 	h0, _ := st.Node("h0")
 	start := func() api.RDMAFlow {
 		t.Helper()
-		f, err := startRDMA(t.Context(), h0.Control, api.RDMARequest{Dst: 15, Bytes: 32 << 10})
+		fs, err := startRDMA(t.Context(), h0.Control, []api.RDMARequest{{Dst: 15, Bytes: 32 << 10}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return *f
+		return fs[0]
 	}
 	ate := func() *api.ATEStats {
 		t.Helper()

@@ -84,11 +84,11 @@ func StartRDMA(runRoot, name, node string, req api.RDMARequest) (*api.RDMAFlow, 
 	if err != nil {
 		return nil, err
 	}
-	f, err := startRDMA(context.Background(), sock, req)
+	fs, err := startRDMA(context.Background(), sock, []api.RDMARequest{req})
 	if err != nil {
 		return nil, explain(err)
 	}
-	return f, nil
+	return &fs[0], nil
 }
 
 // RDMAFlows reports every RDMA flow server node of lab name sent and

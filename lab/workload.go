@@ -70,8 +70,9 @@ const (
 	// "Scale model"); 10 leaves them room.
 	drainFactor = 10
 	// workloadLead is the time between starting the run and its first
-	// possible flow start, for the starters to be ready.
-	workloadLead = 100 * time.Millisecond
+	// possible flow start, for the starters to hand the first flows to
+	// their NICs.
+	workloadLead = 250 * time.Millisecond
 )
 
 // WorkloadOptions describe a workload run on an up lab.

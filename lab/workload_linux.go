@@ -23,6 +23,15 @@ import (
 // outcomes, Interval or shorter, so a run ends soon after its last flow.
 const workloadPoll = 250 * time.Millisecond
 
+// startAhead is how long before their time the runner hands flows to
+// their NICs, which start them on time themselves; startBatch is the
+// most flows one request hands over, which bounds how long it holds
+// the NIC's engine (about a microsecond or two a flow).
+const (
+	startAhead = 500 * time.Millisecond
+	startBatch = 64
+)
+
 // RunWorkload runs the workload o describes on lab name (see
 // WorkloadReport). It fails before starting anything when the workload
 // is invalid or a daemon of the lab does not answer; once started, a run
@@ -112,6 +121,8 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		flows:    flows,
 		recs:     workload.Records(flows),
 		rid:      make([]int, len(flows)),
+		started:  make([]bool, len(flows)),
+		due:      make([]time.Duration, len(flows)),
 		ended:    make([]bool, len(flows)),
 		socks:    socks,
 		req:      api.RDMARequest{Mode: mode.String(), MTU: mtu, CC: cc.String()},
@@ -201,7 +212,9 @@ type workloadRun struct {
 
 	mu          sync.Mutex
 	recs        []workload.FlowRecord
-	rid         []int  // the flow's id at its source's NIC; 0: not started
+	rid         []int  // the flow's id at its source's NIC; 0: not handed to it
+	started     []bool // its NIC reported it started
+	due         []time.Duration
 	ended       []bool // done, failed, aborted, or never started
 	lag         []time.Duration
 	startErrors int
@@ -346,13 +359,13 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		p := WorkloadProgress{Elapsed: time.Since(r.t0), Flows: len(r.flows)}
 		pending := 0
 		for i := range r.flows {
-			if r.rid[i] > 0 {
+			if r.started[i] {
 				p.Started++
 			}
 			switch {
 			case !r.ended[i]:
 				pending++
-				if r.rid[i] > 0 {
+				if r.started[i] {
 					p.Running++
 				}
 			case r.recs[i].Failed:
@@ -393,49 +406,108 @@ func (r *workloadRun) report(p WorkloadProgress, lastAcked int64, last time.Time
 	return p.AckedBytes
 }
 
-// starter starts the flows ids (all from src, in order of start) on
-// schedule.
+// starter hands the flows ids (all from src, in order of start) to
+// src's NIC ahead of their time, startAhead at most, in batches of at
+// most startBatch, each flow with its start time: the NIC starts it then
+// (api.RDMARequest.AtUnixNs), late by an engine pass, not by a control
+// round trip. A flow that waited for a group (Flow.After) is due when
+// the group was released, if that is after its schedule's start. The
+// starter returns once the last of its flows is due.
 func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for _, i := range ids {
-		f := &r.flows[i]
-		if wait := time.Until(r.t0.Add(f.Start)); wait > 0 {
-			timer.Reset(wait)
+	wait := func(until time.Time) bool {
+		if d := time.Until(until); d > 0 {
+			timer.Reset(d)
 			select {
 			case <-ctx.Done():
-				return
+				return false
 			case <-timer.C:
 			}
 		}
-		if ctx.Err() != nil {
+		return ctx.Err() == nil
+	}
+	due := func(i int) time.Duration {
+		f := &r.flows[i]
+		if w := r.waits[f.After]; f.After != 0 && w != nil {
+			return max(f.Start, w.at)
+		}
+		return f.Start
+	}
+	for next := 0; next < len(ids); {
+		if !wait(r.t0.Add(due(ids[next]) - startAhead)) {
 			return
 		}
-		req := r.req
-		req.Dst, req.Bytes, req.Lose = f.Dst, f.Size, f.Lose
-		got, err := startRDMA(ctx, r.socks[src], req)
-		r.mu.Lock()
-		if err != nil {
-			r.end(i)
-			r.recs[i].Failed = true
-			if r.startErrors++; r.firstError == "" {
-				r.firstError = fmt.Sprintf("h%d -> h%d: %v", f.Src, f.Dst, err)
-			}
-		} else {
-			r.rid[i] = got.ID
-			at := time.Unix(0, got.StartNs).Sub(r.t0)
-			r.recs[i].Start = at
-			// A flow that waited for a group is due when the group was
-			// released, if that is after its schedule's start: the lag is
-			// the runner's, not the wait.
-			due := f.Start
-			if w := r.waits[f.After]; f.After != 0 && w != nil {
-				due = max(due, w.at)
-			}
-			r.lag = append(r.lag, max(0, at-due))
+		horizon := time.Since(r.t0) + startAhead
+		end := next
+		for end < len(ids) && end-next < startBatch && due(ids[end]) <= horizon {
+			end++
 		}
-		r.mu.Unlock()
+		end = max(end, next+1)
+		batch := ids[next:end]
+		next = end
+		reqs := make([]api.RDMARequest, len(batch))
+		for k, i := range batch {
+			f := &r.flows[i]
+			reqs[k] = r.req
+			reqs[k].Dst, reqs[k].Bytes, reqs[k].Lose = f.Dst, f.Size, f.Lose
+			reqs[k].AtUnixNs = r.t0.Add(due(i)).UnixNano()
+		}
+		got, err := startRDMA(ctx, r.socks[src], reqs)
+		if err != nil && len(batch) > 1 && ctx.Err() == nil {
+			// One wrong request fails its batch: each alone, so that
+			// only it fails.
+			for k, i := range batch {
+				one, err := startRDMA(ctx, r.socks[src], reqs[k:k+1])
+				r.scheduled(src, i, due(i), one, err)
+			}
+			continue
+		}
+		for k, i := range batch {
+			var one []api.RDMAFlow
+			if err == nil {
+				one = got[k : k+1]
+			}
+			r.scheduled(src, i, due(i), one, err)
+		}
 	}
+	if len(ids) > 0 {
+		wait(r.t0.Add(due(ids[len(ids)-1])))
+	}
+}
+
+// scheduled records what src's NIC answered to flow i's request, due at
+// due: its id there, or the error that failed it.
+func (r *workloadRun) scheduled(src, i int, due time.Duration, got []api.RDMAFlow, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil && len(got) != 1 {
+		err = fmt.Errorf("rdma answer: %d flows, want 1", len(got))
+	}
+	if err != nil {
+		f := &r.flows[i]
+		r.end(i)
+		r.recs[i].Failed = true
+		if r.startErrors++; r.firstError == "" {
+			r.firstError = fmt.Sprintf("h%d -> h%d: %v", src, f.Dst, err)
+		}
+		return
+	}
+	r.rid[i], r.due[i] = got[0].ID, due
+	r.began(i, &got[0])
+}
+
+// began records flow i's start once its NIC reports it started (with mu
+// held): when, and how late against its due time; a flow still
+// scheduled has not.
+func (r *workloadRun) began(i int, f *api.RDMAFlow) {
+	if r.started[i] || f.State == api.RDMAScheduled || f.StartNs == 0 {
+		return // not started, or aborted before it did
+	}
+	r.started[i] = true
+	at := time.Unix(0, f.StartNs).Sub(r.t0)
+	r.recs[i].Start = at
+	r.lag = append(r.lag, max(0, at-r.due[i]))
 }
 
 // poll asks every NIC about its flows that have not ended and records
@@ -479,6 +551,10 @@ func (r *workloadRun) poll() {
 
 // update records what the NIC says of flow i (with mu held).
 func (r *workloadRun) update(i int, f *api.RDMAFlow) {
+	r.began(i, f)
+	if f.State == api.RDMAScheduled {
+		return
+	}
 	r.acked[i] = f.AckedBytes
 	r.cnpsNow[i] = f.CNPs
 	if r.o.FlowSeries {
@@ -507,7 +583,7 @@ func (r *workloadRun) running() int {
 	defer r.mu.Unlock()
 	n := 0
 	for i := range r.flows {
-		if !r.ended[i] && r.rid[i] > 0 {
+		if !r.ended[i] && r.started[i] {
 			n++
 		}
 	}
@@ -527,7 +603,7 @@ func (r *workloadRun) tally() FlowTally {
 			t.Failed++
 		case rec.Completed:
 			t.Completed++
-		case r.rid[i] == 0:
+		case !r.started[i]:
 			t.NotStarted++
 		default:
 			t.Stopped++
@@ -536,7 +612,8 @@ func (r *workloadRun) tally() FlowTally {
 	return t
 }
 
-// abort stops the flows still running; they stay incomplete.
+// abort stops the flows still running, and those scheduled at their
+// NICs, which then never start; they stay incomplete.
 func (r *workloadRun) abort() {
 	r.mu.Lock()
 	ask := make([][]int, len(r.socks))
@@ -583,16 +660,16 @@ func (r *workloadRun) sampleQueues() {
 	}
 }
 
-// startRDMA asks the NIC at control socket sock to start the one flow
-// of req.
-func startRDMA(ctx context.Context, sock string, req api.RDMARequest) (*api.RDMAFlow, error) {
-	body, err := json.Marshal(req)
+// startRDMA asks the NIC at control socket sock to start, or schedule,
+// the flows of reqs (POST /rdma/batch): one flow each, listed in order.
+func startRDMA(ctx context.Context, sock string, reqs []api.RDMARequest) ([]api.RDMAFlow, error) {
+	body, err := json.Marshal(reqs)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	out, err := controlDo(ctx, sock, http.MethodPost, "/rdma", bytes.NewReader(body))
+	out, err := controlDo(ctx, sock, http.MethodPost, "/rdma/batch", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -600,10 +677,10 @@ func startRDMA(ctx context.Context, sock string, req api.RDMARequest) (*api.RDMA
 	if err := json.Unmarshal(out, &fs); err != nil {
 		return nil, fmt.Errorf("rdma answer: %w", err)
 	}
-	if len(fs) != 1 {
-		return nil, fmt.Errorf("rdma answer: %d flows, want 1", len(fs))
+	if len(fs) != len(reqs) {
+		return nil, fmt.Errorf("rdma answer: %d flows, want %d", len(fs), len(reqs))
 	}
-	return &fs[0], nil
+	return fs, nil
 }
 
 // rdmaFlows reports the flows ids of the NIC at control socket sock.
