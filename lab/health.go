@@ -40,7 +40,12 @@ import (
 //     short run (an rperf test of a fraction of a second) from being
 //     judged by one scheduling hiccup of a few milliseconds, which no
 //     process on a shared machine can rule out; such a loss is a
-//     warning.
+//     warning;
+//   - the links' one-hop RTT (the fidelity monitor's probes) missed the
+//     model's by more than MaxRTTError at the median or MaxRTTErrorP99 at
+//     p99, and by more than MinRTTError;
+//   - (a workload run, JudgeStartLag) its flows started more than
+//     MaxStartLag of the target late at p99.
 //
 // Late frames, the largest lateness and CPU time are reported for
 // context: a daemon that is often late but within the catch-up bound
@@ -72,6 +77,12 @@ type HealthLimits struct {
 	// MinRTTError is the error that never invalidates a run (0:
 	// scale.MinRTTError).
 	MinRTTError time.Duration `json:"min_rtt_error_ns"`
+	// MaxRTTErrorP99 bounds the error of the links' p99 one-hop RTT the
+	// same way (0: scale.MaxRTTErrorP99; negative: no bound).
+	MaxRTTErrorP99 float64 `json:"max_rtt_error_p99"`
+	// MaxStartLag bounds a workload's flows' p99 start lag, in the
+	// target's time (0: scale.MaxStartLag; negative: no bound).
+	MaxStartLag time.Duration `json:"max_start_lag_target_ns"`
 }
 
 func (l HealthLimits) withDefaults() HealthLimits {
@@ -86,6 +97,12 @@ func (l HealthLimits) withDefaults() HealthLimits {
 	}
 	if l.MinRTTError == 0 {
 		l.MinRTTError = scale.MinRTTError
+	}
+	if l.MaxRTTErrorP99 == 0 {
+		l.MaxRTTErrorP99 = scale.MaxRTTErrorP99
+	}
+	if l.MaxStartLag == 0 {
+		l.MaxStartLag = scale.MaxStartLag
 	}
 	return l
 }
@@ -452,6 +469,9 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		case math.Abs(fid.Error) > limits.MaxRTTError && absDur(fid.P50-fid.Model) > limits.MinRTTError:
 			problem("the links' one-hop RTT was %v of lab time at p50 (p99 %v of lab time) against the model's %v of lab time: %+.1f%% off (limit %s): the emulator did not realise the target's delay",
 				roundRTT(fid.P50), roundRTT(fid.P99), roundRTT(fid.Model), 100*fid.Error, percent(limits.MaxRTTError))
+		case limits.MaxRTTErrorP99 >= 0 && fid.ErrorP99 > limits.MaxRTTErrorP99 && fid.P99-fid.Model > limits.MinRTTError:
+			problem("the links' one-hop RTT was %v of lab time at p99 (p50 %v of lab time) against the model's %v of lab time: %+.0f%% off (limit %s): the emulator did not realise the target's delay",
+				roundRTT(fid.P99), roundRTT(fid.P50), roundRTT(fid.Model), 100*fid.ErrorP99, percent(limits.MaxRTTErrorP99))
 		}
 	}
 	if h.MachineBusy > machineBusyWarn {
@@ -459,6 +479,18 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 	}
 	h.Valid = len(h.Problems) == 0
 	return h
+}
+
+// JudgeStartLag judges a workload run's start lag: p99, the p99 of how
+// much later than their schedule its flows started, in the target's
+// time. Past h's MaxStartLag the run is invalid: it ran another
+// schedule than the one it reports.
+func (h *Health) JudgeStartLag(p99 time.Duration) {
+	if limit := h.Limits.MaxStartLag; limit >= 0 && p99 > limit {
+		h.Problems = append(h.Problems, fmt.Sprintf("the flows started %v of the target late at p99 (limit %v): the emulator did not start them on time",
+			p99.Round(10*time.Nanosecond), limit))
+		h.Valid = false
+	}
 }
 
 // portRTT is the round trips port p measured since its sample in b (nil:
@@ -578,7 +610,11 @@ func (h *Health) WriteText(w io.Writer) error {
 			if h.Limits.MaxRTTError >= 0 {
 				fmt.Fprintf(&b, ", limit %s", percent(h.Limits.MaxRTTError))
 			}
-			fmt.Fprintf(&b, "; %+.1f%% at p99, not judged)", 100*f.ErrorP99)
+			fmt.Fprintf(&b, "; %+.1f%% at p99", 100*f.ErrorP99)
+			if h.Limits.MaxRTTErrorP99 >= 0 {
+				fmt.Fprintf(&b, ", limit %s", percent(h.Limits.MaxRTTErrorP99))
+			}
+			b.WriteString(")")
 		}
 		if f.Worst != "" {
 			fmt.Fprintf(&b, "; furthest %s p50 %v", f.Worst, roundRTT(f.WorstP50))

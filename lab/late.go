@@ -14,11 +14,13 @@ import (
 // only the first kind.
 
 // lateSigns end the problems that Since reports when the emulation fell
-// behind (one each: lost link time, ring drops, the links' RTT).
+// behind (one each: lost link time, ring drops, the links' RTT, a
+// workload's late starts).
 var lateSigns = []string{
 	"was not scheduled in time",
 	"did not drain its rings",
 	"did not realise the target's delay",
+	"did not start them on time",
 }
 
 // LateProblem says whether problem, one of a Health's Problems, is the

@@ -37,6 +37,14 @@ func TestHealthLate(t *testing.T) {
 			s.ModelRTT, s.Judge = time.Millisecond, true
 			return s
 		}(), true, "did not realise the target's delay"},
+		{"links' RTT at p99", func() *HealthSample {
+			// The median on the model's, the slowest 10% five times it.
+			r := &api.RTT{Count: 100, SumNs: 90*1_000_000 + 10*5_000_000, MinNs: 1_000_000, MaxNs: 5_000_000,
+				Buckets: []api.RTTBucket{{Index: api.RTTBucketOf(1_000_000), Count: 90}, {Index: api.RTTBucketOf(5_000_000), Count: 10}}}
+			s := sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", RTT: r}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+			s.ModelRTT, s.Judge = time.Millisecond, true
+			return s
+		}(), true, "of lab time at p99 (p50 "},
 		{"restarted", sample(time.Second, 0, 0, node("h0", 12, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"})), false, ""},
 		{"late and dead", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), NodeSample{Node: "s0.0", Pid: 11, Err: "daemon not running"}), false, ""},
 	} {
@@ -69,5 +77,28 @@ func TestHealthLate(t *testing.T) {
 func TestProbePriorityIsWorkers(t *testing.T) {
 	if testtool.ProbePriority != dataplane.DefaultPriority {
 		t.Errorf("the probe runs at priority %d, a worker at %d", testtool.ProbePriority, dataplane.DefaultPriority)
+	}
+}
+
+// A workload whose flows started late is invalid, for lateness; within
+// the limit, or with none, it is not.
+func TestHealthStartLag(t *testing.T) {
+	b := sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	a := sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	for _, c := range []struct {
+		limit, p99 time.Duration
+		valid      bool
+	}{
+		{0, 4 * time.Microsecond, true},
+		{0, 6 * time.Microsecond, false},
+		{10 * time.Microsecond, 6 * time.Microsecond, true},
+		{-1, time.Second, true},
+	} {
+		h := a.Since(b, 0, HealthLimits{MaxStartLag: c.limit})
+		h.JudgeStartLag(c.p99)
+		why, late := h.Late()
+		if h.Valid != c.valid || late == c.valid || (!c.valid && !strings.Contains(why, "did not start them on time")) {
+			t.Errorf("limit %v, p99 %v: valid %v, Late() = %q, %v", c.limit, c.p99, h.Valid, why, late)
+		}
 	}
 }

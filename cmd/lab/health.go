@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/model/scale"
 )
 
 // healthFlags are the thresholds of a valid run, for every command that
@@ -18,7 +19,9 @@ import (
 type healthFlags struct {
 	maxLost  string
 	maxRTT   string
+	maxRTT99 string
 	maxRings int64
+	startLag time.Duration
 }
 
 func addHealthFlags(fs *pflag.FlagSet) *healthFlags {
@@ -26,6 +29,8 @@ func addHealthFlags(fs *pflag.FlagSet) *healthFlags {
 	fs.StringVar(&h.maxLost, "max-lost", "1%", "largest `share` of the run a port may lose to a late daemon for the run to be valid (-1: no limit)")
 	fs.Int64Var(&h.maxRings, "max-ring-drops", 0, "most `frames` the kernel's XSK rings may drop for the run to be valid (-1: no limit)")
 	fs.StringVar(&h.maxRTT, "max-rtt-error", "10%", "largest `share` by which the links' median one-hop RTT may miss the model's (the target's x D) for the run to be valid (-1: no limit)")
+	fs.StringVar(&h.maxRTT99, "max-rtt-error-p99", "200%", "largest `share` by which the links' p99 one-hop RTT may exceed the model's for the run to be valid (-1: no limit)")
+	fs.DurationVar(&h.startLag, "max-start-lag", scale.MaxStartLag, "largest p99 start lag of a workload's flows, in the target's `time`, for the run to be valid (-1ns: no limit)")
 	return h
 }
 
@@ -58,7 +63,39 @@ func (h *healthFlags) limits() (lab.HealthLimits, error) {
 	if l.MaxRTTError, err = share("max-rtt-error", h.maxRTT); err != nil {
 		return l, err
 	}
+	if l.MaxRTTErrorP99, err = ratio("max-rtt-error-p99", h.maxRTT99); err != nil {
+		return l, err
+	}
+	switch {
+	case h.startLag < 0:
+		l.MaxStartLag = -1
+	case h.startLag == 0:
+		return l, fmt.Errorf("--max-start-lag 0: want a time in the target such as 5us, or -1ns")
+	default:
+		l.MaxStartLag = h.startLag
+	}
 	return l, nil
+}
+
+// ratio reads a ratio flag that may pass 100%: "200%", "2", or -1 (no
+// limit).
+func ratio(flag, s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "-1" {
+		return -1, nil
+	}
+	var v float64
+	var err error
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		_, err = fmt.Sscanf(p, "%g", &v)
+		v /= 100
+	} else {
+		_, err = fmt.Sscanf(s, "%g", &v)
+	}
+	if err != nil || v <= 0 || v > 1000 {
+		return 0, fmt.Errorf("--%s %q: want a share such as 200%% or 2, or -1", flag, s)
+	}
+	return v, nil
 }
 
 // healthCmd reports the emulation health of a lab since its daemons

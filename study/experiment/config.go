@@ -182,11 +182,18 @@ type HealthConfig struct {
 	// MinRTTError is the error that never invalidates a point (0:
 	// 300µs, scale.MinRTTError).
 	MinRTTError units.Duration `yaml:"min_rtt_error,omitempty"`
+	// MaxRTTErrorP99 bounds the links' p99 one-hop RTT's error (0: 200%,
+	// scale.MaxRTTErrorP99; negative: none).
+	MaxRTTErrorP99 float64 `yaml:"max_rtt_error_p99,omitempty"`
+	// MaxStartLag bounds the flows' p99 start lag, in the target's time
+	// (0: 5µs, scale.MaxStartLag; negative: none).
+	MaxStartLag units.Duration `yaml:"max_start_lag,omitempty"`
 }
 
 // Limits are h as lab.HealthLimits.
 func (h HealthConfig) Limits() lab.HealthLimits {
-	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops, MaxRTTError: h.MaxRTTError, MinRTTError: h.MinRTTError.D()}
+	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops, MaxRTTError: h.MaxRTTError, MinRTTError: h.MinRTTError.D(),
+		MaxRTTErrorP99: h.MaxRTTErrorP99, MaxStartLag: h.MaxStartLag.D()}
 }
 
 // LoopConfig is bench.LoopOptions: the scenarios, the timing, the
