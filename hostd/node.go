@@ -121,28 +121,21 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 // /rdma?id=1,2 aborts them, POST /rdma/stop?id=1,2 ends timed and
 // until-stopped ones as their time would; GET /classifier reports the bc0
 // classifier.
-func (h *Host) routes(mux *http.ServeMux) {
-	h.classifierRoutes(mux)
-	mux.HandleFunc("POST /rdma", func(w http.ResponseWriter, r *http.Request) {
-		var req api.RDMARequest
+// serveStart serves POST /rdma, one RDMARequest, or with batch POST
+// /rdma/batch, a list of them: unknown fields are refused, and the answer
+// lists the flows.
+func (h *Host) serveStart(batch bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(r.Body)
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			http.Error(w, "rdma: "+err.Error(), http.StatusBadRequest)
-			return
+		reqs := make([]api.RDMARequest, 1)
+		var err error
+		if batch {
+			err = dec.Decode(&reqs)
+		} else {
+			err = dec.Decode(&reqs[0])
 		}
-		fs, err := h.StartRDMA(req)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		writeJSON(w, fs)
-	})
-	mux.HandleFunc("POST /rdma/batch", func(w http.ResponseWriter, r *http.Request) {
-		var reqs []api.RDMARequest
-		dec := json.NewDecoder(r.Body)
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&reqs); err != nil {
 			http.Error(w, "rdma: "+err.Error(), http.StatusBadRequest)
 			return
 		}
@@ -152,7 +145,13 @@ func (h *Host) routes(mux *http.ServeMux) {
 			return
 		}
 		writeJSON(w, fs)
-	})
+	}
+}
+
+func (h *Host) routes(mux *http.ServeMux) {
+	h.classifierRoutes(mux)
+	mux.HandleFunc("POST /rdma", h.serveStart(false))
+	mux.HandleFunc("POST /rdma/batch", h.serveStart(true))
 	mux.HandleFunc("GET /rdma", func(w http.ResponseWriter, r *http.Request) {
 		ids, err := parseIDs(r.URL.Query().Get("id"))
 		if err != nil {

@@ -35,7 +35,15 @@ func addHealthFlags(fs *pflag.FlagSet) *healthFlags {
 }
 
 // share reads a share flag: "1%", "0.01", or -1 (no limit).
-func share(flag, s string) (float64, error) {
+func share(flag, s string) (float64, error) { return parseShare(flag, s, 1, "1% or 0.01") }
+
+// ratio reads a share flag that may pass 100%: "200%", "2", or -1 (no
+// limit).
+func ratio(flag, s string) (float64, error) { return parseShare(flag, s, 1000, "200% or 2") }
+
+// parseShare reads a share above 0 and at most most, in percent or as a
+// fraction, or -1 (no limit); example is what the error suggests.
+func parseShare(flag, s string, most float64, example string) (float64, error) {
 	s = strings.TrimSpace(s)
 	if s == "-1" {
 		return -1, nil
@@ -48,8 +56,8 @@ func share(flag, s string) (float64, error) {
 	} else {
 		_, err = fmt.Sscanf(s, "%g", &v)
 	}
-	if err != nil || v <= 0 || v > 1 {
-		return 0, fmt.Errorf("--%s %q: want a share such as 1%% or 0.01, or -1", flag, s)
+	if err != nil || v <= 0 || v > most {
+		return 0, fmt.Errorf("--%s %q: want a share such as %s, or -1", flag, s, example)
 	}
 	return v, nil
 }
@@ -75,27 +83,6 @@ func (h *healthFlags) limits() (lab.HealthLimits, error) {
 		l.MaxStartLag = h.startLag
 	}
 	return l, nil
-}
-
-// ratio reads a ratio flag that may pass 100%: "200%", "2", or -1 (no
-// limit).
-func ratio(flag, s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if s == "-1" {
-		return -1, nil
-	}
-	var v float64
-	var err error
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		_, err = fmt.Sscanf(p, "%g", &v)
-		v /= 100
-	} else {
-		_, err = fmt.Sscanf(s, "%g", &v)
-	}
-	if err != nil || v <= 0 || v > 1000 {
-		return 0, fmt.Errorf("--%s %q: want a share such as 200%% or 2, or -1", flag, s)
-	}
-	return v, nil
 }
 
 // healthCmd reports the emulation health of a lab since its daemons
