@@ -3,6 +3,7 @@ package xdp
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,10 +21,9 @@ func NewUMEM(cfg UMEMConfig) (*UMEM, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	region, err := unix.Mmap(-1, 0, cfg.NumFrames*cfg.FrameSize,
-		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
+	region, err := mapUMEM(cfg.NumFrames * cfg.FrameSize)
 	if err != nil {
-		return nil, fmt.Errorf("xdp: map UMEM of %d bytes: %w", cfg.NumFrames*cfg.FrameSize, err)
+		return nil, err
 	}
 	u := &UMEM{
 		region:    region,
@@ -361,4 +361,29 @@ func (u *UMEM) Close() error {
 		u.region = nil
 	}
 	return errors.Join(errs...)
+}
+
+// mapUMEM maps n bytes for a UMEM, in transparent huge pages where the
+// kernel has them, and populates it. A UMEM of a node is tens of MB, and
+// its frames are touched in no order the TLB follows: with 4 KB pages
+// nearly every frame copied or parsed costs a page walk (two, nested, on
+// a virtual machine); with 2 MB pages a whole lab's UMEMs fit the TLB.
+// Huge pages are advice: a kernel without them (or with them off) maps
+// small ones, and the UMEM works the same.
+func mapUMEM(n int) ([]byte, error) {
+	region, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("xdp: map UMEM of %d bytes: %w", n, err)
+	}
+	_ = unix.Madvise(region, unix.MADV_HUGEPAGE) // advice: EINVAL where THP is not built in
+	switch err := unix.Madvise(region, unix.MADV_POPULATE_WRITE); {
+	case errors.Is(err, unix.EINVAL):
+		// Kernels before 5.14: touch every page instead.
+		for i := 0; i < n; i += os.Getpagesize() {
+			region[i] = 0
+		}
+	case err != nil:
+		return nil, errors.Join(fmt.Errorf("xdp: populate UMEM of %d bytes: %w", n, err), unix.Munmap(region))
+	}
+	return region, nil
 }

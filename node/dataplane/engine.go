@@ -305,8 +305,15 @@ type Engine struct {
 	nextProbe  int64
 	probeBuf   [signaling.FrameLen]byte
 
-	timers   []Timer
-	source   Source
+	timers []Timer
+	// timerNext holds each timer's NextTick as deadline last read it, and
+	// timersKnown says it still holds: nothing but a pass changes a timer
+	// on the engine's goroutine, and deadline follows every pass, so a
+	// step need not ask the timers again (hostd's look through every
+	// flow). A control call run outside a step forgets them.
+	timerNext   []int64
+	timersKnown bool
+	source      Source
 	counters PortCounters
 	timings  FCTimings // counters', if it gives them
 
@@ -517,7 +524,11 @@ func (e *Engine) BusyNs() int64 {
 }
 
 // AddTimer installs t. Call before Run.
-func (e *Engine) AddTimer(t Timer) { e.timers = append(e.timers, t) }
+func (e *Engine) AddTimer(t Timer) {
+	e.timers = append(e.timers, t)
+	e.timerNext = append(e.timerNext, -1)
+	e.timersKnown = false
+}
 
 // SetSource installs s (nil: none). Call before Run.
 func (e *Engine) SetSource(s Source) { e.source = s }
@@ -531,6 +542,7 @@ func (e *Engine) Call(fn func()) {
 		// Held while fn runs, so a worker cannot start the engine under it.
 		defer e.callMu.Unlock()
 		fn()
+		e.timersKnown = false
 		return
 	}
 	done := make(chan struct{})

@@ -14,11 +14,16 @@ func (e *Engine) step(now int64) int {
 		e.sendProbes()
 		e.nextProbe = now + e.probeEvery
 	}
-	for _, t := range e.timers {
-		if next := t.NextTick(); next >= 0 && now >= next {
+	for i, t := range e.timers {
+		next := e.timerNext[i]
+		if !e.timersKnown {
+			next = t.NextTick()
+		}
+		if next >= 0 && now >= next {
 			t.Tick(now)
 		}
 	}
+	e.timersKnown = false
 	moved, now := e.passAt(now)
 	if e.poked.Load() {
 		e.poked.Store(false)
@@ -121,11 +126,14 @@ func (e *Engine) deadline(now int64) int64 {
 			}
 		}
 	}
-	for _, t := range e.timers {
-		if next := t.NextTick(); next >= 0 {
+	for i, t := range e.timers {
+		next := t.NextTick()
+		e.timerNext[i] = next
+		if next >= 0 {
 			consider(next)
 		}
 	}
+	e.timersKnown = true
 	if e.wd.next >= 0 {
 		consider(e.wd.next)
 	}

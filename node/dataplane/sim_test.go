@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/bcfab/bcfab/internal/testkit/pipe"
 )
 
 // A sim serves engines as the hand-driven loop of a punctual worker does
@@ -112,5 +114,62 @@ func TestSimAdd(t *testing.T) {
 	r.a.Call(func() { called = true })
 	if ps, _ := r.a.Snapshot(); !called || len(ps) != 2 {
 		t.Fatalf("call ran %v, snapshot of %d ports", called, len(ps))
+	}
+}
+
+// ticker is a Timer due at each of its times in turn; it counts the
+// times it was asked when it is next due.
+type ticker struct {
+	due   []int64
+	ticks []int64
+	asked int
+}
+
+func (k *ticker) NextTick() int64 {
+	k.asked++
+	if len(k.due) == 0 {
+		return -1
+	}
+	return k.due[0]
+}
+
+func (k *ticker) Tick(now int64) {
+	for len(k.due) > 0 && k.due[0] <= now {
+		k.due = k.due[1:]
+		k.ticks = append(k.ticks, now)
+	}
+}
+
+// A timer ticks at its times, and an engine asks it when it is next due
+// once a step (deadline reads it, the next step uses what it read):
+// hostd's timers look through every flow to answer. A control call run
+// outside a step may change a timer, and the next step asks again.
+func TestTimerAskedOnceAStep(t *testing.T) {
+	sim := NewSim()
+	memA := make([]byte, (4*tRing+256)*tFrame)
+	_, near := pipe.New(make([]byte, 2*tRing*tFrame), memA, tRing)
+	e, err := NewEngine(Memory{Bytes: memA, FrameSize: tFrame, NumFrames: len(memA) / tFrame, RingSize: tRing},
+		[]PortSpec{{Name: "in", IO: near}}, forward{}, Options{BufferBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &ticker{due: []int64{100, 200, 300}}
+	e.AddTimer(k)
+	if err := sim.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	sim.RunUntil(250)
+	if want := []int64{100, 200}; !slices.Equal(k.ticks, want) {
+		t.Fatalf("ticked at %v, want %v", k.ticks, want)
+	}
+	// The first step asks too: nothing was read before it.
+	if steps := sim.Steps(); uint64(k.asked) != steps+1 {
+		t.Errorf("asked %d times in %d steps, want once a step and once more", k.asked, steps)
+	}
+	// Due earlier, by a call outside a step: the next step asks.
+	e.Call(func() { k.due = []int64{260, 300} })
+	sim.RunUntil(400)
+	if want := []int64{100, 200, 260, 300}; !slices.Equal(k.ticks, want) {
+		t.Fatalf("ticked at %v, want %v", k.ticks, want)
 	}
 }

@@ -11,10 +11,10 @@
 //  2. the kick does what B's veth, XDP program and socket would: count
 //     the frame received (RX), drop it if B's link is down (Down) or by
 //     B's injected loss (Loss), count it redirected (Redirect), then
-//     copy it into a frame from B's fill ring, Headroom bytes in, and
-//     put it on B's receive ring; a full receive ring (RxRingFull) or no
-//     fill frame (RxDropped, RxFillRingEmpty) drops it, as the kernel's
-//     socket does;
+//     copy it into a frame from B's fill ring (the one filled last),
+//     Headroom bytes in, and put it on B's receive ring; a full receive
+//     ring (RxRingFull) or no fill frame (RxDropped, RxFillRingEmpty)
+//     drops it, as the kernel's socket does;
 //  3. A's frame completes at once, and B's worker is told B has frames;
 //  4. while A's port or B's is captured, A also writes a copy through
 //     its veth (SetMirror), where the packet taps of both ends see it:
@@ -84,7 +84,8 @@ type End struct {
 	chunk uint64
 
 	// The receive side: the owner's engine produces fill and consumes
-	// rx; the peer's kick consumes fill and produces rx.
+	// rx; the peer's kick consumes fill, from its top (take), and
+	// produces rx.
 	fill ring[uint64]
 	rx   ring[xdp.Desc]
 	rng  uint64 // the peer's kick only
@@ -368,6 +369,12 @@ func (e *End) count(err error) {
 // gets a copy of each frame that reached the ring.
 func (e *End) take(src *End, received FrameWriter) int {
 	down, lossPPM := e.down.Load(), e.lossPPM.Load()
+	// The fill ring is taken from its top, the frame filled last first: a
+	// frame the owner freed a moment ago, still in the CPU's cache, takes
+	// the copy (a kernel socket takes them in order, and its copy lands in
+	// a frame untouched for the ring's whole turn, which costs the worker
+	// a cache miss per line). Both ends run on one thread, so lowering the
+	// producer's index here races with nothing.
 	fc, fp := e.fill.cons.Load(), e.fill.prod.Load()
 	rp, rc := e.rx.prod.Load(), e.rx.cons.Load()
 	size := uint32(len(e.rx.entries))
@@ -396,8 +403,8 @@ func (e *End) take(src *End, received FrameWriter) int {
 			dropped++
 			continue
 		}
-		a := e.fill.entries[fc&e.fill.mask]
-		fc++
+		fp--
+		a := e.fill.entries[fp&e.fill.mask]
 		frame := src.mem[d.Addr : d.Addr+uint64(d.Len)]
 		copy(e.mem[a+Headroom:a+e.chunk], frame)
 		e.rx.entries[rp&e.rx.mask] = xdp.Desc{Addr: a + Headroom, Len: d.Len}
@@ -406,7 +413,7 @@ func (e *End) take(src *End, received FrameWriter) int {
 			src.writeMirror(received, frame)
 		}
 	}
-	e.fill.cons.Store(fc)
+	e.fill.prod.Store(fp)
 	e.rx.prod.Store(rp)
 	e.rxc.Add(rx)
 	for _, c := range [...]struct {

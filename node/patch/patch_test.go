@@ -124,6 +124,33 @@ func TestPatchDelivers(t *testing.T) {
 	}
 }
 
+// A kick takes the fill frames from the top, the one filled last first:
+// the receiver's most recently freed frames, still in the CPU's cache,
+// take the copies, and the older ones wait at the bottom of the ring.
+func TestPatchTakesFillFramesLastFirst(t *testing.T) {
+	r := newRig(t)
+	r.fill(3) // frames tRing, tRing+1, tRing+2: tRing+2 on top
+	r.send(t, 1, 2)
+	var d [4]xdp.Desc
+	if n := r.b.Receive(d[:]); n != 2 {
+		t.Fatalf("received %d frames, want 2", n)
+	}
+	for i, want := range []uint64{tRing + 2, tRing + 1} {
+		if got := d[i].Addr / tChunk; got != want {
+			t.Errorf("frame %d in chunk %d, want %d (the one filled last first)", i, got, want)
+		}
+	}
+	// The one left is the one filled first; a refill goes on top of it.
+	r.b.Fill([]uint64{(tRing + 5) * tChunk})
+	r.send(t, 1, 2)
+	if n := r.b.Receive(d[:]); n != 2 || d[0].Addr/tChunk != tRing+5 || d[1].Addr/tChunk != tRing {
+		t.Errorf("after a refill: %d frames in chunks %d, %d; want 2 in %d, %d", n, d[0].Addr/tChunk, d[1].Addr/tChunk, tRing+5, tRing)
+	}
+	if r.b.FillFree() != tRing {
+		t.Errorf("FillFree %d with the fill ring emptied, want %d", r.b.FillFree(), tRing)
+	}
+}
+
 // The receive side counts as the kernel's veth, XDP program and socket
 // would: down and loss first (program), then a full receive ring
 // (rx_ring_full) and no fill frame (rx_dropped, rx_fill_ring_empty).
