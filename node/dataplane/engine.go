@@ -314,8 +314,8 @@ type Engine struct {
 	timerNext   []int64
 	timersKnown bool
 	source      Source
-	counters PortCounters
-	timings  FCTimings // counters', if it gives them
+	counters    PortCounters
+	timings     FCTimings // counters', if it gives them
 
 	callMu  sync.Mutex
 	calls   []func()
