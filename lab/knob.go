@@ -77,7 +77,14 @@ type codec[T any] struct {
 }
 
 var (
-	rateC  = codec[uint64]{"rate", units.ParseRate, units.CompactRate}
+	// rateC reads a rate, or auto (RateAuto), which is 0 until Up
+	// chooses the D.
+	rateC = codec[uint64]{"rate", func(v string) (uint64, error) {
+		if v == RateAuto {
+			return 0, nil
+		}
+		return units.ParseRate(v)
+	}, units.CompactRate}
 	ratesC = codec[[]uint64]{"rates", units.ParseRates, formatRates}
 	// sizeC is a size a node holds in an int: at most 2 GiB.
 	sizeC = codec[int]{"size", func(v string) (int, error) {
@@ -166,14 +173,34 @@ func knob[T any](c codec[T], k Knob, f func(s *Spec) *T) Knob {
 	return k
 }
 
+// RateAuto is the rate knob's value that has Up choose the D
+// (Spec.RateAuto).
+const RateAuto = "auto"
+
+// autoKnob is the rate knob k, whose value is auto while Spec.RateAuto
+// holds.
+func autoKnob(k Knob) Knob {
+	get := k.get
+	k.get = func(s Spec) string {
+		if s.RateAuto {
+			return RateAuto
+		}
+		return get(s)
+	}
+	return k
+}
+
 // knobs is the table, in the order its values apply: a knob after those
 // it reads (the target after the rate, ci after fc).
 var knobs = []Knob{
-	knob(rateC, Knob{Name: "rate", zeroIsValue: true, Default: units.CompactRate(config.DefaultRateBps), Reads: "links", Example: "100M",
-		Help: "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped",
-		set:  func(s *Spec, _ string, _ func(string) bool) error { s.Rates = nil; return nil }, // every level's
+	autoKnob(knob(rateC, Knob{Name: "rate", zeroIsValue: true, Default: units.CompactRate(config.DefaultRateBps), Reads: "links", Example: "100M",
+		Help: "link rate in bit/s: 500M, 1G, 2.5G, 1000000000; 0 = unshaped; auto = the smallest D this machine keeps faithful (lab calibrate)",
+		set: func(s *Spec, v string, _ func(string) bool) error { // every level's
+			s.Rates, s.RateAuto = nil, v == RateAuto
+			return nil
+		},
 		omit: func(s Spec) bool { return len(s.Rates) > 0 }},
-		func(s *Spec) *uint64 { return &s.RateBps }),
+		func(s *Spec) *uint64 { return &s.RateBps })),
 	knob(ratesC, Knob{Name: "rates", Reads: "links", Example: "160M,100M",
 		Help: "link rate of each level 0..k, comma-separated: 160M,100M (a Rail-only NDC's HBD and rails); replaces --rate"},
 		func(s *Spec) *[]uint64 { return &s.Rates }),

@@ -98,6 +98,12 @@ type Spec struct {
 	// is the target's link rate / D.
 	Target   scale.Target `json:"target"`
 	Dilation float64      `json:"dilation"`
+	// RateAuto is --rate auto: Up runs the lab at the smallest D at
+	// which this machine carries WebSearch at load 0.5 on it faithfully
+	// (ResolveAutoRate, lab calibrate), and RateChoice, not an input,
+	// records the D chosen and why.
+	RateAuto   bool   `json:"rate_auto,omitempty"`
+	RateChoice string `json:"rate_choice,omitempty"`
 	// DelayComp is not an input: lab up measures the emulator's own
 	// per-hop latency on the running lab and takes it off every delay
 	// line (config.Node.DelayComp), and records it here.

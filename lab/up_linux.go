@@ -35,6 +35,13 @@ func Up(ctx context.Context, spec Spec, log *slog.Logger) (*State, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	spec, err := ResolveAutoRate(spec, "")
+	if err != nil {
+		return nil, err
+	}
+	if spec.RateChoice != "" {
+		log.Info("D chosen", "dilation", spec.Dilation, "why", spec.RateChoice)
+	}
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ worker processes (bcfabd) or a daemon per node (swd, hostd).`,
 	root.AddCommand(
 		upCmd(), downCmd(), listCmd(), inspectCmd(), graphCmd(), nodeCmd(),
 		statusCmd(), statsCmd(), healthCmd(), metricsCmd(), captureCmd(), execCmd(),
-		genCmd(), linkCmd(), workloadCmd(), modelCmd(),
+		genCmd(), linkCmd(), workloadCmd(), modelCmd(), calibrateCmd(),
 		benchCmd(), experimentCmd(), ns3Cmd(),
 	)
 	root.SetHelpCommandGroupID(groupLab)

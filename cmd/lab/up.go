@@ -36,6 +36,7 @@ type upFlags struct {
 	n, k     int
 	asJSON   bool
 	fabric   lab.FabricSpec // a graph fabric's parameters, from their flags
+	capacity string         // --rate auto's capacity file
 }
 
 // graphFlags are the flags of fabrics given as a graph; BCube takes none.
@@ -161,6 +162,7 @@ the file or a flag is bad.`,
 		}
 	}
 	fs.BoolVar(&f.asJSON, "json", false, "print the lab's state (nodes, pids, sockets) as JSON instead of the summary")
+	fs.StringVar(&f.capacity, "capacity", lab.DefaultCapacityFile, "this machine's capacity (lab calibrate), which --rate auto reads")
 	var fcs []string
 	for _, n := range scheme.Names() {
 		fcs = append(fcs, n+"\t"+scheme.About(n)) // shells that can show what it is
@@ -314,6 +316,9 @@ func runUp(cmd *cobra.Command, f *upFlags, args []string) error {
 	if err != nil {
 		return inputUsage(cmd, f.file, err)
 	}
+	if spec, err = lab.ResolveAutoRate(spec, f.capacity); err != nil {
+		return err
+	}
 	if err := checkRates(spec); err != nil {
 		return usagef(cmd, "%w", err)
 	}
@@ -358,6 +363,9 @@ func printUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 	}
 	m := p.Spec.Model()
 	fmt.Fprintf(w, "  emulates    %s\n", m)
+	if s.RateChoice != "" {
+		fmt.Fprintf(w, "  D           %s\n", s.RateChoice)
+	}
 	fmt.Fprintf(w, "  links       %d fabric veth pairs + %d bc0 pairs; %s in the lab, delay %v of lab time (one-hop RTT %v of lab time = %v of the target), buffer %s per node\n",
 		len(p.Links), len(p.AppLinks), rate, m.LinkDelay(), m.OneHopRTT(), m.Target.OneHopRTT(), lab.FormatSize(s.BufferBytes))
 	if c := st.Calibration; c != nil {
@@ -414,6 +422,9 @@ func printGraphUp(w io.Writer, p *lab.Plan, st *lab.State, took time.Duration) {
 		lab.Namespace(L, "h0"), lab.Namespace(L, g.Nodes[servers-1].Name), lab.Namespace(L, g.Nodes[servers].Name), lab.Namespace(L, g.Nodes[len(g.Nodes)-1].Name))
 	m := s.Model()
 	fmt.Fprintf(w, "  emulates    %s\n", m)
+	if s := p.Spec.RateChoice; s != "" {
+		fmt.Fprintf(w, "  D           %s\n", s)
+	}
 	byRate := map[uint64]int{}
 	for _, l := range g.Links {
 		byRate[uint64(math.Round(l.Capacity*float64(s.RateBps)))]++

@@ -42,6 +42,8 @@ func TestUsageExits(t *testing.T) {
 		{up("bcube", "--n", "4", "--k", "1", "--max-nodes", "3"), 2, "BCube(4,1) is too large"},
 		{up("bcube", "--n", "4", "--k", "1", "--rate", "1X"), 2, `invalid argument "1X" for "--rate" flag`},
 		{up("bcube", "--n", "4", "--k", "1", "--rate", "1G", "--rates", "1G,1G"), 2, "--rate and --rates: give one"},
+		{up("bcube", "--n", "4", "--k", "1", "--rate", "auto", "--capacity", filepath.Join(dir, "none.json")), 1, "capacity was not measured (lab calibrate)"},
+		{at("calibrate", "--duration", "1s"), 2, "--duration 1s: want at least 5s"},
 		{up("bcube", "--n", "4", "--k", "1", "--fc", "portf"), 2, `--fc "portf": want none, portfc`},
 		{up("bcube", "--n", "4", "--k", "1", "--bogus"), 2, "unknown flag: --bogus"},
 		{[]string{"up", "-f", badKey}, 2, "key.yaml:3: unknown key rat"},
