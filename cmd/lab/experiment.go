@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/bcfab/bcfab/internal/progress"
+	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/study/experiment"
 )
@@ -92,8 +93,8 @@ func experimentShowCmd() *cobra.Command {
 
 func experimentRunCmd() *cobra.Command {
 	var (
-		file, out, binDir string
-		quick, dryRun     bool
+		file, out, binDir, rate, capacity string
+		quick, dryRun                     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run NAME | -f FILE",
@@ -121,6 +122,8 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 	fs.BoolVar(&quick, "quick", false, "apply the file's quick section: fewer schemes and loads, shorter runs")
 	fs.BoolVar(&dryRun, "dry-run", false, "check the file and list its points, run nothing")
 	fs.StringVar(&binDir, "bin-dir", "", "`dir`ectory with the daemons (default: the directory of lab)")
+	fs.StringVar(&rate, "rate", "", "every point's link `rate` in place of the file's (lab.rate, workload.cdf_rates), or auto: each point at the smallest D this machine keeps it faithful at")
+	fs.StringVar(&capacity, "capacity", lab.DefaultCapacityFile, "this machine's capacity (lab calibrate), which rate auto reads; measured first when missing")
 	simDir := ns3Flag(cmd)
 	mode := progressFlag(cmd)
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
@@ -138,6 +141,21 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		cfg, src, err := experiment.Load(name, file, quick)
 		if err != nil {
 			return inputUsage(cmd, file, err)
+		}
+		if fs.Changed("rate") {
+			if err := cfg.SetRate(rate); err != nil {
+				return usagef(cmd, "--rate: %w", err)
+			}
+		}
+		if cfg.Lab.Auto && dryRun {
+			// The D each point would run at, when the machine was measured.
+			if cp, err := lab.LoadCapacity(capacity); err == nil {
+				if err := cfg.ResolveAuto(cp); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(stdout, "rate auto: %v: the points' D are chosen when the run starts\n", err)
+			}
 		}
 		points := cfg.Points()
 		if dryRun {
@@ -158,7 +176,7 @@ on a fresh lab. Exit 3 when a point is INVALID.`,
 		if fs.Changed("name") {
 			cfg.Lab.Name = c.name
 		}
-		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot, NS3: *simDir}
+		o := experiment.RunOptions{Out: out, Source: src, BinDir: binDir, RunRoot: c.runRoot, NS3: *simDir, Capacity: capacity}
 		pr := experimentProgress(&o, stderr, *mode, c)
 		defer pr.Close()
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

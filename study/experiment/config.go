@@ -101,6 +101,11 @@ type Config struct {
 
 	// IsQuick records that Quick was applied.
 	IsQuick bool `yaml:"-"`
+
+	// AutoD is the D lab.rate: auto chose for each point, by point ID
+	// (ResolveAuto): the runner writes it into the experiment as run
+	// (config.yaml), so that a rerun runs a point at the D it ran at.
+	AutoD map[string]AutoChoice `yaml:"auto_d,omitempty"`
 }
 
 // Topology is BCube(N, K).
@@ -606,6 +611,11 @@ func (c *Config) Validate() error {
 		bad("lab.rate: a rate is needed (the links are shaped at it; the rates a machine carries validly are measured in docs/BENCHMARKS.md, Emulation capacity)")
 	case c.Lab.Rate() != 0 && len(c.Lab.Rates()) > 0:
 		bad("lab.rate and lab.rates: give one (rates sets every level's)")
+	case c.Lab.Auto && c.Kind != KindWorkload:
+		bad("lab.rate: auto: a workload experiment's (its points' schedules say how much the machine must carry); give a rate")
+	}
+	if len(c.AutoD) > 0 && !c.Lab.Auto {
+		bad("auto_d: the D that lab.rate: auto chose; the file's rate is not auto")
 	}
 	// The plan checks all a lab up would but whether the name is free,
 	// which is the runner's to check (a file is valid while its lab runs).
@@ -702,6 +712,9 @@ func (c *Config) rate(cdf string) units.Rate {
 // RateText is the links' rate for titles: "20M", per level "32M,20M";
 // for cdf "" every CDF's ("20M (storage 5M)"), else cdf's.
 func (c *Config) RateText(cdf string) string {
+	if c.Lab.Auto {
+		return c.autoRateText(cdf)
+	}
 	if len(c.Lab.Rates()) > 0 {
 		return c.Lab.Rates().String()
 	}

@@ -20,7 +20,14 @@ type LabConfig struct {
 	Name string
 	// Values are the knobs given, as written.
 	Values lab.Values
+	// Auto is rate: auto: each point runs at the smallest D this machine
+	// keeps it faithful at (Config.ResolveAuto, lab calibrate). Until the
+	// points' D are chosen, Values holds lab.CalibrateRate as the rate.
+	Auto bool
 }
+
+// RateAuto is lab.rate's value that chooses each point's D.
+const RateAuto = lab.RateAuto
 
 // UnmarshalYAML reads the lab section, laying its keys over those l
 // has (a quick section replaces only the keys it names); an unknown
@@ -40,6 +47,13 @@ func (l *LabConfig) UnmarshalYAML(n *yaml.Node) error {
 		if key == "name" {
 			l.Name = v.Value
 			continue
+		}
+		if key == "rate" {
+			l.Auto = v.Value == RateAuto
+			if l.Auto {
+				l.Values["rate"] = units.Rate(lab.CalibrateRate).String()
+				continue
+			}
 		}
 		if err := lab.CheckKey(key); err != nil {
 			return fmt.Errorf("line %d: lab: %w; the keys are a lab file's (lab up's flags without their dashes), and name", n.Content[i].Line, err)
@@ -71,6 +85,9 @@ func (l LabConfig) MarshalYAML() (any, error) {
 	}
 	for _, k := range lab.Knobs() {
 		if v, ok := l.Values[k.Name]; ok {
+			if k.Name == "rate" && l.Auto {
+				v = RateAuto
+			}
 			add(k.Name, v)
 		}
 	}

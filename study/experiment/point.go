@@ -177,7 +177,11 @@ func (c *Config) Describe(p Point) string {
 	if err != nil {
 		return err.Error()
 	}
-	return fmt.Sprintf("%s in %v, schedule %.8s", units.Count(len(flows), "flow", "flows"), wc.Duration, ScheduleDigest(flows))
+	d := ""
+	if x := c.autoD(p); x > 0 {
+		d = fmt.Sprintf(", D = %g (rate auto)", x)
+	}
+	return fmt.Sprintf("%s in %v, schedule %.8s%s", units.Count(len(flows), "flow", "flows"), wc.Duration, ScheduleDigest(flows), d)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -193,6 +193,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 	}
 	b.WriteString("\n\n")
 	writeScenario(&b, c)
+	c.writeAuto(&b)
 	if c.Notes != "" {
 		b.WriteString(strings.TrimSpace(c.Notes) + "\n\n")
 	}

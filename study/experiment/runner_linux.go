@@ -29,6 +29,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ import (
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/ns3"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/study/bench"
 )
@@ -62,6 +64,10 @@ type RunOptions struct {
 	// starts, and at every poll of a workload's flows (its Line is the
 	// workload's progress line with the run's ETA).
 	Status func(progress.State)
+	// Capacity is the file of this machine's capacity that lab.rate:
+	// auto reads (empty: lab.DefaultCapacityFile); a machine without one
+	// is measured first (lab calibrate) and the file written.
+	Capacity string
 }
 
 // Run runs every point of c and writes the output directory (see the
@@ -74,6 +80,9 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 	}
 	x, err := newRunner(c, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := x.resolveAuto(ctx); err != nil {
 		return nil, err
 	}
 	points := c.Points()
@@ -109,6 +118,12 @@ func Run(ctx context.Context, c *Config, o RunOptions) (*Report, error) {
 		fmt.Fprintf(x.progress, "[%d/%d] %s: %s%s\n", i+1, len(points), c.Name, p.Label(), x.eta(0))
 		x.status(progress.State{Detail: p.ID})
 		res := x.run(ctx, p)
+		if again, err := x.slower(ctx, p, res); err != nil {
+			runErr = err
+			break
+		} else if again {
+			res = x.run(ctx, p)
+		}
 		rep.Results = append(rep.Results, res)
 		if runErr = x.finished(ctx, i, len(points), p, res, rep); runErr != nil {
 			break
@@ -189,6 +204,9 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 	if err != nil {
 		return nil, err
 	}
+	if err := x.resolveAuto(ctx); err != nil {
+		return nil, err
+	}
 	rep.Points = len(c.Points())
 	for _, p := range points {
 		x.total += c.Estimate(p)
@@ -214,6 +232,12 @@ func RunAgain(ctx context.Context, o RunOptions, ids []string, labName string) (
 		fmt.Fprintf(x.progress, "[%d/%d] %s: %s, attempt %d%s\n", i+1, len(points), c.Name, p.Label(), rr.Attempt, x.eta(0))
 		x.status(progress.State{Detail: p.ID})
 		res := x.run(ctx, p)
+		if again, err := x.slower(ctx, p, res); err != nil {
+			runErr = err
+			break
+		} else if again {
+			res = x.run(ctx, p)
+		}
 		rr.Elapsed, rr.Valid = res.Elapsed, res.Valid
 		rep.replace(c, res)
 		rep.Reruns = append(rep.Reruns, rr)
@@ -309,7 +333,7 @@ func (x *runner) dilation(p Point) float64 {
 	if err != nil {
 		return 0
 	}
-	m, err := x.spec(sc, p.CDF).ResolvedModel()
+	m, err := x.c.PointLabSpec(p, sc, x.runRoot).ResolvedModel()
 	if err != nil {
 		return 0
 	}
@@ -429,16 +453,20 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if sc.Sim != "" {
 		return x.simulate(ctx, p, sc, dir, res)
 	}
-	spec := x.spec(sc, p.CDF)
+	spec := x.c.PointLabSpec(p, sc, x.runRoot)
+	spec.BinDir = x.o.BinDir
 	routing := ""
 	if sc.Routing != "" {
 		routing = ", routing " + sc.Routing
 	}
-	over := wc.Duration.String() + " of lab time"
+	over, rate := wc.Duration.String()+" of lab time", x.c.RateText(p.CDF)
 	if m, merr := spec.ResolvedModel(); merr == nil {
 		over = m.LabTimeText(wc.Duration)
+		if x.c.autoD(p) > 0 {
+			rate = fmt.Sprintf("%s (D = %g, rate auto)", units.Rate(m.LinkRateBps()), m.D)
+		}
 	}
-	fmt.Fprintf(x.progress, "  %s over %s; lab %s up (%s links in the lab, fc %s%s, transport %s)\n", units.Count(len(flows), "flow", "flows"), over, spec.Name, x.c.RateText(p.CDF), sc.FC, routing, sc.Mode)
+	fmt.Fprintf(x.progress, "  %s over %s; lab %s up (%s links in the lab, fc %s%s, transport %s)\n", units.Count(len(flows), "flow", "flows"), over, spec.Name, rate, sc.FC, routing, sc.Mode)
 	st, err := lab.Up(ctx, spec, x.log)
 	if err != nil {
 		return fmt.Errorf("lab up: %w", err)
@@ -579,4 +607,75 @@ func writeWorkloadFiles(dir string, rep *lab.WorkloadReport) error {
 		}
 	}
 	return writeJSONFile(filepath.Join(dir, "report.json"), rep)
+}
+
+// resolveAuto chooses the D of the points of an experiment with rate:
+// auto (Config.ResolveAuto), from this machine's capacity: the stored one
+// (o.Capacity), or one measured now and stored when there is none.
+func (x *runner) resolveAuto(ctx context.Context) error {
+	c := x.c
+	if !c.Lab.Auto {
+		return nil
+	}
+	cp, err := lab.LoadCapacity(x.o.Capacity)
+	if errors.Is(err, lab.ErrNoCapacity) {
+		fmt.Fprintf(x.progress, "rate auto: %v; measuring it first (lab calibrate, about %v)\n", err, roughly(lab.CalibrateDuration*2))
+		cp, err = lab.Calibrate(ctx, lab.CalibrateOptions{Name: c.Lab.Name, RunRoot: x.runRoot, BinDir: x.o.BinDir, Log: x.log})
+		if err == nil && !cp.Valid {
+			err = fmt.Errorf("lab calibrate: the reference run was INVALID (%s): run the experiment on a quieter machine, or give lab.rate", strings.Join(cp.Problems, "; "))
+		}
+		if err == nil {
+			err = cp.Save(x.o.Capacity)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("rate auto: %w", err)
+	}
+	if err := c.ResolveAuto(cp); err != nil {
+		return err
+	}
+	count := map[float64]int{}
+	var ds []float64
+	for _, p := range c.Points() {
+		if d := c.autoD(p); d > 0 {
+			if count[d] == 0 {
+				ds = append(ds, d)
+			}
+			count[d]++
+		}
+	}
+	slices.Sort(ds)
+	var parts []string
+	for _, d := range ds {
+		parts = append(parts, fmt.Sprintf("D = %g for %s", d, units.Count(count[d], "point", "points")))
+	}
+	fmt.Fprintf(x.progress, "rate auto: %s (lab calibrate of %s: %v of a worker's CPU per frame-hop)\n", strings.Join(parts, ", "),
+		cp.Measured.Format("2006-01-02"), cp.WorkerPerHop.Round(10*time.Nanosecond))
+	return nil
+}
+
+// slower is whether point p, whose D rate: auto chose, runs again at 2x
+// its D because res fell behind at it (and only that): the attempt's
+// files move to runs/<point>.d<D>, the choice says so, and config.yaml
+// is written again.
+func (x *runner) slower(ctx context.Context, p Point, res Result) (bool, error) {
+	c := x.c
+	d := c.autoD(p)
+	why, late := lab.Lateness(res.Problems)
+	if !late || d == 0 || 2*d > scale.MaxDilation || ctx.Err() != nil {
+		return false, nil
+	}
+	dir := filepath.Join(x.o.Out, "runs", p.ID)
+	to := fmt.Sprintf("%s.d%g", dir, d)
+	if err := os.Rename(dir, to); err != nil {
+		return false, err
+	}
+	a := c.AutoD[p.ID]
+	c.AutoD[p.ID] = AutoChoice{D: 2 * d, Why: fmt.Sprintf("%s; it fell behind at D = %g (%s; kept in runs/%s) and ran again at twice that", a.Why, d, why, filepath.Base(to))}
+	fmt.Fprintf(x.progress, "  fell behind at D = %g (%s): running it again at D = %g\n", d, why, 2*d)
+	cfg, err := ConfigYAML(c)
+	if err != nil {
+		return false, err
+	}
+	return true, os.WriteFile(filepath.Join(x.o.Out, "config.yaml"), cfg, 0o644)
 }

@@ -249,6 +249,13 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 	// scaled by f.
 	f := c.timeScale(p)
 	rate := uint64(c.rate(cdf))
+	if c.autoD(p) > 0 {
+		m, err := c.PointLabSpec(p, Contender{}, "/").ResolvedModel()
+		if err != nil {
+			return workload.Config{}, err
+		}
+		rate = m.LinkRateBps()
+	}
 	if f != 1 {
 		sc, _ := ParseContender(p.Contender) // timeScale has parsed it
 		m, err := c.ContenderLabSpec(sc, cdf, "/").ResolvedModel()

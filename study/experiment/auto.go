@@ -1,0 +1,156 @@
+package experiment
+
+// rate: auto: every point of a workload experiment at the smallest D at
+// which this machine runs it faithfully (lab.Capacity.AutoDilation).
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
+	"github.com/bcfab/bcfab/node/api"
+)
+
+// AutoChoice is the D rate: auto chose for a point, and why.
+type AutoChoice struct {
+	D   float64 `yaml:"d" json:"d"`
+	Why string  `yaml:"why" json:"why"`
+}
+
+// ResolveAuto chooses the D of every point of an experiment with rate:
+// auto from this machine's capacity cp: the point's schedule (at the
+// provisional rate, lab.CalibrateRate) gives its data frames per ms of
+// the target, and cp the smallest D a worker carries them faithfully at.
+// A point that has a choice already (a rerun's, read from config.yaml),
+// a contender of its own D (pfc~d1000), one of a CDF given its own rate
+// (workload.cdf_rates) or one run by the simulator keeps its own.
+func (c *Config) ResolveAuto(cp lab.Capacity) error {
+	if !c.Lab.Auto {
+		return nil
+	}
+	if c.AutoD == nil {
+		c.AutoD = map[string]AutoChoice{}
+	}
+	mtu := api.DefaultRDMAMTU
+	if c.Workload.MTU > 0 {
+		mtu = c.Workload.MTU
+	}
+	for _, p := range c.Points() {
+		if _, ok := c.AutoD[p.ID]; ok || !c.autoApplies(p) {
+			continue
+		}
+		wc, err := c.PointWorkload(p)
+		if err != nil {
+			return fmt.Errorf("rate auto: point %s: %w", p.ID, err)
+		}
+		flows, err := workload.Generate(wc)
+		if err != nil {
+			return fmt.Errorf("rate auto: point %s: %w", p.ID, err)
+		}
+		m, err := c.LabSpec("", p.CDF, "/").ResolvedModel()
+		if err != nil {
+			return fmt.Errorf("rate auto: point %s: %w", p.ID, err)
+		}
+		d, why := cp.AutoDilation(lab.DataFramesPerTargetMs(flows, mtu, wc.Duration, m.D))
+		c.AutoD[p.ID] = AutoChoice{D: d, Why: why}
+	}
+	return nil
+}
+
+// autoApplies is whether rate: auto chooses p's D.
+func (c *Config) autoApplies(p Point) bool {
+	if !c.Lab.Auto || c.Kind != KindWorkload {
+		return false
+	}
+	if _, ok := c.Workload.CDFRates[p.CDF]; ok {
+		return false
+	}
+	sc, err := ParseContender(p.Contender)
+	return err == nil && sc.D == 0 && sc.Sim == ""
+}
+
+// autoD is the D rate: auto chose for p (0: none).
+func (c *Config) autoD(p Point) float64 {
+	if !c.autoApplies(p) {
+		return 0
+	}
+	return c.AutoD[p.ID].D
+}
+
+// PointLabSpec is the lab of point p under contender sc (ContenderLabSpec
+// at p's CDF), at the D rate: auto chose for it.
+func (c *Config) PointLabSpec(p Point, sc Contender, runRoot string) lab.Spec {
+	s := c.ContenderLabSpec(sc, p.CDF, runRoot)
+	if d := c.autoD(p); d > 0 {
+		// The target's rate / D (lab.Spec.Dilation with no rate).
+		s.Dilation, s.RateBps = d, 0
+	}
+	return s
+}
+
+// autoRateText is the links' rates rate: auto chose for the points of
+// cdf ("": every CDF's), slowest first: "50M-100M (auto)".
+func (c *Config) autoRateText(cdf string) string {
+	var ds []float64
+	for _, p := range c.Points() {
+		if d := c.autoD(p); d > 0 && (cdf == "" || p.CDF == cdf) && !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	if len(ds) == 0 {
+		return RateAuto
+	}
+	slices.Sort(ds)
+	m, err := c.LabSpec("", cdf, "/").ResolvedModel()
+	if err != nil {
+		return RateAuto
+	}
+	rate := func(d float64) string { return units.Rate(float64(m.Target.LinkRateBps) / d).String() }
+	if len(ds) == 1 {
+		return rate(ds[0]) + " (auto)"
+	}
+	return rate(ds[len(ds)-1]) + "-" + rate(ds[0]) + " (auto)"
+}
+
+// writeAuto writes the README's account of the D rate: auto chose, a
+// line per point, with what made a point run again at a larger D.
+func (c *Config) writeAuto(b *strings.Builder) {
+	if !c.Lab.Auto || len(c.AutoD) == 0 {
+		return
+	}
+	b.WriteString("## Rate: auto\n\nEach point ran at the smallest D at which this machine runs it faithfully (`lab calibrate`; docs/USAGE.md, \"Choosing D\"):\n\n")
+	b.WriteString("| point | D | why |\n| --- | ---: | --- |\n")
+	for _, p := range c.Points() {
+		if a, ok := c.AutoD[p.ID]; ok && c.autoApplies(p) {
+			fmt.Fprintf(b, "| %s | %g | %s |\n", p.ID, a.D, a.Why)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// SetRate gives every point link rate v (lab.rate; a CDF's own rate,
+// workload.cdf_rates, goes), or with v "auto" the D rate: auto chooses
+// (ResolveAuto), and checks c again.
+func (c *Config) SetRate(v string) error {
+	if c.Lab.Values == nil {
+		c.Lab.Values = lab.Values{}
+	}
+	c.Lab.Auto = v == RateAuto
+	if c.Lab.Auto {
+		v = units.Rate(lab.CalibrateRate).String()
+	}
+	k, _ := lab.KnobByName("rate")
+	if err := k.Parse(v); err != nil {
+		return err
+	}
+	c.Lab.Values["rate"] = v
+	delete(c.Lab.Values, "rates")
+	if c.Workload != nil {
+		c.Workload.CDFRates = nil
+	}
+	c.AutoD = nil
+	return c.Validate()
+}

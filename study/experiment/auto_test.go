@@ -1,0 +1,179 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/workload"
+)
+
+// autoCapacity is a capacity of this machine whose reference point,
+// WebSearch at 0.5 on BCube(4,1), runs at D = 1,000.
+func autoCapacity() lab.Capacity {
+	return lab.Capacity{
+		Machine: lab.ThisMachine(), Measured: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+		RateBps: lab.CalibrateRate, D: 1000, Valid: true, FrameHops: 8e6, Wall: 29 * time.Second,
+		TargetElapsed: 29 * time.Millisecond, DataFramesPerTargetMs: 95_000, WorkerPerHop: 2140 * time.Nanosecond,
+		HopsPerTargetMs: 280_000, RTTErrorP99: 0.09,
+	}
+}
+
+const autoFile = `
+name: auto
+kind: workload
+topology: {n: 4, k: 1}
+lab: {rate: auto, ecn: true}
+schemes: [portfc, irn, pfc~d5000]
+workload:
+  cdfs: [websearch, storage]
+  loads: [0.3, 0.7]
+  duration: 2s
+  cdf_rates: {storage: 5M}
+`
+
+// rate: auto: each point gets the D its schedule needs (heavier loads a
+// larger one), its lab and workload run at it, the choice survives
+// config.yaml, and what chooses its own rate (cdf_rates, a contender's
+// D) keeps it.
+func TestRateAuto(t *testing.T) {
+	c, err := Parse([]byte(autoFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Lab.Auto {
+		t.Fatal("rate: auto not read")
+	}
+	if err := c.ResolveAuto(autoCapacity()); err != nil {
+		t.Fatal(err)
+	}
+	d := map[string]float64{}
+	for _, p := range c.Points() {
+		d[p.ID] = c.autoD(p)
+	}
+	light, heavy := d["websearch-0.3-portfc-s1-r1"], d["websearch-0.7-portfc-s1-r1"]
+	if light == 0 || heavy <= light {
+		t.Fatalf("websearch at 0.3: D %g, at 0.7: D %g; want both chosen, the heavier larger", light, heavy)
+	}
+	if d["websearch-0.7-irn-s1-r1"] != heavy {
+		t.Errorf("irn at 0.7: D %g, portfc's %g: the same schedule, the same D", d["websearch-0.7-irn-s1-r1"], heavy)
+	}
+	for _, id := range []string{"storage-0.3-portfc-s1-r1", "websearch-0.3-pfc~d5000-s1-r1"} {
+		if d[id] != 0 {
+			t.Errorf("%s: D %g chosen; want its own", id, d[id])
+		}
+	}
+	p := c.Points()[0]
+	if p.ID != "websearch-0.3-portfc-s1-r1" {
+		t.Fatalf("first point %s", p.ID)
+	}
+	spec := c.PointLabSpec(p, Contender{FC: "portfc"}, "/")
+	m, err := spec.ResolvedModel()
+	if err != nil || m.D != light {
+		t.Fatalf("the point's lab: D %g (%v), want %g", m.D, err, light)
+	}
+	wc, err := c.PointWorkload(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.LinkRate != m.LinkRateBps() {
+		t.Errorf("the point's workload at %d b/s, its lab at %d", wc.LinkRate, m.LinkRateBps())
+	}
+	if s := c.LabSpec("portfc", "storage", ""); s.RateBps != 5e6 {
+		t.Errorf("storage's lab at %d, want its cdf_rates 5M", s.RateBps)
+	}
+	if got := c.RateText("websearch"); !strings.HasSuffix(got, "(auto)") || !strings.Contains(got, "-") {
+		t.Errorf("rate text %q, want the range of rates auto chose", got)
+	}
+	var b strings.Builder
+	c.writeAuto(&b)
+	if !strings.Contains(b.String(), "| websearch-0.7-portfc-s1-r1 | ") || !strings.Contains(b.String(), "lab calibrate of 2026-11-29") {
+		t.Errorf("README section:\n%s", b.String())
+	}
+
+	// config.yaml keeps rate: auto and each point's D: a rerun runs a
+	// point at the D it ran at, whatever the capacity says now.
+	y, err := ConfigYAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(y), "rate: auto") || !strings.Contains(string(y), "auto_d:") {
+		t.Fatalf("config.yaml:\n%s", y)
+	}
+	again, err := Parse(y, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faster := autoCapacity()
+	faster.WorkerPerHop /= 4
+	if err := again.ResolveAuto(faster); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range again.Points() {
+		if got := again.autoD(p); got != d[p.ID] {
+			t.Errorf("%s read back at D %g, ran at %g", p.ID, got, d[p.ID])
+		}
+	}
+}
+
+// --rate auto on the command line drops the file's own rates (each
+// CDF's too) and chooses every point's; --rate 20M undoes auto; a loop
+// experiment has no schedule to choose by.
+func TestSetRate(t *testing.T) {
+	c, err := Parse([]byte(strings.Replace(autoFile, "rate: auto", "rate: 20M", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetRate("auto"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Lab.Auto || c.Workload.CDFRates != nil {
+		t.Fatalf("--rate auto: auto %v, cdf_rates %v", c.Lab.Auto, c.Workload.CDFRates)
+	}
+	if err := c.ResolveAuto(autoCapacity()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.Points() {
+		sc, _ := ParseContender(p.Contender)
+		if c.autoD(p) == 0 && sc.D == 0 {
+			t.Errorf("%s: no D chosen", p.ID)
+		}
+	}
+	if err := c.SetRate("20M"); err != nil || c.Lab.Auto || c.AutoD != nil || c.Lab.Rate() != 20e6 {
+		t.Errorf("--rate 20M: %v, auto %v, auto_d %v, rate %v", err, c.Lab.Auto, c.AutoD, c.Lab.Rate())
+	}
+	if err := c.SetRate("fast"); err == nil {
+		t.Error("--rate fast: no error")
+	}
+	loop, _, err := Load("loop", "", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loop.SetRate("auto"); err == nil || !strings.Contains(err.Error(), "workload experiment") {
+		t.Errorf("loop at rate auto: %v", err)
+	}
+}
+
+// The schedules rate: auto compares are the points' own: a heavier load
+// is more data frames per target ms.
+func TestAutoComparesSchedules(t *testing.T) {
+	c, err := Parse([]byte(autoFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := func(load float64) float64 {
+		wc, err := c.WorkloadConfig("websearch", load, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows, err := workload.Generate(wc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lab.DataFramesPerTargetMs(flows, 1024, wc.Duration, 1000)
+	}
+	if a, b := frames(0.3), frames(0.7); b < 2*a || b > 2.7*a {
+		t.Errorf("data frames per target ms: %g at 0.3, %g at 0.7; want about 7/3 as many", a, b)
+	}
+}
