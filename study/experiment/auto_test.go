@@ -177,3 +177,30 @@ func TestAutoComparesSchedules(t *testing.T) {
 		t.Errorf("data frames per target ms: %g at 0.3, %g at 0.7; want about 7/3 as many", a, b)
 	}
 }
+
+// A plot's title names the D its points ran at: one D, or the range
+// when rate: auto ran its loads at several; a series plot of one load,
+// that load's.
+func TestPlotTitleDilations(t *testing.T) {
+	c, err := Parse([]byte(autoFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := []Result{
+		{Point: Point{CDF: "websearch", Load: 0.3}, Dilation: 1000},
+		{Point: Point{CDF: "websearch", Load: 0.7}, Dilation: 2000},
+		{Point: Point{CDF: "storage", Load: 0.3}, Dilation: 20000},
+	}
+	pl := plots{c: c, results: rs, cdf: "websearch"}
+	if got := pl.title("Average FCT"); !strings.Contains(got, "D = 1,000-2,000") {
+		t.Errorf("title %q, want D = 1,000-2,000", got)
+	}
+	pl.load = 0.7
+	if got := pl.title("CNPs"); !strings.Contains(got, "D = 2,000)") {
+		t.Errorf("series title %q, want D = 2,000", got)
+	}
+	pl.cdf, pl.load = "storage", 0
+	if got := pl.title("Average FCT"); !strings.Contains(got, "D = 20,000)") {
+		t.Errorf("title %q, want D = 20,000", got)
+	}
+}

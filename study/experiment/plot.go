@@ -118,15 +118,16 @@ func Plot(c *Config, results []Result, dir string) ([]PlotFile, error) {
 					}
 				}
 				for _, load := range c.Workload.Loads {
+					// The plots of one load: its points' D titles them.
+					pl.load = load
 					pl.slowdownBySize(cdf, load)
 					pl.queueCDF(cdf, load)
 					if c.Lab.ECN() {
-						pl.load = load
 						pl.series(pl.named(fmt.Sprintf("cnp-series-%s-load%s", cdf, loadName(load))),
 							fmt.Sprintf("CNPs over time, %s at load %s", cdfTitle(cdf), loadName(load)),
 							"the CNPs every sender received, in each interval of the queue samples", nil, cnpAxis)
-						pl.load = 0
 					}
+					pl.load = 0
 				}
 				pl.ratioCDF(cdf)
 			}
@@ -146,7 +147,7 @@ type plots struct {
 	// results only).
 	scenario string
 	// cdf is the workload CDF being drawn (its links' rate titles it),
-	// load the load of a workload's series plot.
+	// load the load of a workload's plots of one load (0: all loads).
 	cdf  string
 	load float64
 }
@@ -314,21 +315,29 @@ func (pl *plots) title(t string) string {
 		t = sc + ": " + t
 	}
 	d := ", " + pl.c.RateText(pl.cdf) + " links"
-	if D := pl.dilation(); D > 0 {
-		d = "; D = " + dilationText(D)
+	switch lo, hi := pl.dilations(); {
+	case lo > 0 && lo == hi:
+		d = "; D = " + dilationText(lo)
+	case lo > 0:
+		d = "; D = " + dilationText(lo) + "-" + dilationText(hi)
 	}
 	return fmt.Sprintf("%s (%s%s)", t, fabric, d)
 }
 
-// dilation is the D of the plotted points (of the CDF being drawn: a CDF
-// may run at a rate of its own), 0 when unknown.
-func (pl *plots) dilation() float64 {
+// dilations are the smallest and largest D of the plotted points (of the
+// CDF being drawn, and the load of a series plot: a CDF may run at a
+// rate of its own, and under rate auto every point at its own), 0 when
+// unknown.
+func (pl *plots) dilations() (lo, hi float64) {
 	for i := range pl.results {
-		if r := &pl.results[i]; r.Dilation > 0 && (pl.cdf == "" || r.CDF == pl.cdf) {
-			return r.Dilation
+		if r := &pl.results[i]; r.Dilation > 0 && (pl.cdf == "" || r.CDF == pl.cdf) && (pl.load == 0 || r.Load == pl.load) {
+			if lo == 0 || r.Dilation < lo {
+				lo = r.Dilation
+			}
+			hi = max(hi, r.Dilation)
 		}
 	}
-	return 0
+	return lo, hi
 }
 
 func loadName(load float64) string { return strconv.FormatFloat(load, 'g', -1, 64) }

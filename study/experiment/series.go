@@ -163,7 +163,7 @@ func (pl *plots) seriesCDF() string {
 // at is a time of the lab, sec seconds, on a series plot's x axis: the
 // target's ms, or the lab's s when D is not known.
 func (pl *plots) at(sec float64) float64 {
-	if D := pl.dilation(); D > 0 {
+	if D, _ := pl.dilations(); D > 0 {
 		return sec / D * 1e3
 	}
 	return sec
@@ -179,7 +179,7 @@ func (pl *plots) loopMarkers() phaseMarkers {
 // last second of lab time, on the plot's clock (the target's when D is
 // known).
 func (pl *plots) holGroupNote() string {
-	if D := pl.dilation(); D > 0 {
+	if D, _ := pl.dilations(); D > 0 {
 		last := scale.RoundTime(time.Duration(float64(time.Second) / D))
 		return fmt.Sprintf("each phase's victim group shares the link in the phase's last %v in the target (its last second of lab time)", last)
 	}
