@@ -14,19 +14,26 @@ import (
 	"github.com/bcfab/bcfab/node/api"
 )
 
-// AutoChoice is the D rate: auto chose for a point, and why.
+// AutoChoice is the D rate: auto chose for a point, and why. Base, when
+// not 0, is the D its schedule was chosen at, which a point run again at
+// a larger D keeps: the same flows, on slower links over a longer window
+// (as a contender of its own D runs them), so its schemes still compare
+// on one schedule.
 type AutoChoice struct {
-	D   float64 `yaml:"d" json:"d"`
-	Why string  `yaml:"why" json:"why"`
+	D    float64 `yaml:"d" json:"d"`
+	Base float64 `yaml:"base,omitempty" json:"base,omitempty"`
+	Why  string  `yaml:"why" json:"why"`
 }
 
 // ResolveAuto chooses the D of every point of an experiment with rate:
 // auto from this machine's capacity cp: the point's schedule (at the
 // provisional rate, lab.CalibrateRate) gives its data frames per ms of
 // the target, and cp the smallest D a worker carries them faithfully at.
-// A point that has a choice already (a rerun's, read from config.yaml),
-// a contender of its own D (pfc~d1000), one of a CDF given its own rate
-// (workload.cdf_rates) or one run by the simulator keeps its own.
+// A point that has a choice already (a rerun's, read from config.yaml)
+// or one of a CDF given its own rate (workload.cdf_rates) keeps its own;
+// a contender of its own D (pfc~d1000) runs at it the flows its schedule
+// has at the D chosen, as the simulator's points run those of the lab's
+// points: every contender of a CDF, load and seed runs the same flows.
 func (c *Config) ResolveAuto(cp lab.Capacity) error {
 	if !c.Lab.Auto {
 		return nil
@@ -50,11 +57,23 @@ func (c *Config) ResolveAuto(cp lab.Capacity) error {
 		if err != nil {
 			return fmt.Errorf("rate auto: point %s: %w", p.ID, err)
 		}
-		m, err := c.LabSpec("", p.CDF, "/").ResolvedModel()
+		sc, err := ParseContender(p.Contender)
+		if err != nil {
+			return fmt.Errorf("rate auto: point %s: %w", p.ID, err)
+		}
+		// The lab the schedule was made for: the provisional rate's, or
+		// a contender's own D.
+		m, err := c.PointLabSpec(p, sc, "/").ResolvedModel()
 		if err != nil {
 			return fmt.Errorf("rate auto: point %s: %w", p.ID, err)
 		}
 		d, why := cp.AutoDilation(lab.DataFramesPerTargetMs(flows, mtu, wc.Duration, m.D))
+		if sc.D != 0 {
+			// Its own D, on the schedule its CDF, load and seed have at
+			// the D chosen for them: the same flows as the others'.
+			c.AutoD[p.ID] = AutoChoice{D: sc.D, Base: d, Why: fmt.Sprintf("its own D = %g, on the flows of D = %g (%s)", sc.D, d, why)}
+			continue
+		}
 		c.AutoD[p.ID] = AutoChoice{D: d, Why: why}
 	}
 	return nil
@@ -65,11 +84,18 @@ func (c *Config) autoApplies(p Point) bool {
 	if !c.Lab.Auto || c.Kind != KindWorkload {
 		return false
 	}
-	if _, ok := c.Workload.CDFRates[p.CDF]; ok {
-		return false
+	_, own := c.Workload.CDFRates[p.CDF]
+	return !own
+}
+
+// autoScale is what point p's lab-time durations become under rate:
+// auto: its D over the D its schedule was chosen at (1 but for a point
+// run again at a larger D).
+func (c *Config) autoScale(p Point) float64 {
+	if a := c.AutoD[p.ID]; c.autoApplies(p) && a.Base > 0 && a.D > 0 {
+		return a.D / a.Base
 	}
-	sc, err := ParseContender(p.Contender)
-	return err == nil && sc.D == 0 && sc.Sim == ""
+	return 1
 }
 
 // autoD is the D rate: auto chose for p (0: none).

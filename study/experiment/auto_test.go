@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -59,9 +60,41 @@ func TestRateAuto(t *testing.T) {
 	if d["websearch-0.7-irn-s1-r1"] != heavy {
 		t.Errorf("irn at 0.7: D %g, portfc's %g: the same schedule, the same D", d["websearch-0.7-irn-s1-r1"], heavy)
 	}
-	for _, id := range []string{"storage-0.3-portfc-s1-r1", "websearch-0.3-pfc~d5000-s1-r1"} {
-		if d[id] != 0 {
-			t.Errorf("%s: D %g chosen; want its own", id, d[id])
+	if id := "storage-0.3-portfc-s1-r1"; d[id] != 0 {
+		t.Errorf("%s: D %g chosen; want its cdf_rates", id, d[id])
+	}
+	// A contender of its own D runs at it the flows the others run.
+	own := "websearch-0.7-pfc-d5000-s1-r1"
+	if d[own] != 5000 {
+		t.Errorf("%s: D %g, want its own 5000 (points %v)", own, d[own], d)
+	}
+	flowsOf := func(id string) ([]workload.Flow, float64) {
+		t.Helper()
+		for _, p := range c.Points() {
+			if p.ID == id {
+				wc, err := c.PointWorkload(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fl, err := workload.Generate(wc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fl, c.autoD(p)
+			}
+		}
+		t.Fatalf("no point %s", id)
+		return nil, 0
+	}
+	fa, da := flowsOf("websearch-0.7-portfc-s1-r1")
+	fb, db := flowsOf(own)
+	if len(fa) != len(fb) || len(fa) == 0 {
+		t.Fatalf("%d flows at D %g, %d at its own D %g: want the same flows", len(fa), da, len(fb), db)
+	}
+	for i := range fa {
+		ta, tb := float64(fa[i].Start)/da, float64(fb[i].Start)/db
+		if fa[i].Size != fb[i].Size || fa[i].Src != fb[i].Src || math.Abs(ta-tb) > 1 {
+			t.Fatalf("flow %d: %+v at D %g, %+v at D %g: not the same in the target's time", i, fa[i], da, fb[i], db)
 		}
 	}
 	p := c.Points()[0]

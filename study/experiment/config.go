@@ -782,6 +782,9 @@ func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
 // point p: its contender's D over the experiment's at p's CDF, or 1
 // when the contender has none.
 func (c *Config) timeScale(p Point) float64 {
+	if f := c.autoScale(p); f != 1 {
+		return f
+	}
 	sc, err := ParseContender(p.Contender)
 	if err != nil || sc.D == 0 {
 		return 1

@@ -662,6 +662,9 @@ func (x *runner) slower(ctx context.Context, p Point, res Result) (bool, error) 
 	c := x.c
 	d := c.autoD(p)
 	why, late := lab.Lateness(res.Problems)
+	if sc, err := ParseContender(p.Contender); err != nil || sc.D != 0 || sc.Sim != "" {
+		return false, nil // its own D; the simulator is never late
+	}
 	if !late || d == 0 || 2*d > scale.MaxDilation || ctx.Err() != nil {
 		return false, nil
 	}
@@ -671,7 +674,11 @@ func (x *runner) slower(ctx context.Context, p Point, res Result) (bool, error) 
 		return false, err
 	}
 	a := c.AutoD[p.ID]
-	c.AutoD[p.ID] = AutoChoice{D: 2 * d, Why: fmt.Sprintf("%s; it fell behind at D = %g (%s; kept in runs/%s) and ran again at twice that", a.Why, d, why, filepath.Base(to))}
+	base := a.Base
+	if base == 0 {
+		base = a.D
+	}
+	c.AutoD[p.ID] = AutoChoice{D: 2 * d, Base: base, Why: fmt.Sprintf("%s; it fell behind at D = %g (%s; kept in runs/%s) and ran the same flows again at twice that", a.Why, d, why, filepath.Base(to))}
 	fmt.Fprintf(x.progress, "  fell behind at D = %g (%s): running it again at D = %g\n", d, why, 2*d)
 	cfg, err := ConfigYAML(c)
 	if err != nil {

@@ -33,7 +33,8 @@ func (x *runner) simulate(ctx context.Context, p Point, sc Contender, dir string
 	if err != nil {
 		return err
 	}
-	spec := x.spec(sc, p.CDF)
+	spec := x.c.PointLabSpec(p, sc, x.runRoot)
+	spec.BinDir = x.o.BinDir
 	plan, err := lab.NewPlan(spec)
 	if err != nil {
 		return err

@@ -249,16 +249,9 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 	// scaled by f.
 	f := c.timeScale(p)
 	rate := uint64(c.rate(cdf))
-	if c.autoD(p) > 0 {
-		m, err := c.PointLabSpec(p, Contender{}, "/").ResolvedModel()
-		if err != nil {
-			return workload.Config{}, err
-		}
-		rate = m.LinkRateBps()
-	}
-	if f != 1 {
+	if f != 1 || c.autoD(p) > 0 {
 		sc, _ := ParseContender(p.Contender) // timeScale has parsed it
-		m, err := c.ContenderLabSpec(sc, cdf, "/").ResolvedModel()
+		m, err := c.PointLabSpec(p, sc, "/").ResolvedModel()
 		if err != nil {
 			return workload.Config{}, err
 		}
