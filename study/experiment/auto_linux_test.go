@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/bcfab/bcfab/lab/workload"
 )
 
 // A point whose D rate: auto chose and that fell behind at it (INVALID
@@ -41,19 +38,11 @@ func TestSlowerAfterLateness(t *testing.T) {
 	died := Result{Point: p, Problems: []string{"run failed: worker w0 died"}}
 	ctx := context.Background()
 
-	schedule := func() ([]workload.Flow, float64) {
-		t.Helper()
-		wc, err := c.PointWorkload(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fl, err := workload.Generate(wc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fl, c.autoD(p)
+	// The config as it was, to compare the flows with after the rerun.
+	was, err := Parse(mustYAML(t, c), false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	before, d0 := schedule()
 	if again, err := x.slower(ctx, p, died); again || err != nil {
 		t.Fatalf("a point whose worker died: again %v (%v), want not", again, err)
 	}
@@ -65,15 +54,7 @@ func TestSlowerAfterLateness(t *testing.T) {
 		t.Errorf("D %g after falling behind at %g, want %g", got, d, 2*d)
 	}
 	// The same flows, on the target's clock: its schemes still compare.
-	after, d1 := schedule()
-	if len(after) != len(before) || len(after) == 0 {
-		t.Fatalf("%d flows at D %g, %d at D %g: want the same", len(before), d0, len(after), d1)
-	}
-	for i := range after {
-		if after[i].Size != before[i].Size || math.Abs(float64(after[i].Start)/d1-float64(before[i].Start)/d0) > 1 {
-			t.Fatalf("flow %d: %+v at D %g, %+v at D %g", i, before[i], d0, after[i], d1)
-		}
-	}
+	sameFlows(t, was, p, c, p)
 	kept := filepath.Join(out, "runs", fmt.Sprintf("%s.d%g", p.ID, d))
 	if _, err := os.Stat(kept); err != nil {
 		t.Errorf("the attempt is not kept in %s: %v", kept, err)
@@ -99,4 +80,14 @@ func TestSlowerAfterLateness(t *testing.T) {
 			break
 		}
 	}
+}
+
+// mustYAML is c as config.yaml writes it.
+func mustYAML(t *testing.T, c *Config) []byte {
+	t.Helper()
+	y, err := ConfigYAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
 }

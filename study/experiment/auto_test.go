@@ -68,35 +68,7 @@ func TestRateAuto(t *testing.T) {
 	if d[own] != 5000 {
 		t.Errorf("%s: D %g, want its own 5000 (points %v)", own, d[own], d)
 	}
-	flowsOf := func(id string) ([]workload.Flow, float64) {
-		t.Helper()
-		for _, p := range c.Points() {
-			if p.ID == id {
-				wc, err := c.PointWorkload(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				fl, err := workload.Generate(wc)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return fl, c.autoD(p)
-			}
-		}
-		t.Fatalf("no point %s", id)
-		return nil, 0
-	}
-	fa, da := flowsOf("websearch-0.7-portfc-s1-r1")
-	fb, db := flowsOf(own)
-	if len(fa) != len(fb) || len(fa) == 0 {
-		t.Fatalf("%d flows at D %g, %d at its own D %g: want the same flows", len(fa), da, len(fb), db)
-	}
-	for i := range fa {
-		ta, tb := float64(fa[i].Start)/da, float64(fb[i].Start)/db
-		if fa[i].Size != fb[i].Size || fa[i].Src != fb[i].Src || math.Abs(ta-tb) > 1 {
-			t.Fatalf("flow %d: %+v at D %g, %+v at D %g: not the same in the target's time", i, fa[i], da, fb[i], db)
-		}
-	}
+	sameFlows(t, c, pointByID(t, c, "websearch-0.7-portfc-s1-r1"), c, pointByID(t, c, own))
 	p := c.Points()[0]
 	if p.ID != "websearch-0.3-portfc-s1-r1" {
 		t.Fatalf("first point %s", p.ID)
@@ -235,5 +207,48 @@ func TestPlotTitleDilations(t *testing.T) {
 	pl.cdf, pl.load = "storage", 0
 	if got := pl.title("Average FCT"); !strings.Contains(got, "D = 20,000)") {
 		t.Errorf("title %q, want D = 20,000", got)
+	}
+}
+
+// pointByID is c's point id.
+func pointByID(t *testing.T, c *Config, id string) Point {
+	t.Helper()
+	for _, p := range c.Points() {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("no point %s", id)
+	return Point{}
+}
+
+// pointFlows are point p's flows and the D they run at.
+func pointFlows(t *testing.T, c *Config, p Point) ([]workload.Flow, float64) {
+	t.Helper()
+	wc, err := c.PointWorkload(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := workload.Generate(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fl, c.autoD(p)
+}
+
+// sameFlows fails t unless point a of ca and point b of cb run the same
+// flows on the target's clock, at whatever D each runs.
+func sameFlows(t *testing.T, ca *Config, a Point, cb *Config, b Point) {
+	t.Helper()
+	fa, da := pointFlows(t, ca, a)
+	fb, db := pointFlows(t, cb, b)
+	if len(fa) != len(fb) || len(fa) == 0 {
+		t.Fatalf("%d flows at D %g, %d at D %g: want the same flows", len(fa), da, len(fb), db)
+	}
+	for i := range fa {
+		ta, tb := float64(fa[i].Start)/da, float64(fb[i].Start)/db
+		if fa[i].Size != fb[i].Size || fa[i].Src != fb[i].Src || fa[i].Dst != fb[i].Dst || math.Abs(ta-tb) > 1 {
+			t.Fatalf("flow %d: %+v at D %g, %+v at D %g: not the same on the target's clock", i, fa[i], da, fb[i], db)
+		}
 	}
 }
