@@ -180,13 +180,19 @@ func (c Capacity) check() error {
 //     as the reference run measured it in lab time, is at most
 //     scale.MaxRTTErrorP99 of the model's one-hop RTT.
 func (c Capacity) FaithfulD(dataFramesPerTargetMs float64) (d float64, bound string) {
-	hops := c.HopsPerTargetMs * dataFramesPerTargetMs / c.DataFramesPerTargetMs
-	load := hops * float64(c.WorkerPerHop) / (scale.MaxWorkerLoad * float64(time.Millisecond))
+	load := c.hops(dataFramesPerTargetMs) * float64(c.WorkerPerHop) / (scale.MaxWorkerLoad * float64(time.Millisecond))
 	jitter := max(c.RTTErrorP99, 0) * c.D / scale.MaxRTTErrorP99
 	if jitter > load {
 		return jitter, "jitter"
 	}
 	return load, "load"
+}
+
+// hops is the frame-hops per ms of the target of a workload of
+// dataFramesPerTargetMs: the reference point's, scaled by the schedules'
+// data frames.
+func (c Capacity) hops(dataFramesPerTargetMs float64) float64 {
+	return c.HopsPerTargetMs * dataFramesPerTargetMs / c.DataFramesPerTargetMs
 }
 
 // AutoDilation is the dilation --rate auto runs a workload of
@@ -196,7 +202,7 @@ func (c Capacity) FaithfulD(dataFramesPerTargetMs float64) (d float64, bound str
 func (c Capacity) AutoDilation(dataFramesPerTargetMs float64) (d float64, why string) {
 	f, bound := c.FaithfulD(dataFramesPerTargetMs)
 	d = RoundDilation(f)
-	hops := c.HopsPerTargetMs * dataFramesPerTargetMs / c.DataFramesPerTargetMs
+	hops := c.hops(dataFramesPerTargetMs)
 	load := hops * float64(c.WorkerPerHop) / (d * float64(time.Millisecond))
 	why = fmt.Sprintf("D = %s: %.0f data frames per ms of the target, about %.0f frame-hops, cost a worker %.0f%% of a CPU at D = %s (%v a frame-hop, lab calibrate of %s; at most %.0f%%)",
 		formatD(d), dataFramesPerTargetMs, hops, 100*load, formatD(d), c.WorkerPerHop.Round(10*time.Nanosecond), c.Measured.Format("2006-01-02"), 100*scale.MaxWorkerLoad)
