@@ -53,8 +53,10 @@ func TestBuiltins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(quick.Contenders) >= len(full.Contenders) || len(quick.Workload.Loads) != 1 || len(quick.Workload.CDFs) != 1 {
-		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v: want fewer", quick.Contenders, quick.Workload.Loads, quick.Workload.CDFs)
+	if len(quick.Contenders) >= len(full.Contenders) || len(quick.Workload.Loads) != 1 || len(quick.Workload.CDFs) != 1 ||
+		len(quick.Seeds) != 1 || len(full.Seeds) != 3 {
+		t.Errorf("fct quick: schemes %v, loads %v, cdfs %v, seeds %v (full: %v): want fewer, one seed against three",
+			quick.Contenders, quick.Workload.Loads, quick.Workload.CDFs, quick.Seeds, full.Seeds)
 	}
 	// Keys the quick section does not name stay: the incast, the rate.
 	if quick.Workload.Incast == nil || quick.Workload.Incast.Senders != 8 || quick.Lab.Rate() != full.Lab.Rate() || !quick.Lab.ECN() {
