@@ -122,6 +122,75 @@ func TestRateAuto(t *testing.T) {
 	}
 }
 
+const targetClockFile = `
+name: clock
+kind: workload
+topology: {n: 4, k: 1}
+lab: {rate: auto, ecn: true}
+schemes: [portfc, portfc~d5000]
+workload:
+  cdfs: [websearch]
+  loads: [0.3, 0.7]
+  clock: target
+  duration: 4ms
+  incast: {senders: 8, size: 1MB, start: 500us, period: 2ms}
+  drain: 3ms
+`
+
+// workload.clock: target: every point covers the same window of the
+// target whatever its D (rate: auto's, a contender's own, a rerun's at
+// a larger D), each lab running the file's durations x its D, and the
+// same flows at every D of one load and seed.
+func TestTargetClock(t *testing.T) {
+	c, err := Parse([]byte(targetClockFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ResolveAuto(autoCapacity()); err != nil {
+		t.Fatal(err)
+	}
+	check := func(id string, wantD float64) {
+		t.Helper()
+		p := pointByID(t, c, id)
+		if d := c.pointD(p); d != wantD {
+			t.Fatalf("%s: D %g, want %g", id, d, wantD)
+		}
+		wc, err := c.PointWorkload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lab := func(target time.Duration) time.Duration { return time.Duration(float64(target) * wantD) }
+		if wc.Duration != lab(4*time.Millisecond) || wc.Incast.Start != lab(500*time.Microsecond) || wc.Incast.Period != lab(2*time.Millisecond) {
+			t.Errorf("%s at D %g: duration %v, incast start %v, period %v; want 4ms, 500µs and 2ms of the target x D",
+				id, wantD, wc.Duration, wc.Incast.Start, wc.Incast.Period)
+		}
+		if f := c.timeScale(p); scaled(c.Workload.Drain.D(), f) != lab(3*time.Millisecond) {
+			t.Errorf("%s: drain %v in the lab, want 3ms x D", id, scaled(c.Workload.Drain.D(), f))
+		}
+	}
+	light, heavy := c.autoD(pointByID(t, c, "websearch-0.3-portfc-s1-r1")), c.autoD(pointByID(t, c, "websearch-0.7-portfc-s1-r1"))
+	if light <= 0 || heavy <= light {
+		t.Fatalf("rate auto chose D %g at 0.3, %g at 0.7: want the heavier load the larger", light, heavy)
+	}
+	check("websearch-0.3-portfc-s1-r1", light)
+	check("websearch-0.7-portfc-s1-r1", heavy)
+	check("websearch-0.7-portfc-d5000-s1-r1", 5000)
+	sameFlows(t, c, pointByID(t, c, "websearch-0.7-portfc-s1-r1"), c, pointByID(t, c, "websearch-0.7-portfc-d5000-s1-r1"))
+	// A point run again at 2 x D: the same window of the target.
+	id := "websearch-0.7-portfc-s1-r1"
+	c.AutoD[id] = AutoChoice{D: 2 * heavy, Base: heavy, Why: "fell behind"}
+	check(id, 2*heavy)
+	// The defaults are the target's too.
+	if c.Workload.Interval.D() != time.Millisecond || c.Workload.MaxDuration.D() != 600*time.Millisecond {
+		t.Errorf("defaults under clock: target: interval %v, max_duration %v", c.Workload.Interval, c.Workload.MaxDuration)
+	}
+	var b strings.Builder
+	writeScenario(&b, c)
+	if !strings.Contains(b.String(), "4ms of the target's time") || !strings.Contains(b.String(), "workload.clock: target") {
+		t.Errorf("scenario:\n%s", b.String())
+	}
+}
+
 // --rate auto on the command line drops the file's own rates (each
 // CDF's too) and chooses every point's; --rate 20M undoes auto; a loop
 // experiment has no schedule to choose by.

@@ -527,11 +527,22 @@ func (c *Config) setDefaults() {
 		if len(w.CDFs) == 0 && len(w.Loads) == 0 {
 			w.Loads = []float64{0}
 		}
+		if w.Clock == "" {
+			w.Clock = ClockLab
+		}
+		// A second and 10 minutes of the lab; of the target, what they
+		// are at D = 1,000.
 		if w.Interval == 0 {
 			w.Interval = units.Duration(time.Second)
+			if w.targetClock() {
+				w.Interval = units.Duration(time.Millisecond)
+			}
 		}
 		if w.MaxDuration == 0 {
 			w.MaxDuration = units.Duration(10 * time.Minute)
+			if w.targetClock() {
+				w.MaxDuration = units.Duration(600 * time.Millisecond)
+			}
 		}
 	}
 }
@@ -778,10 +789,13 @@ func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
 	return s
 }
 
-// timeScale is what a lab-time duration of c's workload becomes for
-// point p: its contender's D over the experiment's at p's CDF, or 1
-// when the contender has none.
+// timeScale is what a duration of c's workload becomes in point p's
+// lab: under clock: target, p's D; in lab time, its contender's D over
+// the experiment's at p's CDF, or 1 when the contender has none.
 func (c *Config) timeScale(p Point) float64 {
+	if c.Workload.targetClock() {
+		return c.pointD(p)
+	}
 	if f := c.autoScale(p); f != 1 {
 		return f
 	}
@@ -794,6 +808,23 @@ func (c *Config) timeScale(p Point) float64 {
 		return 1
 	}
 	return sc.D / m.D
+}
+
+// pointD is the D point p's lab runs at: rate: auto's choice, its
+// contender's own, or the experiment's at p's CDF (1 when the model
+// does not resolve, which validation reports).
+func (c *Config) pointD(p Point) float64 {
+	if d := c.autoD(p); d > 0 {
+		return d
+	}
+	if sc, err := ParseContender(p.Contender); err == nil && sc.D != 0 {
+		return sc.D
+	}
+	m, err := c.LabSpec("", p.CDF, "/").ResolvedModel()
+	if err != nil || m.D <= 0 {
+		return 1
+	}
+	return m.D
 }
 
 // scaled is d x f, to the nanosecond.

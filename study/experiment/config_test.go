@@ -45,6 +45,18 @@ func TestBuiltins(t *testing.T) {
 			}
 		}
 	}
+	// Every workload experiment runs three seeds, so that a verdict can
+	// say whether they agree, and its quick version one.
+	for _, name := range names {
+		full, _, err1 := Load(name, "", false)
+		quick, _, err2 := Load(name, "", true)
+		if err1 != nil || err2 != nil || full.Kind != KindWorkload {
+			continue
+		}
+		if len(full.Seeds) < 3 || len(quick.Seeds) != 1 {
+			t.Errorf("%s: seeds %v, quick %v: want three at least, and one", name, full.Seeds, quick.Seeds)
+		}
+	}
 	full, _, err := Load("fct", "", false)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +109,7 @@ func TestParseErrors(t *testing.T) {
 		{"old hashed bfc name", strings.Replace(tiny, "[portfc, irn]", "[bfchash]", 1), false, `flow control "bfchash"`},
 		{"scheme twice", strings.Replace(tiny, "[portfc, irn]", "[irn, irn]", 1), false, `"irn" twice`},
 		{"no rate", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {ecn: true}", 1), false, "lab.rate"},
+		{"bad clock", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  clock: wall", 1), false, `workload.clock "wall": want lab or target`},
 		{"bad rate", strings.Replace(tiny, "rate: 10M", "rate: fast", 1), false, `rate "fast"`},
 		{"bad duration", strings.Replace(tiny, "duration: 2s", "duration: soon", 1), false, "soon"},
 		{"old spelling of a lab key", strings.Replace(tiny, "lab: {rate: 10M}", "lab: {rate: 10M, level_order: ascending}", 1), false, "line 5: lab: key level_order is now spelt level-order"},

@@ -146,6 +146,9 @@ func TestPlotTitleUnit(t *testing.T) {
 		}
 	}
 	// Without D (a result from before the scale model), the links' rate.
+	if err := c.SetRate("20M"); err != nil {
+		t.Fatal(err)
+	}
 	pl = plots{c: c}
 	if got := pl.title("X"); got != "X (leaf-spine, 2 leaves x 8 hosts, 1 spine, 20M links)" {
 		t.Errorf("title without D %q", got)

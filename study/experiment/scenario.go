@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/model/units"
 )
 
@@ -51,9 +52,14 @@ func PapersOf(figure string) []string {
 // writeScenario writes c's scenario section.
 func writeScenario(b *strings.Builder, c *Config) {
 	m, merr := c.LabSpec("", "", "/").ResolvedModel()
-	// given is a duration of the file: lab time, with the target's.
+	// given is a duration of the file: lab time, with the target's; or
+	// under clock: target the target's, which every point's lab runs x
+	// its own D.
 	given := func(d time.Duration) string {
-		if merr != nil || m.D <= 0 {
+		switch {
+		case c.Workload.targetClock():
+			return scale.RoundTime(d).String() + " of the target's time"
+		case merr != nil || m.D <= 0:
 			return d.String() + " of lab time"
 		}
 		return m.LabTimeText(d)
@@ -72,7 +78,7 @@ func writeScenario(b *strings.Builder, c *Config) {
 	}
 	fmt.Fprintf(b, "**Schemes**, as the plots and tables name them (in parentheses the file's names, which `summary.csv`'s scheme column and the points' directories keep): %s.\n\n", strings.Join(names, ", "))
 	if merr == nil {
-		fmt.Fprintf(b, "**The network.** Every point emulates %s: a time of the lab is D times the target's, a rate D times slower, bytes the same. The durations below are the file's, in lab time, with the target's beside them; every number of the tables and plots is the target's.\n\n", m)
+		fmt.Fprintf(b, "**The network.** Every point emulates %s: a time of the lab is D times the target's, a rate D times slower, bytes the same. %s every number of the tables and plots is the target's.\n\n", m, durationsText(c))
 	}
 	switch c.Kind {
 	case KindHoL:
@@ -194,6 +200,14 @@ func writeWorkloadScenario(b *strings.Builder, c *Config, given func(time.Durati
 	}
 	b.WriteString("): flows start at their scheduled times;\n")
 	b.WriteString("2. **drain**: no more starts; the run waits for every flow to end (at most the drain time: the largest of the target's 2 ms, the arrivals' window and 10x the slowest flow's ideal FCT, in lab time). Flows still running then are stopped and counted incomplete, with the stalled queues the watchdogs saw (a deadlock when they close a cycle).\n\n")
+}
+
+// durationsText says what clock the durations of c's scenario are on.
+func durationsText(c *Config) string {
+	if c.Workload.targetClock() {
+		return "The durations below are the file's, in the target's time (workload.clock: target): each point's lab runs them x its own D, so every point covers the same window of the target;"
+	}
+	return "The durations below are the file's, in lab time, with the target's beside them;"
 }
 
 // hasScenarioPairing is whether a scenario of w names its own pairing.

@@ -37,7 +37,13 @@ func TestREADMEScenarioUnit(t *testing.T) {
 			t.Fatal(err)
 		}
 		readme := b.String()
-		for _, want := range append(ps, "## Scenario", "**Reproduces** "+c.Figure, "**Topology.**", "of lab time = ", "in the target",
+		// Durations in lab time with the target's beside them, or the
+		// target's on its clock.
+		clock := "of lab time = "
+		if c.Workload.targetClock() {
+			clock = "of the target's time"
+		}
+		for _, want := range append(ps, "## Scenario", "**Reproduces** "+c.Figure, "**Topology.**", clock, "in the target",
 			"**What the plots show**", "## Run") {
 			if !strings.Contains(readme, want) {
 				t.Errorf("%s: README lacks %q:\n%s", name, want, readme)

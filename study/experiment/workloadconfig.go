@@ -55,9 +55,26 @@ type WorkloadConfig struct {
 	// Drain is how long a run waits for flows after the last start (0:
 	// lab.RunWorkload's default).
 	Drain units.Duration `yaml:"drain,omitempty"`
-	// Interval between progress lines and queue samples (default 1s).
+	// Interval between progress lines and queue samples (default 1s of
+	// the lab, 1ms of the target under clock: target).
 	Interval units.Duration `yaml:"interval,omitempty"`
+	// Clock is the time the section's durations are in: "lab" (the
+	// default), the lab's time at the experiment's D; or "target", the
+	// target's, each point's lab running them x its own D. Under rate:
+	// auto, where points run at different D, only "target" gives every
+	// point the same window of the target and incasts and patterns the
+	// same period in it.
+	Clock string `yaml:"clock,omitempty"`
 }
+
+// The clocks a workload's durations may be in (WorkloadConfig.Clock).
+const (
+	ClockLab    = "lab"
+	ClockTarget = "target"
+)
+
+// targetClock is whether w's durations are the target's time.
+func (w *WorkloadConfig) targetClock() bool { return w != nil && w.Clock == ClockTarget }
 
 // IncastConfig is a periodic N-to-1 incast, of Trees incasts with
 // distinct receivers at each instant (workload.Incast).
@@ -176,6 +193,9 @@ func (c *Config) validateWorkload() error {
 	}
 	if w.MinFlows < 0 {
 		bad("workload.min_flows %d: must not be negative", w.MinFlows)
+	}
+	if w.Clock != "" && w.Clock != ClockLab && w.Clock != ClockTarget {
+		bad("workload.clock %q: want %s or %s", w.Clock, ClockLab, ClockTarget)
 	}
 	for _, cdf := range slices.Sorted(maps.Keys(w.CDFRates)) {
 		switch r := w.CDFRates[cdf]; {
@@ -343,9 +363,14 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 				break
 			}
 			d := time.Duration(float64(wc.Duration) * float64(w.MinFlows) / float64(max(len(flows), 1)) * 1.03)
-			// Whole seconds of the experiment's own D, as at f = 1.
-			base := time.Duration(float64(d) / f).Round(time.Second)
-			wc.Duration = min(scaled(w.MaxDuration.D(), f), scaled(base+time.Second, f))
+			// Whole steps of the file's clock (a second of the lab, a
+			// millisecond of the target), as at f = 1.
+			step := time.Second
+			if w.targetClock() {
+				step = time.Millisecond
+			}
+			base := time.Duration(float64(d) / f).Round(step)
+			wc.Duration = min(scaled(w.MaxDuration.D(), f), scaled(base+step, f))
 		}
 	}
 	return wc, nil
