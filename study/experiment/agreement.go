@@ -83,7 +83,7 @@ var simAgreement = agreementStudy{
 // flows under what the simulator can compare.
 func simEquivalent(contender string) string {
 	sc, err := ParseContender(contender)
-	if err != nil || sc.D != 0 {
+	if err != nil || sc.D != 0 || len(sc.Knobs) > 0 {
 		return "?" + contender
 	}
 	cc := cmp.Or(sc.CC, transport.CCDCQCN.String())
@@ -107,7 +107,11 @@ var dInvariance = agreementStudy{
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair
 		for _, s := range c.Contenders {
-			if base, _, ok := strings.Cut(s, dPrefix); ok && slices.Contains(c.Contenders, base) {
+			sc, err := ParseContender(s)
+			if err != nil || sc.D == 0 || len(sc.Knobs) > 0 {
+				continue
+			}
+			if base, _, _ := strings.Cut(s, dPrefix); slices.Contains(c.Contenders, base) {
 				out = append(out, agreementPair{base, s})
 			}
 		}

@@ -260,10 +260,29 @@ type Contender struct {
 	// experiment's D, so that every D runs the same flows over the same
 	// time of the target. The invariance study compares them.
 	D float64
+	// Knobs, when not empty, are lab knobs this contender's labs set in
+	// place of the lab section's, in the order its name gives them (a
+	// name ending in ~KEY=VALUE, once a knob: portfc~xoff=12KB~xon=8KB):
+	// a sweep of a knob is one contender a value, each running the same
+	// flows. The knobs that set D (rate, rates, dilation, target), the
+	// schemes' and the runner's are not among them.
+	Knobs []KnobValue
 }
+
+// KnobValue is a lab knob and its value as a contender's name gives it.
+type KnobValue struct{ Key, Value string }
 
 // dPrefix separates a contender's dilation from its name: pfc~d1000.
 const dPrefix = "~d"
+
+// variantSep separates what follows a contender's scheme: its own D
+// (~dD) and lab knobs (~KEY=VALUE).
+const variantSep = "~"
+
+// notContenderKnobs are lab knobs a contender may not set: those that
+// set its D (its own D is ~dD, and the target is the experiment's), and
+// its congestion control, which FC/CC names.
+var notContenderKnobs = []string{"rate", "rates", "dilation", "target", "cc"}
 
 // SimNS3 is Contender.Sim of the HPCC ns-3 simulator (package lab/ns3),
 // and simPrefix what names such a contender: ns3:pfc, ns3:pfc/hpcc.
@@ -279,20 +298,31 @@ const noCC = "nocc"
 // scheme with its variants or a lossy transport (scheme.ParseName), or
 // FC/MODE; either followed by @ROUTING.
 func ParseContender(s string) (Contender, error) {
-	if base, d, ok := strings.Cut(s, dPrefix); ok {
+	if base, rest, ok := strings.Cut(s, variantSep); ok {
 		sc, err := ParseContender(base)
 		if err != nil {
 			return sc, err
 		}
 		sc.Name = s
-		v, err := strconv.ParseFloat(d, 64)
-		switch {
-		case err != nil || v < 1 || math.IsInf(v, 0) || strings.Contains(d, dPrefix):
-			return sc, fmt.Errorf("scheme %q: after %s a dilation D of at least 1 (pfc~d1000)", s, dPrefix)
-		case sc.Sim != "":
-			return sc, fmt.Errorf("scheme %q: the simulator runs the target itself, at no dilation", s)
+		for _, part := range strings.Split(rest, variantSep) {
+			if key, val, ok := strings.Cut(part, "="); ok {
+				if err := sc.addKnob(key, val); err != nil {
+					return sc, fmt.Errorf("scheme %q: %w", s, err)
+				}
+				continue
+			}
+			d, isD := strings.CutPrefix(variantSep+part, dPrefix)
+			v, err := strconv.ParseFloat(d, 64)
+			switch {
+			case !isD:
+				return sc, fmt.Errorf("scheme %q: after %s a dilation (%s1000) or a lab knob (%sxoff=12KB), not %q", s, variantSep, dPrefix, variantSep, part)
+			case err != nil || v < 1 || math.IsInf(v, 0) || sc.D != 0:
+				return sc, fmt.Errorf("scheme %q: after %s a dilation D of at least 1 (pfc~d1000), once", s, dPrefix)
+			case sc.Sim != "":
+				return sc, fmt.Errorf("scheme %q: the simulator runs the target itself, at no dilation", s)
+			}
+			sc.D = v
 		}
-		sc.D = v
 		return sc, nil
 	}
 	if rest, ok := strings.CutPrefix(s, simPrefix); ok {
@@ -330,6 +360,42 @@ func ParseContender(s string) (Contender, error) {
 		sc.FC, sc.Mode = n.FC, n.Transport
 	}
 	return sc, nil
+}
+
+// withoutKnobs is sc's name without its own lab knobs: the scheme,
+// and its own D.
+func (sc Contender) withoutKnobs() string {
+	parts := strings.Split(sc.Name, variantSep)
+	out := parts[:1]
+	for _, p := range parts[1:] {
+		if !strings.Contains(p, "=") {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, variantSep)
+}
+
+// addKnob adds lab knob key at value v to sc's own.
+func (sc *Contender) addKnob(key, v string) error {
+	if err := lab.CheckKey(key); err != nil {
+		return fmt.Errorf("%s%s=%s: %w", variantSep, key, v, err)
+	}
+	k, _ := lab.KnobByName(key)
+	switch {
+	case sc.Sim != "":
+		return fmt.Errorf("%s%s: the simulator runs the experiment's parameters", variantSep, key)
+	case k.Scheme, key == "cc":
+		return fmt.Errorf("%s%s: the scheme's name sets it (FC:VARIANT, FC/CC)", variantSep, key)
+	case k.Common, slices.Contains(notContenderKnobs, key):
+		return fmt.Errorf("%s%s: not a contender's own (its D is %sD; the target, the rate and the runner's knobs are the experiment's)", variantSep, key, dPrefix)
+	case slices.ContainsFunc(sc.Knobs, func(x KnobValue) bool { return x.Key == key }):
+		return fmt.Errorf("%s%s twice", variantSep, key)
+	}
+	if err := k.Parse(v); err != nil {
+		return fmt.Errorf("%s%s=%s: %w", variantSep, key, v, err)
+	}
+	sc.Knobs = append(sc.Knobs, KnobValue{key, v})
+	return nil
 }
 
 // parseSimContender reads ns3:REST, the simulator running what the lab
@@ -592,6 +658,13 @@ func (c *Config) Validate() error {
 		if sc.D != 0 && (c.Kind != KindWorkload || len(c.Lab.Rates()) > 0) {
 			bad("schemes[%d]: %q: a scheme's own dilation is a workload experiment's, on a lab of one rate (not lab.rates)", i, s)
 		}
+		if len(sc.Knobs) > 0 {
+			if c.Kind != KindWorkload {
+				bad("schemes[%d]: %q: a scheme's own lab knobs are a workload experiment's", i, s)
+			} else if _, err := lab.NewPlan(c.ContenderLabSpec(sc, "", "")); err != nil {
+				bad("schemes[%d]: %q: %w", i, s, err)
+			}
+		}
 		if sc.Routing != "" && c.Fabric == nil {
 			bad("schemes[%d]: %q: a routing (@%s) is a graph fabric's", i, s, sc.Routing)
 		}
@@ -749,13 +822,28 @@ func (c *Config) RateText(cdf string) string {
 // and, for a workload, CDF cdf (empty: lab.rate's), with its run
 // directory under runRoot, before the lab's own defaults.
 func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
+	return c.labSpec(fc, cdf, runRoot, nil)
+}
+
+// labSpec is LabSpec with a contender's own knobs laid over the lab
+// section's.
+func (c *Config) labSpec(fc, cdf, runRoot string, own []KnobValue) lab.Spec {
 	s := lab.Spec{Name: c.Lab.Name, N: c.Topology.N, K: c.Topology.K}
 	v := c.Lab.Values
+	r, perCDF := lab.Values(nil), false
 	if w := c.Workload; w != nil {
-		if r, ok := w.CDFRates[cdf]; ok {
+		if rate, ok := w.CDFRates[cdf]; ok {
+			r, perCDF = lab.Values{"rate": rate.String()}, true
+		}
+	}
+	if perCDF || len(own) > 0 {
+		v = maps.Clone(c.Lab.Values)
+		if v == nil {
 			v = lab.Values{}
-			maps.Copy(v, c.Lab.Values)
-			v["rate"] = r.String()
+		}
+		maps.Copy(v, r)
+		for _, k := range own {
+			v[k.Key] = k.Value
 		}
 	}
 	_ = v.Apply(&s) // Validate has checked it
@@ -773,7 +861,7 @@ func (c *Config) LabSpec(fc, cdf, runRoot string) lab.Spec {
 // ContenderLabSpec is LabSpec under scheme sc: its flow control, and its
 // routing in place of the fabric's.
 func (c *Config) ContenderLabSpec(sc Contender, cdf, runRoot string) lab.Spec {
-	s := c.LabSpec(sc.FC, cdf, runRoot)
+	s := c.labSpec(sc.FC, cdf, runRoot, sc.Knobs)
 	if sc.D != 0 {
 		// The target's rate / D (lab.Spec.Dilation with no rate).
 		s.Dilation, s.RateBps = sc.D, 0

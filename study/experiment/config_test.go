@@ -705,3 +705,111 @@ workload: {cdfs: [websearch], loads: [0.5], duration: 40s, incast: {senders: 8, 
 		t.Errorf("a D with lab.rates: %v", err)
 	}
 }
+
+// A scheme at its own lab knobs (~KEY=VALUE, a sweep of a knob): what a
+// name may set, the knobs in its lab and nothing else changed, the same
+// flows as the scheme's, its point's name, label and colour.
+func TestKnobContenders(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		d     float64
+		knobs []KnobValue
+		bad   string
+	}{
+		{"portfc~xoff=50KB~xon=30KB", 0, []KnobValue{{"xoff", "50KB"}, {"xon", "30KB"}}, ""},
+		{"pfc~d1000~buffer=2MB", 1000, []KnobValue{{"buffer", "2MB"}}, ""},
+		{"pfc@ksp~ecn-kmin=10K", 0, []KnobValue{{"ecn-kmin", "10K"}}, ""},
+		{"portfc~xoff=50KB~xoff=20KB", 0, nil, "xoff twice"},
+		{"portfc~rate=10M", 0, nil, "not a contender's own"},
+		{"portfc~dilation=10", 0, nil, "not a contender's own"},
+		{"portfc~run-root=/tmp/x", 0, nil, "not a contender's own"},
+		{"portfc~cc=hpcc", 0, nil, "scheme's name sets it"},
+		{"portfc~bfc-queues=8", 0, nil, "scheme's name sets it"},
+		{"portfc~xoff=lots", 0, nil, "xoff=lots"},
+		{"portfc~xof=50KB", 0, nil, "did you mean xoff"},
+		{"ns3:pfc~xoff=50KB", 0, nil, "simulator"},
+		{"portfc~fast", 0, nil, `not "fast"`},
+		{"portfc~d1000~d2000", 0, nil, "once"},
+	} {
+		sc, err := ParseContender(c.in)
+		switch {
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("ParseContender(%q): %v, want an error with %q", c.in, err, c.bad)
+		case c.bad == "" && (err != nil || sc.D != c.d || !slices.Equal(sc.Knobs, c.knobs) || sc.Name != c.in):
+			t.Errorf("ParseContender(%q) = %+v, %v; want D %v, knobs %v", c.in, sc, err, c.d, c.knobs)
+		}
+	}
+	src := `
+name: sweep
+kind: workload
+topology: {n: 4, k: 1}
+lab: {rate: 20M, ecn: true, buffer: 4MB}
+schemes: [portfc, "portfc~xoff=50KB~xon=30KB", "portfc~buffer=2MB"]
+workload: {cdfs: [websearch], loads: [0.5], duration: 10s, incast: {senders: 8, size: 1MB, start: 2s}}
+`
+	c, err := Parse([]byte(src), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := c.Points()
+	if len(ps) != 3 || ps[1].ID != "websearch-0.5-portfc-xoff50KB-xon30KB-s1-r1" || ps[2].ID != "websearch-0.5-portfc-buffer2MB-s1-r1" {
+		t.Fatalf("points %+v", ps)
+	}
+	specs := make([]lab.Spec, len(ps))
+	var flows [][]workload.Flow
+	for i, p := range ps {
+		sc, _ := ParseContender(p.Contender)
+		specs[i] = c.ContenderLabSpec(sc, p.CDF, "/")
+		w, err := c.PointWorkload(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := workload.Generate(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flows = append(flows, f)
+	}
+	if s := specs[0]; s.Xoff != 0 || s.Xon != 0 || s.BufferBytes != 4_000_000 || s.RateBps != 20e6 || !s.ECN {
+		t.Errorf("portfc's lab: xoff %d, xon %d, buffer %d, rate %d, ecn %v; want the lab section's", s.Xoff, s.Xon, s.BufferBytes, s.RateBps, s.ECN)
+	}
+	if s := specs[1]; s.Xoff != 50_000 || s.Xon != 30_000 || s.BufferBytes != 4_000_000 || s.RateBps != 20e6 || s.FC != "portfc" {
+		t.Errorf("portfc~xoff=50KB~xon=30KB's lab: xoff %d, xon %d, buffer %d, rate %d, fc %s", s.Xoff, s.Xon, s.BufferBytes, s.RateBps, s.FC)
+	}
+	if s := specs[2]; s.Xoff != 0 || s.BufferBytes != 2_000_000 {
+		t.Errorf("portfc~buffer=2MB's lab: xoff %d, buffer %d", s.Xoff, s.BufferBytes)
+	}
+	if c.Lab.Values["buffer"] != "4MB" || len(c.Lab.Values) != 3 {
+		t.Errorf("the lab section changed: %v", c.Lab.Values)
+	}
+	for i := range flows[1:] {
+		if !reflect.DeepEqual(flows[0], flows[i+1]) {
+			t.Errorf("%s runs other flows than portfc", ps[i+1].Contender)
+		}
+	}
+	if l := c.Label(ps[1].Contender); l != "PortFC, X_off 50 KB, X_on 30 KB" {
+		t.Errorf("label %q", l)
+	}
+	if l := c.Label(ps[2].Contender); l != "PortFC, buffer 2 MB" {
+		t.Errorf("label %q", l)
+	}
+	base, a, b := styleOf("portfc"), styleOf(ps[1].Contender), styleOf(ps[2].Contender)
+	if a.glyph != base.glyph || a.color == base.color || b.color == base.color {
+		t.Errorf("styles: portfc %v, its sweep's %v and %v: want its marker and other shades", base, a, b)
+	}
+	if p := dInvariance.pairs(c); len(p) != 0 {
+		t.Errorf("invariance pairs %v of knob contenders", p)
+	}
+	if simEquivalent(ps[1].Contender) == simEquivalent("portfc") {
+		t.Errorf("%s counted as the simulator's portfc", ps[1].Contender)
+	}
+	for _, w := range []struct{ from, to, want string }{
+		// X_on above X_off: the lab would refuse it.
+		{`"portfc~buffer=2MB"`, `"portfc~xoff=12KB"`, `schemes[2]: "portfc~xoff=12KB"`},
+		{"kind: workload", "kind: loop", "workload experiment's"},
+	} {
+		if _, err := Parse([]byte(strings.Replace(src, w.from, w.to, 1)), false); err == nil || !strings.Contains(err.Error(), w.want) {
+			t.Errorf("%s for %s: %v, want an error with %q", w.to, w.from, err, w.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package experiment
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -90,6 +91,9 @@ func (c *Config) DefaultLabel(contender string) string {
 	}
 	if sc.D != 0 {
 		name += ", D = " + dilationText(sc.D)
+	}
+	for _, k := range sc.Knobs {
+		name += ", " + knobText(k)
 	}
 	if sc.Routing == "" {
 		return name
@@ -247,4 +251,22 @@ func dilationText(d float64) string {
 		b.WriteRune(ch)
 	}
 	return b.String()
+}
+
+// knobTitles are lab knobs as the papers name their parameters.
+var knobTitles = map[string]string{
+	"xoff": "X_off", "xon": "X_on", "buffer": "buffer",
+	"ecn-kmin": "K_min", "ecn-kmax": "K_max", "ecn-pmax": "P_max",
+}
+
+// quantityRE is a number and its unit as a knob's value writes them.
+var quantityRE = regexp.MustCompile(`^([0-9.]+)([A-Za-z%]+)$`)
+
+// knobText is a contender's own knob in a label: X_off 12 KB.
+func knobText(k KnobValue) string {
+	v := k.Value
+	if m := quantityRE.FindStringSubmatch(v); m != nil {
+		v = m[1] + " " + m[2]
+	}
+	return cmp.Or(knobTitles[k.Key], k.Key) + " " + v
 }

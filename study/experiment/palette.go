@@ -78,6 +78,17 @@ func styleOf(contender string) contenderStyle {
 	if s, ok := contenderStyles[contender]; ok {
 		return s
 	}
+	if sc, err := ParseContender(contender); err == nil && len(sc.Knobs) > 0 {
+		// A scheme at other lab knobs (a sweep): its marker, its colour
+		// darker or lighter by the knobs' values.
+		s := styleOf(sc.withoutKnobs())
+		h := fnv.New32a()
+		for _, k := range sc.Knobs {
+			h.Write([]byte(k.Key + "=" + k.Value + ";"))
+		}
+		s.color = shade(s.color, knobShades[h.Sum32()%uint32(len(knobShades))])
+		return s
+	}
 	if base, d, ok := strings.Cut(contender, dPrefix); ok {
 		// A scheme at another D: its marker, a colour of its D.
 		s := styleOf(base)
@@ -107,6 +118,20 @@ func styleOf(contender string) contenderStyle {
 	h.Write([]byte(contender))
 	v := h.Sum32()
 	return contenderStyle{reserveColors[v%uint32(len(reserveColors))], reserveGlyphs[(v/7)%uint32(len(reserveGlyphs))]}
+}
+
+// knobShades are how far a contender at other lab knobs moves its
+// scheme's colour: toward black (negative) or white (positive).
+var knobShades = []float64{-0.55, -0.3, 0.3, 0.55}
+
+// shade moves c toward black (f < 0) or white (f > 0) by |f|.
+func shade(c color.RGBA, f float64) color.RGBA {
+	to, a := 0.0, -f
+	if f > 0 {
+		to, a = 255, f
+	}
+	mix := func(v uint8) uint8 { return uint8(float64(v) + (to-float64(v))*a + 0.5) }
+	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), c.A}
 }
 
 func contenderColor(contender string) color.Color { return styleOf(contender).color }

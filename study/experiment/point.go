@@ -93,7 +93,7 @@ func (c *Config) Points() []Point {
 }
 
 func (p Point) id(kind string) string {
-	r := strings.NewReplacer(":", "q", "/", "-", "@", "-", "~", "-")
+	r := strings.NewReplacer(":", "q", "/", "-", "@", "-", "~", "-", "=", "", ",", "_")
 	s := r.Replace(p.Contender)
 	if rest, ok := strings.CutPrefix(p.Contender, simPrefix); ok {
 		s = SimNS3 + "-" + r.Replace(rest)
