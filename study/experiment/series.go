@@ -28,6 +28,7 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 	f := newFigure(pl.title(title), p)
 	var invalid []string
 	have := false
+	pooled := false
 	hi := 10 * queueFloorKB
 	for _, contender := range pl.c.Contenders {
 		valid, inv := pl.match(contender, cdf, load)
@@ -36,6 +37,7 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 		for _, r := range valid {
 			q = append(q, r.Queues...)
 		}
+		pooled = pooled || len(valid) > 1
 		if len(q) == 0 {
 			continue
 		}
@@ -75,7 +77,11 @@ func (pl *plots) queueCDF(cdf string, load float64) {
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{format: func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }}
 	p.X.Min, p.X.Max = queueFloorKB, hi
 	p.X.Label.Text = fmt.Sprintf("bytes queued at a switch (KB, log; empty drawn at %g)", queueFloorKB)
-	pl.save(f, pl.named(fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load))), title, invalidNote(invalid))
+	note := invalidNote(invalid)
+	if pooled {
+		note = joinNotes(note, "a line the samples of all its valid results (seeds, repetitions) together")
+	}
+	pl.save(f, pl.named(fmt.Sprintf("queue-cdf-%s-load%s", cdf, loadName(load))), title, note)
 }
 
 // seriesDash are the dashes of a plot's series by name: one style per
