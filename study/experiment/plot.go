@@ -72,6 +72,7 @@ var workloadPlots = []loadBars{
 	{"incast-time", "Incast completion time (first start to last end)", unitTime, "incast_time_avg_us", func(c *Config) bool { return c.hasIncast() }},
 	{"jct-avg", "Job completion time of a pattern event (first flow's start to last flow's end)", unitTime, "jct_avg_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"jct-p99", "99th-percentile job completion time", unitTime, "jct_p99_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
+	{"push-avg", "Push stage of a pattern event (its first push's start to its last push's end)", unitTime, "push_avg_us", func(c *Config) bool { return c.Workload.Pattern != nil && c.Workload.Pattern.Wait }},
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
 	{"long-flow", "Throughput of the long flow(s): bytes over FCT", unitRate, "long_gbps", func(c *Config) bool { return c.Workload.Long != nil }},
 	{"big-flow", "Throughput of the background's flows over 1 MB (each its bytes over its FCT, the mean)", unitRate, "big_flow_gbps", func(c *Config) bool { return c.hasPermutation() }},

@@ -121,7 +121,7 @@ var keyMetrics = map[string][]struct{ name, head string }{
 	KindWorkload: {
 		{"flows", "flows"}, {"completed", "done"}, {"deadlocked", "deadlock"}, {"fct_avg_us", "FCT avg µs"}, {"fct_p99_us", "FCT p99 µs"},
 		{"slowdown_avg", "slowdown avg"}, {"slowdown_p99", "slowdown p99"}, {"poisson_goodput_gbps", "Poisson goodput Gb/s"},
-		{"incast_goodput_gbps", "incast goodput Gb/s"}, {"jct_avg_us", "JCT avg µs"}, {"pull_after_push_min_us", "pull after push (min) µs"},
+		{"incast_goodput_gbps", "incast goodput Gb/s"}, {"jct_avg_us", "JCT avg µs"}, {"push_avg_us", "push avg µs"}, {"pull_after_push_min_us", "pull after push (min) µs"},
 		{"switch_queue_p99_kb", "switch queue p99 KB"}, {"drops", "drops"}, {"pauses", "pauses"},
 		{"bg_fct_p50_us", "background FCT p50 µs"}, {"bg_fct_p95_us", "background FCT p95 µs"}, {"bg_fct_p99_us", "background FCT p99 µs"},
 		{"cnps", "CNPs"}, {"cnps_victim_per_flow", "CNPs per background flow"}, {"cnps_incast_per_flow", "CNPs per incast flow"},

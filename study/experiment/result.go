@@ -256,6 +256,12 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		// started after its push ended, in ms (negative: before).
 		r.add("pull_after_push_min_ms", g.gapMin)
 		r.add("pull_after_push_max_ms", g.gapMax)
+		if p.Wait {
+			// The push stage alone (the papers' figure): an event's first
+			// push's start to its last push's end.
+			r.add("push_avg_ms", g.firstAvg)
+			r.add("push_p99_ms", g.firstP99)
+		}
 	}
 	sw := make([]bool, len(rep.QueueNodes))
 	for i, n := range rep.QueueNodes {
@@ -378,6 +384,10 @@ type groups struct {
 	// gapMin, gapMax: over the complete two-phase events, the second
 	// phase's first start less the first phase's last end, in ms.
 	gapMin, gapMax float64
+	// firstAvg, firstP99: over the complete two-phase events, the first
+	// phase's time (a parameter server's push: its first start to its
+	// last end), in ms; NaN without such events.
+	firstAvg, firstP99 float64
 }
 
 // groupStats sums up the events (incasts, pattern events) of kind: an
@@ -417,8 +427,8 @@ func groupStats(recs []workload.FlowRecord, flows []workload.Flow, kind workload
 			e.end0 = max(e.end0, end)
 		}
 	}
-	g := groups{events: len(order), gapMin: math.NaN(), gapMax: math.NaN()}
-	var times []float64
+	g := groups{events: len(order), gapMin: math.NaN(), gapMax: math.NaN(), firstAvg: math.NaN(), firstP99: math.NaN()}
+	var times, firsts []float64
 	for _, k := range order {
 		e := byGroup[k]
 		if e.incomplete {
@@ -431,6 +441,7 @@ func groupStats(recs []workload.FlowRecord, flows []workload.Flow, kind workload
 			g.goodput += 8 * float64(e.bytes) / t.Seconds()
 		}
 		if e.twoPhase {
+			firsts = append(firsts, ms(e.end0-e.start))
 			gap := ms(e.start1 - e.end0)
 			if math.IsNaN(g.gapMin) || gap < g.gapMin {
 				g.gapMin = gap
@@ -439,6 +450,14 @@ func groupStats(recs []workload.FlowRecord, flows []workload.Flow, kind workload
 				g.gapMax = gap
 			}
 		}
+	}
+	if len(firsts) > 0 {
+		slices.Sort(firsts)
+		g.firstAvg = 0
+		for _, t := range firsts {
+			g.firstAvg += t / float64(len(firsts))
+		}
+		g.firstP99 = workload.Percentile(firsts, 99)
 	}
 	if len(times) == 0 {
 		g.avg, g.p99, g.max, g.goodput = math.NaN(), math.NaN(), math.NaN(), math.NaN()

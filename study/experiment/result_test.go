@@ -258,10 +258,10 @@ func TestGroupStats(t *testing.T) {
 	done(3, 160*ms, 60*ms) // and ends at 220 ms
 	done(4, 1000*ms, 10*ms)
 	g := groupStats(recs, flows, workload.KindPS) // group 2's pull never completed
-	if g.events != 2 || g.complete != 1 || g.avg != 220 || g.gapMin != 50 || g.gapMax != 50 {
-		t.Errorf("groups %+v; want 2 events, 1 complete, 220 ms, gap 50 ms", g)
+	if g.events != 2 || g.complete != 1 || g.avg != 220 || g.gapMin != 50 || g.gapMax != 50 || g.firstAvg != 100 || g.firstP99 != 100 {
+		t.Errorf("groups %+v; want 2 events, 1 complete, 220 ms, gap 50 ms, push 100 ms", g)
 	}
-	if none := groupStats(recs, flows, workload.KindIncast); none.events != 0 || !math.IsNaN(none.avg) {
+	if none := groupStats(recs, flows, workload.KindIncast); none.events != 0 || !math.IsNaN(none.avg) || !math.IsNaN(none.firstAvg) {
 		t.Errorf("no incast: %+v", none)
 	}
 }

@@ -93,7 +93,7 @@ func TestRunLab(t *testing.T) {
 	})
 	for _, f := range []string{"source.yaml", "config.yaml", "build.json", "summary.csv", "bins.csv", "results.json", "README.md",
 		"runs/none-0-portfc-s1-r1/spec.json", "runs/none-0-portfc-s1-r1/records.csv", "runs/none-0-portfc-s1-r1/queues.csv",
-		"runs/none-0-portfc-s1-r1/report.json", "runs/none-0-irn-s1-r1/records.csv", "plots/jct-avg-none.png", "plots/jct-avg-none.svg",
+		"runs/none-0-portfc-s1-r1/report.json", "runs/none-0-irn-s1-r1/records.csv", "plots/jct-avg-none.png", "plots/jct-avg-none.svg", "plots/push-avg-none.png",
 		"plots/queue-cdf-none-load0.svg"} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
@@ -133,6 +133,10 @@ func TestRunLab(t *testing.T) {
 		// started after its last push flow ended.
 		if gap, ok := r.Get("pull_after_push_min_ms"); !ok || gap < 0 {
 			t.Errorf("%s: pull started %v ms after the push ended (want >= 0)", r.ID, gap)
+		}
+		push, _ := r.Get("push_avg_ms")
+		if jct, _ := r.Get("jct_avg_ms"); !(push > 0 && push < jct) {
+			t.Errorf("%s: the push took %v ms of a job of %v ms", r.ID, push, jct)
 		}
 		if r.Schedule != rep.Results[0].Schedule || r.Schedule == "" {
 			t.Errorf("%s: schedule %s, the first point's %s", r.ID, r.Schedule, rep.Results[0].Schedule)
