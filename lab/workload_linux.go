@@ -23,6 +23,22 @@ import (
 // outcomes, Interval or shorter, so a run ends soon after its last flow.
 const workloadPoll = 250 * time.Millisecond
 
+// A flow that waits for a group (a parameter server's pull) starts when
+// a poll finds the group's first phase ended, so the wait between the
+// phases is up to a poll. While a group is open its first phase's
+// flows alone are polled every groupPollTarget of the target (its lab
+// time at the run's D), at least groupPollMin and at most workloadPoll
+// apart: at D = 1,000, 20 ms of the lab.
+const (
+	groupPollTarget = 20 * time.Microsecond
+	groupPollMin    = 5 * time.Millisecond
+)
+
+// groupPoll is the period of the open groups' polls under model m.
+func groupPoll(m scale.Model) time.Duration {
+	return min(max(m.Time(groupPollTarget), groupPollMin), workloadPoll)
+}
+
 // startAhead is how long before their time the runner hands flows to
 // their NICs, which start them on time themselves; startBatch is the
 // most flows one request hands over, which bounds how long it holds
@@ -325,6 +341,12 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 
 	tick := time.NewTicker(min(workloadPoll, interval))
 	defer tick.Stop()
+	var groupTick <-chan time.Time
+	if len(r.waits) > 0 {
+		t := time.NewTicker(groupPoll(r.st.Spec.Model()))
+		defer t.Stop()
+		groupTick = t.C
+	}
 	var deadline <-chan time.Time
 	lastReport, lastAcked := time.Now(), int64(0)
 	for {
@@ -357,6 +379,9 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			}
 			r.abort()
 			return time.Now(), nil
+		case <-groupTick:
+			r.pollWhere(r.inOpenGroup)
+			continue
 		case <-tick.C:
 		}
 		r.poll()
@@ -517,12 +542,24 @@ func (r *workloadRun) began(i int, f *api.RDMAFlow) {
 
 // poll asks every NIC about its flows that have not ended and records
 // those that have.
-func (r *workloadRun) poll() {
+func (r *workloadRun) poll() { r.pollWhere(nil) }
+
+// inOpenGroup says flow i is of the first phase of a group other flows
+// still wait for (with mu held).
+func (r *workloadRun) inOpenGroup(i int) bool {
+	f := &r.flows[i]
+	w := r.waits[f.Group]
+	return f.Group != 0 && f.Phase == 0 && w != nil && w.left > 0
+}
+
+// pollWhere is poll of the flows that only (nil: every flow) says,
+// with mu held; no NIC is asked when none is running.
+func (r *workloadRun) pollWhere(only func(i int) bool) {
 	r.mu.Lock()
 	ask := make([][]int, len(r.socks)) // flow indices by source
 	ids := make([][]int, len(r.socks)) // their ids at the NIC
 	for i := range r.flows {
-		if src := r.flows[i].Src; !r.ended[i] && r.rid[i] > 0 {
+		if src := r.flows[i].Src; !r.ended[i] && r.rid[i] > 0 && (only == nil || only(i)) {
 			ask[src] = append(ask[src], i)
 			ids[src] = append(ids[src], r.rid[i])
 		}

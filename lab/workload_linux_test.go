@@ -3,7 +3,7 @@ package lab
 import (
 	"context"
 	"encoding/json"
-	"github.com/bcfab/bcfab/model/scale"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +11,7 @@ import (
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
 )
@@ -199,5 +200,35 @@ func TestWorkloadGroupWait(t *testing.T) {
 	r.end(1)
 	if !released() || w.left != 0 {
 		t.Fatalf("not released when the phase ended: %d left", w.left)
+	}
+}
+
+// The open groups' polls: 20 µs of the target at the run's D, within
+// 5 ms and the ordinary poll; only a waited-for group's first phase,
+// while it is open.
+func TestGroupPoll(t *testing.T) {
+	for _, c := range []struct {
+		d    float64
+		want time.Duration
+	}{{1000, 20 * time.Millisecond}, {2000, 40 * time.Millisecond}, {1, groupPollMin}, {100, groupPollMin}, {50_000, workloadPoll}} {
+		if got := groupPoll(scale.Model{Target: scale.Papers(), D: c.d}); got != c.want {
+			t.Errorf("D = %g: %v, want %v", c.d, got, c.want)
+		}
+	}
+	r := &workloadRun{
+		flows: []workload.Flow{
+			{Group: 1, Phase: 0}, {Group: 1, Phase: 0}, {Group: 1, Phase: 1, After: 1},
+			{Group: 2, Phase: 0}, {Group: 0}, {Group: 3, Phase: 0}, {Group: 3, Phase: 1, After: 3},
+		},
+		waits: map[int]*groupWait{1: {left: 2}, 3: {left: 0}},
+	}
+	var got []int
+	for i := range r.flows {
+		if r.inOpenGroup(i) {
+			got = append(got, i)
+		}
+	}
+	if !slices.Equal(got, []int{0, 1}) {
+		t.Errorf("polled while open: flows %v, want 0 and 1 (group 1's first phase; group 2 has no waiter, group 3 has ended)", got)
 	}
 }
