@@ -250,6 +250,10 @@ type QueueRow struct {
 	Elapsed       time.Duration `json:"elapsed_ns"`
 	TargetElapsed time.Duration `json:"elapsed_target_ns,omitempty"`
 	Bytes         []uint64      `json:"bytes"` // by QueueNodes; 0 for a node that did not answer
+	// PortMax is, by QueueNodes, the bytes queued at the node's fullest
+	// egress port: the queue one frame waits behind, where Bytes sums
+	// the node's ports.
+	PortMax []uint64 `json:"port_max,omitempty"`
 	// CNPs are the CNPs the flows' senders had received in all, by the
 	// flows' last poll (the CNP series: its differences are the CNPs of
 	// each interval).

@@ -680,7 +680,7 @@ func (r *workloadRun) abort() {
 // holds in its egress queues now, and judges the emulation health so
 // far from the same sample.
 func (r *workloadRun) sampleQueues() {
-	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes))}
+	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes)), PortMax: make([]uint64, len(r.st.Nodes))}
 	row.TargetElapsed = r.st.Spec.Model().TargetTime(row.Elapsed)
 	r.mu.Lock()
 	for _, n := range r.cnpsNow {
@@ -692,6 +692,7 @@ func (r *workloadRun) sampleQueues() {
 		if st := stats[n.Name]; st != nil {
 			for _, p := range st.Ports {
 				row.Bytes[i] += p.QueueBytes
+				row.PortMax[i] = max(row.PortMax[i], p.QueueBytes)
 			}
 		}
 	}

@@ -285,6 +285,23 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		// rate (the lab's ms; the target's µs beside it).
 		r.add("queue_delay_p99_ms", workload.Percentile(q, 99)*8/float64(rep.RateBps)*1e3)
 	}
+	// The switches' fullest port at each sample: the queue a frame
+	// waits behind there (the sums above bound it from above).
+	var port []float64
+	for _, row := range rep.Queues {
+		for i, b := range row.PortMax {
+			if i < len(sw) && sw[i] {
+				port = append(port, float64(b))
+			}
+		}
+	}
+	if len(port) > 0 {
+		slices.Sort(port)
+		r.add("port_queue_p99_kb", workload.Percentile(port, 99)/1e3)
+		if rep.RateBps > 0 {
+			r.add("port_queue_delay_p99_ms", workload.Percentile(port, 99)*8/float64(rep.RateBps)*1e3)
+		}
+	}
 	if bdp := rep.Model.Target.BDP(0); rep.Model.D > 0 && bdp > 0 {
 		// The same queues in one-hop BDPs of the target's links.
 		r.add("switch_queue_p99_bdp", workload.Percentile(q, 99)/float64(bdp))

@@ -473,3 +473,28 @@ func TestCostJSON(t *testing.T) {
 		t.Errorf("read back: %v, %+v", err, back.Results[0])
 	}
 }
+
+// The switches' queues: the sum of a switch's ports, and its fullest
+// port, the queue a frame waits behind; hosts are not switches.
+func TestPortQueueMetrics(t *testing.T) {
+	rep := &lab.WorkloadReport{RateBps: 8e6, QueueNodes: []string{"h0", "s0.0", "s1.0"}, Queues: []lab.QueueRow{
+		{Bytes: []uint64{90_000, 3_000, 4_000}, PortMax: []uint64{90_000, 2_000, 4_000}},
+		{Bytes: []uint64{90_000, 10_000, 0}, PortMax: []uint64{90_000, 6_000, 0}},
+	}}
+	var r Result
+	r.WorkloadMetrics(rep, nil)
+	for _, w := range []struct {
+		name string
+		want float64
+	}{{"switch_queue_max_kb", 10}, {"port_queue_p99_kb", 6}, {"port_queue_delay_p99_ms", 6}, {"queue_delay_p99_ms", 10}} {
+		if v, ok := r.Get(w.name); !ok || v != w.want {
+			t.Errorf("%s = %g (%v), want %g", w.name, v, ok, w.want)
+		}
+	}
+	rep.Queues = []lab.QueueRow{{Bytes: []uint64{0, 1, 2}}} // a report of before the ports
+	var old Result
+	old.WorkloadMetrics(rep, nil)
+	if _, ok := old.Get("port_queue_p99_kb"); ok {
+		t.Error("a port queue from a report without one")
+	}
+}
