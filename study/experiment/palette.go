@@ -122,7 +122,7 @@ func styleOf(contender string) contenderStyle {
 
 // knobShades are how far a contender at other lab knobs moves its
 // scheme's colour: toward black (negative) or white (positive).
-var knobShades = []float64{-0.55, -0.3, 0.3, 0.55}
+var knobShades = []float64{-0.6, -0.45, -0.3, -0.15, 0.2, 0.4, 0.6}
 
 // shade moves c toward black (f < 0) or white (f > 0) by |f|.
 func shade(c color.RGBA, f float64) color.RGBA {
