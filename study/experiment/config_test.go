@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -796,6 +797,21 @@ workload: {cdfs: [websearch], loads: [0.5], duration: 10s, incast: {senders: 8, 
 	base, a, b := styleOf("portfc"), styleOf(ps[1].Contender), styleOf(ps[2].Contender)
 	if a.glyph != base.glyph || a.color == base.color || b.color == base.color {
 		t.Errorf("styles: portfc %v, its sweep's %v and %v: want its marker and other shades", base, a, b)
+	}
+	// A sweep's values a factor of 1.5-16 apart get shades a tenth of the
+	// range apart, none near the scheme's own colour.
+	for _, sweep := range [][]string{{"8KB", "12KB", "24KB", "48KB", "96KB"}, {"2MB", "5MB", "12MB"}, {"0.25", "0.5", "0.75"}} {
+		for i, a := range sweep {
+			fa := knobShade([]KnobValue{{"xoff", a}})
+			if math.Abs(fa) < 0.15 || math.Abs(fa) > 0.6 {
+				t.Errorf("shade of %s: %g, want 0.15-0.6 either way", a, fa)
+			}
+			for _, b := range sweep[i+1:] {
+				if fb := knobShade([]KnobValue{{"xoff", b}}); math.Abs(fa-fb) < 0.1 {
+					t.Errorf("shades of %s and %s: %g and %g", a, b, fa, fb)
+				}
+			}
+		}
 	}
 	if p := dInvariance.pairs(c); len(p) != 0 {
 		t.Errorf("invariance pairs %v of knob contenders", p)

@@ -3,11 +3,14 @@ package experiment
 import (
 	"hash/fnv"
 	"image/color"
+	"math"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/bcfab/bcfab/fabric/fcplus"
+	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/scheme"
 )
 
@@ -82,11 +85,7 @@ func styleOf(contender string) contenderStyle {
 		// A scheme at other lab knobs (a sweep): its marker, its colour
 		// darker or lighter by the knobs' values.
 		s := styleOf(sc.withoutKnobs())
-		h := fnv.New32a()
-		for _, k := range sc.Knobs {
-			h.Write([]byte(k.Key + "=" + k.Value + ";"))
-		}
-		s.color = shade(s.color, knobShades[h.Sum32()%uint32(len(knobShades))])
+		s.color = shade(s.color, knobShade(sc.Knobs))
 		return s
 	}
 	if base, d, ok := strings.Cut(contender, dPrefix); ok {
@@ -120,9 +119,55 @@ func styleOf(contender string) contenderStyle {
 	return contenderStyle{reserveColors[v%uint32(len(reserveColors))], reserveGlyphs[(v/7)%uint32(len(reserveGlyphs))]}
 }
 
-// knobShades are how far a contender at other lab knobs moves its
-// scheme's colour: toward black (negative) or white (positive).
-var knobShades = []float64{-0.6, -0.45, -0.3, -0.15, 0.2, 0.4, 0.6}
+// knobShade is how far a contender at lab knobs ks moves its scheme's
+// colour: toward black (negative) or white (positive), by its first
+// knob with a number (a size, a duration or a plain number): the
+// number's log2 taken modulo knobCycle, so that a sweep's values a
+// factor of 1.5 to 16 apart get shades at least a tenth apart, none
+// nearer the scheme's own than 0.15; the same value gives the same
+// shade in every file. Knobs without a number shade by a hash.
+func knobShade(ks []KnobValue) float64 {
+	const span, least = 0.6, 0.15
+	p := -1.0
+	for _, k := range ks {
+		if v := knobNumber(k.Value); v > 0 {
+			l := math.Log2(v) / knobCycle
+			p = l - math.Floor(l)
+			break
+		}
+	}
+	if p < 0 {
+		h := fnv.New32a()
+		for _, k := range ks {
+			h.Write([]byte(k.Key + "=" + k.Value + ";"))
+		}
+		p = float64(h.Sum32()%1000) / 1000
+	}
+	f := -span + 2*span*p
+	if math.Abs(f) < least {
+		f = math.Copysign(least, f)
+	}
+	return f
+}
+
+// knobCycle is the log2 range over which knobShade's shades repeat: a
+// factor of 32.
+const knobCycle = 5
+
+// knobNumber is a knob value's number: a size in bytes, a duration in
+// ns, or the number itself; 0 when it has none.
+func knobNumber(v string) float64 {
+	if n, err := units.ParseSize(v); err == nil {
+		return float64(n)
+	}
+	if d, err := units.ParseDuration(v); err == nil {
+		return float64(d)
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && !math.IsInf(f, 0) {
+		return f
+	}
+	return 0
+}
 
 // shade moves c toward black (f < 0) or white (f > 0) by |f|.
 func shade(c color.RGBA, f float64) color.RGBA {
