@@ -61,7 +61,18 @@ func TestCalibrateAndRateAuto(t *testing.T) {
 		t.Fatalf("stored capacity: %+v, %v", stored, err)
 	}
 	t.Logf("calibrate: %v of a worker's CPU per frame-hop, %.0f%% of a CPU; %d frame-hops", c.WorkerPerHop, 100*c.WorkerLoad, c.FrameHops)
-	d, why := c.AutoDilation(c.DataFramesPerTargetMs)
+	// The D lab up chooses: its own reference schedule (WebSearch at 0.5
+	// over a window of its own on this fabric) against the capacity
+	// stored, not the calibration run's schedule, whose frames per ms
+	// differ a little: a machine whose capacity falls near a step of D
+	// would otherwise want another D than lab up rightly takes.
+	ref := labpkg.Defaults()
+	ref.N, ref.K, ref.RateAuto, ref.FC, ref.ECN = 4, 1, true, "portfc", true
+	resolved, err := labpkg.ResolveAutoRate(ref, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, why := resolved.Dilation, resolved.RateChoice
 
 	// lab up --rate auto: the reference lab at the D the capacity gives.
 	name := "au" + id
