@@ -552,8 +552,9 @@ func (r *workloadRun) inOpenGroup(i int) bool {
 	return f.Group != 0 && f.Phase == 0 && w != nil && w.left > 0
 }
 
-// pollWhere is poll of the flows that only (nil: every flow) says,
-// with mu held; no NIC is asked when none is running.
+// pollWhere is poll of the flows that only says (nil: every flow;
+// only is called with mu held); no NIC is asked that has none of them
+// running.
 func (r *workloadRun) pollWhere(only func(i int) bool) {
 	r.mu.Lock()
 	ask := make([][]int, len(r.socks)) // flow indices by source

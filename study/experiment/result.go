@@ -267,11 +267,17 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 	for i, n := range rep.QueueNodes {
 		sw[i] = isSwitch(n)
 	}
+	// Each sample's switches: their queued bytes, all ports together,
+	// and their fullest port, the queue a frame waits behind there.
 	r.Queues = r.Queues[:0]
+	var port []float64
 	for _, row := range rep.Queues {
 		for i, b := range row.Bytes {
 			if i < len(sw) && sw[i] {
 				r.Queues = append(r.Queues, float64(b))
+				if i < len(row.PortMax) {
+					port = append(port, float64(row.PortMax[i]))
+				}
 			}
 		}
 	}
@@ -285,17 +291,8 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		// rate (the lab's ms; the target's µs beside it).
 		r.add("queue_delay_p99_ms", workload.Percentile(q, 99)*8/float64(rep.RateBps)*1e3)
 	}
-	// The switches' fullest port at each sample: the queue a frame
-	// waits behind there (the sums above bound it from above).
-	var port []float64
-	for _, row := range rep.Queues {
-		for i, b := range row.PortMax {
-			if i < len(sw) && sw[i] {
-				port = append(port, float64(b))
-			}
-		}
-	}
 	if len(port) > 0 {
+		// The sums above bound the fullest port from above.
 		slices.Sort(port)
 		r.add("port_queue_p99_kb", workload.Percentile(port, 99)/1e3)
 		if rep.RateBps > 0 {
