@@ -28,9 +28,15 @@ const defaultSeed = 0x9E3779B97F4A7C15
 // probability rising linearly from 0 at KminBytes to Pmax just below
 // KmaxBytes, and always at or above KmaxBytes. KmaxBytes == 0 turns marking
 // off (the zero value).
+//
+// AtDequeue decides on the length of the queue a packet leaves behind,
+// as it leaves (MarkLeaving), instead of the length it joins: the
+// reference simulator's switches mark so, and their marks tell of a
+// queue sooner, by about the time the queue takes to drain.
 type ECNConfig struct {
 	KminBytes, KmaxBytes int
 	Pmax                 float64 // 0 < Pmax <= 1
+	AtDequeue            bool
 }
 
 // On reports whether c marks at all.
@@ -57,7 +63,8 @@ const (
 )
 
 // ECNHist counts an egress's ECN decisions by the length in bytes of the
-// queue each packet joined, the length the decision was made on, so that
+// queue each packet joined (or left behind, marking at dequeue), the
+// length the decision was made on, so that
 // marking can be checked against RED's line on real frames. Bucket 0
 // holds the lengths below Edges[0] (KminBytes), bucket i in
 // 1..ECNMidBuckets those in [Edges[i-1], Edges[i]), and bucket
@@ -241,9 +248,10 @@ type Hooks interface {
 }
 
 // Marker is a Hooks value that decides ECN marks itself: when the hooks
-// set on an egress implement it, Enqueue asks it for every packet it
-// would mark or not (a queue other than the HQ, marking on), with the
-// length in bytes of queue q before the packet joins and red, the RED
+// set on an egress implement it, Enqueue (MarkLeaving, marking at
+// dequeue) asks it for every packet it would mark or not (a queue other
+// than the HQ, marking on), with the length in bytes of queue q before
+// the packet joins (after it leaves) and red, the RED
 // decision on that length, and marks as it answers. Congestion isolation
 // uses it to mark by what it isolated rather than by queue length alone.
 type Marker interface {
@@ -296,6 +304,7 @@ type Egress struct {
 	packets, bytes int
 
 	ecn      bool
+	ecnDeq   bool // decide at dequeue (ECNConfig.AtDequeue)
 	kmin     int
 	kmax     int
 	ecnSlope float64 // marking probability per byte above kmin, in units of 2^-53
@@ -353,7 +362,7 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 		e.names[i] = cfg.QueueName(i)
 	}
 	if c := cfg.ECN; c.On() {
-		e.ecn = true
+		e.ecn, e.ecnDeq = true, c.AtDequeue
 		e.kmin, e.kmax = c.KminBytes, c.KmaxBytes
 		w := c.KmaxBytes - c.KminBytes
 		if w > 0 {
@@ -369,7 +378,8 @@ func NewEgress(cfg EgressConfig) (*Egress, error) {
 // Enqueue appends p to queue q at time now (ns). ok is false when q is
 // full (no free slot in its pool): then nothing is queued or counted (the caller counts the drop
 // with CountDrop). mark is the ECN decision for this packet from the length
-// of queue q before it joins (never for the HQ, never when marking is off);
+// of queue q before it joins (never for the HQ, never when marking is off
+// or decided at dequeue);
 // the caller sets CE if the packet is ECN-capable and then calls
 // CountMark(q). The decision is counted in the egress's ECNHist.
 func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
@@ -378,16 +388,8 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	if !qu.fifo.push(p) {
 		return false, false
 	}
-	if e.ecn && q != e.hq {
-		red, b := e.mark(before)
-		mark = red
-		if e.marker != nil {
-			mark = e.marker.Mark(q, before, red)
-		}
-		h := &e.hist
-		h.Decided[b]++
-		h.Marked[b] += b2u(red)
-		h.Final[b] += b2u(mark)
+	if e.ecn && !e.ecnDeq && q != e.hq {
+		mark = e.decide(q, before)
 	}
 	n := int(p.Len)
 	e.nonEmpty |= 1 << q
@@ -406,6 +408,37 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 		e.hooks.Enqueued(q, p)
 	}
 	return true, mark
+}
+
+// MarksAtDequeue says whether the egress decides its ECN marks as packets
+// leave (ECNConfig.AtDequeue), by MarkLeaving.
+func (e *Egress) MarksAtDequeue() bool { return e.ecnDeq }
+
+// MarkLeaving is the ECN decision for the packet Dequeue just took from
+// queue q, on an egress that marks at dequeue: RED (and a Marker hook) on
+// the length in bytes q leaves behind, never for the HQ. The caller sets
+// CE if the packet is ECN-capable and then calls CountMark(q); the
+// decision is counted in the egress's ECNHist by that length.
+func (e *Egress) MarkLeaving(q int) bool {
+	if !e.ecnDeq || q == e.hq {
+		return false
+	}
+	return e.decide(q, e.q[q].fifo.bytes)
+}
+
+// decide is the ECN decision on a queue q of qbytes, counted in the
+// ECNHist.
+func (e *Egress) decide(q, qbytes int) bool {
+	red, b := e.mark(qbytes)
+	mark := red
+	if e.marker != nil {
+		mark = e.marker.Mark(q, qbytes, red)
+	}
+	h := &e.hist
+	h.Decided[b]++
+	h.Marked[b] += b2u(red)
+	h.Final[b] += b2u(mark)
+	return mark
 }
 
 // mark is the RED decision for a queue of qbytes, and the ECNHist bucket

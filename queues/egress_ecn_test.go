@@ -356,3 +356,65 @@ func TestEgressECNHistOff(t *testing.T) {
 		t.Errorf("marking off: histogram %+v, ok %v", h, ok)
 	}
 }
+
+// Marking at dequeue decides on the queue a packet leaves behind, never
+// at enqueue, never for the HQ, and counts each decision in the ECNHist
+// by that length.
+func TestEgressECNAtDequeue(t *testing.T) {
+	const k = 20_000
+	e, err := NewEgress(EgressConfig{Queues: 2, HQ: 1, Capacity: 64, ECN: ECNConfig{KminBytes: k, KmaxBytes: k, Pmax: 1, AtDequeue: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.MarksAtDequeue() {
+		t.Fatal("MarksAtDequeue false")
+	}
+	for i := range 40 {
+		if _, mark := e.Enqueue(0, Packet{Len: 1000}, 0); mark {
+			t.Fatalf("packet %d marked at enqueue", i)
+		}
+	}
+	if _, mark := e.Enqueue(1, Packet{Len: 1000}, 0); mark {
+		t.Fatal("HQ packet marked at enqueue")
+	}
+	if p, q, ok := e.Dequeue(0); !ok || q != 1 || e.MarkLeaving(q) {
+		t.Fatalf("HQ packet (%v, %d, %v): marked, or not first", p, q, ok)
+	}
+	marks := 0
+	for i := range 40 {
+		_, q, ok := e.Dequeue(0)
+		if !ok || q != 0 {
+			t.Fatalf("dequeue %d: queue %d, ok %v", i, q, ok)
+		}
+		left := e.QueueBytes(0)
+		if mark := e.MarkLeaving(q); mark != (left >= k) {
+			t.Fatalf("packet %d leaving %d bytes: mark %v", i, left, mark)
+		}
+		if left >= k {
+			marks++
+		}
+	}
+	h, _ := e.ECNHist()
+	if got := h.Decided[ECNBuckets-1]; got != uint64(marks) || h.Final[ECNBuckets-1] != uint64(marks) {
+		t.Fatalf("ECNHist top bucket: decided %d, final %d, want %d", got, h.Final[ECNBuckets-1], marks)
+	}
+	var decided uint64
+	for _, n := range h.Decided {
+		decided += n
+	}
+	if decided != 40 {
+		t.Fatalf("ECNHist decided %d, want 40 (one per data packet leaving)", decided)
+	}
+
+	enq, err := NewEgress(EgressConfig{Queues: 1, HQ: -1, Capacity: 64, ECN: ECNConfig{KminBytes: k, KmaxBytes: k, Pmax: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		enq.Enqueue(0, Packet{Len: 1000}, 0)
+	}
+	enq.Dequeue(0)
+	if enq.MarksAtDequeue() || enq.MarkLeaving(0) {
+		t.Fatal("an egress marking at enqueue decided at dequeue")
+	}
+}

@@ -1,12 +1,15 @@
 package dataplane
 
 import (
+	"encoding/binary"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/header"
 )
 
 // Every queue's DRR quantum reaches the port's stats, the weights' at
@@ -160,3 +163,76 @@ func TestSnapshotFCTiming(t *testing.T) {
 		t.Errorf("nothing timed: hists %#v, %#v, want []", c.PauseLatNs.Hist, c.TripNs.Hist)
 	}
 }
+
+// An egress that marks at dequeue sets CE on the ECN-capable IPv4
+// packets that leave at least K bytes behind, keeps their checksums
+// valid, counts the marks, and leaves other frames alone.
+func TestMarkAtDequeue(t *testing.T) {
+	const k = 2500
+	ecn := queues.ECNConfig{KminBytes: k, KmaxBytes: k, Pmax: 1, AtDequeue: true}
+	// 8 Mb/s: a 1,000-byte frame leaves every millisecond.
+	port := PortSpec{RateBps: 8_000_000, Queues: queues.EgressConfig{Queues: 1, HQ: -1, ECN: ecn}}
+	r := newRigPorts(t, port, Options{BufferBytes: 1 << 20}, nil)
+	frame := func(tos byte) []byte {
+		b := make([]byte, 1000)
+		binary.BigEndian.PutUint16(b[12:14], header.EtherTypeIPv4)
+		ip := b[header.EthLen:]
+		ip[0], ip[1], ip[8], ip[9] = 0x45, tos, 64, header.ProtoUDP
+		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
+		binary.BigEndian.PutUint16(ip[10:12], ^ipSum(ip[:20]))
+		return b
+	}
+	// Eleven frames join at once: the i-th to leave leaves (10-i) x
+	// 1,000 bytes behind. The last is not ECN-capable.
+	for i := range 11 {
+		tos := byte(ecnECT0)
+		if i == 10 {
+			tos = header.ECNNotECT
+		}
+		f := frame(tos)
+		r.sendBytes(f, len(f))
+	}
+	var got []byte
+	deadline := time.Now().Add(5 * time.Second)
+	for len(got) < 11 && time.Now().Before(deadline) {
+		r.e.pass()
+		for r.far[1].Receive(r.desc[:]) > 0 {
+			d := r.desc[0]
+			ip := header.IPv4(r.farMem[1][d.Addr+header.EthLen : d.Addr+uint64(d.Len)])
+			if ipSum(ip[:20]) != 0xffff {
+				t.Fatalf("frame %d: IPv4 checksum broken", len(got))
+			}
+			got = append(got, ip.ECN())
+			r.addrs[0] = d.Addr &^ (tFrame - 1)
+			r.far[1].Fill(r.addrs[:1])
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	// 10,000 to 3,000 bytes behind: CE; 2,000 and 1,000: not; the last
+	// cannot carry it.
+	want := []byte{header.ECNCE, header.ECNCE, header.ECNCE, header.ECNCE, header.ECNCE, header.ECNCE, header.ECNCE, header.ECNCE,
+		ecnECT0, ecnECT0, header.ECNNotECT}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ECN fields leaving %v, want %v", got, want)
+	}
+	ps, _ := r.e.Snapshot()
+	if m := ps[1].Queues[0].ECNMarks; m != 8 {
+		t.Fatalf("%d marks counted, want 8", m)
+	}
+}
+
+// ipSum is the ones' complement sum of b's 16-bit words (0xffff over a
+// header with a valid checksum).
+func ipSum(b []byte) uint16 {
+	var s uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		s += uint32(binary.BigEndian.Uint16(b[i:]))
+	}
+	for s > 0xffff {
+		s = s&0xffff + s>>16
+	}
+	return uint16(s)
+}
+
+// ecnECT0 is the ECT(0) codepoint (RFC 3168).
+const ecnECT0 = 2

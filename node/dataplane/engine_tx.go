@@ -135,6 +135,7 @@ func (e *Engine) Take(port int, fn func(q int, b []byte)) int {
 		}
 		e.queued--
 		e.buffered -= int(pk.Len)
+		e.markLeaving(eg, q, pk)
 		fn(q, e.mem.Bytes[pk.Addr:pk.Addr+uint64(pk.Len)])
 		e.release(pk.Addr)
 		n++
@@ -272,6 +273,7 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	}
 	p.shaper.Send(now, int(pk.Len))
 	e.buffered -= int(pk.Len)
+	e.markLeaving(p.egress, q, pk)
 	if e.opts.INT {
 		e.stampINT(p, pk, now)
 	}
@@ -283,6 +285,19 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		e.stampProbe(&xdp.Desc{Addr: pk.Addr, Len: pk.Len}, end)
 	}
 	return pk, true
+}
+
+// markLeaving sets CE on pk, which just left queue q of eg, if eg marks
+// at dequeue and decides to (queues.ECNConfig.AtDequeue) and pk is an
+// ECN-capable IPv4 packet.
+func (e *Engine) markLeaving(eg *queues.Egress, q int, pk queues.Packet) {
+	if !eg.MarksAtDequeue() || !eg.MarkLeaving(q) {
+		return
+	}
+	b := e.mem.Bytes[pk.Addr : pk.Addr+uint64(pk.Len)]
+	if l3 := header.IPv4Offset(b); l3 > 0 && header.IPv4(b[l3:]).SetCE() {
+		eg.CountMark(q)
+	}
 }
 
 // stampINT writes p's INT record into the frame pk if it carries a shim

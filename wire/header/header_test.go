@@ -72,6 +72,18 @@ func TestParse(t *testing.T) {
 			if c.tagged && (f.PCP != 3 || f.VID != 7 || f.L3 != 18) {
 				t.Fatalf("tag %+v", f)
 			}
+			// IPv4Offset finds the header of every IPv4 frame Parse
+			// accepts, and none of a frame of another kind.
+			want := -1
+			if c.kind == KindIPv4 {
+				want = f.L3
+			}
+			if c.name == "bad total length" {
+				want = EthLen // the fixed header is whole: an egress may mark it
+			}
+			if got := IPv4Offset(c.b); got != want {
+				t.Fatalf("IPv4Offset = %d, want %d", got, want)
+			}
 		})
 	}
 }

@@ -107,3 +107,26 @@ func SetVID(b []byte, vid uint16) {
 	tci := binary.BigEndian.Uint16(b[14:16])
 	binary.BigEndian.PutUint16(b[14:16], tci&0xf000|vid&0x0fff)
 }
+
+// IPv4Offset is the offset of the IPv4 header of the Ethernet [802.1Q]
+// frame b, or -1 when b carries no IPv4 header (another EtherType, or too
+// short for the header's fixed part). It is Parse's L3 for the IPv4 frames
+// Parse accepts, without the checks a forwarding decision needs: an
+// egress that marks packets as they leave (ECN at dequeue) finds the
+// header with it.
+func IPv4Offset(b []byte) int {
+	if len(b) < EthLen {
+		return -1
+	}
+	et, off := binary.BigEndian.Uint16(b[12:14]), EthLen
+	if et == EtherTypeVLAN {
+		if len(b) < EthLen+VLANLen {
+			return -1
+		}
+		et, off = binary.BigEndian.Uint16(b[16:18]), EthLen+VLANLen
+	}
+	if et != EtherTypeIPv4 || len(b) < off+IPv4Min || b[off]>>4 != 4 {
+		return -1
+	}
+	return off
+}
