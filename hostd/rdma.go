@@ -252,8 +252,14 @@ func TransportParams(m scale.Model, rateBps uint64) transport.Params {
 		DCTCP: transport.DCTCPParams{G: t.DCTCPG},
 		HPCC: transport.HPCCParams{Eta: t.HPCCEta, MaxStage: t.HPCCMaxStage,
 			BaseRTT: t.HPCCBaseRTT, WAIBytes: t.HPCCWAI},
-		ECN: transport.ECNParams(m.ECN(rateBps)),
+		ECN: ecnParams(m.ECN(rateBps)),
 	}
+}
+
+// ecnParams are the marking thresholds of e (where the egresses decide
+// is theirs alone).
+func ecnParams(e scale.ECN) transport.ECNParams {
+	return transport.ECNParams{KminBytes: e.KminBytes, KmaxBytes: e.KmaxBytes, Pmax: e.Pmax}
 }
 
 // SetTransport sets the parameters of the flows started from now on and

@@ -272,8 +272,13 @@ func (s *Sim) differences() []string {
 	out = append(out, fmt.Sprintf("Headers: a data packet of %d payload bytes is %d bytes on the sim's links and %d on bcfab's%s "+
 		"(bcfab's: Ethernet, 802.1Q, IPv4, UDP, BTH, ICRC, and the preamble, FCS and gap its shapers count): bcfab serializes a flow %.1f%% %s.",
 		s.MTU, s.MTU+hdr, s.MTU+over, intNote, 100*longer, word))
-	out = append(out, "ECN: the sim marks a packet by the queue it leaves behind (at dequeue); bcfab by the queue it joins (at enqueue), "+
-		"so the sim's marks tell of a queue sooner, by about the time the queue takes to drain.")
+	if t.ECNAtDequeue {
+		out = append(out, "ECN: both tools mark a packet by the queue it leaves behind (at dequeue; the target's ecn-at-dequeue).")
+	} else {
+		out = append(out, "ECN: the sim marks a packet by the queue it leaves behind (at dequeue); bcfab by the queue it joins (at enqueue), "+
+			"so the sim's marks tell of a queue sooner, by about the time the queue takes to drain (a target file's ecn-at-dequeue: true "+
+			"marks as the sim does).")
+	}
 	switch {
 	case s.HostRate > 0:
 		out = append(out, "Routing: the sim's switches, relays included, spread flows by ECMP over every shortest path, hashing the 5-tuple "+

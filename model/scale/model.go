@@ -134,6 +134,7 @@ func (m Model) Thresholds(rateBps uint64) Thresholds {
 type ECN struct {
 	KminBytes, KmaxBytes int
 	Pmax                 float64
+	AtDequeue            bool // decided as a packet leaves (Target.ECNAtDequeue)
 }
 
 // ECN of a lab port of rateBps (0: a target link's).
@@ -143,6 +144,7 @@ func (m Model) ECN(rateBps uint64) ECN {
 		KminBytes: int(math.Round(float64(m.Target.ECNKminBytes) * s)),
 		KmaxBytes: int(math.Round(float64(m.Target.ECNKmaxBytes) * s)),
 		Pmax:      m.Target.ECNPmax,
+		AtDequeue: m.Target.ECNAtDequeue,
 	}
 }
 
@@ -150,7 +152,7 @@ func (m Model) ECN(rateBps uint64) ECN {
 // (K_min = K_max, scaled with the port's rate as ECN's), P_max 1.
 func (m Model) DCTCPECN(rateBps uint64) ECN {
 	k := int(math.Round(float64(m.Target.DCTCPParams().KBytes) * m.rateShare(rateBps)))
-	return ECN{KminBytes: k, KmaxBytes: k, Pmax: 1}
+	return ECN{KminBytes: k, KmaxBytes: k, Pmax: 1, AtDequeue: m.Target.ECNAtDequeue}
 }
 
 // FlowControl are the lab's times of the flow-control schemes.

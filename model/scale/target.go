@@ -76,6 +76,10 @@ type Target struct {
 	ECNKminBytes int64   `json:"ecn_kmin_bytes" yaml:"ecn-kmin"`
 	ECNKmaxBytes int64   `json:"ecn_kmax_bytes" yaml:"ecn-kmax"`
 	ECNPmax      float64 `json:"ecn_pmax" yaml:"ecn-pmax"`
+	// ECNAtDequeue marks by the queue a packet leaves behind, as it
+	// leaves, where the default marks by the queue it joins: the HPCC
+	// ns-3 simulator's switches mark so (docs/VALIDATION.md).
+	ECNAtDequeue bool `json:"ecn_at_dequeue,omitempty" yaml:"ecn-at-dequeue,omitempty"`
 
 	// DCQCN's reaction point and notification point.
 	DCQCN DCQCN `json:"dcqcn" yaml:"dcqcn"`

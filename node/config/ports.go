@@ -115,9 +115,10 @@ func (c *Node) PortPFC(name string) signaling.PFCLimits {
 // K_max and P_max, and with ECN those left zero the model's at the
 // port's rate. Off (K_max 0) without ECN and K_max. Under cc dctcp
 // marking is on, and those left zero are DCTCP's: K_min = K_max = K at
-// the port's rate, P_max 1.
+// the port's rate, P_max 1. Where it decides is the target's
+// (scale.Target.ECNAtDequeue).
 func (c *Node) PortECN(name string) queues.ECNConfig {
-	e := queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax}
+	e := queues.ECNConfig{KminBytes: c.ECNKminBytes, KmaxBytes: c.ECNKmaxBytes, Pmax: c.ECNPmax, AtDequeue: c.Target.ECNAtDequeue}
 	dctcp := c.CC == transport.CCDCTCP.String()
 	if !c.ECN && !dctcp {
 		return e

@@ -135,3 +135,27 @@ func TestPortECNUnderCC(t *testing.T) {
 		t.Errorf("default cc %v", cc)
 	}
 }
+
+// Where the egresses decide their marks is the target's: at enqueue by
+// default, at dequeue with ecn-at-dequeue, under DCQCN's RED and DCTCP's
+// step alike, and with thresholds given.
+func TestPortECNAtDequeue(t *testing.T) {
+	for _, cc := range []string{"dcqcn", "dctcp"} {
+		cfg := Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: "pfc", RateBps: 100_000_000, CC: cc, ECN: true}
+		cfg.SetDefaults()
+		if _, _, err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if e := cfg.PortECN("eth0"); !e.On() || e.AtDequeue {
+			t.Errorf("%s, default target: %+v, want marking at enqueue", cc, e)
+		}
+		cfg.Target.ECNAtDequeue = true
+		if e := cfg.PortECN("eth0"); !e.On() || !e.AtDequeue {
+			t.Errorf("%s, ecn-at-dequeue: %+v, want marking at dequeue", cc, e)
+		}
+		cfg.ECN, cfg.ECNKminBytes, cfg.ECNKmaxBytes, cfg.ECNPmax = false, 10_000, 20_000, 0.5
+		if e := cfg.PortECN("eth0"); !e.On() || !e.AtDequeue {
+			t.Errorf("%s, thresholds given: %+v, want marking at dequeue", cc, e)
+		}
+	}
+}

@@ -140,9 +140,8 @@ type HPCCParams struct {
 
 // ECNParams are the RED-like marking thresholds of the switch side:
 // nothing is marked below KminBytes of queue, the probability rises
-// linearly to Pmax at KmaxBytes and everything is marked above. The field
-// names and types are those of queues.ECNConfig, so one converts to the
-// other.
+// linearly to Pmax at KmaxBytes and everything is marked above, with the
+// field names and types of queues.ECNConfig's thresholds.
 type ECNParams struct {
 	KminBytes, KmaxBytes int
 	Pmax                 float64

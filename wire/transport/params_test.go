@@ -91,7 +91,7 @@ func TestParamsValid(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Error(err)
 	}
-	if err := queues.ECNConfig(p.ECN).Validate(); err != nil {
+	if err := (queues.ECNConfig{KminBytes: p.ECN.KminBytes, KmaxBytes: p.ECN.KmaxBytes, Pmax: p.ECN.Pmax}).Validate(); err != nil {
 		t.Error(err)
 	}
 }
