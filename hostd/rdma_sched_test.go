@@ -88,7 +88,9 @@ func TestRDMAScheduled(t *testing.T) {
 func TestRDMABatch(t *testing.T) {
 	pr := newPair(t, fastParams())
 	now := time.Now()
-	later, sooner := now.Add(4*time.Millisecond).UnixNano(), now.Add(2*time.Millisecond).UnixNano()
+	// Tens of milliseconds ahead: the checks below run before the first
+	// is due even on a loaded machine (2 ms was not, under a lab's run).
+	later, sooner := now.Add(40*time.Millisecond).UnixNano(), now.Add(20*time.Millisecond).UnixNano()
 	bad := []api.RDMARequest{
 		{Dst: 1, Bytes: 10_000, AtUnixNs: later},
 		{Dst: 0, Bytes: 10_000}, // itself
