@@ -117,6 +117,19 @@ func (pl *plots) dotFigure(title, xlabel string, d *barData) *figure {
 	return f
 }
 
+// groupTitles name the groups of a prefix's metrics that are not already
+// a name the papers use: BFC's pauses, which pause upstream queues, not
+// a class (the loop's pauses_bfc).
+var groupTitles = map[string]string{"bfc": "BFC's queues"}
+
+// groupTitle is the group a prefix's metric named rest draws as.
+func groupTitle(rest string) string {
+	if t, ok := groupTitles[rest]; ok {
+		return t
+	}
+	return rest
+}
+
 // contenderBarData is b's data: a group per metric, a bar per scheme.
 func (pl *plots) contenderBarData(b contenderBars) *barData {
 	if b.prefix != "" {
@@ -129,7 +142,7 @@ func (pl *plots) contenderBarData(b contenderBars) *barData {
 			for _, m := range r.Metrics {
 				if rest, ok := strings.CutPrefix(m.Name, b.prefix); ok && rest != "" && strings.HasSuffix(rest, b.suffix) && !slices.Contains(b.metrics, m.Name) {
 					b.metrics = append(b.metrics, m.Name)
-					b.groups = append(b.groups, strings.ReplaceAll(strings.TrimSuffix(rest, b.suffix), "_", "->"))
+					b.groups = append(b.groups, groupTitle(strings.ReplaceAll(strings.TrimSuffix(rest, b.suffix), "_", "->")))
 				}
 			}
 		}

@@ -346,4 +346,18 @@ func TestBarGroups(t *testing.T) {
 	if !slices.Equal(names, []string{scheme.NamePFC, scheme.NamePortFC}) {
 		t.Errorf("legend %v, want the schemes that ran", names)
 	}
+
+	// The pauses by class: a group per class in the results, BFC's named
+	// for what it pauses.
+	rs[0].add("pauses_P3", 5)
+	rs[1].add("pauses_A", 4)
+	rs[1].add("pauses_bfc", 7)
+	i := slices.IndexFunc(loopPlots, func(b contenderBars) bool { return b.name == "loop-pauses" })
+	if i < 0 {
+		t.Fatal("no loop-pauses plot")
+	}
+	pl = plots{c: c, results: rs, scenario: "bcube21"}
+	if d := pl.contenderBarData(loopPlots[i]); d == nil || !slices.Equal(d.groups, []string{"P3", "A", "BFC's queues"}) {
+		t.Fatalf("pause groups %+v", d)
+	}
 }

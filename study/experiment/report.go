@@ -237,7 +237,7 @@ func WriteREADME(w io.Writer, c *Config, r *Report) error {
 		b.WriteString("\n")
 	}
 	if c.Kind == KindLoop {
-		prefixTable(&b, c, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's), and relayed by the servers:", "pauses_", "relayed_")
+		prefixTable(&b, c, r.Results, "Pauses sent in the measured window, by class (A, B: PortFC's; P3, P4: PFC's priorities; bfc: BFC's, which pause upstream queues), and relayed by the servers:", "pauses_", "relayed_")
 		prefixTable(&b, c, r.Results, "Servers' egress queues paused, in % of the measured window, by queue: the mean over the servers' ports with that queue that sent or were paused (Q: BFC's data queues together; summary.csv has the most of any port, servers_paused_max_pct_):", "servers_paused_pct_")
 	}
 	if c.Kind == KindWorkload {
