@@ -55,6 +55,9 @@ func NewNode(cfg *config.Node, t bcube.Topology, n bcube.Node, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
+	if err := host.SetNICQueue(int(cfg.Model().Target.NICQueueBytes)); err != nil {
+		return nil, err
+	}
 	hp := TransportParams(cfg.Model(), cfg.RateBps)
 	hp.SetCC(cc)
 	if err := host.SetTransport(hp); err != nil {

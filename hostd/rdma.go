@@ -11,8 +11,9 @@ package hostd
 //     engine's timer starts them when they are due: a start late by an
 //     engine pass, not by a control round trip.
 //  2. Produce, on every engine pass, asks each sender for the packets due
-//     now while its egress queue is not paused and holds less than
-//     RDMAQueueBytes of the flow, and builds each as a RoCEv2 SEND frame
+//     now while its egress queue is not paused and holds less than the
+//     NIC queue's share of the flow (RDMAQueueBytes, or SetNICQueue's),
+//     and builds each as a RoCEv2 SEND frame
 //     (PCP 3, ECT(0), so switches can mark CE) straight into a frame of
 //     the engine's memory. A paused queue means wait: the NIC never drops
 //     its own traffic, but for the first transmissions a request told it
@@ -55,10 +56,12 @@ import (
 // Limits and defaults of RDMA flows.
 const (
 	// RDMAQueueBytes is how much of one flow its NIC egress queue may
-	// hold, as a NIC's send queue per QP: the pacer normally keeps it to
-	// a packet or two; it bounds what a late engine pass may release at
-	// once and what waits behind a pause.
-	RDMAQueueBytes = 32 << 10
+	// hold by default (scale.Target.NICQueueBytes sets it), as a NIC's
+	// send queue per QP: the pacer normally keeps it to a packet or two;
+	// it bounds what a late engine pass may release at once and what
+	// waits behind a pause. A flow at its line rate fills it, and a new
+	// flow's first packets wait behind it in the port's FIFO.
+	RDMAQueueBytes = scale.DefaultNICQueueBytes
 	// maxRDMAFlows is the number of flow ids a QP can carry.
 	maxRDMAFlows = 1<<22 - 1
 	// maxRDMAReceivers bounds the receivers a NIC keeps; data for a new
@@ -96,7 +99,7 @@ type blockReason uint8
 const (
 	blockNone   blockReason = iota
 	blockPaused             // its queue is paused
-	blockQueue              // it holds RDMAQueueBytes in its queue
+	blockQueue              // it holds its NIC queue's share (rdma.queueBytes) in its queue
 	blockFrame              // no free frame
 )
 
@@ -164,6 +167,10 @@ type rdmaRecv struct {
 type rdma struct {
 	h      *Host
 	params transport.Params
+	// queueBytes is how much of one flow the NIC's egress queue may hold
+	// (RDMAQueueBytes unless SetNICQueue set it); a flow always may
+	// queue one packet.
+	queueBytes int
 	port   []transport.Params // per fabric port (SetPortTransport); nil: params
 	// flows holds the flows of ids base+1 on, by id - base - 1; the
 	// records of ids up to base were all released, and the slice drops
@@ -342,6 +349,30 @@ func (r *rdma) init(h *Host) {
 	if r.linger == 0 {
 		r.linger = int64(rdmaRecvLinger)
 	}
+	if r.queueBytes == 0 {
+		r.queueBytes = RDMAQueueBytes
+	}
+}
+
+// SetNICQueue sets how many bytes of one flow the NIC's egress queue may
+// hold (0: RDMAQueueBytes), for the flows' packets made from now on. A
+// flow may always queue one packet, so a bound below a packet means one
+// packet of each flow at a time: the NIC then serves its flows a packet
+// each in turn, as the HPCC ns-3 simulator's NIC serves its QPs.
+func (h *Host) SetNICQueue(n int) error {
+	if n < 0 {
+		return fmt.Errorf("rdma: NIC queue of %d bytes per flow, want >= 0", n)
+	}
+	if n == 0 {
+		n = RDMAQueueBytes
+	}
+	h.setParams(func() { h.r.queueBytes = n })
+	return nil
+}
+
+// queueFull says whether f may not queue another packet.
+func (r *rdma) queueFull(f *rdmaFlow) bool {
+	return f.queued > 0 && f.queued+f.maxFrame > r.queueBytes
 }
 
 // flow is the flow of id, nil when there is none or its record was

@@ -436,7 +436,7 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			f.blocked, f.blockQ = blockPaused, q
 			break
 		}
-		if f.queued+f.maxFrame > RDMAQueueBytes {
+		if r.queueFull(f) {
 			f.blocked = blockQueue
 			break
 		}
@@ -625,7 +625,7 @@ func (r *rdma) NextTick() int64 {
 			}
 		case blockQueue:
 			// Its frames leaving wake the engine.
-			if f.queued+f.maxFrame <= RDMAQueueBytes {
+			if !r.queueFull(f) {
 				consider(st)
 			}
 		case blockFrame:

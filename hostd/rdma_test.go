@@ -854,3 +854,57 @@ func TestPeakNotBelowAverage(t *testing.T) {
 		})
 	}
 }
+
+// SetNICQueue bounds what each flow may hold in the NIC's egress queue:
+// two flows at the line rate each hold at most one packet under a bound
+// below a packet (the NIC serves them a packet each in turn), at most the
+// bound above it, and both complete; a negative bound is refused.
+func TestRDMANICQueue(t *testing.T) {
+	for _, bound := range []int{1, 4 << 10} {
+		pr := newPair(t, fastParams())
+		if err := pr.a.h.SetNICQueue(bound); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 1 << 20, Flows: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := queueIndex(fs[0], pr.a.h)
+		eg := pr.a.e.Egress(0)
+		// Made without sending: a flow's first packet, then (its pacer
+		// letting it catch up) as many as its share holds.
+		for range 2 {
+			time.Sleep(2 * time.Millisecond)
+			pr.a.h.r.Produce(pr.a.e.Now())
+		}
+		frame := pr.a.h.r.flows[0].maxFrame
+		want := 2 * max(bound/frame, 1) * frame
+		if got := eg.QueueBytes(q); got == 0 || got > want {
+			t.Fatalf("bound %d: %d bytes queued by two flows, want at most %d", bound, got, want)
+		}
+		for i, f := range pr.a.h.r.flows {
+			if f.queued == 0 || f.queued > max(bound, frame) || f.blocked != blockQueue {
+				t.Fatalf("bound %d: flow %d holds %d bytes (blocked %d)", bound, i, f.queued, f.blocked)
+			}
+		}
+		done := 0
+		for range 5000 {
+			pr.step()
+			done = 0
+			for _, fl := range pr.a.h.RDMA(nil).Flows {
+				if fl.State == api.RDMADone {
+					done++
+				}
+			}
+			if done == 2 {
+				break
+			}
+		}
+		if done != 2 {
+			t.Fatalf("bound %d: %d of 2 flows completed", bound, done)
+		}
+	}
+	if err := newPair(t, fastParams()).a.h.SetNICQueue(-1); err == nil {
+		t.Fatal("a negative NIC queue accepted")
+	}
+}

@@ -33,6 +33,11 @@ func TestResolveTargetFile(t *testing.T) {
 	if pt, _ := ResolveTarget("papers", 0); pt.ECNAtDequeue || pt.AckEvery != 4 {
 		t.Fatalf("papers: marks at dequeue %v, ACK every %d", pt.ECNAtDequeue, pt.AckEvery)
 	}
+	for _, text := range []string{"nic-queue-bytes: -5\n", "nic-queue-bytes: 6000000\n"} {
+		if _, err := ResolveTarget(write("q.yaml", text), 0); err == nil || !strings.Contains(err.Error(), "nic queue") {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
 	bad := write("bad.yaml", "ecn-at-leave: true\n")
 	if _, err := ResolveTarget(bad, 0); err == nil || !strings.Contains(err.Error(), "ecn-at-leave") {
 		t.Fatalf("unknown key: %v", err)

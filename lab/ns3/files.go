@@ -272,6 +272,14 @@ func (s *Sim) differences() []string {
 	out = append(out, fmt.Sprintf("Headers: a data packet of %d payload bytes is %d bytes on the sim's links and %d on bcfab's%s "+
 		"(bcfab's: Ethernet, 802.1Q, IPv4, UDP, BTH, ICRC, and the preamble, FCS and gap its shapers count): bcfab serializes a flow %.1f%% %s.",
 		s.MTU, s.MTU+hdr, s.MTU+over, intNote, 100*longer, word))
+	if q := t.NICQueue(); q < 2*int64(s.MTU) { // a flow then queues one packet at most
+		out = append(out, "NIC: both tools' NICs serve their flows a packet each in turn (the sim's QPs; bcfab's flows each queue one "+
+			"packet, the target's nic-queue-bytes).")
+	} else {
+		out = append(out, fmt.Sprintf("NIC: the sim's NIC serves its QPs a packet each in turn; bcfab's lets each flow queue up to %d bytes "+
+			"in its port's egress FIFO (the target's nic-queue-bytes), where a new flow's packets wait behind the others' "+
+			"(a target file's nic-queue-bytes: 1 serves them in turn).", q))
+	}
 	if t.ECNAtDequeue {
 		out = append(out, "ECN: both tools mark a packet by the queue it leaves behind (at dequeue; the target's ecn-at-dequeue).")
 	} else {

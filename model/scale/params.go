@@ -104,6 +104,7 @@ func (m Model) Params() []Param {
 		{"IRN in-flight cap", KindBytes, t.IRNCapBDPs * float64(t.BDP(0)), float64(tr.BDPBytes)},
 		{"ACK delay", KindTime, ns(t.AckDelay.D()), ns(tr.AckDelay)},
 		{"ACK every", KindCount, float64(t.AckEvery), float64(tr.AckEvery)},
+		{"NIC queue per flow", KindBytes, float64(t.NICQueue()), float64(t.NICQueue())},
 		{"queue sample interval", KindTime, ns(t.QueueSample.D()), ns(run.QueueSample)},
 		{"least drain time", KindTime, ns(t.DrainMin.D()), ns(run.DrainMin)},
 	}

@@ -62,6 +62,7 @@ func TestPapersAtD5000(t *testing.T) {
 		"IRN in-flight cap":         {100_000, 100_000},
 		"ACK delay":                 {1 * us, 1 * us * D},
 		"ACK every":                 {4, 4},
+		"NIC queue per flow":        {32 << 10, 32 << 10},
 		"queue sample interval":     {200 * us, 200 * us * D},
 		"least drain time":          {2000 * us, 2000 * us * D},
 		"CI table entries per port": {8, 8},

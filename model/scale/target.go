@@ -99,6 +99,12 @@ type Target struct {
 	IRNCapBDPs   float64        `json:"irn_cap_bdps" yaml:"irn-cap-bdps"`
 	AckDelay     units.Duration `json:"ack_delay" yaml:"ack-delay"`
 	AckEvery     int            `json:"ack_every" yaml:"ack-every"`
+	// NICQueueBytes is how much of one flow a server NIC's egress queue
+	// may hold (0: DefaultNICQueueBytes); a flow may always
+	// queue one packet, so a value below a packet serves the NIC's flows
+	// a packet each in turn, as the HPCC ns-3 simulator's NIC serves its
+	// QPs (docs/VALIDATION.md).
+	NICQueueBytes int64 `json:"nic_queue_bytes,omitempty" yaml:"nic-queue-bytes,omitempty"`
 
 	// Runner times: how often a run samples the queues, and the least
 	// time a workload waits for its flows after the last one starts.
@@ -331,6 +337,18 @@ func Native(rateBps uint64) Target {
 	return t
 }
 
+// DefaultNICQueueBytes is a server NIC's egress queue's share of one flow
+// where the target leaves NICQueueBytes zero.
+const DefaultNICQueueBytes = 32 << 10
+
+// NICQueue is NICQueueBytes, or its default.
+func (t Target) NICQueue() int64 {
+	if t.NICQueueBytes == 0 {
+		return DefaultNICQueueBytes
+	}
+	return t.NICQueueBytes
+}
+
 // ByName is a built-in target: papers, or native at rateBps.
 func ByName(name string, rateBps uint64) (Target, error) {
 	switch name {
@@ -432,6 +450,9 @@ func (t Target) Validate() error {
 	pos("rto low", t.RTOLow)
 	pos("rto high", t.RTOHigh)
 	pos("ack delay", t.AckDelay)
+	if t.NICQueueBytes < 0 || t.NICQueueBytes > t.BufferBytes {
+		bad("nic queue %d bytes per flow: want 0 (the default) up to the buffer, %d", t.NICQueueBytes, t.BufferBytes)
+	}
 	if t.RTOThreshold < 0 || t.AckEvery < 1 || t.IRNCapBDPs <= 0 {
 		bad("rto threshold %d, ack every %d, irn cap %g BDPs: want >= 0, >= 1, > 0", t.RTOThreshold, t.AckEvery, t.IRNCapBDPs)
 	}
