@@ -171,7 +171,7 @@ type rdma struct {
 	// (RDMAQueueBytes unless SetNICQueue set it); a flow always may
 	// queue one packet.
 	queueBytes int
-	port   []transport.Params // per fabric port (SetPortTransport); nil: params
+	port       []transport.Params // per fabric port (SetPortTransport); nil: params
 	// flows holds the flows of ids base+1 on, by id - base - 1; the
 	// records of ids up to base were all released, and the slice drops
 	// them from its front, so it holds the flows since the oldest one
