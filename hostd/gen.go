@@ -166,23 +166,12 @@ func (g *gen) template(f *genFlow) []byte {
 	src, dst := bcube.ServerIP(g.h.self).As4(), bcube.ServerIP(f.Dst).As4()
 	copy(ip[12:], src[:])
 	copy(ip[16:], dst[:])
-	binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
+	binary.BigEndian.PutUint16(ip[10:], header.IPv4Checksum(ip[:20]))
 	udp := ip[20:]
 	binary.BigEndian.PutUint16(udp[0:], f.SPort)
 	binary.BigEndian.PutUint16(udp[2:], api.GenPort)
 	binary.BigEndian.PutUint16(udp[4:], uint16(len(b)-18-20))
 	return b
-}
-
-func ipChecksum(h []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(binary.BigEndian.Uint16(h[i:]))
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
 }
 
 // Produce implements dataplane.Source: every active flow tops its queue up

@@ -362,7 +362,7 @@ func TestRDMAMalformed(t *testing.T) {
 			ip := c[roce.EthLen+roce.VLANLen:]
 			binary.BigEndian.PutUint16(ip[2:], uint16(len(ip)))
 			binary.BigEndian.PutUint16(ip[10:], 0)
-			binary.BigEndian.PutUint16(ip[10:], ipChecksum(ip[:20]))
+			binary.BigEndian.PutUint16(ip[10:], header.IPv4Checksum(ip[:20]))
 			binary.BigEndian.PutUint16(ip[24:], uint16(len(ip)-20))
 			return c
 		}, dataplane.DropMalformed, func(c api.RDMACounters) uint64 { return c.Malformed }},

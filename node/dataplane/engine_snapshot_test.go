@@ -179,7 +179,7 @@ func TestMarkAtDequeue(t *testing.T) {
 		ip := b[header.EthLen:]
 		ip[0], ip[1], ip[8], ip[9] = 0x45, tos, 64, header.ProtoUDP
 		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
-		binary.BigEndian.PutUint16(ip[10:12], ^ipSum(ip[:20]))
+		binary.BigEndian.PutUint16(ip[10:12], header.IPv4Checksum(ip[:20]))
 		return b
 	}
 	// Eleven frames join at once: the i-th to leave leaves (10-i) x
@@ -199,7 +199,7 @@ func TestMarkAtDequeue(t *testing.T) {
 		for r.far[1].Receive(r.desc[:]) > 0 {
 			d := r.desc[0]
 			ip := header.IPv4(r.farMem[1][d.Addr+header.EthLen : d.Addr+uint64(d.Len)])
-			if ipSum(ip[:20]) != 0xffff {
+			if header.IPv4Checksum(ip[:20]) != 0 {
 				t.Fatalf("frame %d: IPv4 checksum broken", len(got))
 			}
 			got = append(got, ip.ECN())
@@ -219,19 +219,6 @@ func TestMarkAtDequeue(t *testing.T) {
 	if m := ps[1].Queues[0].ECNMarks; m != 8 {
 		t.Fatalf("%d marks counted, want 8", m)
 	}
-}
-
-// ipSum is the ones' complement sum of b's 16-bit words (0xffff over a
-// header with a valid checksum).
-func ipSum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(binary.BigEndian.Uint16(b[i:]))
-	}
-	for s > 0xffff {
-		s = s&0xffff + s>>16
-	}
-	return uint16(s)
 }
 
 // ecnECT0 is the ECT(0) codepoint (RFC 3168).

@@ -114,3 +114,17 @@ func (ip IPv4) SetCE() bool {
 	binary.BigEndian.PutUint16(ip[10:12], ^uint16(sum))
 	return true
 }
+
+// IPv4Checksum is the ones' complement sum of the header h folded and
+// complemented (RFC 791): 0 over a header whose checksum is correct; over
+// one whose checksum field is zero, the value to store there.
+func IPv4Checksum(h []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(h); i += 2 {
+		sum += uint32(h[i])<<8 | uint32(h[i+1])
+	}
+	for sum > 0xffff {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
+}

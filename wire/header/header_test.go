@@ -181,3 +181,22 @@ func TestSetCE(t *testing.T) {
 		}
 	}
 }
+
+// IPv4Checksum is 0 over a header gopacket checksummed, and, over the
+// header with its checksum field zeroed, the value gopacket stored.
+func TestIPv4Checksum(t *testing.T) {
+	for _, tagged := range []bool{false, true} {
+		b := udpFrame(t, tagged)
+		var f Frame
+		Parse(b, &f)
+		ip := IPv4(b[f.L3 : f.L3+IPv4Min])
+		if c := IPv4Checksum(ip); c != 0 {
+			t.Fatalf("tagged %v: %#04x over a correct header", tagged, c)
+		}
+		want := ip.Checksum()
+		ip[10], ip[11] = 0, 0
+		if got := IPv4Checksum(ip); got != want {
+			t.Fatalf("tagged %v: %#04x, gopacket's %#04x", tagged, got, want)
+		}
+	}
+}

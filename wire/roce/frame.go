@@ -1,6 +1,10 @@
 package roce
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/bcfab/bcfab/wire/header"
+)
 
 // Flow is what every frame of one direction of a connection shares: the
 // addresses, the traffic class and the destination queue pair. Frames
@@ -181,7 +185,7 @@ func putHeaders(b []byte, f *Flow, n int, op Opcode, psn uint32, ackReq bool, pa
 	binary.BigEndian.PutUint16(ip[10:12], 0)
 	copy(ip[12:16], f.SrcIP[:])
 	copy(ip[16:20], f.DstIP[:])
-	binary.BigEndian.PutUint16(ip[10:12], ipChecksum(ip))
+	binary.BigEndian.PutUint16(ip[10:12], header.IPv4Checksum(ip))
 
 	udp := b[EthLen+VLANLen+IPv4Len : HeadersLen-BTHLen]
 	binary.BigEndian.PutUint16(udp[0:2], f.SrcPort)

@@ -137,7 +137,7 @@ func (l *layout) parse(b []byte, f *header.Frame) error {
 		return errNotUDP
 	case ip.Fragment():
 		return errFragment
-	case ipChecksum(ip[:ihl]) != 0:
+	case header.IPv4Checksum(ip[:ihl]) != 0:
 		return errIPChecksum
 	case tl < ihl+UDPLen:
 		return errShortUDP
@@ -260,18 +260,4 @@ func ParseFrame(b []byte, f *header.Frame, p *Packet) error {
 		return ErrBadICRC
 	}
 	return nil
-}
-
-// ipChecksum is the ones' complement sum of h folded and complemented: 0
-// over a header with a correct checksum; over one whose checksum field
-// is zero, the value to store there.
-func ipChecksum(h []byte) uint16 {
-	var sum uint32
-	for i := 0; i+1 < len(h); i += 2 {
-		sum += uint32(h[i])<<8 | uint32(h[i+1])
-	}
-	for sum > 0xffff {
-		sum = sum&0xffff + sum>>16
-	}
-	return ^uint16(sum)
 }

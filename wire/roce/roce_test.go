@@ -176,7 +176,7 @@ func TestSamples(t *testing.T) {
 				}
 			}
 			ip := header.IPv4(s.frame[p.IP:])
-			if ip.DSCP() != f.DSCP || ip[8] != 64 || ip[6] != 0x40 || ipChecksum(ip[:IPv4Len]) != 0 {
+			if ip.DSCP() != f.DSCP || ip[8] != 64 || ip[6] != 0x40 || header.IPv4Checksum(ip[:IPv4Len]) != 0 {
 				t.Errorf("IPv4 header % x", ip[:IPv4Len])
 			}
 			if udp := s.frame[p.IP+IPv4Len:]; binary.BigEndian.Uint16(udp[6:8]) != 0 || int(binary.BigEndian.Uint16(udp[4:6])) != len(s.frame)-EthLen-VLANLen-IPv4Len {
@@ -312,7 +312,7 @@ func TestICRCMasking(t *testing.T) {
 func fixIPChecksum(b []byte) {
 	ip := b[EthLen+VLANLen : EthLen+VLANLen+IPv4Len]
 	ip[10], ip[11] = 0, 0
-	binary.BigEndian.PutUint16(ip[10:12], ipChecksum(ip))
+	binary.BigEndian.PutUint16(ip[10:12], header.IPv4Checksum(ip))
 }
 
 func TestUntaggedOptionsTrailer(t *testing.T) {
@@ -335,7 +335,7 @@ func TestUntaggedOptionsTrailer(t *testing.T) {
 	ip[0] = 0x46
 	binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
 	ip[10], ip[11] = 0, 0
-	binary.BigEndian.PutUint16(ip[10:12], ipChecksum(ip[:24]))
+	binary.BigEndian.PutUint16(ip[10:12], header.IPv4Checksum(ip[:24]))
 	if err := Parse(opt, &p); err != ErrBadICRC {
 		t.Errorf("options: Parse %v before SetICRC, want ErrBadICRC", err)
 	}
