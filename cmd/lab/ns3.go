@@ -45,6 +45,7 @@ func ns3ExportCmd() *cobra.Command {
 	var (
 		file, out string
 		force     bool
+		hostLink  string
 	)
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -59,7 +60,10 @@ flow.txt and trace.txt for the simulator, in the target's units (times
 to bcfab's nodes, ports and flows; and a README.md that names this
 build and command and says, with this export's numbers, what the two
 tools model differently. A BCube server, which relays, is a relay switch
-in front of a host of one NIC there.`,
+in front of a host of one NIC there, its link to the relay at the rate
+of the server's fastest port (--host-link port) or at the sum of its
+ports (--host-link ports, every flow still at one port's rate: a key
+only a sim from scripts/ns3/qp-rate.sh reads).`,
 		Example: `  lab ns3 export --name pf --cdf websearch --load 0.5 --duration 10s --seed 1 -o /tmp/ns3/ws
   lab ns3 export -f examples/bcube41-portfc.yaml --incast 8 --load 0 --duration 5s -o /tmp/ns3/incast
   lab ns3 export -f examples/bcube41-portfc.yaml --flows flows.csv -o /tmp/ns3/hand`,
@@ -71,11 +75,16 @@ in front of a host of one NIC there.`,
 	fs.StringVarP(&file, "file", "f", "", "export the lab of this lab `file` (default: the lab up as --name)")
 	fs.StringVarP(&out, "out", "o", "", "write the simulator's input to `dir` (created; it must be empty)")
 	fs.BoolVar(&force, "force", false, "write over an export in --out")
+	fs.StringVar(&hostLink, "host-link", string(ns3.HostLinkPort), "a BCube server's host link in the sim: `port` (its fastest port's rate) or ports (their sum; needs scripts/ns3/qp-rate.sh's sim)")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml")
 	_ = cmd.MarkFlagDirname("out")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if out == "" {
 			return usagef(cmd, "export: want -o DIR")
+		}
+		hl, err := ns3.ParseHostLink(hostLink)
+		if err != nil {
+			return usagef(cmd, "--host-link: %w", err)
 		}
 		cfg, err := sf.config(cmd)
 		if err != nil {
@@ -118,7 +127,7 @@ in front of a host of one NIC there.`,
 		} else if cfg, flows, err = lab.SpecSchedule(plan.Spec, cfg); err != nil {
 			return usagef(cmd, "%w", err)
 		}
-		sim, err := ns3.New(ns3.Input{Plan: plan, Flows: flows, Duration: cfg.Duration, CC: cc, MTU: sf.mtu, Drain: sf.drain.D(),
+		sim, err := ns3.New(ns3.Input{Plan: plan, Flows: flows, Duration: cfg.Duration, CC: cc, MTU: sf.mtu, Drain: sf.drain.D(), HostLink: hl,
 			Build: buildinfo.Read().Line("lab"), Command: "lab " + strings.Join(os.Args[1:], " ")})
 		if err != nil {
 			return usagef(cmd, "%w", err)

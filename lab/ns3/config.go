@@ -42,6 +42,11 @@ const (
 	ccModeDCTCP = 8
 )
 
+// QPMaxRateKey is config.txt's key of every flow's starting and highest
+// rate (Sim.QPMaxRate), which only a sim from scripts/ns3/qp-rate.sh
+// reads; the stock sim skips a key it does not know, value and all.
+const QPMaxRateKey = "QP_MAX_RATE"
+
 // ecn is a port's marking as the sim's maps give it: K_min and K_max in
 // KB (the sim multiplies them by 1000), P_max.
 type ecn struct {
@@ -62,22 +67,29 @@ func (s *Sim) configure(n *net) error {
 		}
 	}
 	nic := n.targetRate(hostLab)
-	// A server's ports of other rates than the NIC's: bcfab's flows
-	// start at their port's rate, the sim's at its NIC's.
+	// A flow's highest rate: the NIC's, or a port's below it
+	// (QP_MAX_RATE, HostLinkPorts).
+	flowLab := hostLab
+	if s.QPMaxRate > 0 {
+		flowLab = n.flowLabRate
+	}
+	flow := n.targetRate(flowLab)
+	// A server's ports of other rates than its flows': bcfab's flows
+	// start at their port's rate, the sim's at one rate.
 	var others []string
 	for i := range n.host {
 		c := n.cfg[n.host[i]]
 		for _, port := range c.FabricPorts() {
-			if r := n.targetRate(c.PortRate(port)); r != nic && !slices.Contains(others, rateText(r)) {
+			if r := n.targetRate(c.PortRate(port)); r != flow && !slices.Contains(others, rateText(r)) {
 				others = append(others, rateText(r))
 			}
 		}
 	}
 	if len(others) > 0 {
 		slices.Sort(others)
-		s.note("Rates: servers have ports of %s besides %s; the sim's NIC, every host's, runs at %s, and its congestion control's rate "+
+		s.note("Rates: servers have ports of %s besides %s; the sim's flows, every host's, start at %s, and its congestion control's rate "+
 			"steps are at that rate. bcfab's flows start at the rate of the port they leave by, and their steps scale with it.",
-			strings.Join(others, ", "), rateText(nic), rateText(nic))
+			strings.Join(others, ", "), rateText(flow), rateText(flow))
 	}
 
 	// ECN, one entry per rate of a switch's port (relays' included):
@@ -139,26 +151,27 @@ func (s *Sim) configure(n *net) error {
 	}
 
 	// The congestion control's constants: the target's, rate steps at
-	// the NIC's rate (bcfab scales them with each port's).
-	share := float64(nic) / float64(t.LinkRateBps)
+	// the flows' rate (bcfab scales them with each port's).
+	share := float64(flow) / float64(t.LinkRateBps)
 	step := func(bps int64) string { return rateSetting(uint64(math.Round(float64(bps) * share))) }
 	d := t.DCQCN
-	tp := m.Transport(hostLab)
+	tp := m.Transport(flowLab)
 	baseRTT := t.HPCCBaseRTT()
 	mode, g, ai, hai := ccModeDCQCN, d.G, step(d.AIRateBps), step(d.HAIRateBps)
 	hasWin, varWin, fastReact := 0, 0, 0
+	if simWindowed(s.CC) { // DCQCN-win's: a fixed window of the sim's largest BDP
+		hasWin = 1
+	}
 	switch s.CC {
 	case transport.CCNone:
 		mode = ccModeNone
-	case transport.CCDCQCNWin:
-		hasWin = 1 // a fixed window of the sim's largest BDP
 	case transport.CCHPCC:
-		mode, hasWin, varWin, fastReact = ccModeHPCC, 1, 1, 1
+		mode, varWin, fastReact = ccModeHPCC, 1, 1
 		// HPCC's additive step W_AI per base RTT T as the sim's rate.
 		ai = rateSetting(uint64(math.Round(tp.HPCCWAI * 8 / baseRTT.Seconds())))
 		hai = ai
 	case transport.CCDCTCP:
-		mode, hasWin, varWin = ccModeDCTCP, 1, 1
+		mode, varWin = ccModeDCTCP, 1
 		g = t.DCTCPParams().G
 	}
 	// DCTCP's additive step, one MTU per base RTT (as the sim's run.py
@@ -221,6 +234,9 @@ func (s *Sim) configure(n *net) error {
 		{"QLEN_MON_FILE", QlenFile},
 		{"QLEN_MON_START", strconv.FormatInt(int64(FlowBase), 10)},
 		{"QLEN_MON_END", strconv.FormatInt(int64(s.QlenEnd), 10)},
+	}
+	if s.QPMaxRate > 0 {
+		s.Settings = append(s.Settings, Setting{QPMaxRateKey, rateSetting(s.QPMaxRate)})
 	}
 	s.pfcNotes(n, mib<<20, nic)
 	return nil

@@ -185,13 +185,102 @@ func TestExportRefuses(t *testing.T) {
 		{"mtu", bcube21(), nil, transport.CCDCQCN, 100, "mtu 100"},
 		{"self", bcube21(), []workload.Flow{{ID: 7, Src: 1, Dst: 1, Size: 10}}, transport.CCDCQCN, 0, "flow 7 from h1 to h1"},
 		{"none", bcube21(), nil, transport.CCDCQCN, 0, "no flows"},
+		{"host link", bcube21(), nil, transport.CCDCQCN, 0, `host link "both"`},
+		{"host link windowed", bcube21(), nil, transport.CCHPCC, 0, "sizes its windows"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := New(Input{Plan: plan(t, c.spec), Flows: c.flows, Duration: time.Second, CC: c.cc, MTU: c.mtu})
+			flows := c.flows
+			if flows == nil && strings.HasPrefix(c.name, "host link") {
+				flows = threeFlows()
+			}
+			hl := HostLink("")
+			switch c.name {
+			case "host link":
+				hl = "both"
+			case "host link windowed":
+				hl = HostLinkPorts
+			}
+			_, err := New(Input{Plan: plan(t, c.spec), Flows: flows, Duration: time.Second, CC: c.cc, MTU: c.mtu, HostLink: hl})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("New: %v, want an error with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// With host links at the servers' whole capacity a BCube(2,1) host's link
+// to its relay runs at its two ports' 200 Gb/s, every flow at one port's
+// 100 (QP_MAX_RATE, the last setting), the relay's PFC headroom still
+// holds at the link's rate, and the flows' ideal in the sim's network
+// is shorter than with the default's 100 Gb/s host link. A fabric
+// whose servers have one port has no host links: the option changes
+// nothing there.
+func TestExportHostLinkPorts(t *testing.T) {
+	in := Input{Plan: plan(t, bcube21()), Flows: threeFlows(), Duration: 10 * time.Millisecond, CC: transport.CCDCQCN}
+	def, err := New(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.HostLink = HostLinkPorts
+	sim, err := New(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim.HostRate != 200e9 || sim.QPMaxRate != 100e9 || sim.HostLink != HostLinkPorts {
+		t.Errorf("host link %s, flows at most %s (%s), want 200Gbps and 100Gbps (ports)", rateText(sim.HostRate), rateText(sim.QPMaxRate), sim.HostLink)
+	}
+	if def.QPMaxRate != 0 || def.HostRate != 100e9 || def.HostLink != HostLinkPort {
+		t.Errorf("the default: host link %s, QPMaxRate %d (%s), want 100Gbps and none (port)", rateText(def.HostRate), def.QPMaxRate, def.HostLink)
+	}
+	last := sim.Settings[len(sim.Settings)-1]
+	if last != (Setting{QPMaxRateKey, "100000Mb/s"}) {
+		t.Errorf("last setting %v, want %s 100000Mb/s", last, QPMaxRateKey)
+	}
+	for _, st := range def.Settings {
+		if st.Key == QPMaxRateKey {
+			t.Errorf("the default export sets %s", QPMaxRateKey)
+		}
+	}
+	// The flows' rate steps are one port's, as by default; INT counts
+	// the NIC's rate; the relays' host ports, of a rate of their own,
+	// mark as the fastest fabric port does.
+	if len(sim.Settings) != len(def.Settings)+1 {
+		t.Fatalf("%d settings, want the default's %d and %s", len(sim.Settings), len(def.Settings), QPMaxRateKey)
+	}
+	maps := map[string]string{"KMAX_MAP": "2 100000000000 400 200000000000 400", "KMIN_MAP": "2 100000000000 100 200000000000 100",
+		"PMAX_MAP": "2 100000000000 0.20 200000000000 0.20", "INT_MULTI": "8"}
+	for i, d := range def.Settings {
+		st := sim.Settings[i]
+		want, ok := maps[st.Key]
+		if !ok {
+			want = d.Value
+		}
+		if st.Key != d.Key || st.Value != want {
+			t.Errorf("setting %s is %s with host link ports, want %s (by default %s)", st.Key, st.Value, want, d.Value)
+		}
+	}
+	for _, l := range sim.Links {
+		if l.A.Port == HostPort && (l.RateBps != 200e9 || l.Delay <= 0) {
+			t.Errorf("host link %v at %s and %v, want 200Gbps", l, rateText(l.RateBps), l.Delay)
+		}
+	}
+	for i, f := range sim.Flows {
+		if f.SimIdeal >= def.Flows[i].SimIdeal {
+			t.Errorf("flow %d: ideal %v in the sim's network with ports, %v with one port's host link: want it shorter", f.ID, f.SimIdeal, def.Flows[i].SimIdeal)
+		}
+	}
+	var readme string
+	for _, f := range sim.Files() {
+		if f.Name == ReadmeFile {
+			readme = f.Data
+		}
+	}
+	if !strings.Contains(readme, "every flow starts at and stays under 100Gbps") || !strings.Contains(readme, "qp-rate.sh") {
+		t.Errorf("README does not say the flows' cap and what reads it:\n%s", readme)
+	}
+	ls := Input{Plan: plan(t, leafSpine()), Flows: threeFlows(), Duration: 10 * time.Millisecond, CC: transport.CCDCQCN, HostLink: HostLinkPorts}
+	if sim, err := New(ls); err != nil || sim.QPMaxRate != 0 || sim.HostRate != 0 {
+		t.Errorf("leaf-spine with host link ports: %v, QPMaxRate %d, HostRate %d; want no host links", err, sim.QPMaxRate, sim.HostRate)
 	}
 }
 

@@ -249,14 +249,22 @@ func (s *Sim) differences() []string {
 	t := s.Model.Target
 	if s.HostRate > 0 {
 		pkt := time.Duration(float64(s.packet()*8) / float64(s.HostRate) * 1e9)
-		out = append(out, fmt.Sprintf("Hosts: the sim's hosts have one NIC and forward nothing, so every server is two nodes: a relay "+
+		link := fmt.Sprintf("Hosts: the sim's hosts have one NIC and forward nothing, so every server is two nodes: a relay "+
 			"switch with its fabric ports and one more, and behind it a host, joined by a link of %s and %v. A packet crosses that link at "+
-			"both ends of its path: %v more each way than in bcfab for a full data packet (%v of serialization and %v of delay, twice). "+
-			"The rate is the server's fastest port's and no more, because the sim's NIC rate is also every flow's starting and highest rate "+
-			"(rdma-hw.cc) and HPCC's INT names 25 to 400 Gb/s only; so a host sends and receives at most %s in all, where bcfab's NIC "+
-			"uses its fabric ports at once. The delay is the least at which the relay's PFC headroom (3 x rate x delay) holds the two "+
-			"packets and the round trip a paused host still sends: with less the sim drops them.",
-			rateText(s.HostRate), s.HostDelay, 2*(pkt+s.HostDelay), pkt, s.HostDelay, rateText(s.HostRate)))
+			"both ends of its path: %v more each way than in bcfab for a full data packet (%v of serialization and %v of delay, twice). ",
+			rateText(s.HostRate), s.HostDelay, 2*(pkt+s.HostDelay), pkt, s.HostDelay)
+		if s.QPMaxRate > 0 {
+			link += fmt.Sprintf("The rate is the sum of the server's ports' (host link %s), so a host sends and receives on all of them "+
+				"at once, as bcfab's NIC does; every flow starts at and stays under %s, one port's rate, by %s, which only a sim "+
+				"from scripts/ns3/qp-rate.sh reads. ", HostLinkPorts, rateText(s.QPMaxRate), QPMaxRateKey)
+		} else {
+			link += fmt.Sprintf("The rate is the server's fastest port's and no more (host link %s), because the sim's NIC rate is also "+
+				"every flow's starting and highest rate (rdma-hw.cc) and HPCC's INT names 25 to 400 Gb/s only; so a host sends and "+
+				"receives at most %s in all, where bcfab's NIC uses its fabric ports at once (host link %s, with a sim from "+
+				"scripts/ns3/qp-rate.sh, gives it their sum). ", HostLinkPort, rateText(s.HostRate), HostLinkPorts)
+		}
+		out = append(out, link+"The delay is the least at which the relay's PFC headroom (3 x rate x delay) holds the two "+
+			"packets and the round trip a paused host still sends: with less the sim drops them.")
 	}
 	hdr, over, intNote := simHeader, transport.DefaultWireOverhead, ""
 	if s.CC == transport.CCHPCC {

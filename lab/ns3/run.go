@@ -22,7 +22,10 @@ import (
 // LD_LIBRARY_PATH, as waf --run sets it.
 const (
 	programPath = "simulation/build/scratch/third"
-	libDir      = "simulation/build"
+	// programSource is the program's source, where Run looks for the
+	// keys an export needs beyond the stock sim's.
+	programSource = "simulation/scratch/third.cc"
+	libDir        = "simulation/build"
 	// LogFile is where Run writes what the program prints, in the
 	// export's directory.
 	LogFile = "sim.log"
@@ -45,6 +48,36 @@ func Program(dir string) (string, error) {
 	return p, nil
 }
 
+// checkKeys fails when the export in exp sets a key of config.txt that
+// the sim in the checkout dir does not read (QPMaxRateKey): the sim
+// would skip it and run another network than the export's.
+func checkKeys(dir, exp string) error {
+	cfg, err := os.ReadFile(filepath.Join(exp, ConfigFile))
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(string(cfg)) {
+		if k, _, _ := strings.Cut(line, " "); k == QPMaxRateKey {
+			return Reads(dir, QPMaxRateKey)
+		}
+	}
+	return nil
+}
+
+// Reads checks that the sim in the checkout dir reads config.txt's key
+// (QPMaxRateKey), which the stock sim skips, value and all; it names the
+// script that makes a sim that does.
+func Reads(dir, key string) error {
+	src, err := os.ReadFile(filepath.Join(dir, programSource))
+	if err != nil {
+		return fmt.Errorf("%s has no %s to check that its sim reads %s: %w", dir, programSource, key, err)
+	}
+	if !strings.Contains(string(src), `"`+key+`"`) {
+		return fmt.Errorf("the export sets %s (host links at the servers' whole capacity), which the sim in %s does not read: make a copy that does with scripts/ns3/qp-rate.sh %s NEW", key, dir, dir)
+	}
+	return nil
+}
+
 // Run runs the sim built in the checkout dir on the export in exp, in
 // that directory (its config.txt names every file by its bare name),
 // and returns when the program has exited; its output is in exp's
@@ -53,6 +86,9 @@ func Program(dir string) (string, error) {
 func Run(ctx context.Context, dir, exp string) error {
 	prog, err := Program(dir)
 	if err != nil {
+		return err
+	}
+	if err := checkKeys(dir, exp); err != nil {
 		return err
 	}
 	prog, err = filepath.Abs(prog)

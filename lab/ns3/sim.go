@@ -72,6 +72,46 @@ var intRates = []uint64{25e9, 50e9, 100e9, 200e9, 400e9}
 // (ports.csv): bcfab has no such port, its NIC is on the fabric ports.
 const HostPort = "nic"
 
+// HostLink says how fast a relay's link to its host is (a server of
+// more than one fabric port: BCube's).
+type HostLink string
+
+const (
+	// HostLinkPort, the default: the rate of the server's fastest port.
+	// The sim's NIC rate is also every flow's starting and highest rate,
+	// so a flow runs at one port's rate, as in bcfab, but the host sends
+	// and receives at most that much in all, where bcfab's NIC uses its
+	// ports at once.
+	HostLinkPort HostLink = "port"
+	// HostLinkPorts: the sum of the server's fabric ports' rates, so the
+	// host sends and receives on all of them at once, as bcfab's NIC
+	// does; config.txt's QP_MAX_RATE keeps every flow at one port's rate,
+	// a key only a sim from scripts/ns3/qp-rate.sh reads (Run checks).
+	// Not with a windowed congestion control: the sim sizes its windows
+	// by its NIC's rate.
+	HostLinkPorts HostLink = "ports"
+)
+
+// simWindowed reports whether the sim runs cc with a window (config.txt's
+// HAS_WIN), which it sizes by its NIC's rate.
+func simWindowed(cc transport.CC) bool {
+	return cc == transport.CCDCQCNWin || cc == transport.CCHPCC || cc == transport.CCDCTCP
+}
+
+// HostLinks are the values of HostLink, the default first.
+var HostLinks = []HostLink{HostLinkPort, HostLinkPorts}
+
+// ParseHostLink reads a HostLink ("": the default).
+func ParseHostLink(s string) (HostLink, error) {
+	if s == "" {
+		return HostLinkPort, nil
+	}
+	if h := HostLink(s); slices.Contains(HostLinks, h) {
+		return h, nil
+	}
+	return "", fmt.Errorf("host link %q: want %s (the server's fastest port's rate) or %s (the sum of its ports')", s, HostLinkPort, HostLinkPorts)
+}
+
 // Role says what bcfab node a node of the sim stands for.
 type Role string
 
@@ -149,6 +189,8 @@ type Input struct {
 	// Drain is how long after the last start the sim runs, in lab time
 	// (0: lab.DefaultDrain, as lab workload waits).
 	Drain time.Duration
+	// HostLink is how fast a relay's link to its host is ("": HostLinkPort).
+	HostLink HostLink
 	// Build and Command say what wrote the export, for its README.
 	Build, Command string
 }
@@ -165,9 +207,13 @@ type Sim struct {
 	CC      transport.CC
 	MTU     int
 	// HostRate and HostDelay are the links between relays and their
-	// hosts (0 without relays).
+	// hosts (0 without relays), HostLink what set HostRate.
 	HostRate  uint64
 	HostDelay time.Duration
+	HostLink  HostLink
+	// QPMaxRate is every flow's starting and highest rate when it is
+	// below the NIC's (HostLinkPorts), 0 otherwise.
+	QPMaxRate uint64
 	Nodes     []Node
 	Links     []Link
 	// Flows are in the order of flow.txt: by start, then by id.
@@ -214,11 +260,24 @@ func New(in Input) (*Sim, error) {
 	if f := p.Spec.Fabric; f != nil {
 		s.Routing = cmp.Or(f.Routing, lab.RoutingECMP)
 	}
-	n, err := newNet(p, m, s.packet())
+	hl := cmp.Or(in.HostLink, HostLinkPort)
+	if _, err := ParseHostLink(string(hl)); err != nil {
+		return nil, fmt.Errorf("ns3: %w", err)
+	}
+	if hl == HostLinkPorts && simWindowed(in.CC) {
+		return nil, fmt.Errorf("ns3: host link %s with cc %s: the sim sizes its windows by its NIC's rate, the sum of the ports then; use it with DCQCN", hl, in.CC)
+	}
+	n, err := newNet(p, m, s.packet(), hl)
 	if err != nil {
 		return nil, fmt.Errorf("ns3: %w", err)
 	}
 	s.Nodes, s.Links, s.HostRate, s.HostDelay = n.nodes, n.links, n.hostRate, n.hostDelay
+	if n.hostRate > 0 {
+		s.HostLink = hl
+	}
+	if r := n.targetRate(n.flowLabRate); n.hostRate > r {
+		s.QPMaxRate = r
+	}
 	if s.CC == transport.CCHPCC {
 		if err := n.checkINT(); err != nil {
 			return nil, fmt.Errorf("ns3: cc hpcc: %w", err)
@@ -320,14 +379,15 @@ type net struct {
 	// labRate is every link's rate in the lab, by link.
 	labRate []uint64
 	// hostRate and hostDelay are the links of relays to their hosts,
-	// hostLabRate their rate in the lab (0 without relays).
-	hostRate, hostLabRate uint64
-	hostDelay             time.Duration
+	// hostLabRate their rate in the lab (0 without relays); flowLabRate
+	// is a flow's highest rate in the lab, a server's fastest port's.
+	hostRate, hostLabRate, flowLabRate uint64
+	hostDelay                          time.Duration
 }
 
 // newNet lays out the sim's nodes and links of plan p under model m, for
-// data packets of pkt bytes.
-func newNet(p *lab.Plan, m scale.Model, pkt int) (*net, error) {
+// data packets of pkt bytes, relays' links to their hosts as hl says.
+func newNet(p *lab.Plan, m scale.Model, pkt int, hl HostLink) (*net, error) {
 	n := &net{plan: p, model: m}
 	byName := map[string]*lab.NodePlan{}
 	var servers, switches []*lab.NodePlan
@@ -379,12 +439,22 @@ func newNet(p *lab.Plan, m scale.Model, pkt int) (*net, error) {
 	}
 	// The relays' links to their hosts, first: a relay's port 1 is its
 	// host's, as the NIC's is (the sim's device 0 is the loopback).
-	if relays > 0 {
-		for _, np := range servers {
-			for _, port := range np.Config.FabricPorts() {
-				n.hostLabRate = max(n.hostLabRate, np.Config.PortRate(port))
+	for _, np := range servers {
+		var fastest, sum uint64
+		for _, port := range np.Config.FabricPorts() {
+			r := np.Config.PortRate(port)
+			fastest = max(fastest, r)
+			sum += r
+		}
+		n.flowLabRate = max(n.flowLabRate, fastest)
+		if len(np.Config.FabricPorts()) > 1 {
+			n.hostLabRate = max(n.hostLabRate, fastest)
+			if hl == HostLinkPorts {
+				n.hostLabRate = max(n.hostLabRate, sum)
 			}
 		}
+	}
+	if relays > 0 {
 		if n.hostLabRate == 0 {
 			return nil, errors.New("unshaped links have no rate in the target: give the lab a rate")
 		}

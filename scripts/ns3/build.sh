@@ -28,6 +28,8 @@ if [[ ! -x $sim/waf || ! -f $sim/scratch/third.cc ]]; then
   exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 image=${NS3_IMAGE:-bcfab-hpcc-sim}
 configure=(configure -d optimized --enable-modules=point-to-point,internet,applications
   --disable-python --disable-tests --disable-examples)
@@ -37,21 +39,7 @@ if [[ ${NS3_DOCKER:-0} == 1 ]]; then
   docker run --rm -u "$(id -u):$(id -g)" -e HOME=/tmp -v "$sim:/sim" -w /sim "$image" \
     sh -c "./waf ${configure[*]} && ./waf build"
 else
-  is2() { "$@" -c 'import sys; sys.exit(sys.version_info[0] != 2)' >/dev/null 2>&1; }
-  py=()
-  for c in ${PYTHON:-} python2.7 python2 python; do
-    if command -v "$c" >/dev/null && is2 "$c"; then
-      py=("$c")
-      break
-    fi
-  done
-  if [[ ${#py[@]} -eq 0 ]] && command -v pyenv >/dev/null; then
-    v=$(pyenv versions --bare 2>/dev/null | grep -E '^2\.[0-9]+' | tail -1 || true)
-    if [[ -n $v ]] && is2 env PYENV_VERSION="$v" python; then
-      py=(env PYENV_VERSION="$v" python)
-    fi
-  fi
-  if [[ ${#py[@]} -eq 0 ]]; then
+  if ! find_python2; then
     echo "build.sh: no Python 2, which the simulator's waf needs: set PYTHON, or install one (pyenv install 2.7.18)" >&2
     exit 1
   fi

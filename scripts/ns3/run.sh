@@ -22,6 +22,10 @@ if [[ ! -x $sim/build/scratch/third ]]; then
   echo "run.sh: $sim/build/scratch/third is not built: run $(dirname "$0")/build.sh $1" >&2
   exit 2
 fi
+if grep -q '^QP_MAX_RATE ' "$exp/config.txt" && ! grep -qF '"QP_MAX_RATE"' "$sim/scratch/third.cc"; then
+  echo "run.sh: $exp sets QP_MAX_RATE (host links at the servers' whole capacity), which the sim in $1 does not read: make a copy that does with $(dirname "$0")/qp-rate.sh $1 NEW" >&2
+  exit 2
+fi
 cd "$exp"
 if ! LD_LIBRARY_PATH=$sim/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$sim/build/scratch/third" config.txt >sim.log 2>&1; then
   echo "run.sh: the simulator failed; its output: $exp/sim.log" >&2

@@ -21,6 +21,7 @@ import (
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/lab"
+	"github.com/bcfab/bcfab/lab/ns3"
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/scheme"
 	"github.com/bcfab/bcfab/study/bench"
@@ -94,6 +95,9 @@ type Config struct {
 	HoL      *HoLConfig      `yaml:"hol,omitempty"`
 	// Conformance is a conformance experiment's cases.
 	Conformance *ConformanceConfig `yaml:"conformance,omitempty"`
+	// NS3 is how the reference simulator's contenders (ns3:...) model
+	// what the lab's fabric has and the sim lacks.
+	NS3 *NS3Config `yaml:"ns3,omitempty"`
 
 	// Quick, when present, holds the keys that --quick replaces (any of
 	// the above but name and kind): fewer schemes and loads, shorter runs.
@@ -106,6 +110,15 @@ type Config struct {
 	// (ResolveAuto): the runner writes it into the experiment as run
 	// (config.yaml), so that a rerun runs a point at the D it ran at.
 	AutoD map[string]AutoChoice `yaml:"auto_d,omitempty"`
+}
+
+// NS3Config is the simulator's section of an experiment.
+type NS3Config struct {
+	// HostLink is a relaying server's link to its host in the sim
+	// (ns3.HostLink): port (the default), the rate of its fastest port;
+	// ports, their sum, every flow at one port's rate (a sim from
+	// scripts/ns3/qp-rate.sh).
+	HostLink string `yaml:"host_link,omitempty"`
 }
 
 // Topology is BCube(N, K).
@@ -716,6 +729,14 @@ func (c *Config) Validate() error {
 			bad("lab.level-order: a graph fabric's switches route by their tables")
 		case len(c.Lab.Rates()) > 0:
 			bad("lab.rates: a graph fabric's links run at lab.rate (its uplinks at their multiple of it)")
+		}
+	}
+	if c.NS3 != nil {
+		if _, err := ns3.ParseHostLink(c.NS3.HostLink); err != nil {
+			bad("ns3.host_link: %w", err)
+		}
+		if !slices.ContainsFunc(c.Contenders, func(s string) bool { return strings.HasPrefix(s, simPrefix) }) {
+			bad("ns3: no scheme runs in the simulator (%spfc...)", simPrefix)
 		}
 	}
 	if c.Lab.LevelOrder() != "" && c.Kind == KindLoop {

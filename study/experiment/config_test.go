@@ -144,6 +144,8 @@ func TestParseErrors(t *testing.T) {
 		{"routing of FC+ on a leaf-spine", strings.Replace(strings.Replace(strings.Replace(tiny, "topology: {n: 2, k: 1}\n", "", 1), "kind: workload", "kind: workload\nfabric: {kind: leafspine, leaves: 2, spines: 1, hosts: 2}", 1), "[portfc, irn]", "[pfc@dfksp2]", 1), false, `routing "dfksp2"`},
 		{"pairing on BCube", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  pairing: random", 1), false, "needs a graph fabric"},
 		{"bad pairing", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a, pairing: worst}]", 1), false, `pairing "worst"`},
+		{"bad ns3 host link", strings.Replace(tiny, "[portfc, irn]", "[pfc, \"ns3:pfc\"]", 1) + "ns3: {host_link: both}\n", false, `ns3.host_link: host link "both"`},
+		{"ns3 section without the sim", tiny + "ns3: {host_link: ports}\n", false, "ns3: no scheme runs in the simulator"},
 		{"too many trees", strings.Replace(tiny, "duration: 2s", "duration: 2s\n  scenarios: [{name: a, incast: {senders: 1, size: 1KB, trees: 4}}]", 1), false, "incast trees 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -826,6 +828,25 @@ workload: {cdfs: [websearch], loads: [0.5], duration: 10s, incast: {senders: 8, 
 	} {
 		if _, err := Parse([]byte(strings.Replace(src, w.from, w.to, 1)), false); err == nil || !strings.Contains(err.Error(), w.want) {
 			t.Errorf("%s for %s: %v, want an error with %q", w.to, w.from, err, w.want)
+		}
+	}
+}
+
+// An experiment's ns3 section reaches the runner as read; its host link
+// defaults to the fastest port's.
+func TestParseNS3(t *testing.T) {
+	file := strings.Replace(tiny, "[portfc, irn]", "[pfc, \"ns3:pfc\"]", 1)
+	for _, c := range []struct{ section, want string }{{"", ""}, {"ns3: {host_link: ports}\n", "ports"}, {"ns3: {host_link: port}\n", "port"}} {
+		cfg, err := Parse([]byte(file+c.section), false)
+		if err != nil {
+			t.Fatalf("%q: %v", c.section, err)
+		}
+		got := ""
+		if cfg.NS3 != nil {
+			got = cfg.NS3.HostLink
+		}
+		if got != c.want {
+			t.Errorf("%q: host link %q, want %q", c.section, got, c.want)
 		}
 	}
 }

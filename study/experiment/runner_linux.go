@@ -164,6 +164,11 @@ func newRunner(c *Config, o RunOptions) (*runner, error) {
 			if _, err := ns3.Program(o.NS3); err != nil {
 				return nil, fmt.Errorf("scheme %s runs the ns-3 simulator: %w (lab experiment run --ns3 DIR)", s, err)
 			}
+			if c.NS3 != nil && c.NS3.HostLink == string(ns3.HostLinkPorts) {
+				if err := ns3.Reads(o.NS3, ns3.QPMaxRateKey); err != nil {
+					return nil, fmt.Errorf("ns3.host_link %s: %w", ns3.HostLinkPorts, err)
+				}
+			}
 			break
 		}
 	}

@@ -50,7 +50,11 @@ func (x *runner) simulate(ctx context.Context, p Point, sc Contender, dir string
 	}
 	res.Schedule = ScheduleDigest(flows)
 	exp := filepath.Join(dir, simDir)
-	sim, err := ns3.New(ns3.Input{Plan: plan, Flows: flows, Duration: wc.Duration, CC: cc, MTU: w.MTU, Drain: scaled(w.Drain.D(), x.c.timeScale(p)),
+	var hl ns3.HostLink
+	if x.c.NS3 != nil {
+		hl = ns3.HostLink(x.c.NS3.HostLink)
+	}
+	sim, err := ns3.New(ns3.Input{HostLink: hl, Plan: plan, Flows: flows, Duration: wc.Duration, CC: cc, MTU: w.MTU, Drain: scaled(w.Drain.D(), x.c.timeScale(p)),
 		Build: buildinfo.Read().Line("lab"), Command: "lab experiment run " + x.c.Name + ", point " + p.ID})
 	if err != nil {
 		return err
