@@ -81,6 +81,7 @@ func (m Model) Params() []Param {
 		{"ECN K_min", KindBytes, float64(t.ECNKminBytes), float64(ecn.KminBytes)},
 		{"ECN K_max", KindBytes, float64(t.ECNKmaxBytes), float64(ecn.KmaxBytes)},
 		{"ECN P_max", KindCount, t.ECNPmax, ecn.Pmax},
+		{"ECN at dequeue (1: yes)", KindCount, oneIf(t.ECNAtDequeue), oneIf(ecn.AtDequeue)},
 		{"DCQCN g", KindCount, t.DCQCN.G, tr.G},
 		{"DCQCN alpha period K", KindTime, ns(t.DCQCN.AlphaPeriod.D()), ns(tr.AlphaPeriod)},
 		{"DCQCN increase period T", KindTime, ns(t.DCQCN.IncreasePeriod.D()), ns(tr.Increase)},
@@ -108,4 +109,12 @@ func (m Model) Params() []Param {
 		{"queue sample interval", KindTime, ns(t.QueueSample.D()), ns(run.QueueSample)},
 		{"least drain time", KindTime, ns(t.DrainMin.D()), ns(run.DrainMin)},
 	}
+}
+
+// oneIf is a switch as a count: 1 when on.
+func oneIf(on bool) float64 {
+	if on {
+		return 1
+	}
+	return 0
 }

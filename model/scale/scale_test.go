@@ -63,6 +63,7 @@ func TestPapersAtD5000(t *testing.T) {
 		"ACK delay":                 {1 * us, 1 * us * D},
 		"ACK every":                 {4, 4},
 		"NIC queue per flow":        {32 << 10, 32 << 10},
+		"ECN at dequeue (1: yes)":   {0, 0},
 		"queue sample interval":     {200 * us, 200 * us * D},
 		"least drain time":          {2000 * us, 2000 * us * D},
 		"CI table entries per port": {8, 8},
