@@ -62,5 +62,11 @@ func (q *FIFO) Pop() (Packet, bool) {
 	p := q.ring[q.head&q.mask]
 	q.head++
 	q.bytes -= int(p.Len)
+	if q.head == q.tail {
+		// Empty: the next packet takes slot 0 again, a line the CPU
+		// still holds, rather than the next of a ring that a busy worker
+		// turns through its caches only every capacity packets.
+		q.head, q.tail = 0, 0
+	}
 	return p, true
 }

@@ -131,6 +131,42 @@ func TestDelayLine(t *testing.T) {
 	}
 }
 
+// A FIFO that empties starts again at its first slot, and keeps its
+// order across the wrap it made before; a delay line's due times follow
+// their frames through both.
+func TestFIFORestartsWhenEmpty(t *testing.T) {
+	q, _ := NewFIFO(4)
+	for i := range 3 {
+		q.Push(Packet{Addr: uint64(i), Len: 1})
+	}
+	q.Pop()
+	q.Pop()
+	q.Push(Packet{Addr: 3, Len: 1})
+	q.Push(Packet{Addr: 4, Len: 1}) // wraps to slot 0
+	for _, want := range []uint64{2, 3, 4} {
+		if p, ok := q.Pop(); !ok || p.Addr != want {
+			t.Fatalf("pop %d %v, want %d", p.Addr, ok, want)
+		}
+	}
+	if q.head != 0 || q.tail != 0 || q.Len() != 0 || q.Bytes() != 0 {
+		t.Fatalf("empty fifo at head %d tail %d, len %d, %d bytes; want slot 0", q.head, q.tail, q.Len(), q.Bytes())
+	}
+	d, _ := NewDelayLine(4)
+	d.Put(10, Packet{Addr: 1})
+	d.Put(20, Packet{Addr: 2})
+	d.Take(10)
+	d.Put(30, Packet{Addr: 3})
+	d.Take(20)
+	d.Take(30) // empty: restarts
+	d.Put(40, Packet{Addr: 4})
+	if due, ok := d.NextDue(); !ok || due != 40 {
+		t.Fatalf("after a restart the head is due at %d (%v), want 40", due, ok)
+	}
+	if p, ok := d.Take(40); !ok || p.Addr != 4 {
+		t.Fatalf("take %d %v, want frame 4", p.Addr, ok)
+	}
+}
+
 // Free is the end of the last frame's serialisation: a store-and-forward
 // link delivers it then.
 func TestShaperFree(t *testing.T) {
