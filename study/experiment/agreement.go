@@ -60,6 +60,10 @@ var simAgreement = agreementStudy{
 	intro:   "The same flows in both tools, per size class of the background: each tool's value (the mean over the seeds both ran validly), the simulator's over the lab's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). Each tool's slowdown is against the flow alone in its own network. A class of few flows has a noisy p99. docs/VALIDATION.md says why the tools differ.\n",
 	ref:     "lab", other: "sim",
 	goals: classGoals(0.10, 0.25, 0.10),
+	// Pause frames: bcfab's nodes count those they send, the sim's
+	// devices those they receive (pfc.txt), one frame on one cable either
+	// way. A pause is a tail event, judged as the p99 is.
+	counters: []agreementCounter{{"pauses", "pause frames", 0.25}},
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair
 		for _, s := range c.Contenders {

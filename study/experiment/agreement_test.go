@@ -62,9 +62,17 @@ func TestAgreementTable(t *testing.T) {
 	if !mid.outside[0] || mid.outside[1] || mid.outside[2] {
 		t.Errorf("10KB-100KB: outside %v, want only the p50 (+30%%) outside", mid.outside)
 	}
+	// Pause frames per ms of the target: 30 and 45 in 10 ms against 60
+	// in each of the sim's, 2.0 and 1.33 times, 1.6 on average: outside
+	// 25%.
+	for i, n := range []float64{30, 60, 45, 60} {
+		results[i].Target = 10 * time.Millisecond
+		results[i].add("pauses", n)
+	}
 	var b strings.Builder
 	agreementTable(&b, c, results)
-	for _, want := range []string{"## Agreement with the simulator", "WebSearch at load 0.5", "| <=10KB | 10 | 2 |", "1.10 [1.05, 1.15]", "1.30 [1.30, 1.30] **outside**"} {
+	for _, want := range []string{"## Agreement with the simulator", "WebSearch at load 0.5", "| <=10KB | 10 | 2 |", "1.10 [1.05, 1.15]", "1.30 [1.30, 1.30] **outside**",
+		"pause frames per ms of the target within 25%", "| pause frames | 2 | 3.75 | 6 | 1.60 [1.33, 2.00] **outside** |"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
