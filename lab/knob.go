@@ -347,7 +347,7 @@ var knobs = []Knob{
 		Help: "how a cable between two nodes of one worker moves frames: patch (in memory) or veth (AF_XDP through the kernel)"},
 		func(s *Spec) *string { return &s.LinkMode }),
 	knob(durC, Knob{Name: "worker-slack", Reads: "workers", Example: "100us",
-		Help: "how late a worker may serve a deadline so that close ones share a wake-up (0: 50us)"},
+		Help: "how late a worker may serve a deadline so that close ones share a wake-up (0: the model's, a 20th of its one-hop RTT within 50us-1ms: lab model's worker slack)"},
 		func(s *Spec) *time.Duration { return &s.WorkerSlack }),
 	knob(goDurC, Knob{Name: "worker-poll", Reads: "workers", Example: "20us",
 		Help: "how long a worker polls without sleeping after it last found work (0: 10us; negative: never)"},

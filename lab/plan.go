@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -218,7 +219,7 @@ func (p *Plan) assignWorkers() {
 			ConfigPath: filepath.Join(p.RunDir, name+".json"),
 			LogPath:    filepath.Join(p.LogDir, name+".log"),
 			Config: config.Worker{Lab: s.Name, Name: name, Control: filepath.Join(p.RunDir, name+".sock"),
-				Slack: config.Duration(s.WorkerSlack), PollBudget: config.Duration(s.WorkerPollBudget), Priority: s.WorkerPriority},
+				Slack: config.Duration(cmp.Or(s.WorkerSlack, s.Model().WorkerSlack())), PollBudget: config.Duration(s.WorkerPollBudget), Priority: s.WorkerPriority},
 		})
 	}
 	var servers, per, groups int

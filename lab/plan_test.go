@@ -124,6 +124,26 @@ func TestPlanAddresses(t *testing.T) {
 	}
 }
 
+// A worker's slack is the model's at the lab's D unless the spec sets
+// one.
+func TestPlanWorkerSlack(t *testing.T) {
+	for _, c := range []struct {
+		rate  uint64
+		slack time.Duration
+		want  time.Duration
+	}{{20e6, 0, 500 * time.Microsecond}, {100e6, 0, 100 * time.Microsecond}, {100e6, 70 * time.Microsecond, 70 * time.Microsecond}} {
+		s := Defaults()
+		s.N, s.K, s.RateBps, s.WorkerSlack, s.RunRoot, s.BinDir = 4, 1, c.rate, c.slack, "/run/x", "/b"
+		p, err := NewPlan(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Workers[0].Config.Slack.D(); got != c.want {
+			t.Errorf("%d b/s, slack %v: the worker's %v, want %v", c.rate, c.slack, got, c.want)
+		}
+	}
+}
+
 // Workers host every node once; a level-0 switch shares its worker with
 // its servers; PerNode plans no worker.
 func TestPlanWorkers(t *testing.T) {

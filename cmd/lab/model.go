@@ -86,7 +86,7 @@ func writeModel(w io.Writer, m scale.Model) error {
 // paramValue prints a parameter's value in its unit.
 func paramValue(k scale.Kind, v float64) string {
 	switch k {
-	case scale.KindTime, scale.KindFloored:
+	case scale.KindTime, scale.KindFloored, scale.KindBounded:
 		return time.Duration(math.Round(v)).String()
 	case scale.KindRate:
 		return strings.TrimSpace(lab.FormatRate(uint64(math.Round(v))))

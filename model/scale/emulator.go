@@ -34,6 +34,12 @@ const (
 	catchupFrames = 8
 	fullFrame     = 1518 + 24 // bytes on the wire: frame, preamble, FCS, gap
 
+	// slackShare, minSlack and maxSlack make a model's worker slack
+	// (Model.WorkerSlack).
+	slackShare = 20
+	minSlack   = 50 * time.Microsecond
+	maxSlack   = time.Millisecond
+
 	// MinSample is the shortest interval a run samples every node's
 	// queues at: each sample asks every node for its counters.
 	MinSample = 100 * time.Millisecond
@@ -96,4 +102,18 @@ func Catchup(rateBps uint64) time.Duration {
 	}
 	frames := time.Duration(catchupFrames*fullFrame*8) * time.Second / time.Duration(rateBps)
 	return max(catchupTime, frames)
+}
+
+// WorkerSlack is how late the model's workers may serve a deadline so
+// that deadlines close together share a wake-up: a 20th of its one-hop
+// RTT (100 ns of the papers' 2 µs: 100 µs of the lab's time at D =
+// 1,000, 500 µs at 5,000), at least 50 µs and at most 1 ms. A frame a
+// late wake-up serves leaves its delay line up to that much late; the
+// delay lines' steering keeps the median one-hop RTT the model's, and
+// the fidelity monitor's p99 sees the rest. At D = 1,000 twice the old
+// fixed 50 µs cost 15% less CPU a frame-hop and moved no per-size
+// slowdown (docs/BENCHMARKS.md, "The worker's slack"). Derived from the
+// model, it is the same share of the target's time at every D.
+func (m Model) WorkerSlack() time.Duration {
+	return min(max(m.OneHopRTT()/slackShare, minSlack), maxSlack)
 }

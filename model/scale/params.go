@@ -20,6 +20,9 @@ const (
 	// KindFloored is a time x D with a floor of the emulator's (the
 	// pause hold: Emulator.HoldFloor).
 	KindFloored
+	// KindBounded is a time x D within the emulator's bounds (the
+	// worker's slack: Model.WorkerSlack).
+	KindBounded
 )
 
 func (k Kind) String() string {
@@ -34,6 +37,8 @@ func (k Kind) String() string {
 		return "count"
 	case KindFloored:
 		return "time x D, floored"
+	case KindBounded:
+		return "time x D, bounded"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -108,6 +113,7 @@ func (m Model) Params() []Param {
 		{"NIC queue per flow", KindBytes, float64(t.NICQueue()), float64(t.NICQueue())},
 		{"queue sample interval", KindTime, ns(t.QueueSample.D()), ns(run.QueueSample)},
 		{"least drain time", KindTime, ns(t.DrainMin.D()), ns(run.DrainMin)},
+		{"worker slack", KindBounded, ns(t.OneHopRTT() / slackShare), ns(m.WorkerSlack())},
 	}
 }
 

@@ -64,6 +64,7 @@ func TestPapersAtD5000(t *testing.T) {
 		"ACK every":                 {4, 4},
 		"NIC queue per flow":        {32 << 10, 32 << 10},
 		"ECN at dequeue (1: yes)":   {0, 0},
+		"worker slack":              {100, 100 * us * D / 1000},
 		"queue sample interval":     {200 * us, 200 * us * D},
 		"least drain time":          {2000 * us, 2000 * us * D},
 		"CI table entries per port": {8, 8},
@@ -84,7 +85,7 @@ func TestPapersAtD5000(t *testing.T) {
 			// The rule of its kind, from the target's value alone.
 			var rule float64
 			switch p.Kind {
-			case KindTime, KindFloored:
+			case KindTime, KindFloored, KindBounded: // within bounds at this D
 				rule = p.Target * D
 			case KindRate:
 				rule = p.Target / D
@@ -271,5 +272,18 @@ func TestWallPerTargetMsUnit(t *testing.T) {
 	m := Model{Target: Papers(), D: 5000}
 	if got := WallPerTargetMs(8*time.Second, m.TargetTime(8*time.Second)); math.Abs(got-m.D/1000) > 1e-12 {
 		t.Errorf("a run of lab time alone: %g s per ms, want D/1000 = %g", got, m.D/1000)
+	}
+}
+
+// A worker's slack is a 20th of the model's one-hop RTT, the same share
+// of the target's time at every D, within 50 µs and 1 ms of the lab's.
+func TestWorkerSlack(t *testing.T) {
+	for _, c := range []struct {
+		d    float64
+		want time.Duration
+	}{{100, 50 * time.Microsecond}, {1000, 100 * time.Microsecond}, {5000, 500 * time.Microsecond}, {50_000, time.Millisecond}} {
+		if got := Resolve(Papers(), c.d, 0).WorkerSlack(); got != c.want {
+			t.Errorf("D = %g: slack %v, want %v", c.d, got, c.want)
+		}
 	}
 }
