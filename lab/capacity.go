@@ -178,11 +178,16 @@ func (c Capacity) check() error {
 //     scale.MaxWorkerLoad of a CPU;
 //   - jitter: the emulator's own p99 one-hop delay beyond the model's,
 //     as the reference run measured it in lab time, is at most
-//     scale.MaxRTTErrorP99 of the model's one-hop RTT.
+//     scale.MaxRTTErrorP99 of the model's one-hop RTT;
+//   - invariance: never below scale.MinAutoD, the smallest D the
+//     invariance study held at.
 func (c Capacity) FaithfulD(dataFramesPerTargetMs float64) (d float64, bound string) {
 	load := c.hops(dataFramesPerTargetMs) * float64(c.WorkerPerHop) / (scale.MaxWorkerLoad * float64(time.Millisecond))
 	jitter := max(c.RTTErrorP99, 0) * c.D / scale.MaxRTTErrorP99
-	if jitter > load {
+	switch {
+	case scale.MinAutoD >= max(load, jitter):
+		return scale.MinAutoD, "invariance"
+	case jitter > load:
 		return jitter, "jitter"
 	}
 	return load, "load"
@@ -206,8 +211,11 @@ func (c Capacity) AutoDilation(dataFramesPerTargetMs float64) (d float64, why st
 	load := hops * float64(c.WorkerPerHop) / (d * float64(time.Millisecond))
 	why = fmt.Sprintf("D = %s: %.0f data frames per ms of the target, about %.0f frame-hops, cost a worker %.0f%% of a CPU at D = %s (%v a frame-hop, lab calibrate of %s; at most %.0f%%)",
 		formatD(d), dataFramesPerTargetMs, hops, 100*load, formatD(d), c.WorkerPerHop.Round(10*time.Nanosecond), c.Measured.Format("2006-01-02"), 100*scale.MaxWorkerLoad)
-	if bound == "jitter" {
+	switch bound {
+	case "jitter":
 		why += fmt.Sprintf("; the emulator's p99 one-hop jitter (%+.0f%% of the model's RTT at D = %s) sets the floor", 100*c.RTTErrorP99, formatD(c.D))
+	case "invariance":
+		why += fmt.Sprintf("; D = %s is the smallest the invariance study held at, the floor", formatD(scale.MinAutoD))
 	}
 	return d, why
 }

@@ -40,32 +40,38 @@ func TestRoundDilation(t *testing.T) {
 
 // The D chosen is the smallest round one at which the workload's
 // frame-hops cost a worker at most scale.MaxWorkerLoad of a CPU: it
-// grows with the workload's frames and the CPU a frame-hop costs.
+// grows with the workload's frames and the CPU a frame-hop costs, and
+// is never below scale.MinAutoD, the invariance study's floor.
 func TestAutoDilation(t *testing.T) {
 	c := capacityOf(2140 * time.Nanosecond)
 	ref := c.DataFramesPerTargetMs
-	want := c.HopsPerTargetMs * 2140 / (scale.MaxWorkerLoad * 1e6)
-	if f, bound := c.FaithfulD(ref); math.Abs(f-want) > 1e-6 || bound != "load" {
-		t.Fatalf("FaithfulD(reference) = %g (%s), want %g (load)", f, bound, want)
+	want := 1.4 * c.HopsPerTargetMs * 2140 / (scale.MaxWorkerLoad * 1e6)
+	if f, bound := c.FaithfulD(1.4 * ref); math.Abs(f-want) > 1e-6 || bound != "load" {
+		t.Fatalf("FaithfulD(1.4 x reference) = %g (%s), want %g (load)", f, bound, want)
+	}
+	if f, bound := c.FaithfulD(ref); f != scale.MinAutoD || bound != "invariance" {
+		t.Fatalf("FaithfulD(reference) = %g (%s), want %g (invariance): its load alone gives 922", f, bound, scale.MinAutoD)
 	}
 	for _, x := range []struct {
 		frames float64
 		perHop time.Duration
 		want   float64
+		floor  bool // the invariance study's floor sets it
 	}{
-		{ref, 2140 * time.Nanosecond, 1000},       // 922: the reference point stays at 1,000
-		{1.4 * ref, 2140 * time.Nanosecond, 2000}, // 1,291
-		{0.5 * ref, 2140 * time.Nanosecond, 500},  // 461
-		{ref, 1070 * time.Nanosecond, 500},        // half the CPU a frame-hop: half the D
-		{ref, 4280 * time.Nanosecond, 2000},
+		{ref, 2140 * time.Nanosecond, 1000, true},        // 922: the reference point stays at 1,000
+		{1.4 * ref, 2140 * time.Nanosecond, 2000, false}, // 1,291
+		{0.5 * ref, 2140 * time.Nanosecond, 1000, true},  // 461: not below the floor
+		{ref, 1070 * time.Nanosecond, 1000, true},        // half the CPU a frame-hop: 461, the floor
+		{ref, 4280 * time.Nanosecond, 2000, false},       // 1,844
+		{2.2 * ref, 1070 * time.Nanosecond, 1250, false}, // 1,014
 	} {
 		c := capacityOf(x.perHop)
 		d, why := c.AutoDilation(x.frames)
 		if d != x.want {
 			t.Errorf("%.0f frames per target ms at %v a frame-hop: D = %g, want %g", x.frames, x.perHop, d, x.want)
 		}
-		if !strings.HasPrefix(why, "D = ") || !strings.Contains(why, "lab calibrate of 2026-11-29") {
-			t.Errorf("why %q", why)
+		if !strings.HasPrefix(why, "D = ") || !strings.Contains(why, "lab calibrate of 2026-11-29") || strings.Contains(why, "invariance study") != x.floor {
+			t.Errorf("why %q (the floor named: want %v)", why, x.floor)
 		}
 	}
 	// A jittery machine: its p99 one-hop delay beyond the model's, 3 x

@@ -92,6 +92,16 @@ const (
 	// reference point stays at D = 1,000 (docs/BENCHMARKS.md, "Choosing
 	// D").
 	MaxWorkerLoad = 0.65
+
+	// MinAutoD is the smallest D --rate auto chooses: the smallest at
+	// which the invariance study held on this machine (docs/VALIDATION.md,
+	// "Invariance across D"). Below it the emulator's own lateness, a
+	// fixed time of the machine's, weighs too much in the target's time
+	// whatever the load: at D = 500 the reference point's small and
+	// medium flows' p50 slowdowns were 5-9% off D = 5,000's in runs the
+	// fidelity monitor judged valid, with the worker at 42% of a CPU at
+	// D = 1,000 (build ce9eb14) as at 60% (earlier builds).
+	MinAutoD = 1000.0
 )
 
 // Catchup is the catch-up bound of a port or a paced flow on a link of
