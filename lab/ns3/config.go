@@ -159,7 +159,7 @@ func (s *Sim) configure(n *net) error {
 	baseRTT := t.HPCCBaseRTT()
 	mode, g, ai, hai := ccModeDCQCN, d.G, step(d.AIRateBps), step(d.HAIRateBps)
 	hasWin, varWin, fastReact := 0, 0, 0
-	if simWindowed(s.CC) { // DCQCN-win's: a fixed window of the sim's largest BDP
+	if simWindowed(s.CC) { // DCQCN-win a fixed window of the sim's largest BDP, HPCC and DCTCP a variable one
 		hasWin = 1
 	}
 	switch s.CC {
