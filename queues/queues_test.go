@@ -131,6 +131,58 @@ func TestDelayLine(t *testing.T) {
 	}
 }
 
+// A frame's arrival in the model leaves the delay line with it, whatever
+// its hold; Put's frames arrive when they are due.
+func TestDelayLineArrival(t *testing.T) {
+	d, _ := NewDelayLine(4)
+	d.PutAt(100, 160, Packet{Addr: 1}) // a hold 60 ns short of the model's
+	d.Put(200, Packet{Addr: 2})
+	if _, _, ok := d.TakeAt(99); ok {
+		t.Fatal("early")
+	}
+	for _, want := range []struct {
+		now, at int64
+		addr    uint64
+	}{{100, 160, 1}, {200, 200, 2}} {
+		p, at, ok := d.TakeAt(want.now)
+		if !ok || p.Addr != want.addr || at != want.at {
+			t.Fatalf("TakeAt(%d) = %d, at %d, %v; want %d at %d", want.now, p.Addr, at, ok, want.addr, want.at)
+		}
+	}
+}
+
+// A frame that reached an idle port late starts when it arrived, up to
+// the catch-up bound before now; one that arrived ahead of its time
+// starts now.
+func TestShaperRestartAt(t *testing.T) {
+	const rate = 1e9 // 8 ns a byte
+	catchup := 100 * time.Microsecond
+	ser := int64((1000 + WireOverhead) * 8)
+	for _, tc := range []struct {
+		name   string
+		t, now int64
+		start  int64
+	}{
+		{"on time", 1_000_000, 1_000_000, 1_000_000},
+		{"late", 1_000_000, 1_050_000, 1_000_000},
+		{"later than the bound", 1_000_000, 1_300_000, 1_200_000},
+		{"ahead", 1_020_000, 1_000_000, 1_000_000},
+	} {
+		s := NewShaper(rate, 10*time.Microsecond, catchup)
+		s.RestartAt(tc.t, tc.now)
+		if !s.Ready(tc.now) {
+			t.Errorf("%s: not ready", tc.name)
+		}
+		s.Send(tc.now, 1000)
+		if got := s.Free(); got != tc.start+ser {
+			t.Errorf("%s: the frame ends at %d, want %d", tc.name, got, tc.start+ser)
+		}
+		if lost := s.Lag().LostNs; lost != 0 {
+			t.Errorf("%s: %d ns of link time lost on an idle link", tc.name, lost)
+		}
+	}
+}
+
 // A FIFO that empties starts again at its first slot, and keeps its
 // order across the wrap it made before; a delay line's due times follow
 // their frames through both.

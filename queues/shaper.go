@@ -82,6 +82,24 @@ func (s *Shaper) Restart(nowNs int64) {
 	}
 }
 
+// RestartAt marks the link idle until t, when a frame the daemon handles
+// at now arrived: the frame starts no earlier than t, nor earlier than
+// the catch-up bound before now. So a frame that reached an idle port
+// late, because the emulator was late to deliver it, starts when it
+// would have had it arrived on time; lateness beyond the bound stays. A
+// t after now counts as now: a frame the emulator delivered ahead of its
+// time does not wait for it (waiting would cost a wake-up a frame, and
+// the frame would fill the queue ahead of its time).
+func (s *Shaper) RestartAt(t, nowNs int64) {
+	if s.psPerByte == 0 {
+		return
+	}
+	start := max(min(t, nowNs)*1000, nowNs*1000-s.catchupPs)
+	if s.freePs < start {
+		s.freePs = start
+	}
+}
+
 // Quiet tells the lag accounting that the link had nothing it could
 // send until t (ns): a frame held by a pause until t is not late before
 // t. It does not change what the shaper lets through.
@@ -125,9 +143,15 @@ func (s *Shaper) TxTime(n int) time.Duration {
 // DelayLine holds frames that have left the shaper until the time their
 // link delivers them (the end of their serialisation plus the
 // propagation delay, which the caller computes), in order.
+//
+// Each frame may also carry the time its link delivers it in the model
+// (PutAt), which the line's hold may come before: a hold shortened to
+// make up for the emulator's own lateness releases a frame early in
+// the lab's time, but the frame arrives when the model says.
 type DelayLine struct {
 	fifo *FIFO
 	due  []int64
+	at   []int64
 }
 
 // NewDelayLine returns a delay line for up to capacity frames (a power of
@@ -137,7 +161,7 @@ func NewDelayLine(capacity int) (*DelayLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &DelayLine{fifo: f, due: make([]int64, capacity)}, nil
+	return &DelayLine{fifo: f, due: make([]int64, capacity), at: make([]int64, capacity)}, nil
 }
 
 func (d *DelayLine) Len() int   { return d.fifo.Len() }
@@ -145,21 +169,34 @@ func (d *DelayLine) Full() bool { return d.fifo.Full() }
 
 // Put holds p until due (ns). Frames leave in the order they were put: a
 // due earlier than the one ahead of it waits for that one.
-func (d *DelayLine) Put(due int64, p Packet) bool {
+func (d *DelayLine) Put(due int64, p Packet) bool { return d.PutAt(due, due, p) }
+
+// PutAt holds p until due (ns), to arrive at at (ns) in the model.
+func (d *DelayLine) PutAt(due, at int64, p Packet) bool {
 	slot := d.fifo.tail & d.fifo.mask
 	if !d.fifo.Push(p) {
 		return false
 	}
 	d.due[slot] = due
+	d.at[slot] = at
 	return true
 }
 
 // Take returns the head if it is due by now.
 func (d *DelayLine) Take(nowNs int64) (Packet, bool) {
-	if d.fifo.Len() == 0 || d.due[d.fifo.head&d.fifo.mask] > nowNs {
-		return Packet{}, false
+	p, _, ok := d.TakeAt(nowNs)
+	return p, ok
+}
+
+// TakeAt returns the head if it is due by now, and when it arrives in
+// the model.
+func (d *DelayLine) TakeAt(nowNs int64) (Packet, int64, bool) {
+	slot := d.fifo.head & d.fifo.mask
+	if d.fifo.Len() == 0 || d.due[slot] > nowNs {
+		return Packet{}, 0, false
 	}
-	return d.fifo.Pop()
+	p, ok := d.fifo.Pop()
+	return p, d.at[slot], ok
 }
 
 // NextDue is when the head is due; ok is false when the line is empty.
