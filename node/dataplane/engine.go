@@ -52,6 +52,33 @@ type PortIO interface {
 	TxFree() int
 }
 
+// Arrived is when the frame a Handler is handling arrived in the model
+// (TimedIO), if the worker got to it late, or Now: a handler that
+// records when something reached the node (a flow's last ACK) takes
+// this time. Call it on the engine's goroutine.
+func (e *Engine) Arrived() int64 {
+	if e.arrived != 0 {
+		return e.arrived
+	}
+	return e.Now()
+}
+
+// TimedIO is a PortIO that carries each frame's arrival time in the
+// model across its link: a cable in memory between engines of one
+// worker, which share its clock (node/patch). The sender puts the low 32
+// bits of the time (the engine's clock, ns) in the descriptor's Options
+// on transmit, the cable copies them to the receiver's descriptor, and
+// the receiver starts what the frame causes (its forwarding, the signals
+// and ACKs it makes) from that time rather than from when the worker got
+// to it, if the worker was late. The emulator's lateness in delivering a
+// frame is then made up at the next hop instead of adding up along the
+// path (engine_tx.go, admit); a frame delivered early is not held back.
+// A kernel socket carries no such time: Options mean something to it.
+type TimedIO interface {
+	PortIO
+	CarriesTime() bool
+}
+
 // Verdict is a Handler's decision about one frame.
 type Verdict struct {
 	Port  int // egress port; negative: drop for Drop
@@ -211,6 +238,10 @@ type port struct {
 	shaper  queues.Shaper
 	wire    *queues.DelayLine // nil for an unshaped port without delay
 	delayNs int64             // held after the last bit (PortSpec.Delay)
+	linkNs  int64             // the model's link delay (PortSpec.MaxDelay)
+	// timed: the port's I/O carries each frame's arrival time in the
+	// model (TimedIO), both ways.
+	timed bool
 	// probe: the port probes its link (PeerMAC set, probing on); rtt is
 	// the round trips measured, probeSeq the last probe's number.
 	probe    bool
@@ -264,10 +295,14 @@ type Engine struct {
 	h         Handler
 	opts      Options
 
-	free      []uint64     // frame addresses not in any ring or queue
-	touched   byte         // receive's loads of the frames' first bytes land here
-	passNow   atomic.Int64 // the clock of the pass under way, plus 1 (0: none; see Now)
-	queued    int          // frames held in egress queues and delay lines
+	free    []uint64     // frame addresses not in any ring or queue
+	touched byte         // receive's loads of the frames' first bytes land here
+	passNow atomic.Int64 // the clock of the pass under way, plus 1 (0: none; see Now)
+	// arrived is when the frame being handled arrived in the model, 0
+	// when it is not known (not a received frame, or not over a timed
+	// port): what the frames a handler sends in response start from.
+	arrived   int64
+	queued    int // frames held in egress queues and delay lines
 	maxQueued int
 	buffered  int // bytes in all egress queues (the shared buffer)
 	// Data may fill the frame pool and the shared buffer only up to
@@ -373,6 +408,10 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, scale.Catchup(s.RateBps)),
 			delayNs: max(0, s.Delay.Nanoseconds()), probe: opts.ProbeEvery > 0 && len(s.PeerMAC) == 6 && len(s.MAC) == 6}
 		p.steer.max = max(s.MaxDelay, s.Delay).Nanoseconds()
+		p.linkNs = p.steer.max
+		if t, ok := s.IO.(TimedIO); ok && t.CarriesTime() {
+			p.timed = true
+		}
 		if s.RateBps > 0 || s.Delay > 0 {
 			if p.wire, err = queues.NewDelayLine(qcap); err != nil {
 				return nil, err

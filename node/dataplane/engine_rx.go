@@ -84,11 +84,23 @@ func (e *Engine) receive(in int, p *port, max int) int {
 	}
 	e.touched = touch
 	v := &e.v
+	var now int64
+	if p.timed {
+		now = e.Now()
+	}
 	for j := 0; j < n; j++ {
 		d := &e.rx[j]
+		if p.timed {
+			e.arrived = arrivedAt(d.Options, now, p.linkNs)
+		}
 		p.rxPackets++
 		p.rxBytes += uint64(d.Len)
 		if signaling.IsProbe(e.mem.Bytes[d.Addr : d.Addr+uint64(d.Len)]) {
+			// A probe measures the emulator's lateness on each hop: its
+			// echo leaves when the worker got to it, not when it
+			// arrived, or the echo's one-way delay would count the
+			// probe's lateness a second time.
+			e.arrived = 0
 			e.probeIn(in, p, d)
 			continue
 		}
@@ -106,7 +118,27 @@ func (e *Engine) receive(in int, p *port, max int) int {
 		p.rxForwarded++
 		e.Send(v.Port, v.Queue, d, v.L3, v.Meta)
 	}
+	e.arrived = 0
 	return n
+}
+
+// arrivedAt is the engine time a frame received at now arrived in the
+// model, from the low 32 bits of it its timed port carried (TimedIO), or
+// now if that is later: the emulator's lateness is made up, a frame it
+// delivered early (a hold the probes shortened releases a frame up to
+// the link's delay early) is not held back. 0 (unknown) when the bits
+// are 0, or put the arrival more than the link's delay ahead of now or
+// more than 2^31 ns behind. How far behind it may count is the shaper's
+// to bound (queues.Shaper.RestartAt).
+func arrivedAt(stamp uint32, now, linkNs int64) int64 {
+	if stamp == 0 {
+		return 0
+	}
+	d := int64(int32(stamp - uint32(now)))
+	if d > linkNs {
+		return 0
+	}
+	return max(now+min(d, 0), 1)
 }
 
 // refill tops up p's fill ring from the free frames; the port still needs

@@ -95,10 +95,14 @@ func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) b
 		eg.CountDrop(q, int(DropBufferFull))
 	default:
 		now := e.Now()
+		t := now
+		if e.arrived != 0 {
+			t = e.arrived
+		}
 		if eg.Len() == 0 {
-			p.shaper.Restart(now)
+			p.shaper.RestartAt(t, now)
 		} else if p.idle {
-			p.shaper.Quiet(now)
+			p.shaper.Quiet(t)
 		}
 		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta}, now)
 		if !ok {
@@ -191,11 +195,14 @@ func (e *Engine) transmit(p *port, now int64) int {
 		}
 		n := 0
 		for n < room {
-			pk, ok := e.next(p, now)
+			pk, at, ok := e.next(p, now)
 			if !ok {
 				break
 			}
 			e.tx[n] = xdp.Desc{Addr: pk.Addr, Len: pk.Len}
+			if p.timed {
+				e.tx[n].Options = uint32(at)
+			}
 			p.txPackets++
 			p.txBytes += uint64(pk.Len)
 			n++
@@ -226,7 +233,7 @@ func (e *Engine) transmit(p *port, now int64) int {
 func (e *Engine) transmitTapped(p *port, now int64) int {
 	n := 0
 	for ; n < batch; n++ {
-		pk, ok := e.next(p, now)
+		pk, _, ok := e.next(p, now)
 		if !ok {
 			break
 		}
@@ -314,10 +321,13 @@ func (e *Engine) stampINT(p *port, pk queues.Packet, now int64) {
 	}
 }
 
-// next returns the frame p may put on the TX ring now, if any. A shaped
-// port's frames wait in its delay line until their link delivers them:
-// the end of their serialisation (the shaper's schedule) plus the delay.
-func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
+// next returns the frame p may put on the TX ring now, if any, and when
+// it reaches the peer in the model. A shaped port's frames wait in its
+// delay line until their link delivers them: the end of their
+// serialisation (the shaper's schedule) plus the hold, the model's link
+// delay less the emulator's own latency (probe.go); they arrive in the
+// model at the end of their serialisation plus the model's delay.
+func (e *Engine) next(p *port, now int64) (queues.Packet, int64, bool) {
 	if p.wire != nil {
 		for !p.wire.Full() {
 			pk, ok := e.dequeue(p, now)
@@ -328,9 +338,10 @@ func (e *Engine) next(p *port, now int64) (queues.Packet, bool) {
 			if p.spec.RateBps > 0 {
 				due = p.shaper.Free()
 			}
-			p.wire.Put(due+p.delayNs, pk)
+			p.wire.PutAt(due+p.delayNs, due+p.linkNs, pk)
 		}
-		return p.wire.Take(now)
+		return p.wire.TakeAt(now)
 	}
-	return e.dequeue(p, now)
+	pk, ok := e.dequeue(p, now)
+	return pk, now, ok
 }

@@ -16,6 +16,8 @@
 //     ring (RxRingFull) or no fill frame (RxDropped, RxFillRingEmpty)
 //     drops it, as the kernel's socket does;
 //  3. A's frame completes at once, and B's worker is told B has frames;
+//     the descriptor's Options, the time the frame arrives in the model
+//     (dataplane.TimedIO), go with the frame;
 //  4. while A's port or B's is captured, A also writes a copy through
 //     its veth (SetMirror), where the packet taps of both ends see it:
 //     every frame when A is captured, those B received when only B is.
@@ -281,6 +283,11 @@ func (e *End) Fill(addrs []uint64) int { return e.fill.push(addrs) }
 // FillFree is the room on the fill ring (dataplane.PortIO).
 func (e *End) FillFree() int { return e.fill.free() }
 
+// CarriesTime reports that the cable carries each frame's Options, the
+// time it arrives in the model, to the peer unchanged: both ends run on
+// one worker and share its clock (dataplane.TimedIO).
+func (e *End) CarriesTime() bool { return true }
+
 // Transmit queues frames for the next kick (dataplane.PortIO).
 func (e *End) Transmit(descs []xdp.Desc) int {
 	n := min(len(descs), e.TxFree())
@@ -407,7 +414,7 @@ func (e *End) take(src *End, received FrameWriter) int {
 		a := e.fill.entries[fp&e.fill.mask]
 		frame := src.mem[d.Addr : d.Addr+uint64(d.Len)]
 		copy(e.mem[a+Headroom:a+e.chunk], frame)
-		e.rx.entries[rp&e.rx.mask] = xdp.Desc{Addr: a + Headroom, Len: d.Len}
+		e.rx.entries[rp&e.rx.mask] = xdp.Desc{Addr: a + Headroom, Len: d.Len, Options: d.Options}
 		rp++
 		if received != nil {
 			src.writeMirror(received, frame)

@@ -1,0 +1,163 @@
+package dataplane
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/internal/testkit/pipe"
+	"github.com/bcfab/bcfab/node/patch"
+	"github.com/bcfab/bcfab/xdp"
+)
+
+// chainRig is three engines on one fake clock: the test feeds A's port
+// 0, A forwards to B over a shaped, delayed link, B forwards to C over
+// another, and C records what arrives. The two links are patch cables
+// (timed) or pipes (a veth as copy-mode AF_XDP sees it: untimed).
+type chainRig struct {
+	now     int64
+	e       [3]*Engine
+	in      *pipe.End
+	inMem   []byte
+	rec     *recorder
+	stallB  [2]int64 // B is not served in [from, to)
+	patched bool
+}
+
+func newChainRig(t *testing.T, patched bool) *chainRig {
+	r := &chainRig{inMem: make([]byte, 2*tRing*tFrame), patched: patched}
+	var mem [3][]byte
+	for i := range mem {
+		mem[i] = make([]byte, (4*tRing+256)*tFrame)
+	}
+	in, near := pipe.New(r.inMem, mem[0], tRing)
+	r.in = in
+	cable := func(x, y []byte) (PortIO, PortIO) {
+		if patched {
+			a, b, err := patch.Pair(x, y, tFrame, tRing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a, b
+		}
+		a, b := pipe.New(x, y, tRing)
+		return a, b
+	}
+	abA, abB := cable(mem[0], mem[1])
+	bcB, bcC := cable(mem[1], mem[2])
+	_, cOut := pipe.New(make([]byte, tFrame), mem[2], tRing)
+	r.rec = &recorder{mem: mem[2], now: &r.now}
+	ports := [3][]PortSpec{
+		{{Name: "in", IO: near}, {Name: "link", IO: abA, RateBps: linkRate, Delay: linkDelay}},
+		{{Name: "from-a", IO: abB}, {Name: "to-c", IO: bcB, RateBps: linkRate, Delay: linkDelay}},
+		{{Name: "from-b", IO: bcC}, {Name: "out", IO: cOut}},
+	}
+	hs := [3]Handler{forward{}, forward{}, r.rec}
+	for i := range r.e {
+		e, err := NewEngine(Memory{Bytes: mem[i], FrameSize: tFrame, NumFrames: len(mem[i]) / tFrame, RingSize: tRing},
+			ports[i], hs[i], Options{BufferBytes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clock = func() int64 { return r.now }
+		e.begin()
+		r.e[i] = e
+	}
+	return r
+}
+
+// send puts one frame of n bytes on A's input at the rig's time.
+func (r *chainRig) send(n int) {
+	d := []xdp.Desc{{Addr: 0, Len: uint32(n)}}
+	r.in.Transmit(d)
+	_ = r.in.Kick()
+}
+
+// run serves the engines at every deadline, B only outside its stall,
+// until nothing is left to do.
+func (r *chainRig) run() {
+	for {
+		stalled := r.now >= r.stallB[0] && r.now < r.stallB[1]
+		r.e[0].pass()
+		if !stalled {
+			r.e[1].pass()
+		}
+		r.e[2].pass()
+		t0 := int64(-1)
+		consider := func(x int64) {
+			if x >= 0 && (t0 < 0 || x < t0) {
+				t0 = x
+			}
+		}
+		for _, e := range r.e {
+			consider(e.deadline(r.now))
+		}
+		if stalled {
+			consider(r.stallB[1])
+		}
+		if t0 < 0 {
+			return
+		}
+		r.now = max(t0, r.now+1)
+	}
+}
+
+// A frame the emulator delivered late to a relay over a cable in memory
+// leaves the relay as if it had arrived on time: the lateness is made up
+// at the next hop instead of adding up along the path (up to the
+// shaper's catch-up bound: queues.TestShaperRestartAt). Over a veth (no
+// model time carried) the lateness stays.
+func TestLateArrivalMadeUpAtNextHop(t *testing.T) {
+	const size = 1000
+	ser := int64((size + 24) * 8 * int64(time.Second) / linkRate) // 819.2 µs
+	hop := ser + linkDelay.Nanoseconds()
+	for _, tc := range []struct {
+		name    string
+		patched bool
+		late    int64 // B first served this long after the frame reached it
+		want    int64 // the frame's arrival at C
+	}{
+		{"punctual, patched", true, 0, 2 * hop},
+		{"punctual, veth", false, 0, 2 * hop},
+		{"late relay, patched", true, 700 * int64(time.Microsecond), 2 * hop},
+		{"late relay, veth", false, 700 * int64(time.Microsecond), 2*hop + 700*int64(time.Microsecond)},
+		// Later than the next hop's whole time: the frame leaves B's
+		// delay line as soon as B gets to it.
+		{"later than the next hop, patched", true, 2 * hop, 3 * hop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newChainRig(t, tc.patched)
+			if tc.late > 0 {
+				r.stallB = [2]int64{1, hop + tc.late}
+			}
+			r.send(size)
+			r.run()
+			if len(r.rec.seen) != 1 {
+				t.Fatalf("C received %d frames, want 1", len(r.rec.seen))
+			}
+			if got := r.rec.seen[0].at; got != tc.want {
+				t.Errorf("the frame reached C at %v, want %v (B late by %v)", time.Duration(got), time.Duration(tc.want), time.Duration(tc.late))
+			}
+		})
+	}
+}
+
+func TestArrivedAt(t *testing.T) {
+	const link = int64(500 * time.Microsecond)
+	now := int64(5_000_000_000) // past 2^32 ns: the stamp wraps
+	for _, tc := range []struct {
+		name  string
+		stamp uint32
+		want  int64
+	}{
+		{"none", 0, 0},
+		{"on time", uint32(now), now},
+		{"late", uint32(now - 700_000), now - 700_000},
+		{"early, within the link's delay", uint32(now + link), now},
+		{"too early", uint32(now + link + 1), 0},
+		{"beyond 2^31 ns", uint32(now - 1<<31 - 1), 0},
+	} {
+		if got := arrivedAt(tc.stamp, now, link); got != tc.want {
+			t.Errorf("%s: arrivedAt = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
