@@ -553,14 +553,19 @@ func (r *rdma) deadline(f *rdmaFlow, now int64) {
 	}
 }
 
-// settle records the end of a flow the transport finished or gave up.
-func (r *rdma) settle(f *rdmaFlow, now int64) {
+// settle records the end of a flow the transport finished or gave up;
+// acked, if not 0, is when the ACK it handled arrived in the model, the
+// end of a flow it finished.
+func (r *rdma) settle(f *rdmaFlow, now, acked int64) {
 	if f.State != api.RDMARunning {
 		return
 	}
 	switch {
 	case f.s.Done():
 		f.State, f.endEng = api.RDMADone, f.s.S.End
+		if acked != 0 {
+			f.endEng = acked
+		}
 		if f.msgDone != nil {
 			f.PeakBps = f.peak()
 		}
@@ -655,7 +660,7 @@ func (r *rdma) Tick(now int64) {
 		r.deadline(f, now)
 		if t := f.s.NextTimer(); t >= 0 && t <= now {
 			f.s.OnTimer(now)
-			r.settle(f, now)
+			r.settle(f, now, 0)
 		}
 	}
 	for i := 0; i < len(r.armed); {
@@ -728,8 +733,12 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	if f.ate {
 		r.ateSync(f)
 	}
-	f.messagesDone(now)
-	r.settle(f, now)
+	// What the flow's ends record, they record at the time the ACK
+	// arrived in the model: a late worker's lateness in getting to it
+	// is the emulator's, not the flow's.
+	at := r.h.e.Arrived()
+	f.messagesDone(at)
+	r.settle(f, now, at)
 }
 
 // messagesDone records the messages acknowledged whole by now.
