@@ -32,8 +32,13 @@ type agreementStudy struct {
 	// ref and other head the two runs' columns.
 	ref, other string
 	goals      []agreementGoal
-	counters   []agreementCounter
-	pairs      func(c *Config) []agreementPair
+	// sameFlow is the goal of the median, over a class's flows both
+	// runs completed, of each flow's FCT in the other run over its FCT
+	// in the reference, in the target's time: flow for flow, the
+	// measure least moved by which flows a class's tail happens to hold.
+	sameFlow float64
+	counters []agreementCounter
+	pairs    func(c *Config) []agreementPair
 }
 
 // agreementCounter is a fabric counter compared per ms of the target.
@@ -59,7 +64,8 @@ var simAgreement = agreementStudy{
 	heading: "Agreement with the simulator",
 	intro:   "The same flows in both tools, per size class of the background: each tool's value (the mean over the seeds both ran validly), the simulator's over the lab's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). Each tool's slowdown is against the flow alone in its own network. A class of few flows has a noisy p99. docs/VALIDATION.md says why the tools differ.\n",
 	ref:     "lab", other: "sim",
-	goals: classGoals(0.10, 0.25, 0.10),
+	goals:    classGoals(0.10, 0.25, 0.10),
+	sameFlow: 0.10,
 	// Pause frames: bcfab's nodes count those they send, the sim's
 	// devices those they receive (pfc.txt), one frame on one cable either
 	// way. A pause is a tail event, judged as the p99 is.
@@ -107,6 +113,7 @@ var dInvariance = agreementStudy{
 	intro:   "The same flows over the same time of the target at another D, per size class of the background: the value at the experiment's D and at the other (the mean over the seeds both ran validly), the other's over the experiment's (in brackets the least and greatest of one seed), and **outside** where the ratio misses the goal (%s). A class of few flows has a noisy p99.\n",
 	ref:     "ref", other: "D",
 	goals:    classGoals(0.05, 0.15, 0.05),
+	sameFlow: 0.05,
 	counters: []agreementCounter{{"pauses", "pauses", 0.10}, {"ecn_marks", "ECN marks", 0.10}, {"cnps", "CNPs", 0.10}},
 	pairs: func(c *Config) []agreementPair {
 		var out []agreementPair
@@ -146,6 +153,10 @@ type agreementRow struct {
 	loR, hiR   []float64
 	outside    []bool
 	anyOutside bool
+	// same are the class's flows' FCT ratios, flow for flow (other /
+	// reference, in the target's time), over the seeds both ran
+	// validly, sorted.
+	same []float64
 }
 
 // agreementRows compares pair p's results at one CDF and load, class by
@@ -176,6 +187,7 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64, 
 		if sr == nil {
 			continue
 		}
+		same := sameFlowRatios(lr, sr)
 		for i := range lr.Bins {
 			lb := &lr.Bins[i]
 			var sb *workload.BinSummary
@@ -199,6 +211,7 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64, 
 			}
 			row.seeds++
 			row.flows += float64(lb.Flows)
+			row.same = append(row.same, same[lb.Label]...)
 			for g, goal := range goals {
 				l, s := goal.value(lb, lr.Dilation), goal.value(sb, sr.Dilation)
 				row.lab[g] += l
@@ -215,6 +228,7 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64, 
 		row := rows[l]
 		n := float64(row.seeds)
 		row.flows /= n
+		slices.Sort(row.same)
 		for g, goal := range goals {
 			row.lab[g] /= n
 			row.sim[g] /= n
@@ -224,6 +238,59 @@ func agreementRows(results []Result, p agreementPair, cdf string, load float64, 
 		out = append(out, *row)
 	}
 	return out
+}
+
+// sameFlowRatios are, by size class of the background, the FCT of each
+// flow of other over its FCT in ref, both in the target's time: the
+// same flow (one ID of one schedule, of one size) in two results of the
+// same flows. At one D the two schedules are one (their digests); at
+// two, a schedule's lab times differ by the D's ratio, so each flow's
+// ID and size must match.
+func sameFlowRatios(ref, other *Result) map[string][]float64 {
+	if len(ref.Slowdowns) == 0 || len(other.Slowdowns) == 0 || ref.Dilation == other.Dilation && ref.Schedule != other.Schedule {
+		return nil
+	}
+	type flow struct {
+		size int64
+		fct  float64
+	}
+	fct := make(map[int]flow, len(other.Slowdowns))
+	for _, f := range other.Slowdowns {
+		if f.Kind == workload.KindPoisson && f.FCT > 0 {
+			fct[f.ID] = flow{f.Size, float64(f.FCT) / max(other.Dilation, 1)}
+		}
+	}
+	out := map[string][]float64{}
+	for _, f := range ref.Slowdowns {
+		o, ok := fct[f.ID]
+		if !ok || o.size != f.Size || f.Kind != workload.KindPoisson || f.FCT <= 0 {
+			continue
+		}
+		if c := ratioClass(f.Size); c < len(ratioClasses) {
+			l := ratioClasses[c].label
+			out[l] = append(out[l], o.fct/(float64(f.FCT)/max(ref.Dilation, 1)))
+		}
+	}
+	return out
+}
+
+// sameFlowCell is a class's flow-for-flow cell: the median ratio, its
+// 10th and 90th percentiles (nearest rank) and its verdict against
+// goal; "-" without flows.
+func sameFlowCell(rs []float64, goal float64) string {
+	if len(rs) == 0 {
+		return "-"
+	}
+	at := func(q float64) float64 { return rs[max(0, min(len(rs)-1, int(math.Ceil(q*float64(len(rs))))-1))] }
+	med := rs[len(rs)/2]
+	if len(rs)%2 == 0 {
+		med = (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+	}
+	mark := ""
+	if math.Abs(med-1) > goal+1e-9 {
+		mark = " **outside**"
+	}
+	return fmt.Sprintf("%.3f [%.2f, %.2f]%s", med, at(0.10), at(0.90), mark)
 }
 
 // agreementTable writes c's comparisons of runs of the same flows
@@ -250,7 +317,13 @@ func (st *agreementStudy) write(b *strings.Builder, c *Config, results []Result)
 	for _, k := range st.counters {
 		goals = append(goals, fmt.Sprintf("%s per ms of the target within %.0f%%", k.head, 100*k.goal))
 	}
+	if st.sameFlow > 0 {
+		goals = append(goals, fmt.Sprintf("the median same-flow FCT ratio within %.0f%%", 100*st.sameFlow))
+	}
 	fmt.Fprintf(b, st.intro, strings.Join(goals, ", "))
+	if st.sameFlow > 0 {
+		b.WriteString("\nThe last column pairs each flow with itself: its FCT in the other run over its FCT in the reference, in the target's time, the median over the class's flows both completed (all seeds), in brackets the 10th and 90th percentiles.\n")
+	}
 	for _, p := range pairs {
 		for _, cdf := range c.cdfNames() {
 			for _, load := range c.Workload.Loads {
@@ -263,11 +336,19 @@ func (st *agreementStudy) write(b *strings.Builder, c *Config, results []Result)
 				for _, g := range st.goals {
 					fmt.Fprintf(b, " %s %s | %s | %s / %s |", g.head, st.ref, st.other, st.other, st.ref)
 				}
-				b.WriteString("\n| --- | ---: | ---: |" + strings.Repeat(" ---: | ---: | ---: |", len(st.goals)) + "\n")
+				sep := "\n| --- | ---: | ---: |" + strings.Repeat(" ---: | ---: | ---: |", len(st.goals))
+				if st.sameFlow > 0 {
+					fmt.Fprintf(b, " same flow, %s / %s |", st.other, st.ref)
+					sep += " ---: |"
+				}
+				b.WriteString(sep + "\n")
 				for _, r := range rows {
 					fmt.Fprintf(b, "| %s | %s | %d |", r.label, cell("", r.flows, true), r.seeds)
 					for g := range st.goals {
 						b.WriteString(" " + ratioCells(r.lab[g], r.sim[g], r.loR[g], r.hiR[g], r.seeds, r.outside[g]) + " |")
+					}
+					if st.sameFlow > 0 {
+						b.WriteString(" " + sameFlowCell(r.same, st.sameFlow) + " |")
 					}
 					b.WriteString("\n")
 				}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,70 @@ func TestRatioCDF(t *testing.T) {
 	for _, f := range files {
 		if strings.HasPrefix(f.Name, "fct-ratio") {
 			t.Errorf("a run without the simulator drew %s", f.Name)
+		}
+	}
+}
+
+// The same-flow column pairs each background flow with itself, in the
+// target's time at both D (their schedules' digests differ, their flows'
+// IDs and sizes do not), skips a flow whose size differs and the
+// incast's flows, and judges the median against the study's goal.
+func TestSameFlowRatios(t *testing.T) {
+	flows := func(d float64, fct func(i int) time.Duration) []FlowSlowdown {
+		var out []FlowSlowdown
+		for i := range 20 {
+			out = append(out, FlowSlowdown{Size: 5000, Kind: workload.KindPoisson, ID: i, FCT: time.Duration(d) * fct(i)})
+		}
+		out = append(out, FlowSlowdown{Size: 1 << 20, Kind: workload.KindIncast, ID: 20, FCT: time.Duration(d) * time.Millisecond})
+		return out
+	}
+	ref := Result{Point: Point{Contender: "pfc", CDF: "websearch", Load: 0.5, Seed: 1, Rep: 1}, Valid: true, Dilation: 5000, Schedule: "a",
+		Slowdowns: flows(5000, func(int) time.Duration { return 10 * time.Microsecond })}
+	// At D = 1,000 the flows take 3% longer in the target, but flow 0
+	// (twice as long) and flow 1 (another size: not the same flow).
+	other := Result{Point: Point{Contender: "pfc~d1000", CDF: "websearch", Load: 0.5, Seed: 1, Rep: 1}, Valid: true, Dilation: 1000, Schedule: "b",
+		Slowdowns: flows(1000, func(i int) time.Duration {
+			if i == 0 {
+				return 20 * time.Microsecond
+			}
+			return 10300 * time.Nanosecond
+		})}
+	other.Slowdowns[1].Size = 6000
+	got := sameFlowRatios(&ref, &other)
+	rs := got["<=10KB"]
+	if len(got) != 1 || len(rs) != 19 {
+		t.Fatalf("ratios %v, want 19 of the class <=10KB", got)
+	}
+	slices.Sort(rs)
+	if rs[0] < 1.0299 || rs[0] > 1.0301 || rs[18] != 2 {
+		t.Errorf("ratios from %v to %v, want 1.03 to 2", rs[0], rs[18])
+	}
+	if c := sameFlowCell(rs, 0.05); c != "1.030 [1.03, 1.03]" {
+		t.Errorf("cell %q", c)
+	}
+	if c := sameFlowCell(rs, 0.02); !strings.HasSuffix(c, "**outside**") {
+		t.Errorf("cell %q within 2%%", c)
+	}
+	if c := sameFlowCell(nil, 0.05); c != "-" {
+		t.Errorf("cell of no flows %q", c)
+	}
+	// At one D two schedules are other flows.
+	other.Dilation = 5000
+	if got := sameFlowRatios(&ref, &other); got != nil {
+		t.Errorf("ratios of two schedules at one D: %v", got)
+	}
+	other.Dilation = 1000
+	c, err := Parse([]byte(strings.Replace(agreeSrc, `schemes: [pfc, "ns3:pfc"]`, `schemes: [pfc, "pfc~d1000"]`, 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := []workload.BinSummary{{Label: "<=10KB", Flows: 20, Completed: 20, Slowdown: workload.Dist[float64]{N: 20, P50: 1, P99: 2}, FCT: workload.Dist[time.Duration]{N: 20, Mean: 10 * time.Microsecond}}}
+	ref.Bins, other.Bins = bins, bins
+	var b strings.Builder
+	agreementTable(&b, c, []Result{ref, other})
+	for _, want := range []string{"## Invariance across D", "the median same-flow FCT ratio within 5%", "| same flow, D / ref |", "| 1.030 [1.03, 1.03] |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
 }
