@@ -6,6 +6,7 @@ import (
 
 	"github.com/bcfab/bcfab/internal/testkit/pipe"
 	"github.com/bcfab/bcfab/node/patch"
+	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/xdp"
 )
 
@@ -159,5 +160,58 @@ func TestArrivedAt(t *testing.T) {
 		if got := arrivedAt(tc.stamp, now, link); got != tc.want {
 			t.Errorf("%s: arrivedAt = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A probe measures the emulator's lateness on each hop, so a probe the
+// worker got to late is answered from when it got to it: the echo's own
+// way back is not shortened by the probe's lateness (which would count
+// it twice in the round trip).
+func TestProbeEchoKeepsWorkerTime(t *testing.T) {
+	memA := make([]byte, 4*tRing*tFrame)
+	memB := make([]byte, (4*tRing+256)*tFrame)
+	aEnd, bEnd, err := patch.Pair(memA, memB, tFrame, tRing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fill []uint64
+	for i := range tRing {
+		fill = append(fill, uint64((tRing+i)*tFrame))
+	}
+	aEnd.Fill(fill)
+	var now int64
+	b, err := NewEngine(Memory{Bytes: memB, FrameSize: tFrame, NumFrames: len(memB) / tFrame, RingSize: tRing},
+		[]PortSpec{{Name: "link", IO: bEnd, RateBps: linkRate, Delay: linkDelay, MAC: macFar, PeerMAC: macNear}},
+		&recorder{mem: memB, now: &now}, Options{BufferBytes: 1 << 20, ProbeEvery: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.clock = func() int64 { return now }
+	b.begin()
+	// A probe that arrived in the model at 1 ms reaches B's worker at
+	// 9 ms, 8 ms late: more than the echo's serialisation and delay.
+	now = 9 * int64(time.Millisecond)
+	arrived := int64(time.Millisecond)
+	n := signaling.PutProbe(memA, macFar, macNear, signaling.TypeProbe, 1, 0)
+	signaling.SetProbeSent(memA, b.monoBase+arrived-linkDelay.Nanoseconds())
+	aEnd.Transmit([]xdp.Desc{{Addr: 0, Len: uint32(n), Options: uint32(arrived)}})
+	_ = aEnd.Kick()
+	var got [1]xdp.Desc
+	back := int64(-1)
+	for range 1000 {
+		b.pass()
+		if aEnd.Receive(got[:]) == 1 {
+			back = now
+			break
+		}
+		d := b.deadline(now)
+		if d < 0 {
+			break
+		}
+		now = max(d, now+1)
+	}
+	ser := int64((signaling.FrameLen + 24) * 8 * int64(time.Second) / linkRate)
+	if want := 9*int64(time.Millisecond) + ser + linkDelay.Nanoseconds(); back != want {
+		t.Fatalf("the echo reached A at %v, want %v: its serialisation and delay after B got to the probe", time.Duration(back), time.Duration(want))
 	}
 }
