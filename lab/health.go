@@ -157,7 +157,13 @@ type ProcSample struct {
 	Pid  int    `json:"pid"`
 	// CPU is its user and system time since it started (/proc).
 	CPU time.Duration `json:"cpu_ns"`
-	Err string        `json:"error,omitempty"`
+	// Yields counts the times a worker's engine thread was busy for
+	// dataplane.YieldAfter (5 ms) without a sleep (api.WorkerCounters):
+	// saturated, it gave up its real-time priority, and every node it
+	// runs waited. Not known for a node's own daemon, or a worker that
+	// did not answer.
+	Yields uint64 `json:"yields,omitempty"`
+	Err    string `json:"error,omitempty"`
 }
 
 // PortSample is one port of a NodeSample.
@@ -188,6 +194,10 @@ type Health struct {
 	Valid bool `json:"valid"`
 	// Problems says why a run is not Valid, one line each.
 	Problems []string `json:"problems,omitempty"`
+	// Saturated, when not empty, says which workers were saturated during
+	// the run and how often (ProcSample.Yields): why a run that fell
+	// behind did, when it was the machine's CPU.
+	Saturated string `json:"saturated,omitempty"`
 	// Warnings are worth knowing but do not invalidate the run.
 	Warnings []string     `json:"warnings,omitempty"`
 	Limits   HealthLimits `json:"limits"`
@@ -453,6 +463,7 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		problem("%s lost %v of the lab's link time, %s of the run (limit %s): its daemon was not scheduled in time",
 			h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare), percent(limits.MaxLostShare))
 	}
+	h.Saturated = saturation(before, s)
 	if fid != nil {
 		fid.Samples = fid.RTT.Count
 		fid.P50, fid.P99 = time.Duration(fid.RTT.Quantile(0.5)), time.Duration(fid.RTT.Quantile(0.99))
@@ -478,6 +489,14 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		h.Warnings = append(h.Warnings, fmt.Sprintf("the machine was %s busy: the run was CPU-bound", percent(h.MachineBusy)))
 	}
 	h.Valid = len(h.Problems) == 0
+	switch {
+	case h.Saturated == "":
+	case h.Valid:
+		h.Warnings = append(h.Warnings, h.Saturated)
+	default:
+		// Why the run fell behind, after what it missed.
+		h.Problems = append(h.Problems, h.Saturated)
+	}
 	return h
 }
 
@@ -523,6 +542,33 @@ func share(part, whole time.Duration) float64 {
 	}
 	return float64(part) / float64(whole)
 }
+
+// saturation says which workers of s yielded their real-time priority
+// since before (busy for 5 ms without a sleep), and how often; "" when
+// none did or the counts are not known.
+func saturation(before, s *HealthSample) string {
+	if before == nil {
+		return ""
+	}
+	prev := map[string]uint64{}
+	for _, p := range before.Procs {
+		prev[p.Name] = p.Yields
+	}
+	var parts []string
+	for _, p := range s.Procs {
+		if p.Err != "" || p.Yields <= prev[p.Name] {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", p.Name, units.Count(p.Yields-prev[p.Name], "time", "times")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return saturatedSign + " (busy for 5 ms without a sleep, while every node they run waited): " + strings.Join(parts, ", ")
+}
+
+// saturatedSign begins Health.Saturated.
+const saturatedSign = "saturated workers"
 
 func percent(f float64) string {
 	switch {

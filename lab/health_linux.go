@@ -43,7 +43,15 @@ func snapshotWithin(st *State, timeout time.Duration) (*HealthSample, map[string
 		s.Busy, s.Total, _ = parseMachineCPU(b)
 	}
 	for _, w := range st.Workers {
-		s.Procs = append(s.Procs, sampleProc(w.Name, w.Pid, w.Config))
+		p := sampleProc(w.Name, w.Pid, w.Config)
+		if p.Err == "" {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			if r, err := FetchWorker(ctx, w.Control); err == nil {
+				p.Yields = r.Yields
+			}
+			cancel()
+		}
+		s.Procs = append(s.Procs, p)
 	}
 	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(st, n, timeout) })
 	m := make(map[string]*api.Stats, len(stats))

@@ -193,3 +193,27 @@ func TestHealthWorkers(t *testing.T) {
 		t.Errorf("valid %v cpu %v problems %v", h.Valid, h.ProcCPU, h.Problems)
 	}
 }
+
+// A worker that was busy for 5 ms without a sleep during the run is
+// named: a warning in a valid run, and after what an invalid one missed,
+// as why it fell behind. Its yields before the run are not the run's.
+func TestHealthSaturatedWorker(t *testing.T) {
+	before := sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	after := sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	before.Procs = append(before.Procs, ProcSample{Name: "w0", Pid: 20, Yields: 3}, ProcSample{Name: "w1", Pid: 21, Yields: 5})
+	after.Procs = append(after.Procs, ProcSample{Name: "w0", Pid: 20, Yields: 50}, ProcSample{Name: "w1", Pid: 21, Yields: 5})
+	const want = "saturated workers (busy for 5 ms without a sleep, while every node they run waited): w0 47 times"
+	h := after.Since(before, 0, HealthLimits{})
+	if !h.Valid || h.Saturated != want || !strings.Contains(strings.Join(h.Warnings, "\n"), want) {
+		t.Fatalf("valid %v, saturated %q, warnings %v; want a valid run warned of w0's 47 times", h.Valid, h.Saturated, h.Warnings)
+	}
+	after.Nodes[0].Ports[0].LostNs = 20_000_000
+	h = after.Since(before, 0, HealthLimits{})
+	if h.Valid || len(h.Problems) != 2 || !strings.Contains(h.Problems[0], "lost 20ms") || h.Problems[1] != want {
+		t.Fatalf("problems %q, want the lost time and then the saturation", h.Problems)
+	}
+	after.Procs[1].Yields = 3
+	if h := after.Since(before, 0, HealthLimits{MaxLostShare: -1}); h.Saturated != "" {
+		t.Errorf("no yields in the run: %q", h.Saturated)
+	}
+}

@@ -15,12 +15,14 @@ import (
 
 // lateSigns end the problems that Since reports when the emulation fell
 // behind (one each: lost link time, ring drops, the links' RTT, a
-// workload's late starts).
+// workload's late starts), and begin the line that names the workers
+// saturated meanwhile (Health.Saturated, only beside one of the others).
 var lateSigns = []string{
 	"was not scheduled in time",
 	"did not drain its rings",
 	"did not realise the target's delay",
 	"did not start them on time",
+	saturatedSign,
 }
 
 // LateProblem says whether problem, one of a Health's Problems, is the

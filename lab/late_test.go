@@ -45,6 +45,11 @@ func TestHealthLate(t *testing.T) {
 			s.ModelRTT, s.Judge = time.Millisecond, true
 			return s
 		}(), true, "of lab time at p99 (p50 "},
+		{"lost link time, a worker saturated", func() *HealthSample {
+			s := sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+			s.Procs = append(s.Procs, ProcSample{Name: "w0", Pid: 20, Yields: 9})
+			return s
+		}(), true, "its daemon was not scheduled in time; saturated workers (busy for 5 ms without a sleep, while every node they run waited): w0 9 times"},
 		{"restarted", sample(time.Second, 0, 0, node("h0", 12, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"})), false, ""},
 		{"late and dead", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), NodeSample{Node: "s0.0", Pid: 11, Err: "daemon not running"}), false, ""},
 	} {
