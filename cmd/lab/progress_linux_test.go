@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,10 +35,11 @@ func TestWorkloadProgressBar(t *testing.T) {
 	args := []string{"workload", "--cdf", "storage", "--load", "0.3", "--duration", "4s", "-i", "250ms", "--name", l.name, "--run-root", l.root}
 
 	// A tmux server of the test's own, gone with the test whatever
-	// happens (before the lab is taken down: cleanups run last first).
-	sock := fmt.Sprintf("bcfab-pb%06x", rand.IntN(1<<24))
+	// happens (before the lab is taken down: cleanups run last first),
+	// its socket in a directory of the test's, removed with it.
+	sock := filepath.Join(t.TempDir(), "tmux")
 	tm := func(a ...string) (string, error) {
-		c := exec.Command(tmux, append([]string{"-L", sock}, a...)...)
+		c := exec.Command(tmux, append([]string{"-S", sock}, a...)...)
 		c.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") }) // not nested in a tmux the test runs in
 		out, err := c.CombinedOutput()
 		return string(out), err
