@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bcfab/bcfab/internal/testkit/testtool"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/node/scheme"
 )
@@ -33,12 +34,23 @@ func TestRperfLinkDown(t *testing.T) {
 		code int
 	}{{"irn", 0}, {"lossless", 1}} {
 		t.Run(c.mode, func(t *testing.T) {
-			done := make(chan struct{})
-			go func() { defer close(done); cut() }()
-			start := time.Now()
-			r := rperf(t, spec, "h0", "-c", "h1", "-t", "3", "--mode", c.mode, "-J")
-			took := time.Since(start)
-			<-done
+			// Each attempt cuts the cable again: one run again after a
+			// late one must meet the same fault.
+			var r result
+			var took time.Duration
+			testtool.RetryLate(t, 0, func(t *testing.T) string {
+				done := make(chan struct{})
+				go func() { defer close(done); cut() }()
+				start := time.Now()
+				var err error
+				r, err = runRperf(spec, "h0", "-c", "h1", "-t", "3", "--mode", c.mode, "-J")
+				took = time.Since(start)
+				<-done
+				if err != nil {
+					t.Fatal(err)
+				}
+				return lateRperf(r)
+			})
 			t.Logf("%s: exit %d after %v; stderr: %s", c.mode, r.code, took.Round(time.Millisecond), strings.TrimSpace(r.stderr))
 			if r.code != c.code {
 				t.Errorf("%s: exit %d, want %d\nstdout:\n%s\nstderr: %s", c.mode, r.code, c.code, r.stdout, r.stderr)
