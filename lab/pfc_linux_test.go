@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bcfab/bcfab/internal/testkit/testtool"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
 )
 
@@ -63,6 +66,58 @@ func TestPFCIncastLab(t *testing.T) {
 		checkIncastGoodput(t, sink, 1, cfg.PortRate("p0"))
 		if sw.Ports[1].Signals["tx_xoff_P3"] == 0 || sw.Ports[1].Signals["tx_xon_P3"] == 0 || h1.Ports[0].Signals["rx_xoff_P3"] == 0 {
 			t.Error("no X_off/X_on crossed s0.0 p1 -> h1")
+		}
+		return ""
+	})
+}
+
+// The same incast under a target whose PFC threshold is dynamic, alpha
+// 0.02 of the free shared buffer: s0.0 reports an empty node's X_off of
+// 0.02 x (5 MB less 1.5 one-hop BDPs of headroom on each of its four
+// ports) = 97,000 bytes, and pauses each source at no more than that,
+// below the target's static X_off (150,000): the three ingress ports'
+// bytes lower each other's threshold. Nothing is lost.
+func TestPFCDynamicIncastLab(t *testing.T) {
+	testtool.RetryLate(t, 0, func(t *testing.T) string {
+		s := realSpec(t, 4, 1)
+		s.FC, s.RateBps = scheme.NamePFC, 50e6
+		s.Target = scale.Papers()
+		s.Target.PFCAlpha, s.Target.PFCHeadroomBDPs = 0.02, 1.5
+		if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+			t.Fatal(err)
+		}
+		healthy := runHealth(t, s)
+		for _, src := range incastSources {
+			if _, err := StartFlow(s.RunRoot, s.Name, src, api.GenRequest{Dst: 0, Duration: int64(3 * time.Second)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, late := incastDelivered(t, s, incastSources, healthy); late != "" {
+			return late
+		}
+		sw, err := Stats(s.RunRoot, s.Name, "s0.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := nodeConfig(t, s, "s0.0")
+		empty := int(0.02 * float64(cfg.BufferBytes-4*37_500))
+		static := cfg.PortPFC("p1").Xoff
+		for _, p := range []int{1, 2, 3} {
+			ft := sw.Ports[p].FCTiming
+			if ft == nil || len(ft.Classes) != 1 {
+				t.Fatalf("s0.0 port %d: timing %+v, want one class", p, ft)
+			}
+			c := ft.Classes[0]
+			t.Logf("s0.0 p%d %s: X_off %d, %d pauses at %d-%d bytes, %d resumes at %d-%d", p, c.Class, c.XoffBytes, c.Pauses,
+				c.AtPauseMinBytes, c.AtPauseMaxBytes, c.Resumes, c.AtResumeMinBytes, c.AtResumeMaxBytes)
+			switch {
+			case c.XoffBytes != empty:
+				t.Errorf("s0.0 p%d: X_off %d, want the empty node's %d", p, c.XoffBytes, empty)
+			case c.Pauses == 0 || c.Resumes == 0:
+				t.Errorf("s0.0 p%d: %d pauses, %d resumes", p, c.Pauses, c.Resumes)
+			case c.AtPauseMaxBytes > empty+1518 || c.AtPauseMaxBytes >= static:
+				t.Errorf("s0.0 p%d: paused at up to %d bytes, over the dynamic X_off %d (the static one: %d)", p, c.AtPauseMaxBytes, empty, static)
+			}
 		}
 		return ""
 	})

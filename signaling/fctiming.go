@@ -57,7 +57,8 @@ func (h *LatHist) add(ns int64) {
 }
 
 // ClassTiming is one (port, class)'s pause timing: the thresholds it
-// runs with (bytes), the greatest value its counter reached, and its
+// runs with (bytes; under PFC's dynamic thresholds, an empty node's, the
+// highest they reach), the greatest value its counter reached, and its
 // value at the pauses and resumes decided (meaningful once Pauses or
 // Resumes is above 0).
 type ClassTiming struct {

@@ -14,6 +14,13 @@ package signaling
 //   - X_on: at Xon or below, a frame with quanta 0 resumes it; it is
 //     repeated ResumeRepeats times, Repeat apart, so a lost one does not
 //     leave the priority paused for the receiver's hold (hold.go).
+//   - Dynamic thresholds (PFCThresholds.Pool above 0, a port's Alpha
+//     above 0), as a shared-buffer switch's: X_off is Alpha times the
+//     free shared buffer, the Pool less every byte the node holds now
+//     (all its egress queues, any priority), so a port pauses sooner the
+//     fuller the node; X_on is that X_off less the port's (Xoff - Xon),
+//     and at least 0. Both are evaluated when the pair's own counter
+//     moves, as the pair's frames come and go.
 //   - A PFC frame received on a port pauses each enabled priority's queue
 //     of that port's egress for quanta x 512 bit times at the port's rate,
 //     but at least Hold (default 1 s): at high rates 0xFFFF quanta last
@@ -77,18 +84,30 @@ type PFCThresholds struct {
 	// DefaultHold); Repeat the spacing of an X_on's repetitions (ns; 0:
 	// DefaultPFCRepeat).
 	Hold, Repeat int64
+	// Alpha, above 0 with Pool, makes the thresholds dynamic (a port's
+	// PerPort entry may give its own); Pool is the shared buffer they
+	// divide, in bytes: the node's buffer less the headroom it reserves.
+	Alpha float64
+	Pool  int
 }
 
-// PFCLimits are one ingress port's PFC thresholds, in bytes.
-type PFCLimits struct{ Xoff, Xon int }
+// PFCLimits are one ingress port's PFC thresholds, in bytes, and its
+// dynamic threshold's alpha (0: static).
+type PFCLimits struct {
+	Xoff, Xon int
+	Alpha     float64
+}
 
 // Port is the thresholds of ingress port p (a zero entry is the node's).
 func (th PFCThresholds) Port(p int) PFCLimits {
 	if p >= 0 && p < len(th.PerPort) && th.PerPort[p] != (PFCLimits{}) {
 		return th.PerPort[p]
 	}
-	return PFCLimits{Xoff: th.Xoff, Xon: th.Xon}
+	return PFCLimits{Xoff: th.Xoff, Xon: th.Xon, Alpha: th.Alpha}
 }
+
+// Dynamic reports whether the thresholds follow the free buffer.
+func (th PFCThresholds) Dynamic() bool { return th.Pool > 0 }
 
 // PFCPort is a port that runs PFC with its neighbour.
 type PFCPort struct {
@@ -149,6 +168,7 @@ type PFC struct {
 	on     [][8]bool
 	xon    [][8]uint8
 	due    [][8]int64
+	used   int   // bytes in the node's queues (dynamic thresholds)
 	active int   // X_offs in force
 	owed   int   // pairs with X_on repetitions owed
 	next   int64 // earliest due; meaningful when active+owed > 0
@@ -169,10 +189,10 @@ func NewPFC(env Env, ports []PFCPort, th PFCThresholds) *PFC {
 		bytes: make([][8]int, n), on: make([][8]bool, n), xon: make([][8]uint8, n), due: make([][8]int64, n), C: make([]PFCCounters, n),
 		T: make([][8]ClassTiming, n)}
 	for p := range n {
-		l := th.Port(p)
-		f.lim = append(f.lim, l)
+		f.lim = append(f.lim, th.Port(p))
+		xoff, xon := f.Limits(p) // an empty node's, when dynamic
 		for i := range 8 {
-			f.T[p][i] = ClassTiming{Class: pcpNames[i], Xoff: l.Xoff, Xon: l.Xon}
+			f.T[p][i] = ClassTiming{Class: pcpNames[i], Xoff: xoff, Xon: xon}
 		}
 	}
 	return f
@@ -196,13 +216,30 @@ type pfcHooks struct{ f *PFC }
 
 func (h pfcHooks) Enqueued(_ int, p queues.Packet) {
 	h.f.dep.enqueued(p)
+	h.f.used += int(p.Len)
 	h.f.charge(p, int(p.Len))
 }
 
 func (h pfcHooks) Dequeued(_ int, p queues.Packet) {
 	h.f.dep.dequeued(p, h.f.env)
+	h.f.used -= int(p.Len)
 	h.f.charge(p, -int(p.Len))
 }
+
+// Limits are ingress port in's X_off and X_on now: the static ones, or
+// under dynamic thresholds those the node's free buffer gives.
+func (f *PFC) Limits(in int) (xoff, xon int) {
+	l := &f.lim[in]
+	if f.th.Pool <= 0 || l.Alpha <= 0 {
+		return l.Xoff, l.Xon
+	}
+	xoff = int(l.Alpha * float64(max(0, f.th.Pool-f.used)))
+	return xoff, max(0, xoff-(l.Xoff-l.Xon))
+}
+
+// Used is the bytes the node's queues hold, as dynamic thresholds count
+// them.
+func (f *PFC) Used() int { return f.used }
 
 // charge adds n bytes (negative: releases) to the packet's ingress pair
 // and signals crossings of the thresholds.
@@ -217,8 +254,9 @@ func (f *PFC) charge(p queues.Packet, n int) {
 	if n > 0 {
 		ct.charged(b, f.env)
 	}
+	xoff, xon := f.Limits(in)
 	switch {
-	case n > 0 && !f.on[in][pcp] && b >= f.lim[in].Xoff:
+	case n > 0 && !f.on[in][pcp] && b >= xoff:
 		now := f.env.Now()
 		ct.paused(b, now)
 		f.setXon(in, pcp, 0)
@@ -227,7 +265,7 @@ func (f *PFC) charge(p queues.Packet, n int) {
 		f.send(in, 1<<pcp, 0, now, &ct.Lat)
 		f.C[in].TxXoff[pcp]++
 		f.schedule(in, pcp, now+f.refresh(in))
-	case n < 0 && f.on[in][pcp] && b <= f.lim[in].Xon:
+	case n < 0 && f.on[in][pcp] && b <= xon:
 		ct.resumed(b)
 		f.on[in][pcp] = false
 		f.active--

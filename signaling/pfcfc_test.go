@@ -121,6 +121,75 @@ func TestPFCThresholds(t *testing.T) {
 	}
 }
 
+// Dynamic thresholds: X_off is alpha times the pool less every byte the
+// node holds (any port, any priority, its own frames too), so a pair
+// pauses sooner the fuller the node; X_on is (Xoff - Xon) below the
+// X_off of the moment; a port's own alpha counts; a zero pool is static.
+func TestPFCDynamicThreshold(t *testing.T) {
+	pk := func(in int) queues.Packet { return queues.Packet{Len: 1000, Meta: IngressMeta(in, 3)} }
+	// fill charges frames from port in until a pause goes out, after
+	// own bytes of the node's own traffic, and says how many it took.
+	fill := func(th PFCThresholds, in, own int) (*PFC, *fakeEnv, int) {
+		t.Helper()
+		env := pfcEnv(t)
+		f := NewPFC(env, pfcPorts, th)
+		for p := range env.eg {
+			env.eg[p].SetHooks(f.Hooks())
+		}
+		for range own / 1000 {
+			env.eg[1].Enqueue(3, queues.Packet{Len: 1000}, 0)
+		}
+		for k := 1; k <= 100; k++ {
+			env.eg[2].Enqueue(3, pk(in), 0)
+			if len(pfcFrames(t, env)) > 0 {
+				return f, env, k
+			}
+		}
+		t.Fatalf("%+v: no pause after 100 frames", th)
+		return nil, nil, 0
+	}
+	dyn := PFCThresholds{Xoff: 9000, Xon: 7000, Lossless: 1 << 3, Alpha: 0.25, Pool: 40_000}
+	for _, c := range []struct {
+		name    string
+		th      PFCThresholds
+		in, own int
+		want    int // frames charged at the pause
+	}{
+		// 1000k >= 0.25 x (40,000 - 1000k): k = 8, below the static 9.
+		{"empty node", dyn, 0, 0, 8},
+		// 1000k >= 0.25 x (24,000 - 1000k): k = 5.
+		{"16 KB held", dyn, 0, 16_000, 5},
+		{"static without a pool", PFCThresholds{Xoff: 9000, Xon: 7000, Lossless: 1 << 3, Alpha: 0.25}, 0, 16_000, 9},
+		// Port 1's alpha 0.5: 1000k >= 0.5 x (40,000 - 1000k): k = 14.
+		{"a port's own alpha", PFCThresholds{Xoff: 9000, Xon: 7000, Lossless: 1 << 3, Alpha: 0.25, Pool: 40_000,
+			PerPort: []PFCLimits{{}, {Xoff: 9000, Xon: 7000, Alpha: 0.5}}}, 1, 0, 14},
+	} {
+		f, _, k := fill(c.th, c.in, c.own)
+		if k != c.want || !f.Asserted(c.in, 3) {
+			t.Errorf("%s: paused at %d frames, want %d", c.name, k, c.want)
+		}
+	}
+	f, env, _ := fill(dyn, 0, 16_000)
+	if tm := f.T[0][3]; tm.Xoff != 10_000 || tm.Xon != 8000 {
+		t.Errorf("timing's thresholds %d/%d, want the empty node's 10000/8000", tm.Xoff, tm.Xon)
+	}
+	// Paused at 5,000 bytes with 21,000 held. Taking port 0's frames
+	// out, X_on = 0.25 x (19,000 + 1000j) - 2000 meets 5000 - 1000j at
+	// j = 2: the resume comes at 3,000 bytes, not the static 7,000's j=0.
+	for j := 1; j <= 2; j++ {
+		if _, ok := env.eg[2].Discard(3); !ok {
+			t.Fatal("nothing to discard")
+		}
+		fr := pfcFrames(t, env)
+		if resumed := len(fr) == 1 && fr[0].f.Quanta(3) == 0; resumed != (j == 2) {
+			t.Fatalf("after %d frames out (%d charged, %d held): frames %+v", j, f.Charged(0, 3), f.Used(), fr)
+		}
+	}
+	if f.Charged(0, 3) != 3000 || f.Asserted(0, 3) || f.Used() != 19_000 {
+		t.Errorf("after the resume: %d charged, %d held, asserted %v", f.Charged(0, 3), f.Used(), f.Asserted(0, 3))
+	}
+}
+
 // An X_off is repeated every half pause time while it is in force, one
 // frame per port for all its due priorities; after the X_on, the X_on
 // ResumeRepeats times, Repeat apart, then nothing.
@@ -215,20 +284,25 @@ func TestPFCReceive(t *testing.T) {
 }
 
 func TestPFCStateZeroAllocs(t *testing.T) {
-	env := pfcEnv(t)
-	env.sent = make([]sent, 0, 1)
-	f := NewPFC(&countEnv{env}, pfcPorts, PFCThresholds{Xoff: 2000, Xon: 1000, Lossless: 1 << 3})
-	eg := env.eg[1]
-	eg.SetHooks(f.Hooks())
-	pk := queues.Packet{Len: 1500, Meta: IngressMeta(0, 3)}
-	n := testing.AllocsPerRun(1000, func() {
-		eg.Enqueue(3, pk, 0)
-		eg.Enqueue(3, pk, 0) // X_off
-		eg.Dequeue(0)
-		eg.Dequeue(0) // X_on
-	})
-	if n != 0 {
-		t.Errorf("%v allocations per X_off/X_on cycle, want 0", n)
+	for _, th := range []PFCThresholds{
+		{Xoff: 2000, Xon: 1000, Lossless: 1 << 3},
+		{Xoff: 2000, Xon: 1000, Lossless: 1 << 3, Alpha: 0.5, Pool: 5000}, // X_off 2,500 with 0 held
+	} {
+		env := pfcEnv(t)
+		env.sent = make([]sent, 0, 1)
+		f := NewPFC(&countEnv{env}, pfcPorts, th)
+		eg := env.eg[1]
+		eg.SetHooks(f.Hooks())
+		pk := queues.Packet{Len: 1500, Meta: IngressMeta(0, 3)}
+		n := testing.AllocsPerRun(1000, func() {
+			eg.Enqueue(3, pk, 0)
+			eg.Enqueue(3, pk, 0) // X_off
+			eg.Dequeue(0)
+			eg.Dequeue(0) // X_on
+		})
+		if n != 0 || f.C[0].TxXoff[3] == 0 || f.C[0].TxXon[3] == 0 {
+			t.Errorf("pool %d: %v allocations per X_off/X_on cycle, want 0 (%d X_offs, %d X_ons)", th.Pool, n, f.C[0].TxXoff[3], f.C[0].TxXon[3])
+		}
 	}
 }
 

@@ -343,15 +343,25 @@ func (s *Sim) pfcNotes(n *net, buffer int, nic uint64) {
 	if hi < 0 {
 		return
 	}
-	// bcfab's thresholds, per rate of a switch's port.
-	type limits struct{ xoff, xon int }
+	// bcfab's thresholds, per rate of a switch's port: static, or
+	// dynamic (alpha above 0) with an empty switch's X_off.
+	type limits struct {
+		xoff, xon int
+		alpha     float64
+	}
 	byRate := map[uint64]limits{}
 	for _, l := range n.links {
 		for _, e := range []End{l.A, l.B} {
 			if n.nodes[e.Node].Role == RoleSwitch {
 				c := n.cfg[e.Node]
 				pfc := c.PortPFC(e.Port)
-				byRate[l.RateBps] = limits{pfc.Xoff, pfc.Xon}
+				x := limits{pfc.Xoff, pfc.Xon, 0}
+				if pool := c.PFCPool(1); pfc.Alpha > 0 && pool > 0 {
+					x = limits{int(pfc.Alpha * float64(pool)), pfc.Xoff - pfc.Xon, pfc.Alpha}
+				}
+				if o, ok := byRate[l.RateBps]; !ok || x.xoff < o.xoff {
+					byRate[l.RateBps] = x
+				}
 			}
 		}
 	}
@@ -366,6 +376,11 @@ func (s *Sim) pfcNotes(n *net, buffer int, nic uint64) {
 		at := ""
 		if len(rates) > 1 {
 			at = " on ports of " + rateText(r)
+		}
+		if x.alpha > 0 {
+			ours = append(ours, fmt.Sprintf("a dynamic X_off, %.4g of its free shared buffer (%d bytes on an empty switch), resuming it %d bytes below%s",
+				x.alpha, x.xoff, x.xon, at))
+			continue
 		}
 		ours = append(ours, fmt.Sprintf("X_off %d bytes, resuming it at X_on %d%s", x.xoff, x.xon, at))
 	}

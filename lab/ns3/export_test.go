@@ -12,6 +12,7 @@ import (
 	"github.com/bcfab/bcfab/internal/testkit/golden"
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/wire/transport"
 )
 
@@ -308,5 +309,35 @@ func TestWrite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, FCTFile)); !os.IsNotExist(err) {
 		t.Errorf("an old fct.txt outlives the export written over it: %v", err)
+	}
+}
+
+// The export's PFC note names bcfab's threshold as the lab runs it:
+// static X_off and X_on, or a target's dynamic one with an empty
+// switch's X_off, beside the sim's.
+func TestExportPFCNote(t *testing.T) {
+	note := func(s lab.Spec) string {
+		t.Helper()
+		for _, n := range export(t, s, transport.CCDCQCN).Notes {
+			if strings.HasPrefix(n, "PFC: ") {
+				return n
+			}
+		}
+		t.Fatal("no PFC note")
+		return ""
+	}
+	if n := note(leafSpine()); !strings.Contains(n, "bcfab pauses an ingress queue at X_off 150000 bytes, resuming it at X_on 100000") {
+		t.Errorf("static: %s", n)
+	}
+	s := leafSpine()
+	s.Target = scale.Papers()
+	s.Target.PFCAlpha, s.Target.PFCHeadroomBDPs = 0.125, 1.5
+	// A leaf's two host ports hold 37,500 bytes of headroom each and its
+	// 200 Gb/s uplink 75,000: 0.125 x 4,850,000 at a host port, twice
+	// the share at the uplink; the spine's two ports leave more.
+	want := "bcfab pauses an ingress queue at a dynamic X_off, 0.125 of its free shared buffer (606250 bytes on an empty switch), resuming it 50000 bytes below on ports of 100Gbps; " +
+		"a dynamic X_off, 0.25 of its free shared buffer (1212500 bytes on an empty switch), resuming it 100000 bytes below on ports of 200Gbps"
+	if n := note(s); !strings.Contains(n, want) {
+		t.Errorf("dynamic: %s\nwant %s", n, want)
 	}
 }

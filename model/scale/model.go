@@ -112,19 +112,26 @@ func (m Model) rateShare(rateBps uint64) float64 {
 }
 
 // Thresholds are a port's flow-control thresholds in bytes: X_off and X_on
-// of PortFC (both classes) and PFC, and BFC's Th's one-hop BDP.
+// of PortFC (both classes) and PFC, and BFC's Th's one-hop BDP. Alpha and
+// Headroom are PFC's dynamic threshold at the port (Target.PFCAlpha
+// scaled with the port's rate, Target.PFCHeadroomBDPs in bytes at it);
+// Alpha 0: PFC's X_off and X_on are static.
 type Thresholds struct {
 	Xoff, Xon int
 	BDP       int
+	Alpha     float64
+	Headroom  int
 }
 
 // Thresholds of a lab port of rateBps (0: a target link's).
 func (m Model) Thresholds(rateBps uint64) Thresholds {
 	bdp := m.BDP(rateBps)
 	return Thresholds{
-		Xoff: int(math.Round(m.Target.XoffBDPs * float64(bdp))),
-		Xon:  int(math.Round(m.Target.XonBDPs * float64(bdp))),
-		BDP:  int(bdp),
+		Xoff:     int(math.Round(m.Target.XoffBDPs * float64(bdp))),
+		Xon:      int(math.Round(m.Target.XonBDPs * float64(bdp))),
+		BDP:      int(bdp),
+		Alpha:    m.Target.PFCAlpha * m.rateShare(rateBps),
+		Headroom: int(math.Round(m.Target.PFCHeadroomBDPs * float64(bdp))),
 	}
 }
 

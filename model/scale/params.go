@@ -74,6 +74,8 @@ func (m Model) Params() []Param {
 		{"MTU (payload)", KindBytes, float64(t.MTU), float64(tr.MTU)},
 		{"X_off (PortFC, PFC)", KindBytes, t.XoffBDPs * float64(t.BDP(0)), float64(th.Xoff)},
 		{"X_on (PortFC, PFC)", KindBytes, t.XonBDPs * float64(t.BDP(0)), float64(th.Xon)},
+		{"PFC dynamic threshold alpha (0: static)", KindCount, t.PFCAlpha, th.Alpha},
+		{"PFC headroom per port and priority", KindBytes, t.PFCHeadroomBDPs * float64(t.BDP(0)), float64(th.Headroom)},
 		{"BFC Th's BDP", KindBytes, float64(t.BDP(0)), float64(th.BDP)},
 		{"BFC sticky time", KindTime, t.BFCStickyRTTs * ns(t.OneHopRTT()), ns(fc.Sticky)},
 		{"CI table entries per port", KindCount, float64(ci.Table), float64(ci.Table)},

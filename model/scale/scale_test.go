@@ -22,54 +22,56 @@ func TestPapersAtD5000(t *testing.T) {
 	us := float64(time.Microsecond)
 	// name -> the target's value and the lab's, written out.
 	want := map[string][2]float64{
-		"link rate":                 {100e9, 100e9 / D},
-		"link delay":                {1 * us, 1 * us * D},
-		"one-hop RTT":               {2 * us, 2 * us * D},
-		"one-hop BDP":               {25_000, 25_000},
-		"buffer per node":           {5_000_000, 5_000_000},
-		"MTU (payload)":             {1024, 1024},
-		"X_off (PortFC, PFC)":       {150_000, 150_000},
-		"X_on (PortFC, PFC)":        {100_000, 100_000},
-		"BFC Th's BDP":              {25_000, 25_000},
-		"BFC sticky time":           {4 * us, 4 * us * D},
-		"flow-control refresh":      {10 * us, 10 * us * D},
-		"pause hold":                {335 * us, 335 * us * D},
-		"watchdog detect":           {1000 * us, 1000 * us * D},
-		"watchdog restore":          {1000 * us, 1000 * us * D},
-		"ECN K_min":                 {100_000, 100_000},
-		"ECN K_max":                 {400_000, 400_000},
-		"ECN P_max":                 {0.2, 0.2},
-		"DCQCN g":                   {1.0 / 256, 1.0 / 256},
-		"DCQCN alpha period K":      {55 * us, 55 * us * D},
-		"DCQCN increase period T":   {55 * us, 55 * us * D},
-		"DCQCN decrease period":     {50 * us, 50 * us * D},
-		"DCQCN byte counter B":      {10_000_000, 10_000_000},
-		"DCQCN F":                   {5, 5},
-		"DCQCN R_AI":                {100e6, 100e6 / D},
-		"DCQCN R_HAI":               {1e9, 1e9 / D},
-		"DCQCN minimum rate":        {100e6, 100e6 / D},
-		"CNP interval":              {50 * us, 50 * us * D},
-		"DCTCP g":                   {1.0 / 16, 1.0 / 16},
-		"DCTCP K":                   {100_000, 100_000},
-		"HPCC eta":                  {0.95, 0.95},
-		"HPCC max stage":            {5, 5},
-		"HPCC base RTT T":           {8 * us, 8 * us * D},
-		"HPCC W_AI":                 {50, 50},
-		"Go-Back-N RTO":             {10_000 * us, 10_000 * us * D},
-		"IRN RTO_low":               {100 * us, 100 * us * D},
-		"IRN RTO_high":              {320 * us, 320 * us * D},
-		"IRN RTO threshold":         {3, 3},
-		"IRN in-flight cap":         {100_000, 100_000},
-		"ACK delay":                 {1 * us, 1 * us * D},
-		"ACK every":                 {4, 4},
-		"NIC queue per flow":        {32 << 10, 32 << 10},
-		"ECN at dequeue (1: yes)":   {0, 0},
-		"worker slack":              {100, 100 * us * D / 1000},
-		"queue sample interval":     {200 * us, 200 * us * D},
-		"least drain time":          {2000 * us, 2000 * us * D},
-		"CI table entries per port": {8, 8},
-		"CI detection threshold":    {50_000, 50_000},
-		"CI residency":              {100 * us, 100 * us * D},
+		"link rate":           {100e9, 100e9 / D},
+		"link delay":          {1 * us, 1 * us * D},
+		"one-hop RTT":         {2 * us, 2 * us * D},
+		"one-hop BDP":         {25_000, 25_000},
+		"buffer per node":     {5_000_000, 5_000_000},
+		"MTU (payload)":       {1024, 1024},
+		"X_off (PortFC, PFC)": {150_000, 150_000},
+		"X_on (PortFC, PFC)":  {100_000, 100_000},
+		"BFC Th's BDP":        {25_000, 25_000},
+		"PFC dynamic threshold alpha (0: static)": {0, 0},
+		"PFC headroom per port and priority":      {0, 0},
+		"BFC sticky time":                         {4 * us, 4 * us * D},
+		"flow-control refresh":                    {10 * us, 10 * us * D},
+		"pause hold":                              {335 * us, 335 * us * D},
+		"watchdog detect":                         {1000 * us, 1000 * us * D},
+		"watchdog restore":                        {1000 * us, 1000 * us * D},
+		"ECN K_min":                               {100_000, 100_000},
+		"ECN K_max":                               {400_000, 400_000},
+		"ECN P_max":                               {0.2, 0.2},
+		"DCQCN g":                                 {1.0 / 256, 1.0 / 256},
+		"DCQCN alpha period K":                    {55 * us, 55 * us * D},
+		"DCQCN increase period T":                 {55 * us, 55 * us * D},
+		"DCQCN decrease period":                   {50 * us, 50 * us * D},
+		"DCQCN byte counter B":                    {10_000_000, 10_000_000},
+		"DCQCN F":                                 {5, 5},
+		"DCQCN R_AI":                              {100e6, 100e6 / D},
+		"DCQCN R_HAI":                             {1e9, 1e9 / D},
+		"DCQCN minimum rate":                      {100e6, 100e6 / D},
+		"CNP interval":                            {50 * us, 50 * us * D},
+		"DCTCP g":                                 {1.0 / 16, 1.0 / 16},
+		"DCTCP K":                                 {100_000, 100_000},
+		"HPCC eta":                                {0.95, 0.95},
+		"HPCC max stage":                          {5, 5},
+		"HPCC base RTT T":                         {8 * us, 8 * us * D},
+		"HPCC W_AI":                               {50, 50},
+		"Go-Back-N RTO":                           {10_000 * us, 10_000 * us * D},
+		"IRN RTO_low":                             {100 * us, 100 * us * D},
+		"IRN RTO_high":                            {320 * us, 320 * us * D},
+		"IRN RTO threshold":                       {3, 3},
+		"IRN in-flight cap":                       {100_000, 100_000},
+		"ACK delay":                               {1 * us, 1 * us * D},
+		"ACK every":                               {4, 4},
+		"NIC queue per flow":                      {32 << 10, 32 << 10},
+		"ECN at dequeue (1: yes)":                 {0, 0},
+		"worker slack":                            {100, 100 * us * D / 1000},
+		"queue sample interval":                   {200 * us, 200 * us * D},
+		"least drain time":                        {2000 * us, 2000 * us * D},
+		"CI table entries per port":               {8, 8},
+		"CI detection threshold":                  {50_000, 50_000},
+		"CI residency":                            {100 * us, 100 * us * D},
 	}
 	seen := map[string]bool{}
 	for _, p := range m.Params() {
@@ -122,6 +124,10 @@ func TestPortRates(t *testing.T) {
 	}
 	if th := m.Thresholds(fast); th.Xoff != 240_000 || th.Xon != 160_000 {
 		t.Errorf("thresholds %+v, want 240000/160000", th)
+	}
+	m.Target.PFCAlpha, m.Target.PFCHeadroomBDPs = 0.125, 1.5
+	if th := m.Thresholds(fast); th.Alpha != 0.2 || th.Headroom != 60_000 {
+		t.Errorf("PFC's dynamic threshold %+v, want alpha 0.2 and 60000 bytes of headroom", th)
 	}
 	if e := m.ECN(fast); e.KminBytes != 160_000 || e.KmaxBytes != 640_000 {
 		t.Errorf("ECN %+v, want 160000/640000", e)
@@ -199,6 +205,16 @@ func TestTargetValidate(t *testing.T) {
 	}
 	if err := Papers().Validate(); err != nil {
 		t.Error(err)
+	}
+	for _, c := range []struct {
+		alpha, headroom float64
+		ok              bool
+	}{{0.125, 1.5, true}, {0.125, 0, true}, {0, 1.5, false}, {-1, 0, false}, {9, 0, false}, {0.125, -1, false}} {
+		p := Papers()
+		p.PFCAlpha, p.PFCHeadroomBDPs = c.alpha, c.headroom
+		if err := p.Validate(); (err == nil) != c.ok || err != nil && !strings.Contains(err.Error(), "pfc alpha") {
+			t.Errorf("pfc alpha %g, headroom %g: %v", c.alpha, c.headroom, err)
+		}
 	}
 	if err := Native(0).Validate(); err != nil {
 		t.Error(err)

@@ -54,8 +54,18 @@ type Target struct {
 	// how often a signalled state is repeated and how long a receiver
 	// keeps a pause it does not hear again, BFC's sticky time in one-hop
 	// RTTs, and the deadlock watchdog's detection and restore times.
-	XoffBDPs        float64        `json:"xoff_bdps" yaml:"xoff-bdps"`
-	XonBDPs         float64        `json:"xon_bdps" yaml:"xon-bdps"`
+	XoffBDPs float64 `json:"xoff_bdps" yaml:"xoff-bdps"`
+	XonBDPs  float64 `json:"xon_bdps" yaml:"xon-bdps"`
+	// PFCAlpha, when above 0, makes PFC's X_off dynamic, as a
+	// shared-buffer switch's: an ingress queue pauses when its bytes
+	// reach PFCAlpha times the node's free shared buffer (the buffer less
+	// the headroom it reserves and the bytes it holds), and resumes
+	// (X_off - X_on) below that; PFCAlpha is a target link's, a port of
+	// another rate scales it with its rate. PFCHeadroomBDPs is the
+	// headroom reserved per fabric port and lossless priority, in one-hop
+	// BDPs at the port's rate. 0: static X_off and X_on (the papers').
+	PFCAlpha        float64        `json:"pfc_alpha,omitempty" yaml:"pfc-alpha,omitempty"`
+	PFCHeadroomBDPs float64        `json:"pfc_headroom_bdps,omitempty" yaml:"pfc-headroom-bdps,omitempty"`
 	FCRefresh       units.Duration `json:"fc_refresh" yaml:"fc-refresh"`
 	FCHold          units.Duration `json:"fc_hold" yaml:"fc-hold"`
 	BFCStickyRTTs   float64        `json:"bfc_sticky_rtts" yaml:"bfc-sticky-rtts"`
@@ -337,6 +347,10 @@ func Native(rateBps uint64) Target {
 	return t
 }
 
+// MaxPFCAlpha bounds Target.PFCAlpha: a shared-buffer switch's dynamic
+// thresholds run from 1/128 to 8 of its free buffer.
+const MaxPFCAlpha = 8
+
 // DefaultNICQueueBytes is a server NIC's egress queue's share of one flow
 // where the target leaves NICQueueBytes zero.
 const DefaultNICQueueBytes = 32 << 10
@@ -413,6 +427,9 @@ func (t Target) Validate() error {
 	}
 	if !(t.XonBDPs > 0 && t.XonBDPs < t.XoffBDPs) {
 		bad("xon %g and xoff %g BDPs: want 0 < xon < xoff", t.XonBDPs, t.XoffBDPs)
+	}
+	if !(t.PFCAlpha >= 0 && t.PFCAlpha <= MaxPFCAlpha) || t.PFCHeadroomBDPs < 0 || t.PFCAlpha == 0 && t.PFCHeadroomBDPs != 0 {
+		bad("pfc alpha %g, headroom %g BDPs: want 0 <= alpha <= %g (0: static thresholds) and headroom >= 0, set only with alpha", t.PFCAlpha, t.PFCHeadroomBDPs, float64(MaxPFCAlpha))
 	}
 	pos("fc refresh", t.FCRefresh)
 	if t.FCHold < 3*t.FCRefresh {

@@ -105,10 +105,27 @@ func (c *Node) PortThresholds(name string) signaling.PortThresholds {
 }
 
 // PortPFC is PFC's X_off and X_on of ingress port name: the configured
-// bytes, or the model's at the port's rate.
+// bytes, or the model's at the port's rate; and, when the target's
+// threshold is dynamic, its alpha at that rate (X_off - X_on is then how
+// far below the dynamic X_off a pause ends).
 func (c *Node) PortPFC(name string) signaling.PFCLimits {
 	th := c.Model().Thresholds(c.PortRate(name))
-	return signaling.PFCLimits{Xoff: or(c.PFCXoff, th.Xoff), Xon: or(c.PFCXon, th.Xon)}
+	return signaling.PFCLimits{Xoff: or(c.PFCXoff, th.Xoff), Xon: or(c.PFCXon, th.Xon), Alpha: th.Alpha}
+}
+
+// PFCPool is the shared buffer PFC's dynamic thresholds divide: the
+// node's buffer less the headroom the target reserves for each fabric
+// port and each of its lossless priorities (n of them); 0 when the
+// thresholds are static.
+func (c *Node) PFCPool(n int) int {
+	if c.Target.PFCAlpha <= 0 {
+		return 0
+	}
+	pool := c.BufferBytes
+	for _, name := range c.FabricPorts() {
+		pool -= n * c.Model().Thresholds(c.PortRate(name)).Headroom
+	}
+	return pool
 }
 
 // PortECN is the ECN marking of egress port name: the configured K_min,

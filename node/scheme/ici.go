@@ -56,7 +56,7 @@ func newCI(coordinated bool) func(c *config.Node, p Place) (Scheme, error) {
 		case cfg.Residency <= 0:
 			errs = append(errs, fmt.Errorf("ci_residency %v: want > 0", c.CIResidency.D()))
 		}
-		errs = append(errs, checkRefresh(c), checkHold(c))
+		errs = append(errs, checkRefresh(c), checkHold(c), checkPFCPool(c, PFCThresholds(c, false)))
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
@@ -82,8 +82,7 @@ func describeCI(coordinated bool) func(c *config.Node, perLevel PerLevel) string
 		}
 		return fmt.Sprintf("%s; %d entries per port, detection %s, residency %v; over PFC (P3 data, P2 isolated) ",
 			what, ci.Table, bytesBDP(ci.Detect, c.BDP()), ci.Residency) + perLevel(func(c *config.Node, port string) string {
-			l, bdp := c.PortPFC(port), c.PortBDP(port)
-			return fmt.Sprintf("X_off %s, X_on %s", bytesBDP(l.Xoff, bdp), bytesBDP(l.Xon, bdp))
+			return pfcLimitsText(c.PortPFC(port), c.PortBDP(port), PFCThresholds(c, false).Pool)
 		})
 	}
 }

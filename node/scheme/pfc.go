@@ -3,6 +3,7 @@ package scheme
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/queues"
@@ -55,6 +56,16 @@ func checkPriorityPFC(c *config.Node, name string) []error {
 	return errs
 }
 
+// checkPFCPool checks that dynamic thresholds th leave a shared buffer
+// once the headroom is reserved.
+func checkPFCPool(c *config.Node, th signaling.PFCThresholds) error {
+	if c.Target.PFCAlpha <= 0 || th.Pool > 0 {
+		return nil
+	}
+	return fmt.Errorf("pfc headroom of %g BDPs for each of %d fabric ports and %d lossless priorities leaves nothing of the %d-byte buffer for the dynamic thresholds",
+		c.Target.PFCHeadroomBDPs, len(c.FabricPorts()), bits.OnesCount8(th.Lossless), c.BufferBytes)
+}
+
 func newPFC(star bool) func(c *config.Node, p Place) (Scheme, error) {
 	return func(c *config.Node, p Place) (Scheme, error) {
 		name := NamePFC
@@ -66,11 +77,12 @@ func newPFC(star bool) func(c *config.Node, p Place) (Scheme, error) {
 			errs = append(errs, fmt.Errorf("fc pfcstar on BCube(%d,%d): a path crosses %d relays and needs priorities %d..%d, but %d is control: want k <= %d",
 				c.N, c.K, c.K, signaling.PCPData, signaling.PCPData+c.K, signaling.PCPControl, signaling.PCPControl-1-signaling.PCPData))
 		}
-		errs = append(errs, checkHold(c))
+		th := PFCThresholds(c, star)
+		errs = append(errs, checkHold(c), checkPFCPool(c, th))
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
-		s := NewPFC(p, PFCThresholds(c, star), c.RateBps, star)
+		s := NewPFC(p, th, c.RateBps, star)
 		s.bdp = portBDPs(c)
 		return s, nil
 	}
@@ -84,9 +96,20 @@ func describePFC(star bool) func(c *config.Node, perLevel PerLevel) string {
 	return func(c *config.Node, perLevel PerLevel) string {
 		return what + ": every ingress port and priority " + perLevel(func(c *config.Node, port string) string {
 			l, bdp := c.PortPFC(port), c.PortBDP(port)
-			return fmt.Sprintf("X_off %s, X_on %s", bytesBDP(l.Xoff, bdp), bytesBDP(l.Xon, bdp))
+			return pfcLimitsText(l, bdp, PFCThresholds(c, star).Pool)
 		}) + "; pauses of 65535 quanta, refreshed"
 	}
+}
+
+// pfcLimitsText describes a port's PFC thresholds l, static or dynamic
+// with the X_off of an empty node (bdp: the port's one-hop
+// BDP), pool the shared buffer dynamic ones divide (0: static).
+func pfcLimitsText(l signaling.PFCLimits, bdp, pool int) string {
+	if l.Alpha <= 0 || pool <= 0 {
+		return fmt.Sprintf("X_off %s, X_on %s", bytesBDP(l.Xoff, bdp), bytesBDP(l.Xon, bdp))
+	}
+	return fmt.Sprintf("X_off dynamic, %.4g of the free shared buffer (%s when the node is empty), X_on %s below it",
+		l.Alpha, bytesBDP(int(l.Alpha*float64(pool)), bdp), bytesBDP(l.Xoff-l.Xon, bdp))
 }
 
 // PFCThresholds are c's PFC thresholds and lossless priorities: Xoff and
@@ -107,7 +130,8 @@ func PFCThresholds(c *config.Node, star bool) signaling.PFCThresholds {
 		mask |= 1 << (signaling.PCPData + i)
 	}
 	l := c.PortPFC("")
-	th := signaling.PFCThresholds{Xoff: l.Xoff, Xon: l.Xon, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh)}
+	th := signaling.PFCThresholds{Xoff: l.Xoff, Xon: l.Xon, Alpha: l.Alpha, Lossless: mask, Hold: int64(c.FCHold), Repeat: int64(c.FCRefresh),
+		Pool: c.PFCPool(n)}
 	for _, name := range c.FabricPorts() {
 		th.PerPort = append(th.PerPort, c.PortPFC(name))
 	}

@@ -480,6 +480,44 @@ func TestPerPortThresholds(t *testing.T) {
 	}
 }
 
+// The target's dynamic PFC threshold reaches every port: its alpha scaled
+// with the port's rate, the pool the buffer less a headroom per fabric
+// port and lossless priority; a headroom that leaves no pool is refused.
+func TestPFCDynamicFromTarget(t *testing.T) {
+	cfg := config.Node{Node: "h0", N: 4, K: 1, Control: "/x.sock", FC: "pfc", RateBps: 100_000_000, Dilation: 1000,
+		Ports: []config.PortConfig{{Name: "eth0", RateBps: 200_000_000}}}
+	cfg.SetDefaults()
+	cfg.Target.PFCAlpha, cfg.Target.PFCHeadroomBDPs = 0.125, 1.5
+	tp, n := bcube.MustNew(4, 1), bcube.Node{Index: 0}
+	b := cfg.Model().Thresholds(100_000_000).BDP // 25 KB; eth0's is twice it
+	for _, c := range []struct {
+		fc   string
+		star bool
+		prio int
+	}{{"pfc", false, 1}, {"pfcstar", true, 2}} {
+		cfg.FC = c.fc
+		if _, err := New(&cfg, Place{T: tp, Node: n}); err != nil {
+			t.Fatalf("%s: %v", c.fc, err)
+		}
+		th := PFCThresholds(&cfg, c.star)
+		if want := cfg.BufferBytes - c.prio*3*b/2*(2+1); th.Pool != want || !th.Dynamic() {
+			t.Errorf("%s: pool %d, want %d", c.fc, th.Pool, want)
+		}
+		if l0, l1 := th.Port(0), th.Port(1); l0.Alpha != 0.25 || l1.Alpha != 0.125 || l1.Xoff != 6*b || l1.Xon != 4*b {
+			t.Errorf("%s: eth0 %+v, eth1 %+v: want alpha 0.25 and 0.125 with the static X_off and X_on", c.fc, l0, l1)
+		}
+	}
+	cfg.FC = "pfc"
+	cfg.Target.PFCHeadroomBDPs = 100 // 2.5 MB a port
+	if _, err := New(&cfg, Place{T: tp, Node: n}); err == nil || !strings.Contains(err.Error(), "leaves nothing") {
+		t.Errorf("headroom over the buffer: %v", err)
+	}
+	cfg.Target.PFCAlpha, cfg.Target.PFCHeadroomBDPs = 0, 0
+	if th := PFCThresholds(&cfg, false); th.Dynamic() || th.Port(0).Alpha != 0 {
+		t.Errorf("the papers' target: %+v, want static thresholds", th)
+	}
+}
+
 // Thresholds are checked on every port: an X_on above the X_off that one
 // port's rate gives is refused, naming the port.
 func TestThresholdsChecked(t *testing.T) {
