@@ -238,7 +238,7 @@ type port struct {
 	shaper  queues.Shaper
 	wire    *queues.DelayLine // nil for an unshaped port without delay
 	delayNs int64             // held after the last bit (PortSpec.Delay)
-	linkNs  int64             // the model's link delay (PortSpec.MaxDelay)
+	linkNs  int64             // the model's link delay (PortSpec.MaxDelay): the most delayNs may be
 	// timed: the port's I/O carries each frame's arrival time in the
 	// model (TimedIO), both ways.
 	timed bool
@@ -407,8 +407,7 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		}
 		p := &port{spec: s, io: s.IO, egress: eg, shaper: queues.NewShaper(s.RateBps, shaperBurst, scale.Catchup(s.RateBps)),
 			delayNs: max(0, s.Delay.Nanoseconds()), probe: opts.ProbeEvery > 0 && len(s.PeerMAC) == 6 && len(s.MAC) == 6}
-		p.steer.max = max(s.MaxDelay, s.Delay).Nanoseconds()
-		p.linkNs = p.steer.max
+		p.linkNs = max(s.MaxDelay, s.Delay).Nanoseconds()
 		if t, ok := s.IO.(TimedIO); ok && t.CarriesTime() {
 			p.timed = true
 		}

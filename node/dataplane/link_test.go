@@ -261,30 +261,31 @@ func (r *rig) inject(t *testing.T, i int, b []byte) {
 // of that off its hold after every window of probes, never below 0 nor
 // above the model's delay; round trips on the model leave it be.
 func TestSteering(t *testing.T) {
-	s := steering{max: 5_000_000}
+	var s steering
+	const link = 5_000_000
 	delay := int64(4_800_000)
 	for i := range steerWindow - 1 {
-		if d := s.sample(10_400_000+int64(i%3), 10_000_000, delay); d != delay {
+		if d := s.sample(10_400_000+int64(i%3), 10_000_000, delay, link); d != delay {
 			t.Fatalf("moved after %d samples", i+1)
 		}
 	}
-	if d := s.sample(10_400_000, 10_000_000, delay); d != 4_700_000 {
+	if d := s.sample(10_400_000, 10_000_000, delay, link); d != 4_700_000 {
 		t.Errorf("hold %d after a window 400 µs long, want 4700000", d)
 	}
 	for range steerWindow {
-		delay = s.sample(9_000_000, 10_000_000, 4_900_000)
+		delay = s.sample(9_000_000, 10_000_000, 4_900_000, link)
 	}
 	if delay != 5_000_000 {
 		t.Errorf("hold %d after a window 1 ms short, want the model's 5000000", delay)
 	}
 	for range steerWindow {
-		delay = s.sample(30_000_000, 10_000_000, 1_000_000)
+		delay = s.sample(30_000_000, 10_000_000, 1_000_000, link)
 	}
 	if delay != 0 {
 		t.Errorf("hold %d after a window 20 ms long, want 0", delay)
 	}
 	for range steerWindow {
-		delay = s.sample(10_000_000, 10_000_000, 3_000_000)
+		delay = s.sample(10_000_000, 10_000_000, 3_000_000, link)
 	}
 	if delay != 3_000_000 {
 		t.Errorf("hold %d on the model, want it unchanged", delay)

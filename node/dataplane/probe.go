@@ -157,7 +157,7 @@ func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 		rtt := fwd + back
 		p.rtt.add(rtt)
 		if e.modelRTT > 0 && p.wire != nil && p.spec.RateBps > 0 {
-			p.delayNs = p.steer.sample(rtt, e.modelRTT, p.delayNs)
+			p.delayNs = p.steer.sample(rtt, e.modelRTT, p.delayNs, p.linkNs)
 		}
 	}
 	e.release(d.Addr)
@@ -173,14 +173,13 @@ const steerWindow = 8
 type steering struct {
 	win  [steerWindow]int64
 	n    int
-	max  int64 // the hold's upper bound: the model's link delay
 	sort [steerWindow]int64
 }
 
 // sample takes one round trip and returns the delay line's hold: delay,
 // or at the end of a window, delay less a quarter of the window median's
-// error against model, within [0, max].
-func (s *steering) sample(rtt, model, delay int64) int64 {
+// error against model, within [0, link] (link: the model's link delay).
+func (s *steering) sample(rtt, model, delay, link int64) int64 {
 	s.win[s.n] = rtt
 	s.n++
 	if s.n < steerWindow {
@@ -194,7 +193,7 @@ func (s *steering) sample(rtt, model, delay int64) int64 {
 		}
 	}
 	median := (s.sort[steerWindow/2-1] + s.sort[steerWindow/2]) / 2
-	return min(max(delay-(median-model)/4, 0), s.max)
+	return min(max(delay-(median-model)/4, 0), link)
 }
 
 // stampProbe writes the send time into a probe frame leaving port p's
