@@ -212,6 +212,12 @@ func (f *rdmaFlow) counters(out *api.RDMAFlow) {
 	st := &f.s.S
 	if fct := st.FCT(); fct >= 0 {
 		out.FCTNs = fct
+		// A flow done ended when its last ACK arrived in the model
+		// (settle): before the transport took it, when the worker got
+		// to the ACK late.
+		if f.State == api.RDMADone && f.endEng >= st.Start && f.endEng < st.End {
+			out.FCTNs = f.endEng - st.Start
+		}
 	}
 	out.Size = f.s.Size()
 	out.Packets, out.Bytes = st.Packets, st.Bytes

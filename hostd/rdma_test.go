@@ -908,3 +908,32 @@ func TestRDMANICQueue(t *testing.T) {
 		t.Fatal("a negative NIC queue accepted")
 	}
 }
+
+// A flow done reports its FCT to when its last ACK arrived in the model
+// (settle's acked): a worker that got to the ACK late does not lengthen
+// it. A flow that failed, or whose ACK came on time, keeps the
+// transport's own end.
+func TestRDMAFCTEndsAtACKArrival(t *testing.T) {
+	s, err := transport.NewSender(transport.Lossless, fastParams(), 0, 10_000, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.S.Start, s.S.End = 100, 900
+	for _, c := range []struct {
+		state  string
+		endEng int64
+		want   int64
+	}{
+		{api.RDMADone, 700, 600}, // the ACK arrived at 700, taken at 900
+		{api.RDMADone, 900, 800},
+		{api.RDMAFailed, 700, 800},
+	} {
+		f := &rdmaFlow{s: s, endEng: c.endEng}
+		f.State = c.state
+		var out api.RDMAFlow
+		f.counters(&out)
+		if out.FCTNs != c.want {
+			t.Errorf("%s, end at %d: FCT %d, want %d", c.state, c.endEng, out.FCTNs, c.want)
+		}
+	}
+}
