@@ -98,6 +98,10 @@ type PFCLimits struct {
 	Alpha     float64
 }
 
+// XoffAt is the dynamic X_off of a port whose node has free bytes of its
+// pool left: Alpha times them.
+func (l PFCLimits) XoffAt(free int) int { return int(l.Alpha * float64(max(0, free))) }
+
 // Port is the thresholds of ingress port p (a zero entry is the node's).
 func (th PFCThresholds) Port(p int) PFCLimits {
 	if p >= 0 && p < len(th.PerPort) && th.PerPort[p] != (PFCLimits{}) {
@@ -233,7 +237,7 @@ func (f *PFC) Limits(in int) (xoff, xon int) {
 	if f.th.Pool <= 0 || l.Alpha <= 0 {
 		return l.Xoff, l.Xon
 	}
-	xoff = int(l.Alpha * float64(max(0, f.th.Pool-f.used)))
+	xoff = l.XoffAt(f.th.Pool - f.used)
 	return xoff, max(0, xoff-(l.Xoff-l.Xon))
 }
 

@@ -357,7 +357,7 @@ func (s *Sim) pfcNotes(n *net, buffer int, nic uint64) {
 				pfc := c.PortPFC(e.Port)
 				x := limits{pfc.Xoff, pfc.Xon, 0}
 				if pool := c.PFCPool(1); pfc.Alpha > 0 && pool > 0 {
-					x = limits{int(pfc.Alpha * float64(pool)), pfc.Xoff - pfc.Xon, pfc.Alpha}
+					x = limits{pfc.XoffAt(pool), pfc.Xoff - pfc.Xon, pfc.Alpha}
 				}
 				if o, ok := byRate[l.RateBps]; !ok || x.xoff < o.xoff {
 					byRate[l.RateBps] = x

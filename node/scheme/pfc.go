@@ -109,7 +109,7 @@ func pfcLimitsText(l signaling.PFCLimits, bdp, pool int) string {
 		return fmt.Sprintf("X_off %s, X_on %s", bytesBDP(l.Xoff, bdp), bytesBDP(l.Xon, bdp))
 	}
 	return fmt.Sprintf("X_off dynamic, %.4g of the free shared buffer (%s when the node is empty), X_on %s below it",
-		l.Alpha, bytesBDP(int(l.Alpha*float64(pool)), bdp), bytesBDP(l.Xoff-l.Xon, bdp))
+		l.Alpha, bytesBDP(l.XoffAt(pool), bdp), bytesBDP(l.Xoff-l.Xon, bdp))
 }
 
 // PFCThresholds are c's PFC thresholds and lossless priorities: Xoff and
