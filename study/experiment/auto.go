@@ -111,6 +111,11 @@ func (c *Config) autoD(p Point) float64 {
 func (c *Config) PointLabSpec(p Point, sc Contender, runRoot string) lab.Spec {
 	s := c.ContenderLabSpec(sc, p.CDF, runRoot)
 	if d := c.autoD(p); d > 0 {
+		if len(s.Rates) > 0 {
+			// Per-level rates keep their ratio: the slowest level at the
+			// target's rate / D, as a uniform lab's links.
+			s.Rates = scaleRates(s.Rates, s.Model().D/d)
+		}
 		// The target's rate / D (lab.Spec.Dilation with no rate).
 		s.Dilation, s.RateBps = d, 0
 	}
@@ -135,6 +140,10 @@ func (c *Config) autoRateText(cdf string) string {
 		return RateAuto
 	}
 	rate := func(d float64) string { return units.Rate(float64(m.Target.LinkRateBps) / d).String() }
+	if rates := c.Lab.Rates(); len(rates) > 0 {
+		// The levels' rates at each D: "32M,20M".
+		rate = func(d float64) string { return scaleRates(rates, m.D/d).String() }
+	}
 	if len(ds) == 1 {
 		return rate(ds[0]) + " (auto)"
 	}
@@ -159,21 +168,30 @@ func (c *Config) writeAuto(b *strings.Builder) {
 
 // SetRate gives every point link rate v (lab.rate; a CDF's own rate,
 // workload.cdf_rates, goes), or with v "auto" the D rate: auto chooses
-// (ResolveAuto), and checks c again.
+// (ResolveAuto; lab.rates then keep their ratio), and checks c again.
 func (c *Config) SetRate(v string) error {
 	if c.Lab.Values == nil {
 		c.Lab.Values = lab.Values{}
 	}
 	c.Lab.Auto = v == RateAuto
-	if c.Lab.Auto {
-		v = units.Rate(lab.CalibrateRate).String()
+	_, levels := c.Lab.Values["rates"]
+	switch {
+	case c.Lab.Auto && levels:
+		// The levels keep their ratio (LabConfig.autoRates).
+		if err := c.Lab.autoRates(); err != nil {
+			return err
+		}
+	default:
+		if c.Lab.Auto {
+			v = units.Rate(lab.CalibrateRate).String()
+		}
+		k, _ := lab.KnobByName("rate")
+		if err := k.Parse(v); err != nil {
+			return err
+		}
+		c.Lab.Values["rate"] = v
+		delete(c.Lab.Values, "rates")
 	}
-	k, _ := lab.KnobByName("rate")
-	if err := k.Parse(v); err != nil {
-		return err
-	}
-	c.Lab.Values["rate"] = v
-	delete(c.Lab.Values, "rates")
 	if c.Workload != nil {
 		c.Workload.CDFRates = nil
 	}

@@ -2,12 +2,14 @@ package experiment
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/model/units"
 )
 
 // autoCapacity is a capacity of a slow machine, whose reference point,
@@ -320,5 +322,91 @@ func sameFlows(t *testing.T, ca *Config, a Point, cb *Config, b Point) {
 		if fa[i].Size != fb[i].Size || fa[i].Src != fb[i].Src || fa[i].Dst != fb[i].Dst || math.Abs(ta-tb) > 1 {
 			t.Fatalf("flow %d: %+v at D %g, %+v at D %g: not the same on the target's clock", i, fa[i], da, fb[i], db)
 		}
+	}
+}
+
+const autoRatesFile = `
+name: ro
+kind: workload
+topology: {n: 4, k: 1}
+lab: {rate: auto, rates: "32M,20M", ecn: true}
+schemes: [portfc, irn]
+workload:
+  loads: [0]
+  clock: target
+  duration: 400us
+  pattern: {kind: moe, size: 64KB, period: 100us, skew: 1, wait: true}
+`
+
+// rate: auto with lab.rates (a Rail-only NDC): the levels keep the
+// file's ratio, the slowest runs at the target's rate / the D chosen,
+// the point's workload paces at those rates, and config.yaml reads back
+// the same; --rate auto on such a file keeps the ratio too.
+func TestRateAutoLevels(t *testing.T) {
+	c, err := Parse([]byte(autoRatesFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Lab.Auto || c.Lab.Rate() != 0 {
+		t.Fatalf("auto %v, rate %v: want auto and no lab-wide rate", c.Lab.Auto, c.Lab.Rate())
+	}
+	// A machine slow enough that the D chosen is not the provisional
+	// rate's.
+	slow := autoCapacity()
+	slow.WorkerPerHop *= 8
+	if err := c.ResolveAuto(slow); err != nil {
+		t.Fatal(err)
+	}
+	p := pointByID(t, c, "none-0-portfc-s1-r1")
+	d := c.autoD(p)
+	if prov := 100e9 / float64(lab.CalibrateRate); d == 0 || d == prov {
+		t.Fatalf("D %g chosen; want one, not the provisional rate's", d)
+	}
+	spec := c.PointLabSpec(p, Contender{FC: "portfc"}, "/")
+	m, err := spec.ResolvedModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rails := float64(m.Target.LinkRateBps) / d
+	if m.D != d || len(spec.Rates) != 2 || math.Abs(float64(spec.Rates[1])-rails) > 1 || math.Abs(float64(spec.Rates[0])-1.6*rails) > 1 {
+		t.Fatalf("D %g: the lab at D %g, rates %v; want the rails at %g b/s and the HBD 1.6x", d, m.D, spec.Rates, rails)
+	}
+	wc, err := c.PointWorkload(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wc.LinkRate != spec.Rates[1] || wc.HostRate != spec.Rates[0]+spec.Rates[1] {
+		t.Errorf("the point's workload: link %d, host %d b/s; its lab %v", wc.LinkRate, wc.HostRate, spec.Rates)
+	}
+	if got, want := c.RateText(""), units.Rates(spec.Rates).String()+" (auto)"; got != want {
+		t.Errorf("rate text %q, want %q", got, want)
+	}
+	y, err := ConfigYAML(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(y, false)
+	if err != nil {
+		t.Fatalf("config.yaml:\n%s\n%v", y, err)
+	}
+	if err := again.ResolveAuto(autoCapacity()); err != nil {
+		t.Fatal(err)
+	}
+	if s := again.PointLabSpec(p, Contender{FC: "portfc"}, "/"); !slices.Equal(s.Rates, spec.Rates) {
+		t.Errorf("read back: rates %v, ran at %v\n%s", s.Rates, spec.Rates, y)
+	}
+
+	fixed, err := Parse([]byte(strings.Replace(autoRatesFile, "rate: auto, ", "", 1)), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixed.SetRate("auto"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fixed.ResolveAuto(slow); err != nil {
+		t.Fatal(err)
+	}
+	if s := fixed.PointLabSpec(p, Contender{FC: "portfc"}, "/"); !slices.Equal(s.Rates, spec.Rates) {
+		t.Errorf("--rate auto on rates 32M,20M: rates %v, want %v", s.Rates, spec.Rates)
 	}
 }

@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -70,7 +72,39 @@ func (l *LabConfig) UnmarshalYAML(n *yaml.Node) error {
 		}
 		l.Values[key] = v.Value
 	}
+	return l.autoRates()
+}
+
+// autoRates lays lab.rates under rate: auto at the provisional rate:
+// the levels keep the ratio the file gives them, the slowest at
+// lab.CalibrateRate until each point's D is chosen (PointLabSpec then
+// runs the slowest at the target's rate / D, the others at their
+// multiple of it: a Rail-only NDC's HBD and rails).
+func (l *LabConfig) autoRates() error {
+	v, ok := l.Values["rates"]
+	if !l.Auto || !ok {
+		return nil
+	}
+	rates, err := units.ParseRates(v)
+	if err != nil {
+		return fmt.Errorf("lab.rates: %w", err)
+	}
+	slow := slices.Min(rates)
+	if slow == 0 {
+		return fmt.Errorf("lab.rates %s: a level's rate is 0", v)
+	}
+	l.Values["rates"] = scaleRates(rates, float64(lab.CalibrateRate)/float64(slow)).String()
+	delete(l.Values, "rate")
 	return nil
+}
+
+// scaleRates is every rate of rates times f, to the bit/s.
+func scaleRates(rates []uint64, f float64) units.Rates {
+	out := make(units.Rates, len(rates))
+	for i, r := range rates {
+		out[i] = uint64(math.Round(float64(r) * f))
+	}
+	return out
 }
 
 // MarshalYAML writes the section as it reads: the name, then the knobs
@@ -84,10 +118,12 @@ func (l LabConfig) MarshalYAML() (any, error) {
 		add("name", l.Name)
 	}
 	for _, k := range lab.Knobs() {
+		if k.Name == "rate" && l.Auto {
+			// With lab.rates, the rates keep their ratio (autoRates).
+			add(k.Name, RateAuto)
+			continue
+		}
 		if v, ok := l.Values[k.Name]; ok {
-			if k.Name == "rate" && l.Auto {
-				v = RateAuto
-			}
 			add(k.Name, v)
 		}
 	}

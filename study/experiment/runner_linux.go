@@ -468,7 +468,11 @@ func (x *runner) workload(ctx context.Context, p Point, dir string, res *Result)
 	if m, merr := spec.ResolvedModel(); merr == nil {
 		over = m.LabTimeText(wc.Duration)
 		if x.c.autoD(p) > 0 {
-			rate = fmt.Sprintf("%s (D = %g, rate auto)", units.Rate(m.LinkRateBps()), m.D)
+			r := units.Rate(m.LinkRateBps()).String()
+			if len(spec.Rates) > 0 {
+				r = units.Rates(spec.Rates).String()
+			}
+			rate = fmt.Sprintf("%s (D = %g, rate auto)", r, m.D)
 		}
 	}
 	fmt.Fprintf(x.progress, "  %s over %s; lab %s up (%s links in the lab, fc %s%s, transport %s)\n", units.Count(len(flows), "flow", "flows"), over, spec.Name, rate, sc.FC, routing, sc.Mode)

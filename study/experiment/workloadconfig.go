@@ -268,14 +268,15 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 	// D/D' slower over a window D/D' longer: every lab-time duration
 	// scaled by f.
 	f := c.timeScale(p)
-	rate := uint64(c.rate(cdf))
+	rate, rates := uint64(c.rate(cdf)), []uint64(c.Lab.Rates())
 	if f != 1 || c.autoD(p) > 0 {
 		sc, _ := ParseContender(p.Contender) // timeScale has parsed it
-		m, err := c.PointLabSpec(p, sc, "/").ResolvedModel()
+		spec := c.PointLabSpec(p, sc, "/")
+		m, err := spec.ResolvedModel()
 		if err != nil {
 			return workload.Config{}, err
 		}
-		rate = m.LinkRateBps()
+		rate, rates = m.LinkRateBps(), spec.Rates
 	}
 	wc := workload.Config{
 		Hosts: hosts, LinkRate: rate, LinksPerHost: links,
@@ -304,7 +305,7 @@ func (c *Config) PointWorkload(p Point) (workload.Config, error) {
 			return wc, err
 		}
 	}
-	if rates := c.Lab.Rates(); len(rates) > 0 {
+	if len(rates) > 0 {
 		// As lab.RunWorkload resolves it: the slowest level's links, and
 		// every link of a host where they differ.
 		wc.LinkRate = slices.Min(rates)
