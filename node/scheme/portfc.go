@@ -75,9 +75,10 @@ func describePortFC(c *config.Node, perLevel PerLevel) string {
 	}) + "; servers' relay queue " + relay
 }
 
-// portfcVariant: portfc:drr and portfc:strict serve the servers' relay
-// queue in the round robin of a and b, or before them.
-func portfcVariant(k *Knobs, w string) (bool, error) {
+// relayVariant: portfc:drr and portfc:strict serve the servers' relay
+// queue in the round robin of a and b, or before them; so do none:drr,
+// irn:drr and gbn:drr, whose servers queue as PortFC's do.
+func relayVariant(k *Knobs, w string) (bool, error) {
 	if w != RelayDRR && w != RelayStrict {
 		return false, nil
 	}
@@ -85,7 +86,8 @@ func portfcVariant(k *Knobs, w string) (bool, error) {
 	return true, nil
 }
 
-func portfcKnobs(k Knobs) Knobs { return Knobs{RelayQueue: k.RelayQueue} }
+// relayKnobs keeps, of a lab's knobs, the relay queue's service.
+func relayKnobs(k Knobs) Knobs { return Knobs{RelayQueue: k.RelayQueue} }
 
 // PortFCThresholds are c's PortFC thresholds: XoffA..XonB at RateBps,
 // and PerPort those of each fabric port at its own rate

@@ -13,10 +13,10 @@ import (
 // the words after its name (variants: "bfc:hash:8") set. Adding a scheme
 // is a file of its own and a row here.
 var registry = []entry{
-	{name: NameNone, about: "no flow control: a frame that finds the buffer full is dropped",
-		make: newNone, describe: describeNone, graph: true},
+	{name: NameNone, forms: []string{NameNone + ":drr"}, about: "no flow control: a frame that finds the buffer full is dropped",
+		make: newNone, describe: describeNone, variant: relayVariant, knobs: relayKnobs, graph: true},
 	{name: NamePortFC, forms: []string{NamePortFC + ":drr"}, about: "PortFC: per-port pauses of A and B classes, relayed by servers",
-		make: newPortFC, describe: describePortFC, variant: portfcVariant, knobs: portfcKnobs, pauses: true},
+		make: newPortFC, describe: describePortFC, variant: relayVariant, knobs: relayKnobs, pauses: true},
 	{name: NamePFC, about: "PFC (802.1Qbb): per-priority pauses, all data in one lossless priority",
 		make: newPFC(false), describe: describePFC(false), pauses: true, overPFC: true, graph: true},
 	{name: NamePFCStar, about: "PFC*: PFC with the priority raised by one at every relay",
@@ -31,8 +31,10 @@ var registry = []entry{
 		make: newIdealFQ, describe: describeIdealFQ, graph: true, unbounded: true},
 	{name: NameSFQ, forms: []string{NameSFQ + ":Q"}, about: "SFQ: flows hashed onto Q queues at every egress, round robin by bytes, a buffer no flow fills; no pauses",
 		make: newSFQ, describe: describeSFQ, variant: sfqVariant, knobs: sfqKnobs, graph: true, unbounded: true},
-	{name: NameIRN, is: NameNone, transport: NameIRN, about: "IRN: no flow control, selective retransmission"},
-	{name: NameGBN, is: NameNone, transport: NameGBN, about: "Go-Back-N: no flow control, go-back-N retransmission"},
+	{name: NameIRN, forms: []string{NameIRN + ":drr"}, is: NameNone, transport: NameIRN, about: "IRN: no flow control, selective retransmission",
+		variant: relayVariant, knobs: relayKnobs},
+	{name: NameGBN, forms: []string{NameGBN + ":drr"}, is: NameNone, transport: NameGBN, about: "Go-Back-N: no flow control, go-back-N retransmission",
+		variant: relayVariant, knobs: relayKnobs},
 }
 
 // The names of the registered schemes, and of the lossy transports

@@ -168,19 +168,34 @@ func TestParseName(t *testing.T) {
 		{"sfq:8", "sfq", "", Knobs{BFCQueues: 8}},
 		{"irn", "none", "irn", Knobs{}},
 		{"gbn", "none", "gbn", Knobs{}},
+		{"none:drr", "none", "", Knobs{RelayQueue: RelayDRR}},
+		{"irn:drr", "none", "irn", Knobs{RelayQueue: RelayDRR}},
+		{"gbn:drr", "none", "gbn", Knobs{RelayQueue: RelayDRR}},
 	} {
 		n, err := ParseName(c.in)
 		if err != nil || n.FC != c.fc || n.Transport != c.transport || n.Knobs != c.k {
 			t.Errorf("%s: %+v, %v", c.in, n, err)
 		}
 	}
-	for _, bad := range []string{"fcplus", "pfc:2", "bfc:1", "bfc:x", "portfc:hash", "irn:drr", "ideal-fq:8", "sfq:hash", "sfq:1", ""} {
+	for _, bad := range []string{"fcplus", "pfc:2", "bfc:1", "bfc:x", "portfc:hash", "irn:hash", "pfc:drr", "ideal-fq:8", "sfq:hash", "sfq:1", ""} {
 		if _, err := ParseName(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	if f := Forms(); !slices.Contains(f, "bfc:hash:Q") || !slices.Contains(f, "irn") {
+	if f := Forms(); !slices.Contains(f, "bfc:hash:Q") || !slices.Contains(f, "irn") || !slices.Contains(f, "irn:drr") {
 		t.Errorf("forms %v", f)
+	}
+	// A lab's relay-queue knob reaches the schemes whose servers have a
+	// relay queue (PortFC's layout), and no other.
+	lab := Knobs{RelayQueue: RelayDRR, BFCQueues: 8}
+	for name, want := range map[string]string{"portfc": RelayDRR, "none": RelayDRR, "irn": RelayDRR, "gbn": RelayDRR, "pfc": "", "bfc": ""} {
+		n, err := ParseName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Over(lab).RelayQueue; got != want {
+			t.Errorf("%s over a lab with relay-queue drr: %q, want %q", name, got, want)
+		}
 	}
 	if !Pauses("bfc") || Pauses("none") || Pauses("") || Pauses("irn") {
 		t.Error("Pauses")
