@@ -201,6 +201,10 @@ func (c *Config) FabricWords() string {
 		return conformanceFabrics
 	}
 	if c.Fabric == nil {
+		if r := c.Lab.Rates(); c.Topology.K == 1 && len(r) == 2 && r[0] > r[1] {
+			// Level 0, the high-bandwidth domain, faster than the rails.
+			return fmt.Sprintf("Rail-only NDC(%d,1), HBD %gx the rails", c.Topology.N, float64(r[0])/float64(r[1]))
+		}
 		return fmt.Sprintf("BCube(%d,%d)", c.Topology.N, c.Topology.K)
 	}
 	f := c.Fabric

@@ -140,6 +140,13 @@ func TestPlotTitleUnit(t *testing.T) {
 	if w := fc.FabricWords(); w != "FC+, 8 ToRs x 2 hosts, s = 4, v = 3" {
 		t.Errorf("fcplus fabric %q", w)
 	}
+	ro, _, err := Load("railonly-8", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ro.FabricWords(); w != "Rail-only NDC(8,1), HBD 1.6x the rails" {
+		t.Errorf("railonly-8 fabric %q", w)
+	}
 	for d, want := range map[float64]string{5000: "5,000", 20_000: "20,000", 1_000_000: "1,000,000", 333.33: "333", 1: "1"} {
 		if got := dilationText(d); got != want {
 			t.Errorf("D %g: %q, want %q", d, got, want)
