@@ -164,8 +164,12 @@ func upBaselineLab(t *testing.T, prefix, fc, cc string) (Spec, workload.Config) 
 	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 		t.Fatal(err)
 	}
+	// 256 KB a sender, 21 µs of the target's link each: the four overlap
+	// and queue past ECN's K_min even when their starts spread by the
+	// 5 µs at p99 a valid run allows (64 KB flows, 5 µs each, could then
+	// pass one after another and never mark).
 	return s, workload.Config{Duration: 2 * time.Second, Seed: 1,
-		Incast: &workload.Incast{Senders: 4, Size: 64 << 10, Period: time.Second}}
+		Incast: &workload.Incast{Senders: 4, Size: 256 << 10, Period: time.Second}}
 }
 
 // checkBaselineRun checks a run of upBaselineLab's workload: why it was
