@@ -118,6 +118,9 @@ type rdmaFlow struct {
 	blocked  blockReason
 	blockQ   int
 	blockAt  int64
+	// paced: its last produce stopped for its pacer alone, so its next
+	// packet is due at its slot, which a late engine pass makes up.
+	paced    bool
 	startEng int64 // when it started; scheduled, when it is due
 	atUnix   int64 // the time its request asked for (Unix ns; 0: none)
 	endEng   int64

@@ -421,9 +421,16 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 	eg := e.Egress(f.Port)
 	r.deadline(f, now)
 	f.blocked = blockNone
+	// A flow that waited only for its pacer sends as of its packets'
+	// slots: when the worker comes late, the link still carries them on
+	// the pacer's schedule (Engine.SendAt). One that waited for anything
+	// else (an ACK, room, a pause) starts from now.
+	punctual := f.paced
+	f.paced = false
 	made := 0
 	for {
 		if t := f.s.NextSendTime(); t < 0 || t > now {
+			f.paced = t > now
 			break
 		}
 		q, meta := f.queue, rdmaOwner|uint64(f.ID)<<signaling.MetaOwnerShift
@@ -484,7 +491,11 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 			f.tmpl.VID = signaling.VID(q)
 		}
 		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len, INTSlots: f.intSlots})
-		if !e.Send(f.Port, q, &d, roce.EthLen+roce.VLANLen, meta) {
+		at := int64(0)
+		if punctual {
+			at = seg.Slot
+		}
+		if !e.SendAt(f.Port, q, &d, roce.EthLen+roce.VLANLen, meta, at) {
 			// Refused by the shared buffer (counted there): the packet
 			// is lost, and the transport deals with it as with any loss.
 			f.NoFrame++

@@ -215,3 +215,76 @@ func TestProbeEchoKeepsWorkerTime(t *testing.T) {
 		t.Fatalf("the echo reached A at %v, want %v: its serialisation and delay after B got to the probe", time.Duration(back), time.Duration(want))
 	}
 }
+
+// lateSource sends one frame of n bytes in the first pass at or after
+// from, by SendAt with at, on port 1 (chainRig's link).
+type lateSource struct {
+	e        *Engine
+	from, at int64
+	n        int
+	sent     bool
+}
+
+func (s *lateSource) Produce(now int64) int {
+	if s.sent || now < s.from {
+		return 0
+	}
+	addr, ok := s.e.Alloc()
+	if !ok {
+		return 0
+	}
+	s.sent = true
+	d := xdp.Desc{Addr: addr, Len: uint32(s.n)}
+	clear(s.e.Frame(&d))
+	if !s.e.SendAt(1, 0, &d, 0, 0, s.at) {
+		return 0
+	}
+	return 1
+}
+
+// A frame a node's source made late, whose time in the model it knows (a
+// paced flow's slot), leaves as if made on time (Engine.SendAt): the
+// worker's lateness in making it costs the link nothing, up to the
+// shaper's catch-up bound. A time not in the past is now.
+func TestSendAtStartsFromItsTime(t *testing.T) {
+	const size = 1000
+	ser := int64((size + 24) * 8 * int64(time.Second) / linkRate)
+	hop := ser + linkDelay.Nanoseconds()
+	const base = int64(time.Second)
+	late := 700 * int64(time.Microsecond)
+	for _, tc := range []struct {
+		name  string
+		at    int64 // SendAt's time, relative to base (-1: 0, Send)
+		liftd int64 // the link's queue was paused until then, relative to base (0: never)
+		want  int64 // the frame's arrival at C, relative to base
+	}{
+		{"made late, its time known", 0, 0, 2 * hop},
+		{"made late, no time", -1, 0, late + 2*hop},
+		{"a time ahead of now", late + 100, 0, late + 2*hop},
+		{"a pause lifted after its time", 0, 300 * int64(time.Microsecond), 300*int64(time.Microsecond) + 2*hop},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newChainRig(t, true)
+			at := int64(0)
+			if tc.at >= 0 {
+				at = base + tc.at
+			}
+			r.e[0].SetSource(&lateSource{e: r.e[0], from: base + late, at: at, n: size})
+			if tc.liftd > 0 {
+				eg := r.e[0].Egress(1)
+				eg.Pause(0, base-1, base+tc.liftd)
+				if !eg.PausedAt(0, base) || eg.PausedAt(0, base+late) || eg.LastLift() != base+tc.liftd {
+					t.Fatalf("queue 0 not paused until base+%v: last lift %d", time.Duration(tc.liftd), eg.LastLift()-base)
+				}
+			}
+			r.now = base + late
+			r.run()
+			if len(r.rec.seen) != 1 {
+				t.Fatalf("C received %d frames, want 1", len(r.rec.seen))
+			}
+			if got := r.rec.seen[0].at - base; got != tc.want {
+				t.Errorf("the frame reached C at base+%v, want base+%v", time.Duration(got), time.Duration(tc.want))
+			}
+		})
+	}
+}

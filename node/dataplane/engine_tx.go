@@ -52,6 +52,26 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 	return e.admit(out, q, d, l3, meta, q == e.ports[out].egress.HQ())
 }
 
+// SendAt is Send of a frame the node's source made late: at is when it
+// was due in the model (a paced flow's slot), and an idle link starts it
+// from then, as it starts a frame that arrived late over a timed port
+// (queues.Shaper.RestartAt, within the catch-up bound), never before
+// the port's last pause was lifted. So the worker's lateness in making
+// a paced flow's packets costs the flow no link time. An at of 0 or not
+// before now is Send.
+func (e *Engine) SendAt(out, q int, d *xdp.Desc, l3 int, meta uint64, at int64) bool {
+	if at <= 0 || e.arrived != 0 {
+		return e.Send(out, q, d, l3, meta)
+	}
+	if at = max(at, e.ports[out].egress.LastLift()); at >= e.Now() {
+		return e.Send(out, q, d, l3, meta)
+	}
+	e.arrived = at
+	ok := e.Send(out, q, d, l3, meta)
+	e.arrived = 0
+	return ok
+}
+
 // AdmitsOwn reports whether a source — a NIC making its own flows'
 // frames — may queue a frame of n bytes into queue q of port out now. A
 // source asks before it makes one, so that it waits for room rather than

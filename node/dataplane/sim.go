@@ -38,6 +38,8 @@ type Sim struct {
 	steps   uint64
 	// anyDirty: some engine was notified since the last look.
 	anyDirty bool
+	// slack: deadlines are served this late (SetSlack).
+	slack int64
 }
 
 type simEngine struct {
@@ -82,6 +84,13 @@ func (s *Sim) Add(e *Engine) error {
 	s.engines = append(s.engines, se)
 	return nil
 }
+
+// SetSlack has the sim serve every engine deadline d late, as a worker
+// that sleeps wakes its slack after the earliest deadline
+// (WorkerOptions.Slack): a test of what the engines make up of a
+// worker's lateness. Frames and events are still served at once.
+// 0, the default, is punctual.
+func (s *Sim) SetSlack(d time.Duration) { s.slack = max(0, int64(d)) }
 
 // Now is the sim's clock in ns since it began.
 func (s *Sim) Now() int64 { return s.now }
@@ -130,8 +139,8 @@ func (s *Sim) run(t int64, done func() bool) bool {
 		}
 		next := t
 		for _, se := range s.engines {
-			if se.deadline >= 0 && se.deadline < next {
-				next = se.deadline
+			if se.deadline >= 0 && se.deadline+s.slack < next {
+				next = se.deadline + s.slack
 			}
 		}
 		if len(s.events) > 0 && s.events[0].t < next {

@@ -76,26 +76,37 @@ func TestPacingCatchup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Next(0)
-	// Late by three gaps: four packets go at once, then the schedule
-	// goes on from where it was.
+	if seg, _ := s.Next(0); seg.Slot != 0 {
+		t.Fatalf("the first packet's slot %d, want 0", seg.Slot)
+	}
+	// Late by three gaps: four packets go at once, each with the slot it
+	// had in the schedule, then the schedule goes on from where it was.
 	now := 4 * gap
 	n := 0
 	for {
-		if _, ok := s.Next(now); !ok {
+		seg, ok := s.Next(now)
+		if !ok {
 			break
 		}
 		n++
+		if want := int64(n) * gap; seg.Slot != want {
+			t.Errorf("late by 3 gaps: packet %d's slot %d, want %d", n, seg.Slot, want)
+		}
 	}
 	if n != 4 || s.NextSendTime() != 5*gap {
 		t.Fatalf("late by 3 gaps: %d packets, next at %d (want 4, %d)", n, s.NextSendTime(), 5*gap)
 	}
-	// Late by twenty: five gaps' worth are made up for, the rest lost.
+	// Late by twenty: five gaps' worth are made up for, the rest lost;
+	// the first packet's slot is the catch-up bound before now.
 	now = 25 * gap
 	n = 0
 	for {
-		if _, ok := s.Next(now); !ok {
+		seg, ok := s.Next(now)
+		if !ok {
 			break
+		}
+		if want := now - 5*gap + int64(n)*gap; seg.Slot != want {
+			t.Errorf("late by 20 gaps: packet %d's slot %d, want %d", n, seg.Slot, want)
 		}
 		n++
 	}

@@ -64,6 +64,12 @@ type Segment struct {
 	// The sender counts it sent; the caller drops it instead of
 	// transmitting it, and counts the drop.
 	Drop bool
+	// Slot is when the pacer had the packet go (the caller's clock): now,
+	// or before it when the caller came late and the pacer kept its
+	// schedule (within PacingCatchup, or a packet time without it). A
+	// caller that came late only for the clock, not because the packet
+	// was held, may send the packet as of then.
+	Slot int64
 }
 
 // SenderStats are one flow's sending side. Times are the caller's clock,
@@ -461,7 +467,7 @@ func (s *Sender) Next(now int64) (Segment, bool) {
 	}
 	seg := Segment{
 		PSN: uint32((s.start + seq) & PSNMask), Seq: seq, Offset: seq * s.mtu, Len: int(length), Msg: msg,
-		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.win()),
+		Retx: retx, AckReq: last || (!retx && s.nxt-s.una >= s.win()), Slot: slot,
 	}
 	if !retx && s.lose != nil {
 		seg.Drop = s.dropFirst(seq)
