@@ -120,7 +120,12 @@ type rdmaFlow struct {
 	blockAt  int64
 	// paced: its last produce stopped for its pacer alone, so its next
 	// packet is due at its slot, which a late engine pass makes up.
+	// waitAck: it stopped for want of an ACK (its window, or loss
+	// recovery), and ackAt is when its last ACK or NAK since arrived in
+	// the model (0: none): what it sends next goes from then.
 	paced    bool
+	waitAck  bool
+	ackAt    int64
 	startEng int64 // when it started; scheduled, when it is due
 	atUnix   int64 // the time its request asked for (Unix ns; 0: none)
 	endEng   int64

@@ -64,8 +64,11 @@ func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	if p.INT != nil && len(p.INT) <= len(rc.echo) {
 		rc.echoLen = copy(rc.echo[:], p.INT)
 	}
-	a := rc.r.OnData(p.PSN(), len(p.Payload), op.Last(), p.BTH.AckReq(), p.ECN == header.ECNCE, now)
-	r.reply(rc, a)
+	// The receiver's clock is the model's: its coalescing timer runs
+	// from when the packet arrived, not from when a late worker got to
+	// it (what it answers now leaves as of then: Engine.Arrived).
+	a := rc.r.OnData(p.PSN(), len(p.Payload), op.Last(), p.BTH.AckReq(), p.ECN == header.ECNCE, r.h.e.Arrived())
+	r.reply(rc, a, 0)
 	if !rc.armed && rc.r.NextTimer() >= 0 {
 		rc.armed = true
 		r.armed = append(r.armed, rc)
@@ -168,12 +171,14 @@ func (r *rdma) newReceiver(key recvKey, sport uint16) *rdmaRecv {
 // controlQueue is the queue of control frames at fabric port l.
 func (h *Host) controlQueue(l int) int { return h.fc.ControlQueue(l) }
 
-// reply sends what a receiver answered: a CNP, then the ACK or NAK.
-func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
+// reply sends what a receiver answered: a CNP, then the ACK or NAK; at,
+// if not 0, is when it answered in the model (a timer's due time), else
+// the frame being handled's arrival or now.
+func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction, at int64) {
 	if a.CNP {
 		if b, d, ok := r.ctlFrame(roce.CNPLen); ok {
 			roce.PutCNP(b, &rc.reply)
-			r.sendCtl(rc, d)
+			r.sendCtl(rc, d, at)
 		}
 	}
 	switch a.Reply {
@@ -188,12 +193,12 @@ func (r *rdma) reply(rc *rdmaRecv, a transport.RxAction) {
 				// DCTCP's ECN echo: the ACK's BECN (outside the ICRC).
 				roce.BTH(b[roce.HeadersLen-roce.BTHLen : roce.HeadersLen]).SetBECN(true)
 			}
-			r.sendCtl(rc, d)
+			r.sendCtl(rc, d, at)
 		}
 	case transport.ReplyNak:
 		if b, d, ok := r.ctlFrame(roce.AckLen); ok {
 			roce.PutSelectiveNAK(b, &rc.reply, a.PSN, a.SackPSN)
-			r.sendCtl(rc, d)
+			r.sendCtl(rc, d, at)
 		}
 	}
 }
@@ -208,8 +213,8 @@ func (r *rdma) ctlFrame(n int) ([]byte, xdp.Desc, bool) {
 	return r.h.e.Frame(&d), d, true
 }
 
-func (r *rdma) sendCtl(rc *rdmaRecv, d xdp.Desc) {
-	if !r.h.e.Send(rc.port, rc.hq, &d, 0, 0) {
+func (r *rdma) sendCtl(rc *rdmaRecv, d xdp.Desc, at int64) {
+	if !r.h.e.SendAt(rc.port, rc.hq, &d, 0, 0, at) {
 		r.c.NoFrame++
 	}
 }

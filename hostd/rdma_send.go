@@ -423,14 +423,21 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 	f.blocked = blockNone
 	// A flow that waited only for its pacer sends as of its packets'
 	// slots: when the worker comes late, the link still carries them on
-	// the pacer's schedule (Engine.SendAt). One that waited for anything
-	// else (an ACK, room, a pause) starts from now.
-	punctual := f.paced
-	f.paced = false
+	// the pacer's schedule (Engine.SendAt). One that waited for an ACK
+	// sends as of the ACK's arrival in the model (or its slot, if later);
+	// one that waited for anything else (room, a pause) starts from now.
+	var since int64
+	switch {
+	case f.paced:
+		since = -1
+	case f.waitAck && f.ackAt > 0:
+		since = f.ackAt
+	}
+	f.paced, f.waitAck, f.ackAt = false, false, 0
 	made := 0
 	for {
 		if t := f.s.NextSendTime(); t < 0 || t > now {
-			f.paced = t > now
+			f.paced, f.waitAck = t > now, t < 0
 			break
 		}
 		q, meta := f.queue, rdmaOwner|uint64(f.ID)<<signaling.MetaOwnerShift
@@ -492,8 +499,8 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		}
 		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len, INTSlots: f.intSlots})
 		at := int64(0)
-		if punctual {
-			at = seg.Slot
+		if since != 0 {
+			at = max(seg.Slot, since)
 		}
 		if !e.SendAt(f.Port, q, &d, roce.EthLen+roce.VLANLen, meta, at) {
 			// Refused by the shared buffer (counted there): the packet
@@ -677,7 +684,8 @@ func (r *rdma) Tick(now int64) {
 	for i := 0; i < len(r.armed); {
 		rc := r.armed[i]
 		if t := rc.r.NextTimer(); t >= 0 && t <= now {
-			r.reply(rc, rc.r.OnTimer(now))
+			// Answered when the timer was due, however late the worker.
+			r.reply(rc, rc.r.OnTimer(now), t)
 		}
 		if rc.r.NextTimer() < 0 {
 			rc.armed = false
@@ -748,6 +756,7 @@ func (r *rdma) onAck(p *roce.Packet, now int64, v *dataplane.Verdict) {
 	// arrived in the model: a late worker's lateness in getting to it
 	// is the emulator's, not the flow's.
 	at := r.h.e.Arrived()
+	f.ackAt = at
 	f.messagesDone(at)
 	r.settle(f, now, at)
 }

@@ -57,16 +57,13 @@ func (e *Engine) Send(out, q int, d *xdp.Desc, l3 int, meta uint64) bool {
 // from then, as it starts a frame that arrived late over a timed port
 // (queues.Shaper.RestartAt, within the catch-up bound), never before
 // the port's last pause was lifted. So the worker's lateness in making
-// a paced flow's packets costs the flow no link time. An at of 0 or not
-// before now is Send.
+// a paced flow's packets costs the flow no link time. A time ahead of
+// now is treated as a frame that arrived early (RestartAt); 0 is Send.
 func (e *Engine) SendAt(out, q int, d *xdp.Desc, l3 int, meta uint64, at int64) bool {
 	if at <= 0 || e.arrived != 0 {
 		return e.Send(out, q, d, l3, meta)
 	}
-	if at = max(at, e.ports[out].egress.LastLift()); at >= e.Now() {
-		return e.Send(out, q, d, l3, meta)
-	}
-	e.arrived = at
+	e.arrived = max(at, e.ports[out].egress.LastLift())
 	ok := e.Send(out, q, d, l3, meta)
 	e.arrived = 0
 	return ok
@@ -284,9 +281,15 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	}
 	pk, q, ok := p.egress.Dequeue(now)
 	if !ok {
-		// Nothing eligible (empty, or every queue with frames paused): the
-		// link is idle now and earns no catch-up credit for it.
-		p.shaper.Restart(now)
+		// Nothing eligible: the link is idle and earns no catch-up credit
+		// for it. Frames that wait for a pause's end start no earlier than
+		// now. An empty port's next frame starts from its own time (admit:
+		// RestartAt), not from now: a worker that came late to an idle
+		// port would otherwise put off a frame that arrived in the model
+		// since, whose lateness is the emulator's.
+		if p.egress.Len() > 0 {
+			p.shaper.Restart(now)
+		}
 		p.idle = true
 		return pk, false
 	}

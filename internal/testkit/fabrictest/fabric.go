@@ -1,6 +1,7 @@
 // Package fabrictest builds a whole BCube fabric in one process, without
 // privileges: one dataplane.Engine per node running the real swd and hostd
-// logic, cabled with in-memory pipes, served on virtual time by a
+// logic, cabled with in-memory pipes that carry each frame's time in the model
+// as the lab's cables in memory do, served on virtual time by a
 // dataplane.Sim: the engines step as punctual workers would, at every
 // deadline, however slow or busy the machine, and a run is deterministic.
 // Each server's application port ends in an App the test drives in place
@@ -163,6 +164,7 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			s := sws[l*t.SwitchesPerLevel()+w]
 			he, se := pipe.New(hosts[i].mem, s.mem, ring)
 			he.Pipe().Lose = o.Lose
+			he.Pipe().Timed = true
 			f.Cables = append(f.Cables, he, se)
 			rate := rateBps
 			if l < len(o.Rates) {

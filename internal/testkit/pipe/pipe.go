@@ -20,6 +20,10 @@ type Pipe struct {
 	// Lose, if set, is asked about every frame on the cable; true loses
 	// it (counted as a drop of the receiving end), as a faulty link would.
 	Lose func(frame []byte) bool
+	// Timed carries each frame's descriptor Options, its arrival time in
+	// the model, to the peer (dataplane.TimedIO), as the lab's cables in
+	// memory do; a veth (false, the default) carries none.
+	Timed bool
 }
 
 type pipeEnd struct {
@@ -80,6 +84,10 @@ func (e *End) Lost() uint64 {
 
 func (e *End) me() *pipeEnd { return &e.p.ends[e.side] }
 
+// CarriesTime reports whether the pipe carries each frame's time in the
+// model (Pipe.Timed; dataplane.TimedIO).
+func (e *End) CarriesTime() bool { return e.p.Timed }
+
 func (e *End) Receive(descs []xdp.Desc) int {
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
@@ -112,7 +120,11 @@ func (e *End) Kick() error {
 			a := peer.fill[len(peer.fill)-1]
 			peer.fill = peer.fill[:len(peer.fill)-1]
 			copy(peer.mem[a+headroom:], frame)
-			peer.rx = append(peer.rx, xdp.Desc{Addr: a + headroom, Len: d.Len})
+			nd := xdp.Desc{Addr: a + headroom, Len: d.Len}
+			if e.p.Timed {
+				nd.Options = d.Options
+			}
+			peer.rx = append(peer.rx, nd)
 		}
 		m.comp = append(m.comp, d.Addr)
 	}
