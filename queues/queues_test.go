@@ -153,7 +153,8 @@ func TestDelayLineArrival(t *testing.T) {
 
 // A frame that reached an idle port late starts when it arrived, up to
 // the catch-up bound before now; one that arrived ahead of its time
-// starts now.
+// starts then in the link's schedule: at once within the burst, else
+// when the burst reaches it.
 func TestShaperRestartAt(t *testing.T) {
 	const rate = 1e9 // 8 ns a byte
 	catchup := 100 * time.Microsecond
@@ -162,18 +163,20 @@ func TestShaperRestartAt(t *testing.T) {
 		name   string
 		t, now int64
 		start  int64
+		ready  int64 // when it may leave
 	}{
-		{"on time", 1_000_000, 1_000_000, 1_000_000},
-		{"late", 1_000_000, 1_050_000, 1_000_000},
-		{"later than the bound", 1_000_000, 1_300_000, 1_200_000},
-		{"ahead", 1_020_000, 1_000_000, 1_000_000},
+		{"on time", 1_000_000, 1_000_000, 1_000_000, 1_000_000},
+		{"late", 1_000_000, 1_050_000, 1_000_000, 1_050_000},
+		{"later than the bound", 1_000_000, 1_300_000, 1_200_000, 1_300_000},
+		{"ahead, within the burst", 1_008_000, 1_000_000, 1_008_000, 1_000_000},
+		{"ahead, beyond the burst", 1_020_000, 1_000_000, 1_020_000, 1_010_000},
 	} {
 		s := NewShaper(rate, 10*time.Microsecond, catchup)
 		s.RestartAt(tc.t, tc.now)
-		if !s.Ready(tc.now) {
-			t.Errorf("%s: not ready", tc.name)
+		if got := s.ReadyAt(); max(got, tc.now) != tc.ready || !s.Ready(tc.ready) || (tc.ready > tc.now && s.Ready(tc.now)) {
+			t.Errorf("%s: ready at %d, want %d", tc.name, max(got, tc.now), tc.ready)
 		}
-		s.Send(tc.now, 1000)
+		s.Send(tc.ready, 1000)
 		if got := s.Free(); got != tc.start+ser {
 			t.Errorf("%s: the frame ends at %d, want %d", tc.name, got, tc.start+ser)
 		}

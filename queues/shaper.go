@@ -87,14 +87,15 @@ func (s *Shaper) Restart(nowNs int64) {
 // the catch-up bound before now. So a frame that reached an idle port
 // late, because the emulator was late to deliver it, starts when it
 // would have had it arrived on time; lateness beyond the bound stays. A
-// t after now counts as now: a frame the emulator delivered ahead of its
-// time does not wait for it (waiting would cost a wake-up a frame, and
-// the frame would fill the queue ahead of its time).
+// frame the emulator delivered ahead of its time starts at t in the
+// link's schedule: within the burst it leaves at once, further ahead it
+// waits in its queue until the burst reaches it; either way it arrives
+// on time.
 func (s *Shaper) RestartAt(t, nowNs int64) {
 	if s.psPerByte == 0 {
 		return
 	}
-	start := max(min(t, nowNs)*1000, nowNs*1000-s.catchupPs)
+	start := max(t*1000, nowNs*1000-s.catchupPs)
 	if s.freePs < start {
 		s.freePs = start
 	}

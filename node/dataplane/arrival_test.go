@@ -24,7 +24,10 @@ type chainRig struct {
 	patched bool
 }
 
-func newChainRig(t *testing.T, patched bool) *chainRig {
+// early shortens A's hold on its link by that much, as steering does
+// when the emulator's latency on the hop is less than the hold leaves
+// for it: A delivers every frame to B that early.
+func newChainRig(t *testing.T, patched bool, early time.Duration) *chainRig {
 	r := &chainRig{inMem: make([]byte, 2*tRing*tFrame), patched: patched}
 	var mem [3][]byte
 	for i := range mem {
@@ -48,9 +51,11 @@ func newChainRig(t *testing.T, patched bool) *chainRig {
 	_, cOut := pipe.New(make([]byte, tFrame), mem[2], tRing)
 	r.rec = &recorder{mem: mem[2], now: &r.now}
 	ports := [3][]PortSpec{
-		{{Name: "in", IO: near}, {Name: "link", IO: abA, RateBps: linkRate, Delay: linkDelay}},
-		{{Name: "from-a", IO: abB}, {Name: "to-c", IO: bcB, RateBps: linkRate, Delay: linkDelay}},
-		{{Name: "from-b", IO: bcC}, {Name: "out", IO: cOut}},
+		{{Name: "in", IO: near}, {Name: "link", IO: abA, RateBps: linkRate, Delay: linkDelay - early, MaxDelay: linkDelay}},
+		// A receiving end knows its cable's model delay (how early a
+		// frame's time may be), as a lab's ports of one cable do.
+		{{Name: "from-a", IO: abB, MaxDelay: linkDelay}, {Name: "to-c", IO: bcB, RateBps: linkRate, Delay: linkDelay}},
+		{{Name: "from-b", IO: bcC, MaxDelay: linkDelay}, {Name: "out", IO: cOut}},
 	}
 	hs := [3]Handler{forward{}, forward{}, r.rec}
 	for i := range r.e {
@@ -105,8 +110,11 @@ func (r *chainRig) run() {
 // A frame the emulator delivered late to a relay over a cable in memory
 // leaves the relay as if it had arrived on time: the lateness is made up
 // at the next hop instead of adding up along the path (up to the
-// shaper's catch-up bound: queues.TestShaperRestartAt). Over a veth (no
-// model time carried) the lateness stays.
+// shaper's catch-up bound: queues.TestShaperRestartAt). One it delivered
+// early leaves as if on time too, scheduled in the relay's link at its
+// time.
+// Over a veth (no model time carried) the lateness and the earliness
+// stay.
 func TestLateArrivalMadeUpAtNextHop(t *testing.T) {
 	const size = 1000
 	ser := int64((size + 24) * 8 * int64(time.Second) / linkRate) // 819.2 µs
@@ -115,18 +123,25 @@ func TestLateArrivalMadeUpAtNextHop(t *testing.T) {
 		name    string
 		patched bool
 		late    int64 // B first served this long after the frame reached it
+		early   time.Duration
 		want    int64 // the frame's arrival at C
 	}{
-		{"punctual, patched", true, 0, 2 * hop},
-		{"punctual, veth", false, 0, 2 * hop},
-		{"late relay, patched", true, 700 * int64(time.Microsecond), 2 * hop},
-		{"late relay, veth", false, 700 * int64(time.Microsecond), 2*hop + 700*int64(time.Microsecond)},
+		{"punctual, patched", true, 0, 0, 2 * hop},
+		{"punctual, veth", false, 0, 0, 2 * hop},
+		{"late relay, patched", true, 700 * int64(time.Microsecond), 0, 2 * hop},
+		{"late relay, veth", false, 700 * int64(time.Microsecond), 0, 2*hop + 700*int64(time.Microsecond)},
 		// Later than the next hop's whole time: the frame leaves B's
 		// delay line as soon as B gets to it.
-		{"later than the next hop, patched", true, 2 * hop, 3 * hop},
+		{"later than the next hop, patched", true, 2 * hop, 0, 3 * hop},
+		// Early by less than the shaper's burst, and by more.
+		{"early, patched", true, 0, 50 * time.Microsecond, 2 * hop},
+		{"early, veth", false, 0, 50 * time.Microsecond, 2*hop - 50*int64(time.Microsecond)},
+		// Held in B's queue until the burst reaches its time.
+		{"early beyond the burst, patched", true, 0, 300 * time.Microsecond, 2 * hop},
+		{"early beyond the burst, veth", false, 0, 300 * time.Microsecond, 2*hop - 300*int64(time.Microsecond)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newChainRig(t, tc.patched)
+			r := newChainRig(t, tc.patched, tc.early)
 			if tc.late > 0 {
 				r.stallB = [2]int64{1, hop + tc.late}
 			}
@@ -153,7 +168,7 @@ func TestArrivedAt(t *testing.T) {
 		{"none", 0, 0},
 		{"on time", uint32(now), now},
 		{"late", uint32(now - 700_000), now - 700_000},
-		{"early, within the link's delay", uint32(now + link), now},
+		{"early, within the link's delay", uint32(now + link), now + link},
 		{"too early", uint32(now + link + 1), 0},
 		{"beyond 2^31 ns", uint32(now - 1<<31 - 1), 0},
 	} {
@@ -245,7 +260,9 @@ func (s *lateSource) Produce(now int64) int {
 // A frame a node's source made late, whose time in the model it knows (a
 // paced flow's slot), leaves as if made on time (Engine.SendAt): the
 // worker's lateness in making it costs the link nothing, up to the
-// shaper's catch-up bound. A time not in the past is now.
+// shaper's catch-up bound, and never before its queue's pause ended. A
+// time ahead of now (an ACK that arrived early let it go) is kept too:
+// the frame starts then in the link's schedule.
 func TestSendAtStartsFromItsTime(t *testing.T) {
 	const size = 1000
 	ser := int64((size + 24) * 8 * int64(time.Second) / linkRate)
@@ -260,11 +277,11 @@ func TestSendAtStartsFromItsTime(t *testing.T) {
 	}{
 		{"made late, its time known", 0, 0, 2 * hop},
 		{"made late, no time", -1, 0, late + 2*hop},
-		{"a time ahead of now", late + 100, 0, late + 2*hop},
+		{"a time ahead of now", late + 100, 0, late + 100 + 2*hop},
 		{"a pause lifted after its time", 0, 300 * int64(time.Microsecond), 300*int64(time.Microsecond) + 2*hop},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newChainRig(t, true)
+			r := newChainRig(t, true, 0)
 			at := int64(0)
 			if tc.at >= 0 {
 				at = base + tc.at

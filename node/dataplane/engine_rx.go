@@ -123,13 +123,15 @@ func (e *Engine) receive(in int, p *port, max int) int {
 }
 
 // arrivedAt is the engine time a frame received at now arrived in the
-// model, from the low 32 bits of it its timed port carried (TimedIO), or
-// now if that is later: the emulator's lateness is made up, a frame it
-// delivered early (a hold the probes shortened releases a frame up to
-// the link's delay early) is not held back. 0 (unknown) when the bits
-// are 0, or put the arrival more than the link's delay ahead of now or
-// more than 2^31 ns behind. How far behind it may count is the shaper's
-// to bound (queues.Shaper.RestartAt).
+// model, from the low 32 bits of it its timed port carried (TimedIO):
+// before now when the emulator delivered it late, whose lateness is then
+// made up; after now when it delivered it early (a hold the probes
+// shortened releases a frame up to the link's delay early), which what
+// the frame causes then waits for (its forwarding starts in the shaper's
+// schedule at that time, a flow's end is recorded at it). 0 (unknown)
+// when the bits are 0, or put the arrival more than the link's delay
+// ahead of now or more than 2^31 ns behind. How far behind it may count
+// is the shaper's to bound (queues.Shaper.RestartAt).
 func arrivedAt(stamp uint32, now, linkNs int64) int64 {
 	if stamp == 0 {
 		return 0
@@ -138,7 +140,7 @@ func arrivedAt(stamp uint32, now, linkNs int64) int64 {
 	if d > linkNs {
 		return 0
 	}
-	return max(now+min(d, 0), 1)
+	return max(now+d, 1)
 }
 
 // refill tops up p's fill ring from the free frames; the port still needs
