@@ -70,9 +70,10 @@ func (e *Engine) Arrived() int64 {
 // on transmit, the cable copies them to the receiver's descriptor, and
 // the receiver starts what the frame causes (its forwarding, the signals
 // and ACKs it makes) from that time rather than from when the worker got
-// to it, if the worker was late. The emulator's lateness in delivering a
-// frame is then made up at the next hop instead of adding up along the
-// path (engine_tx.go, admit); a frame delivered early is not held back.
+// to it, late or early. The emulator's lateness and earliness in
+// delivering a frame are then made up at the next hop instead of adding
+// up along the path (engine_tx.go, admit; an early frame's forwarding
+// starts at its time in the port's schedule, queues.Shaper.RestartAt).
 // A kernel socket carries no such time: Options mean something to it.
 type TimedIO interface {
 	PortIO
