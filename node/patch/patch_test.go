@@ -330,3 +330,33 @@ func BenchmarkPatchFrame(b *testing.B) {
 		r.cross(bt)
 	}
 }
+
+// BenchmarkPatchFrameCold is BenchmarkPatchFrame with frames that waited:
+// each batch is sent from chunks spread over 256 MiB of the sender's
+// memory, as a lab's frames leave from queues and delay lines where they
+// sat for milliseconds, long out of the CPU's caches. The copy then
+// costs what reading the frame from memory costs.
+func BenchmarkPatchFrameCold(b *testing.B) {
+	r := newRig(b)
+	const n = 8
+	bt := r.newBatch(n)
+	big := make([]byte, 256<<20)
+	for i := 0; i < len(big); i += 4096 {
+		big[i] = 1
+	}
+	r.a.mem = big
+	chunks := uint64(len(big) / tChunk)
+	x := uint64(88172645463325252)
+	b.ReportAllocs()
+	b.SetBytes(1000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i += n {
+		for j := range bt.descs {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			bt.descs[j].Addr = (x % chunks) * tChunk
+		}
+		r.cross(bt)
+	}
+}
