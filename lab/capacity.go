@@ -68,7 +68,9 @@ type Capacity struct {
 	HopsPerTargetMs float64 `json:"hops_per_target_ms"`
 	// The emulator's own latency: per hop on the idle lab (lab up's
 	// delay-line calibration), the run's p99 one-hop RTT error against
-	// the model's, and its p99 flow-start lag in the target's time.
+	// the model's, and its p99 flow-start lag in the target's time. A
+	// worker replays what it was late for in the model's order
+	// (dataplane.MaxReplay), so within that the latency per hop is 0.
 	IdlePerHop  time.Duration `json:"idle_per_hop_ns"`
 	RTTErrorP99 float64       `json:"rtt_error_p99"`
 	StartLagP99 time.Duration `json:"start_lag_p99_target_ns"`

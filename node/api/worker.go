@@ -50,6 +50,12 @@ type WorkerCounters struct {
 	// bound.
 	LateWakes     uint64 `json:"late_wakes"`
 	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
+	// Replays counts the steps the thread took as of a time before its
+	// clock: a deadline or a frame it got to late, stepped in the order
+	// of the model's time (dataplane.MaxReplay); MaxReplayNs is the
+	// furthest back one went.
+	Replays     uint64 `json:"replays"`
+	MaxReplayNs int64  `json:"max_replay_ns"`
 	// Disarms counts the times the thread, busy for dataplane.DisarmAfter
 	// (5 ms) without sleeping, took its sockets out of its epoll set
 	// (they go back before it sleeps).

@@ -7,9 +7,21 @@ package dataplane
 import "time"
 
 // step is one round of the engine on its worker (see the top of
-// engine.go); it returns how many frames it received, produced or
-// transmitted.
-func (e *Engine) step(now int64) int {
+// engine.go) at now, its worker's clock; it returns how many frames it
+// received, produced or transmitted.
+func (e *Engine) step(now int64) int { return e.stepAt(now, false) }
+
+// stepAt is step as of t. A replay is a step as of a time before the
+// worker's clock (a late worker serving its engines' deadlines in their
+// order, worker.go): the whole step, its timers, handlers and
+// transmissions, sees t as the time, as a punctual worker's would have.
+func (e *Engine) stepAt(t int64, replay bool) int {
+	now := t
+	e.replay = replay
+	if replay {
+		// The timers and the probes read the clock too.
+		e.passNow.Store(now + 1)
+	}
 	if e.probing && now >= e.nextProbe {
 		e.sendProbes()
 		e.nextProbe = now + e.probeEvery
@@ -25,6 +37,7 @@ func (e *Engine) step(now int64) int {
 	}
 	e.timersKnown = false
 	moved, now := e.passAt(now)
+	e.replay = false
 	if e.poked.Load() {
 		e.poked.Store(false)
 		t := e.Now()
@@ -82,7 +95,7 @@ func (e *Engine) passAt(now int64) (int, int64) {
 			e.refill(p)
 		}
 	}
-	if moved > 0 {
+	if moved > 0 && !e.replay {
 		e.passNow.Store(0)
 		now = e.Now()
 		e.passNow.Store(now + 1)

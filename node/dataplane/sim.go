@@ -19,9 +19,10 @@ import (
 // since the link's serialisation and delay are the sender's port's
 // (shaper and delay line), as on a worker; so a Sim's engines are never
 // late, nothing depends on the machine's speed or scheduling, and a run
-// is deterministic: the engines step in the order they were added and
-// events run in time order, those of one time in the order they were
-// scheduled.
+// is deterministic: the engines step as a worker's round steps them (in
+// the order of when they got their work, those of one time in the order
+// they were added; serve) and events run in time order, those of one
+// time in the order they were scheduled.
 //
 // Everything happens on the goroutine that calls RunUntil (and its
 // relatives): the engines' steps, the events' functions, and the
@@ -32,25 +33,15 @@ import (
 // not safe for concurrent use.
 type Sim struct {
 	now     int64
-	engines []*simEngine
+	engines []*slot
 	events  eventHeap
 	seq     uint64
 	steps   uint64
-	// anyDirty: some engine was notified since the last look.
-	anyDirty bool
 	// slack: deadlines are served this late (SetSlack).
 	slack int64
-}
-
-type simEngine struct {
-	e *Engine
-	// dirty: frames arrived at one of its ports, it moved frames in its
-	// last step, or the caller may have changed it.
-	dirty    bool
-	deadline int64 // after its last step; -1: none
-	// poll: a port does not notify arrivals, so the engine steps in
-	// every round of every instant.
-	poll bool
+	// at: the time of the step under way (serve), from which the
+	// engines it gives frames to have them; -1 between steps.
+	at int64
 }
 
 // maxRounds bounds the rounds of steps at one instant: an engine that
@@ -60,7 +51,7 @@ type simEngine struct {
 const maxRounds = 1000
 
 // NewSim returns a Sim at time 0 with no engines.
-func NewSim() *Sim { return &Sim{} }
+func NewSim() *Sim { return &Sim{at: -1} }
 
 // Add puts e on the sim: e's clock becomes the sim's, and e begins (its
 // ports get their receive frames; Ready closes). e must not have run on
@@ -71,10 +62,16 @@ func (s *Sim) Add(e *Engine) error {
 	if e.begun || e.w != nil || e.running.Load() {
 		return errors.New("dataplane: sim: the engine has already run")
 	}
-	se := &simEngine{e: e, dirty: true, deadline: -1}
+	se := &slot{e: e, hot: true, at: s.now, deadline: -1}
 	for _, p := range e.ports {
 		if n, ok := p.io.(notifyPort); ok {
-			n.SetNotify(func() { se.dirty = true; s.anyDirty = true })
+			n.SetNotify(func() {
+				if s.at >= 0 {
+					se.mark(s.at)
+				} else {
+					se.mark(s.now) // an event's frames
+				}
+			})
 		} else {
 			se.poll = true
 		}
@@ -87,8 +84,9 @@ func (s *Sim) Add(e *Engine) error {
 
 // SetSlack has the sim serve every engine deadline d late, as a worker
 // that sleeps wakes its slack after the earliest deadline
-// (WorkerOptions.Slack): a test of what the engines make up of a
-// worker's lateness. Frames and events are still served at once.
+// (WorkerOptions.Slack), and steps what is due then as a worker does
+// (serve): a test of what the engines and the worker's order make up of
+// a worker's lateness. Frames and events are still served at once.
 // 0, the default, is punctual.
 func (s *Sim) SetSlack(d time.Duration) { s.slack = max(0, int64(d)) }
 
@@ -127,7 +125,7 @@ func (s *Sim) RunUntilDone(t int64, done func() bool) bool { return s.run(t, don
 func (s *Sim) run(t int64, done func() bool) bool {
 	// The caller may have changed any engine since the last run.
 	for _, se := range s.engines {
-		se.dirty = true
+		se.mark(s.now)
 	}
 	for {
 		s.instant()
@@ -165,7 +163,7 @@ func (s *Sim) instant() {
 		}
 		if ran {
 			for _, se := range s.engines {
-				se.dirty = true
+				se.mark(s.now)
 			}
 		}
 		s.settle()
@@ -175,44 +173,40 @@ func (s *Sim) instant() {
 	}
 }
 
-// settle steps the engines whose deadline has come, and then those with
-// work (and those that poll, every round), in their order, round after
-// round until none moves a frame.
+// settle steps the engines with work, as a worker's round does (serve):
+// those whose deadline has come and those frames reached, in the order
+// of when they got it, and those that poll; round after round until
+// none moves a frame.
 func (s *Sim) settle() {
-	for round := 0; ; round++ {
-		if round == maxRounds {
-			// Left for the next nanosecond (maxRounds).
-			return
-		}
-		s.anyDirty = false
-		stepped := false
+	for round := 0; round < maxRounds; round++ {
+		n, _ := serve(s.engines, s.now, stepsPerEngine*len(s.engines)+1, s.step, func(int64) {})
 		for _, se := range s.engines {
-			due := se.poll || round == 0 && se.deadline >= 0 && se.deadline <= s.now
-			if !se.dirty && !due {
-				continue
+			if se.poll {
+				s.step(se, s.now)
+				n++
 			}
-			se.dirty = false
-			stepped = true
-			s.steps++
-			moved := se.e.step(s.now)
-			// An engine that moved frames may have more (a batch's limit,
-			// frames its source queued).
-			if moved > 0 {
-				se.dirty = true
-			}
-			se.deadline = se.e.deadline(s.now)
 		}
-		if !stepped {
-			return
-		}
-		more := s.anyDirty
+		more := false
 		for _, se := range s.engines {
-			more = more || se.dirty
+			_, ok := se.key(s.now)
+			more = more || ok
 		}
-		if !more {
+		if n == 0 || !more {
 			return
 		}
 	}
+	// Left for the next nanosecond (maxRounds).
+}
+
+func (s *Sim) step(se *slot, at int64) {
+	s.steps++
+	s.at = at
+	moved := se.e.stepAt(at, at < s.now)
+	s.at = -1
+	// An engine that moved frames may have more (a batch's limit,
+	// frames its source queued).
+	se.hot, se.at, se.last = moved > 0, at, at
+	se.deadline = se.e.deadline(at)
 }
 
 type event struct {

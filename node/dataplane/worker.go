@@ -5,13 +5,17 @@ package dataplane
 //
 //  1. apply engines added or removed since the last round;
 //  2. step every engine that has work: one of its ports is readable (the
-//     poller said so), it moved frames in its last step (it may have
-//     more), a control request poked it, or its next deadline (shaper,
-//     delay line, pause expiry, timer, watchdog) has come; each step is
-//     the engine's receive -> forward -> egress -> transmit pass;
+//     poller said so, or a patched cable reached it during this round),
+//     it moved frames in its last step (it may have more), a control
+//     request poked it, or its next deadline (shaper, delay line, pause
+//     expiry, timer, watchdog) has come; each step is the engine's
+//     receive -> forward -> egress -> transmit pass. The steps go in the
+//     order of when each engine got its work, each as of that time
+//     (serve, order.go): deadlines that came while the worker slept are
+//     replayed as a punctual worker would have served them, and an
+//     engine a cable reached steps as of the step that sent the frame;
 //  3. if frames moved, ask the poller (without blocking) which ports became
-//     readable — a frame one engine sent often lands at another engine of
-//     the same worker — and go round again;
+//     readable and go round again;
 //  4. otherwise, while frames arrive from the kernel (a port with a file
 //     descriptor was readable within the last KernelQuiet), keep polling
 //     without blocking for the poll budget after the last work found (a
@@ -122,12 +126,6 @@ type Worker struct {
 	st      workerCounters
 }
 
-type slot struct {
-	e        *Engine
-	deadline int64 // worker time of the engine's next deadline, -1: none
-	hot      bool  // moved frames in its last step
-}
-
 // workerOp adds (add) or removes an engine on the worker goroutine; done
 // receives the result.
 type workerOp struct {
@@ -145,6 +143,8 @@ type workerCounters struct {
 	maxRoundNs                   atomic.Int64
 	lateWakes                    atomic.Uint64
 	maxWakeLateNs                atomic.Int64
+	replays                      atomic.Uint64
+	maxReplayNs                  atomic.Int64
 	yields                       atomic.Uint64
 	priority                     atomic.Int64
 }
@@ -289,6 +289,25 @@ func token(slot, port int) int32 { return int32(slot<<portBits | port) }
 
 func fromToken(t int32) (slot, port int) { return int(t) >> portBits, int(t) & (MaxPorts - 1) }
 
+// markReady marks the engines whose ports the poller found readable, or
+// a cable reached since, as having frames from v (serve).
+func (w *Worker) markReady(v int64) {
+	w.ready = w.poll.takePending(w.ready)
+	for _, tok := range w.ready {
+		i, port := fromToken(tok)
+		if i < len(w.slots) && w.slots[i] != nil {
+			w.slots[i].mark(v)
+			w.slots[i].e.readable(port)
+		}
+	}
+	w.ready = w.ready[:0]
+}
+
+// stepsPerEngine bounds a round's steps (serve's limit) to this many per
+// engine: a round that replays more leaves the rest to the next, after
+// the poller has been looked at.
+const stepsPerEngine = 4
+
 // Stop asks Run to return; safe from any goroutine.
 func (w *Worker) Stop() {
 	w.stop.Store(true)
@@ -316,7 +335,8 @@ func (w *Worker) Stats() WorkerStats {
 		WorkerCounters: api.WorkerCounters{
 			Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
 			BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
-			LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(), Disarms: w.disarms.Load(),
+			LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(),
+			Replays: w.st.replays.Load(), MaxReplayNs: w.st.maxReplayNs.Load(), Disarms: w.disarms.Load(),
 			ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load(),
 			Priority: int(w.st.priority.Load()), PriorityError: prioErr, Yields: w.st.yields.Load()}}
 }
@@ -412,15 +432,8 @@ func (w *Worker) loop() error {
 			w.applyOps()
 		}
 		w.st.rounds.Add(1)
-		for _, tok := range w.ready {
-			i, port := fromToken(tok)
-			if i < len(w.slots) && w.slots[i] != nil {
-				w.slots[i].hot = true
-				w.slots[i].e.readable(port)
-			}
-		}
-		w.ready = w.ready[:0]
 		now := w.Now()
+		w.markReady(now)
 		if w.wokeAt < 0 {
 			w.wokeAt = now
 		}
@@ -435,28 +448,48 @@ func (w *Worker) loop() error {
 		}
 		t := now
 		moved, engines := 0, 0
+		for _, s := range w.slots {
+			if s != nil {
+				engines++
+			}
+		}
+		serve(w.slots, now, stepsPerEngine*engines+1, func(s *slot, at int64) {
+			e := s.e
+			replay := at < now
+			if replay {
+				w.st.replays.Add(1)
+				if late := t - at; late > w.st.maxReplayNs.Load() {
+					w.st.maxReplayNs.Store(late)
+				}
+			} else {
+				at = t // the worker's clock: a step with nothing older
+			}
+			poked := e.poked.Load()
+			m := e.stepAt(at, replay)
+			end := w.Now()
+			e.busyNs += end - t
+			w.st.busyNs.Add(end - t)
+			w.st.steps.Add(1)
+			if end-t > w.st.maxStepNs.Load() {
+				w.st.maxStepNs.Store(end - t)
+			}
+			t = end
+			s.hot, s.at, s.last = m > 0, at, at
+			if poked || !replay {
+				// Its control calls, and a step at the worker's clock,
+				// read the clock: the engine has seen that time.
+				s.last = end
+			}
+			if replay {
+				s.deadline = e.deadline(at)
+			} else {
+				s.deadline = e.deadline(end)
+			}
+			moved += m
+		}, w.markReady)
 		next := int64(-1)
 		for _, s := range w.slots {
-			if s == nil {
-				continue
-			}
-			engines++
-			e := s.e
-			if s.hot || e.poked.Load() || (s.deadline >= 0 && s.deadline <= t) {
-				m := e.step(t)
-				end := w.Now()
-				e.busyNs += end - t
-				w.st.busyNs.Add(end - t)
-				w.st.steps.Add(1)
-				if end-t > w.st.maxStepNs.Load() {
-					w.st.maxStepNs.Store(end - t)
-				}
-				t = end
-				s.hot = m > 0
-				s.deadline = e.deadline(t)
-				moved += m
-			}
-			if s.deadline >= 0 && (next < 0 || s.deadline < next) {
+			if s != nil && s.deadline >= 0 && (next < 0 || s.deadline < next) {
 				next = s.deadline
 			}
 		}

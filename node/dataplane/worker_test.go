@@ -315,7 +315,7 @@ func TestWorkerStatsJSON(t *testing.T) {
 	st.Name, st.Tid, st.Engines = "w0", 1, 2
 	st.Rounds, st.Steps, st.Polls, st.Sleeps, st.BusyNs = 3, 4, 5, 6, 7
 	st.MaxStepNs, st.MaxRoundNs, st.ControlNs, st.MaxControlNs = 8, 9, 10, 11
-	st.LateWakes, st.MaxWakeLateNs, st.Disarms = 12, 13, 14
+	st.LateWakes, st.MaxWakeLateNs, st.Replays, st.MaxReplayNs, st.Disarms = 12, 13, 17, 18, 14
 	st.Priority, st.Yields = 15, 16
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -324,9 +324,85 @@ func TestWorkerStatsJSON(t *testing.T) {
 	want := `{"name":"w0","tid":1,"engines":2,` +
 		`"rounds":3,"steps":4,"polls":5,"sleeps":6,"busy_ns":7,` +
 		`"max_step_ns":8,"max_round_ns":9,"control_ns":10,"max_control_ns":11,` +
-		`"late_wakes":12,"max_wake_late_ns":13,"disarms":14,` +
+		`"late_wakes":12,"max_wake_late_ns":13,"replays":17,"max_replay_ns":18,"disarms":14,` +
 		`"priority":15,"yields":16}`
 	if string(b) != want {
 		t.Errorf("WorkerStats JSON\n got %s\nwant %s", b, want)
+	}
+}
+
+// tickLog is a Timer due once, at due, that logs its tick in a log shared
+// with others.
+type tickLog struct {
+	name string
+	due  int64 // -1: not due
+	log  *[]string
+}
+
+func (k *tickLog) NextTick() int64 { return k.due }
+
+func (k *tickLog) Tick(now int64) {
+	*k.log = append(*k.log, fmt.Sprintf("%s at %+d", k.name, now-k.due))
+	k.due = -1
+}
+
+// A worker that serves several deadlines with one late wake-up steps its
+// engines in the order of their deadlines, each as of its own: the
+// second engine's timer, due 50 µs before the first's, ticks first, and
+// each ticks at its time in the model, not when the worker woke (its
+// slack, 300 µs, after the first).
+func TestWorkerReplaysInOrder(t *testing.T) {
+	const slack = 300 * time.Microsecond
+	for attempt := 1; ; attempt++ {
+		w, err := NewWorker(WorkerOptions{Name: "replay", Slack: slack, PollBudget: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var log []string
+		var ks []*tickLog
+		var engines []*Engine
+		for _, name := range []string{"first", "second"} {
+			mem := make([]byte, (4*tRing+256)*tFrame)
+			_, near := pipe.New(make([]byte, 2*tRing*tFrame), mem, tRing)
+			e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing},
+				[]PortSpec{{Name: "in", IO: near}}, forward{}, Options{BufferBytes: 1 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := &tickLog{name: name, due: -1, log: &log}
+			e.AddTimer(k)
+			if err := w.Add(e); err != nil {
+				t.Fatal(err)
+			}
+			ks, engines = append(ks, k), append(engines, e)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		base := w.Now() + int64(20*time.Millisecond)
+		engines[0].Call(func() { ks[0].due = base + int64(100*time.Microsecond) })
+		engines[1].Call(func() { ks[1].due = base + int64(50*time.Microsecond) })
+		time.Sleep(50 * time.Millisecond)
+		var got []string
+		engines[0].Call(func() { got = append(got, log...) })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		st := w.Stats()
+		want := []string{"second at +0", "first at +0"}
+		if fmt.Sprint(got) == fmt.Sprint(want) && st.Replays > 0 {
+			return
+		}
+		// The replay goes back at most MaxReplay: a wake-up later than
+		// that is the machine's lateness, not the order's.
+		if late := time.Duration(st.MaxWakeLateNs); late > MaxReplay-slack-50*time.Microsecond {
+			if attempt < 3 {
+				continue
+			}
+			t.Fatalf("the worker woke up to %v late in 3 attempts (a replay goes back %v): the machine was late", late, MaxReplay)
+		}
+		t.Fatalf("ticks %v (%d replays), want %v", got, st.Replays, want)
 	}
 }

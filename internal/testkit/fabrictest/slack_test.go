@@ -13,17 +13,21 @@ import (
 )
 
 // A flow alone completes in the store-and-forward ideal whether its nodes
-// are served on time or late: with every deadline served up to 40% of a
-// packet time late (a worker's slack), the NIC's paced packets keep their
-// link's schedule (Engine.SendAt), each relay starts a frame from its
-// time in the model (the cables carry it), and the NIC records the end at
-// the last ACK's arrival. Over 2 and 4 links, flows of 1 to 256 packets.
+// are served on time or late: with every deadline served 40% of a packet
+// time late (a worker's slack), 1.13 packet times (the lab's slack at
+// D = 1,000 and 5,000) or 3, the late worker steps its engines in the
+// order of the model's time, each as of when it got its work (serve), so
+// a receiver's ACK timer goes off after the data that reached it first;
+// the NIC's paced packets keep their link's schedule (Engine.SendAt),
+// each relay starts a frame from its time in the model (the cables carry
+// it), and the NIC records the end at the last ACK's arrival. Over 2 and
+// 4 links, flows of 1 to 256 packets.
 func TestFlowAloneExactWhenLate(t *testing.T) {
 	f := rdmaFabric(t, 0)
 	w := workload.Wire{Rate: rdmaRate, Payload: api.DefaultRDMAMTU, Overhead: transport.DefaultWireOverhead,
 		Ack: transport.DefaultWireOverhead + roce.AETHLen}
 	pkt := time.Duration(float64(api.DefaultRDMAMTU+transport.DefaultWireOverhead) * 8 / rdmaRate * float64(time.Second))
-	for _, slack := range []time.Duration{0, pkt * 4 / 10} {
+	for _, slack := range []time.Duration{0, pkt * 4 / 10, pkt * 113 / 100, pkt * 3} {
 		f.Sim.SetSlack(slack)
 		for _, mode := range []string{"lossless", "irn"} {
 			for _, dst := range []int{1, 3} {
@@ -43,8 +47,9 @@ func TestFlowAloneExactWhenLate(t *testing.T) {
 
 // A flow its window holds to a few packets, sent as its ACKs come back,
 // completes in the same time whether its nodes are served on time or
-// late: a packet an ACK let go leaves as of the ACK's arrival in the
-// model. IRN with a window of 3 packets, over 2 and 4 links.
+// late (up to 3 packet times): a packet an ACK let go leaves as of the
+// ACK's arrival in the model. IRN with a window of 3 packets, over 2 and
+// 4 links.
 func TestAckClockedFlowSameWhenLate(t *testing.T) {
 	f := rdmaFabric(t, 0)
 	p := hostd.TransportParams(scale.Model{Target: scale.Native(rdmaRate), D: 1}, rdmaRate)
@@ -56,7 +61,7 @@ func TestAckClockedFlowSameWhenLate(t *testing.T) {
 	}
 	pkt := time.Duration(float64(api.DefaultRDMAMTU+transport.DefaultWireOverhead) * 8 / rdmaRate * float64(time.Second))
 	fct := map[[2]int64]time.Duration{}
-	for _, slack := range []time.Duration{0, pkt * 4 / 10} {
+	for _, slack := range []time.Duration{0, pkt * 4 / 10, pkt * 113 / 100, pkt * 3} {
 		f.Sim.SetSlack(slack)
 		for _, dst := range []int{1, 3} {
 			for _, size := range []int64{10 << 10, 100 << 10} {
