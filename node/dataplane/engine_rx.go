@@ -14,6 +14,17 @@ func (e *Engine) readable(i int) {
 	}
 }
 
+// rxPending reports whether a port may hold received frames its last
+// receive left (it stopped at a full batch) or its worker reported since.
+func (e *Engine) rxPending() bool {
+	for _, p := range e.ports {
+		if p.rxReady {
+			return true
+		}
+	}
+	return false
+}
+
 // readableAll marks every port as maybe holding received frames.
 func (e *Engine) readableAll() {
 	for _, p := range e.ports {

@@ -3,7 +3,10 @@ package dataplane
 // The order in which a worker (and a Sim) steps its engines: the order of
 // the times they got their work.
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // MaxReplay is how far behind its clock a late worker replays its
 // engines' work in the order of the model's time (serve). A worker
@@ -18,9 +21,10 @@ const MaxReplay = time.Millisecond
 type slot struct {
 	e        *Engine
 	deadline int64 // the engine's next deadline, -1: none
-	// hot: frames arrived at one of its ports, it moved frames in its
-	// last step, or (a Sim's) its caller may have changed it; at is
-	// when, in the order's time (the serve that marked it).
+	// hot: frames arrived at one of its ports (or its last receive
+	// stopped at a full batch), a control request came, or (a Sim's)
+	// its caller may have changed it; at is when, in the order's time
+	// (the step that marked it).
 	hot bool
 	at  int64
 	// last is the time of its last step: an engine's clock never goes
@@ -31,64 +35,118 @@ type slot struct {
 	poll bool
 }
 
-// mark gives s work from time v, unless it had some from earlier.
-func (s *slot) mark(v int64) {
-	if !s.hot {
+// never is the key of a slot without work (order's keys).
+const never = math.MaxInt64
+
+// order is a worker's (or Sim's) engines as serve steps them: their
+// slots, nil where an engine left, and each slot's key, kept beside
+// them so that finding the next engine to step reads one array.
+type order struct {
+	slots []*slot
+	// keys[i] is when slots[i] got the work it has, the earlier of its
+	// deadline and the time it was marked (hot), times 2, plus 1 for a
+	// mark: of one time, the deadlines come first, so that the frames
+	// several engines deliver at one time are all at their receiver
+	// when it steps (it takes them side by side, as a switch does
+	// frames arriving together). never without either.
+	keys []int64
+	// batch: the slots of the least key, which serve steps in turn.
+	batch []int
+}
+
+// free returns the index of a free slot, adding one if none is.
+func (o *order) free() int {
+	i := 0
+	for i < len(o.slots) && o.slots[i] != nil {
+		i++
+	}
+	if i == len(o.slots) {
+		o.slots = append(o.slots, nil)
+		o.keys = append(o.keys, never)
+	}
+	return i
+}
+
+// set puts s in slot i.
+func (o *order) set(i int, s *slot) {
+	o.slots[i] = s
+	o.update(i)
+}
+
+// remove frees slot i.
+func (o *order) remove(i int) {
+	o.slots[i] = nil
+	o.keys[i] = never
+}
+
+// mark gives slot i work from time v, unless it had some from earlier.
+func (o *order) mark(i int, v int64) {
+	if s := o.slots[i]; s != nil && !s.hot {
 		s.hot, s.at = true, v
+		o.update(i)
 	}
 }
 
-// key is when s got the work it has at now, and whether it has any: its
-// deadline if that has come, the time it was marked, now for a control
-// request.
-func (s *slot) key(now int64) (int64, bool) {
-	k, ok := int64(0), false
-	if s.hot {
-		k, ok = s.at, true
+// update sets slot i's key from its state.
+func (o *order) update(i int) {
+	s, k := o.slots[i], int64(never)
+	if s != nil {
+		if s.hot {
+			k = 2*s.at + 1
+		}
+		if s.deadline >= 0 && 2*s.deadline < k {
+			k = 2 * s.deadline
+		}
 	}
-	if s.deadline >= 0 && s.deadline <= now && (!ok || s.deadline < k) {
-		k, ok = s.deadline, true
-	}
-	if !ok && s.e.poked.Load() {
-		k, ok = now, true
-	}
-	return k, ok
+	o.keys[i] = k
 }
 
-// serve steps the engines of slots that have work at now, at most limit
-// steps, one at a time in the order of when they got it: the earliest
+// serve steps the engines that have work at now, at most limit steps,
+// one at a time in the order of when they got it: the earliest
 // deadline, or the earliest time frames reached an engine, first. Each
 // steps as of that time (never before the last step's, its own last
-// step's, nor now - MaxReplay): a late worker, or one whose engines' deadlines fell
-// within its slack of each other, steps them as a punctual one would
-// have, so that a receiver's timer due later in the model than a frame
-// another engine delivers to it goes off after the frame, and what each
-// sends is timed from its cause. After each step, mark marks the
-// engines that step gave frames to (frames the worker's cables carried)
-// as of the step's time. step steps s as of at (at < now: a replay) and
-// sets s's deadline, hot and at. serve returns the steps it took and
-// the time of the last.
-func serve(slots []*slot, now int64, limit int, step func(s *slot, at int64), mark func(v int64)) (int, int64) {
+// step's, nor now - MaxReplay): a late worker, or one whose engines'
+// deadlines fell within its slack of each other, steps them as a
+// punctual one would have, so that a receiver's timer due later in the
+// model than a frame another engine delivers to it goes off after the
+// frame, and what each sends is timed from its cause. After each step,
+// marked marks the engines that step gave frames to (frames the
+// worker's cables carried) as of the step's time. step steps s as of at
+// (at < now: a replay) and sets s's deadline, hot and at. serve returns
+// the steps it took.
+func (o *order) serve(now int64, limit int, step func(s *slot, at int64), marked func(v int64)) int {
 	v := now - int64(MaxReplay)
 	steps := 0
 	for steps < limit {
-		var next *slot
-		var key int64
-		for _, s := range slots {
-			if s == nil {
-				continue
-			}
-			if k, ok := s.key(now); ok && (next == nil || k < key) {
-				next, key = s, k
+		// The least key, and every slot that has it.
+		key := int64(never)
+		o.batch = o.batch[:0]
+		for j, k := range o.keys {
+			switch {
+			case k < key:
+				key = k
+				o.batch = append(o.batch[:0], j)
+			case k == key && k != never:
+				o.batch = append(o.batch, j)
 			}
 		}
-		if next == nil {
+		if len(o.batch) == 0 || key>>1 > now {
 			break
 		}
-		v = max(v, min(key, now))
-		steps++
-		step(next, max(v, next.last))
-		mark(v)
+		v = max(v, key>>1)
+		for _, i := range o.batch {
+			if o.keys[i] != key || steps == limit {
+				continue // stepped as another's peer, or left for later
+			}
+			s := o.slots[i]
+			steps++
+			step(s, max(v, s.last))
+			if s.hot {
+				s.at = min(s.at, now) // work it has, however late it stepped
+			}
+			o.update(i)
+			marked(v)
+		}
 	}
-	return steps, v
+	return steps
 }

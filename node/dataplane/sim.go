@@ -32,11 +32,11 @@ import (
 // run steps every engine first, so it sees what they changed. A Sim is
 // not safe for concurrent use.
 type Sim struct {
-	now     int64
-	engines []*slot
-	events  eventHeap
-	seq     uint64
-	steps   uint64
+	now    int64
+	ord    order
+	events eventHeap
+	seq    uint64
+	steps  uint64
 	// slack: deadlines are served this late (SetSlack).
 	slack int64
 	// at: the time of the step under way (serve), from which the
@@ -63,13 +63,14 @@ func (s *Sim) Add(e *Engine) error {
 		return errors.New("dataplane: sim: the engine has already run")
 	}
 	se := &slot{e: e, hot: true, at: s.now, deadline: -1}
+	i := s.ord.free()
 	for _, p := range e.ports {
 		if n, ok := p.io.(notifyPort); ok {
 			n.SetNotify(func() {
 				if s.at >= 0 {
-					se.mark(s.at)
+					s.ord.mark(i, s.at)
 				} else {
-					se.mark(s.now) // an event's frames
+					s.ord.mark(i, s.now) // an event's frames
 				}
 			})
 		} else {
@@ -78,7 +79,7 @@ func (s *Sim) Add(e *Engine) error {
 	}
 	e.clock = func() int64 { return s.now }
 	e.begin()
-	s.engines = append(s.engines, se)
+	s.ord.set(i, se)
 	return nil
 }
 
@@ -124,8 +125,8 @@ func (s *Sim) RunUntilDone(t int64, done func() bool) bool { return s.run(t, don
 
 func (s *Sim) run(t int64, done func() bool) bool {
 	// The caller may have changed any engine since the last run.
-	for _, se := range s.engines {
-		se.mark(s.now)
+	for i := range s.ord.slots {
+		s.ord.mark(i, s.now)
 	}
 	for {
 		s.instant()
@@ -136,7 +137,7 @@ func (s *Sim) run(t int64, done func() bool) bool {
 			return false
 		}
 		next := t
-		for _, se := range s.engines {
+		for _, se := range s.ord.slots {
 			if se.deadline >= 0 && se.deadline+s.slack < next {
 				next = se.deadline + s.slack
 			}
@@ -162,8 +163,8 @@ func (s *Sim) instant() {
 			ran = true
 		}
 		if ran {
-			for _, se := range s.engines {
-				se.mark(s.now)
+			for i := range s.ord.slots {
+				s.ord.mark(i, s.now)
 			}
 		}
 		s.settle()
@@ -179,34 +180,34 @@ func (s *Sim) instant() {
 // none moves a frame.
 func (s *Sim) settle() {
 	for round := 0; round < maxRounds; round++ {
-		n, _ := serve(s.engines, s.now, stepsPerEngine*len(s.engines)+1, s.step, func(int64) {})
-		for _, se := range s.engines {
+		s.ord.serve(s.now, stepsPerEngine*len(s.ord.slots)+1, func(se *slot, at int64) { s.step(se, at) }, func(int64) {})
+		more := false
+		for i, se := range s.ord.slots {
 			if se.poll {
-				s.step(se, s.now)
-				n++
+				more = s.step(se, s.now) > 0 || more
+				s.ord.update(i)
 			}
 		}
-		more := false
-		for _, se := range s.engines {
-			_, ok := se.key(s.now)
-			more = more || ok
+		for _, k := range s.ord.keys {
+			more = more || k <= s.now
 		}
-		if n == 0 || !more {
+		if !more {
 			return
 		}
 	}
 	// Left for the next nanosecond (maxRounds).
 }
 
-func (s *Sim) step(se *slot, at int64) {
+// step steps se as of at and returns the frames it moved.
+func (s *Sim) step(se *slot, at int64) int {
 	s.steps++
 	s.at = at
 	moved := se.e.stepAt(at, at < s.now)
 	s.at = -1
-	// An engine that moved frames may have more (a batch's limit,
-	// frames its source queued).
-	se.hot, se.at, se.last = moved > 0, at, at
+	// One that stopped at a full batch of received frames has more.
+	se.hot, se.at, se.last = moved > 0 && se.e.rxPending(), at, at
 	se.deadline = se.e.deadline(at)
+	return moved
 }
 
 type event struct {

@@ -101,7 +101,7 @@ type Worker struct {
 	opts   WorkerOptions
 	poll   poller
 	epoch  time.Time
-	slots  []*slot // worker goroutine only (before Run: under mu)
+	ord    order // its engines; worker goroutine only (before Run: under mu)
 	ready  []int32
 	budget int64
 	slack  int64
@@ -235,13 +235,13 @@ func (w *Worker) applyOps() {
 func (w *Worker) apply(op workerOp) error {
 	e := op.e
 	if !op.add {
-		for i, s := range w.slots {
+		for i, s := range w.ord.slots {
 			if s != nil && s.e == e {
 				var errs []error
 				for _, p := range e.ports {
 					errs = append(errs, w.poll.unwatch(p.io))
 				}
-				w.slots[i] = nil
+				w.ord.remove(i)
 				e.detach()
 				return errors.Join(errs...)
 			}
@@ -257,13 +257,7 @@ func (w *Worker) apply(op workerOp) error {
 	if e.begun && e.epoch != w.epoch {
 		return fmt.Errorf("dataplane: add: the engine ran on another worker (its clock is that worker's)")
 	}
-	i := 0
-	for i < len(w.slots) && w.slots[i] != nil {
-		i++
-	}
-	if i == len(w.slots) {
-		w.slots = append(w.slots, nil)
-	}
+	i := w.ord.free()
 	for j, p := range e.ports {
 		if err := w.poll.watch(p.io, token(i, j)); err != nil {
 			for _, q := range e.ports[:j] {
@@ -275,7 +269,7 @@ func (w *Worker) apply(op workerOp) error {
 	e.attach(w)
 	// Frames may have arrived before the ports were watched.
 	e.readableAll()
-	w.slots[i] = &slot{e: e, deadline: -1, hot: true}
+	w.ord.set(i, &slot{e: e, deadline: -1, hot: true, at: w.Now()})
 	return nil
 }
 
@@ -295,9 +289,9 @@ func (w *Worker) markReady(v int64) {
 	w.ready = w.poll.takePending(w.ready)
 	for _, tok := range w.ready {
 		i, port := fromToken(tok)
-		if i < len(w.slots) && w.slots[i] != nil {
-			w.slots[i].mark(v)
-			w.slots[i].e.readable(port)
+		if i < len(w.ord.slots) && w.ord.slots[i] != nil {
+			w.ord.mark(i, v)
+			w.ord.slots[i].e.readable(port)
 		}
 	}
 	w.ready = w.ready[:0]
@@ -323,7 +317,7 @@ func (w *Worker) Stats() WorkerStats {
 	n := int(w.engines.Load())
 	if !w.running.Load() {
 		n = 0
-		for _, s := range w.slots {
+		for _, s := range w.ord.slots {
 			if s != nil {
 				n++
 			}
@@ -363,7 +357,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.mu.Lock()
 	w.running.Store(true)
-	for _, s := range w.slots {
+	for _, s := range w.ord.slots {
 		if s != nil {
 			s.e.start()
 		}
@@ -375,7 +369,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		ops := w.ops
 		w.ops = nil
 		w.hasOps.Store(false)
-		for _, s := range w.slots {
+		for _, s := range w.ord.slots {
 			if s != nil {
 				s.e.halt()
 			}
@@ -448,19 +442,24 @@ func (w *Worker) loop() error {
 		}
 		t := now
 		moved, engines := 0, 0
-		for _, s := range w.slots {
+		for i, s := range w.ord.slots {
 			if s != nil {
 				engines++
+				if s.e.poked.Load() {
+					w.ord.mark(i, now) // a control request
+				}
 			}
 		}
-		serve(w.slots, now, stepsPerEngine*engines+1, func(s *slot, at int64) {
+		// The round's counters, published once it ends: an atomic add per
+		// step is a locked instruction.
+		var steps, replays uint64
+		var busy, maxStep, maxReplay int64
+		w.ord.serve(now, stepsPerEngine*engines+1, func(s *slot, at int64) {
 			e := s.e
 			replay := at < now
 			if replay {
-				w.st.replays.Add(1)
-				if late := t - at; late > w.st.maxReplayNs.Load() {
-					w.st.maxReplayNs.Store(late)
-				}
+				replays++
+				maxReplay = max(maxReplay, t-at)
 			} else {
 				at = t // the worker's clock: a step with nothing older
 			}
@@ -468,13 +467,11 @@ func (w *Worker) loop() error {
 			m := e.stepAt(at, replay)
 			end := w.Now()
 			e.busyNs += end - t
-			w.st.busyNs.Add(end - t)
-			w.st.steps.Add(1)
-			if end-t > w.st.maxStepNs.Load() {
-				w.st.maxStepNs.Store(end - t)
-			}
+			busy += end - t
+			maxStep = max(maxStep, end-t)
+			steps++
 			t = end
-			s.hot, s.at, s.last = m > 0, at, at
+			s.hot, s.at, s.last = m > 0 && e.rxPending(), at, at
 			if poked || !replay {
 				// Its control calls, and a step at the worker's clock,
 				// read the clock: the engine has seen that time.
@@ -487,8 +484,19 @@ func (w *Worker) loop() error {
 			}
 			moved += m
 		}, w.markReady)
+		w.st.steps.Add(steps)
+		w.st.busyNs.Add(busy)
+		if replays > 0 {
+			w.st.replays.Add(replays)
+			if maxReplay > w.st.maxReplayNs.Load() {
+				w.st.maxReplayNs.Store(maxReplay)
+			}
+		}
+		if maxStep > w.st.maxStepNs.Load() {
+			w.st.maxStepNs.Store(maxStep)
+		}
 		next := int64(-1)
-		for _, s := range w.slots {
+		for _, s := range w.ord.slots {
 			if s != nil && s.deadline >= 0 && (next < 0 || s.deadline < next) {
 				next = s.deadline
 			}

@@ -185,6 +185,18 @@ func TestIncastWithoutFlowControlDrops(t *testing.T) {
 	if n == 0 || gaps == 0 {
 		t.Fatalf("incast without flow control dropped %d and lost %d frames; want both > 0", n, gaps)
 	}
+	// The three sources send in step, so their frames reach s0.0 at the
+	// same times: it takes them side by side, and the room a departure
+	// frees goes to no one source every time (half its share at least).
+	var total uint64
+	for _, s := range sinks[0] {
+		total += s.Packets
+	}
+	for _, s := range sinks[0] {
+		if 6*s.Packets < total {
+			t.Errorf("h%d got %d of the %d frames that reached h0, want a third", s.Src, s.Packets, total)
+		}
+	}
 }
 
 // The propagation bound of PortFC: B congestion at s0.0 port 0 (toward h0)
