@@ -70,7 +70,8 @@ type Capacity struct {
 	// delay-line calibration), the run's p99 one-hop RTT error against
 	// the model's, and its p99 flow-start lag in the target's time. A
 	// worker replays what it was late for in the model's order
-	// (dataplane.MaxReplay), so within that the latency per hop is 0.
+	// (up to twice its slack back), so within that the latency per hop
+	// is 0.
 	IdlePerHop  time.Duration `json:"idle_per_hop_ns"`
 	RTTErrorP99 float64       `json:"rtt_error_p99"`
 	StartLagP99 time.Duration `json:"start_lag_p99_target_ns"`

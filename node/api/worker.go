@@ -52,7 +52,7 @@ type WorkerCounters struct {
 	MaxWakeLateNs int64  `json:"max_wake_late_ns"`
 	// Replays counts the steps the thread took as of a time before its
 	// clock: a deadline or a frame it got to late, stepped in the order
-	// of the model's time (dataplane.MaxReplay); MaxReplayNs is the
+	// of the model's time (up to twice its slack back); MaxReplayNs is the
 	// furthest back one went.
 	Replays     uint64 `json:"replays"`
 	MaxReplayNs int64  `json:"max_replay_ns"`

@@ -8,14 +8,22 @@ import (
 	"time"
 )
 
-// MaxReplay is how far behind its clock a late worker replays its
-// engines' work in the order of the model's time (serve). A worker
-// later than that steps its engines as of MaxReplay ago, and what is
-// later still is the ports' to make up within their catch-up bound
-// (scale.Catchup), or to count as lost link time. It is the catch-up
-// bound's least value: a replay never runs further back than a port
-// may start a frame.
-const MaxReplay = time.Millisecond
+// A worker replays its engines' work in the order of the model's time
+// (serve) up to twice its slack behind its clock, and at least
+// MinReplay: what it slept through by its slack and as much again of
+// the machine's lateness. A worker later than that steps its engines as
+// of its reach ago, and what is later still is the ports' to make up
+// within their catch-up bound (scale.Catchup), or to count as lost link
+// time; the probes of the fidelity monitor see it. The reach follows the
+// slack, which is a share of the model's one-hop RTT: the lateness a
+// replay hides is the same share of the target's time at every D.
+const (
+	replayPerSlack = 2
+	MinReplay      = 100 * time.Microsecond
+)
+
+// replayReach is the replay's reach for a slack (ns).
+func replayReach(slack int64) int64 { return max(replayPerSlack*slack, int64(MinReplay)) }
 
 // slot is an engine as its worker (or Sim) schedules it.
 type slot struct {
@@ -105,7 +113,7 @@ func (o *order) update(i int) {
 // one at a time in the order of when they got it: the earliest
 // deadline, or the earliest time frames reached an engine, first. Each
 // steps as of that time (never before the last step's, its own last
-// step's, nor now - MaxReplay): a late worker, or one whose engines'
+// step's, nor now - reach): a late worker, or one whose engines'
 // deadlines fell within its slack of each other, steps them as a
 // punctual one would have, so that a receiver's timer due later in the
 // model than a frame another engine delivers to it goes off after the
@@ -114,8 +122,8 @@ func (o *order) update(i int) {
 // worker's cables carried) as of the step's time. step steps s as of at
 // (at < now: a replay) and sets s's deadline, hot and at. serve returns
 // the steps it took.
-func (o *order) serve(now int64, limit int, step func(s *slot, at int64), marked func(v int64)) int {
-	v := now - int64(MaxReplay)
+func (o *order) serve(now, reach int64, limit int, step func(s *slot, at int64), marked func(v int64)) int {
+	v := now - reach
 	steps := 0
 	for steps < limit {
 		// The least key, and every slot that has it.

@@ -180,7 +180,7 @@ func (s *Sim) instant() {
 // none moves a frame.
 func (s *Sim) settle() {
 	for round := 0; round < maxRounds; round++ {
-		s.ord.serve(s.now, stepsPerEngine*len(s.ord.slots)+1, func(se *slot, at int64) { s.step(se, at) }, func(int64) {})
+		s.ord.serve(s.now, replayReach(s.slack), stepsPerEngine*len(s.ord.slots)+1, func(se *slot, at int64) { s.step(se, at) }, func(int64) {})
 		more := false
 		for i, se := range s.ord.slots {
 			if se.poll {

@@ -105,6 +105,7 @@ type Worker struct {
 	ready  []int32
 	budget int64
 	slack  int64
+	reach  int64 // how far back the worker replays (serve)
 
 	mu      sync.Mutex
 	ops     []workerOp
@@ -176,6 +177,7 @@ func NewWorker(opts WorkerOptions) (*Worker, error) {
 	if opts.Slack == 0 {
 		w.slack = int64(DefaultSlack)
 	}
+	w.reach = replayReach(max(w.slack, 0))
 	switch w.prio = opts.Priority; {
 	case opts.Priority == 0:
 		w.prio = DefaultPriority
@@ -454,7 +456,7 @@ func (w *Worker) loop() error {
 		// step is a locked instruction.
 		var steps, replays uint64
 		var busy, maxStep, maxReplay int64
-		w.ord.serve(now, stepsPerEngine*engines+1, func(s *slot, at int64) {
+		w.ord.serve(now, w.reach, stepsPerEngine*engines+1, func(s *slot, at int64) {
 			e := s.e
 			replay := at < now
 			if replay {
