@@ -143,8 +143,8 @@ func (o *order) serve(now, reach int64, limit int, step func(s *slot, at int64),
 		}
 		v = max(v, key>>1)
 		for _, i := range o.batch {
-			if o.keys[i] != key || steps == limit {
-				continue // stepped as another's peer, or left for later
+			if steps == limit {
+				continue // left for the next round
 			}
 			s := o.slots[i]
 			steps++
