@@ -146,13 +146,7 @@ func (k *ticker) Tick(now int64) {
 // outside a step may change a timer, and the next step asks again.
 func TestTimerAskedOnceAStep(t *testing.T) {
 	sim := NewSim()
-	memA := make([]byte, (4*tRing+256)*tFrame)
-	_, near := pipe.New(make([]byte, 2*tRing*tFrame), memA, tRing)
-	e, err := NewEngine(Memory{Bytes: memA, FrameSize: tFrame, NumFrames: len(memA) / tFrame, RingSize: tRing},
-		[]PortSpec{{Name: "in", IO: near}}, forward{}, Options{BufferBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newTimedEngine(t)
 	k := &ticker{due: []int64{100, 200, 300}}
 	e.AddTimer(k)
 	if err := sim.Add(e); err != nil {
@@ -172,4 +166,18 @@ func TestTimerAskedOnceAStep(t *testing.T) {
 	if want := []int64{100, 200, 260, 300}; !slices.Equal(k.ticks, want) {
 		t.Fatalf("ticked at %v, want %v", k.ticks, want)
 	}
+}
+
+// newTimedEngine is an engine with one port that nothing drives: a host
+// for timers.
+func newTimedEngine(t *testing.T) *Engine {
+	t.Helper()
+	mem := make([]byte, (4*tRing+256)*tFrame)
+	_, near := pipe.New(make([]byte, 2*tRing*tFrame), mem, tRing)
+	e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing},
+		[]PortSpec{{Name: "in", IO: near}}, forward{}, Options{BufferBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

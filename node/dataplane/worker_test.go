@@ -362,13 +362,7 @@ func TestWorkerReplaysInOrder(t *testing.T) {
 		var ks []*tickLog
 		var engines []*Engine
 		for _, name := range []string{"first", "second"} {
-			mem := make([]byte, (4*tRing+256)*tFrame)
-			_, near := pipe.New(make([]byte, 2*tRing*tFrame), mem, tRing)
-			e, err := NewEngine(Memory{Bytes: mem, FrameSize: tFrame, NumFrames: len(mem) / tFrame, RingSize: tRing},
-				[]PortSpec{{Name: "in", IO: near}}, forward{}, Options{BufferBytes: 1 << 20})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e := newTimedEngine(t)
 			k := &tickLog{name: name, due: -1, log: &log}
 			e.AddTimer(k)
 			if err := w.Add(e); err != nil {
