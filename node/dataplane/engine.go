@@ -299,7 +299,6 @@ type Engine struct {
 	free    []uint64     // frame addresses not in any ring or queue
 	touched byte         // receive's loads of the frames' first bytes land here
 	passNow atomic.Int64 // the clock of the pass under way, plus 1 (0: none; see Now)
-	replay  bool         // the step under way is as of a time before the clock (stepAt)
 	// arrived is when the frame being handled arrived in the model, 0
 	// when it is not known (not a received frame, or not over a timed
 	// port): what the frames a handler sends in response start from.

@@ -17,7 +17,6 @@ func (e *Engine) step(now int64) int { return e.stepAt(now, false) }
 // transmissions, sees t as the time, as a punctual worker's would have.
 func (e *Engine) stepAt(t int64, replay bool) int {
 	now := t
-	e.replay = replay
 	if replay {
 		// The timers and the probes read the clock too.
 		e.passNow.Store(now + 1)
@@ -36,8 +35,7 @@ func (e *Engine) stepAt(t int64, replay bool) int {
 		}
 	}
 	e.timersKnown = false
-	moved, now := e.passAt(now)
-	e.replay = false
+	moved, now := e.passAt(now, replay)
 	if e.poked.Load() {
 		e.poked.Store(false)
 		t := e.Now()
@@ -81,9 +79,10 @@ func (e *Engine) begin() {
 // with frames queued or in the delay line.
 // passAt is the engine's receive -> forward -> egress -> transmit pass,
 // begun at now; it returns the frames it moved and the clock it
-// transmitted by. The clock is read again only if frames were received:
-// a pass that received none took far less than a shaper's slack.
-func (e *Engine) passAt(now int64) (int, int64) {
+// transmitted by. The clock is read again only if frames were received
+// (a pass that received none took far less than a shaper's slack), and
+// never in a replay, which keeps the time it is as of (stepAt).
+func (e *Engine) passAt(now int64, replay bool) (int, int64) {
 	e.passNow.Store(now + 1)
 	defer e.passNow.Store(0)
 	moved := e.receiveAll()
@@ -95,7 +94,7 @@ func (e *Engine) passAt(now int64) (int, int64) {
 			e.refill(p)
 		}
 	}
-	if moved > 0 && !e.replay {
+	if moved > 0 && !replay {
 		e.passNow.Store(0)
 		now = e.Now()
 		e.passNow.Store(now + 1)

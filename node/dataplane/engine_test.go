@@ -16,7 +16,7 @@ type forward struct{}
 
 // pass is one pass of the engine at the time its clock says.
 func (e *Engine) pass() int {
-	moved, _ := e.passAt(e.Now())
+	moved, _ := e.passAt(e.Now(), false)
 	return moved
 }
 

@@ -43,6 +43,13 @@ type slot struct {
 	poll bool
 }
 
+// stepped records s's step as of at, which moved frames: s has work
+// again at once only if its receive stopped at a full batch (what no
+// deadline names).
+func (s *slot) stepped(moved int, at int64) {
+	s.hot, s.at, s.last = moved > 0 && s.e.rxPending(), at, at
+}
+
 // never is the key of a slot without work (order's keys).
 const never = math.MaxInt64
 

@@ -204,8 +204,7 @@ func (s *Sim) step(se *slot, at int64) int {
 	s.at = at
 	moved := se.e.stepAt(at, at < s.now)
 	s.at = -1
-	// One that stopped at a full batch of received frames has more.
-	se.hot, se.at, se.last = moved > 0 && se.e.rxPending(), at, at
+	se.stepped(moved, at)
 	se.deadline = se.e.deadline(at)
 	return moved
 }

@@ -473,7 +473,7 @@ func (w *Worker) loop() error {
 			maxStep = max(maxStep, end-t)
 			steps++
 			t = end
-			s.hot, s.at, s.last = m > 0 && e.rxPending(), at, at
+			s.stepped(m, at)
 			if poked || !replay {
 				// Its control calls, and a step at the worker's clock,
 				// read the clock: the engine has seen that time.
