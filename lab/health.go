@@ -44,6 +44,14 @@ import (
 //   - the links' one-hop RTT (the fidelity monitor's probes) missed the
 //     model's by more than MaxRTTError at the median or MaxRTTErrorP99 at
 //     p99, and by more than MinRTTError;
+//   - a worker skipped more than MaxSkippedShare of the run's time: it
+//     was later than its replay reaches (twice its slack), so what the
+//     model spreads over that time it stepped at once, as of its reach
+//     ago (api.WorkerCounters.SkippedNs). Within the reach a late
+//     worker steps its engines as a punctual one would have, so that
+//     neither the ports nor the probes see the lateness; beyond it the
+//     model's time is compressed, which the probes see only when one
+//     of theirs falls in it;
 //   - (a workload run, JudgeStartLag) its flows started more than
 //     MaxStartLag of the target late at p99.
 //
@@ -83,6 +91,10 @@ type HealthLimits struct {
 	// MaxStartLag bounds a workload's flows' p99 start lag, in the
 	// target's time (0: scale.MaxStartLag; negative: no bound).
 	MaxStartLag time.Duration `json:"max_start_lag_target_ns"`
+	// MaxSkippedShare bounds the time of the model a worker skipped, as
+	// a share of the run's (0: scale.MaxSkippedShare; negative: no
+	// bound).
+	MaxSkippedShare float64 `json:"max_skipped_share"`
 }
 
 func (l HealthLimits) withDefaults() HealthLimits {
@@ -103,6 +115,9 @@ func (l HealthLimits) withDefaults() HealthLimits {
 	}
 	if l.MaxStartLag == 0 {
 		l.MaxStartLag = scale.MaxStartLag
+	}
+	if l.MaxSkippedShare == 0 {
+		l.MaxSkippedShare = scale.MaxSkippedShare
 	}
 	return l
 }
@@ -163,7 +178,11 @@ type ProcSample struct {
 	// runs waited. Not known for a node's own daemon, or a worker that
 	// did not answer.
 	Yields uint64 `json:"yields,omitempty"`
-	Err    string `json:"error,omitempty"`
+	// Skipped is the time of the model a worker's engine thread skipped
+	// (api.WorkerCounters.SkippedNs): lateness its replay did not
+	// absorb. Not known for a node's own daemon.
+	Skipped time.Duration `json:"skipped_ns,omitempty"`
+	Err     string        `json:"error,omitempty"`
 }
 
 // PortSample is one port of a NodeSample.
@@ -240,6 +259,14 @@ type Health struct {
 	LostShare float64       `json:"lost_share"`
 	WorstPort string        `json:"worst_port,omitempty"`
 	LostTotal time.Duration `json:"lost_total_ns"`
+	// Skipped is the time of the model the worker that skipped the most
+	// (SkippedWorker) skipped (ProcSample.Skipped), SkippedShare that as
+	// a share of Wall: how much of the run that worker was later than
+	// its replay reaches, when what the model spreads over that time
+	// happened at once.
+	Skipped       time.Duration `json:"skipped_ns"`
+	SkippedShare  float64       `json:"skipped_share"`
+	SkippedWorker string        `json:"skipped_worker,omitempty"`
 	// Ports lists the ports with ring drops or lost link time.
 	Ports []PortHealth `json:"ports,omitempty"`
 	// Fidelity is how close the links' achieved one-hop RTT was to the
@@ -424,15 +451,19 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 		if p.Err != "" {
 			continue // its nodes say so
 		}
-		cpu := p.CPU
+		cpu, skipped := p.CPU, p.Skipped
 		if before != nil {
 			k := slices.IndexFunc(before.Procs, func(q ProcSample) bool { return q.Name == p.Name && q.Pid == p.Pid })
 			if k < 0 || before.Procs[k].Err != "" {
 				continue // restarted: its nodes say so
 			}
 			cpu -= before.Procs[k].CPU
+			skipped -= before.Procs[k].Skipped
 		}
 		h.ProcCPU += cpu
+		if skipped > h.Skipped {
+			h.Skipped, h.SkippedWorker = skipped, p.Name
+		}
 	}
 	slices.SortFunc(cpus, func(a, b NodeCPU) int { return cmp.Or(cmp.Compare(b.CPU, a.CPU), strings.Compare(a.Node, b.Node)) })
 	h.Busiest = cpus[:min(5, len(cpus))]
@@ -462,6 +493,11 @@ func (s *HealthSample) Since(before *HealthSample, uptime time.Duration, limits 
 	default:
 		problem("%s lost %v of the lab's link time, %s of the run (limit %s): its daemon was not scheduled in time",
 			h.WorstPort, h.Lost.Round(time.Microsecond), percent(h.LostShare), percent(limits.MaxLostShare))
+	}
+	h.SkippedShare = share(h.Skipped, h.Wall)
+	if limits.MaxSkippedShare >= 0 && h.SkippedShare > limits.MaxSkippedShare {
+		problem("worker %s skipped %v of the model's time, %s of the run (limit %s): the worker was later than its replay reaches",
+			h.SkippedWorker, h.Skipped.Round(time.Microsecond), percent(h.SkippedShare), percent(limits.MaxSkippedShare))
 	}
 	h.Saturated = saturation(before, s)
 	if fid != nil {
@@ -677,6 +713,14 @@ func (h *Health) WriteText(w io.Writer) error {
 	}
 	if h.Limits.MaxLostShare >= 0 {
 		fmt.Fprintf(&b, " (limit %s)", percent(h.Limits.MaxLostShare))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "  workers: skipped %v of the model's time", h.Skipped.Round(time.Microsecond))
+	if h.Skipped > 0 {
+		fmt.Fprintf(&b, " at most (%s), %s of the run", h.SkippedWorker, percent(h.SkippedShare))
+	}
+	if h.Limits.MaxSkippedShare >= 0 {
+		fmt.Fprintf(&b, " (limit %s)", percent(h.Limits.MaxSkippedShare))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

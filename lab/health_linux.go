@@ -47,7 +47,7 @@ func snapshotWithin(st *State, timeout time.Duration) (*HealthSample, map[string
 		if p.Err == "" {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			if r, err := FetchWorker(ctx, w.Control); err == nil {
-				p.Yields = r.Yields
+				p.Yields, p.Skipped = r.Yields, time.Duration(r.SkippedNs)
 			}
 			cancel()
 		}

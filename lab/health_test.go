@@ -217,3 +217,37 @@ func TestHealthSaturatedWorker(t *testing.T) {
 		t.Errorf("no yields in the run: %q", h.Saturated)
 	}
 }
+
+// The time of the model a worker skipped in the run (later than its
+// replay reaches) is judged as a share of the run, the worker that
+// skipped the most named; what it skipped before the run is not the
+// run's, nor is a restarted worker's.
+func TestHealthSkipped(t *testing.T) {
+	before := sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	after := sample(10*time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}))
+	before.Procs = append(before.Procs, ProcSample{Name: "w0", Pid: 20, Skipped: 500 * time.Millisecond}, ProcSample{Name: "w1", Pid: 21, Skipped: time.Millisecond})
+	after.Procs = append(after.Procs, ProcSample{Name: "w0", Pid: 20, Skipped: 540 * time.Millisecond}, ProcSample{Name: "w1", Pid: 21, Skipped: 61 * time.Millisecond})
+	limits := HealthLimits{MaxSkippedShare: 0.005}
+	h := after.Since(before, 0, limits)
+	if h.Skipped != 60*time.Millisecond || h.SkippedWorker != "w1" || h.SkippedShare != 0.006 {
+		t.Fatalf("skipped %v by %q, %v of the run; want 60ms by w1, 0.006", h.Skipped, h.SkippedWorker, h.SkippedShare)
+	}
+	if h.Valid || len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "worker w1 skipped 60ms of the model's time, 0.60% of the run (limit 0.50%)") {
+		t.Fatalf("valid %v, problems %q; want w1's 60 ms (0.60%%) over the limit", h.Valid, h.Problems)
+	}
+	var b strings.Builder
+	if err := h.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "workers: skipped 60ms of the model's time at most (w1), 0.60% of the run (limit 0.50%)"; !strings.Contains(b.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, b.String())
+	}
+	limits.MaxSkippedShare = 0.01
+	if h := after.Since(before, 0, limits); !h.Valid || h.Skipped != 60*time.Millisecond || h.SkippedWorker != "w1" {
+		t.Errorf("limit 1%%: valid %v, skipped %v by %q; want valid, 60ms by w1", h.Valid, h.Skipped, h.SkippedWorker)
+	}
+	after.Procs[2].Pid = 22 // w1 restarted: its nodes say so
+	if h := after.Since(before, 0, limits); h.Skipped != 40*time.Millisecond || h.SkippedWorker != "w0" {
+		t.Errorf("w1 restarted: skipped %v by %q; want 40ms by w0", h.Skipped, h.SkippedWorker)
+	}
+}

@@ -15,15 +15,19 @@ import (
 
 // lateSigns end the problems that Since reports when the emulation fell
 // behind (one each: lost link time, ring drops, the links' RTT, a
-// workload's late starts), and begin the line that names the workers
+// workload's late starts, a worker's skipped time), and begin the line that names the workers
 // saturated meanwhile (Health.Saturated, only beside one of the others).
 var lateSigns = []string{
 	"was not scheduled in time",
 	"did not drain its rings",
 	"did not realise the target's delay",
 	"did not start them on time",
+	skippedSign,
 	saturatedSign,
 }
+
+// skippedSign ends the problem of a worker's skipped time.
+const skippedSign = "was later than its replay reaches"
 
 // LateProblem says whether problem, one of a Health's Problems, is the
 // emulation falling behind.

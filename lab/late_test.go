@@ -16,7 +16,9 @@ import (
 // change of their wording that Late no longer knows fails here.
 func TestHealthLate(t *testing.T) {
 	base := func() *HealthSample {
-		return sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+		s := sample(0, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+		s.Procs = append(s.Procs, ProcSample{Name: "w0", Pid: 20})
+		return s
 	}
 	rtt := func(ns int64, n uint64) *api.RTT {
 		return &api.RTT{Count: n, SumNs: uint64(ns) * n, MinNs: ns, MaxNs: ns, Buckets: []api.RTTBucket{{Index: api.RTTBucketOf(ns), Count: n}}}
@@ -50,6 +52,11 @@ func TestHealthLate(t *testing.T) {
 			s.Procs = append(s.Procs, ProcSample{Name: "w0", Pid: 20, Yields: 9})
 			return s
 		}(), true, "its daemon was not scheduled in time; saturated workers (busy for 5 ms without a sleep, while every node they run waited): w0 9 times"},
+		{"a worker's skipped time", func() *HealthSample {
+			s := sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"}))
+			s.Procs = append(s.Procs, ProcSample{Name: "w0", Pid: 20, Skipped: 300 * time.Millisecond})
+			return s
+		}(), true, "worker w0 skipped 300ms of the model's time, 30% of the run (limit 20%): the worker was later than its replay reaches"},
 		{"restarted", sample(time.Second, 0, 0, node("h0", 12, 0, PortSample{Name: "eth0"}), node("s0.0", 11, 0, PortSample{Name: "p0"})), false, ""},
 		{"late and dead", sample(time.Second, 0, 0, node("h0", 10, 0, PortSample{Name: "eth0", LostNs: 20_000_000}), NodeSample{Node: "s0.0", Pid: 11, Err: "daemon not running"}), false, ""},
 	} {

@@ -20,6 +20,7 @@ type healthFlags struct {
 	maxLost  string
 	maxRTT   string
 	maxRTT99 string
+	maxSkip  string
 	maxRings int64
 	startLag time.Duration
 }
@@ -30,6 +31,7 @@ func addHealthFlags(fs *pflag.FlagSet) *healthFlags {
 	fs.Int64Var(&h.maxRings, "max-ring-drops", 0, "most `frames` the kernel's XSK rings may drop for the run to be valid (-1: no limit)")
 	fs.StringVar(&h.maxRTT, "max-rtt-error", "10%", "largest `share` by which the links' median one-hop RTT may miss the model's (the target's x D) for the run to be valid (-1: no limit)")
 	fs.StringVar(&h.maxRTT99, "max-rtt-error-p99", "200%", "largest `share` by which the links' p99 one-hop RTT may exceed the model's for the run to be valid (-1: no limit)")
+	fs.StringVar(&h.maxSkip, "max-skipped", fmt.Sprintf("%g%%", 100*scale.MaxSkippedShare), "largest `share` of the run a worker may skip, later than its replay reaches, for the run to be valid (-1: no limit)")
 	fs.DurationVar(&h.startLag, "max-start-lag", scale.MaxStartLag, "largest p99 start lag of a workload's flows, in the target's `time`, for the run to be valid (-1ns: no limit)")
 	return h
 }
@@ -72,6 +74,9 @@ func (h *healthFlags) limits() (lab.HealthLimits, error) {
 		return l, err
 	}
 	if l.MaxRTTErrorP99, err = ratio("max-rtt-error-p99", h.maxRTT99); err != nil {
+		return l, err
+	}
+	if l.MaxSkippedShare, err = share("max-skipped", h.maxSkip); err != nil {
 		return l, err
 	}
 	switch {

@@ -81,6 +81,18 @@ const (
 	// another schedule than the one it reports.
 	MaxStartLag = 5 * time.Microsecond
 
+	// MaxSkippedShare is the largest share of a run's time a worker may
+	// skip and the run stay valid: the time it was later than its
+	// replay's reach (twice its slack), whose work it stepped as of its
+	// reach ago, at once (docs/DESIGN.md, "The engine's pass"). In the
+	// invariance study (docs/VALIDATION.md, "Time a worker skipped") the
+	// reference point's worker skipped 1.6-3.4% of the run at D = 1,000
+	// and 9.4-21.7% at D = 500, both of which held invariance, and
+	// 24-42% at D = 333, which did not: the bound lies below every
+	// D = 333 run, at six times D = 1,000's, and holds a D = 500 run
+	// that comes close to D = 333 invalid.
+	MaxSkippedShare = 0.20
+
 	// MaxWorkerLoad is the share of one CPU a lab's worker thread may
 	// spend on a workload's frame-hops, its sleeps and wake-ups included,
 	// when --rate auto chooses D. The invariance study's reference point

@@ -56,6 +56,13 @@ type WorkerCounters struct {
 	// furthest back one went.
 	Replays     uint64 `json:"replays"`
 	MaxReplayNs int64  `json:"max_replay_ns"`
+	// SkippedNs is the time of the model the thread skipped: later than
+	// its replay reaches, it stepped the work that came in between as
+	// of its reach ago, at once (rounds that did: Skips). Its share of
+	// a run is what the replay did not absorb of the machine's
+	// lateness; a run is judged by it (lab.Health).
+	Skips     uint64 `json:"skips"`
+	SkippedNs int64  `json:"skipped_ns"`
 	// Disarms counts the times the thread, busy for dataplane.DisarmAfter
 	// (5 ms) without sleeping, took its sockets out of its epoll set
 	// (they go back before it sleeps).

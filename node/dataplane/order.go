@@ -67,6 +67,10 @@ type order struct {
 	keys []int64
 	// batch: the slots of the least key, which serve steps in turn.
 	batch []int
+	// floor is the last serve's now - reach: what it skipped, if
+	// anything, was up to that time, and any work older than that has
+	// been stepped, so a serve skips only what came after it.
+	floor int64
 }
 
 // free returns the index of a free slot, adding one if none is.
@@ -127,9 +131,14 @@ func (o *order) update(i int) {
 // frame, and what each sends is timed from its cause. After each step,
 // marked marks the engines that step gave frames to (frames the
 // worker's cables carried) as of the step's time. step steps s as of at
-// (at < now: a replay) and sets s's deadline, hot and at. serve returns
-// the steps it took.
-func (o *order) serve(now, reach int64, limit int, step func(s *slot, at int64), marked func(v int64)) int {
+// (at < now: a replay) and sets s's deadline, hot and at.
+//
+// serve returns the time of the model it skipped: when the earliest
+// work is older than now - reach, what came between it and now - reach
+// (and after what an earlier serve skipped) all happens as of now -
+// reach, at once. A worker's skipped time is the lateness its replay
+// did not absorb (Health judges it).
+func (o *order) serve(now, reach int64, limit int, step func(s *slot, at int64), marked func(v int64)) (skipped int64) {
 	v := now - reach
 	steps := 0
 	for steps < limit {
@@ -148,6 +157,10 @@ func (o *order) serve(now, reach int64, limit int, step func(s *slot, at int64),
 		if len(o.batch) == 0 || key>>1 > now {
 			break
 		}
+		if steps == 0 {
+			// The least key of a serve is its earliest work.
+			skipped = max(v-max(key>>1, o.floor), 0)
+		}
 		v = max(v, key>>1)
 		for _, i := range o.batch {
 			if steps == limit {
@@ -163,5 +176,6 @@ func (o *order) serve(now, reach int64, limit int, step func(s *slot, at int64),
 			marked(v)
 		}
 	}
-	return steps
+	o.floor = max(o.floor, now-reach)
+	return skipped
 }

@@ -146,6 +146,8 @@ type workerCounters struct {
 	maxWakeLateNs                atomic.Int64
 	replays                      atomic.Uint64
 	maxReplayNs                  atomic.Int64
+	skips                        atomic.Uint64
+	skippedNs                    atomic.Int64
 	yields                       atomic.Uint64
 	priority                     atomic.Int64
 }
@@ -332,7 +334,8 @@ func (w *Worker) Stats() WorkerStats {
 			Rounds: w.st.rounds.Load(), Steps: w.st.steps.Load(), Polls: w.st.polls.Load(), Sleeps: w.st.sleeps.Load(),
 			BusyNs: w.st.busyNs.Load(), MaxStepNs: w.st.maxStepNs.Load(), MaxRoundNs: w.st.maxRoundNs.Load(),
 			LateWakes: w.st.lateWakes.Load(), MaxWakeLateNs: w.st.maxWakeLateNs.Load(),
-			Replays: w.st.replays.Load(), MaxReplayNs: w.st.maxReplayNs.Load(), Disarms: w.disarms.Load(),
+			Replays: w.st.replays.Load(), MaxReplayNs: w.st.maxReplayNs.Load(),
+			Skips: w.st.skips.Load(), SkippedNs: w.st.skippedNs.Load(), Disarms: w.disarms.Load(),
 			ControlNs: w.st.controlNs.Load(), MaxControlNs: w.st.maxControlNs.Load(),
 			Priority: int(w.st.priority.Load()), PriorityError: prioErr, Yields: w.st.yields.Load()}}
 }
@@ -456,7 +459,7 @@ func (w *Worker) loop() error {
 		// step is a locked instruction.
 		var steps, replays uint64
 		var busy, maxStep, maxReplay int64
-		w.ord.serve(now, w.reach, stepsPerEngine*engines+1, func(s *slot, at int64) {
+		skipped := w.ord.serve(now, w.reach, stepsPerEngine*engines+1, func(s *slot, at int64) {
 			e := s.e
 			replay := at < now
 			if replay {
@@ -488,6 +491,10 @@ func (w *Worker) loop() error {
 		}, w.markReady)
 		w.st.steps.Add(steps)
 		w.st.busyNs.Add(busy)
+		if skipped > 0 {
+			w.st.skips.Add(1)
+			w.st.skippedNs.Add(skipped)
+		}
 		if replays > 0 {
 			w.st.replays.Add(replays)
 			if maxReplay > w.st.maxReplayNs.Load() {

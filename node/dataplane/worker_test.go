@@ -316,7 +316,7 @@ func TestWorkerStatsJSON(t *testing.T) {
 	st.Rounds, st.Steps, st.Polls, st.Sleeps, st.BusyNs = 3, 4, 5, 6, 7
 	st.MaxStepNs, st.MaxRoundNs, st.ControlNs, st.MaxControlNs = 8, 9, 10, 11
 	st.LateWakes, st.MaxWakeLateNs, st.Replays, st.MaxReplayNs, st.Disarms = 12, 13, 17, 18, 14
-	st.Priority, st.Yields = 15, 16
+	st.Priority, st.Yields, st.Skips, st.SkippedNs = 15, 16, 19, 20
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestWorkerStatsJSON(t *testing.T) {
 	want := `{"name":"w0","tid":1,"engines":2,` +
 		`"rounds":3,"steps":4,"polls":5,"sleeps":6,"busy_ns":7,` +
 		`"max_step_ns":8,"max_round_ns":9,"control_ns":10,"max_control_ns":11,` +
-		`"late_wakes":12,"max_wake_late_ns":13,"replays":17,"max_replay_ns":18,"disarms":14,` +
+		`"late_wakes":12,"max_wake_late_ns":13,"replays":17,"max_replay_ns":18,"skips":19,"skipped_ns":20,"disarms":14,` +
 		`"priority":15,"yields":16}`
 	if string(b) != want {
 		t.Errorf("WorkerStats JSON\n got %s\nwant %s", b, want)
@@ -399,5 +399,50 @@ func TestWorkerReplaysInOrder(t *testing.T) {
 			t.Fatalf("the worker woke up to %v late in 3 attempts (a replay goes back %v): the machine was late", late, reach)
 		}
 		t.Fatalf("ticks %v (%d replays), want %v", got, st.Replays, want)
+	}
+}
+
+// A worker kept from its deadline for longer than its replay reaches
+// counts what it skipped: the time from the deadline to its reach ago
+// when it got to it. A control call that holds the worker's thread for
+// 20 ms over a deadline 2 ms away makes it skip at least 20 - 2 ms less
+// the reach, however the machine runs, and never more than the test's
+// own time.
+func TestWorkerCountsSkipped(t *testing.T) {
+	const slack = 300 * time.Microsecond
+	w, err := NewWorker(WorkerOptions{Name: "skip", Slack: slack, PollBudget: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var log []string
+	e := newTimedEngine(t)
+	k := &tickLog{name: "timer", due: -1, log: &log}
+	e.AddTimer(k)
+	if err := w.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- w.Run(ctx) }()
+	const away, held = 2 * time.Millisecond, 20 * time.Millisecond
+	e.Call(func() { k.due = w.Now() + int64(away) })
+	e.Call(func() { time.Sleep(held) })
+	time.Sleep(5 * time.Millisecond)
+	var got []string
+	e.Call(func() { got = append(got, log...) })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	st := w.Stats()
+	if len(got) != 1 {
+		t.Fatalf("ticks %v, want one", got)
+	}
+	least := held - away - time.Duration(w.reach)
+	if skipped := time.Duration(st.SkippedNs); st.Skips == 0 || skipped < least || skipped > elapsed {
+		t.Fatalf("skipped %v in %d rounds (tick %v), want %v..%v in at least one", skipped, st.Skips, got, least, elapsed)
 	}
 }

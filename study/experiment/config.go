@@ -206,12 +206,16 @@ type HealthConfig struct {
 	// MaxStartLag bounds the flows' p99 start lag, in the target's time
 	// (0: 5µs, scale.MaxStartLag; negative: none).
 	MaxStartLag units.Duration `yaml:"max_start_lag,omitempty"`
+	// MaxSkippedShare bounds the time of the model a worker may skip,
+	// later than its replay reaches, as a share of the run (0:
+	// scale.MaxSkippedShare; negative: none).
+	MaxSkippedShare float64 `yaml:"max_skipped_share,omitempty"`
 }
 
 // Limits are h as lab.HealthLimits.
 func (h HealthConfig) Limits() lab.HealthLimits {
 	return lab.HealthLimits{MaxLostShare: h.MaxLostShare, MinLost: h.MinLost.D(), MaxRingDrops: h.MaxRingDrops, MaxRTTError: h.MaxRTTError, MinRTTError: h.MinRTTError.D(),
-		MaxRTTErrorP99: h.MaxRTTErrorP99, MaxStartLag: h.MaxStartLag.D()}
+		MaxRTTErrorP99: h.MaxRTTErrorP99, MaxStartLag: h.MaxStartLag.D(), MaxSkippedShare: h.MaxSkippedShare}
 }
 
 // LoopConfig is bench.LoopOptions: the scenarios, the timing, the

@@ -335,7 +335,7 @@ func cell(name string, v float64, ok bool) string {
 			return "yes"
 		}
 		return "no"
-	case name == "lost_share":
+	case name == "lost_share" || name == "skipped_share":
 		return strconv.FormatFloat(100*v, 'f', 2, 64) + "%"
 	case v == math.Trunc(v) && math.Abs(v) < 1e9:
 		return strconv.FormatFloat(v, 'f', 0, 64)

@@ -151,6 +151,7 @@ func (r *Result) healthMetrics(h lab.Health) {
 	r.add("machine_busy", h.MachineBusy)
 	r.add("daemon_share", h.ProcShare)
 	r.add("lost_share", h.LostShare)
+	r.add("skipped_share", h.SkippedShare)
 	r.add("ring_drops", float64(h.RingDrops))
 	if f := h.Fidelity; f != nil {
 		// The links' one-hop RTT the fidelity monitor measured, and its
@@ -181,6 +182,12 @@ func Rejudge(h lab.Health, limits lab.HealthLimits) lab.Health {
 	}
 	if limits.MaxLostShare >= 0 && h.LostShare > limits.MaxLostShare && h.Lost > limits.MinLost && !slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "of link time") }) {
 		h.Problems = append(h.Problems, fmt.Sprintf("%s lost %v of link time, %.3g%% of the run (limit %.3g%%)", h.WorstPort, h.Lost.Round(time.Microsecond), 100*h.LostShare, 100*limits.MaxLostShare))
+	}
+	if limits.MaxSkippedShare == 0 {
+		limits.MaxSkippedShare = scale.MaxSkippedShare
+	}
+	if limits.MaxSkippedShare >= 0 && h.SkippedShare > limits.MaxSkippedShare && !slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "of the model's time") }) {
+		h.Problems = append(h.Problems, fmt.Sprintf("worker %s skipped %v of the model's time, %.3g%% of the run (limit %.3g%%): the worker was later than its replay reaches", h.SkippedWorker, h.Skipped.Round(time.Microsecond), 100*h.SkippedShare, 100*limits.MaxSkippedShare))
 	}
 	h.Limits = limits
 	h.Valid = len(h.Problems) == 0

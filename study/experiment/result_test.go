@@ -278,6 +278,11 @@ func TestRejudge(t *testing.T) {
 	if got.Valid || len(got.Problems) != 1 || !strings.Contains(got.Problems[0], "h0/eth0 lost 20ms") {
 		t.Errorf("strict lost-time limit: %+v", got)
 	}
+	h.Skipped, h.SkippedShare, h.SkippedWorker = 30*time.Millisecond, 0.003, "w0"
+	got = Rejudge(h, lab.HealthLimits{MaxSkippedShare: 0.002, MaxLostShare: -1, MaxRingDrops: -1})
+	if got.Valid || len(got.Problems) != 1 || !strings.Contains(got.Problems[0], "worker w0 skipped 30ms") {
+		t.Errorf("strict skipped-time limit: %+v", got)
+	}
 }
 
 func TestMetricJSON(t *testing.T) {

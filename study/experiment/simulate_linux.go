@@ -112,7 +112,7 @@ func (x *runner) simulate(ctx context.Context, p Point, sc Contender, dir string
 	res.unknown("ecn_marks", "cnps", "isolations", "ici_isolated", "ici_table_full", "ecn_marks_cq", "retransmissions",
 		"start_lag_avg_ms", "start_lag_p99_ms", "switch_queue_p50_kb", "switch_queue_p99_kb", "switch_queue_max_kb",
 		"queue_delay_p99_ms", "switch_queue_p99_bdp", "switch_queue_max_bdp",
-		"machine_busy", "daemon_share", "lost_share", "ring_drops", "cnps_victim_per_flow", "cnps_incast_per_flow", "cnps_victim", "cnps_incast")
+		"machine_busy", "daemon_share", "lost_share", "skipped_share", "ring_drops", "cnps_victim_per_flow", "cnps_incast_per_flow", "cnps_victim", "cnps_incast")
 	delete(res.Series, "cnps_per_s")
 	res.Dilation = m.D
 	if s := rep.Summary; s.Completed < s.Flows {
