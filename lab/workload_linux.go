@@ -40,9 +40,10 @@ func groupPoll(m scale.Model) time.Duration {
 }
 
 // startAhead is how long before their time the runner hands flows to
-// their NICs, which start them on time themselves; startBatch is the
-// most flows one request hands over, which bounds how long it holds
-// the NIC's engine (about a microsecond or two a flow).
+// their NICs (a batch's first flow, the rest up to twice that), which
+// start them on time themselves; startBatch is the most flows one
+// request hands over, which bounds how long it holds the NIC's engine
+// (about a microsecond or two a flow).
 const (
 	startAhead = 500 * time.Millisecond
 	startBatch = 64
@@ -437,10 +438,13 @@ func (r *workloadRun) report(p WorkloadProgress, lastAcked int64, last time.Time
 }
 
 // starter hands the flows ids (all from src, in order of start) to
-// src's NIC ahead of their time, startAhead at most, in batches of at
-// most startBatch, each flow with its start time: the NIC starts it then
+// src's NIC ahead of their time, in batches of at most startBatch, each
+// flow with its start time: the NIC starts it then
 // (api.RDMARequest.AtUnixNs), late by an engine pass, not by a control
-// round trip. A flow that waited for a group (Flow.After) is due when
+// round trip. A batch goes startAhead before its first flow is due and
+// takes the flows due within startAhead after that one: a request per
+// startAhead of a source's schedule or per startBatch flows, whichever
+// comes first, not one per flow. A flow that waited for a group (Flow.After) is due when
 // the group was released, if that is after its schedule's start. The
 // starter returns once the last of its flows is due.
 func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
@@ -468,12 +472,7 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 		if !wait(r.t0.Add(due(ids[next]) - startAhead)) {
 			return
 		}
-		horizon := time.Since(r.t0) + startAhead
-		end := next
-		for end < len(ids) && end-next < startBatch && due(ids[end]) <= horizon {
-			end++
-		}
-		end = max(end, next+1)
+		end := batchEnd(len(ids), next, func(k int) time.Duration { return due(ids[k]) }, time.Since(r.t0))
 		batch := ids[next:end]
 		next = end
 		reqs := make([]api.RDMARequest, len(batch))
@@ -504,6 +503,20 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 	if len(ids) > 0 {
 		wait(r.t0.Add(due(ids[len(ids)-1])))
 	}
+}
+
+// batchEnd is where the batch that begins with the next of n flows in
+// order of start ends (exclusive), sent at now (since the run's t0):
+// the flows due (due(k), k < n) by startAhead after the first of them,
+// or by now + startAhead when the starter is behind, at most
+// startBatch, at least the first.
+func batchEnd(n, next int, due func(k int) time.Duration, now time.Duration) int {
+	horizon := max(now, due(next)) + startAhead
+	end := next + 1
+	for end < n && end-next < startBatch && due(end) <= horizon {
+		end++
+	}
+	return end
 }
 
 // scheduled records what src's NIC answered to flow i's request, due at

@@ -232,3 +232,46 @@ func TestGroupPoll(t *testing.T) {
 		t.Errorf("polled while open: flows %v, want 0 and 1 (group 1's first phase; group 2 has no waiter, group 3 has ended)", got)
 	}
 }
+
+// A source's flows go to its NIC a batch per startAhead of its schedule
+// (or per startBatch flows), each flow handed startAhead to twice that
+// before it is due, not a request per flow; a starter that fell behind
+// hands everything then due, and more than startBatch due at once go in
+// batches of startBatch.
+func TestStartBatches(t *testing.T) {
+	// A flow every 10 ms for 5 s: 500 flows, 100 a startAhead.
+	const every = 10 * time.Millisecond
+	dues := make([]time.Duration, 500)
+	for k := range dues {
+		dues[k] = time.Second + time.Duration(k)*every
+	}
+	due := func(k int) time.Duration { return dues[k] }
+	batches, now := 0, time.Duration(0)
+	for next := 0; next < len(dues); {
+		now = max(now, due(next)-startAhead) // the starter's wait
+		end := batchEnd(len(dues), next, due, now)
+		if end <= next || end-next > startBatch {
+			t.Fatalf("batch from %d ends at %d: want 1 to %d flows", next, end, startBatch)
+		}
+		for k := next; k < end; k++ {
+			if lead := due(k) - now; lead < startAhead || lead > 2*startAhead {
+				t.Fatalf("flow %d handed %v before it is due: want %v to %v", k, lead, startAhead, 2*startAhead)
+			}
+		}
+		batches++
+		next = end
+	}
+	// 51 flows a batch (a startAhead of them and the one at its end),
+	// bounded by startBatch.
+	if want := (len(dues) + 50) / 51; batches != want {
+		t.Errorf("%d flows in %d batches, want %d", len(dues), batches, want)
+	}
+	// Behind: at 3 s every flow due by 3.5 s goes, startBatch at a time.
+	if end := batchEnd(len(dues), 0, due, 3*time.Second); end != startBatch {
+		t.Errorf("behind by 2.5 s: a batch of %d, want %d", end, startBatch)
+	}
+	// A lone flow goes alone.
+	if end := batchEnd(1, 0, due, 0); end != 1 {
+		t.Errorf("one flow: a batch of %d, want 1", end)
+	}
+}
