@@ -15,8 +15,8 @@ import (
 
 // lateSigns end the problems that Since reports when the emulation fell
 // behind (one each: lost link time, ring drops, the links' RTT, a
-// workload's late starts, a worker's skipped time), and begin the line that names the workers
-// saturated meanwhile (Health.Saturated, only beside one of the others).
+// workload's late starts, a worker's skipped time), and begin the line
+// that names the workers saturated meanwhile (Health.Saturated, only beside one of the others).
 var lateSigns = []string{
 	"was not scheduled in time",
 	"did not drain its rings",
