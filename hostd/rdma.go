@@ -203,11 +203,14 @@ type rdma struct {
 	over    []*rdmaRecv // complete or failed, in that order: released after linger
 	past    pastRing
 	linger  int64 // rdmaRecvLinger (tests shorten it)
-	pkt     roce.Packet
-	echo    transport.Echo // what an ACK echoes, for the sender
-	spare   uint64         // a frame taken and not used
-	hasSp   bool
-	c       api.RDMACounters
+	// releaseAt is when release next has receivers to let go: 0 when
+	// none has ended.
+	releaseAt int64
+	pkt       roce.Packet
+	echo      transport.Echo // what an ACK echoes, for the sender
+	spare     uint64         // a frame taken and not used
+	hasSp     bool
+	c         api.RDMACounters
 }
 
 // rdmaQP is the QP of flow id in mode.

@@ -83,11 +83,23 @@ func (r *rdma) onData(p *roce.Packet, now int64, v *dataplane.Verdict) {
 // ACK timers are done, keeping a summary of each among the last
 // maxRDMAPastReceivers. It runs when a receiver is created and for a
 // report, so the receivers kept are bounded by the flows of the last
-// linger.
+// linger and an eighth. It lets them go an eighth of a linger's flows at
+// a time and looks only at those (over is in the order the flows ended):
+// a NIC receiving thousands of flows a second, whose receivers are
+// created in its engine's steps, does not look through every receiver
+// that lingers for each one it creates.
 func (r *rdma) release(now int64) {
-	kept, gone := r.over[:0], 0
-	for _, rc := range r.over {
-		if rc.armed || now-rc.endAt < r.linger {
+	if now < r.releaseAt {
+		return
+	}
+	batch := r.linger / 8
+	kept, gone, i := r.over[:0], 0, 0
+	for ; i < len(r.over); i++ {
+		rc := r.over[i]
+		if now-rc.endAt < r.linger {
+			break
+		}
+		if rc.armed {
 			kept = append(kept, rc)
 			continue
 		}
@@ -96,8 +108,18 @@ func (r *rdma) release(now int64) {
 		rc.r = nil
 		gone++
 	}
-	clear(r.over[len(kept):])
-	r.over = kept
+	n := len(kept) + copy(r.over[len(kept):], r.over[i:])
+	clear(r.over[n:])
+	r.over = r.over[:n]
+	switch {
+	case len(kept) > 0:
+		// An ACK timer still pending past the linger: look again soon.
+		r.releaseAt = now + batch
+	case n > 0:
+		r.releaseAt = r.over[0].endAt + r.linger + batch
+	default:
+		r.releaseAt = 0
+	}
 	if gone == 0 {
 		return
 	}

@@ -937,3 +937,65 @@ func TestRDMAFCTEndsAtACKArrival(t *testing.T) {
 		}
 	}
 }
+
+// release lets receivers go an eighth of a linger's flows at a time, and
+// only looks at those: a receiver whose flow ended is kept for a linger
+// at least and a linger and an eighth at most, one whose ACK timer is
+// still armed until it is done, and a NIC with thousands of lingering
+// receivers does no work for them when it creates one more.
+func TestRDMAReleaseBatched(t *testing.T) {
+	const linger, n = 8_000, 64
+	var r rdma
+	r.linger = linger
+	r.recvs = map[recvKey]*rdmaRecv{}
+	for i := range n {
+		tr, err := transport.NewReceiver(transport.Lossless, fastParams(), 0, 1024)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := &rdmaRecv{key: recvKey{qp: uint32(i)}, src: i, r: tr, endAt: int64(1_000 + 100*i)}
+		r.recvs[rc.key] = rc
+		r.rlist = append(r.rlist, rc)
+		r.over = append(r.over, rc)
+	}
+	r.over[1].armed = true
+	kept := func() int { return len(r.recvs) }
+	// The first ended at 1,000: none goes before 10,000 (linger and an
+	// eighth), and nothing is looked at: over and the list stay as
+	// they were.
+	r.release(1_000)
+	if kept() != n || len(r.over) != n || r.releaseAt != 1_000+linger+linger/8 {
+		t.Fatalf("at the linger: %d kept, %d over, next at %d", kept(), len(r.over), r.releaseAt)
+	}
+	for now := int64(1_000 + linger); now < r.releaseAt; now += 100 {
+		r.release(now)
+		if kept() != n {
+			t.Fatalf("at %d: released before a batch was due", now)
+		}
+	}
+	// At 10,000 the flows that ended by 2,000 go, but the armed one.
+	r.release(10_000)
+	if kept() != n-10 || len(r.over) != n-10 || r.over[0] != r.recvs[recvKey{qp: 1}] || len(r.rlist) != n-10 || r.past.len() != 10 {
+		t.Fatalf("at 10,000: %d kept, %d over, %d listed, %d past", kept(), len(r.over), len(r.rlist), r.past.len())
+	}
+	for i, rc := range r.over[1:] {
+		if rc.src != 11+i {
+			t.Fatalf("over[%d] is receiver %d, want %d (the order the flows ended)", i+1, rc.src, 11+i)
+		}
+	}
+	// The armed one makes release look again an eighth later; once its
+	// timer is done it goes with the next batch.
+	if r.releaseAt != 10_000+linger/8 {
+		t.Fatalf("next at %d, want %d", r.releaseAt, 10_000+linger/8)
+	}
+	r.over[0].armed = false
+	r.release(r.releaseAt)
+	if _, ok := r.recvs[recvKey{qp: 1}]; ok || kept() != n-21 {
+		t.Fatalf("at 11,000: %d kept, receiver 1 kept: %v", kept(), ok)
+	}
+	// Long after, all go, and nothing is due until a flow ends again.
+	r.release(1 << 40)
+	if kept() != 0 || len(r.over) != 0 || len(r.rlist) != 0 || r.releaseAt != 0 {
+		t.Fatalf("at the end: %d kept, %d over, %d listed, next at %d", kept(), len(r.over), len(r.rlist), r.releaseAt)
+	}
+}
