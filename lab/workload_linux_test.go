@@ -275,3 +275,28 @@ func TestStartBatches(t *testing.T) {
 		t.Errorf("one flow: a batch of %d, want 1", end)
 	}
 }
+
+// A poll asks a NIC for the flows it has that started or are due, not
+// those handed to it ahead of their time, nor those that ended.
+func TestPollAsksDueFlows(t *testing.T) {
+	r := &workloadRun{
+		flows: []workload.Flow{
+			{Start: time.Second}, {Start: 2 * time.Second}, {Start: 3 * time.Second},
+			{Start: 4 * time.Second}, {Start: 5 * time.Second}, {Start: 500 * time.Millisecond},
+		},
+		rid:     []int{1, 2, 3, 4, 0, 6},
+		started: []bool{true, false, true, false, false, true},
+		ended:   []bool{false, false, false, false, false, true},
+	}
+	var got []int
+	for i := range r.flows {
+		if r.asked(i, 2*time.Second) {
+			got = append(got, i)
+		}
+	}
+	// 0 runs; 1 is due now; 2 is reported started; 3 is not due; 4 has
+	// no id at its NIC; 5 ended.
+	if !slices.Equal(got, []int{0, 1, 2}) {
+		t.Errorf("a poll at 2 s asks flows %v, want 0, 1 and 2", got)
+	}
+}
