@@ -31,7 +31,7 @@ func (h *Host) StartRDMABatch(reqs []api.RDMARequest) ([]api.RDMAFlow, error) {
 	var out []api.RDMAFlow
 	var err error
 	h.e.Call(func() {
-		off := h.unixOffset()
+		off := h.offsets()
 		var fs []*rdmaFlow
 		fs, err = h.r.start(reqs, off)
 		out = make([]api.RDMAFlow, 0, len(fs))
@@ -149,10 +149,21 @@ func (h *Host) AbortRDMA(ids []int) int {
 // unixOffset converts engine time to Unix time: unix = engine + offset.
 func (h *Host) unixOffset() int64 { return time.Now().UnixNano() - h.e.Now() }
 
+// clockOffsets convert engine time to the machine's clocks: unix to Unix
+// time (read when asked, so it carries the wall clock's steps and the
+// jitter of reading two clocks), mono to the monotonic clock
+// (api.MonotonicNs; fixed, exact).
+type clockOffsets struct{ unix, mono int64 }
+
+// offsets are the engine's clock offsets now (on the engine goroutine).
+func (h *Host) offsets() clockOffsets {
+	return clockOffsets{unix: h.unixOffset(), mono: h.e.Monotonic(0)}
+}
+
 // report copies the flows of ids (all, with the receivers, when empty).
 func (r *rdma) report(ids []int) api.RDMAReport {
-	off := r.h.unixOffset()
-	rep := api.RDMAReport{NowNs: r.h.e.Now() + off, Params: r.params, Counters: r.c, Flows: []api.RDMAFlow{}}
+	off := r.h.offsets()
+	rep := api.RDMAReport{NowNs: r.h.e.Now() + off.unix, Params: r.params, Counters: r.c, Flows: []api.RDMAFlow{}}
 	if len(ids) > 0 {
 		for _, id := range ids {
 			if f := r.flow(id); f != nil {
@@ -176,16 +187,17 @@ func (r *rdma) report(ids []int) api.RDMAReport {
 	}
 	r.release(r.h.e.Now())
 	r.past.each(func(p *pastRecv) {
-		rep.Receivers = append(rep.Receivers, receiverSummary(p.src, p.qp, p.mode, p.done, p.gap, &p.s, off))
+		rep.Receivers = append(rep.Receivers, receiverSummary(p.src, p.qp, p.mode, p.done, p.gap, &p.s, off.unix))
 	})
 	for _, rc := range r.rlist {
-		rep.Receivers = append(rep.Receivers, rc.summary(off))
+		rep.Receivers = append(rep.Receivers, rc.summary(off.unix))
 	}
 	return rep
 }
 
-// report is the flow's state with engine times made Unix times by off.
-func (f *rdmaFlow) report(off int64) api.RDMAFlow {
+// report is the flow's state with engine times made the machine's times
+// by off.
+func (f *rdmaFlow) report(off clockOffsets) api.RDMAFlow {
 	out := f.RDMAFlow
 	first := f.firstEng
 	if f.s != nil {
@@ -193,16 +205,17 @@ func (f *rdmaFlow) report(off int64) api.RDMAFlow {
 		first = f.s.S.Start
 	}
 	// A flow never reports a start before the time it was asked for:
-	// what would put it there is the jitter of off, not the engine.
-	out.StartNs = max(f.startEng+off, f.atUnix)
+	// what would put it there is the jitter of off.unix, not the engine.
+	out.StartNs = max(f.startEng+off.unix, f.atUnix)
+	out.StartMonoNs = f.startEng + off.mono
 	if f.startEng < 0 {
-		out.StartNs = 0
+		out.StartNs, out.StartMonoNs = 0, 0
 	}
 	if first >= 0 {
-		out.FirstNs = first + off
+		out.FirstNs = first + off.unix
 	}
 	if f.State != api.RDMARunning && f.State != api.RDMAScheduled {
-		out.EndNs = f.endEng + off
+		out.EndNs, out.EndMonoNs = f.endEng+off.unix, f.endEng+off.mono
 	}
 	return out
 }

@@ -81,6 +81,43 @@ func TestRDMAScheduled(t *testing.T) {
 	}
 }
 
+// A request on the monotonic clock (AtMonoNs) is due at exactly that
+// time of the engine, which reports its start and end on the same clock:
+// there is no conversion through the wall clock to jitter or step.
+func TestRDMAScheduledMono(t *testing.T) {
+	pr := newPair(t, fastParams())
+	at := api.MonotonicNs() + int64(3*time.Millisecond)
+	fs, err := pr.a.h.StartRDMA(api.RDMARequest{Dst: 1, Bytes: 20_000, AtMonoNs: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || fs[0].State != api.RDMAScheduled || fs[0].StartMonoNs != at {
+		t.Fatalf("scheduled flow: start %d on the monotonic clock, asked for %d: %+v", fs[0].StartMonoNs, at, fs[0])
+	}
+	if len(pr.a.h.r.due) != 1 || pr.a.h.r.due[0].at != at-pr.a.e.Monotonic(0) {
+		t.Fatalf("due %+v, want at %d of the engine", pr.a.h.r.due, at-pr.a.e.Monotonic(0))
+	}
+	var longest int64
+	last := pr.a.e.Now()
+	due := pr.a.h.r.due[0].at
+	for pr.a.e.Now() < due+2*stepTime {
+		pr.step()
+		now := pr.a.e.Now()
+		longest, last = max(longest, now-last), now
+	}
+	f := runFlow(t, pr, 1)
+	if f.State != api.RDMADone {
+		t.Fatalf("flow: %+v", f)
+	}
+	if late := f.StartMonoNs - at; late < 0 || late > 3*stepTime+longest {
+		t.Errorf("started %v after its time", time.Duration(late))
+	}
+	// Its FCT runs from its first packet, at or after its start.
+	if f.EndMonoNs-f.StartMonoNs < f.FCTNs || f.FCTNs <= 0 {
+		t.Errorf("on the monotonic clock from %d to %d, FCT %d", f.StartMonoNs, f.EndMonoNs, f.FCTNs)
+	}
+}
+
 // A batch is checked whole: one wrong request and nothing is created;
 // otherwise its flows take consecutive ids in the order of the requests,
 // those due later scheduled, in order of their time whatever the order of
@@ -106,6 +143,9 @@ func TestRDMABatch(t *testing.T) {
 		{nil, "0 requests"},
 		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtUnixNs: now.Add(api.MaxRDMAAhead + time.Minute).UnixNano()}}, "at most"},
 		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtUnixNs: -1}}, "at_unix_ns"},
+		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtMonoNs: -1}}, "at_mono_ns"},
+		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtMonoNs: api.MonotonicNs() + int64(api.MaxRDMAAhead+time.Minute)}}, "at_mono_ns"},
+		{[]api.RDMARequest{{Dst: 1, Bytes: 1, AtUnixNs: later, AtMonoNs: api.MonotonicNs()}}, "at most one"},
 	} {
 		if _, err := pr.a.h.StartRDMABatch(c.reqs); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%+v: %v, want %q", c.reqs, err, c.err)

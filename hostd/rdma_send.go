@@ -22,10 +22,10 @@ import (
 )
 
 // start validates reqs and starts their flows now, or schedules them
-// for their time (RDMARequest.AtUnixNs; off converts engine time to Unix
-// time). Every request is checked before any flow is created: reqs start
-// all their flows or none.
-func (r *rdma) start(reqs []api.RDMARequest, off int64) ([]*rdmaFlow, error) {
+// for their time (RDMARequest.AtUnixNs or AtMonoNs; off converts engine
+// time to those clocks). Every request is checked before any flow is
+// created: reqs start all their flows or none.
+func (r *rdma) start(reqs []api.RDMARequest, off clockOffsets) ([]*rdmaFlow, error) {
 	now := r.h.e.Now()
 	type item struct {
 		pr *rdmaPrepared
@@ -73,15 +73,33 @@ func (r *rdma) start(reqs []api.RDMARequest, off int64) ([]*rdmaFlow, error) {
 }
 
 // startTime is when req's flows start, in engine time: now, or its
-// AtUnixNs if that is later.
-func startTime(req api.RDMARequest, now, off int64) (int64, error) {
-	if req.AtUnixNs == 0 {
+// AtUnixNs or AtMonoNs if that is later.
+func startTime(req api.RDMARequest, now int64, off clockOffsets) (int64, error) {
+	var at int64
+	switch {
+	case req.AtUnixNs == 0 && req.AtMonoNs == 0:
 		return now, nil
+	case req.AtUnixNs != 0 && req.AtMonoNs != 0:
+		return 0, fmt.Errorf("rdma: at_unix_ns %d and at_mono_ns %d: want at most one", req.AtUnixNs, req.AtMonoNs)
+	case req.AtUnixNs != 0:
+		if req.AtUnixNs < 0 {
+			return 0, fmt.Errorf("rdma: at_unix_ns %d: want a time at most %v ahead", req.AtUnixNs, api.MaxRDMAAhead)
+		}
+		at = req.AtUnixNs - off.unix
+	default:
+		if req.AtMonoNs < 0 {
+			return 0, fmt.Errorf("rdma: at_mono_ns %d: want a time at most %v ahead", req.AtMonoNs, api.MaxRDMAAhead)
+		}
+		at = req.AtMonoNs - off.mono
 	}
-	if req.AtUnixNs < 0 || req.AtUnixNs-off > now+int64(api.MaxRDMAAhead) {
-		return 0, fmt.Errorf("rdma: at_unix_ns %d: want a time at most %v ahead", req.AtUnixNs, api.MaxRDMAAhead)
+	if at > now+int64(api.MaxRDMAAhead) {
+		name, t := "at_unix_ns", req.AtUnixNs
+		if req.AtMonoNs != 0 {
+			name, t = "at_mono_ns", req.AtMonoNs
+		}
+		return 0, fmt.Errorf("rdma: %s %d: want a time at most %v ahead", name, t, api.MaxRDMAAhead)
 	}
-	return max(now, req.AtUnixNs-off), nil
+	return max(now, at), nil
 }
 
 // rdmaPending is a request whose flows start later (RDMARequest.AtUnixNs):

@@ -766,7 +766,7 @@ func TestRDMAFetchedReportsForgotten(t *testing.T) {
 		t.Fatalf("table of %d entries from id %d, want %d from %d", len(r.flows), r.base+1, maxRDMAFetched, n-maxRDMAFetched+1)
 	}
 	// New flows take the ids after the last.
-	if fs, err := r.start([]api.RDMARequest{{Dst: 1, Bytes: 1 << 10}}, 0); err != nil || fs[0].ID != n+1 || r.flow(n+1) != fs[0] {
+	if fs, err := r.start([]api.RDMARequest{{Dst: 1, Bytes: 1 << 10}}, clockOffsets{}); err != nil || fs[0].ID != n+1 || r.flow(n+1) != fs[0] {
 		t.Fatalf("next flow: %v, %v; want id %d", fs, err, n+1)
 	}
 }

@@ -73,6 +73,10 @@ const (
 	// possible flow start, for the starters to hand the first flows to
 	// their NICs.
 	workloadLead = 250 * time.Millisecond
+	// wallStepShown is the smallest step of the wall clock during a run
+	// its report names (WorkloadReport.WallStep): the clocks' reading
+	// jitter is microseconds.
+	wallStepShown = 100 * time.Microsecond
 )
 
 // WorkloadOptions describe a workload run on an up lab.
@@ -203,6 +207,12 @@ type WorkloadReport struct {
 	// later than its start); it does not enter FCTs, which the NICs
 	// measure from the first byte sent.
 	StartLag workload.Dist[time.Duration] `json:"start_lag_ns"`
+	// WallStep is the largest step of the machine's wall clock against
+	// its monotonic clock seen at the run's polls (a time service setting
+	// the clock). The flows' times, the lab's and the NICs', are on the
+	// monotonic clock and do not move with it; Unix times in the
+	// daemons' reports do.
+	WallStep time.Duration `json:"wall_step_ns,omitempty"`
 	// StartErrors counts flows their NIC refused to start, FirstError
 	// says why the first was; those flows count as failed.
 	StartErrors int    `json:"start_errors,omitempty"`
@@ -674,6 +684,9 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	b.WriteString("\n")
 	if cost := r.CostText(); cost != "" {
 		b.WriteString(cost + "\n")
+	}
+	if r.WallStep.Abs() >= wallStepShown {
+		fmt.Fprintf(&b, "the machine's wall clock stepped by %v of lab time during the run; the flows' times are monotonic and do not carry it\n", r.WallStep)
 	}
 	if r.StartErrors > 0 {
 		fmt.Fprintf(&b, "%s not start (first: %s)\n", units.Count(r.StartErrors, "flow could", "flows could"), r.FirstError)

@@ -181,6 +181,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	rep.Fabric = fabricDelta(stats0, stats1)
 	rep.Fabric.CNPs = r.cnps
 	rep.StartLag = workload.DurationDist(r.lag)
+	rep.WallStep = r.wallStep
 	if rep.StartLag.N > 0 && st.Spec.Target.Name != scale.NativeName {
 		// As the links' RTT, judged against a target's model only: a
 		// native lab's flows start when its machine can.
@@ -230,7 +231,12 @@ type workloadRun struct {
 	socks           []string
 	req             api.RDMARequest
 	ideal           workload.IdealFunc
-	t0              time.Time
+	// t0 is the schedule's time 0, and t0Mono the same instant on the
+	// machine's monotonic clock (api.MonotonicNs), which the NICs are
+	// told their flows' times in and report them in: a step of the wall
+	// clock during a run moves neither.
+	t0     time.Time
+	t0Mono int64
 
 	mu          sync.Mutex
 	recs        []workload.FlowRecord
@@ -245,9 +251,12 @@ type workloadRun struct {
 	cnps        uint64
 	acked       []int64  // by flow, bytes acknowledged at the last poll
 	cnpsNow     []uint64 // by flow, CNPs its sender had received at the last poll
-	lastEnd     int64    // Unix ns of the latest flow end seen
-	queues      []QueueRow
-	series      []FlowSample // with o.FlowSeries
+	lastEnd     int64    // the latest flow end seen, on the monotonic clock
+	// wallStep is the largest step of the wall clock against the
+	// monotonic one since t0 seen at a poll.
+	wallStep time.Duration
+	queues   []QueueRow
+	series   []FlowSample // with o.FlowSeries
 	// stalls and cycle are the lab's stalled queues when the drain time
 	// ended with flows running (inspect sets them).
 	stalls, cycle []Stall
@@ -316,7 +325,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 	}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	r.t0 = time.Now().Add(workloadLead)
+	r.t0, r.t0Mono = time.Now().Add(workloadLead), api.MonotonicNs()+int64(workloadLead)
 	var starters, waiters sync.WaitGroup
 	for src, ids := range bySrc {
 		if len(ids) == 0 {
@@ -387,6 +396,8 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		}
 		r.poll()
 		r.mu.Lock()
+		now := time.Now()
+		r.watchWall(now.UnixNano(), now.Sub(r.t0))
 		p := WorkloadProgress{Elapsed: time.Since(r.t0), Flows: len(r.flows)}
 		pending := 0
 		for i := range r.flows {
@@ -411,7 +422,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		if startersDone == nil && allDone == nil && pending == 0 {
 			end := time.Now()
 			if lastEnd > 0 {
-				end = time.Unix(0, lastEnd)
+				end = r.t0.Add(time.Duration(lastEnd - r.t0Mono))
 			}
 			r.report(p, lastAcked, lastReport)
 			return end, nil
@@ -420,6 +431,15 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			r.sampleQueues()
 			lastAcked, lastReport = r.report(p, lastAcked, lastReport), time.Now()
 		}
+	}
+}
+
+// watchWall notes how far the wall clock has stepped against the
+// monotonic one since t0: it read wall (Unix ns) when the monotonic
+// clock read elapsed since t0 (with mu held).
+func (r *workloadRun) watchWall(wall int64, elapsed time.Duration) {
+	if d := time.Duration(wall-r.t0.UnixNano()) - elapsed; d.Abs() > r.wallStep.Abs() {
+		r.wallStep = d
 	}
 }
 
@@ -440,7 +460,7 @@ func (r *workloadRun) report(p WorkloadProgress, lastAcked int64, last time.Time
 // starter hands the flows ids (all from src, in order of start) to
 // src's NIC ahead of their time, in batches of at most startBatch, each
 // flow with its start time: the NIC starts it then
-// (api.RDMARequest.AtUnixNs), late by an engine pass, not by a control
+// (api.RDMARequest.AtMonoNs), late by an engine pass, not by a control
 // round trip. A batch goes startAhead before its first flow is due and
 // takes the flows due within startAhead after that one: a request per
 // startAhead of a source's schedule or per startBatch flows, whichever
@@ -480,7 +500,7 @@ func (r *workloadRun) starter(ctx context.Context, src int, ids []int) {
 			f := &r.flows[i]
 			reqs[k] = r.req
 			reqs[k].Dst, reqs[k].Bytes, reqs[k].Lose = f.Dst, f.Size, f.Lose
-			reqs[k].AtUnixNs = r.t0.Add(due(i)).UnixNano()
+			reqs[k].AtMonoNs = r.t0Mono + int64(due(i))
 		}
 		got, err := startRDMA(ctx, r.socks[src], reqs)
 		if err != nil && len(batch) > 1 && ctx.Err() == nil {
@@ -544,11 +564,11 @@ func (r *workloadRun) scheduled(src, i int, due time.Duration, got []api.RDMAFlo
 // held): when, and how late against its due time; a flow still
 // scheduled has not.
 func (r *workloadRun) began(i int, f *api.RDMAFlow) {
-	if r.started[i] || f.State == api.RDMAScheduled || f.StartNs == 0 {
+	if r.started[i] || f.State == api.RDMAScheduled || f.StartMonoNs == 0 {
 		return // not started, or aborted before it did
 	}
 	r.started[i] = true
-	at := time.Unix(0, f.StartNs).Sub(r.t0)
+	at := time.Duration(f.StartMonoNs - r.t0Mono)
 	r.recs[i].Start = at
 	r.lag = append(r.lag, max(0, at-r.due[i]))
 }
@@ -636,7 +656,7 @@ func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 	}
 	r.end(i)
 	r.cnps += f.CNPs
-	r.lastEnd = max(r.lastEnd, f.EndNs)
+	r.lastEnd = max(r.lastEnd, f.EndMonoNs)
 	switch f.State {
 	case api.RDMADone:
 		rec.Complete(time.Duration(f.FCTNs), r.ideal(rec.Src, rec.Dst, rec.Size))

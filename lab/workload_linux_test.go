@@ -300,3 +300,35 @@ func TestPollAsksDueFlows(t *testing.T) {
 		t.Errorf("a poll at 2 s asks flows %v, want 0, 1 and 2", got)
 	}
 }
+
+// A flow's start is read on the monotonic clock: a step of the wall clock
+// between its request and its report (the Unix times moved by 4 s) is
+// not a late start, and the run names the step.
+func TestStartLagIgnoresWallStep(t *testing.T) {
+	now := time.Now()
+	r := &workloadRun{
+		flows:   []workload.Flow{{Start: time.Second}, {Start: 2 * time.Second}},
+		recs:    make([]workload.FlowRecord, 2),
+		started: make([]bool, 2),
+		due:     []time.Duration{time.Second, 2 * time.Second},
+		t0:      now,
+		t0Mono:  1_000_000_000_000,
+	}
+	const step = 4 * time.Second
+	wall := now.UnixNano() + int64(step)
+	r.began(0, &api.RDMAFlow{State: api.RDMARunning, StartNs: wall + int64(time.Second), StartMonoNs: r.t0Mono + int64(time.Second)})
+	r.began(1, &api.RDMAFlow{State: api.RDMARunning, StartNs: wall + int64(2*time.Second+3*time.Millisecond),
+		StartMonoNs: r.t0Mono + int64(2*time.Second+3*time.Millisecond)})
+	if !slices.Equal(r.lag, []time.Duration{0, 3 * time.Millisecond}) {
+		t.Errorf("start lags %v, want 0 and 3ms", r.lag)
+	}
+	if r.recs[1].Start != 2*time.Second+3*time.Millisecond {
+		t.Errorf("flow 1 started at %v, want 2.003s", r.recs[1].Start)
+	}
+	// Polls 10 and 20 s in: the wall clock read 4 s ahead, then 1 ms.
+	r.watchWall(now.UnixNano()+int64(10*time.Second+step), 10*time.Second)
+	r.watchWall(now.UnixNano()+int64(20*time.Second+time.Millisecond), 20*time.Second)
+	if r.wallStep != step {
+		t.Errorf("wall clock step %v, want %v", r.wallStep, step)
+	}
+}

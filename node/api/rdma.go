@@ -26,7 +26,7 @@ const (
 	// MaxRDMABatch is the most requests one POST /rdma/batch takes.
 	MaxRDMABatch = 4096
 	// MaxRDMAScheduled is the most flows a NIC holds scheduled
-	// (RDMARequest.AtUnixNs) and not yet started.
+	// (RDMARequest.AtUnixNs or AtMonoNs) and not yet started.
 	MaxRDMAScheduled = 1 << 16
 	// MaxRDMAAhead is how far ahead a request may schedule its flows.
 	MaxRDMAAhead = 10 * time.Minute
@@ -35,7 +35,7 @@ const (
 // Flow states.
 const (
 	// RDMAScheduled is a flow created by a request with a time
-	// (RDMARequest.AtUnixNs), not yet started: its StartNs is when it is
+	// (RDMARequest.AtUnixNs or AtMonoNs), not yet started: its StartNs is when it is
 	// due, and it has sent nothing.
 	RDMAScheduled = "scheduled"
 	RDMARunning   = "running"
@@ -104,6 +104,10 @@ type RDMARequest struct {
 	// which then never starts (its StartNs 0); POST /rdma/stop leaves it
 	// be.
 	AtUnixNs int64 `json:"at_unix_ns,omitempty"`
+	// AtMonoNs is AtUnixNs on the machine's monotonic clock
+	// (MonotonicNs), which a step of the wall clock does not move: what
+	// a schedule computed ahead should use. At most one of the two.
+	AtMonoNs int64 `json:"at_mono_ns,omitempty"`
 }
 
 // MaxRDMALose is the most packets a request's Lose lists.
@@ -156,6 +160,11 @@ type RDMAFlow struct {
 	FirstNs int64 `json:"first_unix_ns,omitempty"` // first packet sent
 	EndNs   int64 `json:"end_unix_ns,omitempty"`   // last byte acknowledged, failed or aborted
 	FCTNs   int64 `json:"fct_ns,omitempty"`        // first byte sent to last byte acknowledged
+	// StartMonoNs and EndMonoNs are StartNs and EndNs on the machine's
+	// monotonic clock (MonotonicNs), exact where the Unix times carry
+	// the wall clock's steps and the jitter of converting to it.
+	StartMonoNs int64 `json:"start_mono_ns,omitempty"`
+	EndMonoNs   int64 `json:"end_mono_ns,omitempty"`
 
 	Packets     uint64  `json:"packets"` // sent, retransmissions included
 	Bytes       uint64  `json:"bytes"`

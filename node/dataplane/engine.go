@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
@@ -461,6 +462,17 @@ func (e *Engine) Now() int64 {
 		return e.clock()
 	}
 	return int64(time.Since(e.epoch))
+}
+
+// Monotonic converts engine time t to the machine's monotonic clock
+// (api.MonotonicNs): the clock a lab's daemons share that a step of the
+// wall clock does not move. Call it on the engine goroutine (handlers,
+// hooks, Call).
+func (e *Engine) Monotonic(t int64) int64 {
+	if !e.begun {
+		return api.MonotonicNs() - e.Now() + t
+	}
+	return e.monoBase + t
 }
 
 // SetTapped switches port i's transmissions to its Tap (when it has one)

@@ -4,7 +4,11 @@ package dataplane
 // receives, forwards and transmits, control requests, and the deadline
 // the worker may sleep until.
 
-import "time"
+import (
+	"time"
+
+	"github.com/bcfab/bcfab/node/api"
+)
 
 // step is one round of the engine on its worker (see the top of
 // engine.go) at now, its worker's clock; it returns how many frames it
@@ -62,7 +66,7 @@ func (e *Engine) begin() {
 		e.epoch = time.Now()
 	}
 	e.started = time.Now()
-	e.monoBase = monotonicNs() - e.Now()
+	e.monoBase = api.MonotonicNs() - e.Now()
 	for _, p := range e.ports {
 		e.refill(p)
 		p.rxReady = true

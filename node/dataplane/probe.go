@@ -90,7 +90,7 @@ func (e *Engine) StartProbes() {
 		}
 		e.probing = true
 		now := e.Now()
-		e.nextProbe = now + e.probeEvery/2 + int64(uint64(monotonicNs())%uint64(max(e.probeEvery/2, 1)))
+		e.nextProbe = now + e.probeEvery/2 + int64(uint64(api.MonotonicNs())%uint64(max(e.probeEvery/2, 1)))
 		e.poke()
 	})
 }
