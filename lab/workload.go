@@ -74,9 +74,11 @@ const (
 	// their NICs.
 	workloadLead = 250 * time.Millisecond
 	// wallStepShown is the smallest step of the wall clock during a run
-	// its report names (WorkloadReport.WallStep): the clocks' reading
-	// jitter is microseconds.
+	// its report names (WorkloadReport.WallStep), and wallReadGap the
+	// longest read of the two clocks that measures one: the reading's
+	// error is half of it.
 	wallStepShown = 100 * time.Microsecond
+	wallReadGap   = 20 * time.Microsecond
 )
 
 // WorkloadOptions describe a workload run on an up lab.
@@ -316,6 +318,24 @@ func (r *WorkloadReport) WriteQueuesCSV(w io.Writer) error {
 			fmt.Fprintf(&b, ",%d", v)
 		}
 		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteSeriesCSV writes r's flow series (WorkloadOptions.FlowSeries) as
+// CSV: a row per flow and poll, the flow's id in the schedule, the time
+// on the target's clock (µs; empty on a native lab) and the lab's (s),
+// and the bytes its receiver had acknowledged.
+func (r *WorkloadReport) WriteSeriesCSV(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("flow,elapsed_target_us,elapsed_lab_s,acked_bytes\n")
+	for _, s := range r.FlowSeries {
+		target := ""
+		if r.Model.D > 0 {
+			target = strconv.FormatFloat(float64(r.Model.TargetTime(s.Elapsed))/float64(time.Microsecond), 'f', 3, 64)
+		}
+		fmt.Fprintf(&b, "%d,%s,%.6f,%d\n", s.Flow, target, s.Elapsed.Seconds(), s.Acked)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

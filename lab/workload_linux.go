@@ -252,8 +252,10 @@ type workloadRun struct {
 	acked       []int64  // by flow, bytes acknowledged at the last poll
 	cnpsNow     []uint64 // by flow, CNPs its sender had received at the last poll
 	lastEnd     int64    // the latest flow end seen, on the monotonic clock
-	// wallStep is the largest step of the wall clock against the
-	// monotonic one since t0 seen at a poll.
+	// wallOff0 is the wall clock less the monotonic one at t0 (ns;
+	// wallOK: read), and wallStep the largest step from it a poll saw.
+	wallOff0 int64
+	wallOK   bool
 	wallStep time.Duration
 	queues   []QueueRow
 	series   []FlowSample // with o.FlowSeries
@@ -326,6 +328,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.t0, r.t0Mono = time.Now().Add(workloadLead), api.MonotonicNs()+int64(workloadLead)
+	r.wallOff0, r.wallOK = wallOffset()
 	var starters, waiters sync.WaitGroup
 	for src, ids := range bySrc {
 		if len(ids) == 0 {
@@ -396,8 +399,9 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		}
 		r.poll()
 		r.mu.Lock()
-		now := time.Now()
-		r.watchWall(now.UnixNano(), now.Sub(r.t0))
+		if off, ok := wallOffset(); ok && r.wallOK {
+			r.watchWall(off)
+		}
 		p := WorkloadProgress{Elapsed: time.Since(r.t0), Flows: len(r.flows)}
 		pending := 0
 		for i := range r.flows {
@@ -435,12 +439,29 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 }
 
 // watchWall notes how far the wall clock has stepped against the
-// monotonic one since t0: it read wall (Unix ns) when the monotonic
-// clock read elapsed since t0 (with mu held).
-func (r *workloadRun) watchWall(wall int64, elapsed time.Duration) {
-	if d := time.Duration(wall-r.t0.UnixNano()) - elapsed; d.Abs() > r.wallStep.Abs() {
+// monotonic one since t0, off being their difference now (wallOffset;
+// with mu held).
+func (r *workloadRun) watchWall(off int64) {
+	if d := time.Duration(off - r.wallOff0); d.Abs() > r.wallStep.Abs() {
 		r.wallStep = d
 	}
+}
+
+// wallOffset is the wall clock less the monotonic one, in ns, read
+// between two readings of the monotonic clock at most wallReadGap
+// apart: a thread preempted between its reads of the two clocks (one
+// time.Now reads both) would see them apart by the preemption, 118 µs
+// under a lab's load. ok is false when no try of a few was that quick.
+func wallOffset() (off int64, ok bool) {
+	for range 5 {
+		a := api.MonotonicNs()
+		w := time.Now().UnixNano()
+		b := api.MonotonicNs()
+		if b-a <= int64(wallReadGap) {
+			return w - (a+b)/2, true
+		}
+	}
+	return 0, false
 }
 
 // report hands p to the progress callback with the goodput since the

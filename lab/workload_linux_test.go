@@ -325,10 +325,18 @@ func TestStartLagIgnoresWallStep(t *testing.T) {
 	if r.recs[1].Start != 2*time.Second+3*time.Millisecond {
 		t.Errorf("flow 1 started at %v, want 2.003s", r.recs[1].Start)
 	}
-	// Polls 10 and 20 s in: the wall clock read 4 s ahead, then 1 ms.
-	r.watchWall(now.UnixNano()+int64(10*time.Second+step), 10*time.Second)
-	r.watchWall(now.UnixNano()+int64(20*time.Second+time.Millisecond), 20*time.Second)
+	// Polls after a step of 4 s, then with the clock stepped back but
+	// for 1 ms.
+	r.wallOff0 = 1_700_000_000_000_000_000
+	r.watchWall(r.wallOff0 + int64(step))
+	r.watchWall(r.wallOff0 + int64(time.Millisecond))
 	if r.wallStep != step {
 		t.Errorf("wall clock step %v, want %v", r.wallStep, step)
+	}
+	// This machine's clocks, read as a run reads them: no step.
+	off0, ok0 := wallOffset()
+	off1, ok1 := wallOffset()
+	if !ok0 || !ok1 || time.Duration(off1-off0).Abs() > wallReadGap {
+		t.Errorf("the wall clock less the monotonic one read %d then %d (%v, %v)", off0, off1, ok0, ok1)
 	}
 }

@@ -137,6 +137,11 @@ func TestWorkloadReportText(t *testing.T) {
 	if err := r.WriteQueuesCSV(&b); err != nil || b.String() != "elapsed_target_us,elapsed_lab_s,cnps,h0,s0.0\n1000.000,1.000,0,10,20\n2000.000,2.000,0,3000,5\n" {
 		t.Errorf("queues CSV on a dilated lab %v:\n%s", err, b.String())
 	}
+	r.FlowSeries = []FlowSample{{Flow: 3, Elapsed: 50 * time.Millisecond, Acked: 1024}, {Flow: 3, Elapsed: 100 * time.Millisecond, Acked: 9000}}
+	b.Reset()
+	if err := r.WriteSeriesCSV(&b); err != nil || b.String() != "flow,elapsed_target_us,elapsed_lab_s,acked_bytes\n3,50.000,0.050000,1024\n3,100.000,0.100000,9000\n" {
+		t.Errorf("series CSV on a dilated lab %v:\n%s", err, b.String())
+	}
 }
 
 // With per-level rates the load counts the slowest level's links (the

@@ -25,8 +25,8 @@ import (
 
 func workloadCmd() *cobra.Command {
 	var (
-		mode, records, queues string
-		asJSON, dryRun        bool
+		mode, records, queues, series string
+		asJSON, dryRun                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -62,6 +62,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	shownMode := progressFlag(cmd)
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i; times on the target's clock and the lab's) to `file` as CSV")
+	fs.StringVar(&series, "series", "", "write every running flow's acknowledged bytes at every poll (every -i, at most 250ms of lab time apart; times on the target's clock and the lab's) to `file` as CSV: the flows' rates over time")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: "+workload.FlowsHeader+"; with --flows, the file's, checked on the lab) and run nothing")
 	hf := addHealthFlags(fs)
@@ -85,7 +86,8 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 				return sf.flowsError(cmd, err)
 			}
 		}
-		o := lab.WorkloadOptions{Config: cfg, Flows: sf.flows, Mode: mode, NoDCQCN: sf.noDCQCN, CC: sf.flowCC, MTU: sf.mtu, Drain: sf.drain.D(), Interval: interval.D(), Limits: limits}
+		o := lab.WorkloadOptions{Config: cfg, Flows: sf.flows, Mode: mode, NoDCQCN: sf.noDCQCN, CC: sf.flowCC, MTU: sf.mtu, Drain: sf.drain.D(), Interval: interval.D(), Limits: limits,
+			FlowSeries: series != ""}
 		shown := *shownMode
 		if *interval == 0 && !cmd.Flags().Changed("progress") {
 			shown = progress.None // -i 0: no progress lines, as it always was
@@ -95,22 +97,31 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		if pr.Mode() != progress.None {
 			o.Progress = func(p lab.WorkloadProgress) { pr.Update(p.State()) }
 		}
-		// Check the records file can be written before running.
-		var recOut *os.File
+		// Check the records and series files can be written before
+		// running.
+		var recOut, seriesOut *os.File
 		if records != "" {
 			if recOut, err = os.Create(records); err != nil {
 				return err
 			}
 			defer recOut.Close()
 		}
+		if series != "" {
+			if seriesOut, err = os.Create(series); err != nil {
+				return err
+			}
+			defer seriesOut.Close()
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		rep, err := lab.RunWorkload(ctx, c.runRoot, c.name, o)
 		pr.Close() // the bar gone before the report or the error
 		if err != nil {
-			if recOut != nil {
-				recOut.Close()
-				os.Remove(records)
+			for _, f := range []*os.File{recOut, seriesOut} {
+				if f != nil {
+					f.Close()
+					os.Remove(f.Name())
+				}
 			}
 			return err
 		}
@@ -128,6 +139,14 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		}
 		if queues != "" {
 			if err := writeFile(queues, rep.WriteQueuesCSV); err != nil {
+				return err
+			}
+		}
+		if seriesOut != nil {
+			if err := rep.WriteSeriesCSV(seriesOut); err != nil {
+				return err
+			}
+			if err := seriesOut.Close(); err != nil {
 				return err
 			}
 		}
