@@ -309,11 +309,7 @@ func (r *WorkloadReport) WriteQueuesCSV(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("elapsed_target_us,elapsed_lab_s,cnps," + strings.Join(r.QueueNodes, ",") + "\n")
 	for _, row := range r.Queues {
-		target := ""
-		if r.Model.D > 0 {
-			target = strconv.FormatFloat(float64(r.Model.TargetTime(row.Elapsed))/float64(time.Microsecond), 'f', 3, 64)
-		}
-		fmt.Fprintf(&b, "%s,%.3f,%d", target, row.Elapsed.Seconds(), row.CNPs)
+		fmt.Fprintf(&b, "%s,%.3f,%d", r.targetMicros(row.Elapsed), row.Elapsed.Seconds(), row.CNPs)
 		for _, v := range row.Bytes {
 			fmt.Fprintf(&b, ",%d", v)
 		}
@@ -331,14 +327,19 @@ func (r *WorkloadReport) WriteSeriesCSV(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("flow,elapsed_target_us,elapsed_lab_s,acked_bytes\n")
 	for _, s := range r.FlowSeries {
-		target := ""
-		if r.Model.D > 0 {
-			target = strconv.FormatFloat(float64(r.Model.TargetTime(s.Elapsed))/float64(time.Microsecond), 'f', 3, 64)
-		}
-		fmt.Fprintf(&b, "%d,%s,%.6f,%d\n", s.Flow, target, s.Elapsed.Seconds(), s.Acked)
+		fmt.Fprintf(&b, "%d,%s,%.6f,%d\n", s.Flow, r.targetMicros(s.Elapsed), s.Elapsed.Seconds(), s.Acked)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// targetMicros is lab time d on the target's clock in µs, as the CSV
+// series write it; empty on a native lab.
+func (r *WorkloadReport) targetMicros(d time.Duration) string {
+	if r.Model.D <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(float64(r.Model.TargetTime(d))/float64(time.Microsecond), 'f', 3, 64)
 }
 
 // FabricCounters is what the fabric's nodes did during a run.
