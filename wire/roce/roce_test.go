@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/crc32"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/bcfab/bcfab/wire/header"
@@ -710,6 +711,28 @@ func BenchmarkPutParseAck(b *testing.B) {
 		PutAck(buf, &ackFlow, SyndromeACK, 7, 3)
 		if err := Parse(buf, &p); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// foldHeader's eight bytes a step equal the byte loop at every length a
+// header may have (and the lengths in between), from any register.
+func TestFoldHeader(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, ipv4MaxLen+UDPLen+BTHLen)
+	for n := 0; n <= len(buf); n++ {
+		for range 4 {
+			for i := range buf {
+				buf[i] = byte(rng.Uint32())
+			}
+			crc := rng.Uint32()
+			want := crc
+			for _, v := range buf[:n] {
+				want = crc32.IEEETable[byte(want)^v] ^ want>>8
+			}
+			if got := foldHeader(crc, buf[:n]); got != want {
+				t.Fatalf("%d bytes from %#x: %#x, the byte loop %#x", n, crc, got, want)
+			}
 		}
 	}
 }
