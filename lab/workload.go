@@ -120,6 +120,10 @@ type WorkloadOptions struct {
 	// a fair-share check reads. Off by default, as a workload's
 	// thousands of flows would make the report large.
 	FlowSeries bool
+	// PortSeries samples every port's transmitted and queued bytes at
+	// every queue sample (WorkloadReport.PortSeries): each link's
+	// utilisation and each port's queue over time. Off by default.
+	PortSeries bool
 }
 
 // DefaultDrain is the drain time of a run of the given duration and
@@ -238,6 +242,10 @@ type WorkloadReport struct {
 	// acknowledged bytes at every poll that found it running, and once
 	// more when it ended, in the order of the polls.
 	FlowSeries []FlowSample `json:"flow_series,omitempty"`
+	// PortSeries, with WorkloadOptions.PortSeries, is every port of
+	// every node at every queue sample, in the order of the samples and
+	// of the nodes' ports.
+	PortSeries []PortPoint `json:"port_series,omitempty"`
 
 	// Model is the scale model the lab ran (the target and D); Target is
 	// Summary in the target's time and rates (FCTs and the duration / D,
@@ -270,6 +278,21 @@ type QueueRow struct {
 	// flows' last poll (the CNP series: its differences are the CNPs of
 	// each interval).
 	CNPs uint64 `json:"cnps"`
+}
+
+// PortPoint is one port's counters at one queue sample. Elapsed is
+// when the node copied them (api.Stats.CountedUnixNs, between two of
+// its steps) as lab time since the run started, so that two samples'
+// difference in TxBytes over their difference in Elapsed is the link's
+// rate between them, whatever the node's place in the sample's reads.
+type PortPoint struct {
+	Node          string        `json:"node"`
+	Port          string        `json:"port"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+	TargetElapsed time.Duration `json:"elapsed_target_ns,omitempty"`
+	TxBytes       uint64        `json:"tx_bytes"`
+	QueueBytes    uint64        `json:"queue_bytes"`
+	RateBps       uint64        `json:"rate_bps"` // the lab's link rate (0: unshaped)
 }
 
 // FlowSample is what a poll learnt of one flow: its acknowledged bytes
@@ -328,6 +351,37 @@ func (r *WorkloadReport) WriteSeriesCSV(w io.Writer) error {
 	b.WriteString("flow,elapsed_target_us,elapsed_lab_s,acked_bytes\n")
 	for _, s := range r.FlowSeries {
 		fmt.Fprintf(&b, "%d,%s,%.6f,%d\n", s.Flow, r.targetMicros(s.Elapsed), s.Elapsed.Seconds(), s.Acked)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// sampleTimeout bounds a queue sample's wait for each node's counters.
+const sampleTimeout = 2 * time.Second
+
+// countedElapsed is when a node copied its counters (countedUnix, on the
+// wall clock) as time since the run's start, given the sample's start
+// both ways (elapsed since the run's start and unix, read together): the
+// counters' own instant, not the sample's. A node that gave none, or an
+// instant further from the sample's than a sample may take (a step of
+// the wall clock between the two readings), is taken at the sample's.
+func countedElapsed(elapsed time.Duration, unix, countedUnix int64) time.Duration {
+	d := time.Duration(countedUnix - unix)
+	if countedUnix == 0 || d < -sampleTimeout || d > sampleTimeout {
+		return elapsed
+	}
+	return elapsed + d
+}
+
+// WritePortsCSV writes r's port series (WorkloadOptions.PortSeries) as
+// CSV: a row per port and sample, the node and port, the time its
+// counters were copied on the target's clock (µs; empty on a native lab)
+// and the lab's (s), its transmitted bytes so far and its queued bytes.
+func (r *WorkloadReport) WritePortsCSV(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("node,port,elapsed_target_us,elapsed_lab_s,tx_bytes,queue_bytes\n")
+	for _, s := range r.PortSeries {
+		fmt.Fprintf(&b, "%s,%s,%s,%.6f,%d,%d\n", s.Node, s.Port, r.targetMicros(s.Elapsed), s.Elapsed.Seconds(), s.TxBytes, s.QueueBytes)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -206,6 +206,10 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	for i := range rep.FlowSeries {
 		rep.FlowSeries[i].TargetElapsed = model.TargetTime(rep.FlowSeries[i].Elapsed)
 	}
+	rep.PortSeries = r.ports
+	for i := range rep.PortSeries {
+		rep.PortSeries[i].TargetElapsed = model.TargetTime(rep.PortSeries[i].Elapsed)
+	}
 	if rep.Summary, err = workload.Summarize(r.recs, rep.Elapsed, workload.DefaultBins); err != nil {
 		return nil, err
 	}
@@ -259,6 +263,7 @@ type workloadRun struct {
 	wallStep time.Duration
 	queues   []QueueRow
 	series   []FlowSample // with o.FlowSeries
+	ports    []PortPoint  // with o.PortSeries
 	// stalls and cycle are the lab's stalled queues when the drain time
 	// ended with flows running (inspect sets them).
 	stalls, cycle []Stall
@@ -747,19 +752,26 @@ func (r *workloadRun) abort() {
 // holds in its egress queues now, and judges the emulation health so
 // far from the same sample.
 func (r *workloadRun) sampleQueues() {
-	row := QueueRow{Elapsed: time.Since(r.t0), Bytes: make([]uint64, len(r.st.Nodes)), PortMax: make([]uint64, len(r.st.Nodes))}
+	now := time.Now()
+	row := QueueRow{Elapsed: now.Sub(r.t0), Bytes: make([]uint64, len(r.st.Nodes)), PortMax: make([]uint64, len(r.st.Nodes))}
 	row.TargetElapsed = r.st.Spec.Model().TargetTime(row.Elapsed)
 	r.mu.Lock()
 	for _, n := range r.cnpsNow {
 		row.CNPs += n
 	}
 	r.mu.Unlock()
-	s, stats := snapshotWithin(r.st, 2*time.Second)
+	s, stats := snapshotWithin(r.st, sampleTimeout)
 	for i, n := range r.st.Nodes {
 		if st := stats[n.Name]; st != nil {
 			for _, p := range st.Ports {
 				row.Bytes[i] += p.QueueBytes
 				row.PortMax[i] = max(row.PortMax[i], p.QueueBytes)
+			}
+			if r.o.PortSeries {
+				at := countedElapsed(row.Elapsed, now.UnixNano(), st.CountedUnixNs)
+				for _, p := range st.Ports {
+					r.ports = append(r.ports, PortPoint{Node: n.Name, Port: p.Name, Elapsed: at, TxBytes: p.TxBytes, QueueBytes: p.QueueBytes, RateBps: p.RateBps})
+				}
 			}
 		}
 	}

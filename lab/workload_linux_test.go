@@ -50,7 +50,7 @@ func TestWorkloadLab(t *testing.T) {
 			t.Fatal(err)
 		}
 		var progress []WorkloadProgress
-		rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 500 * time.Millisecond,
+		rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Interval: 500 * time.Millisecond, PortSeries: true,
 			Progress: func(p WorkloadProgress) { progress = append(progress, p) }})
 		if err != nil {
 			t.Fatal(err)
@@ -136,6 +136,7 @@ func TestWorkloadLab(t *testing.T) {
 		if len(rep.QueueNodes) != 8 || len(rep.Queues) == 0 || len(rep.Queues[0].Bytes) != 8 {
 			t.Errorf("queue series of %d nodes, %d rows", len(rep.QueueNodes), len(rep.Queues))
 		}
+		checkPortSeries(t, rep, len(rep.Queues))
 		if len(progress) < 4 || progress[len(progress)-1].Completed != len(sched) {
 			t.Errorf("%d progress reports, the last %+v", len(progress), progress[len(progress)-1:])
 		}
@@ -144,6 +145,55 @@ func TestWorkloadLab(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// checkPortSeries checks a run's port series against what the ports
+// must do: every port of every node at each of the run's samples, each
+// dated by its node's counters in order, its transmitted bytes never
+// falling, and no shaped link carrying more than its rate from its first
+// sample to its last (a late port catches up only what it lost). Some
+// port carried traffic.
+func checkPortSeries(t *testing.T, rep *WorkloadReport, samples int) {
+	t.Helper()
+	type key struct{ node, port string }
+	byPort := map[key][]PortPoint{}
+	var order []key
+	for _, p := range rep.PortSeries {
+		k := key{p.Node, p.Port}
+		if _, ok := byPort[k]; !ok {
+			order = append(order, k)
+		}
+		byPort[k] = append(byPort[k], p)
+	}
+	nodes := map[string]bool{}
+	moved, busiest := false, 0.0
+	for _, k := range order {
+		ps := byPort[k]
+		nodes[k.node] = true
+		if len(ps) != samples {
+			t.Errorf("%s/%s: %d points, want one at each of the %d samples", k.node, k.port, len(ps), samples)
+		}
+		for i := 1; i < len(ps); i++ {
+			if ps[i].Elapsed <= ps[i-1].Elapsed || ps[i].TxBytes < ps[i-1].TxBytes || ps[i].TargetElapsed <= ps[i-1].TargetElapsed {
+				t.Errorf("%s/%s: point %d %+v after %+v", k.node, k.port, i, ps[i], ps[i-1])
+			}
+		}
+		first, last := ps[0], ps[len(ps)-1]
+		sent := last.TxBytes - first.TxBytes
+		moved = moved || sent > 0
+		if first.RateBps > 0 {
+			// One frame of slack for a frame counted as it starts.
+			limit := float64(first.RateBps)/8*(last.Elapsed-first.Elapsed).Seconds() + 1500
+			busiest = max(busiest, float64(sent)*8/float64(first.RateBps)/(last.Elapsed-first.Elapsed).Seconds())
+			if float64(sent) > limit {
+				t.Errorf("%s/%s sent %d B in %v, more than its %d bit/s carry (%.0f B)", k.node, k.port, sent, last.Elapsed-first.Elapsed, first.RateBps, limit)
+			}
+		}
+	}
+	t.Logf("port series: %d ports; the busiest link carried %.0f%% of its rate over the run", len(order), 100*busiest)
+	if len(nodes) != len(rep.QueueNodes) || !moved {
+		t.Errorf("port series of %d nodes (want %d), traffic seen: %v", len(nodes), len(rep.QueueNodes), moved)
+	}
 }
 
 // nicFlows is the number of RDMA flows server h's NIC has started.

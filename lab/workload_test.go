@@ -142,6 +142,32 @@ func TestWorkloadReportText(t *testing.T) {
 	if err := r.WriteSeriesCSV(&b); err != nil || b.String() != "flow,elapsed_target_us,elapsed_lab_s,acked_bytes\n3,50.000,0.050000,1024\n3,100.000,0.100000,9000\n" {
 		t.Errorf("series CSV on a dilated lab %v:\n%s", err, b.String())
 	}
+	r.PortSeries = []PortPoint{{Node: "s0.0", Port: "p1", Elapsed: 50 * time.Millisecond, TxBytes: 1500, QueueBytes: 3000}, {Node: "h0", Port: "eth0", Elapsed: 51500 * time.Microsecond, TxBytes: 0}}
+	b.Reset()
+	if err := r.WritePortsCSV(&b); err != nil || b.String() != "node,port,elapsed_target_us,elapsed_lab_s,tx_bytes,queue_bytes\ns0.0,p1,50.000,0.050000,1500,3000\nh0,eth0,51.500,0.051500,0,0\n" {
+		t.Errorf("ports CSV on a dilated lab %v:\n%s", err, b.String())
+	}
+}
+
+// A port sample is dated by its node's counters, not by the sample that
+// read them; a node with no instant, or one past what a sample may take,
+// is dated by the sample.
+func TestCountedElapsed(t *testing.T) {
+	const unix = 1_800_000_000_000_000_000
+	for _, c := range []struct {
+		counted int64
+		want    time.Duration
+	}{
+		{unix + 3_000_000, 1003 * time.Millisecond}, // read 3 ms into the sample
+		{unix - 250_000, 999750 * time.Microsecond}, // copied just before the sample began
+		{0, time.Second}, // no instant
+		{unix + int64(3*time.Second), time.Second}, // a wall-clock step
+		{unix - int64(5*time.Second), time.Second},
+	} {
+		if got := countedElapsed(time.Second, unix, c.counted); got != c.want {
+			t.Errorf("counted %d: %v, want %v", c.counted-unix, got, c.want)
+		}
+	}
 }
 
 // With per-level rates the load counts the slowest level's links (the

@@ -25,8 +25,8 @@ import (
 
 func workloadCmd() *cobra.Command {
 	var (
-		mode, records, queues, series string
-		asJSON, dryRun                bool
+		mode, records, queues, series, ports string
+		asJSON, dryRun                       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -63,6 +63,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i; times on the target's clock and the lab's) to `file` as CSV")
 	fs.StringVar(&series, "series", "", "write every running flow's acknowledged bytes at every poll (every -i, at most 250ms of lab time apart; times on the target's clock and the lab's) to `file` as CSV: the flows' rates over time")
+	fs.StringVar(&ports, "ports", "", "write every port's transmitted and queued bytes at every queue sample (every -i; times of each node's counters on the target's clock and the lab's) to `file` as CSV: each link's utilisation and each port's queue over time")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: "+workload.FlowsHeader+"; with --flows, the file's, checked on the lab) and run nothing")
 	hf := addHealthFlags(fs)
@@ -87,7 +88,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 			}
 		}
 		o := lab.WorkloadOptions{Config: cfg, Flows: sf.flows, Mode: mode, NoDCQCN: sf.noDCQCN, CC: sf.flowCC, MTU: sf.mtu, Drain: sf.drain.D(), Interval: interval.D(), Limits: limits,
-			FlowSeries: series != ""}
+			FlowSeries: series != "", PortSeries: ports != ""}
 		shown := *shownMode
 		if *interval == 0 && !cmd.Flags().Changed("progress") {
 			shown = progress.None // -i 0: no progress lines, as it always was
@@ -99,7 +100,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 		}
 		// Check the records and series files can be written before
 		// running.
-		var recOut, seriesOut *os.File
+		var recOut, seriesOut, portsOut *os.File
 		if records != "" {
 			if recOut, err = os.Create(records); err != nil {
 				return err
@@ -112,12 +113,18 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 			}
 			defer seriesOut.Close()
 		}
+		if ports != "" {
+			if portsOut, err = os.Create(ports); err != nil {
+				return err
+			}
+			defer portsOut.Close()
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		rep, err := lab.RunWorkload(ctx, c.runRoot, c.name, o)
 		pr.Close() // the bar gone before the report or the error
 		if err != nil {
-			for _, f := range []*os.File{recOut, seriesOut} {
+			for _, f := range []*os.File{recOut, seriesOut, portsOut} {
 				if f != nil {
 					f.Close()
 					os.Remove(f.Name())
@@ -147,6 +154,14 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 				return err
 			}
 			if err := seriesOut.Close(); err != nil {
+				return err
+			}
+		}
+		if portsOut != nil {
+			if err := rep.WritePortsCSV(portsOut); err != nil {
+				return err
+			}
+			if err := portsOut.Close(); err != nil {
 				return err
 			}
 		}
