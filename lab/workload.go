@@ -280,14 +280,19 @@ type QueueRow struct {
 	CNPs uint64 `json:"cnps"`
 }
 
-// PortPoint is one port's counters at one queue sample. Elapsed is
-// when the node copied them (api.Stats.CountedUnixNs, between two of
-// its steps) as lab time since the run started, so that two samples'
-// difference in TxBytes over their difference in Elapsed is the link's
-// rate between them, whatever the node's place in the sample's reads.
+// PortPoint is one port's counters, or one of its egress queues', at
+// one queue sample. Elapsed is when the node copied them
+// (api.Stats.CountedUnixNs, between two of its steps) as lab time since
+// the run started, so that two samples' difference in TxBytes over their
+// difference in Elapsed is the link's rate between them (the queue's
+// share of it), whatever the node's place in the sample's reads.
 type PortPoint struct {
-	Node          string        `json:"node"`
-	Port          string        `json:"port"`
+	Node string `json:"node"`
+	Port string `json:"port"`
+	// Queue names the egress queue (api.QueueStats.Name) whose bytes
+	// dequeued (TxBytes) and queued (QueueBytes) the point gives; empty
+	// for the port's own point, its bytes transmitted and queued.
+	Queue         string        `json:"queue,omitempty"`
 	Elapsed       time.Duration `json:"elapsed_ns"`
 	TargetElapsed time.Duration `json:"elapsed_target_ns,omitempty"`
 	TxBytes       uint64        `json:"tx_bytes"`
@@ -374,14 +379,16 @@ func countedElapsed(elapsed time.Duration, unix, countedUnix int64) time.Duratio
 }
 
 // WritePortsCSV writes r's port series (WorkloadOptions.PortSeries) as
-// CSV: a row per port and sample, the node and port, the time its
-// counters were copied on the target's clock (µs; empty on a native lab)
-// and the lab's (s), its transmitted bytes so far and its queued bytes.
+// CSV: a row per port and sample, then one per egress queue of the
+// port: the node, port and queue (empty on the port's row), the time
+// the node copied its counters on the target's clock (µs; empty on a
+// native lab) and the lab's (s), the bytes the port transmitted (the
+// queue dequeued) so far and the bytes it holds.
 func (r *WorkloadReport) WritePortsCSV(w io.Writer) error {
 	var b strings.Builder
-	b.WriteString("node,port,elapsed_target_us,elapsed_lab_s,tx_bytes,queue_bytes\n")
+	b.WriteString("node,port,queue,elapsed_target_us,elapsed_lab_s,tx_bytes,queue_bytes\n")
 	for _, s := range r.PortSeries {
-		fmt.Fprintf(&b, "%s,%s,%s,%.6f,%d,%d\n", s.Node, s.Port, r.targetMicros(s.Elapsed), s.Elapsed.Seconds(), s.TxBytes, s.QueueBytes)
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%.6f,%d,%d\n", s.Node, s.Port, s.Queue, r.targetMicros(s.Elapsed), s.Elapsed.Seconds(), s.TxBytes, s.QueueBytes)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

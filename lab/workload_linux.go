@@ -771,6 +771,9 @@ func (r *workloadRun) sampleQueues() {
 				at := countedElapsed(row.Elapsed, now.UnixNano(), st.CountedUnixNs)
 				for _, p := range st.Ports {
 					r.ports = append(r.ports, PortPoint{Node: n.Name, Port: p.Name, Elapsed: at, TxBytes: p.TxBytes, QueueBytes: p.QueueBytes, RateBps: p.RateBps})
+					for _, q := range p.Queues {
+						r.ports = append(r.ports, PortPoint{Node: n.Name, Port: p.Name, Queue: q.Name, Elapsed: at, TxBytes: q.DeqBytes, QueueBytes: uint64(q.Bytes), RateBps: p.RateBps})
+					}
 				}
 			}
 		}

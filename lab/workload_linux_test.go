@@ -148,18 +148,23 @@ func TestWorkloadLab(t *testing.T) {
 }
 
 // checkPortSeries checks a run's port series against what the ports
-// must do: every port of every node at each of the run's samples, each
-// dated by its node's counters in order, its transmitted bytes never
-// falling, and no shaped link carrying more than its rate from its first
-// sample to its last (a late port catches up only what it lost). Some
-// port carried traffic.
+// must do: every port of every node, and each of its egress queues, at
+// each of the run's samples, each dated by its node's counters in
+// order, its bytes sent never falling, and no shaped link, nor a queue
+// of one, carrying more than the link's rate from its first sample to
+// its last (a late port catches up only what it lost). Some port
+// carried traffic, and the switches' ports have their queues.
 func checkPortSeries(t *testing.T, rep *WorkloadReport, samples int) {
 	t.Helper()
-	type key struct{ node, port string }
+	type key struct{ node, port, queue string }
 	byPort := map[key][]PortPoint{}
 	var order []key
+	queues := 0
 	for _, p := range rep.PortSeries {
-		k := key{p.Node, p.Port}
+		k := key{p.Node, p.Port, p.Queue}
+		if p.Queue != "" && strings.HasPrefix(p.Node, "s") {
+			queues++
+		}
 		if _, ok := byPort[k]; !ok {
 			order = append(order, k)
 		}
@@ -171,11 +176,11 @@ func checkPortSeries(t *testing.T, rep *WorkloadReport, samples int) {
 		ps := byPort[k]
 		nodes[k.node] = true
 		if len(ps) != samples {
-			t.Errorf("%s/%s: %d points, want one at each of the %d samples", k.node, k.port, len(ps), samples)
+			t.Errorf("%s/%s %q: %d points, want one at each of the %d samples", k.node, k.port, k.queue, len(ps), samples)
 		}
 		for i := 1; i < len(ps); i++ {
 			if ps[i].Elapsed <= ps[i-1].Elapsed || ps[i].TxBytes < ps[i-1].TxBytes || ps[i].TargetElapsed <= ps[i-1].TargetElapsed {
-				t.Errorf("%s/%s: point %d %+v after %+v", k.node, k.port, i, ps[i], ps[i-1])
+				t.Errorf("%s/%s %q: point %d %+v after %+v", k.node, k.port, k.queue, i, ps[i], ps[i-1])
 			}
 		}
 		first, last := ps[0], ps[len(ps)-1]
@@ -186,13 +191,13 @@ func checkPortSeries(t *testing.T, rep *WorkloadReport, samples int) {
 			limit := float64(first.RateBps)/8*(last.Elapsed-first.Elapsed).Seconds() + 1500
 			busiest = max(busiest, float64(sent)*8/float64(first.RateBps)/(last.Elapsed-first.Elapsed).Seconds())
 			if float64(sent) > limit {
-				t.Errorf("%s/%s sent %d B in %v, more than its %d bit/s carry (%.0f B)", k.node, k.port, sent, last.Elapsed-first.Elapsed, first.RateBps, limit)
+				t.Errorf("%s/%s %q sent %d B in %v, more than its %d bit/s carry (%.0f B)", k.node, k.port, k.queue, sent, last.Elapsed-first.Elapsed, first.RateBps, limit)
 			}
 		}
 	}
-	t.Logf("port series: %d ports; the busiest link carried %.0f%% of its rate over the run", len(order), 100*busiest)
-	if len(nodes) != len(rep.QueueNodes) || !moved {
-		t.Errorf("port series of %d nodes (want %d), traffic seen: %v", len(nodes), len(rep.QueueNodes), moved)
+	t.Logf("port series: %d ports and queues; the busiest link carried %.0f%% of its rate over the run", len(order), 100*busiest)
+	if len(nodes) != len(rep.QueueNodes) || !moved || queues == 0 {
+		t.Errorf("port series of %d nodes (want %d), traffic seen: %v, %d points of the switches' queues", len(nodes), len(rep.QueueNodes), moved, queues)
 	}
 }
 

@@ -142,9 +142,9 @@ func TestWorkloadReportText(t *testing.T) {
 	if err := r.WriteSeriesCSV(&b); err != nil || b.String() != "flow,elapsed_target_us,elapsed_lab_s,acked_bytes\n3,50.000,0.050000,1024\n3,100.000,0.100000,9000\n" {
 		t.Errorf("series CSV on a dilated lab %v:\n%s", err, b.String())
 	}
-	r.PortSeries = []PortPoint{{Node: "s0.0", Port: "p1", Elapsed: 50 * time.Millisecond, TxBytes: 1500, QueueBytes: 3000}, {Node: "h0", Port: "eth0", Elapsed: 51500 * time.Microsecond, TxBytes: 0}}
+	r.PortSeries = []PortPoint{{Node: "s0.0", Port: "p1", Elapsed: 50 * time.Millisecond, TxBytes: 1500, QueueBytes: 3000}, {Node: "s0.0", Port: "p1", Queue: "B", Elapsed: 50 * time.Millisecond, TxBytes: 500, QueueBytes: 1000}, {Node: "h0", Port: "eth0", Elapsed: 51500 * time.Microsecond, TxBytes: 0}}
 	b.Reset()
-	if err := r.WritePortsCSV(&b); err != nil || b.String() != "node,port,elapsed_target_us,elapsed_lab_s,tx_bytes,queue_bytes\ns0.0,p1,50.000,0.050000,1500,3000\nh0,eth0,51.500,0.051500,0,0\n" {
+	if err := r.WritePortsCSV(&b); err != nil || b.String() != "node,port,queue,elapsed_target_us,elapsed_lab_s,tx_bytes,queue_bytes\ns0.0,p1,,50.000,0.050000,1500,3000\ns0.0,p1,B,50.000,0.050000,500,1000\nh0,eth0,,51.500,0.051500,0,0\n" {
 		t.Errorf("ports CSV on a dilated lab %v:\n%s", err, b.String())
 	}
 }
