@@ -374,7 +374,13 @@ func ParseContender(s string) (Contender, error) {
 		if sc.FC != base {
 			return sc, fmt.Errorf("scheme %q: %s names its transport itself", s, sc.FC)
 		}
-		sc.FC, sc.Mode = n.FC, n.Transport
+		// The scheme it stands for keeps the name's variants: irn:drr
+		// is none:drr's queues with IRN's flows.
+		fc := n.FC
+		if _, variants, ok := strings.Cut(sc.FC, ":"); ok {
+			fc += ":" + variants
+		}
+		sc.FC, sc.Mode = fc, n.Transport
 	}
 	return sc, nil
 }

@@ -337,6 +337,9 @@ func TestParseContender(t *testing.T) {
 		{"pfc@ksp", "pfc", "lossless"},
 		{"pfc/nocc@dfksp2", "pfc", "lossless"},
 		{"irn@fc", "none", "irn"},
+		{"irn:drr", "none:drr", "irn"},
+		{"gbn:strict", "none:strict", "gbn"},
+		{"irn:drr@fc", "none:drr", "irn"},
 		{"pfc/hpcc", "pfc", "lossless"},
 		{"sfq/hpcc", "sfq", "lossless"},
 		{"pfc/dctcp@ksp", "pfc", "lossless"},
@@ -425,6 +428,15 @@ func TestLabSpec(t *testing.T) {
 	}
 	if s := c.LabSpec("portfc:drr", "", ""); s.FC != scheme.NamePortFC || s.RelayQueue != scheme.RelayDRR {
 		t.Errorf("portfc:drr: spec %+v", s)
+	}
+	// A transport's name keeps its variants: irn:drr's servers relay in
+	// their round robin, as portfc:drr's do.
+	sc, err := ParseContender("irn:drr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.LabSpec(sc.FC, "", ""); s.FC != scheme.NameNone || s.RelayQueue != scheme.RelayDRR {
+		t.Errorf("irn:drr: spec %+v", s)
 	}
 }
 
