@@ -63,7 +63,7 @@ flows: completed, failed, stopped unfinished, not started (exit 4).`,
 	fs.StringVar(&records, "records", "", "write the per-flow records to `file`: CSV, or JSON lines if it ends in .jsonl or .json")
 	fs.StringVar(&queues, "queues", "", "write the queue-length time series (bytes queued at every node, every -i; times on the target's clock and the lab's) to `file` as CSV")
 	fs.StringVar(&series, "series", "", "write every running flow's acknowledged bytes at every poll (every -i, at most 250ms of lab time apart; times on the target's clock and the lab's) to `file` as CSV: the flows' rates over time")
-	fs.StringVar(&ports, "ports", "", "write every port's transmitted and queued bytes at every queue sample (every -i; times of each node's counters on the target's clock and the lab's) to `file` as CSV: each link's utilisation and each port's queue over time")
+	fs.StringVar(&ports, "ports", "", "write every port's transmitted and queued bytes, and each of its egress queues' dequeued and queued bytes, at every queue sample (every -i; times of each node's counters on the target's clock and the lab's) to `file` as CSV: each link's utilisation and each queue's share of it over time")
 	fs.BoolVar(&asJSON, "json", false, "print the report (records and queue series included) as JSON")
 	fs.BoolVar(&dryRun, "dry-run", false, "print the schedule (CSV: "+workload.FlowsHeader+"; with --flows, the file's, checked on the lab) and run nothing")
 	hf := addHealthFlags(fs)
