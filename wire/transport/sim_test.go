@@ -29,6 +29,7 @@ type pkt struct {
 	seg       Segment
 	psn, sack uint32
 	ce        bool
+	ece       bool // an ACK's echo of CE marks (DCTCP)
 	wire      int
 	arrive    int64
 }
@@ -149,7 +150,7 @@ func (w *world) reply(i int, a RxAction) {
 	f := w.flows[i]
 	switch a.Reply {
 	case ReplyAck:
-		f.rev.send(pkt{kind: pAck, flow: i, psn: a.PSN, wire: ackWire}, w.now)
+		f.rev.send(pkt{kind: pAck, flow: i, psn: a.PSN, ece: a.ECE, wire: ackWire}, w.now)
 	case ReplyNak:
 		f.rev.send(pkt{kind: pNak, flow: i, psn: a.PSN, sack: a.SackPSN, wire: ackWire}, w.now)
 	}
@@ -169,7 +170,7 @@ func (w *world) deliver(l *link, p pkt) {
 		last := p.seg.Pos == Last || p.seg.Pos == Only
 		w.reply(p.flow, f.r.OnData(p.seg.PSN, p.seg.Len, last, p.seg.AckReq, p.ce, w.now))
 	case pAck:
-		f.s.OnAck(p.psn, w.now)
+		f.s.OnAckEcho(p.psn, &Echo{ECE: p.ece}, w.now)
 	case pNak:
 		f.s.OnNak(p.psn, p.sack, w.now)
 	case pCNP:
