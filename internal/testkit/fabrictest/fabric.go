@@ -22,6 +22,7 @@ import (
 	"github.com/bcfab/bcfab/node/config"
 	"github.com/bcfab/bcfab/node/dataplane"
 	"github.com/bcfab/bcfab/node/scheme"
+	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/swd"
 	"github.com/bcfab/bcfab/xdp"
@@ -67,8 +68,8 @@ type node struct {
 	fc    scheme.Scheme
 }
 
-func newNode(nports int) *node {
-	frames := nports*2*ring + 512
+func newNode(nports, extra int) *node {
+	frames := nports*2*ring + extra
 	return &node{mem: make([]byte, frames*frameSize), ports: make([]dataplane.PortSpec, nports)}
 }
 
@@ -88,6 +89,15 @@ type Options struct {
 	Watchdog config.Watchdog
 	Log      *slog.Logger
 	Buffer   int // each node's shared buffer, default 1 MiB
+	// SwitchFrames is each switch's frames beyond those its cables'
+	// rings hold (default 512, as a server's): what its queues and delay
+	// lines can hold.
+	SwitchFrames int
+	// Delay is every fabric cable's propagation delay, each way (zero:
+	// none, a frame arrives as its last bit leaves).
+	Delay time.Duration
+	// ECN is the switches' egress marking (zero: none).
+	ECN queues.ECNConfig
 	// Lose, if set, is asked about every frame on every fabric cable;
 	// true loses it (a faulty link). It runs on the goroutine running
 	// the fabric, in a deterministic order.
@@ -146,15 +156,18 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	if o.Buffer == 0 {
 		o.Buffer = 1 << 20
 	}
+	if o.SwitchFrames == 0 {
+		o.SwitchFrames = 512
+	}
 	f := &Fabric{T: t, Sim: dataplane.NewSim()}
 	hosts := make([]*node, t.Servers())
 	sws := make([]*node, t.Switches())
 	for i := range hosts {
-		hosts[i] = newNode(t.Levels() + 1)
+		hosts[i] = newNode(t.Levels()+1, 512)
 		hosts[i].fc = o.FC(scheme.Place{T: t, Node: bcube.Node{Index: i}, Policy: policy}, i)
 	}
 	for i := range sws {
-		sws[i] = newNode(t.N())
+		sws[i] = newNode(t.N(), o.SwitchFrames)
 		l, w := i/t.SwitchesPerLevel(), i%t.SwitchesPerLevel()
 		sws[i].fc = o.FC(scheme.Place{T: t, Node: bcube.Node{Switch: true, Level: l, Index: w}, Policy: policy}, i)
 	}
@@ -170,8 +183,10 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 			if l < len(o.Rates) {
 				rate = o.Rates[l]
 			}
-			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rate, Queues: hosts[i].fc.Egress()}
-			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rate, Queues: s.fc.Egress()}
+			hosts[i].ports[l] = dataplane.PortSpec{Name: bcube.HostPort(l), IO: he, RateBps: rate, Queues: hosts[i].fc.Egress(), Delay: o.Delay}
+			sq := s.fc.Egress()
+			sq.ECN = o.ECN
+			s.ports[p] = dataplane.PortSpec{Name: bcube.SwitchPort(p), IO: se, RateBps: rate, Queues: sq, Delay: o.Delay}
 		}
 		app := &App{mem: make([]byte, appFrames*frameSize), sim: f.Sim}
 		for a := 0; a < appFrames; a++ {

@@ -1,0 +1,163 @@
+package fabrictest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
+)
+
+// startsFlow is a flow of scripts/ns3/dctcp-starts: its source (into h0),
+// size in bytes and start in the lab's ns at D = 5,000.
+type startsFlow struct {
+	src   int
+	size  int64
+	start time.Duration
+}
+
+// readStartsFile reads one of scripts/ns3/dctcp-starts' flow files (lab
+// workload --flows CSV).
+func readStartsFile(t testing.TB, name string) []startsFlow {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []startsFlow
+	for _, line := range strings.Split(string(b), "\n") {
+		fs := strings.Split(line, ",")
+		if strings.HasPrefix(line, "#") || len(fs) < 5 || fs[0] == "id" {
+			continue
+		}
+		src, err1 := strconv.Atoi(fs[1])
+		size, err2 := strconv.ParseInt(fs[3], 10, 64)
+		start, err3 := strconv.ParseInt(fs[4], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || fs[2] != "0" {
+			t.Fatalf("%s: %q", name, line)
+		}
+		out = append(out, startsFlow{src: src, size: size, start: time.Duration(start)})
+	}
+	return out
+}
+
+// dctcpFabric is BCube(9,1) (servers h1..h8 and h0 on s0.0, as on the
+// leaf of scripts/ns3/dctcp-starts) at that lab's D = 5,000 (20 Mb/s,
+// 5 ms links, K 100 KB, PFC at 150/100 KB), its receivers acknowledging
+// every ackEvery packets.
+func dctcpFabric(t testing.TB, ackEvery int) *Fabric {
+	t.Helper()
+	m := scale.Model{Target: scale.Papers(), D: startsD}
+	ecn := m.DCTCPECN(startsRate)
+	// Eight flows' first windows, 800 KB, reach s0.0 at once: frames
+	// for them beyond the rings (a lab's switch has 1,024 a port).
+	f, err := New(bcube.MustNew(9, 1), Options{RateBps: startsRate, Delay: m.LinkDelay(), Buffer: 5_000_000, SwitchFrames: 4096,
+		FC:  PFC(signaling.PFCThresholds{Xoff: 150_000, Xon: 100_000, Lossless: 1 << signaling.PCPData}, startsRate, false),
+		ECN: queues.ECNConfig{KminBytes: ecn.KminBytes, KmaxBytes: ecn.KmaxBytes, Pmax: ecn.Pmax}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch(t, f)
+	p := hostd.TransportParams(m, startsRate)
+	p.DCQCN.Enabled, p.DCTCP.Enabled, p.AckEvery = false, true, ackEvery
+	for _, h := range f.HostLogic {
+		if err := h.SetTransport(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// The lab of scripts/ns3/dctcp-starts.
+const (
+	startsD    = 5000
+	startsRate = 20_000_000
+)
+
+// dctcpStarts runs the flows of one file on f, their starts from now, and
+// returns their FCTs once every queue has drained.
+func dctcpStarts(t testing.TB, f *Fabric, flows []startsFlow) []time.Duration {
+	t.Helper()
+	t0 := f.Now()
+	ids := make([]int, len(flows))
+	for i, fl := range flows { // in order of start
+		f.RunFor(t0 + fl.start - f.Now())
+		fs, err := f.HostLogic[fl.src].StartRDMA(api.RDMARequest{Dst: 0, Bytes: fl.size, CC: "dctcp"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = fs[0].ID
+	}
+	report := func(i int) api.RDMAFlow { return f.HostLogic[flows[i].src].RDMA([]int{ids[i]}).Flows[0] }
+	f.Poll(100*time.Millisecond, 20*time.Millisecond*startsD, func() bool {
+		for i := range flows {
+			if report(i).State == api.RDMARunning {
+				return false
+			}
+		}
+		return true
+	})
+	var fcts []time.Duration
+	for i := range flows {
+		r := report(i)
+		if r.State != api.RDMADone || r.RetxPackets != 0 {
+			t.Fatalf("h%d's flow: %s %s, %d retransmitted", flows[i].src, r.State, r.Failure, r.RetxPackets)
+		}
+		fcts = append(fcts, time.Duration(r.FCTNs))
+	}
+	if n, where := fabricDrops(f); n != 0 {
+		t.Fatalf("%d drops: %v", n, where)
+	}
+	drained(t, f, time.Minute)
+	return fcts
+}
+
+// The conformance study's DCTCP cases with their starts apart
+// (scripts/ns3/dctcp-starts, whose files the HPCC simulator and a lab
+// run too): N = 2, 4, 8 long flows into one switch port through the
+// whole datapath on virtual time, where no node is ever late, with
+// every packet acknowledged (the simulator's receivers) and every 4 (the
+// model's). Every flow completes with nothing dropped or retransmitted,
+// and the two flows of N = 2 end within 3% of each other when every
+// packet is acknowledged. The test logs each file's FCT spread (the
+// greatest FCT over the least, less one), which docs/VALIDATION.md puts
+// beside the simulator's and the lab's.
+func TestDCTCPStartsOnVirtualTime(t *testing.T) { validRun(t, dctcpStartsOnVirtualTime) }
+
+func dctcpStartsOnVirtualTime(t testing.TB) {
+	names, err := filepath.Glob("../../../scripts/ns3/dctcp-starts/long-*.csv")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("the flow files of scripts/ns3/dctcp-starts: %v (%d)", err, len(names))
+	}
+	sort.Strings(names)
+	for _, ack := range []int{1, 4} {
+		f := dctcpFabric(t, ack)
+		spreads := map[int]string{}
+		for _, name := range names {
+			flows := readStartsFile(t, name)
+			fcts := dctcpStarts(t, f, flows)
+			lo, hi := fcts[0], fcts[0]
+			for _, x := range fcts {
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			spread := float64(hi)/float64(lo) - 1
+			if ack == 1 && len(flows) == 2 && spread > 0.03 {
+				t.Errorf("ACK every packet, %s: FCTs %v, %.1f%% apart", filepath.Base(name), fcts, 100*spread)
+			}
+			spreads[len(flows)] += fmt.Sprintf(" %.1f", 100*spread)
+		}
+		for _, n := range []int{2, 4, 8} {
+			t.Logf("ACK every %d, N = %d: FCT spreads (%%, all at once, then draws 1-6):%s", ack, n, spreads[n])
+		}
+	}
+}
