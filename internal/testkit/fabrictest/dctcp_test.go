@@ -18,7 +18,7 @@ import (
 	"github.com/bcfab/bcfab/signaling"
 )
 
-// startsFlow is a flow of scripts/ns3/dctcp-starts: its source (into h0),
+// startsFlow is a flow of scripts/ns3/starts/dctcp: its source (into h0),
 // size in bytes and start in the lab's ns at D = 5,000.
 type startsFlow struct {
 	src   int
@@ -26,7 +26,7 @@ type startsFlow struct {
 	start time.Duration
 }
 
-// readStartsFile reads one of scripts/ns3/dctcp-starts' flow files (lab
+// readStartsFile reads one of scripts/ns3/starts/dctcp' flow files (lab
 // workload --flows CSV).
 func readStartsFile(t testing.TB, name string) []startsFlow {
 	t.Helper()
@@ -52,7 +52,7 @@ func readStartsFile(t testing.TB, name string) []startsFlow {
 }
 
 // dctcpFabric is BCube(9,1) (servers h1..h8 and h0 on s0.0, as on the
-// leaf of scripts/ns3/dctcp-starts) at that lab's D = 5,000 (20 Mb/s,
+// leaf of scripts/ns3/starts/dctcp) at that lab's D = 5,000 (20 Mb/s,
 // 5 ms links, K 100 KB, PFC at 150/100 KB), its receivers acknowledging
 // every ackEvery packets.
 func dctcpFabric(t testing.TB, ackEvery int) *Fabric {
@@ -78,7 +78,7 @@ func dctcpFabric(t testing.TB, ackEvery int) *Fabric {
 	return f
 }
 
-// The lab of scripts/ns3/dctcp-starts.
+// The lab of scripts/ns3/starts/dctcp.
 const (
 	startsD    = 5000
 	startsRate = 20_000_000
@@ -123,7 +123,7 @@ func dctcpStarts(t testing.TB, f *Fabric, flows []startsFlow) []time.Duration {
 }
 
 // The conformance study's DCTCP cases with their starts apart
-// (scripts/ns3/dctcp-starts, whose files the HPCC simulator and a lab
+// (scripts/ns3/starts/dctcp, whose files the HPCC simulator and a lab
 // run too): N = 2, 4, 8 long flows into one switch port through the
 // whole datapath on virtual time, where no node is ever late, with
 // every packet acknowledged (the simulator's receivers) and every 4 (the
@@ -135,9 +135,9 @@ func dctcpStarts(t testing.TB, f *Fabric, flows []startsFlow) []time.Duration {
 func TestDCTCPStartsOnVirtualTime(t *testing.T) { validRun(t, dctcpStartsOnVirtualTime) }
 
 func dctcpStartsOnVirtualTime(t testing.TB) {
-	names, err := filepath.Glob("../../../scripts/ns3/dctcp-starts/long-*.csv")
+	names, err := filepath.Glob("../../../scripts/ns3/starts/dctcp/long-*.csv")
 	if err != nil || len(names) == 0 {
-		t.Fatalf("the flow files of scripts/ns3/dctcp-starts: %v (%d)", err, len(names))
+		t.Fatalf("the flow files of scripts/ns3/starts/dctcp: %v (%d)", err, len(names))
 	}
 	sort.Strings(names)
 	for _, ack := range []int{1, 4} {
