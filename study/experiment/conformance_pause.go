@@ -32,7 +32,10 @@ type fcPort struct {
 // one-hop BDP and two frames (the one on the wire at each end) from
 // each port the pause goes to (PFC: the one the bytes came in by;
 // PortFC at a switch: every other port, n−1 of them; at a relaying
-// server: its other levels' links, k). A second peak row allows the
+// server: its other levels' links, k), for each hop the pause takes to
+// stop them (PortFC's B at a switch two: its relays pass it on to the
+// switches that feed their relay queues, which are never paused, so
+// what those sent reaches the counter a one-hop RTT later). A second peak row allows the
 // same at the one-hop round trip the lab's probes measured instead of
 // the model's: the greatest of the run at the port (PFC) or at any port
 // of its node (the pause goes to several), which is how far the
@@ -92,7 +95,7 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 				aggs[k] = a
 				keys = append(keys, k)
 			}
-			senders := pauseSenders(k, switchPorts, serverLevels)
+			senders := pauseSenders(k, switchPorts, serverLevels) * pauseHops(k)
 			var rtt int64
 			if senders == 1 && p.RTT != nil && p.RTT.Count > 0 {
 				rtt = p.RTT.MaxNs
@@ -146,10 +149,14 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		lat := float64(a.latMax) / env.d / 1e3 // the lab's ns, in the target's µs
 		rows = append(rows, CheckRow{Item: k + ": a pause frame's delay after X_off", Detail: fmt.Sprintf("%d frames timed, %d not", a.frames, a.untimed), Measured: lat, Expected: rtt, Unit: "µs",
 			Formula: "the greatest, at most one one-hop RTT", Error: lat - rtt, Ceil: true, Pass: a.frames > 0 && lat <= rtt})
-		senders := pauseSenders(k, switchPorts, serverLevels)
-		allow := a.xoff + senders*(a.bdp+2*frame)
+		senders, hops := pauseSenders(k, switchPorts, serverLevels), pauseHops(k)
+		allow := a.xoff + senders*hops*(a.bdp+2*frame)
+		per := fmt.Sprintf("%d x", senders)
+		if hops > 1 {
+			per = fmt.Sprintf("%d x %d hops x", senders, hops)
+		}
 		rows = append(rows, CheckRow{Item: k + ": the counter's peak", Measured: kb(a.peak), Expected: kb(allow), Unit: "KB",
-			Formula: fmt.Sprintf("at most X_off + %d x (BDP %g KB + 2 frames)", senders, kb(a.bdp)), Error: kb(a.peak - allow), Ceil: true, Pass: a.peak <= allow})
+			Formula: fmt.Sprintf("at most X_off + %s (BDP %g KB + 2 frames)", per, kb(a.bdp)), Error: kb(a.peak - allow), Ceil: true, Pass: a.peak <= allow})
 		rows = append(rows, tripRow(k, a.trips, a.tripMax, a.tripSum, a.overshoot, env, pauseHops(k)))
 		if !a.measured {
 			rows = append(rows, CheckRow{Item: k + ": the counter's peak at the measured RTT", Formula: "a one-hop RTT measured at every paused port's node"})
@@ -162,7 +169,7 @@ func pauseRows(ports []fcPort, env conformanceEnv, switchPorts, serverLevels int
 		rows = append(rows, CheckRow{Item: k + ": the counter's peak at the measured RTT",
 			Detail:   fmt.Sprintf("the port nearest its allowance: %s greatest one-hop RTT %.3g µs, the model's %.3g", where, a.wRTT/1e3, modelRTT/1e3),
 			Measured: kb(int(a.wPeak)), Expected: kb(int(a.wAllow)), Unit: "KB",
-			Formula: fmt.Sprintf("at most X_off + %d x (BDP at the measured RTT + 2 frames)", senders), Error: kb(int(a.wPeak - a.wAllow)), Ceil: true, Pass: a.worst <= 0})
+			Formula: fmt.Sprintf("at most X_off + %s (BDP at the measured RTT + 2 frames)", per), Error: kb(int(a.wPeak - a.wAllow)), Ceil: true, Pass: a.worst <= 0})
 	}
 	return rows
 }

@@ -362,11 +362,23 @@ func TestConformancePauseRows(t *testing.T) {
 	if r := row(pauseRows(past, env, 4, 2), "at the measured RTT"); r.Pass {
 		t.Errorf("a paused port with no round trip measured: %+v", r)
 	}
-	// PortFC's B stops 3 ports: their node's greatest round trip.
+	// PortFC's B stops 3 ports, two hops away (its relays pass it on):
+	// their node's greatest round trip, twice.
 	b := pfc(func(c *api.FCClass) { c.Class, c.PeakBytes = "B", 200_000 })
-	if rows := pauseRows(b, env, 4, 2); !all(rows) || !strings.Contains(row(rows, "the counter's peak").Formula, "X_off + 3 x") ||
-		math.Abs(row(rows, "at the measured RTT").Expected-246.6) > 1e-9 {
+	if rows := pauseRows(b, env, 4, 2); !all(rows) || !strings.Contains(row(rows, "the counter's peak").Formula, "X_off + 3 x 2 hops x") ||
+		math.Abs(row(rows, "the counter's peak").Expected-313.2) > 1e-9 || math.Abs(row(rows, "at the measured RTT").Expected-343.2) > 1e-9 {
 		t.Errorf("PortFC's B at 200 KB with 3 senders: %+v", rows)
+	}
+	for peak, pass := range map[int]bool{313_200: true, 313_201: false} {
+		b := pfc(func(c *api.FCClass) { c.Class, c.PeakBytes = "B", peak })
+		if r := row(pauseRows(b, env, 4, 2), "the counter's peak"); r.Pass != pass {
+			t.Errorf("PortFC's B peaking at %d B: %+v", peak, r)
+		}
+	}
+	// Its A stops the same 3 ports one hop away.
+	a := pfc(func(c *api.FCClass) { c.Class, c.PeakBytes = "A", 200_000 })
+	if r := row(pauseRows(a, env, 4, 2), "the counter's peak"); !r.Pass || math.Abs(r.Expected-231.6) > 1e-9 || !strings.Contains(r.Formula, "X_off + 3 x (BDP") {
+		t.Errorf("PortFC's A at 200 KB with 3 senders: %+v", r)
 	}
 	if rows := pauseRows(nil, env, 4, 2); len(rows) != 0 {
 		t.Errorf("no pause at all: %+v", rows)

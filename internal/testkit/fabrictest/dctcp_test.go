@@ -159,5 +159,8 @@ func dctcpStartsOnVirtualTime(t testing.TB) {
 		for _, n := range []int{2, 4, 8} {
 			t.Logf("ACK every %d, N = %d: FCT spreads (%%, all at once, then draws 1-6):%s", ack, n, spreads[n])
 		}
+		if h := f.Health(); !h.Valid() { // validRun judges the last fabric
+			t.Errorf("ACK every %d: the run was unhealthy on virtual time: %s", ack, h)
+		}
 	}
 }
