@@ -180,16 +180,17 @@ const pauseWire = 60 + queues.WireOverhead
 
 // tripRow judges the greatest of n pause round trips (max and sum in
 // the lab's ns) of the class in key k against hops times the one-hop
-// RTT, a data frame on the wire at each end and the pause frame;
-// overshoot, the most a counter grew past its value at a pause, is its
-// detail.
+// RTT, a data frame on the wire at each end and the pause frame, and a
+// frame more for each relay on the way back (it forwards a frame once
+// it has all of it); overshoot, the most a counter grew past its value
+// at a pause, is its detail.
 func tripRow(k string, n uint64, maxNs, sumNs int64, overshoot int, env conformanceEnv, hops int) CheckRow {
 	frame := env.wire.Payload + env.wire.Overhead
 	ser := func(b int) float64 { return float64(b) * 8 / float64(env.wire.Rate) * 1e6 } // µs
-	allow := float64(hops) * (us(env.target.OneHopRTT()) + ser(2*frame+pauseWire))
+	allow := float64(hops)*(us(env.target.OneHopRTT())+ser(2*frame+pauseWire)) + float64(hops-1)*ser(frame)
 	formula := "at most the one-hop RTT + 2 frames + the pause frame"
 	if hops > 1 {
-		formula = fmt.Sprintf("at most %d x (the one-hop RTT + 2 frames + the pause frame): the relays pass the pause one hop on", hops)
+		formula = fmt.Sprintf("at most %d x (the one-hop RTT + 2 frames + the pause frame) + %d frame: the relays pass the pause one hop on, and store and forward what comes back", hops, hops-1)
 	}
 	row := CheckRow{Item: k + ": a pause's round trip", Expected: allow, Unit: "µs", Ceil: true,
 		Formula: fmt.Sprintf("from the pause to the last byte its senders sent: %s (%.4g µs)", formula, allow)}
