@@ -89,30 +89,17 @@ const (
 func dctcpStarts(t testing.TB, f *Fabric, flows []startsFlow) []time.Duration {
 	t.Helper()
 	t0 := f.Now()
-	ids := make([]int, len(flows))
+	ids := make([][2]int, len(flows))
 	for i, fl := range flows { // in order of start
 		f.RunFor(t0 + fl.start - f.Now())
 		fs, err := f.HostLogic[fl.src].StartRDMA(api.RDMARequest{Dst: 0, Bytes: fl.size, CC: "dctcp"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[i] = fs[0].ID
+		ids[i] = [2]int{fl.src, fs[0].ID}
 	}
-	report := func(i int) api.RDMAFlow { return f.HostLogic[flows[i].src].RDMA([]int{ids[i]}).Flows[0] }
-	f.Poll(100*time.Millisecond, 20*time.Millisecond*startsD, func() bool {
-		for i := range flows {
-			if report(i).State == api.RDMARunning {
-				return false
-			}
-		}
-		return true
-	})
 	var fcts []time.Duration
-	for i := range flows {
-		r := report(i)
-		if r.State != api.RDMADone || r.RetxPackets != 0 {
-			t.Fatalf("h%d's flow: %s %s, %d retransmitted", flows[i].src, r.State, r.Failure, r.RetxPackets)
-		}
+	for _, r := range losslessDone(t, f, ids, 20*time.Millisecond*startsD) {
 		fcts = append(fcts, time.Duration(r.FCTNs))
 	}
 	if n, where := fabricDrops(f); n != 0 {

@@ -73,21 +73,7 @@ func pauseBounds(t testing.TB, n, senders int, portfc bool) {
 		}
 		ids = append(ids, [2]int{s, fs[0].ID})
 	}
-	if !f.Poll(100*time.Millisecond, 100*time.Second, func() bool {
-		for _, id := range ids {
-			if f.HostLogic[id[0]].RDMA([]int{id[1]}).Flows[0].State == api.RDMARunning {
-				return false
-			}
-		}
-		return true
-	}) {
-		t.Fatal("the incast did not complete")
-	}
-	for _, id := range ids {
-		if fl := f.HostLogic[id[0]].RDMA([]int{id[1]}).Flows[0]; fl.State != api.RDMADone {
-			t.Fatalf("h%d's flow: %s %s", id[0], fl.State, fl.Failure)
-		}
-	}
+	losslessDone(t, f, ids, 100*time.Second)
 	drained(t, f, 10*time.Second)
 	if n, where := fabricDrops(f); n != 0 {
 		t.Fatalf("%d drops: %v", n, where)

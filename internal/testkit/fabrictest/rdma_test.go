@@ -79,6 +79,32 @@ func runRDMA(t testing.TB, f *Fabric, src int, req api.RDMARequest, limit time.D
 	return rep.Flows
 }
 
+// losslessDone runs f until none of flows (each a server and the id of
+// its flow) is running, or for at most limit, and returns their reports
+// in order; it fails t unless every one completed without a
+// retransmission.
+func losslessDone(t testing.TB, f *Fabric, flows [][2]int, limit time.Duration) []api.RDMAFlow {
+	t.Helper()
+	report := func(i int) api.RDMAFlow { return f.HostLogic[flows[i][0]].RDMA([]int{flows[i][1]}).Flows[0] }
+	f.Poll(100*time.Millisecond, limit, func() bool {
+		for i := range flows {
+			if report(i).State == api.RDMARunning {
+				return false
+			}
+		}
+		return true
+	})
+	out := make([]api.RDMAFlow, len(flows))
+	for i := range flows {
+		r := report(i)
+		if r.State != api.RDMADone || r.RetxPackets != 0 {
+			t.Fatalf("h%d's flow %d after %v: %s %s, %d retransmitted", flows[i][0], flows[i][1], limit, r.State, r.Failure, r.RetxPackets)
+		}
+		out[i] = r
+	}
+	return out
+}
+
 // A lossless flow over four hops (h0 -> h3 through a relay) completes at
 // nearly the link rate with nothing retransmitted; the receiver took
 // every packet once, in order.
