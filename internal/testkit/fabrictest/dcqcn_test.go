@@ -1,0 +1,184 @@
+package fabrictest
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/bcfab/bcfab/fabric/bcube"
+	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/model/fluid"
+	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/node/api"
+	"github.com/bcfab/bcfab/queues"
+	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/transport"
+)
+
+// The conformance study's dcqcn cases (study/experiment): N DCQCN flows
+// sized for 45 ms of the target at C/N into one switch port, the queue
+// judged from 20 to 38 ms against DCQCN's fluid model.
+const (
+	dcqcnCaseRun  = 45 * time.Millisecond
+	dcqcnCaseFrom = 20 * time.Millisecond
+	dcqcnCaseTo   = 38 * time.Millisecond
+	dcqcnCaseStep = 20 * time.Microsecond // the study's queue samples
+)
+
+// BenchmarkDCQCNQueue runs the conformance study's dcqcn cases (N = 2,
+// 4, 8 flows of the paper's DCQCN, at once, from h1..hN into h0 through
+// s0.0 of BCube(9,1), the papers' network at D = 5,000: ECN on the
+// target's RED line, PFC at 150/100 KB) on virtual time, where no node is
+// ever late, and reports the mean of the switch port's queue over the
+// cases' window, sampled every 20 µs of the target, beside the fluid
+// model's (package fluid, as the study integrates it: its trajectory's
+// mean over the window, and its fixed point's q*), and how far the flows
+// move together: the mean over pairs of flows of the correlation of
+// their DCQCN rates (R_C) at the same samples, 1 for the model's
+// identical flows. Every flow must end
+// without a loss or a retransmission, the fabric healthy.
+//
+//	go test -run '^$' -bench DCQCNQueue -benchtime 1x ./internal/testkit/fabrictest
+func BenchmarkDCQCNQueue(b *testing.B) {
+	const d, rate = 5000, 20_000_000
+	m := scale.Model{Target: scale.Papers(), D: d}
+	for _, n := range []int{2, 4, 8} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			model, q, err := dcqcnFluid(m.Target, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var c dcqcnCase
+			for range b.N {
+				c = dcqcnCaseQueue(b, m, rate, n)
+			}
+			b.ReportMetric(c.mean/1e3, "queue-KB")
+			b.ReportMetric(model/1e3, "model-trajectory-KB")
+			b.ReportMetric(q/1e3, "model-q*-KB")
+			b.ReportMetric(c.corr, "rate-correlation")
+			b.Logf("N = %d: the queue's mean %.1f KB (%d-%d KB) on virtual time, the flows' rates correlated %.2f; the fluid model's trajectory %.1f KB, its fixed point's q* %.1f KB",
+				n, c.mean/1e3, c.lo/1000, c.hi/1000, c.corr, model/1e3, q/1e3)
+		})
+	}
+}
+
+// dcqcnFluid is the fluid model of n flows on t as the conformance study
+// integrates it (a loop of four links, two frames' serialization and the
+// queue's delay at the fixed point): its trajectory's mean queue over the
+// cases' window and its fixed point's, in bytes.
+func dcqcnFluid(t scale.Target, n int) (mean, fixed float64, err error) {
+	ser := time.Duration(float64(t.MTU+transport.DefaultWireOverhead) * 8 / float64(t.LinkRateBps) * 1e9)
+	d, err := fluid.WithQueueingDelay(fluid.FromTarget(t, n, 2*t.OneHopRTT()+2*ser))
+	if err != nil {
+		return 0, 0, err
+	}
+	fp, err := fluid.FixedPoint(d)
+	if err != nil {
+		return 0, 0, err
+	}
+	tr, err := fluid.Simulate(d, dcqcnCaseTo, 0, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	k := 0
+	for i, at := range tr.Time {
+		if at >= dcqcnCaseFrom && at <= dcqcnCaseTo {
+			mean += tr.QueueBytes[i]
+			k++
+		}
+	}
+	return mean / float64(k), fp.QueueBytes, nil
+}
+
+// dcqcnCase is what dcqcnCaseQueue measured over the window: the switch
+// port's queue bytes (mean, least, greatest) and the mean correlation of
+// two flows' rates.
+type dcqcnCase struct {
+	mean   float64
+	lo, hi int
+	corr   float64
+}
+
+// dcqcnCaseQueue runs one dcqcn case of n flows.
+func dcqcnCaseQueue(t testing.TB, m scale.Model, rate uint64, n int) (c dcqcnCase) {
+	t.Helper()
+	ecn := m.ECN(rate)
+	f, err := New(bcube.MustNew(9, 1), Options{RateBps: rate, Delay: m.LinkDelay(), Buffer: 5_000_000, SwitchFrames: 4096,
+		FC:  PFC(signaling.PFCThresholds{Xoff: 150_000, Xon: 100_000, Lossless: 1 << signaling.PCPData}, rate, false),
+		ECN: queues.ECNConfig{KminBytes: ecn.KminBytes, KmaxBytes: ecn.KmaxBytes, Pmax: ecn.Pmax}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range f.HostLogic {
+		if err := h.SetTransport(hostd.TransportParams(m, rate)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := int64(dcqcnCaseRun.Seconds() * float64(m.Target.LinkRateBps) / 8 / float64(n))
+	t0 := f.Now()
+	ids := make([][2]int, 0, n)
+	for i := 1; i <= n; i++ {
+		fs, err := f.HostLogic[i].StartRDMA(api.RDMARequest{Dst: 0, Bytes: size, CC: "dcqcn"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, [2]int{i, fs[0].ID})
+	}
+	_, port := f.T.SwitchOf(0, 0)
+	eg := f.Sws[0].Egress(port)
+	step, from, to := m.Time(dcqcnCaseStep), m.Time(dcqcnCaseFrom), m.Time(dcqcnCaseTo)
+	k := 0
+	c.lo = 1 << 62
+	rates := make([][]float64, n)
+	for f.Now()-t0 < to {
+		f.RunFor(step)
+		if f.Now()-t0 >= from {
+			q := eg.Bytes()
+			c.mean += float64(q)
+			c.lo, c.hi = min(c.lo, q), max(c.hi, q)
+			k++
+			for i, id := range ids {
+				rates[i] = append(rates[i], f.HostLogic[id[0]].RDMA([]int{id[1]}).Flows[0].RateBps)
+			}
+		}
+	}
+	c.mean /= float64(k)
+	pairs := 0
+	for i := range rates {
+		for j := i + 1; j < len(rates); j++ {
+			c.corr += correlation(rates[i], rates[j])
+			pairs++
+		}
+	}
+	c.corr /= float64(pairs)
+	losslessDone(t, f, ids, 2*m.Time(dcqcnCaseRun))
+	if n, where := fabricDrops(f); n != 0 {
+		t.Fatalf("%d drops: %v", n, where)
+	}
+	if h := f.Health(); !h.Valid() {
+		t.Fatalf("N = %d: the run was unhealthy on virtual time: %s", n, h)
+	}
+	return c
+}
+
+// correlation is Pearson's of x and y, samples of one length.
+func correlation(x, y []float64) float64 {
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx /= float64(len(x))
+	my /= float64(len(y))
+	var sxy, sxx, syy float64
+	for i := range x {
+		sxy += (x[i] - mx) * (y[i] - my)
+		sxx += (x[i] - mx) * (x[i] - mx)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
