@@ -55,7 +55,7 @@ func ccCase(cc string, n int) ConformanceCase {
 		"hpcc":  "the link's goodput against η of its capacity (HPCC, SIGCOMM 2019), the mean queue under one frame per flow",
 	}[cc]
 	return ConformanceCase{
-		Name: fmt.Sprintf("%s-%d", cc, n), Check: cc, series: true, cc: cc, senders: n, interval: dcqcnSample,
+		Name: fmt.Sprintf("%s-%d", cc, n), Check: cc, series: true, cc: cc, senders: n, interval: DCQCNSample,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 9},
 		Text: fmt.Sprintf("%d %s flows of %.3g MB each (%v at C/N on a 100 Gb/s target) from h1..h%d to h0 at once, through one leaf of a leaf-spine (2 leaves of 9 servers, 1 spine); from %v to %v %s, and each flow's share against 1/N",
 			n, cc, float64(size)/1e6, ccRun, n, ccFrom, ccTo, what),
@@ -81,7 +81,7 @@ func ccRows(rep *lab.WorkloadReport, env conformanceEnv, cc string, n int) []Che
 	first = -1
 	for _, r := range rep.Records {
 		end := r.TargetStart + r.TargetFCT
-		to = min(to, end-2*dcqcnSample)
+		to = min(to, end-2*DCQCNSample)
 		if first < 0 || r.TargetStart < first {
 			first = r.TargetStart
 		}
@@ -90,7 +90,7 @@ func ccRows(rep *lab.WorkloadReport, env conformanceEnv, cc string, n int) []Che
 		on += wireTime(r.Size, env.wire)
 	}
 	if to-ccFrom < ccFrom {
-		return []CheckRow{{Item: "the window", Formula: fmt.Sprintf("every flow running from %v for at least %v; the first ended at %v", ccFrom, ccFrom, to+2*dcqcnSample)}}
+		return []CheckRow{{Item: "the window", Formula: fmt.Sprintf("every flow running from %v for at least %v; the first ended at %v", ccFrom, ccFrom, to+2*DCQCNSample)}}
 	}
 	span := fmt.Sprintf("%.1f–%.1f ms", float64(ccFrom)/1e6, float64(to)/1e6)
 	rates := make([]float64, len(rep.Records))

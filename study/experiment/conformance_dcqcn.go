@@ -9,40 +9,43 @@ import (
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/fluid"
+	"github.com/bcfab/bcfab/model/scale"
 )
 
 // The dcqcn check: N long DCQCN flows into one egress against DCQCN's
 // fluid model (package fluid, Zhu et al., CoNEXT 2016) on the same
-// parameters, in the window where the model has settled.
+// parameters, in the window where the model has settled. The case's
+// times are exported for the same case on virtual time
+// (fabrictest.BenchmarkDCQCNQueue).
 const (
-	// dcqcnRun is the target time the flows are sized for at C/N each.
-	dcqcnRun = 45 * time.Millisecond
-	// dcqcnFrom and dcqcnTo bound the window judged: the model, all
+	// DCQCNRun is the target time the flows are sized for at C/N each.
+	DCQCNRun = 45 * time.Millisecond
+	// DCQCNFrom and DCQCNTo bound the window judged: the model, all
 	// flows starting at line rate, overshoots to megabytes of queue,
 	// cuts every rate deep, leaves the queue empty for about 10 ms and
 	// settles near 20 ms (its mean queue per 2 ms within ±6% of its
 	// 20-38 ms mean from then on); the window ends before the first flow
 	// may (a flow ahead of its share by 18% ends at 38 ms).
-	dcqcnFrom = 20 * time.Millisecond
-	dcqcnTo   = 38 * time.Millisecond
+	DCQCNFrom = 20 * time.Millisecond
+	DCQCNTo   = 38 * time.Millisecond
 	// dcqcnBound is the check's bound on the mean rates and queue.
 	dcqcnBound = 0.10
-	// dcqcnSample is the time between queue samples: the queue swings
+	// DCQCNSample is the time between queue samples: the queue swings
 	// with a period of about 130 µs, so the model's default 200 µs
 	// would leave its mean over the window to a few dozen samples'
 	// aliasing (±15%); 400 samples bring that to about ±4%.
-	dcqcnSample = 20 * time.Microsecond
+	DCQCNSample = 20 * time.Microsecond
 )
 
 // dcqcnCase is n DCQCN flows from h1..hn to h0 on one leaf of a
-// leaf-spine, sized to run dcqcnRun at C/N.
+// leaf-spine, sized to run DCQCNRun at C/N.
 func dcqcnCase(n int) ConformanceCase {
-	size := int64(float64(dcqcnRun.Seconds()) * 100e9 / 8 / float64(n)) // at the papers' 100 Gb/s; Text says so
+	size := int64(float64(DCQCNRun.Seconds()) * 100e9 / 8 / float64(n)) // at the papers' 100 Gb/s; Text says so
 	return ConformanceCase{
-		Name: fmt.Sprintf("dcqcn-%d", n), Check: "dcqcn", series: true, cc: "dcqcn", senders: n, interval: dcqcnSample,
+		Name: fmt.Sprintf("dcqcn-%d", n), Check: "dcqcn", series: true, cc: "dcqcn", senders: n, interval: DCQCNSample,
 		Fabric: &FabricConfig{Kind: lab.TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 9},
 		Text: fmt.Sprintf("%d DCQCN flows of %.3g MB each (%v at C/N on a 100 Gb/s target) from h1..h%d to h0 at once, through one leaf of a leaf-spine (2 leaves of 9 servers, 1 spine), ECN marking on; from %v to %v the flows' mean rates and the leaf's mean queue against DCQCN's fluid model (Zhu et al., CoNEXT 2016) integrated on the target's parameters, with the loop delay of the path (4 links) and the queue's own delay (the lab marks as a packet joins its queue)",
-			n, float64(size)/1e6, dcqcnRun, n, dcqcnFrom, dcqcnTo),
+			n, float64(size)/1e6, DCQCNRun, n, DCQCNFrom, DCQCNTo),
 		flows: func(conformanceEnv) ([]workload.Flow, time.Duration) {
 			fs := make([]workload.Flow, n)
 			for i := range fs {
@@ -53,12 +56,17 @@ func dcqcnCase(n int) ConformanceCase {
 	}
 }
 
-// dcqcnModel is the fluid model of n flows on env's target: the loop
-// delay of four links and the frames' serialization at two hops, and the
-// queue's delay at its fixed point.
+// dcqcnModel is the fluid model of n flows on env's target (DCQCNModel).
 func dcqcnModel(env conformanceEnv, n int) (fluid.DCQCN, error) {
-	t := env.target
-	ser := time.Duration(float64(t.MTU+env.wire.Overhead) * 8 / float64(t.LinkRateBps) * 1e9)
+	return DCQCNModel(env.target, env.wire.Overhead, n)
+}
+
+// DCQCNModel is the fluid model the dcqcn check holds n flows of target
+// t to, its packets wireOverhead bytes over their payload on the wire:
+// the loop delay of four links and the frames' serialization at two
+// hops, and the queue's delay at its fixed point.
+func DCQCNModel(t scale.Target, wireOverhead, n int) (fluid.DCQCN, error) {
+	ser := time.Duration(float64(t.MTU+wireOverhead) * 8 / float64(t.LinkRateBps) * 1e9)
 	d := fluid.FromTarget(t, n, 2*t.OneHopRTT()+2*ser)
 	return fluid.WithQueueingDelay(d)
 }
@@ -71,7 +79,7 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 	if err != nil {
 		return []CheckRow{{Item: "the fluid model", Formula: err.Error()}}
 	}
-	tr, err := fluid.Simulate(d, dcqcnTo, 0, nil)
+	tr, err := fluid.Simulate(d, DCQCNTo, 0, nil)
 	if err != nil {
 		return []CheckRow{{Item: "the fluid model", Formula: err.Error()}}
 	}
@@ -81,7 +89,7 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 	rates := make([]float64, n)
 	k := 0
 	for i, at := range tr.Time {
-		if at < dcqcnFrom || at > dcqcnTo {
+		if at < DCQCNFrom || at > DCQCNTo {
 			continue
 		}
 		q := tr.QueueBytes[i]
@@ -99,7 +107,7 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 	goodput := float64(env.target.MTU) / float64(d.WireBytes) // the payload's share of a rate on the wire
 	var rows []CheckRow
 	for f, r := range rep.Records {
-		got, ok := seriesRate(rep.FlowSeries, f, dcqcnFrom, dcqcnTo)
+		got, ok := seriesRate(rep.FlowSeries, f, DCQCNFrom, DCQCNTo)
 		want := rates[min(f, n-1)] / float64(k) * goodput / 1e9
 		if !ok {
 			rows = append(rows, CheckRow{Item: fmt.Sprintf("h%d's mean rate", r.Src), Formula: "samples before and after the window"})
@@ -113,7 +121,7 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 	col := slices.Index(rep.QueueNodes, "leaf0")
 	var lq []float64
 	for _, row := range rep.Queues {
-		if col >= 0 && col < len(row.Bytes) && row.TargetElapsed >= dcqcnFrom && row.TargetElapsed <= dcqcnTo {
+		if col >= 0 && col < len(row.Bytes) && row.TargetElapsed >= DCQCNFrom && row.TargetElapsed <= DCQCNTo {
 			lq = append(lq, float64(row.Bytes[col]))
 		}
 	}

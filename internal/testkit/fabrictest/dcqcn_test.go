@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/hostd"
@@ -13,17 +12,8 @@ import (
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/study/experiment"
 	"github.com/bcfab/bcfab/wire/transport"
-)
-
-// The conformance study's dcqcn cases (study/experiment): N DCQCN flows
-// sized for 45 ms of the target at C/N into one switch port, the queue
-// judged from 20 to 38 ms against DCQCN's fluid model.
-const (
-	dcqcnCaseRun  = 45 * time.Millisecond
-	dcqcnCaseFrom = 20 * time.Millisecond
-	dcqcnCaseTo   = 38 * time.Millisecond
-	dcqcnCaseStep = 20 * time.Microsecond // the study's queue samples
 )
 
 // BenchmarkDCQCNQueue runs the conformance study's dcqcn cases (N = 2,
@@ -31,13 +21,13 @@ const (
 // s0.0 of BCube(9,1), the papers' network at D = 5,000: ECN on the
 // target's RED line, PFC at 150/100 KB) on virtual time, where no node is
 // ever late, and reports the mean of the switch port's queue over the
-// cases' window, sampled every 20 µs of the target, beside the fluid
-// model's (package fluid, as the study integrates it: its trajectory's
-// mean over the window, and its fixed point's q*), and how far the flows
-// move together: the mean over pairs of flows of the correlation of
-// their DCQCN rates (R_C) at the same samples, 1 for the model's
-// identical flows. Every flow must end
-// without a loss or a retransmission, the fabric healthy.
+// cases' window, sampled as the study samples it (experiment.DCQCNFrom,
+// DCQCNTo, DCQCNSample), beside the fluid model's (experiment.DCQCNModel:
+// its trajectory's mean over the window, and its fixed point's q*), and
+// how far the flows move together: the mean over pairs of flows of the
+// correlation of their DCQCN rates (R_C) at the same samples, 1 for the
+// model's identical flows. Every flow must end without a loss or a
+// retransmission, the fabric healthy.
 //
 //	go test -run '^$' -bench DCQCNQueue -benchtime 1x ./internal/testkit/fabrictest
 func BenchmarkDCQCNQueue(b *testing.B) {
@@ -64,12 +54,10 @@ func BenchmarkDCQCNQueue(b *testing.B) {
 }
 
 // dcqcnFluid is the fluid model of n flows on t as the conformance study
-// integrates it (a loop of four links, two frames' serialization and the
-// queue's delay at the fixed point): its trajectory's mean queue over the
-// cases' window and its fixed point's, in bytes.
+// holds its dcqcn cases to (experiment.DCQCNModel): its trajectory's mean
+// queue over the cases' window and its fixed point's, in bytes.
 func dcqcnFluid(t scale.Target, n int) (mean, fixed float64, err error) {
-	ser := time.Duration(float64(t.MTU+transport.DefaultWireOverhead) * 8 / float64(t.LinkRateBps) * 1e9)
-	d, err := fluid.WithQueueingDelay(fluid.FromTarget(t, n, 2*t.OneHopRTT()+2*ser))
+	d, err := experiment.DCQCNModel(t, transport.DefaultWireOverhead, n)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -77,13 +65,13 @@ func dcqcnFluid(t scale.Target, n int) (mean, fixed float64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	tr, err := fluid.Simulate(d, dcqcnCaseTo, 0, nil)
+	tr, err := fluid.Simulate(d, experiment.DCQCNTo, 0, nil)
 	if err != nil {
 		return 0, 0, err
 	}
 	k := 0
 	for i, at := range tr.Time {
-		if at >= dcqcnCaseFrom && at <= dcqcnCaseTo {
+		if at >= experiment.DCQCNFrom && at <= experiment.DCQCNTo {
 			mean += tr.QueueBytes[i]
 			k++
 		}
@@ -115,7 +103,7 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, rate uint64, n int) (c dcqcnCas
 			t.Fatal(err)
 		}
 	}
-	size := int64(dcqcnCaseRun.Seconds() * float64(m.Target.LinkRateBps) / 8 / float64(n))
+	size := int64(experiment.DCQCNRun.Seconds() * float64(m.Target.LinkRateBps) / 8 / float64(n))
 	t0 := f.Now()
 	ids := make([][2]int, 0, n)
 	for i := 1; i <= n; i++ {
@@ -127,7 +115,7 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, rate uint64, n int) (c dcqcnCas
 	}
 	_, port := f.T.SwitchOf(0, 0)
 	eg := f.Sws[0].Egress(port)
-	step, from, to := m.Time(dcqcnCaseStep), m.Time(dcqcnCaseFrom), m.Time(dcqcnCaseTo)
+	step, from, to := m.Time(experiment.DCQCNSample), m.Time(experiment.DCQCNFrom), m.Time(experiment.DCQCNTo)
 	k := 0
 	c.lo = 1 << 62
 	rates := make([][]float64, n)
@@ -152,7 +140,7 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, rate uint64, n int) (c dcqcnCas
 		}
 	}
 	c.corr /= float64(pairs)
-	losslessDone(t, f, ids, 2*m.Time(dcqcnCaseRun))
+	losslessDone(t, f, ids, 2*m.Time(experiment.DCQCNRun))
 	if n, where := fabricDrops(f); n != 0 {
 		t.Fatalf("%d drops: %v", n, where)
 	}
