@@ -5,23 +5,19 @@ import (
 	"math"
 	"testing"
 
-	"github.com/bcfab/bcfab/fabric/bcube"
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/model/fluid"
 	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/node/api"
-	"github.com/bcfab/bcfab/queues"
-	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/study/experiment"
 	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // BenchmarkDCQCNQueue runs the conformance study's dcqcn cases (N = 2,
 // 4, 8 flows of the paper's DCQCN, at once, from h1..hN into h0 through
-// s0.0 of BCube(9,1), the papers' network at D = 5,000: ECN on the
-// target's RED line, PFC at 150/100 KB) on virtual time, where no node is
-// ever late, and reports the mean of the switch port's queue over the
-// cases' window, sampled as the study samples it (experiment.DCQCNFrom,
+// s0.0 of leafFabric, the papers' network at D = 5,000, ECN on the
+// target's RED line) on virtual time, where no node is ever late, and
+// reports the mean of the switch port's queue over the cases' window, sampled as the study samples it (experiment.DCQCNFrom,
 // DCQCNTo, DCQCNSample), beside the fluid model's (experiment.DCQCNModel:
 // its trajectory's mean over the window, and its fixed point's q*), and
 // how far the flows move together: the mean over pairs of flows of the
@@ -31,8 +27,7 @@ import (
 //
 //	go test -run '^$' -bench DCQCNQueue -benchtime 1x ./internal/testkit/fabrictest
 func BenchmarkDCQCNQueue(b *testing.B) {
-	const d, rate = 5000, 20_000_000
-	m := scale.Model{Target: scale.Papers(), D: d}
+	m := scale.Model{Target: scale.Papers(), D: startsD}
 	for _, n := range []int{2, 4, 8} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			model, q, err := dcqcnFluid(m.Target, n)
@@ -41,7 +36,7 @@ func BenchmarkDCQCNQueue(b *testing.B) {
 			}
 			var c dcqcnCase
 			for range b.N {
-				c = dcqcnCaseQueue(b, m, rate, n)
+				c = dcqcnCaseQueue(b, m, n)
 			}
 			b.ReportMetric(c.mean/1e3, "queue-KB")
 			b.ReportMetric(model/1e3, "model-trajectory-KB")
@@ -88,21 +83,10 @@ type dcqcnCase struct {
 	corr   float64
 }
 
-// dcqcnCaseQueue runs one dcqcn case of n flows.
-func dcqcnCaseQueue(t testing.TB, m scale.Model, rate uint64, n int) (c dcqcnCase) {
+// dcqcnCaseQueue runs one dcqcn case of n flows on leafFabric.
+func dcqcnCaseQueue(t testing.TB, m scale.Model, n int) (c dcqcnCase) {
 	t.Helper()
-	ecn := m.ECN(rate)
-	f, err := New(bcube.MustNew(9, 1), Options{RateBps: rate, Delay: m.LinkDelay(), Buffer: 5_000_000, SwitchFrames: 4096,
-		FC:  PFC(signaling.PFCThresholds{Xoff: 150_000, Xon: 100_000, Lossless: 1 << signaling.PCPData}, rate, false),
-		ECN: queues.ECNConfig{KminBytes: ecn.KminBytes, KmaxBytes: ecn.KmaxBytes, Pmax: ecn.Pmax}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range f.HostLogic {
-		if err := h.SetTransport(hostd.TransportParams(m, rate)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := leafFabric(t, m.ECN(startsRate), hostd.TransportParams(m, startsRate))
 	size := int64(experiment.DCQCNRun.Seconds() * float64(m.Target.LinkRateBps) / 8 / float64(n))
 	t0 := f.Now()
 	ids := make([][2]int, 0, n)

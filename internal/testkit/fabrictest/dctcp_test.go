@@ -17,6 +17,7 @@ import (
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // startsFlow is a flow of scripts/ns3/starts/dctcp: its source (into h0),
@@ -52,16 +53,27 @@ func readStartsFile(t testing.TB, name string) []startsFlow {
 	return out
 }
 
-// dctcpFabric is BCube(9,1) (servers h1..h8 and h0 on s0.0, as on the
-// leaf of scripts/ns3/starts/dctcp) at that lab's D = 5,000 (20 Mb/s,
-// 5 ms links, K 100 KB, PFC at 150/100 KB), its receivers acknowledging
-// every ackEvery packets, its switch marking as a packet joins its queue
-// or, atDequeue, as it leaves (the simulator's).
+// dctcpFabric is leafFabric with DCTCP's marking at K (100 KB), its
+// receivers acknowledging every ackEvery packets, its switch marking as a
+// packet joins its queue or, atDequeue, as it leaves (the simulator's).
 func dctcpFabric(t testing.TB, ackEvery int, atDequeue bool) *Fabric {
 	t.Helper()
 	m := scale.Model{Target: scale.Papers(), D: startsD}
 	ecn := m.DCTCPECN(startsRate)
 	ecn.AtDequeue = ecn.AtDequeue || atDequeue
+	p := hostd.TransportParams(m, startsRate)
+	p.DCQCN.Enabled, p.DCTCP.Enabled, p.AckEvery = false, true, ackEvery
+	return leafFabric(t, ecn, p)
+}
+
+// leafFabric is BCube(9,1) (servers h1..h8 and h0 on s0.0, as on the leaf
+// of scripts/ns3/starts' labs and the conformance study's long-flow
+// cases) at D = 5,000 (20 Mb/s, 5 ms links, PFC at 150/100 KB), its
+// switches marking by ecn, its servers' transport p; the fabric whose
+// health judges the run.
+func leafFabric(t testing.TB, ecn scale.ECN, p transport.Params) *Fabric {
+	t.Helper()
+	m := scale.Model{Target: scale.Papers(), D: startsD}
 	// Eight flows' first windows, 800 KB, reach s0.0 at once: frames
 	// for them beyond the rings (a lab's switch has 1,024 a port).
 	f, err := New(bcube.MustNew(9, 1), Options{RateBps: startsRate, Delay: m.LinkDelay(), Buffer: 5_000_000, SwitchFrames: 4096,
@@ -71,8 +83,6 @@ func dctcpFabric(t testing.TB, ackEvery int, atDequeue bool) *Fabric {
 		t.Fatal(err)
 	}
 	watch(t, f)
-	p := hostd.TransportParams(m, startsRate)
-	p.DCQCN.Enabled, p.DCTCP.Enabled, p.AckEvery = false, true, ackEvery
 	for _, h := range f.HostLogic {
 		if err := h.SetTransport(p); err != nil {
 			t.Fatal(err)
@@ -162,11 +172,11 @@ const startsJitter = 100 * time.Microsecond
 // up to startsJitter (seeded draws), each run on a fabric of its own, on
 // virtual time, with the model's ACK every 4 packets and the simulator's
 // every packet, marks as a packet joins its queue (the model's) and as it
-// leaves (the simulator's). It logs each file's spreads (the greatest FCT over the least, less
-// one, %) and reports their median and 10th and 90th percentiles over the
-// runs of each N: the distribution of which the lab's and the simulator's
-// seven files are seven draws (docs/VALIDATION.md, "Starts apart, in both
-// tools"). Every run must complete its flows without a loss or a
+// leaves (the simulator's). It logs each file's spreads (the greatest FCT
+// over the least, less one, %) and reports their median and 10th and
+// 90th percentiles over the runs of each N: the distribution of which the
+// lab's and the simulator's seven files are seven draws
+// (docs/VALIDATION.md, "Starts apart, in both tools"). Every run must complete its flows without a loss or a
 // retransmission, its fabric healthy.
 //
 //	go test -run '^$' -bench DCTCPStartsPerturbed -benchtime 1x ./internal/testkit/fabrictest
