@@ -187,7 +187,6 @@ func TestExportRefuses(t *testing.T) {
 		{"self", bcube21(), []workload.Flow{{ID: 7, Src: 1, Dst: 1, Size: 10}}, transport.CCDCQCN, 0, "flow 7 from h1 to h1"},
 		{"none", bcube21(), nil, transport.CCDCQCN, 0, "no flows"},
 		{"host link", bcube21(), nil, transport.CCDCQCN, 0, `host link "both"`},
-		{"host link windowed", bcube21(), nil, transport.CCHPCC, 0, "sizes its windows"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			flows := c.flows
@@ -195,11 +194,8 @@ func TestExportRefuses(t *testing.T) {
 				flows = threeFlows()
 			}
 			hl := HostLink("")
-			switch c.name {
-			case "host link":
+			if c.name == "host link" {
 				hl = "both"
-			case "host link windowed":
-				hl = HostLinkPorts
 			}
 			_, err := New(Input{Plan: plan(t, c.spec), Flows: flows, Duration: time.Second, CC: c.cc, MTU: c.mtu, HostLink: hl})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -282,6 +278,24 @@ func TestExportHostLinkPorts(t *testing.T) {
 	ls := Input{Plan: plan(t, leafSpine()), Flows: threeFlows(), Duration: 10 * time.Millisecond, CC: transport.CCDCQCN, HostLink: HostLinkPorts}
 	if sim, err := New(ls); err != nil || sim.QPMaxRate != 0 || sim.HostRate != 0 {
 		t.Errorf("leaf-spine with host link ports: %v, QPMaxRate %d, HostRate %d; want no host links", err, sim.QPMaxRate, sim.HostRate)
+	}
+	// Windowed congestion controls too: the sim sizes their windows by
+	// the longest path's slowest link, not the host link, and scales a
+	// varying one by the capped rate.
+	for _, cc := range []transport.CC{transport.CCHPCC, transport.CCDCTCP, transport.CCDCQCNWin} {
+		in.CC = cc
+		sim, err := New(in)
+		if err != nil {
+			t.Errorf("cc %s with host link ports: %v", cc, err)
+			continue
+		}
+		set := map[string]string{}
+		for _, st := range sim.Settings {
+			set[st.Key] = st.Value
+		}
+		if set["HAS_WIN"] != "1" || set[QPMaxRateKey] != "100000Mb/s" || sim.HostRate != 200e9 {
+			t.Errorf("cc %s with host link ports: HAS_WIN %q, %s %q, host link %s", cc, set["HAS_WIN"], QPMaxRateKey, set[QPMaxRateKey], rateText(sim.HostRate))
+		}
 	}
 }
 

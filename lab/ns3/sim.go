@@ -87,13 +87,17 @@ const (
 	// host sends and receives on all of them at once, as bcfab's NIC
 	// does; config.txt's QP_MAX_RATE keeps every flow at one port's rate,
 	// a key only a sim from scripts/ns3/qp-rate.sh reads (Run checks).
-	// Not with a windowed congestion control: the sim sizes its windows
-	// by its NIC's rate.
+	// Windowed congestion controls keep one port's window: the sim sizes
+	// a flow's window by the slowest link of the longest path (third.cc's
+	// maxBdp), a fabric link, and scales a varying one by the flow's rate
+	// over its highest, which QP_MAX_RATE caps (rdma-hw.cc's
+	// AddQueuePair); the host link's rate only shortens the round trip by
+	// its frames' serialization.
 	HostLinkPorts HostLink = "ports"
 )
 
 // simWindowed reports whether the sim runs cc with a window (config.txt's
-// HAS_WIN), which it sizes by its NIC's rate.
+// HAS_WIN): the BDP of its longest path at that path's slowest link.
 func simWindowed(cc transport.CC) bool {
 	return cc == transport.CCDCQCNWin || cc == transport.CCHPCC || cc == transport.CCDCTCP
 }
@@ -263,9 +267,6 @@ func New(in Input) (*Sim, error) {
 	hl := cmp.Or(in.HostLink, HostLinkPort)
 	if _, err := ParseHostLink(string(hl)); err != nil {
 		return nil, fmt.Errorf("ns3: %w", err)
-	}
-	if hl == HostLinkPorts && simWindowed(in.CC) {
-		return nil, fmt.Errorf("ns3: host link %s with cc %s: the sim sizes its windows by its NIC's rate, the sum of the ports then; use it with DCQCN", hl, in.CC)
 	}
 	n, err := newNet(p, m, s.packet(), hl)
 	if err != nil {
