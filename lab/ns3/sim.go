@@ -97,7 +97,7 @@ const (
 )
 
 // simWindowed reports whether the sim runs cc with a window (config.txt's
-// HAS_WIN): the BDP of its longest path at that path's slowest link.
+// HAS_WIN): the largest BDP of its paths, each at its slowest link.
 func simWindowed(cc transport.CC) bool {
 	return cc == transport.CCDCQCNWin || cc == transport.CCHPCC || cc == transport.CCDCTCP
 }
