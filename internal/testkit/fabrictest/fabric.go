@@ -98,6 +98,10 @@ type Options struct {
 	Delay time.Duration
 	// ECN is the switches' egress marking (zero: none).
 	ECN queues.ECNConfig
+	// INT has every port stamp HPCC's INT records into the data packets
+	// that carry the shim (dataplane.Options.INT), as a lab under cc
+	// hpcc does.
+	INT bool
 	// Lose, if set, is asked about every frame on every fabric cable;
 	// true loses it (a faulty link). It runs on the goroutine running
 	// the fabric, in a deterministic order.
@@ -201,7 +205,7 @@ func New(t bcube.Topology, o Options) (*Fabric, error) {
 	}
 	start := func(n *node, h dataplane.BoundHandler) (*dataplane.Engine, error) {
 		e, err := dataplane.NewEngine(dataplane.Memory{Bytes: n.mem, FrameSize: frameSize, NumFrames: n.frames(), RingSize: ring}, n.ports, h,
-			dataplane.Options{BufferBytes: o.Buffer, Watchdog: o.Watchdog, Log: o.Log})
+			dataplane.Options{BufferBytes: o.Buffer, Watchdog: o.Watchdog, Log: o.Log, INT: o.INT})
 		if err != nil {
 			return nil, err
 		}
