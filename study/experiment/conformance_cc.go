@@ -8,6 +8,7 @@ import (
 
 	"github.com/bcfab/bcfab/lab"
 	"github.com/bcfab/bcfab/lab/workload"
+	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/wire/roce"
 )
 
@@ -24,9 +25,10 @@ import (
 //     goodput against the link's, each flow's share against 1/N, and
 //     the last byte against N·S on the wire at C.
 //   - HPCC (Li et al., SIGCOMM 2019, §3): the senders hold the link's
-//     normalized load at η, so the link carries η of its capacity (every
-//     byte on the wire, the INT shim's too) with almost no standing
-//     queue. The check: the flows' goodput against η of the link's, the
+//     normalized load at η, so the link carries η of its capacity in
+//     the bytes its INT records count (each frame's, the INT shim's too,
+//     not the preamble, FCS and gap) with almost no standing queue. The
+//     check: the flows' goodput against η of the link's, the
 //     mean queue under one frame per flow (each flow's additive increase
 //     W_AI is 50 bytes a round trip: at η a queue cannot stand), and the
 //     last byte against N·S on the wire at η·C. The flows' shares are
@@ -141,24 +143,29 @@ func ccRows(rep *lab.WorkloadReport, env conformanceEnv, cc string, n int) []Che
 		rows = append(rows, relRow(fmt.Sprintf("%d x %g MB, last byte acknowledged", n, float64(rep.Records[0].Size)/1e6), us(last-first), us(on+base), "µs",
 			fmt.Sprintf("N·S on the wire at C (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(on), us(base)), 0.05))
 	case "hpcc":
-		// HPCC's load counts every byte on the wire, the INT shim's
-		// too (docs/WIRE.md: the sender reserves all its slots). Its
-		// flows' shares are not judged: its multiplicative step keeps
-		// the windows' ratios and W_AI evens them out slowly; the
-		// reference simulator on the same flows lets one flow run ahead
-		// as far (docs/VALIDATION.md).
+		// HPCC's load is what its INT records count: the frames'
+		// bytes, the INT shim's too (docs/WIRE.md: the sender reserves
+		// all its slots), as an egress's byte counter counts them,
+		// without the preamble, FCS and gap the wire adds
+		// (queues.WireOverhead), against the link's rate. At η the
+		// flows carry η·C of frames, and the wire is busier than η by
+		// the frame's share of it. Its flows' shares are not judged:
+		// its multiplicative step keeps the windows' ratios and W_AI
+		// evens them out slowly; the reference simulator on the same
+		// flows lets one flow run ahead as far (docs/VALIDATION.md).
 		eta := t.HPCCParams().Eta
 		iframe := frame + roce.INTLen
-		want := eta * float64(env.wire.Rate) * float64(env.wire.Payload) / iframe / 1e9
-		row := relRow("the link's goodput", sum, want, "Gb/s", fmt.Sprintf("η·C·MTU/(MTU+overhead+INT) = %g x %g Gb/s x %d/%.0f", eta, float64(env.wire.Rate)/1e9, env.wire.Payload, iframe), 0.05)
+		counted := iframe - queues.WireOverhead
+		want := eta * float64(env.wire.Rate) * float64(env.wire.Payload) / counted / 1e9
+		row := relRow("the link's goodput", sum, want, "Gb/s", fmt.Sprintf("η·C·MTU/(the frame INT counts: MTU+overhead+INT−preamble, FCS, gap) = %g x %g Gb/s x %d/%.0f", eta, float64(env.wire.Rate)/1e9, env.wire.Payload, counted), 0.05)
 		row.Detail = fmt.Sprintf("%s; flows' shares %.3f–%.3f of it, not judged", span, lo, hi)
 		rows = append(rows, row)
 		ceil := float64(n) * iframe
 		rows = append(rows, CheckRow{Item: "leaf0's mean queue", Detail: detail, Measured: mean / 1e3, Expected: ceil / 1e3, Unit: "KB",
 			Formula: fmt.Sprintf("near zero: under one frame per flow (%d x %.0f B)", n, ceil/float64(n)), Error: (mean - ceil) / 1e3, Ceil: true, Pass: mean <= ceil})
-		onEta := time.Duration(float64(on) * iframe / frame / eta)
+		onEta := time.Duration(float64(on) * counted / frame / eta)
 		rows = append(rows, relRow(fmt.Sprintf("%d x %g MB, last byte acknowledged", n, float64(rep.Records[0].Size)/1e6), us(last-first), us(onEta+base), "µs",
-			fmt.Sprintf("N·S on the wire at η·C with the INT shim (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(onEta), us(base)), 0.05))
+			fmt.Sprintf("N·S in frames with the INT shim at η·C (%.1f µs) + one flow's path beyond its bytes (%.2f µs)", us(onEta), us(base)), 0.05))
 	}
 	return rows
 }
