@@ -179,3 +179,54 @@ func TestGraphFabricSchemes(t *testing.T) {
 		})
 	}
 }
+
+// HPCC on a leaf-spine (2 leaves of 4 hosts, 1 spine), on the real
+// daemons: the switches' egresses stamp INT records into the data
+// packets and the servers, which relay nothing, stamp none (an RDMA
+// NIC adds no record of its own backlog; DECISIONS). Two servers each
+// send two flows at once, so a NIC holds a queue of its own flows that
+// a record would have reported; every flow completes, nothing dropped.
+func TestGraphFabricHPCCStamps(t *testing.T) {
+	s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4})
+	s.FC, s.CC, s.RateBps = scheme.NamePFC, "hpcc", 20e6
+	if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	var flows []workload.Flow
+	for i, p := range [][2]int{{1, 0}, {1, 4}, {5, 0}, {5, 6}} {
+		flows = append(flows, workload.Flow{ID: i, Src: p[0], Dst: p[1], Size: 400_000, Kind: workload.KindLong})
+	}
+	cfg := workload.Config{Duration: time.Second, Seed: 1}
+	rep, err := RunWorkload(t.Context(), s.RunRoot, s.Name, WorkloadOptions{Config: cfg, Flows: flows, CC: "hpcc", Interval: 250 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Records {
+		if !r.Completed || r.Failed {
+			t.Errorf("flow %d (h%d -> h%d) did not complete", r.ID, r.Src, r.Dst)
+		}
+	}
+	if len(rep.Records) != len(flows) || rep.Fabric.Drops != 0 {
+		t.Errorf("%d flows of %d, %d drops", len(rep.Records), len(flows), rep.Fabric.Drops)
+	}
+	st, err := LoadState(s.RunRoot, s.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var switches, servers uint64
+	for _, n := range st.Nodes {
+		for _, p := range mustStats(t, s, n.Name).Ports {
+			if strings.HasPrefix(n.Name, "h") {
+				servers += p.INTStamped
+			} else {
+				switches += p.INTStamped
+			}
+		}
+	}
+	t.Logf("INT records stamped: %d by switches, %d by servers; health valid %v", switches, servers, rep.Health.Valid)
+	// Each data packet gets a record at its source's leaf, and the two
+	// flows across the spine two more: at least one per packet sent.
+	if packets := uint64(4 * 400_000 / 1024); switches < packets || servers != 0 {
+		t.Errorf("INT records: %d by switches (want at least %d), %d by servers (want 0)", switches, packets, servers)
+	}
+}

@@ -324,7 +324,10 @@ func (s *Sim) differences() []string {
 		out = append(out, note)
 	case transport.CCHPCC:
 		out = append(out, fmt.Sprintf("HPCC: the sim's base RTT T is its longest path's (GLOBAL_T 1, computed by the sim over this topology); "+
-			"bcfab's is %v. RATE_AI is bcfab's W_AI per %v.", t.HPCCBaseRTT(), t.HPCCBaseRTT()))
+			"bcfab's is %v. RATE_AI is bcfab's W_AI per %v. The sim's INT counts every byte its links carry; bcfab's counts each frame's "+
+			"bytes against the wire's rate, which carries preamble, FCS and gap too, so at the same eta its HPCC holds a link's wire "+
+			"about 2%% busier. The sim's NICs stamp no INT record; bcfab's switches stamp, and so do a BCube server's ports (its relay's "+
+			"egress, as the sim's relay switch), while a graph fabric's server stamps none.", t.HPCCBaseRTT(), t.HPCCBaseRTT()))
 	case transport.CCDCTCP:
 		out = append(out, fmt.Sprintf("DCTCP: the sim's paces a rate that grows by DCTCP_RATE_AI per window of data (set to one MTU per %v); "+
 			"bcfab's keeps a window that grows by one MTU per window.", t.HPCCBaseRTT()))

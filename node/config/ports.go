@@ -168,8 +168,20 @@ func (c *Node) TransportCC() (transport.CC, error) {
 	return cc, nil
 }
 
-// INT reports whether every egress stamps INT records (cc hpcc).
-func (c *Node) INT() bool { return c.CC == transport.CCHPCC.String() }
+// INT reports whether the node's egresses stamp INT records (cc hpcc):
+// a switch's, and a BCube server's, each of whose ports is its relay's
+// egress as well as its NIC's, the frames it relays queueing there with
+// its own (DESIGN §4). A graph fabric's server relays nothing and stamps
+// none: its one port is its NIC's alone, and an RDMA NIC adds no INT
+// record of its own backlog. With one, HPCC's flows of one server each
+// cut for the others' frames waiting at their NIC (docs/VALIDATION.md,
+// "HPCC's NIC").
+func (c *Node) INT() bool {
+	if c.CC != transport.CCHPCC.String() {
+		return false
+	}
+	return c.Fabric == nil || c.Fabric.Switch
+}
 
 // or is v, or def when v is 0.
 func or(v, def int) int {

@@ -159,3 +159,30 @@ func TestPortECNAtDequeue(t *testing.T) {
 		}
 	}
 }
+
+// Under cc hpcc the egresses where other nodes' frames queue stamp INT
+// records: switches', and a BCube server's, whose ports its relay
+// shares; a graph fabric's server, which relays nothing, stamps none, as
+// an RDMA NIC adds no record of its own backlog.
+func TestINTWhereFramesOfOthersQueue(t *testing.T) {
+	port := []FabricPort{{Name: "eth0", MAC: "02:00:00:00:00:01", PeerMAC: "02:00:00:00:00:02"}}
+	for _, tc := range []struct {
+		cfg  Node
+		want bool
+	}{
+		{Node{Node: "h0", N: 4, K: 1}, true},
+		{Node{Node: "s1.2", N: 4, K: 1}, true},
+		{Node{Node: "h2", Fabric: &Fabric{Topology: "leafspine", Servers: 16, Ports: port}}, false},
+		{Node{Node: "leaf0", Fabric: &Fabric{Topology: "leafspine", Servers: 16, Switch: true, Ports: port}}, true},
+	} {
+		c := tc.cfg
+		c.CC = "hpcc"
+		if got := c.INT(); got != tc.want {
+			t.Errorf("%s (n %d, k %d, graph %v): INT %v, want %v", c.Node, c.N, c.K, c.Fabric != nil, got, tc.want)
+		}
+		c.CC = "dcqcn"
+		if c.INT() {
+			t.Errorf("%s under dcqcn stamps INT", c.Node)
+		}
+	}
+}
