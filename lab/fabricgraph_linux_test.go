@@ -182,10 +182,10 @@ func TestGraphFabricSchemes(t *testing.T) {
 
 // HPCC on a leaf-spine (2 leaves of 4 hosts, 1 spine), on the real
 // daemons: the switches' egresses stamp INT records into the data
-// packets and the servers, which relay nothing, stamp none (an RDMA
-// NIC adds no record of its own backlog; DECISIONS). Two servers each
-// send two flows at once, so a NIC holds a queue of its own flows that
-// a record would have reported; every flow completes, nothing dropped.
+// packets and the servers, which relay nothing, stamp none (an RDMA NIC
+// adds no record of its own backlog; DECISIONS). h1 starts four flows
+// at once, so its NIC holds a queue of its own flows that a record
+// would have reported; every flow completes, nothing dropped.
 func TestGraphFabricHPCCStamps(t *testing.T) {
 	s := graphSpec(t, FabricSpec{Kind: TopologyLeafSpine, Leaves: 2, Spines: 1, Hosts: 4})
 	s.FC, s.CC, s.RateBps = scheme.NamePFC, "hpcc", 20e6
@@ -193,7 +193,7 @@ func TestGraphFabricHPCCStamps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var flows []workload.Flow
-	for i, p := range [][2]int{{1, 0}, {1, 4}, {5, 0}, {5, 6}} {
+	for i, p := range [][2]int{{1, 0}, {1, 2}, {1, 4}, {1, 6}, {5, 0}} {
 		flows = append(flows, workload.Flow{ID: i, Src: p[0], Dst: p[1], Size: 400_000, Kind: workload.KindLong})
 	}
 	cfg := workload.Config{Duration: time.Second, Seed: 1}
@@ -224,9 +224,8 @@ func TestGraphFabricHPCCStamps(t *testing.T) {
 		}
 	}
 	t.Logf("INT records stamped: %d by switches, %d by servers; health valid %v", switches, servers, rep.Health.Valid)
-	// Each data packet gets a record at its source's leaf, and the two
-	// flows across the spine two more: at least one per packet sent.
-	if packets := uint64(4 * 400_000 / 1024); switches < packets || servers != 0 {
+	// Each data packet gets a record at its source's leaf at least.
+	if packets := uint64(len(flows) * 400_000 / 1024); switches < packets || servers != 0 {
 		t.Errorf("INT records: %d by switches (want at least %d), %d by servers (want 0)", switches, packets, servers)
 	}
 }

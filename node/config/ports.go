@@ -176,12 +176,15 @@ func (c *Node) TransportCC() (transport.CC, error) {
 // record of its own backlog. With one, HPCC's flows of one server each
 // cut for the others' frames waiting at their NIC (docs/VALIDATION.md,
 // "HPCC's NIC").
-func (c *Node) INT() bool {
-	if c.CC != transport.CCHPCC.String() {
-		return false
-	}
-	return c.Fabric == nil || c.Fabric.Switch
-}
+func (c *Node) INT() bool { return c.CC == transport.CCHPCC.String() && c.Relays() }
+
+// Relays reports whether frames of other nodes queue at the node's
+// egresses: a switch's, and a BCube server's, each of whose ports is its
+// relay's egress as well as its NIC's. A graph fabric's server sends
+// only its own flows' frames. (Its ports still mark ECN: its NIC's
+// queue holds more than a real NIC's round robin would, and the marks
+// curb it; docs/VALIDATION.md, "HPCC's NIC".)
+func (c *Node) Relays() bool { return c.Fabric == nil || c.Fabric.Switch }
 
 // or is v, or def when v is 0.
 func or(v, def int) int {

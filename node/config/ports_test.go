@@ -162,8 +162,8 @@ func TestPortECNAtDequeue(t *testing.T) {
 
 // Under cc hpcc the egresses where other nodes' frames queue stamp INT
 // records: switches', and a BCube server's, whose ports its relay
-// shares; a graph fabric's server, which relays nothing, stamps none, as
-// an RDMA NIC adds no record of its own backlog.
+// shares (Relays); a graph fabric's server, which relays nothing, stamps
+// none, as an RDMA NIC adds no record of its own backlog.
 func TestINTWhereFramesOfOthersQueue(t *testing.T) {
 	port := []FabricPort{{Name: "eth0", MAC: "02:00:00:00:00:01", PeerMAC: "02:00:00:00:00:02"}}
 	for _, tc := range []struct {
@@ -179,6 +179,9 @@ func TestINTWhereFramesOfOthersQueue(t *testing.T) {
 		c.CC = "hpcc"
 		if got := c.INT(); got != tc.want {
 			t.Errorf("%s (n %d, k %d, graph %v): INT %v, want %v", c.Node, c.N, c.K, c.Fabric != nil, got, tc.want)
+		}
+		if c.Relays() != tc.want {
+			t.Errorf("%s: Relays %v, want %v", c.Node, c.Relays(), tc.want)
 		}
 		c.CC = "dcqcn"
 		if c.INT() {
