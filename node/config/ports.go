@@ -169,18 +169,16 @@ func (c *Node) TransportCC() (transport.CC, error) {
 }
 
 // INT reports whether the node's egresses stamp INT records (cc hpcc):
-// a switch's, and a BCube server's, each of whose ports is its relay's
-// egress as well as its NIC's, the frames it relays queueing there with
-// its own (DESIGN §4). A graph fabric's server relays nothing and stamps
-// none: its one port is its NIC's alone, and an RDMA NIC adds no INT
-// record of its own backlog. With one, HPCC's flows of one server each
-// cut for the others' frames waiting at their NIC (docs/VALIDATION.md,
-// "HPCC's NIC").
+// those of a node that Relays. A graph fabric's server stamps none: an
+// RDMA NIC adds no INT record of its own backlog, and with one HPCC's
+// flows of one server each cut for the others' frames waiting at their
+// NIC (docs/VALIDATION.md, "HPCC's NIC").
 func (c *Node) INT() bool { return c.CC == transport.CCHPCC.String() && c.Relays() }
 
 // Relays reports whether frames of other nodes queue at the node's
 // egresses: a switch's, and a BCube server's, each of whose ports is its
-// relay's egress as well as its NIC's. A graph fabric's server sends
+// relay's egress as well as its NIC's, the frames it relays queueing
+// there with its own (DESIGN §4). A graph fabric's server sends
 // only its own flows' frames. (Its ports still mark ECN: its NIC's
 // queue holds more than a real NIC's round robin would, and the marks
 // curb it; docs/VALIDATION.md, "HPCC's NIC".)
