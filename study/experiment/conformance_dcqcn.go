@@ -136,7 +136,19 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 		fmt.Sprintf("the fluid model's mean q (loop delay %.2f µs with the queue's; it swings %.0f–%.0f KB)", float64(d.LoopDelay)/1e3, qlo/1e3, qhi/1e3), dcqcnBound)
 	slices.Sort(lq)
 	row.Detail = fmt.Sprintf("%d samples, %.0f–%.0f KB", len(lq), lq[0]/1e3, lq[len(lq)-1]/1e3)
-	return append(rows, row)
+	rows = append(rows, row)
+	// The same queue against the packet model (DCQCNPackets): the fluid
+	// model's flows are identical and marked by expectation, a lab's
+	// are marked packet by packet, each flow by its own draws, which
+	// lifts the mean queue with N (docs/VALIDATION.md, the dcqcn case).
+	pm, plo, phi, _, err := DCQCNPacketsMean(env.target, n, PacketsIndependent, DCQCNPacketDraws)
+	if err != nil {
+		return append(rows, CheckRow{Item: "the packet model", Formula: err.Error()})
+	}
+	pr := relRow("leaf0's mean queue, packet by packet", row.Measured, pm/1e3, "KB",
+		fmt.Sprintf("the packet model's mean q: the transport's DCQCN rate machines, one per flow, paced into one FIFO at C, each packet marked on RED's line as it joins (%d draws of the marks, %.0f–%.0f KB)", DCQCNPacketDraws, plo/1e3, phi/1e3), dcqcnBound)
+	pr.Detail = row.Detail
+	return append(rows, pr)
 }
 
 // seriesRate is flow f's goodput in Gb/s between the target times from

@@ -2,7 +2,6 @@ package fabrictest
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/bcfab/bcfab/hostd"
@@ -116,14 +115,7 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, n int) (c dcqcnCase) {
 		}
 	}
 	c.mean /= float64(k)
-	pairs := 0
-	for i := range rates {
-		for j := i + 1; j < len(rates); j++ {
-			c.corr += correlation(rates[i], rates[j])
-			pairs++
-		}
-	}
-	c.corr /= float64(pairs)
+	c.corr = experiment.MeanCorrelation(rates)
 	losslessDone(t, f, ids, 2*m.Time(experiment.DCQCNRun))
 	if n, where := fabricDrops(f); n != 0 {
 		t.Fatalf("%d drops: %v", n, where)
@@ -132,25 +124,4 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, n int) (c dcqcnCase) {
 		t.Fatalf("N = %d: the run was unhealthy on virtual time: %s", n, h)
 	}
 	return c
-}
-
-// correlation is Pearson's of x and y, samples of one length.
-func correlation(x, y []float64) float64 {
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx /= float64(len(x))
-	my /= float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		sxy += (x[i] - mx) * (y[i] - my)
-		sxx += (x[i] - mx) * (x[i] - mx)
-		syy += (y[i] - my) * (y[i] - my)
-	}
-	if sxx == 0 || syy == 0 {
-		return 0
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }
