@@ -141,12 +141,13 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 	// model's flows are identical and marked by expectation, a lab's
 	// are marked packet by packet, each flow by its own draws, which
 	// lifts the mean queue with N (docs/VALIDATION.md, the dcqcn case).
-	pm, plo, phi, _, err := DCQCNPacketsMean(env.target, n, PacketsIndependent, DCQCNPacketDraws)
+	pk, err := DCQCNPacketsDraws(env.target, n, PacketsIndependent, DCQCNPacketDraws)
 	if err != nil {
 		return append(rows, CheckRow{Item: "the packet model", Formula: err.Error()})
 	}
-	pr := relRow("leaf0's mean queue, packet by packet", row.Measured, pm/1e3, "KB",
-		fmt.Sprintf("the packet model's mean q: the transport's DCQCN rate machines, one per flow, paced into one FIFO at C, each packet marked on RED's line as it joins (%d draws of the marks, %.0f–%.0f KB)", DCQCNPacketDraws, plo/1e3, phi/1e3), dcqcnBound)
+	pr := relRow("leaf0's mean queue, packet by packet", row.Measured, pk.MeanQueueBytes/1e3, "KB",
+		fmt.Sprintf("the packet model's mean q: the transport's DCQCN rate machines, one per flow, paced into one FIFO at C, each packet marked on RED's line as it joins (%d draws of the marks, %.0f–%.0f KB; its flows' mean rates within ±%.0f%% of C/N)",
+			DCQCNPacketDraws, pk.MinQueueBytes/1e3, pk.MaxQueueBytes/1e3, 100*pk.MaxRateError), dcqcnBound)
 	pr.Detail = row.Detail
 	return append(rows, pr)
 }

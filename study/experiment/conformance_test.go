@@ -590,12 +590,13 @@ func TestDCQCNPacketsAgainstFluid(t *testing.T) {
 		fl := dcqcnWindow(t, d, nil).queue
 		var got [3]float64
 		for w := PacketsIndependent; w <= PacketsIdentical; w++ {
-			mean, lo, hi, corr, err := DCQCNPacketsMean(target, n, w, DCQCNPacketDraws)
+			pk, err := DCQCNPacketsDraws(target, n, w, DCQCNPacketDraws)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got[w] = mean
-			t.Logf("N = %d, %v: %.1f KB (%.1f-%.1f), rates correlated %.2f; fluid %.1f KB", n, w, mean/1e3, lo/1e3, hi/1e3, corr, fl/1e3)
+			got[w] = pk.MeanQueueBytes
+			t.Logf("N = %d, %v: %.1f KB (%.1f-%.1f), rates correlated %.2f, within ±%.1f%% of C/N; fluid %.1f KB",
+				n, w, pk.MeanQueueBytes/1e3, pk.MinQueueBytes/1e3, pk.MaxQueueBytes/1e3, pk.RateCorrelation, 100*pk.MaxRateError, fl/1e3)
 		}
 		if e := got[PacketsIdentical]/fl - 1; math.Abs(e) > 0.10 {
 			t.Errorf("N = %d: identical flows' queue %.1f KB, %+.1f%% of the fluid model's %.1f", n, got[PacketsIdentical]/1e3, 100*e, fl/1e3)
@@ -612,8 +613,13 @@ func TestDCQCNPacketsAgainstFluid(t *testing.T) {
 	}
 }
 
-// BenchmarkDCQCNPackets reports the packet model's mean queue over the
-// dcqcn case's window, each way, over DCQCNPacketDraws draws, beside the
+// packetBenchDraws is how many draws of the marks BenchmarkDCQCNPackets
+// runs of each case and way.
+const packetBenchDraws = 10
+
+// BenchmarkDCQCNPackets reports the packet model's mean queue and its
+// flows' mean rates over the dcqcn case's window, each way, over
+// packetBenchDraws draws, beside the
 // fluid model's trajectory (BenchmarkDCQCNQueue in fabrictest reports the
 // datapath's on virtual time).
 //
@@ -640,18 +646,19 @@ func BenchmarkDCQCNPackets(b *testing.B) {
 		fl /= float64(k)
 		for w := PacketsIndependent; w <= PacketsIdentical; w++ {
 			b.Run(fmt.Sprintf("N=%d/%v", n, w), func(b *testing.B) {
-				var mean, lo, hi, corr float64
+				var pk PacketDraws
 				for range b.N {
-					mean, lo, hi, corr, err = DCQCNPacketsMean(target, n, w, DCQCNPacketDraws)
+					pk, err = DCQCNPacketsDraws(target, n, w, packetBenchDraws)
 					if err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(mean/1e3, "queue-KB")
+				b.ReportMetric(pk.MeanQueueBytes/1e3, "queue-KB")
 				b.ReportMetric(fl/1e3, "fluid-KB")
-				b.ReportMetric(corr, "rate-correlation")
-				b.Logf("N = %d, %v: the queue's mean %.1f KB (%.1f-%.1f over %d draws), rates correlated %.2f; the fluid model's %.1f KB",
-					n, w, mean/1e3, lo/1e3, hi/1e3, DCQCNPacketDraws, corr, fl/1e3)
+				b.ReportMetric(pk.RateCorrelation, "rate-correlation")
+				b.ReportMetric(100*pk.MaxRateError, "max-rate-error-%")
+				b.Logf("N = %d, %v: the queue's mean %.1f KB (%.1f-%.1f over %d draws), rates correlated %.2f, every flow's mean rate within ±%.1f%% of C/N; the fluid model's %.1f KB",
+					n, w, pk.MeanQueueBytes/1e3, pk.MinQueueBytes/1e3, pk.MaxQueueBytes/1e3, packetBenchDraws, pk.RateCorrelation, 100*pk.MaxRateError, fl/1e3)
 			})
 		}
 	}

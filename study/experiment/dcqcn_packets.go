@@ -59,11 +59,14 @@ func (w PacketWay) String() string {
 
 // PacketRun is what one run of the packet model measured over the
 // case's window at its samples: the queue's mean, least and greatest
-// (bytes, as a switch's queue counts them), and the mean over pairs of
-// flows of the correlation of their R_C (1 for PacketsIdentical).
+// (bytes, as a switch's queue counts them), the mean over pairs of
+// flows of the correlation of their R_C (1 for PacketsIdentical), and
+// each flow's mean rate over the window, its bytes on the wire sent in
+// it (bit/s; one for PacketsIdentical).
 type PacketRun struct {
 	MeanQueueBytes, MinQueueBytes, MaxQueueBytes float64
 	RateCorrelation                              float64
+	RateBps                                      []float64
 }
 
 // DCQCNPacketDraws is how many draws of the marks the dcqcn check runs
@@ -137,7 +140,7 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 
 	from, to, every := float64(DCQCNFrom), float64(DCQCNTo), float64(DCQCNSample)
 	sample := from
-	r := PacketRun{MinQueueBytes: math.Inf(1)}
+	r := PacketRun{MinQueueBytes: math.Inf(1), RateBps: make([]float64, machines)}
 	k := 0
 	rates := make([][]float64, machines)
 	const (
@@ -164,6 +167,9 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 			if at > to {
 				r.MeanQueueBytes /= float64(k)
 				r.RateCorrelation = MeanCorrelation(rates)
+				for i := range r.RateBps {
+					r.RateBps[i] *= 8e9 / (to - from)
+				}
 				return r, nil
 			}
 			drain(at)
@@ -190,6 +196,9 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 			}
 			rp[who].OnSent(int(wire), int64(at))
 			slot[who] = at
+			if at >= from && at < to {
+				r.RateBps[who] += wire
+			}
 			if !marked {
 				continue
 			}
@@ -207,21 +216,34 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 	}
 }
 
-// DCQCNPacketsMean is DCQCNPackets over draws 1..draws: the mean of the
-// runs' mean queues and correlations, and the least and greatest mean
-// queue.
-func DCQCNPacketsMean(t scale.Target, n int, w PacketWay, draws int) (mean, lo, hi, corr float64, err error) {
-	lo, hi = math.Inf(1), math.Inf(-1)
+// PacketDraws is the packet model over several draws of the marks: the
+// mean of the runs' mean queues (bytes) and the least and greatest of
+// them, the mean of their rate correlations, and the greatest distance
+// of a flow's mean rate from C/N in any run (a fraction of C/N).
+type PacketDraws struct {
+	MeanQueueBytes, MinQueueBytes, MaxQueueBytes float64
+	RateCorrelation                              float64
+	MaxRateError                                 float64
+}
+
+// DCQCNPacketsDraws is DCQCNPackets over draws 1..draws.
+func DCQCNPacketsDraws(t scale.Target, n int, w PacketWay, draws int) (PacketDraws, error) {
+	out := PacketDraws{MinQueueBytes: math.Inf(1), MaxQueueBytes: math.Inf(-1)}
+	fair := float64(t.LinkRateBps) / float64(n)
 	for s := range draws {
 		r, err := DCQCNPackets(t, n, w, uint64(s+1))
 		if err != nil {
-			return 0, 0, 0, 0, err
+			return PacketDraws{}, err
 		}
-		mean += r.MeanQueueBytes / float64(draws)
-		corr += r.RateCorrelation / float64(draws)
-		lo, hi = min(lo, r.MeanQueueBytes), max(hi, r.MeanQueueBytes)
+		out.MeanQueueBytes += r.MeanQueueBytes / float64(draws)
+		out.RateCorrelation += r.RateCorrelation / float64(draws)
+		out.MinQueueBytes = min(out.MinQueueBytes, r.MeanQueueBytes)
+		out.MaxQueueBytes = max(out.MaxQueueBytes, r.MeanQueueBytes)
+		for _, x := range r.RateBps {
+			out.MaxRateError = max(out.MaxRateError, math.Abs(x/fair-1))
+		}
 	}
-	return mean, lo, hi, corr, nil
+	return out, nil
 }
 
 // MeanCorrelation is the mean over pairs of series of their Pearson
