@@ -218,12 +218,26 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 
 // PacketDraws is the packet model over several draws of the marks: the
 // mean of the runs' mean queues (bytes) and the least and greatest of
-// them, the mean of their rate correlations, and the greatest distance
-// of a flow's mean rate from C/N in any run (a fraction of C/N).
+// them, the mean of their rate correlations, and each run's greatest
+// distance of a flow's mean rate from C/N (a fraction of C/N) and the
+// greatest of those.
 type PacketDraws struct {
 	MeanQueueBytes, MinQueueBytes, MaxQueueBytes float64
 	RateCorrelation                              float64
+	RateErrors                                   []float64
 	MaxRateError                                 float64
+}
+
+// RatesWithin is how many draws had every flow's mean rate within bound
+// of C/N.
+func (p PacketDraws) RatesWithin(bound float64) int {
+	k := 0
+	for _, e := range p.RateErrors {
+		if e <= bound {
+			k++
+		}
+	}
+	return k
 }
 
 // DCQCNPacketsDraws is DCQCNPackets over draws 1..draws.
@@ -239,9 +253,12 @@ func DCQCNPacketsDraws(t scale.Target, n int, w PacketWay, draws int) (PacketDra
 		out.RateCorrelation += r.RateCorrelation / float64(draws)
 		out.MinQueueBytes = min(out.MinQueueBytes, r.MeanQueueBytes)
 		out.MaxQueueBytes = max(out.MaxQueueBytes, r.MeanQueueBytes)
+		e := 0.0
 		for _, x := range r.RateBps {
-			out.MaxRateError = max(out.MaxRateError, math.Abs(x/fair-1))
+			e = max(e, math.Abs(x/fair-1))
 		}
+		out.RateErrors = append(out.RateErrors, e)
+		out.MaxRateError = max(out.MaxRateError, e)
 	}
 	return out, nil
 }
