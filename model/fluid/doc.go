@@ -88,7 +88,7 @@
 // nearer q* than the model's cycle: the dcqcn case's packet model
 // (study/experiment's DCQCNPackets, the transport's rate machines
 // marked packet by packet) keeps the model's level with identical flows
-// and 24% more at N = 8 with independent ones, as a lab does
+// and 22% more at N = 8 with independent ones, as a lab does
 // (docs/VALIDATION.md, the dcqcn case).
 //
 // Fast recovery: in the model the first F events of each counter after

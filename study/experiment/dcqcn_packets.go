@@ -3,9 +3,9 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/model/prng"
 	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/wire/transport"
@@ -94,7 +94,7 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 	loop := float64(d.LoopDelay)
 	cnpEvery := float64(p.CNPInterval)
 	kmin, kmax := float64(ecn.KminBytes), float64(ecn.KmaxBytes)
-	rng := rand.New(rand.NewPCG(seed, uint64(n)<<8|uint64(w)))
+	rng := prng.New(seed, uint64(n)<<8|uint64(w))
 
 	machines := n
 	if w == PacketsIdentical {
