@@ -10,6 +10,7 @@ import (
 	"github.com/bcfab/bcfab/lab/workload"
 	"github.com/bcfab/bcfab/model/fluid"
 	"github.com/bcfab/bcfab/model/scale"
+	"github.com/bcfab/bcfab/wire/transport"
 )
 
 // The dcqcn check: N long DCQCN flows into one egress against DCQCN's
@@ -110,7 +111,7 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 	// identical and marked by expectation, a lab's are marked packet by
 	// packet, each flow by its own draws, which spreads their rates and
 	// lifts the mean queue with N (docs/VALIDATION.md, the dcqcn case).
-	pk, pkErr := DCQCNPacketsDraws(env.target, n, PacketsIndependent, DCQCNPacketDraws)
+	pk, pkErr := DCQCNPacketsDraws(env.target, transport.CCDCQCN, n, PacketsIndependent, DCQCNPacketDraws)
 	spread := ""
 	if pkErr == nil {
 		spread = fmt.Sprintf("; the packet model's flows within ±%.0f%% of it over %d draws, all within the bound in %d", 100*pk.MaxRateError, DCQCNPacketDraws, pk.RatesWithin(dcqcnBound))

@@ -73,14 +73,16 @@ type PacketRun struct {
 // the packet model with.
 const DCQCNPacketDraws = 5
 
-// DCQCNPackets runs n DCQCN flows of target t the way w, the marks drawn
-// from seed.
-func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, error) {
-	if n < 1 || w < PacketsIndependent || w > PacketsIdentical {
-		return PacketRun{}, fmt.Errorf("packet model: %d flows the way %v", n, w)
+// DCQCNPackets runs n flows of target t under cc (the paper's DCQCN or
+// Mellanox's, transport.CCDCQCN or CCDCQCNMlx) the way w, the marks
+// drawn from seed.
+func DCQCNPackets(t scale.Target, cc transport.CC, n int, w PacketWay, seed uint64) (PacketRun, error) {
+	if n < 1 || w < PacketsIndependent || w > PacketsIdentical || (cc != transport.CCDCQCN && cc != transport.CCDCQCNMlx) {
+		return PacketRun{}, fmt.Errorf("packet model: %d flows of %v the way %v", n, cc, w)
 	}
 	m := scale.Model{Target: t, D: 1}
 	p := hostd.TransportParams(m, 0)
+	p.SetCC(cc)
 	ecn := m.ECN(0)
 	d, err := DCQCNModel(t, transport.DefaultWireOverhead, n)
 	if err != nil {
@@ -92,7 +94,7 @@ func DCQCNPackets(t scale.Target, n int, w PacketWay, seed uint64) (PacketRun, e
 	prop := float64(t.LinkDelay.D())
 	ser := wire * nsPerByte
 	loop := float64(d.LoopDelay)
-	cnpEvery := float64(p.CNPInterval)
+	cnpEvery := float64(p.CNPEvery())
 	kmin, kmax := float64(ecn.KminBytes), float64(ecn.KmaxBytes)
 	rng := prng.New(seed, uint64(n)<<8|uint64(w))
 
@@ -241,11 +243,11 @@ func (p PacketDraws) RatesWithin(bound float64) int {
 }
 
 // DCQCNPacketsDraws is DCQCNPackets over draws 1..draws.
-func DCQCNPacketsDraws(t scale.Target, n int, w PacketWay, draws int) (PacketDraws, error) {
+func DCQCNPacketsDraws(t scale.Target, cc transport.CC, n int, w PacketWay, draws int) (PacketDraws, error) {
 	out := PacketDraws{MinQueueBytes: math.Inf(1), MaxQueueBytes: math.Inf(-1)}
 	fair := float64(t.LinkRateBps) / float64(n)
 	for s := range draws {
-		r, err := DCQCNPackets(t, n, w, uint64(s+1))
+		r, err := DCQCNPackets(t, cc, n, w, uint64(s+1))
 		if err != nil {
 			return PacketDraws{}, err
 		}

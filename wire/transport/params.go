@@ -213,10 +213,10 @@ func (p *Params) INT() bool { return p.HPCC.Enabled }
 // rather than answer them with CNPs: a window congestion control.
 func (p *Params) echoesCE() bool { return p.DCTCP.Enabled }
 
-// cnpInterval is the least time between two CNPs of a flow its receiver
+// CNPEvery is the least time between two CNPs of a flow its receiver
 // sends: none under DCQCN's Mellanox variant, whose sender notes every
 // marked packet.
-func (p *Params) cnpInterval() time.Duration {
+func (p *Params) CNPEvery() time.Duration {
 	if p.DCQCN.Enabled && p.DCQCN.Mlx {
 		return 0
 	}

@@ -124,7 +124,7 @@ func NewReceiver(mode Mode, p Params, startPSN uint32, mtu int) (*Receiver, erro
 	}
 	r := &Receiver{
 		mode: mode, start: int64(startPSN & PSNMask), last: -1, nakFor: -1,
-		ackEvery: p.AckEvery, ackDue: -1, ackDelay: int64(p.ackDelay(mtu)), cnpEvery: int64(p.cnpInterval()),
+		ackEvery: p.AckEvery, ackDue: -1, ackDelay: int64(p.ackDelay(mtu)), cnpEvery: int64(p.CNPEvery()),
 		echo: p.echoesCE(),
 		S:    ReceiverStats{First: -1, Complete: -1},
 	}
