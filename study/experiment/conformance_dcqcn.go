@@ -144,7 +144,8 @@ func dcqcnRows(rep *lab.WorkloadReport, env conformanceEnv, n int) []CheckRow {
 		sum += v
 	}
 	row := relRow("leaf0's mean queue", sum/float64(len(lq))/1e3, mq/1e3, "KB",
-		fmt.Sprintf("the fluid model's mean q (loop delay %.2f µs with the queue's; it swings %.0f–%.0f KB)", float64(d.LoopDelay)/1e3, qlo/1e3, qhi/1e3), dcqcnBound)
+		fmt.Sprintf("the fluid model's mean q (loop delay %.2f µs with the queue's; it swings %.0f–%.0f KB; its flows within ±%.0f%% of C/N for good from %v, the convergence time, not judged: flows marked packet by packet seldom stay in that band)",
+			float64(d.LoopDelay)/1e3, qlo/1e3, qhi/1e3, 100*fluid.ConvergenceBand, tr.Summary.ConvergedAt.Round(10*time.Microsecond)), dcqcnBound)
 	slices.Sort(lq)
 	row.Detail = fmt.Sprintf("%d samples, %.0f–%.0f KB", len(lq), lq[0]/1e3, lq[len(lq)-1]/1e3)
 	rows = append(rows, row)

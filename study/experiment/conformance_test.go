@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -579,7 +580,9 @@ func TestConformanceCCRows(t *testing.T) {
 // N, past the fluid model's by more than 15% at N = 8, as the lab's and
 // the datapath's on virtual time do (docs/VALIDATION.md, the dcqcn
 // case). A variable loop (the queue's own delay) moves it by less than
-// 8%, about the draws' spread at N = 2.
+// 8%, about the draws' spread at N = 2. Identical flows converge as the
+// fluid model defines it (fluid.Summary) in every draw; at N = 8
+// independent ones never do.
 func TestDCQCNPacketsAgainstFluid(t *testing.T) {
 	target := scale.Papers()
 	for _, n := range []int{2, 4, 8} {
@@ -589,12 +592,13 @@ func TestDCQCNPacketsAgainstFluid(t *testing.T) {
 		}
 		fl := dcqcnWindow(t, d, nil).queue
 		var got [3]float64
+		var conv [3]int
 		for w := PacketsIndependent; w <= PacketsIdentical; w++ {
 			pk, err := DCQCNPacketsDraws(target, transport.CCDCQCN, n, w, DCQCNPacketDraws)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got[w] = pk.MeanQueueBytes
+			got[w], conv[w] = pk.MeanQueueBytes, pk.Converged
 			t.Logf("N = %d, %v: %.1f KB (%.1f-%.1f), rates correlated %.2f, within ±%.1f%% of C/N; fluid %.1f KB",
 				n, w, pk.MeanQueueBytes/1e3, pk.MinQueueBytes/1e3, pk.MaxQueueBytes/1e3, pk.RateCorrelation, 100*pk.MaxRateError, fl/1e3)
 		}
@@ -606,6 +610,9 @@ func TestDCQCNPacketsAgainstFluid(t *testing.T) {
 		}
 		if n == 8 && got[PacketsIndependent] < 1.15*fl {
 			t.Errorf("N = 8: independent flows' queue %.1f KB, not 15%% past the fluid model's %.1f", got[PacketsIndependent]/1e3, fl/1e3)
+		}
+		if conv[PacketsIdentical] != DCQCNPacketDraws || (n == 8 && conv[PacketsIndependent] != 0) {
+			t.Errorf("N = %d: converged in %d draws identical, %d independent", n, conv[PacketsIdentical], conv[PacketsIndependent])
 		}
 	}
 	if _, err := DCQCNPackets(target, transport.CCDCQCN, 0, PacketsIndependent, 1); err == nil {
@@ -655,6 +662,11 @@ func BenchmarkDCQCNPackets(b *testing.B) {
 				b.Fatal(err)
 			}
 			fl := dcqcnWindow(b, d, nil).queue
+			tr, err := fluid.Simulate(d, DCQCNTo, 0, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			flAt := tr.Summary.ConvergedAt
 			for w := PacketsIndependent; w <= PacketsIdentical; w++ {
 				b.Run(fmt.Sprintf("%v/N=%d/%v", cc, n, w), func(b *testing.B) {
 					var pk PacketDraws
@@ -668,8 +680,14 @@ func BenchmarkDCQCNPackets(b *testing.B) {
 					b.ReportMetric(fl/1e3, "fluid-KB")
 					b.ReportMetric(pk.RateCorrelation, "rate-correlation")
 					b.ReportMetric(100*pk.MaxRateError, "max-rate-error-%")
-					b.Logf("%v, N = %d, %v: the queue's mean %.1f KB (%.1f-%.1f over %d draws), rates correlated %.2f, every flow's mean rate within ±%.1f%% of C/N (within the check's ±%.0f%% in %d draws); the fluid model (the paper's DCQCN) %.1f KB",
-						cc, n, w, pk.MeanQueueBytes/1e3, pk.MinQueueBytes/1e3, pk.MaxQueueBytes/1e3, packetBenchDraws, pk.RateCorrelation, 100*pk.MaxRateError, 100*dcqcnBound, pk.RatesWithin(dcqcnBound), fl/1e3)
+					b.ReportMetric(float64(pk.Converged), "converged-draws")
+					conv := "-"
+					if len(pk.ConvergedAt) > 0 {
+						slices.Sort(pk.ConvergedAt)
+						conv = fmt.Sprintf("%v-%v", pk.ConvergedAt[0].Round(10*time.Microsecond), pk.ConvergedAt[len(pk.ConvergedAt)-1].Round(10*time.Microsecond))
+					}
+					b.Logf("%v, N = %d, %v: the queue's mean %.1f KB (%.1f-%.1f over %d draws), rates correlated %.2f, every flow's mean rate within ±%.1f%% of C/N (within the check's ±%.0f%% in %d draws), converged in %d draws (%s); the fluid model (the paper's DCQCN) %.1f KB, converged at %v",
+						cc, n, w, pk.MeanQueueBytes/1e3, pk.MinQueueBytes/1e3, pk.MaxQueueBytes/1e3, packetBenchDraws, pk.RateCorrelation, 100*pk.MaxRateError, 100*dcqcnBound, pk.RatesWithin(dcqcnBound), pk.Converged, conv, fl/1e3, flAt.Round(10*time.Microsecond))
 				})
 			}
 		}

@@ -3,8 +3,10 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/bcfab/bcfab/hostd"
+	"github.com/bcfab/bcfab/model/fluid"
 	"github.com/bcfab/bcfab/model/prng"
 	"github.com/bcfab/bcfab/model/scale"
 	"github.com/bcfab/bcfab/queues"
@@ -62,11 +64,16 @@ func (w PacketWay) String() string {
 // (bytes, as a switch's queue counts them), the mean over pairs of
 // flows of the correlation of their R_C (1 for PacketsIdentical), and
 // each flow's mean rate over the window, its bytes on the wire sent in
-// it (bit/s; one for PacketsIdentical).
+// it (bit/s; one for PacketsIdentical). Converged and ConvergedAt are
+// the fluid model's convergence time (fluid.Summary) at the samples
+// from 0 to the window's end: the first sample from which every flow's
+// R_C stays within fluid.ConvergenceBand of C/N.
 type PacketRun struct {
 	MeanQueueBytes, MinQueueBytes, MaxQueueBytes float64
 	RateCorrelation                              float64
 	RateBps                                      []float64
+	Converged                                    bool
+	ConvergedAt                                  time.Duration
 }
 
 // DCQCNPacketDraws is how many draws of the marks the dcqcn check runs
@@ -141,7 +148,9 @@ func DCQCNPackets(t scale.Target, cc transport.CC, n int, w PacketWay, seed uint
 	}
 
 	from, to, every := float64(DCQCNFrom), float64(DCQCNTo), float64(DCQCNSample)
-	sample := from
+	sample := 0.0
+	fair, band := float64(t.LinkRateBps)/float64(n), fluid.ConvergenceBand*float64(t.LinkRateBps)/float64(n)
+	lastOut := math.Inf(-1) // the last sample some flow was outside the band
 	r := PacketRun{MinQueueBytes: math.Inf(1), RateBps: make([]float64, machines)}
 	k := 0
 	rates := make([][]float64, machines)
@@ -172,7 +181,21 @@ func DCQCNPackets(t scale.Target, cc transport.CC, n int, w PacketWay, seed uint
 				for i := range r.RateBps {
 					r.RateBps[i] *= 8e9 / (to - from)
 				}
+				r.Converged = lastOut < at-every
+				if r.Converged {
+					r.ConvergedAt = time.Duration(math.Round(max(lastOut+every, 0)))
+				}
 				return r, nil
+			}
+			for i := range rp {
+				if math.Abs(rp[i].Rate()-fair) > band {
+					lastOut = at
+					break
+				}
+			}
+			sample += every
+			if at < from {
+				continue
 			}
 			drain(at)
 			qb := backlog * held
@@ -182,7 +205,6 @@ func DCQCNPackets(t scale.Target, cc transport.CC, n int, w PacketWay, seed uint
 			for i := range rp {
 				rates[i] = append(rates[i], rp[i].Rate())
 			}
-			sample += every
 		case evCNP:
 			rp[cnps[head].flow].OnCNP(int64(at))
 			head++
@@ -228,6 +250,10 @@ type PacketDraws struct {
 	RateCorrelation                              float64
 	RateErrors                                   []float64
 	MaxRateError                                 float64
+	// Converged counts the draws whose flows converged (PacketRun),
+	// ConvergedAt their convergence times.
+	Converged   int
+	ConvergedAt []time.Duration
 }
 
 // RatesWithin is how many draws had every flow's mean rate within bound
@@ -260,6 +286,10 @@ func DCQCNPacketsDraws(t scale.Target, cc transport.CC, n int, w PacketWay, draw
 			e = max(e, math.Abs(x/fair-1))
 		}
 		out.RateErrors = append(out.RateErrors, e)
+		if r.Converged {
+			out.Converged++
+			out.ConvergedAt = append(out.ConvergedAt, r.ConvergedAt)
+		}
 		out.MaxRateError = max(out.MaxRateError, e)
 	}
 	return out, nil
