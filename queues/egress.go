@@ -268,6 +268,7 @@ type queue struct {
 	since    int64 // start of the current pause
 	pausedNs int64 // time paused in finished pauses
 	maxPause int64 // longest finished pause
+	lifted   int64 // end of the last pause; 0: never paused
 	stats    QueueStats
 }
 
@@ -640,11 +641,17 @@ func (e *Egress) lift(q int, t int64) {
 	e.paused &^= 1 << q
 	e.timed &^= 1 << q
 	e.lastLift = max(e.lastLift, t)
+	qu.lifted = t
 }
 
 // LastLift is when a pause was last lifted (resumed or expired), in ns; 0
 // if never.
 func (e *Egress) LastLift() int64 { return e.lastLift }
+
+// LiftedAt is when queue q's last pause was lifted, in ns; 0 if it was
+// never paused. No packet Dequeue takes from q can start on its link
+// earlier: it either waited through that pause or joined q after it.
+func (e *Egress) LiftedAt(q int) int64 { return e.q[q].lifted }
 
 // nextExpiry recomputes the cached earliest expiry.
 func (e *Egress) nextExpiry() {

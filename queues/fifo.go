@@ -12,6 +12,10 @@ type Packet struct {
 	Addr uint64 // UMEM address of the first byte
 	Len  uint32
 	Meta uint64 // owner-defined (the engine keeps the ingress port here)
+	// At is when the packet joined its queue on the owner's clock (ns;
+	// the engine's: its arrival in the model), carried for the owner to
+	// time its wait.
+	At int64
 }
 
 // FIFO is a bounded ring of packets with byte accounting.

@@ -108,10 +108,13 @@ func (s *Shaper) Quiet(t int64) {
 	s.quietPs = max(s.quietPs, t*1000)
 }
 
-// Send accounts for a frame of n bytes starting at now.
-func (s *Shaper) Send(nowNs int64, n int) {
+// Send accounts for a frame of n bytes starting at now, and returns when
+// the frame starts on the emulated link (ns): when the link became free,
+// up to a burst ahead of now or back to the catch-up bound before it; now
+// when unshaped.
+func (s *Shaper) Send(nowNs int64, n int) (startNs int64) {
 	if s.psPerByte == 0 {
-		return
+		return nowNs
 	}
 	now := nowNs * 1000
 	due := max(s.freePs, s.quietPs) // when the frame could have started
@@ -125,7 +128,9 @@ func (s *Shaper) Send(nowNs int64, n int) {
 		}
 		s.freePs = floor
 	}
+	startNs = s.freePs / 1000
 	s.freePs += (int64(n) + s.overhead) * s.psPerByte
+	return startNs
 }
 
 // Lag reports how late the port's frames started.

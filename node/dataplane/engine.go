@@ -287,6 +287,9 @@ type port struct {
 	injectedTx        uint64 // own frames dropped on purpose, never sent (CountInjected)
 	maxBytes          int
 	kicks, kickErrors uint64
+	// waits: how long each frame that left the port's data queues (not
+	// the HQ) waited there in the model (Engine.Waits).
+	waits queues.DelayHist
 }
 
 // Engine runs the datapath of one daemon.
@@ -445,6 +448,9 @@ func (e *Engine) Chunk(addr uint64) ([]byte, int) {
 // Egress returns port i's egress, for flow-control logic running on the
 // engine goroutine (handlers and hooks).
 func (e *Engine) Egress(i int) *queues.Egress { return e.ports[i].egress }
+
+// PortName is port i's name (PortSpec.Name).
+func (e *Engine) PortName(i int) string { return e.ports[i].spec.Name }
 
 // PortRate is port i's link rate in bit/s (0: unshaped).
 func (e *Engine) PortRate(i int) uint64 { return e.ports[i].spec.RateBps }

@@ -61,6 +61,25 @@ func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, 
 	}
 }
 
+// Waits copies into dst, a histogram per port (grown to the ports'
+// number), how long the frames that left each port's data queues waited
+// there in the model: from their arrival (or their source's time) to the
+// start of their first bit on the link, counted since the engine began.
+// Copied on the engine's goroutine (Call); a reader subtracts two copies
+// for what happened between them (queues.DelayHist.Sub).
+func (e *Engine) Waits(dst []queues.DelayHist) []queues.DelayHist {
+	if cap(dst) < len(e.ports) {
+		dst = make([]queues.DelayHist, len(e.ports))
+	}
+	dst = dst[:len(e.ports)]
+	e.Call(func() {
+		for i, p := range e.ports {
+			dst[i] = p.waits
+		}
+	})
+	return dst
+}
+
 // wallNs turns a time of the engine's clock into Unix ns (0 under a
 // test's clock, which has no wall time).
 func (e *Engine) wallNs(now int64) int64 {

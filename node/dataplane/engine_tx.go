@@ -121,7 +121,7 @@ func (e *Engine) admit(out, q int, d *xdp.Desc, l3 int, meta uint64, ctl bool) b
 		} else if p.idle {
 			p.shaper.Quiet(t)
 		}
-		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta}, now)
+		ok, mark := eg.Enqueue(q, queues.Packet{Addr: d.Addr, Len: d.Len, Meta: meta, At: t}, now)
 		if !ok {
 			eg.CountDrop(q, int(DropBufferFull))
 			break
@@ -301,7 +301,18 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		p.shaper.Quiet(p.egress.LastLift())
 		p.idle = false
 	}
-	p.shaper.Send(now, int(pk.Len))
+	if l := p.egress.LiftedAt(q); l > 0 {
+		// Catching up, a frame starts no earlier than its queue's last
+		// pause ended: a worker that served the lift late would
+		// otherwise send frames the pause still held in the model.
+		p.shaper.Restart(min(l, now))
+	}
+	start := p.shaper.Send(now, int(pk.Len))
+	if q != p.egress.HQ() {
+		// The frame's wait in its queue in the model: from its arrival
+		// (or the time its source gave it) to its first bit on the link.
+		p.waits.Add(start - pk.At)
+	}
 	e.buffered -= int(pk.Len)
 	e.markLeaving(p.egress, q, pk)
 	if e.opts.INT {

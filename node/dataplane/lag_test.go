@@ -197,3 +197,63 @@ func TestControlReserve(t *testing.T) {
 		})
 	}
 }
+
+// A frame a pause held starts on its link no earlier than the pause
+// ended, also when the worker serves the lift late: catching up on the
+// time it was late, the port may not go back before the lift. Each
+// frame's wait is counted in the port's Waits, from its arrival to its
+// first bit.
+func TestLiftedFramesStartAfterTheLift(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		resume bool // lifted by quanta 0 at lift, else its quanta run out
+	}{{"expiry", false}, {"resume", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newLagRig(t)
+			eg := r.e.Egress(1)
+			r.put(t, 3, 8) // at 0
+			sent := r.run(2 * ms)
+			const lift = 302 * ms
+			until := lift
+			if tc.resume {
+				until = 2*ms + signaling.PauseNs(signaling.MaxQuanta, lagRate)
+			}
+			eg.Pause(3, r.now, until)
+			sent += r.run(r.now)
+			if tc.resume {
+				sent += r.run(lift)
+				eg.Resume(3, lift)
+			} else {
+				sent += r.run(lift - 100*ms)
+			}
+			if sent != 3 {
+				t.Fatalf("%d frames left before the pause, want 3", sent)
+			}
+			// Served 2 ms after the lift, within the catch-up bound
+			// (9.9 ms at 10 Mb/s).
+			r.now = lift + 2*ms
+			r.e.pass()
+			sh := queues.NewShaper(lagRate, 0, 0)
+			tx := sh.TxTime(lagFrame)
+			n := r.recv()
+			if most := int((2*ms+int64(shaperBurst))/int64(tx)) + 1; n > most {
+				t.Errorf("%d frames sent at once 2 ms after the lift, want at most %d: the port caught up on time the pause held", n, most)
+			}
+			sent += n + r.run(lift+200*ms)
+			if sent != 8 || eg.Len() != 0 {
+				t.Fatalf("%d frames sent, %d queued", sent, eg.Len())
+			}
+			w := r.e.Waits(nil)[1]
+			// Three left at once, one after another; five at the lift
+			// and after, one after another.
+			least := 3*int64(tx) + 5*lift + 10*int64(tx)
+			if w.N() != 8 || w.SumNs < least || w.SumNs > least+8*int64(shaperBurst) {
+				t.Errorf("waits: %d frames, %v in all, want 8 and %v..%v", w.N(), time.Duration(w.SumNs),
+					time.Duration(least), time.Duration(least+8*int64(shaperBurst)))
+			}
+			if q := w.Quantile(0.5); q < float64(lift)*(1-1.0/16) {
+				t.Errorf("median wait %v, want about %v", time.Duration(q), time.Duration(lift))
+			}
+		})
+	}
+}
