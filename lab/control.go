@@ -112,6 +112,19 @@ func FetchStats(ctx context.Context, sock string) (*api.Stats, error) {
 	return &st, nil
 }
 
+// FetchWaits reads GET /waits from the daemon at control socket sock.
+func FetchWaits(ctx context.Context, sock string) (*api.Waits, error) {
+	b, err := controlGet(ctx, sock, "/waits")
+	if err != nil {
+		return nil, err
+	}
+	var w api.Waits
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("waits from %s: %w", sock, err)
+	}
+	return &w, nil
+}
+
 // FetchWorker reads GET /worker from the worker at control socket sock.
 func FetchWorker(ctx context.Context, sock string) (*api.WorkerReport, error) {
 	b, err := controlGet(ctx, sock, "/worker")

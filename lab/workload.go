@@ -17,6 +17,7 @@ import (
 	"github.com/bcfab/bcfab/model/units"
 	"github.com/bcfab/bcfab/node/api"
 	"github.com/bcfab/bcfab/node/scheme"
+	"github.com/bcfab/bcfab/queues"
 	"github.com/bcfab/bcfab/signaling"
 	"github.com/bcfab/bcfab/wire/roce"
 	"github.com/bcfab/bcfab/wire/transport"
@@ -213,6 +214,9 @@ type WorkloadReport struct {
 	// later than its start); it does not enter FCTs, which the NICs
 	// measure from the first byte sent.
 	StartLag workload.Dist[time.Duration] `json:"start_lag_ns"`
+	// Waits is how long the switches' frames waited in their queues
+	// (nil: the switches do not count it).
+	Waits *QueueWaits `json:"switch_waits,omitempty"`
 	// WallStep is the largest step of the machine's wall clock against
 	// its monotonic clock seen at the run's polls (a time service setting
 	// the clock). The flows' times, the lab's and the NICs', are on the
@@ -401,6 +405,71 @@ func (r *WorkloadReport) targetMicros(d time.Duration) string {
 		return ""
 	}
 	return strconv.FormatFloat(float64(r.Model.TargetTime(d))/float64(time.Microsecond), 'f', 3, 64)
+}
+
+// QueueWaits is how long the frames the switches sent waited in their
+// data queues during a run, every switch port together, each frame from
+// its arrival in the model to the start of its first bit on the link
+// (the switches' GET /waits, taken before and after the run): the
+// per-packet queueing delay of a switch, in the lab's time (a target's
+// is that over D). The quantiles are read off log-linear buckets, within
+// 6.25% of the frames' own.
+type QueueWaits struct {
+	Frames uint64        `json:"frames"`
+	Mean   time.Duration `json:"mean_ns"`
+	P50    time.Duration `json:"p50_ns"`
+	P99    time.Duration `json:"p99_ns"`
+	P999   time.Duration `json:"p999_ns"`
+	// MaxBound bounds the longest wait from above: the top edge of its
+	// bucket.
+	MaxBound time.Duration `json:"max_bound_ns"`
+	// Restarted names the switches left out because they restarted
+	// during the run (their counts began again).
+	Restarted []string `json:"restarted,omitempty"`
+}
+
+// switchWaits is what the ports of the switches named in sw counted
+// between two sets of waits (by node); nil when no switch is in both.
+func switchWaits(before, after map[string]*api.Waits, sw map[string]bool) (*QueueWaits, error) {
+	var sum queues.DelayHist
+	out := &QueueWaits{}
+	found := false
+	for node, a := range after {
+		b, ok := before[node]
+		if !ok || !sw[node] {
+			continue
+		}
+		if a.StartedUnixNs != b.StartedUnixNs || len(a.Ports) != len(b.Ports) {
+			out.Restarted = append(out.Restarted, node)
+			continue
+		}
+		for i := range a.Ports {
+			y, err := a.Ports[i].Hist()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", node, err)
+			}
+			x, err := b.Ports[i].Hist()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", node, err)
+			}
+			if !y.Sub(x) {
+				return nil, fmt.Errorf("%s port %s: waits counted fewer frames after the run than before", node, a.Ports[i].Name)
+			}
+			sum.Merge(y)
+		}
+		found = true
+	}
+	if !found {
+		return nil, nil
+	}
+	slices.SortFunc(out.Restarted, compareNodes)
+	out.Frames = sum.N()
+	out.Mean = time.Duration(sum.Mean())
+	out.P50 = time.Duration(sum.Quantile(0.5))
+	out.P99 = time.Duration(sum.Quantile(0.99))
+	out.P999 = time.Duration(sum.Quantile(0.999))
+	out.MaxBound = time.Duration(sum.MaxBound())
+	return out, nil
 }
 
 // FabricCounters is what the fabric's nodes did during a run.
@@ -764,6 +833,10 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 			r.lagTime(r.StartLag.Mean), r.lagTime(r.StartLag.P99), r.lagTime(r.StartLag.Max))
 	}
 	b.WriteString("\n")
+	if q := r.Waits; q != nil && q.Frames > 0 {
+		fmt.Fprintf(&b, "switches' queueing delay, frame by frame (%s): mean %s, p50 %s, p99 %s, p99.9 %s, at most %s\n",
+			units.Count(int(q.Frames), "frame", "frames"), r.lagTime(q.Mean), r.lagTime(q.P50), r.lagTime(q.P99), r.lagTime(q.P999), r.lagTime(q.MaxBound))
+	}
 	if cost := r.CostText(); cost != "" {
 		b.WriteString(cost + "\n")
 	}

@@ -114,6 +114,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		return nil, fmt.Errorf("lab %s: %w", st.Lab, d)
 	}
 	before, stats0 := snapshot(st)
+	waits0 := fetchWaits(st)
 	for _, n := range before.Nodes {
 		if n.Err != "" {
 			return nil, fmt.Errorf("lab %s is not healthy: %s: %s", st.Lab, n.Node, n.Err)
@@ -175,6 +176,9 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		return nil, err
 	}
 	after, stats1 := snapshot(st)
+	if rep.Waits, err = switchWaits(waits0, fetchWaits(st), switchNames(st)); err != nil {
+		return nil, fmt.Errorf("lab %s: %w", st.Lab, err)
+	}
 	rep.Started = r.t0
 	rep.Elapsed = end.Sub(r.t0)
 	rep.Health = after.Since(before, 0, o.Limits)
@@ -829,4 +833,36 @@ func joinIDs(ids []int) string {
 		s[i] = strconv.Itoa(id)
 	}
 	return strings.Join(s, ",")
+}
+
+// fetchWaits reads GET /waits of every switch of the lab, by node; a
+// switch that does not answer is left out.
+func fetchWaits(st *State) map[string]*api.Waits {
+	ws := make([]*api.Waits, len(st.Nodes))
+	eachNode(st.Nodes, func(i int, n NodeState) {
+		if n.Kind != KindSwitch {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ws[i], _ = FetchWaits(ctx, n.Control)
+	})
+	m := make(map[string]*api.Waits, len(ws))
+	for i, w := range ws {
+		if w != nil {
+			m[st.Nodes[i].Name] = w
+		}
+	}
+	return m
+}
+
+// switchNames is the set of st's switches.
+func switchNames(st *State) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range st.Nodes {
+		if n.Kind == KindSwitch {
+			m[n.Name] = true
+		}
+	}
+	return m
 }

@@ -123,6 +123,16 @@ func TestWorkloadLab(t *testing.T) {
 		if rep.Fabric.Drops != 0 {
 			t.Errorf("%d drops under PortFC", rep.Fabric.Drops)
 		}
+		// Every data frame crosses a switch at least once.
+		var frames uint64
+		for _, f := range sched {
+			frames += uint64((f.Size + int64(wire.Payload) - 1) / int64(wire.Payload))
+		}
+		if q := rep.Waits; q == nil || q.Frames < frames || !(q.P50 <= q.P99 && q.P99 <= q.P999 && q.P999 <= q.MaxBound) || q.MaxBound <= 0 {
+			t.Errorf("switches' waits %+v, want at least %d frames and ordered quantiles", q, frames)
+		} else {
+			t.Logf("switches' waits: %d frames, mean %v, p50 %v, p99 %v, p99.9 %v, under %v (lab time)", q.Frames, q.Mean, q.P50, q.P99, q.P999, q.MaxBound)
+		}
 		if rep.StartLag.N != len(sched) {
 			t.Errorf("start lag of %d flows, want %d", rep.StartLag.N, len(sched))
 		}

@@ -387,6 +387,10 @@ func (r *Running) serve() (*http.Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(r.Stats())
 	})
+	mux.HandleFunc("GET /waits", func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(r.Waits())
+	})
 	mux.HandleFunc("GET /link", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(r.links.states())
@@ -455,6 +459,16 @@ func (r *Running) setDelayComp(comp time.Duration) api.DelayState {
 	d := cfg.LinkDelay()
 	r.eng.SetLinkDelay(d.Nanoseconds())
 	return api.DelayState{CompNs: comp.Nanoseconds(), DelayNs: d.Nanoseconds()}
+}
+
+// Waits is what GET /waits answers.
+func (r *Running) Waits() api.Waits {
+	hs := r.eng.Waits(nil)
+	out := api.Waits{Node: r.n.Config.Node, StartedUnixNs: r.started.UnixNano(), Ports: make([]api.PortWaits, len(hs))}
+	for i := range hs {
+		out.Ports[i] = api.NewPortWaits(r.eng.PortName(i), &hs[i])
+	}
+	return out
 }
 
 // Stats is what GET /stats answers.

@@ -126,7 +126,7 @@ var keyMetrics = map[string][]struct{ name, head string }{
 		{"bg_fct_p50_us", "background FCT p50 µs"}, {"bg_fct_p95_us", "background FCT p95 µs"}, {"bg_fct_p99_us", "background FCT p99 µs"},
 		{"cnps", "CNPs"}, {"cnps_victim_per_flow", "CNPs per background flow"}, {"cnps_incast_per_flow", "CNPs per incast flow"},
 		{"isolations", "isolations"}, {"ici_isolated", "flows isolated"}, {"ici_table_full", "table full"},
-		{"ecn_marks", "ECN marks"}, {"ecn_marks_cq", "of them in the congested queues"}, {"long_gbps", "long flow Gb/s"}, {"big_flow_gbps", "flows >1MB Gb/s"}, {"big_flow_share", "flows >1MB, share of line rate"}, {"queue_delay_p99_us", "switch queue delay p99 µs"}, {"port_queue_delay_p99_us", "port queue delay p99 µs"},
+		{"ecn_marks", "ECN marks"}, {"ecn_marks_cq", "of them in the congested queues"}, {"long_gbps", "long flow Gb/s"}, {"big_flow_gbps", "flows >1MB Gb/s"}, {"big_flow_share", "flows >1MB, share of line rate"}, {"queue_delay_p99_us", "switch queue delay p99 µs"}, {"port_queue_delay_p99_us", "port queue delay p99 µs"}, {"pkt_queue_delay_p99_us", "per-packet queueing delay p99 µs"},
 		{"lost_share", "link time lost"},
 	},
 	KindLoop: {
@@ -147,7 +147,7 @@ var keyMetrics = map[string][]struct{ name, head string }{
 // has one that is not 0: what only some schemes or workloads produce.
 var whenNonzero = map[string]bool{
 	"bg_fct_p50_us": true, "bg_fct_p95_us": true, "bg_fct_p99_us": true, "cnps": true,
-	"cnps_victim_per_flow": true, "cnps_incast_per_flow": true, "isolations": true, "long_gbps": true, "queue_delay_p99_us": true,
+	"cnps_victim_per_flow": true, "cnps_incast_per_flow": true, "isolations": true, "long_gbps": true, "queue_delay_p99_us": true, "pkt_queue_delay_p99_us": true,
 	"ici_isolated": true, "ici_table_full": true, "ecn_marks_cq": true, "ecn_marks": true,
 }
 

@@ -306,6 +306,14 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 			r.add("port_queue_delay_p99_ms", workload.Percentile(port, 99)*8/float64(rep.RateBps)*1e3)
 		}
 	}
+	if w := rep.Waits; w != nil && w.Frames > 0 {
+		// Every frame's wait in a switch's queue, timed frame by frame
+		// (the lab's ms; the target's µs beside them).
+		r.add("pkt_queue_delay_avg_ms", ms(w.Mean))
+		r.add("pkt_queue_delay_p50_ms", ms(w.P50))
+		r.add("pkt_queue_delay_p99_ms", ms(w.P99))
+		r.add("pkt_queue_delay_p999_ms", ms(w.P999))
+	}
 	if bdp := rep.Model.Target.BDP(0); rep.Model.D > 0 && bdp > 0 {
 		// The same queues in one-hop BDPs of the target's links.
 		r.add("switch_queue_p99_bdp", workload.Percentile(q, 99)/float64(bdp))
