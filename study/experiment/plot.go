@@ -74,6 +74,7 @@ var workloadPlots = []loadBars{
 	{"jct-p99", "99th-percentile job completion time", unitTime, "jct_p99_us", func(c *Config) bool { return c.Workload.Pattern != nil }},
 	{"push-avg", "Push stage of a pattern event (its first push's start to its last push's end)", unitTime, "push_avg_us", func(c *Config) bool { return c.Workload.Pattern != nil && c.Workload.Pattern.Wait }},
 	{"switch-queue-p99", "99th percentile of the switches' queued bytes", "KB", "switch_queue_p99_kb", nil},
+	{"packet-queue-delay-p99", "99th-percentile queueing delay of a packet at a switch (each frame's own wait)", unitTime, "pkt_queue_delay_p99_us", nil},
 	{"long-flow", "Throughput of the long flow(s): bytes over FCT", unitRate, "long_gbps", func(c *Config) bool { return c.Workload.Long != nil }},
 	{"big-flow", "Throughput of the background's flows over 1 MB (each its bytes over its FCT, the mean)", unitRate, "big_flow_gbps", func(c *Config) bool { return c.hasPermutation() }},
 	{"background-fct-p99", "99th-percentile FCT of the background's flows", unitTime, "bg_fct_p99_us", func(c *Config) bool { return c.Lab.ECN() && c.hasIncast() }},
