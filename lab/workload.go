@@ -423,6 +423,12 @@ type QueueWaits struct {
 	// MaxBound bounds the longest wait from above: the top edge of its
 	// bucket.
 	MaxBound time.Duration `json:"max_bound_ns"`
+	// Early counts the frames whose link started them before they
+	// arrived (counted as waiting 0): a port that catches up on time its
+	// worker lost may start a frame that arrived meanwhile that soon.
+	// EarlyMean is by how much, on average.
+	Early     uint64        `json:"early,omitempty"`
+	EarlyMean time.Duration `json:"early_mean_ns,omitempty"`
 	// Restarted names the switches left out because they restarted
 	// during the run (their counts began again).
 	Restarted []string `json:"restarted,omitempty"`
@@ -469,6 +475,9 @@ func switchWaits(before, after map[string]*api.Waits, sw map[string]bool) (*Queu
 	out.P99 = time.Duration(sum.Quantile(0.99))
 	out.P999 = time.Duration(sum.Quantile(0.999))
 	out.MaxBound = time.Duration(sum.MaxBound())
+	if out.Early = sum.Early; out.Early > 0 {
+		out.EarlyMean = time.Duration(sum.EarlyNs / int64(sum.Early))
+	}
 	return out, nil
 }
 
@@ -836,6 +845,10 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 	if q := r.Waits; q != nil && q.Frames > 0 {
 		fmt.Fprintf(&b, "switches' queueing delay, frame by frame (%s): mean %s, p50 %s, p99 %s, p99.9 %s, at most %s\n",
 			units.Count(int(q.Frames), "frame", "frames"), r.lagTime(q.Mean), r.lagTime(q.P50), r.lagTime(q.P99), r.lagTime(q.P999), r.lagTime(q.MaxBound))
+		if q.Early > 0 {
+			fmt.Fprintf(&b, "  of them %s before it arrived, by %s on average (a port catching up on time it lost)\n",
+				units.Count(int(q.Early), "frame started on its link", "frames started on their links"), r.lagTime(q.EarlyMean))
+		}
 	}
 	if cost := r.CostText(); cost != "" {
 		b.WriteString(cost + "\n")

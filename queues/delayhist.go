@@ -23,6 +23,12 @@ const (
 type DelayHist struct {
 	Counts [DelayBuckets]uint64
 	SumNs  int64 // every value added, negative ones as 0
+	// Early counts the negative values added (in bucket 0 as 0), and
+	// EarlyNs sums them (as positive ns): a packet its link started
+	// before it joined the queue, which a port catching up on lost time
+	// can do to a packet that arrived meanwhile.
+	Early   uint64
+	EarlyNs int64
 }
 
 // DelayBucket is the bucket of ns: its own below 2*delaySub, else
@@ -46,9 +52,14 @@ func DelayBucketRange(i int) (lo, hi int64) {
 	return m << e, (m + 1) << e
 }
 
-// Add counts one duration of ns; a negative one counts as 0.
+// Add counts one duration of ns; a negative one counts as 0, and in
+// Early.
 func (h *DelayHist) Add(ns int64) {
-	ns = max(ns, 0)
+	if ns < 0 {
+		h.Early++
+		h.EarlyNs -= ns
+		ns = 0
+	}
 	h.Counts[DelayBucket(ns)]++
 	h.SumNs += ns
 }
@@ -68,6 +79,8 @@ func (h *DelayHist) Merge(o *DelayHist) {
 		h.Counts[i] += c
 	}
 	h.SumNs += o.SumNs
+	h.Early += o.Early
+	h.EarlyNs += o.EarlyNs
 }
 
 // Sub takes an earlier histogram of the same counter off h, leaving what
@@ -75,6 +88,9 @@ func (h *DelayHist) Merge(o *DelayHist) {
 // reset in between: its node restarted) makes ok false and leaves h
 // as it was.
 func (h *DelayHist) Sub(earlier *DelayHist) (ok bool) {
+	if h.Early < earlier.Early {
+		return false
+	}
 	for i, c := range earlier.Counts {
 		if h.Counts[i] < c {
 			return false
@@ -84,6 +100,8 @@ func (h *DelayHist) Sub(earlier *DelayHist) (ok bool) {
 		h.Counts[i] -= c
 	}
 	h.SumNs -= earlier.SumNs
+	h.Early -= earlier.Early
+	h.EarlyNs -= earlier.EarlyNs
 	return true
 }
 

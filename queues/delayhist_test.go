@@ -74,7 +74,7 @@ func TestDelayHistQuantiles(t *testing.T) {
 	if !d.Sub(&before) {
 		t.Fatal("Sub refused a later histogram of the same counter")
 	}
-	if d.N() != 1001 || d.SumNs != 5_000_000_000 || d.Counts[0] != 1 {
+	if d.N() != 1001 || d.SumNs != 5_000_000_000 || d.Counts[0] != 1 || d.Early != 1 || d.EarlyNs != 3 {
 		t.Errorf("the difference: N %d, sum %d, bucket 0 %d", d.N(), d.SumNs, d.Counts[0])
 	}
 	if q := d.Quantile(0.5); math.Abs(q-5e6) > 5e6/delaySub {

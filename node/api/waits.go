@@ -26,11 +26,16 @@ type PortWaits struct {
 	Name    string      `json:"name"`
 	Buckets [][2]uint64 `json:"buckets,omitempty"`
 	SumNs   int64       `json:"sum_ns"`
+	// Early and EarlyNs are queues.DelayHist's: frames that started on
+	// the link before they joined the queue (counted as 0 above), and
+	// by how much in all.
+	Early   uint64 `json:"early,omitempty"`
+	EarlyNs int64  `json:"early_ns,omitempty"`
 }
 
 // NewPortWaits is h as port name's PortWaits.
 func NewPortWaits(name string, h *queues.DelayHist) PortWaits {
-	w := PortWaits{Name: name, SumNs: h.SumNs}
+	w := PortWaits{Name: name, SumNs: h.SumNs, Early: h.Early, EarlyNs: h.EarlyNs}
 	for i, c := range h.Counts {
 		if c != 0 {
 			w.Buckets = append(w.Buckets, [2]uint64{uint64(i), c})
@@ -42,7 +47,7 @@ func NewPortWaits(name string, h *queues.DelayHist) PortWaits {
 // Hist is w's histogram; an index out of the layout, or out of order, is
 // an error.
 func (w *PortWaits) Hist() (*queues.DelayHist, error) {
-	h := &queues.DelayHist{SumNs: w.SumNs}
+	h := &queues.DelayHist{SumNs: w.SumNs, Early: w.Early, EarlyNs: w.EarlyNs}
 	last := -1
 	for _, b := range w.Buckets {
 		if b[0] >= queues.DelayBuckets || int(b[0]) <= last {

@@ -9,7 +9,7 @@ import (
 
 func TestPortWaitsRoundTrip(t *testing.T) {
 	var h queues.DelayHist
-	for _, v := range []int64{0, 3, 3, 900, 1 << 20, 5_000_000_000, 1 << 50} {
+	for _, v := range []int64{0, 3, 3, 900, 1 << 20, 5_000_000_000, 1 << 50, -7} {
 		h.Add(v)
 	}
 	b, err := json.Marshal(NewPortWaits("p0", &h))

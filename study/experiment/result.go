@@ -313,6 +313,9 @@ func (r *Result) WorkloadMetrics(rep *lab.WorkloadReport, flows []workload.Flow)
 		r.add("pkt_queue_delay_p50_ms", ms(w.P50))
 		r.add("pkt_queue_delay_p99_ms", ms(w.P99))
 		r.add("pkt_queue_delay_p999_ms", ms(w.P999))
+		// The frames a port catching up started before they arrived.
+		r.add("pkt_early_share", float64(w.Early)/float64(w.Frames))
+		r.add("pkt_early_avg_ms", ms(w.EarlyMean))
 	}
 	if bdp := rep.Model.Target.BDP(0); rep.Model.D > 0 && bdp > 0 {
 		// The same queues in one-hop BDPs of the target's links.
