@@ -846,8 +846,8 @@ func (r *WorkloadReport) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "switches' queueing delay, frame by frame (%s): mean %s, p50 %s, p99 %s, p99.9 %s, at most %s\n",
 			units.Count(int(q.Frames), "frame", "frames"), r.lagTime(q.Mean), r.lagTime(q.P50), r.lagTime(q.P99), r.lagTime(q.P999), r.lagTime(q.MaxBound))
 		if q.Early > 0 {
-			fmt.Fprintf(&b, "  of them %s before it arrived, by %s on average (a port catching up on time it lost)\n",
-				units.Count(int(q.Early), "frame started on its link", "frames started on their links"), r.lagTime(q.EarlyMean))
+			fmt.Fprintf(&b, "  of them %s, by %s on average (a port catching up on time it lost)\n",
+				units.Count(int(q.Early), "frame started on its link before it arrived", "frames started on their links before they arrived"), r.lagTime(q.EarlyMean))
 		}
 	}
 	if cost := r.CostText(); cost != "" {
