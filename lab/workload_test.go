@@ -102,7 +102,9 @@ func TestWorkloadReportText(t *testing.T) {
 		Records: recs, Summary: sum, QueueNodes: []string{"h0", "s0.0"},
 		Queues: []QueueRow{{Elapsed: time.Second, Bytes: []uint64{10, 20}}, {Elapsed: 2 * time.Second, Bytes: []uint64{3000, 5}}},
 		Health: Health{Problems: []string{"XSK rings dropped 7 frames"}}, Aborted: 4,
-		Stalls: []Stall{{Node: "h0", Port: "eth0", Queue: "P3", Peer: "s0.0"}, {Node: "s0.0", Port: "p0", Queue: "P3", Peer: "h0"}, {Node: "h1", Port: "eth1", Queue: "P3", Peer: "s1.0"}}}
+		Stalls: []Stall{{Node: "h0", Port: "eth0", Queue: "P3", Peer: "s0.0"}, {Node: "s0.0", Port: "p0", Queue: "P3", Peer: "h0"}, {Node: "h1", Port: "eth1", Queue: "P3", Peer: "s1.0"}},
+		Waits: &QueueWaits{Frames: 900, Mean: 2 * time.Millisecond, P50: time.Millisecond, P99: 9 * time.Millisecond, P999: 11 * time.Millisecond,
+			MaxBound: 12 * time.Millisecond, Early: 1, EarlyMean: 300 * time.Microsecond}}
 	r.Cycle = r.Stalls[:2]
 	var b strings.Builder
 	if err := r.WriteText(&b); err != nil {
@@ -111,6 +113,8 @@ func TestWorkloadReportText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"INVALID RUN", "storage at load 0.3 (per link), incast 3 x 1 MB every 1s", "DCQCN off",
 		"queues: largest 3 kB at h0, 2.0s into the run", "emulation health: INVALID", "problem: XSK rings dropped 7 frames",
+		"switches' queueing delay, frame by frame (900 frames): mean 2ms, p50 1ms, p99 9ms, p99.9 11ms, at most 12ms\n",
+		"of them 1 frame started on its link before it arrived, by 300µs on average",
 		"4 flows were still running", "deadlock: at the end a cycle of 2 stalled queues, each paused by the next: h0 eth0 P3 -> s0.0 p0 P3 -> back to h0 (3 queues stalled in all)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
