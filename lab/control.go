@@ -99,41 +99,31 @@ func Healthz(ctx context.Context, sock string) error {
 	return err
 }
 
-// FetchStats reads GET /stats from the daemon at control socket sock.
-func FetchStats(ctx context.Context, sock string) (*api.Stats, error) {
-	b, err := controlGet(ctx, sock, "/stats")
+// controlJSON performs GET path on the control socket at sock and decodes
+// its JSON answer.
+func controlJSON[T any](ctx context.Context, sock, path string) (*T, error) {
+	b, err := controlGet(ctx, sock, path)
 	if err != nil {
 		return nil, err
 	}
-	var st api.Stats
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("stats from %s: %w", sock, err)
+	v := new(T)
+	if err := json.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", path, sock, err)
 	}
-	return &st, nil
+	return v, nil
+}
+
+// FetchStats reads GET /stats from the daemon at control socket sock.
+func FetchStats(ctx context.Context, sock string) (*api.Stats, error) {
+	return controlJSON[api.Stats](ctx, sock, "/stats")
 }
 
 // FetchWaits reads GET /waits from the daemon at control socket sock.
 func FetchWaits(ctx context.Context, sock string) (*api.Waits, error) {
-	b, err := controlGet(ctx, sock, "/waits")
-	if err != nil {
-		return nil, err
-	}
-	var w api.Waits
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("waits from %s: %w", sock, err)
-	}
-	return &w, nil
+	return controlJSON[api.Waits](ctx, sock, "/waits")
 }
 
 // FetchWorker reads GET /worker from the worker at control socket sock.
 func FetchWorker(ctx context.Context, sock string) (*api.WorkerReport, error) {
-	b, err := controlGet(ctx, sock, "/worker")
-	if err != nil {
-		return nil, err
-	}
-	var r api.WorkerReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("GET /worker on %s: %w", sock, err)
-	}
-	return &r, nil
+	return controlJSON[api.WorkerReport](ctx, sock, "/worker")
 }

@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -23,15 +22,7 @@ type NodeSnapshot struct {
 // FetchClassifier reads GET /classifier from the server daemon at control
 // socket sock.
 func FetchClassifier(ctx context.Context, sock string) (*api.ClassifierStats, error) {
-	b, err := controlGet(ctx, sock, "/classifier")
-	if err != nil {
-		return nil, err
-	}
-	var c api.ClassifierStats
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("classifier from %s: %w", sock, err)
-	}
-	return &c, nil
+	return controlJSON[api.ClassifierStats](ctx, sock, "/classifier")
 }
 
 // Classifier fetches GET /classifier from server node of lab name.
