@@ -41,6 +41,9 @@ func testLossLab(t *testing.T, mode string) {
 		t.Fatal(err)
 	}
 	for _, n := range rep.Nodes {
+		if n.Stats == nil {
+			t.Fatalf("after up: %s has no stats: %s", n.Name, n.Err)
+		}
 		for _, l := range n.Stats.Links {
 			if l.LossPPM != 5_000 || l.Down {
 				t.Errorf("after up with 0.5%%: %v", l)

@@ -81,6 +81,27 @@ type TimedIO interface {
 	CarriesTime() bool
 }
 
+// HeldIO is a TimedIO whose link delay is served at the receiving end
+// (a cable in memory, node/patch): the sender puts a frame on the cable
+// as its last bit leaves, stamped with when it arrives in the model, and
+// the receiving port leaves it on its receive ring until the sender's
+// hold has passed: the stamp less the sender's lead (SetLead), the
+// emulator's own latency its probes measured (PortSpec.Delay against
+// PortSpec.MaxDelay). A delay line at the sender would hold it instead
+// and cost the worker a step of the sender's for every frame of every
+// hop, the kick at the end of the hold; held at the receiver, a frame is
+// received, forwarded and sent on in one step.
+//
+// Head is when the first frame waiting is due; ReceiveBy takes the
+// frames due by then, in order. Both read times as the low 32 bits of
+// the engine's clock (ns), which wrap.
+type HeldIO interface {
+	TimedIO
+	SetLead(ns int64)
+	Head() (due uint32, ok bool)
+	ReceiveBy(descs []xdp.Desc, by uint32) int
+}
+
 // Verdict is a Handler's decision about one frame.
 type Verdict struct {
 	Port  int // egress port; negative: drop for Drop
@@ -238,12 +259,16 @@ type port struct {
 	io      PortIO
 	egress  *queues.Egress
 	shaper  queues.Shaper
-	wire    *queues.DelayLine // nil for an unshaped port without delay
+	wire    *queues.DelayLine // nil for an unshaped port without delay, and a held one
 	delayNs int64             // held after the last bit (PortSpec.Delay)
 	linkNs  int64             // the model's link delay (PortSpec.MaxDelay): the most delayNs may be
 	// timed: the port's I/O carries each frame's arrival time in the
 	// model (TimedIO), both ways.
 	timed bool
+	// held: the port's I/O holds frames at the receiver (HeldIO): the
+	// port sends each frame as its last bit leaves, not after its delay
+	// line, and takes what it receives once it is due.
+	held HeldIO
 	// probe: the port probes its link (PeerMAC set, probing on); rtt is
 	// the round trips measured, probeSeq the last probe's number.
 	probe    bool
@@ -415,8 +440,10 @@ func NewEngine(mem Memory, ports []PortSpec, h Handler, opts Options) (*Engine, 
 		p.linkNs = max(s.MaxDelay, s.Delay).Nanoseconds()
 		if t, ok := s.IO.(TimedIO); ok && t.CarriesTime() {
 			p.timed = true
+			p.held, _ = s.IO.(HeldIO)
 		}
-		if s.RateBps > 0 || s.Delay > 0 {
+		p.setDelay(p.delayNs)
+		if p.held == nil && (s.RateBps > 0 || s.Delay > 0) {
 			if p.wire, err = queues.NewDelayLine(qcap); err != nil {
 				return nil, err
 			}

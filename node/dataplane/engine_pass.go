@@ -141,6 +141,11 @@ func (e *Engine) deadline(now int64) int64 {
 				consider(due)
 			}
 		}
+		if p.held != nil {
+			if s, ok := p.held.Head(); ok {
+				consider(max(heldDue(s, now), now))
+			}
+		}
 	}
 	for i, t := range e.timers {
 		next := t.NextTick()

@@ -48,7 +48,7 @@ func (e *Engine) receiveAll() int {
 	moved := 0
 	for _, p := range e.ports {
 		p.rxTaken = 0
-		p.rxMore = all || p.rxReady
+		p.rxMore = all || p.rxReady || p.held != nil // a held frame may have come due
 	}
 	for more := true; more; {
 		more = false
@@ -84,7 +84,16 @@ func (e *Engine) receiveAll() int {
 const rxChunk = 8
 
 func (e *Engine) receive(in int, p *port, max int) int {
-	n := p.io.Receive(e.rx[:max])
+	var now int64
+	if p.timed {
+		now = e.Now()
+	}
+	var n int
+	if p.held != nil {
+		n = p.held.ReceiveBy(e.rx[:max], uint32(now))
+	} else {
+		n = p.io.Receive(e.rx[:max])
+	}
 	// Touch each frame's first bytes before handling any: the kernel wrote
 	// them on another CPU, so each first touch misses the cache, and the
 	// misses of independent loads overlap where the handler's, one frame
@@ -95,10 +104,6 @@ func (e *Engine) receive(in int, p *port, max int) int {
 	}
 	e.touched = touch
 	v := &e.v
-	var now int64
-	if p.timed {
-		now = e.Now()
-	}
 	for j := 0; j < n; j++ {
 		d := &e.rx[j]
 		if p.timed {
@@ -152,6 +157,25 @@ func arrivedAt(stamp uint32, now, linkNs int64) int64 {
 		return 0
 	}
 	return max(now+d, 1)
+}
+
+// heldDue is the engine time near now of a held frame's due time s
+// (HeldIO): -1 for 0, a frame due at once.
+func heldDue(s uint32, now int64) int64 {
+	if s == 0 {
+		return -1
+	}
+	return now + int64(int32(s-uint32(now)))
+}
+
+// setDelay sets the port's hold after a frame's last bit: in its delay
+// line, or at the peer of a held port, which takes the frame that long
+// before it arrives in the model (HeldIO).
+func (p *port) setDelay(ns int64) {
+	p.delayNs = ns
+	if p.held != nil {
+		p.held.SetLead(p.linkNs - ns)
+	}
 }
 
 // refill tops up p's fill ring from the free frames; the port still needs

@@ -360,8 +360,22 @@ func (e *Engine) stampINT(p *port, pk queues.Packet, now int64) {
 // delay line until their link delivers them: the end of their
 // serialisation (the shaper's schedule) plus the hold, the model's link
 // delay less the emulator's own latency (probe.go); they arrive in the
-// model at the end of their serialisation plus the model's delay.
+// model at the end of their serialisation plus the model's delay. A
+// held port's frames go at the end of their serialisation: the peer
+// holds them (HeldIO).
 func (e *Engine) next(p *port, now int64) (queues.Packet, int64, bool) {
+	if p.held != nil {
+		// The peer holds the frame until it arrives (HeldIO).
+		pk, ok := e.dequeue(p, now)
+		if !ok {
+			return pk, 0, false
+		}
+		due := now
+		if p.spec.RateBps > 0 {
+			due = p.shaper.Free()
+		}
+		return pk, due + p.linkNs, true
+	}
 	if p.wire != nil {
 		for !p.wire.Full() {
 			pk, ok := e.dequeue(p, now)

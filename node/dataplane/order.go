@@ -106,6 +106,14 @@ func (o *order) mark(i int, v int64) {
 	}
 }
 
+// due gives slot i a deadline at t, unless it has an earlier one.
+func (o *order) due(i int, t int64) {
+	if s := o.slots[i]; s != nil && (s.deadline < 0 || t < s.deadline) {
+		s.deadline = t
+		o.update(i)
+	}
+}
+
 // update sets slot i's key from its state.
 func (o *order) update(i int) {
 	s, k := o.slots[i], int64(never)

@@ -56,7 +56,22 @@ type poller struct {
 	// sleeping, wait sets sleeping then reads has, so one of them sees
 	// the other and no arrival is slept through.
 	sleeping atomic.Bool
+	// arrivals are the frames held ports received (heldPort), each
+	// kick's first: the worker's own thread adds and takes them, with no
+	// lock, since a cable's kicks run only there.
+	arrivals []heldArrival
 }
+
+// heldArrival is a kick that reached the held port token names: stamp is
+// its first frame's (HeldIO).
+type heldArrival struct {
+	token int32
+	stamp uint32
+}
+
+// heldPort is a notifyPort that also says when a kick's frames are due
+// (a HeldIO's notification, node/patch).
+type heldPort interface{ SetNotifyAt(func(first uint32)) }
 
 // fdPort is a PortIO the kernel signals through a file descriptor.
 type fdPort interface{ FD() int }
@@ -74,7 +89,14 @@ type peek struct {
 // notifyPort is a PortIO that calls back when frames arrive at it.
 type notifyPort interface{ SetNotify(func()) }
 
-func (p *poller) watch(io PortIO, token int32) error {
+// watch watches io for arrivals; token names its engine's slot and port.
+// A port that holds its frames (held: the engine's HeldIO) reports when
+// they are due rather than that they came.
+func (p *poller) watch(io PortIO, token int32, held bool) error {
+	if h, ok := io.(heldPort); ok && held {
+		h.SetNotifyAt(func(s uint32) { p.arrivals = append(p.arrivals, heldArrival{token, s}) })
+		return nil
+	}
 	switch x := io.(type) {
 	case fdPort:
 		pk, peekable := io.(peekPort)

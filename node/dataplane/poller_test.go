@@ -47,7 +47,7 @@ func TestPollerPeeksWithoutSyscalls(t *testing.T) {
 	p := &poller{k: k}
 	a, b := &peekIO{fdIO: fdIO{fd: 3}}, &peekIO{fdIO: fdIO{fd: 4}}
 	for i, io := range []PortIO{a, b} {
-		if err := p.watch(io, int32(10+i)); err != nil {
+		if err := p.watch(io, int32(10+i), false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -72,7 +72,7 @@ func TestPollerPeeksWithoutSyscalls(t *testing.T) {
 	// A file-descriptor port whose ring cannot be read: non-blocking
 	// looks ask the kernel again, until it is gone.
 	c := &fdIO{fd: 5}
-	if err := p.watch(c, 13); err != nil {
+	if err := p.watch(c, 13, false); err != nil {
 		t.Fatal(err)
 	}
 	k.ready, k.waits = []int32{13}, nil
@@ -100,7 +100,7 @@ func TestPollerLooksAtRingsEveryPeekEvery(t *testing.T) {
 	k := &countingPoller{fds: map[int]int32{}}
 	p := &poller{k: k}
 	a := &peekIO{fdIO: fdIO{fd: 3}, pending: true}
-	if err := p.watch(a, 10); err != nil {
+	if err := p.watch(a, 10, false); err != nil {
 		t.Fatal(err)
 	}
 	every := int64(PeekEvery)
@@ -119,7 +119,7 @@ func TestPollerLooksAtRingsEveryPeekEvery(t *testing.T) {
 		t.Errorf("looks asked the kernel: %v", k.waits)
 	}
 	// A port the worker cannot read in memory: every look asks the kernel.
-	if err := p.watch(&fdIO{fd: 4}, 12); err != nil {
+	if err := p.watch(&fdIO{fd: 4}, 12, false); err != nil {
 		t.Fatal(err)
 	}
 	p.look(now+every+1, nil)
@@ -136,10 +136,10 @@ func TestPollerDisarmsWhileBusy(t *testing.T) {
 	k := &countingPoller{fds: map[int]int32{}}
 	p := &poller{k: k}
 	a, c := &peekIO{fdIO: fdIO{fd: 3}}, &fdIO{fd: 5}
-	if err := p.watch(a, 10); err != nil {
+	if err := p.watch(a, 10, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.watch(c, 12); err != nil {
+	if err := p.watch(c, 12, false); err != nil {
 		t.Fatal(err)
 	}
 	watched := func(fds ...int) bool {
@@ -175,7 +175,7 @@ func TestPollerDisarmsWhileBusy(t *testing.T) {
 	}
 	// A port added while disarmed joins at the next arming.
 	b := &peekIO{fdIO: fdIO{fd: 4}}
-	if err := p.watch(b, 11); err != nil {
+	if err := p.watch(b, 11, false); err != nil {
 		t.Fatal(err)
 	}
 	if !watched(5) {

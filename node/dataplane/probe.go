@@ -156,8 +156,8 @@ func (e *Engine) probeIn(in int, p *port, d *xdp.Desc) {
 		p.rxConsumed++
 		rtt := fwd + back
 		p.rtt.add(rtt)
-		if e.modelRTT > 0 && p.wire != nil && p.spec.RateBps > 0 {
-			p.delayNs = p.steer.sample(rtt, e.modelRTT, p.delayNs, p.linkNs)
+		if e.modelRTT > 0 && p.spec.RateBps > 0 {
+			p.setDelay(p.steer.sample(rtt, e.modelRTT, p.delayNs, p.linkNs))
 		}
 	}
 	e.release(d.Addr)
@@ -213,8 +213,8 @@ func (e *Engine) stampProbe(pk *xdp.Desc, end int64) {
 func (e *Engine) SetLinkDelay(ns int64) {
 	e.Call(func() {
 		for _, p := range e.ports {
-			if p.wire != nil && p.spec.RateBps > 0 {
-				p.delayNs = max(ns, 0)
+			if p.spec.RateBps > 0 {
+				p.setDelay(max(ns, 0))
 			}
 			p.rtt = rttHist{}
 			p.steer.n = 0

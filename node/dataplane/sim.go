@@ -64,15 +64,26 @@ func (s *Sim) Add(e *Engine) error {
 	}
 	se := &slot{e: e, hot: true, at: s.now, deadline: -1}
 	i := s.ord.free()
+	// When frames reach a port: as of the step that sent them, or now
+	// (an event's frames).
+	at := func() int64 {
+		if s.at >= 0 {
+			return s.at
+		}
+		return s.now
+	}
 	for _, p := range e.ports {
-		if n, ok := p.io.(notifyPort); ok {
-			n.SetNotify(func() {
-				if s.at >= 0 {
-					s.ord.mark(i, s.at)
+		if h, ok := p.io.(heldPort); ok && p.held != nil {
+			// Due when the link delivers them, as on a worker.
+			h.SetNotifyAt(func(due uint32) {
+				if t := heldDue(due, at()); t >= 0 {
+					s.ord.due(i, t)
 				} else {
-					s.ord.mark(i, s.now) // an event's frames
+					s.ord.mark(i, at())
 				}
 			})
+		} else if n, ok := p.io.(notifyPort); ok {
+			n.SetNotify(func() { s.ord.mark(i, at()) })
 		} else {
 			se.poll = true
 		}

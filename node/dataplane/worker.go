@@ -263,7 +263,7 @@ func (w *Worker) apply(op workerOp) error {
 	}
 	i := w.ord.free()
 	for j, p := range e.ports {
-		if err := w.poll.watch(p.io, token(i, j)); err != nil {
+		if err := w.poll.watch(p.io, token(i, j), p.held != nil); err != nil {
 			for _, q := range e.ports[:j] {
 				_ = w.poll.unwatch(q.io)
 			}
@@ -299,6 +299,19 @@ func (w *Worker) markReady(v int64) {
 		}
 	}
 	w.ready = w.ready[:0]
+	// A held port's frames are due when they arrive in the model: its
+	// engine steps then, not when the cable carried them.
+	for _, a := range w.poll.arrivals {
+		i, _ := fromToken(a.token)
+		if i < len(w.ord.slots) && w.ord.slots[i] != nil {
+			if t := heldDue(a.stamp, v); t >= 0 {
+				w.ord.due(i, t)
+			} else {
+				w.ord.mark(i, v)
+			}
+		}
+	}
+	w.poll.arrivals = w.poll.arrivals[:0]
 }
 
 // stepsPerEngine bounds a round's steps (serve's limit) to this many per

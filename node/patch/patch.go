@@ -6,8 +6,9 @@
 //
 // A frame from end A to end B:
 //
-//  1. A's engine puts its descriptor on A's TX ring (Transmit), after
-//     its shaper and delay line, and kicks;
+//  1. A's engine puts its descriptor on A's TX ring (Transmit) as its
+//     last bit leaves A's shaper, its Options the time it arrives in the
+//     model, and kicks;
 //  2. the kick does what B's veth, XDP program and socket would: count
 //     the frame received (RX), drop it if B's link is down (Down) or by
 //     B's injected loss (Loss), count it redirected (Redirect), then
@@ -15,9 +16,12 @@
 //     Headroom bytes in, and put it on B's receive ring; a full receive
 //     ring (RxRingFull) or no fill frame (RxDropped, RxFillRingEmpty)
 //     drops it, as the kernel's socket does;
-//  3. A's frame completes at once, and B's worker is told B has frames;
-//     the descriptor's Options, the time the frame arrives in the model
-//     (dataplane.TimedIO), go with the frame;
+//  3. A's frame completes at once, and B's worker is told when B's new
+//     frames are due; the descriptor's Options, the time the frame
+//     arrives in the model (dataplane.TimedIO), go with the frame, and
+//     it is due at B that long before it (A's lead, SetLead: the link's
+//     hold is served at B, dataplane.HeldIO), when B's engine takes it
+//     (ReceiveBy);
 //  4. while A's port or B's is captured, A also writes a copy through
 //     its veth (SetMirror), where the packet taps of both ends see it:
 //     every frame when A is captured, those B received when only B is.
@@ -89,7 +93,7 @@ type End struct {
 	// rx; the peer's kick consumes fill, from its top (take), and
 	// produces rx.
 	fill ring[uint64]
-	rx   ring[xdp.Desc]
+	rx   ring[rxDesc]
 	rng  uint64 // the peer's kick only
 
 	// The transmit side, the owner's only: descriptors waiting for the
@@ -99,8 +103,12 @@ type End struct {
 	compHead int
 	compLen  int
 
+	// lead is how long before its Options a frame e sends is due at the
+	// peer (SetLead).
+	lead atomic.Int64
+
 	live   atomic.Bool // its engine reads its rings: the peer may write
-	notify atomic.Pointer[func()]
+	notify atomic.Pointer[func(first uint32)]
 	mirror FrameWriter
 	copier *Copier // nil: copies are written in the kick (a Pair's)
 
@@ -122,7 +130,7 @@ func newEnd(c *Cable, side int, mem []byte, chunk, ringSize int) (*End, error) {
 		return nil, fmt.Errorf("patch: frame size %d is not a power of two above %d", chunk, Headroom)
 	}
 	return &End{cable: c, side: side, mem: mem, chunk: uint64(chunk),
-		fill: newRing[uint64](ringSize), rx: newRing[xdp.Desc](ringSize),
+		fill: newRing[uint64](ringSize), rx: newRing[rxDesc](ringSize),
 		tx: make([]xdp.Desc, 0, ringSize), comp: make([]uint64, ringSize),
 		rng: uint64(side)*0x9e3779b97f4a7c15 + 0x2545f4914f6cdd1d}, nil
 }
@@ -224,6 +232,16 @@ func (e *End) Cable() string { return e.cable.name }
 // and sets nil when it leaves). e receives only in between.
 func (e *End) SetNotify(f func()) {
 	if f == nil {
+		e.SetNotifyAt(nil)
+		return
+	}
+	e.SetNotifyAt(func(uint32) { f() })
+}
+
+// SetNotifyAt is SetNotify of a function that is also told when the
+// first frame of the kick that arrived is due at e (Head).
+func (e *End) SetNotifyAt(f func(first uint32)) {
+	if f == nil {
 		e.live.Store(false)
 		e.notify.Store(nil)
 		return
@@ -274,8 +292,53 @@ func (e *End) Counters() Counters {
 		MirrorDropped: e.mirrorDrops.Load()}
 }
 
+// rxDesc is a received frame and when it is due (HeldIO): its Options
+// less the sender's lead, 0 when it carries no time.
+type rxDesc struct {
+	xdp.Desc
+	due uint32
+}
+
 // Receive takes received frames (dataplane.PortIO).
-func (e *End) Receive(descs []xdp.Desc) int { return e.rx.pop(descs) }
+func (e *End) Receive(descs []xdp.Desc) int { return e.receive(descs, 0, false) }
+
+// SetLead says how long before its Options (its arrival in the model) a
+// frame e sends is due at the peer: the model's link delay less the
+// hold, the emulator's own latency the port's probes measured
+// (dataplane.HeldIO). The owner's engine sets it.
+func (e *End) SetLead(ns int64) { e.lead.Store(ns) }
+
+// Head is when the first received frame not yet taken is due at e, as
+// the low 32 bits of a time in ns (dataplane.HeldIO); ok is false when
+// none waits. A frame that carries no time is due at 0, at once.
+func (e *End) Head() (due uint32, ok bool) {
+	c := e.rx.cons.Load()
+	if e.rx.prod.Load() == c {
+		return 0, false
+	}
+	return e.rx.entries[c&e.rx.mask].due, true
+}
+
+// ReceiveBy takes, in order, the received frames due by then, times of
+// 2^32 ns that wrap (dataplane.HeldIO): it stops at the first frame due
+// later.
+func (e *End) ReceiveBy(descs []xdp.Desc, by uint32) int { return e.receive(descs, by, true) }
+
+func (e *End) receive(descs []xdp.Desc, by uint32, held bool) int {
+	c, p := e.rx.cons.Load(), e.rx.prod.Load()
+	n := 0
+	for n < len(descs) && c != p {
+		d := &e.rx.entries[c&e.rx.mask]
+		if held && d.due != 0 && int32(d.due-by) > 0 {
+			break
+		}
+		descs[n] = d.Desc
+		n++
+		c++
+	}
+	e.rx.cons.Store(c)
+	return n
+}
 
 // Fill gives frames to receive into (dataplane.PortIO).
 func (e *End) Fill(addrs []uint64) int { return e.fill.push(addrs) }
@@ -330,9 +393,9 @@ func (e *End) Kick() error {
 			e.writeMirror(e.mirror, e.mem[d.Addr:d.Addr+uint64(d.Len)])
 		}
 	}
-	delivered := 0
+	delivered, first := 0, uint32(0)
 	if peer != nil {
-		delivered = peer.take(e, received)
+		delivered, first = peer.take(e, received)
 	} else {
 		e.noPeer.Add(uint64(len(e.tx)))
 	}
@@ -344,7 +407,7 @@ func (e *End) Kick() error {
 	e.tx = e.tx[:0]
 	if delivered > 0 {
 		if f := peer.notify.Load(); f != nil {
-			(*f)()
+			(*f)(first)
 		}
 	}
 	return nil
@@ -373,8 +436,9 @@ func (e *End) count(err error) {
 
 // take receives the frames src kicks: the work of the receiving veth's
 // XDP program and socket (see the top of the file). received, if set,
-// gets a copy of each frame that reached the ring.
-func (e *End) take(src *End, received FrameWriter) int {
+// gets a copy of each frame that reached the ring. It returns how many
+// did, and when the first is due.
+func (e *End) take(src *End, received FrameWriter) (int, uint32) {
 	down, lossPPM := e.down.Load(), e.lossPPM.Load()
 	// The fill ring is taken from its top, the frame filled last first: a
 	// frame the owner freed a moment ago, still in the CPU's cache, takes
@@ -385,6 +449,7 @@ func (e *End) take(src *End, received FrameWriter) int {
 	fc, fp := e.fill.cons.Load(), e.fill.prod.Load()
 	rp, rc := e.rx.prod.Load(), e.rx.cons.Load()
 	size := uint32(len(e.rx.entries))
+	lead := uint32(src.lead.Load())
 	var rx, redirect, loss, downc, dropped, full, empty uint64
 	for _, d := range src.tx {
 		rx++
@@ -414,11 +479,19 @@ func (e *End) take(src *End, received FrameWriter) int {
 		a := e.fill.entries[fp&e.fill.mask]
 		frame := src.mem[d.Addr : d.Addr+uint64(d.Len)]
 		copy(e.mem[a+Headroom:a+e.chunk], frame)
-		e.rx.entries[rp&e.rx.mask] = xdp.Desc{Addr: a + Headroom, Len: d.Len, Options: d.Options}
+		due := d.Options
+		if due != 0 {
+			due = max(due-lead, 1) // 0 stays "no time"
+		}
+		e.rx.entries[rp&e.rx.mask] = rxDesc{xdp.Desc{Addr: a + Headroom, Len: d.Len, Options: d.Options}, due}
 		rp++
 		if received != nil {
 			src.writeMirror(received, frame)
 		}
+	}
+	var first uint32
+	if rp != e.rx.prod.Load() {
+		first = e.rx.entries[e.rx.prod.Load()&e.rx.mask].due
 	}
 	e.fill.prod.Store(fp)
 	e.rx.prod.Store(rp)
@@ -431,7 +504,7 @@ func (e *End) take(src *End, received FrameWriter) int {
 			c.v.Add(c.n)
 		}
 	}
-	return int(redirect - full - dropped)
+	return int(redirect - full - dropped), first
 }
 
 // rand is xorshift64*: the injected loss's draws, one per frame, need

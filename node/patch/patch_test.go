@@ -3,6 +3,7 @@ package patch
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/bcfab/bcfab/xdp"
@@ -124,30 +125,59 @@ func TestPatchDelivers(t *testing.T) {
 	}
 }
 
-// A kick takes the fill frames from the top, the one filled last first:
-// the receiver's most recently freed frames, still in the CPU's cache,
-// take the copies, and the older ones wait at the bottom of the ring.
-func TestPatchTakesFillFramesLastFirst(t *testing.T) {
+// A frame waits on the receiving ring until it is due there: its Options
+// (its arrival in the model) less the sender's lead (SetLead). ReceiveBy
+// takes the frames due by its time, in order, and stops at the first due
+// later, across the 2^32 ns wrap; a frame that carries no time (Options
+// 0) is due at once. The receiver's notification says when the kick's
+// first frame is due; Receive takes every frame, due or not.
+func TestPatchHoldsFramesUntilDue(t *testing.T) {
 	r := newRig(t)
-	r.fill(3) // frames tRing, tRing+1, tRing+2: tRing+2 on top
-	r.send(t, 1, 2)
-	var d [4]xdp.Desc
-	if n := r.b.Receive(d[:]); n != 2 {
-		t.Fatalf("received %d frames, want 2", n)
+	var dues []uint32
+	r.b.SetNotifyAt(func(due uint32) { dues = append(dues, due) })
+	r.fill(8)
+	r.a.SetLead(300)
+	base := uint32(1<<32 - 1000) // the stamps wrap past 2^32
+	stamps := []uint32{base + 500, base + 1500, base + 2500, 0}
+	for i, o := range stamps {
+		r.a.Transmit([]xdp.Desc{{Addr: uint64(i * tChunk), Len: 60, Options: o}})
 	}
-	for i, want := range []uint64{tRing + 2, tRing + 1} {
-		if got := d[i].Addr / tChunk; got != want {
-			t.Errorf("frame %d in chunk %d, want %d (the one filled last first)", i, got, want)
+	if err := r.a.Kick(); err != nil {
+		t.Fatal(err)
+	}
+	if len(dues) != 1 || dues[0] != base+200 {
+		t.Fatalf("notified of dues %v, want [%d]", dues, base+200)
+	}
+	if due, ok := r.b.Head(); !ok || due != base+200 {
+		t.Fatalf("Head = %d, %v; want %d, true", due, ok, base+200)
+	}
+	var d [8]xdp.Desc
+	for _, step := range []struct {
+		by   uint32
+		want []uint32 // the Options of what is taken
+	}{
+		{base + 199, nil},
+		{base + 200, []uint32{base + 500}},
+		{base + 1100, nil},
+		{base + 2300, []uint32{base + 1500, base + 2500, 0}}, // past the wrap; the untimed frame follows at once
+	} {
+		n := r.b.ReceiveBy(d[:], step.by)
+		var got []uint32
+		for _, x := range d[:n] {
+			got = append(got, x.Options)
+		}
+		if !slices.Equal(got, step.want) {
+			t.Fatalf("ReceiveBy(%d) took %v, want %v", step.by, got, step.want)
 		}
 	}
-	// The one left is the one filled first; a refill goes on top of it.
-	r.b.Fill([]uint64{(tRing + 5) * tChunk})
-	r.send(t, 1, 2)
-	if n := r.b.Receive(d[:]); n != 2 || d[0].Addr/tChunk != tRing+5 || d[1].Addr/tChunk != tRing {
-		t.Errorf("after a refill: %d frames in chunks %d, %d; want 2 in %d, %d", n, d[0].Addr/tChunk, d[1].Addr/tChunk, tRing+5, tRing)
+	if _, ok := r.b.Head(); ok {
+		t.Fatal("Head reports a frame after all were taken")
 	}
-	if r.b.FillFree() != tRing {
-		t.Errorf("FillFree %d with the fill ring emptied, want %d", r.b.FillFree(), tRing)
+	r.a.SetLead(0)
+	r.a.Transmit([]xdp.Desc{{Addr: 0, Len: 60, Options: base + 9000}})
+	_ = r.a.Kick()
+	if n := r.b.Receive(d[:]); n != 1 || d[0].Options != base+9000 {
+		t.Fatalf("Receive took %d frames (%+v), want the one not yet due", n, d[0])
 	}
 }
 
