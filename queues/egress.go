@@ -485,19 +485,64 @@ func b2u(b bool) uint64 {
 // false (and q is -1) when no queue is eligible.
 func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 	e.setNow(now)
+	return e.dequeue(e.nonEmpty)
+}
+
+// DequeueBy is Dequeue of a port whose link is behind now, its next frame
+// starting at by (a late worker catching up): only the queues whose head
+// had arrived by then (Packet.At, 0 counting as arrived) compete, as
+// they would have on time, and when none had, those whose head arrived
+// first (the link was idle until then in the model). A frame that came
+// later never goes ahead of one that was waiting when the link got free.
+func (e *Egress) DequeueBy(now, by int64) (p Packet, q int, ok bool) {
+	e.setNow(now)
+	ready := e.nonEmpty &^ e.paused &^ e.gated
 	if e.nonEmpty&e.hqBit != 0 {
+		ready |= e.hqBit // never paused
+	}
+	arrived, first := uint64(0), int64(math.MaxInt64)
+	for m := ready; m != 0; m &= m - 1 {
+		q := bits.TrailingZeros64(m)
+		f := &e.q[q].fifo
+		switch at := f.pool.slots[f.head].p.At; {
+		case at <= by:
+			arrived |= 1 << uint(q)
+		case at < first:
+			first = at
+		}
+	}
+	if arrived == 0 && ready != 0 {
+		for m := ready; m != 0; m &= m - 1 {
+			q := bits.TrailingZeros64(m)
+			f := &e.q[q].fifo
+			if f.pool.slots[f.head].p.At <= first {
+				arrived |= 1 << uint(q)
+			}
+		}
+	}
+	return e.dequeue(e.nonEmpty & (arrived | ^ready))
+}
+
+// dequeue is Dequeue among the non-empty queues of nonEmpty.
+func (e *Egress) dequeue(nonEmpty uint64) (p Packet, q int, ok bool) {
+	if nonEmpty&e.hqBit != 0 {
 		return e.take(e.hq), e.hq, true
 	}
-	if s := e.nonEmpty &^ e.paused &^ e.gated & e.strictMask; s != 0 {
+	if s := nonEmpty &^ e.paused &^ e.gated & e.strictMask; s != 0 {
 		for _, q := range e.strict {
 			if s&(1<<uint(q)) != 0 {
 				return e.take(q), q, true
 			}
 		}
 	}
-	elig := e.nonEmpty &^ e.paused &^ e.gated &^ e.hqBit &^ e.strictMask
+	elig := nonEmpty &^ e.paused &^ e.gated &^ e.hqBit &^ e.strictMask
 	if elig == 0 {
 		return Packet{}, -1, false
+	}
+	if c := e.cur; c >= 0 && elig&(1<<uint(c)) == 0 {
+		// Its head had not arrived (DequeueBy): its turn passes, and its
+		// deficit stays for its next.
+		e.cur, e.last = -1, c
 	}
 	credited, n := 0, 0
 	for {

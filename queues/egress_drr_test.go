@@ -448,3 +448,46 @@ func TestEgressDRRFairPerFlow(t *testing.T) {
 		check(step, from)
 	}
 }
+
+// A port catching up (DequeueBy) serves what had arrived by the time its
+// link got free, as it would have then: a frame that came later waits
+// for its turn behind one that was waiting, whatever the DRR's rotation
+// says, the HQ's included; when nothing had arrived, the first to
+// arrive goes; a frame of unknown arrival (At 0) counts as waiting. With
+// every head arrived, DequeueBy is Dequeue.
+func TestEgressDequeueByArrival(t *testing.T) {
+	e := newEgress(t, EgressConfig{Queues: 3, HQ: 2, Quantum: []int{1000, 1000, 1000}, Capacity: 16})
+	e.Enqueue(0, Packet{Addr: 1, Len: 100, At: 500}, 0)
+	e.Enqueue(1, Packet{Addr: 2, Len: 100, At: 200}, 0)
+	e.Enqueue(2, Packet{Addr: 3, Len: 60, At: 400}, 0) // the HQ
+	e.Enqueue(0, Packet{Addr: 4, Len: 100, At: 0}, 0)
+	for i, c := range []struct {
+		by   int64
+		want uint64
+	}{
+		{by: 300, want: 2}, // q0's head and the HQ's came later
+		{by: 300, want: 3}, // nothing had arrived by 300: the HQ's came first (400)
+		{by: 600, want: 1},
+		{by: 600, want: 4}, // unknown arrival: waiting
+	} {
+		p, _, ok := e.DequeueBy(1000, c.by)
+		if !ok || p.Addr != c.want {
+			t.Fatalf("dequeue %d by %d: %d %v, want %d", i, c.by, p.Addr, ok, c.want)
+		}
+	}
+	if _, _, ok := e.DequeueBy(1000, 0); ok || e.Len() != 0 {
+		t.Fatalf("dequeued from an empty egress (len %d)", e.Len())
+	}
+
+	// Every head arrived: the same order as Dequeue (TestEgressDRROrder).
+	e = newEgress(t, EgressConfig{Queues: 2, HQ: -1, Quantum: []int{500, 500}, Capacity: 8})
+	for i := range 4 {
+		e.Enqueue(0, Packet{Addr: uint64(i), Len: 300, At: 10}, 0)
+		e.Enqueue(1, Packet{Addr: uint64(10 + i), Len: 200, At: 10}, 0)
+	}
+	for i, w := range []uint64{0, 10, 11, 1, 2, 12, 13, 3} {
+		if p, _, ok := e.DequeueBy(0, 10); !ok || p.Addr != w {
+			t.Fatalf("dequeue %d: %d %v, want %d", i, p.Addr, ok, w)
+		}
+	}
+}

@@ -279,7 +279,17 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		}
 		return queues.Packet{}, false
 	}
-	pk, q, ok := p.egress.Dequeue(now)
+	var pk queues.Packet
+	var q int
+	var ok bool
+	if free := p.shaper.Free(); p.spec.RateBps > 0 && free < now {
+		// Catching up: the link got free before now, and what waits for
+		// it competes as it would have then, the frames that had arrived
+		// by then (queues.Egress.DequeueBy).
+		pk, q, ok = p.egress.DequeueBy(now, free)
+	} else {
+		pk, q, ok = p.egress.Dequeue(now)
+	}
 	if !ok {
 		// Nothing eligible: the link is idle and earns no catch-up credit
 		// for it. Frames that wait for a pause's end start no earlier than
@@ -306,6 +316,11 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		// pause ended: a worker that served the lift late would
 		// otherwise send frames the pause still held in the model.
 		p.shaper.Restart(min(l, now))
+	}
+	if pk.At > 0 && pk.At > p.shaper.Free() {
+		// Catching up, a frame starts no earlier than it arrived: the
+		// link was idle until then in the model.
+		p.shaper.Restart(min(pk.At, now))
 	}
 	start := p.shaper.Send(now, int(pk.Len))
 	if q != p.egress.HQ() {

@@ -257,3 +257,60 @@ func TestLiftedFramesStartAfterTheLift(t *testing.T) {
 		})
 	}
 }
+
+// A port that catches up on time its worker lost serves its queues as it
+// would have on time: when its link got free, only the frames that had
+// arrived by then compete, and a frame that came later starts no earlier
+// than it arrived (the link was idle until then in the model). Here
+// queue 3's first frame starts at 0, queue 4's frame arrives at 2 ms and
+// queue 3's third at 2.5 ms, and the worker comes back at 5 ms: queue
+// 3's second goes next, at 0.82 ms, though the DRR's turn is queue 4's,
+// whose frame was not there yet; then queue 4's at 2 ms, after the link
+// idled, and queue 3's third behind it. No frame starts before it
+// arrived. (Without the arrival order, queue 4's frame went second and
+// started before it arrived.)
+func TestCatchingUpServesFramesInArrivalOrder(t *testing.T) {
+	r := newLagRig(t)
+	put := func(q, n int) {
+		t.Helper()
+		a, ok := r.e.Alloc()
+		if !ok || !r.e.Send(1, q, &xdp.Desc{Addr: a, Len: uint32(n)}, 0, 0) {
+			t.Fatal("no room for a frame")
+		}
+	}
+	sh := queues.NewShaper(lagRate, 0, 0)
+	tx := int64(sh.TxTime(lagFrame))
+	put(3, lagFrame)
+	put(3, lagFrame)
+	r.e.pass() // the first frame starts at 0
+	r.now = 2 * ms
+	put(4, lagFrame-1)
+	r.now = 2*ms + ms/2
+	put(3, lagFrame-2)
+	r.now = 5 * ms
+	var got []uint32
+	for range 100 {
+		r.e.pass()
+		for r.far[1].Receive(r.desc[:]) == 1 {
+			got = append(got, r.desc[0].Len)
+			r.addrs[0] = r.desc[0].Addr &^ (tFrame - 1)
+			r.far[1].Fill(r.addrs[:1])
+		}
+		d := r.e.deadline(r.now)
+		if d < 0 {
+			break
+		}
+		r.now = max(d, r.now)
+	}
+	if want := []uint32{lagFrame, lagFrame, lagFrame - 1, lagFrame - 2}; len(got) != 4 || got[2] != want[2] || got[3] != want[3] {
+		t.Fatalf("the link sent frames of %v bytes, want %v", got, want)
+	}
+	w := r.e.Waits(nil)[1]
+	// Queue 3's second frame waited for the first; queue 4's not at
+	// all; queue 3's third until queue 4's ended (2 ms + its own
+	// serialisation, a byte shorter).
+	third := 2*ms + tx - int64(8*time.Second/lagRate) - (2*ms + ms/2)
+	if least := tx + third; w.Early != 0 || w.N() != 4 || w.SumNs < least || w.SumNs > least+4*int64(shaperBurst) {
+		t.Errorf("waits: %d frames, %d early, %v in all; want 4, 0 and %v", w.N(), w.Early, time.Duration(w.SumNs), time.Duration(least))
+	}
+}
