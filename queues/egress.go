@@ -282,6 +282,7 @@ type Egress struct {
 	q          []queue
 	hq         int
 	hqBit      uint64 // 0 without an HQ
+	lastAt     int64  // the latest Packet.At enqueued (DequeueBy)
 	strict     []int  // served in this order after the HQ
 	strictMask uint64 // their bits
 	groups     [maxGroups]int
@@ -394,6 +395,7 @@ func (e *Egress) Enqueue(q int, p Packet, now int64) (ok, mark bool) {
 	}
 	n := int(p.Len)
 	e.nonEmpty |= 1 << q
+	e.lastAt = max(e.lastAt, p.At)
 	e.packets++
 	e.bytes += n
 	for m := qu.groups; m != 0; m &= m - 1 {
@@ -488,14 +490,19 @@ func (e *Egress) Dequeue(now int64) (p Packet, q int, ok bool) {
 	return e.dequeue(e.nonEmpty)
 }
 
-// DequeueBy is Dequeue of a port whose link is behind now, its next frame
-// starting at by (a late worker catching up): only the queues whose head
-// had arrived by then (Packet.At, 0 counting as arrived) compete, as
-// they would have on time, and when none had, those whose head arrived
-// first (the link was idle until then in the model). A frame that came
-// later never goes ahead of one that was waiting when the link got free.
+// DequeueBy is Dequeue of a port whose next frame starts at by in the
+// model (its link's schedule, behind now when a late worker catches up,
+// or ahead of it): only the queues whose head had arrived by then
+// (Packet.At, 0 counting as arrived) compete, as they would have on
+// time, and when none had, those whose head arrives first (the link is
+// idle until then in the model). A frame that came later never goes
+// ahead of one that was waiting when the link got free. When every
+// frame queued had arrived by then, it is Dequeue.
 func (e *Egress) DequeueBy(now, by int64) (p Packet, q int, ok bool) {
 	e.setNow(now)
+	if e.lastAt <= by {
+		return e.dequeue(e.nonEmpty)
+	}
 	ready := e.nonEmpty &^ e.paused &^ e.gated
 	if e.nonEmpty&e.hqBit != 0 {
 		ready |= e.hqBit // never paused

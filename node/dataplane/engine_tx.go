@@ -282,11 +282,13 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 	var pk queues.Packet
 	var q int
 	var ok bool
-	if free := p.shaper.Free(); p.spec.RateBps > 0 && free < now {
-		// Catching up: the link got free before now, and what waits for
-		// it competes as it would have then, the frames that had arrived
-		// by then (queues.Egress.DequeueBy).
-		pk, q, ok = p.egress.DequeueBy(now, free)
+	if p.spec.RateBps > 0 {
+		// What waits for the link competes as it would have when the
+		// link got free in the model, the frames that had arrived by
+		// then (queues.Egress.DequeueBy): a late worker catching up
+		// serves them in the model's order, and a frame that arrives
+		// ahead of now waits for its time.
+		pk, q, ok = p.egress.DequeueBy(now, p.shaper.Free())
 	} else {
 		pk, q, ok = p.egress.Dequeue(now)
 	}
@@ -318,9 +320,11 @@ func (e *Engine) dequeue(p *port, now int64) (queues.Packet, bool) {
 		p.shaper.Restart(min(l, now))
 	}
 	if pk.At > 0 && pk.At > p.shaper.Free() {
-		// Catching up, a frame starts no earlier than it arrived: the
-		// link was idle until then in the model.
-		p.shaper.Restart(min(pk.At, now))
+		// A frame starts no earlier than it arrived: the link was idle
+		// until then in the model. (A frame the emulator delivered ahead
+		// of its time, or its source timed ahead of now, starts at that
+		// time in the link's schedule, as on an idle port: admit.)
+		p.shaper.Restart(pk.At)
 	}
 	start := p.shaper.Send(now, int(pk.Len))
 	if q != p.egress.HQ() {

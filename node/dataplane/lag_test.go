@@ -314,3 +314,26 @@ func TestCatchingUpServesFramesInArrivalOrder(t *testing.T) {
 		t.Errorf("waits: %d frames, %d early, %v in all; want 4, 0 and %v", w.N(), w.Early, time.Duration(w.SumNs), time.Duration(least))
 	}
 }
+
+// A frame that reaches a busy port ahead of the worker's clock (its
+// source timed it so, Engine.SendAt, or the emulator delivered it ahead
+// of its time) starts at its time in the link's schedule, as on an idle
+// port, not when the frames ahead of it end.
+func TestBusyPortStartsAFrameNoEarlierThanItsTime(t *testing.T) {
+	r := newLagRig(t)
+	r.put(t, 3, 2)
+	r.e.pass() // the first starts at 0; the second waits for it
+	a, ok := r.e.Alloc()
+	if !ok || !r.e.SendAt(1, 4, &xdp.Desc{Addr: a, Len: lagFrame}, 0, 0, 3*ms) {
+		t.Fatal("no room for a frame")
+	}
+	if sent := r.recv() + r.run(100*ms); sent != 3 {
+		t.Fatalf("%d frames sent, want 3", sent)
+	}
+	sh := queues.NewShaper(lagRate, 0, 0)
+	tx := int64(sh.TxTime(lagFrame))
+	w := r.e.Waits(nil)[1]
+	if w.Early != 0 || w.N() != 3 || w.SumNs < tx || w.SumNs > tx+3*int64(shaperBurst) {
+		t.Errorf("waits: %d frames, %d early, %v in all; want 3, 0 and %v (the second frame's)", w.N(), w.Early, time.Duration(w.SumNs), time.Duration(tx))
+	}
+}
