@@ -114,6 +114,17 @@ func (o *order) due(i int, t int64) {
 	}
 }
 
+// arrive gives slot i the work of a held port's frames (HeldIO) that
+// reached it as of v: a deadline when they are due, or a mark at v for
+// frames due at once.
+func (o *order) arrive(i int, due uint32, v int64) {
+	if t := heldDue(due, v); t >= 0 {
+		o.due(i, t)
+	} else {
+		o.mark(i, v)
+	}
+}
+
 // update sets slot i's key from its state.
 func (o *order) update(i int) {
 	s, k := o.slots[i], int64(never)

@@ -75,13 +75,7 @@ func (s *Sim) Add(e *Engine) error {
 	for _, p := range e.ports {
 		if h, ok := p.io.(heldPort); ok && p.held != nil {
 			// Due when the link delivers them, as on a worker.
-			h.SetNotifyAt(func(due uint32) {
-				if t := heldDue(due, at()); t >= 0 {
-					s.ord.due(i, t)
-				} else {
-					s.ord.mark(i, at())
-				}
-			})
+			h.SetNotifyAt(func(due uint32) { s.ord.arrive(i, due, at()) })
 		} else if n, ok := p.io.(notifyPort); ok {
 			n.SetNotify(func() { s.ord.mark(i, at()) })
 		} else {

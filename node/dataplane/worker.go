@@ -304,11 +304,7 @@ func (w *Worker) markReady(v int64) {
 	for _, a := range w.poll.arrivals {
 		i, _ := fromToken(a.token)
 		if i < len(w.ord.slots) && w.ord.slots[i] != nil {
-			if t := heldDue(a.stamp, v); t >= 0 {
-				w.ord.due(i, t)
-			} else {
-				w.ord.mark(i, v)
-			}
+			w.ord.arrive(i, a.stamp, v)
 		}
 	}
 	w.poll.arrivals = w.poll.arrivals[:0]
