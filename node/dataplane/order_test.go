@@ -69,3 +69,29 @@ func TestServeSkipped(t *testing.T) {
 		t.Fatalf("after an idle stretch: skipped %d, want 300 (9000 to 9300)", got)
 	}
 }
+
+// BenchmarkOrderServe is serve's cost a step, scheduling included, for
+// a worker of BCube(4,1)'s 24 engines: each step gives its engine a new
+// deadline a little later, so that the least key moves among the slots
+// as it does under traffic.
+func BenchmarkOrderServe(b *testing.B) {
+	var o order
+	const engines = 24
+	for i := range engines {
+		o.set(o.free(), &slot{deadline: int64(1000 + 37*i)})
+	}
+	x := uint64(88172645463325252)
+	step := func(s *slot, at int64) {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		s.deadline = at + int64(x%2000)
+	}
+	now := int64(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		now += 100
+		o.serve(now, 1<<40, 1, step, func(int64) {})
+	}
+}
