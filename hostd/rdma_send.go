@@ -510,12 +510,12 @@ func (r *rdma) produce(f *rdmaFlow, now int64) int {
 		op := sendOpcode(seg.Pos)
 		d := xdp.Desc{Addr: addr, Len: uint32(roce.DataFrameLen(op, seg.Len) + roce.INTShimLen(f.intSlots))}
 		b := e.Frame(&d)
-		off := roce.PayloadOffset(op) + roce.INTShimLen(f.intSlots)
-		clear(b[off : off+seg.Len])
 		if f.queue < 0 {
 			f.tmpl.VID = signaling.VID(q)
 		}
-		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len, INTSlots: f.intSlots})
+		// The packet carries zeros: PutData writes them and steps the
+		// ICRC over them without reading them.
+		roce.PutData(b, &f.tmpl, &roce.Data{Opcode: op, PSN: seg.PSN, AckReq: seg.AckReq, Payload: seg.Len, INTSlots: f.intSlots, Zeros: true})
 		at := int64(0)
 		if since != 0 {
 			at = max(seg.Slot, since)

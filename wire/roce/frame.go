@@ -51,6 +51,10 @@ type Data struct {
 	// INTSlots reserves an empty INT shim of that many records between
 	// the extension header and the payload (int.go); 0: none.
 	INTSlots int
+	// Zeros: the payload is zero bytes, which PutData writes itself; it
+	// then computes the ICRC over them without reading them (a NIC whose
+	// packets carry no data of their own).
+	Zeros bool
 }
 
 // INTShimLen is the length of an INT shim of slots records (0: none).
@@ -89,8 +93,9 @@ func MaxPayload(op Opcode, frameLen int) int {
 // PutData writes a complete data frame into b and returns its length,
 // DataFrameLen(d.Opcode, d.Payload) + INTShimLen(d.INTSlots). The payload
 // is taken as it is in b[PayloadOffset(d.Opcode)+INTShimLen(d.INTSlots):]:
-// write it there first, or call SetICRC after changing it. The pad bytes are zeroed. It panics when d.Opcode is
-// not a data opcode or b is shorter than the frame.
+// write it there first, or call SetICRC after changing it; with d.Zeros
+// PutData writes zeros there. The pad bytes are zeroed. It panics when
+// d.Opcode is not a data opcode or b is shorter than the frame.
 func PutData(b []byte, f *Flow, d *Data) int {
 	if !d.Opcode.IsData() {
 		panic("roce: PutData with opcode " + d.Opcode.String())
@@ -110,6 +115,12 @@ func PutData(b []byte, f *Flow, d *Data) int {
 	if shim > 0 {
 		h.SetINT(true)
 		PutINT(b[PayloadOffset(d.Opcode):], d.INTSlots)
+	}
+	if d.Zeros {
+		off := PayloadOffset(d.Opcode) + shim
+		clear(b[off : n-ICRCLen])
+		putICRCZeros(b, EthLen+VLANLen, IPv4Len, off, n)
+		return n
 	}
 	clear(b[n-ICRCLen-p : n-ICRCLen])
 	putICRC(b, EthLen+VLANLen, IPv4Len, n)

@@ -64,17 +64,70 @@ func foldHeader(crc uint32, h []byte) uint32 {
 // expects. Since it writes b anyway, it masks the variant fields in place
 // and runs one crc32.Update over the whole datagram, which is several
 // times faster than icrc's byte loop; then it puts the fields back.
-func putICRC(b []byte, ip, ihl, end int) {
+func putICRC(b []byte, ip, ihl, end int) { putICRCZeros(b, ip, ihl, end-ICRCLen, end) }
+
+// putICRCZeros is putICRC of a datagram whose bytes from b[zeros] to its
+// ICRC are zeros: it reads the bytes before them and steps the CRC over
+// the zeros without reading them (shiftZeros).
+func putICRCZeros(b []byte, ip, ihl, zeros, end int) {
 	udp := ip + ihl
 	bth := udp + UDPLen
 	tos, ttl, c0, c1 := b[ip+1], b[ip+8], b[ip+10], b[ip+11]
 	u0, u1, fb := b[udp+6], b[udp+7], b[bth+4]
 	b[ip+1], b[ip+8], b[ip+10], b[ip+11] = 0xFF, 0xFF, 0xFF, 0xFF
 	b[udp+6], b[udp+7], b[bth+4] = 0xFF, 0xFF, 0xFF
-	crc := crc32.Update(^uint32(lrhState), crc32.IEEETable, b[ip:end-ICRCLen])
+	crc := crc32.Update(^uint32(lrhState), crc32.IEEETable, b[ip:zeros])
+	crc = ^shiftZeros(^crc, end-ICRCLen-zeros)
 	b[ip+1], b[ip+8], b[ip+10], b[ip+11] = tos, ttl, c0, c1
 	b[udp+6], b[udp+7], b[bth+4] = u0, u1, fb
 	binary.LittleEndian.PutUint32(b[end-ICRCLen:end], crc)
+}
+
+// zeroShiftBits: zeroShift steps the CRC over up to 2^zeroShiftBits - 1
+// zero bytes with one table per bit of the count, a jumbo frame's
+// payload and more; longer runs take the largest table again.
+const zeroShiftBits = 14
+
+// zeroShift[k] steps a CRC register (not inverted) over 2^k zero bytes:
+// with no input the register's step is linear, so the register after
+// them is the XOR of zeroShift[k][j][the register's byte j], j = 0..3.
+var zeroShift = func() *[zeroShiftBits][4][256]uint32 {
+	t := new([zeroShiftBits][4][256]uint32)
+	for j := range 4 {
+		for v := range 256 {
+			c := uint32(v) << (8 * j)
+			t[0][j][v] = crc32.IEEETable[c&0xFF] ^ c>>8 // one zero byte
+		}
+	}
+	for k := 1; k < zeroShiftBits; k++ {
+		for j := range 4 {
+			for v := range 256 {
+				c := uint32(v) << (8 * j)
+				t[k][j][v] = applyShift(&t[k-1], applyShift(&t[k-1], c))
+			}
+		}
+	}
+	return t
+}()
+
+func applyShift(t *[4][256]uint32, c uint32) uint32 {
+	return t[0][c&0xFF] ^ t[1][c>>8&0xFF] ^ t[2][c>>16&0xFF] ^ t[3][c>>24]
+}
+
+// shiftZeros steps the CRC register crc (not inverted) over n zero
+// bytes: a table look-up per byte of the register for each bit set in
+// n, where crc32.Update would read every byte.
+func shiftZeros(crc uint32, n int) uint32 {
+	const top = zeroShiftBits - 1
+	for ; n >= 1<<top; n -= 1 << top {
+		crc = applyShift(&zeroShift[top], crc)
+	}
+	for k := 0; n > 0; k, n = k+1, n>>1 {
+		if n&1 != 0 {
+			crc = applyShift(&zeroShift[k], crc)
+		}
+	}
+	return crc
 }
 
 // storedICRC is the ICRC in the last four bytes of the datagram ending at
