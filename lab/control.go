@@ -8,8 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/bcfab/bcfab/node/api"
 )
@@ -27,19 +30,11 @@ func controlGet(ctx context.Context, sock, path string) ([]byte, error) {
 // controlDo performs method path with body (nil: none) on the control
 // socket at sock and returns the body of a 200 answer.
 func controlDo(ctx context.Context, sock, method, path string, body io.Reader) ([]byte, error) {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
-		},
-		DisableKeepAlives: true,
-	}
-	defer tr.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, method, "http://daemon"+path, body)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := (&http.Client{Transport: tr}).Do(req)
+	resp, err := controlClient(sock).Do(req)
 	if err != nil {
 		return nil, &ControlError{Method: method, Path: path, Socket: sock, Err: noAnswer(unwrapURLError(err))}
 	}
@@ -54,6 +49,50 @@ func controlDo(ctx context.Context, sock, method, path string, body io.Reader) (
 			Err: errors.New(strings.TrimSpace(string(out)))}
 	}
 	return out, nil
+}
+
+// controlIdle is how long a connection to a control socket stays open
+// unused: longer than the gaps between a run's polls and samples.
+const controlIdle = 5 * time.Second
+
+// controlClients holds a client per control socket whose connections
+// stay open between calls. A run asks its daemons a hundred times a
+// second or more (flows' starts and outcomes, samples of every node's
+// counters); a connection per call cost both ends a dial and an accept,
+// a goroutine each and a close, about a fifth of the CPU the calls
+// took. A connection whose daemon went away is closed when its end is
+// read; Down forgets the lab's sockets as well.
+var controlClients sync.Map // socket path -> *http.Client
+
+// controlClient is sock's client.
+func controlClient(sock string) *http.Client {
+	if c, ok := controlClients.Load(sock); ok {
+		return c.(*http.Client)
+	}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		},
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     controlIdle,
+		DisableCompression:  true,
+	}
+	c, _ := controlClients.LoadOrStore(sock, &http.Client{Transport: tr})
+	return c.(*http.Client)
+}
+
+// forgetControl closes the idle connections to the control sockets in
+// directory dir and forgets their clients.
+func forgetControl(dir string) {
+	prefix := filepath.Clean(dir) + string(filepath.Separator)
+	controlClients.Range(func(k, v any) bool {
+		if strings.HasPrefix(k.(string), prefix) {
+			controlClients.Delete(k)
+			v.(*http.Client).CloseIdleConnections()
+		}
+		return true
+	})
 }
 
 // ControlError is a control-socket call that failed. Its text is the

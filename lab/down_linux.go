@@ -123,8 +123,10 @@ func downState(runRoot, name string, st *State, log *slog.Logger) error {
 		errs = append(errs, fmt.Errorf("hosts files: %w", err))
 	}
 
-	// 3. Run directory.
+	// 3. Run directory, and the connections this process kept open to
+	// its control sockets.
 	dir := filepath.Join(runRoot, name)
+	forgetControl(dir)
 	_, statErr := os.Lstat(dir)
 	if err := os.RemoveAll(dir); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", dir, err))

@@ -473,7 +473,7 @@ func (r *Running) Waits() api.Waits {
 
 // Stats is what GET /stats answers.
 func (r *Running) Stats() api.Stats {
-	ps, frames, at, mark := r.eng.SnapshotAt()
+	ps, frames, at, mark, busy := r.eng.SnapshotAt()
 	// The copier stamps the snapshot in its queue of capture copies once
 	// it wrote every copy queued before it: the instant that divides the
 	// patched ports' copies as the snapshot divides their counters.
@@ -484,7 +484,7 @@ func (r *Running) Stats() api.Stats {
 	if ps == nil {
 		return s
 	}
-	s.BusyNs = r.eng.BusyNs()
+	s.BusyNs = busy
 	if r.n.HostStats != nil {
 		s.Host = r.n.HostStats()
 	}

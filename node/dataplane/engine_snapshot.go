@@ -21,7 +21,7 @@ import (
 // the stats from it; otherwise it reads them directly. It returns nil
 // ports if a running engine does not answer within two seconds.
 func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
-	ps, fs, _, _ := e.SnapshotAt()
+	ps, fs, _, _, _ := e.SnapshotAt()
 	return ps, fs
 }
 
@@ -30,8 +30,9 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 // steps, so every frame its ports sent or received before that instant is
 // counted and none after (a capture's frames can be matched against the
 // counters by their timestamps). mark is what Options.Mark returned at
-// that instant (0: none, or the engine was not running).
-func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, mark uint64) {
+// that instant (0: none, or the engine was not running); busyNs is
+// BusyNs then, copied with the counters rather than asked for again.
+func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, mark uint64, busyNs int64) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	select {
@@ -45,7 +46,7 @@ func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, 
 		e.takeSnapshot()
 		e.callMu.Unlock()
 		ps, fs := e.buildStats()
-		return ps, fs, e.wallNs(e.snap.now), 0
+		return ps, fs, e.wallNs(e.snap.now), 0, e.snap.busy
 	}
 	e.snapWant.Store(true)
 	e.callMu.Unlock()
@@ -55,9 +56,9 @@ func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, 
 		// The worker wrote e.snap and will not again until the next
 		// request, which needs snapMu.
 		ps, fs := e.buildStats()
-		return ps, fs, e.wallNs(e.snap.now), e.snap.mark
+		return ps, fs, e.wallNs(e.snap.now), e.snap.mark, e.snap.busy
 	case <-time.After(2 * time.Second):
-		return nil, api.FrameStats{}, 0, 0
+		return nil, api.FrameStats{}, 0, 0, 0
 	}
 }
 
@@ -105,6 +106,7 @@ func (e *Engine) answerSnapshot() {
 // thread without allocating.
 type rawSnapshot struct {
 	now   int64
+	busy  int64 // busyNs
 	free  int
 	mark  uint64 // Options.Mark's
 	ports []rawPort
@@ -134,7 +136,7 @@ type rawPort struct {
 // nothing.
 func (e *Engine) takeSnapshot() {
 	sn := &e.snap
-	sn.now, sn.free = e.Now(), len(e.free)
+	sn.now, sn.busy, sn.free = e.Now(), e.busyNs, len(e.free)
 	if sn.ports == nil {
 		sn.ports = make([]rawPort, len(e.ports))
 		for i, p := range e.ports {
