@@ -2,7 +2,12 @@ package fabrictest
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
+	"time"
 
 	"github.com/bcfab/bcfab/hostd"
 	"github.com/bcfab/bcfab/model/fluid"
@@ -35,14 +40,14 @@ func BenchmarkDCQCNQueue(b *testing.B) {
 			}
 			var c dcqcnCase
 			for range b.N {
-				c = dcqcnCaseQueue(b, m, n)
+				c = dcqcnCaseQueue(b, m, n, nil)
 			}
 			b.ReportMetric(c.mean/1e3, "queue-KB")
 			b.ReportMetric(model/1e3, "model-trajectory-KB")
 			b.ReportMetric(q/1e3, "model-q*-KB")
 			b.ReportMetric(c.corr, "rate-correlation")
-			b.Logf("N = %d: the queue's mean %.1f KB (%d-%d KB) on virtual time, the flows' rates correlated %.2f; the fluid model's trajectory %.1f KB, its fixed point's q* %.1f KB",
-				n, c.mean/1e3, c.lo/1000, c.hi/1000, c.corr, model/1e3, q/1e3)
+			b.Logf("N = %d: the queue's mean %.1f KB (%d-%d KB) on virtual time, the flows' rates correlated %.2f, their means %.1f%% apart; the fluid model's trajectory %.1f KB, its fixed point's q* %.1f KB",
+				n, c.mean/1e3, c.lo/1000, c.hi/1000, c.corr, 100*c.spread, model/1e3, q/1e3)
 		})
 	}
 }
@@ -74,27 +79,44 @@ func dcqcnFluid(t scale.Target, n int) (mean, fixed float64, err error) {
 }
 
 // dcqcnCase is what dcqcnCaseQueue measured over the window: the switch
-// port's queue bytes (mean, least, greatest) and the mean correlation of
-// two flows' rates.
+// port's queue bytes (mean, least, greatest), the mean correlation of
+// two flows' rates and how far apart their mean rates are.
 type dcqcnCase struct {
 	mean   float64
 	lo, hi int
 	corr   float64
+	// spread is the flows' mean rates over the window, the greatest less
+	// the least, over their mean.
+	spread float64
 }
 
-// dcqcnCaseQueue runs one dcqcn case of n flows on leafFabric.
-func dcqcnCaseQueue(t testing.TB, m scale.Model, n int) (c dcqcnCase) {
+// dcqcnCaseQueue runs one dcqcn case of n flows on leafFabric. Flow i
+// (from h(i+1)) starts after[i] of the lab's time after the first (nil:
+// all at once); the window is timed from the first start.
+func dcqcnCaseQueue(t testing.TB, m scale.Model, n int, after []time.Duration) (c dcqcnCase) {
 	t.Helper()
 	f := leafFabric(t, m.ECN(startsRate), hostd.TransportParams(m, startsRate))
 	size := int64(experiment.DCQCNRun.Seconds() * float64(m.Target.LinkRateBps) / 8 / float64(n))
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	if after != nil {
+		sort.SliceStable(order, func(a, b int) bool { return after[order[a]] < after[order[b]] })
+	}
 	t0 := f.Now()
-	ids := make([][2]int, 0, n)
-	for i := 1; i <= n; i++ {
-		fs, err := f.HostLogic[i].StartRDMA(api.RDMARequest{Dst: 0, Bytes: size, CC: "dcqcn"})
+	ids := make([][2]int, n)
+	for _, i := range order {
+		if after != nil {
+			if d := t0 + after[i] - f.Now(); d > 0 {
+				f.RunFor(d)
+			}
+		}
+		fs, err := f.HostLogic[i+1].StartRDMA(api.RDMARequest{Dst: 0, Bytes: size, CC: "dcqcn"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, [2]int{i, fs[0].ID})
+		ids[i] = [2]int{i + 1, fs[0].ID}
 	}
 	_, port := f.T.SwitchOf(0, 0)
 	eg := f.Sws[0].Egress(port)
@@ -116,6 +138,15 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, n int) (c dcqcnCase) {
 	}
 	c.mean /= float64(k)
 	c.corr = experiment.MeanCorrelation(rates)
+	lo, hi, all := math.Inf(1), 0.0, 0.0
+	for _, r := range rates {
+		var sum float64
+		for _, x := range r {
+			sum += x
+		}
+		lo, hi, all = min(lo, sum), max(hi, sum), all+sum
+	}
+	c.spread = (hi - lo) / (all / float64(n))
 	losslessDone(t, f, ids, 2*m.Time(experiment.DCQCNRun))
 	if n, where := fabricDrops(f); n != 0 {
 		t.Fatalf("%d drops: %v", n, where)
@@ -124,4 +155,45 @@ func dcqcnCaseQueue(t testing.TB, m scale.Model, n int) (c dcqcnCase) {
 		t.Fatalf("N = %d: the run was unhealthy on virtual time: %s", n, h)
 	}
 	return c
+}
+
+// BenchmarkDCQCNQueuePerturbed runs the dcqcn cases of BenchmarkDCQCNQueue
+// again with their starts apart, on virtual time, where no node is late:
+// draws 1..dcqcnDraws move every flow's start later by up to a jitter,
+// startsJitter (under a quarter of a packet's time at the link's rate)
+// or a microsecond of the target (about twelve packets' time). It logs
+// each draw's queue mean and the flows' rate spread and reports the
+// queue mean's least, median and greatest over the draws: how much of
+// the lab's run-to-run spread of DCQCN's queue the starts alone give
+// (docs/VALIDATION.md, the conformance results).
+//
+//	go test -run '^$' -bench DCQCNQueuePerturbed -benchtime 1x ./internal/testkit/fabrictest
+func BenchmarkDCQCNQueuePerturbed(b *testing.B) {
+	const dcqcnDraws = 10
+	m := scale.Model{Target: scale.Papers(), D: startsD}
+	for _, jitter := range []time.Duration{startsJitter, m.Time(time.Microsecond)} {
+		for _, n := range []int{2, 4, 8} {
+			b.Run(fmt.Sprintf("jitter=%v/N=%d", jitter, n), func(b *testing.B) {
+				var means []float64
+				for range b.N {
+					means = means[:0]
+					for r := 1; r <= dcqcnDraws; r++ {
+						rng := rand.New(rand.NewPCG(uint64(r), uint64(n)))
+						after := make([]time.Duration, n)
+						for i := range after {
+							after[i] = time.Duration(rng.Int64N(int64(jitter)))
+						}
+						c := dcqcnCaseQueue(b, m, n, after)
+						means = append(means, c.mean)
+						b.Logf("N = %d, starts up to %v apart, draw %d: the queue's mean %.1f KB, the flows' mean rates %.1f%% apart, correlated %.2f",
+							n, jitter, r, c.mean/1e3, 100*c.spread, c.corr)
+					}
+				}
+				slices.Sort(means)
+				b.ReportMetric(means[0]/1e3, "least-queue-KB")
+				b.ReportMetric(means[len(means)/2]/1e3, "median-queue-KB")
+				b.ReportMetric(means[len(means)-1]/1e3, "greatest-queue-KB")
+			})
+		}
+	}
 }
