@@ -679,6 +679,7 @@ func (r *workloadRun) update(i int, f *api.RDMAFlow) {
 		r.series = append(r.series, FlowSample{Flow: i, Elapsed: time.Since(r.t0), Acked: f.AckedBytes})
 	}
 	rec := &r.recs[i]
+	rec.Order = f.Order
 	rec.Retransmissions, rec.CNPs = f.RetxPackets, f.CNPs
 	rec.Timeouts, rec.Injected = f.Timeouts, f.Injected
 	if f.State == api.RDMARunning {

@@ -42,6 +42,11 @@ type FlowRecord struct {
 	CNPs  uint64 `json:"cnps,omitempty"`
 	Kind  Kind   `json:"kind"`
 	Group int    `json:"group"`
+	// Order is the level order its NIC gave it, the levels of its path's
+	// links in turn ("0,1": level 0 first), as ATE or the flow hash chose
+	// it when it started; empty when the NIC did not say (a run before
+	// the field, a flow that never started, a fabric that is no BCube).
+	Order string `json:"order,omitempty"`
 	// Completed: every byte was acknowledged. Failed: the transport gave
 	// up on the flow (a lossless run's sequence gap, a connection
 	// error). Neither: the flow was still running when the run ended.
@@ -226,16 +231,18 @@ func IdealByPath(w Wire, path func(src, dst int) []uint64) IdealFunc {
 
 // csvHeader is the first line of WriteCSV; its names are the JSON keys.
 // Files written before the target times were recorded lack the last
-// four columns, those written before the CNPs were the last one;
-// ReadCSV reads all three.
+// five columns, those written before the CNPs the last two, those
+// written before the level order the last one; ReadCSV reads all four.
 var csvHeader = []string{"id", "src", "dst", "size", "start_ns", "fct_ns", "ideal_fct_ns", "slowdown", "retransmissions", "kind", "group", "completed", "failed",
-	"start_target_ns", "fct_target_ns", "ideal_fct_target_ns", "cnps"}
+	"start_target_ns", "fct_target_ns", "ideal_fct_target_ns", "cnps", "order"}
 
 // csvLabColumns is the number of columns before the target times,
-// csvTargetColumns those before the CNPs.
+// csvTargetColumns those before the CNPs, csvCNPColumns those before the
+// level order.
 const (
 	csvLabColumns    = 13
 	csvTargetColumns = 16
+	csvCNPColumns    = 17
 )
 
 // WriteCSV writes records as CSV with a header line; times are integer
@@ -265,6 +272,7 @@ func WriteCSV(w io.Writer, recs []FlowRecord) error {
 		row[14] = strconv.FormatInt(int64(r.TargetFCT), 10)
 		row[15] = strconv.FormatInt(int64(r.TargetIdealFCT), 10)
 		row[16] = strconv.FormatUint(r.CNPs, 10)
+		row[17] = r.Order
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv: %w", err)
 		}
@@ -284,8 +292,9 @@ func ReadCSV(r io.Reader) ([]FlowRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read csv header: %w", err)
 	}
-	if len(head) != len(csvHeader) && len(head) != csvTargetColumns && len(head) != csvLabColumns {
-		return nil, fmt.Errorf("read csv header: %d columns, want %d (or %d without CNPs, %d without target times)", len(head), len(csvHeader), csvTargetColumns, csvLabColumns)
+	if len(head) != len(csvHeader) && len(head) != csvCNPColumns && len(head) != csvTargetColumns && len(head) != csvLabColumns {
+		return nil, fmt.Errorf("read csv header: %d columns, want %d (or %d without the level order, %d without CNPs, %d without target times)",
+			len(head), len(csvHeader), csvCNPColumns, csvTargetColumns, csvLabColumns)
 	}
 	cr.FieldsPerRecord = len(head)
 	for i, name := range csvHeader[:len(head)] {
@@ -357,6 +366,9 @@ func parseRow(row []string) (FlowRecord, error) {
 	}
 	if len(row) > csvTargetColumns {
 		r.CNPs = uint64(integer(16))
+	}
+	if len(row) > csvCNPColumns {
+		r.Order = row[17]
 	}
 	return r, errors.Join(errs...)
 }

@@ -157,7 +157,7 @@ func sampleRecords() []FlowRecord {
 	return []FlowRecord{
 		{ID: 0, Src: 1, Dst: 14, Size: 1234, Start: 17, FCT: 45_678, IdealFCT: 9_876, Slowdown: 45678.0 / 9876, Kind: KindPoisson, Completed: true,
 			TargetStart: 3, TargetFCT: 9_136, TargetIdealFCT: 1_975},
-		{ID: 1, Src: 0, Dst: 3, Size: 1_000_000, Start: 1_000_000, FCT: 0, IdealFCT: 0, Retransmissions: 42, CNPs: 5, Kind: KindIncast, Group: 7, Failed: true},
+		{ID: 1, Src: 0, Dst: 3, Size: 1_000_000, Start: 1_000_000, FCT: 0, IdealFCT: 0, Retransmissions: 42, CNPs: 5, Kind: KindIncast, Group: 7, Failed: true, Order: "0,1"},
 		{ID: 2, Src: 5, Dst: 6, Size: 30_000_000, Start: 2_500_000_000, Kind: KindMoE, Group: 8},
 		{ID: 3, Src: 6, Dst: 5, Size: 1, Start: 3, FCT: 1e9, IdealFCT: 3, Slowdown: 1e9 / 3.0, Retransmissions: 1, Kind: KindPS, Group: 9, Completed: true},
 	}
@@ -170,10 +170,10 @@ func TestCSVRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")
-	if lines[0] != "id,src,dst,size,start_ns,fct_ns,ideal_fct_ns,slowdown,retransmissions,kind,group,completed,failed,start_target_ns,fct_target_ns,ideal_fct_target_ns,cnps" {
+	if lines[0] != "id,src,dst,size,start_ns,fct_ns,ideal_fct_ns,slowdown,retransmissions,kind,group,completed,failed,start_target_ns,fct_target_ns,ideal_fct_target_ns,cnps,order" {
 		t.Errorf("header %q", lines[0])
 	}
-	if lines[2] != "1,0,3,1000000,1000000,0,0,0,42,incast,7,false,true,0,0,0,5" {
+	if lines[2] != `1,0,3,1000000,1000000,0,0,0,42,incast,7,false,true,0,0,0,5,"0,1"` {
 		t.Errorf("row %q", lines[2])
 	}
 	// A file of the lab times only (written before the target's) reads
@@ -194,6 +194,15 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 	if got, err := ReadCSV(strings.NewReader(noCNPs.String())); err != nil || len(got) != len(recs) || got[1].CNPs != 0 || got[0].TargetFCT != recs[0].TargetFCT {
 		t.Errorf("a file without CNPs: %+v, %v", got, err)
+	}
+	// One written before the level order was recorded reads without it.
+	var noOrder strings.Builder
+	for _, l := range lines[:len(lines)-1] {
+		f := strings.Split(l, ",")
+		noOrder.WriteString(strings.Join(f[:17], ",") + "\n")
+	}
+	if got, err := ReadCSV(strings.NewReader(noOrder.String())); err != nil || len(got) != len(recs) || got[1].Order != "" || got[1].CNPs != recs[1].CNPs {
+		t.Errorf("a file without the level order: %+v, %v", got, err)
 	}
 	got, err := ReadCSV(&buf)
 	if err != nil {
@@ -235,7 +244,7 @@ func TestJSONLRoundTrip(t *testing.T) {
 	if len(lines) != len(recs) {
 		t.Fatalf("%d lines for %d records", len(lines), len(recs))
 	}
-	if want := `{"id":1,"src":0,"dst":3,"size":1000000,"start_ns":1000000,"fct_ns":0,"ideal_fct_ns":0,"slowdown":0,"retransmissions":42,"cnps":5,"kind":"incast","group":7,"completed":false,"failed":true}`; lines[1] != want {
+	if want := `{"id":1,"src":0,"dst":3,"size":1000000,"start_ns":1000000,"fct_ns":0,"ideal_fct_ns":0,"slowdown":0,"retransmissions":42,"cnps":5,"kind":"incast","group":7,"order":"0,1","completed":false,"failed":true}`; lines[1] != want {
 		t.Errorf("line %s\nwant %s", lines[1], want)
 	}
 	got, err := ReadJSONL(&buf)
