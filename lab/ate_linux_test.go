@@ -113,6 +113,10 @@ func TestATERailOnly(t *testing.T) {
 		}
 	}
 	for i, r := range rep.Records {
+		// Each record says the level order its NIC gave the flow.
+		if r.Order != "0,1" && r.Order != "1,0" {
+			t.Errorf("flow %d (%d to %d): order %q in its record", r.ID, r.Src, r.Dst, r.Order)
+		}
 		if f := sched[i]; f.Phase == 1 && (f.After != f.Group || r.Start < end[f.Group]) {
 			t.Errorf("combine flow %d (group %d, after %d) started at %v, its dispatch ended at %v", f.ID, f.Group, f.After, r.Start, end[f.Group])
 		}
