@@ -157,6 +157,22 @@ func FetchStats(ctx context.Context, sock string) (*api.Stats, error) {
 	return controlJSON[api.Stats](ctx, sock, "/stats")
 }
 
+// FetchSample reads GET /stats?sample from the daemon at control socket
+// sock: the stats a periodic sample reads (api.Stats).
+func FetchSample(ctx context.Context, sock string) (*api.Stats, error) {
+	return controlJSON[api.Stats](ctx, sock, "/stats?sample")
+}
+
+// FetchSamples reads GET /samples from the worker at control socket
+// sock: the sample of each node it runs (FetchSample), in one answer.
+func FetchSamples(ctx context.Context, sock string) ([]api.Stats, error) {
+	s, err := controlJSON[[]api.Stats](ctx, sock, "/samples")
+	if err != nil {
+		return nil, err
+	}
+	return *s, nil
+}
+
 // FetchWaits reads GET /waits from the daemon at control socket sock.
 func FetchWaits(ctx context.Context, sock string) (*api.Waits, error) {
 	return controlJSON[api.Waits](ctx, sock, "/waits")

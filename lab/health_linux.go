@@ -28,11 +28,12 @@ func SampleHealth(runRoot, name string) (*HealthSample, error) {
 // snapshot samples the health of the lab of st and returns the stats of
 // the nodes that answered, by node.
 func snapshot(st *State) (*HealthSample, map[string]*api.Stats) {
-	return snapshotWithin(st, 5*time.Second)
+	return snapshotWithin(st, 5*time.Second, false)
 }
 
-// snapshotWithin is snapshot with each node given timeout to answer.
-func snapshotWithin(st *State, timeout time.Duration) (*HealthSample, map[string]*api.Stats) {
+// snapshotWithin is snapshot with each node given timeout to answer;
+// with sample, the nodes' stats are a periodic sample's (FetchSample).
+func snapshotWithin(st *State, timeout time.Duration, sample bool) (*HealthSample, map[string]*api.Stats) {
 	s := &HealthSample{At: time.Now(), CPUs: runtime.NumCPU(), Nodes: make([]NodeSample, len(st.Nodes))}
 	if st.Spec.ProbeInterval >= 0 && !st.Spec.Target.IsZero() {
 		s.ModelRTT = st.Spec.Model().OneHopRTT()
@@ -42,6 +43,9 @@ func snapshotWithin(st *State, timeout time.Duration) (*HealthSample, map[string
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		s.Busy, s.Total, _ = parseMachineCPU(b)
 	}
+	// A sample's stats come from each worker in one answer for all its
+	// nodes; a node that is not in it is asked on its own socket.
+	batch := map[string]*api.Stats{}
 	for _, w := range st.Workers {
 		p := sampleProc(w.Name, w.Pid, w.Config)
 		if p.Err == "" {
@@ -49,11 +53,18 @@ func snapshotWithin(st *State, timeout time.Duration) (*HealthSample, map[string
 			if r, err := FetchWorker(ctx, w.Control); err == nil {
 				p.Yields, p.Skipped = r.Yields, time.Duration(r.SkippedNs)
 			}
+			if sample {
+				if ss, err := FetchSamples(ctx, w.Control); err == nil {
+					for i := range ss {
+						batch[ss[i].Node] = &ss[i]
+					}
+				}
+			}
 			cancel()
 		}
 		s.Procs = append(s.Procs, p)
 	}
-	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(st, n, timeout) })
+	eachNode(st.Nodes, func(i int, n NodeState) { s.Nodes[i], stats[i] = sampleNode(st, n, timeout, sample, batch[n.Name]) })
 	m := make(map[string]*api.Stats, len(stats))
 	for i, x := range stats {
 		if x != nil {
@@ -92,8 +103,9 @@ func sampleProc(name string, pid int, config string) ProcSample {
 }
 
 // sampleNode samples node n of the lab of st, which has timeout to
-// answer.
-func sampleNode(st *State, n NodeState, timeout time.Duration) (NodeSample, *api.Stats) {
+// answer; with sample, its stats are a periodic sample's, those of got
+// when its worker gave them already.
+func sampleNode(st *State, n NodeState, timeout time.Duration, sample bool, got *api.Stats) (NodeSample, *api.Stats) {
 	fail := func(format string, args ...any) (NodeSample, *api.Stats) {
 		return NodeSample{Node: n.Name, Pid: n.Pid, Worker: n.Worker, Err: fmt.Sprintf(format, args...)}, nil
 	}
@@ -106,11 +118,18 @@ func sampleNode(st *State, n NodeState, timeout time.Duration) (NodeSample, *api
 		}
 		return fail("daemon not running")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	stats, err := FetchStats(ctx, n.Control)
-	if err != nil {
-		return fail("%v", err)
+	stats := got
+	if stats == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		fetch := FetchStats
+		if sample {
+			fetch = FetchSample
+		}
+		var err error
+		if stats, err = fetch(ctx, n.Control); err != nil {
+			return fail("%v", err)
+		}
 	}
 	out := nodeSample(stats)
 	out.Node, out.Pid, out.Worker = n.Name, n.Pid, n.Worker

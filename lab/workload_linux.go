@@ -765,7 +765,7 @@ func (r *workloadRun) sampleQueues() {
 		row.CNPs += n
 	}
 	r.mu.Unlock()
-	s, stats := snapshotWithin(r.st, sampleTimeout)
+	s, stats := snapshotWithin(r.st, sampleTimeout, true)
 	for i, n := range r.st.Nodes {
 		if st := stats[n.Name]; st != nil {
 			for _, p := range st.Ports {

@@ -153,6 +153,45 @@ func TestWorkloadLab(t *testing.T) {
 		if !strings.Contains(text.String(), "emulation health: valid") {
 			t.Error("the text report does not state the health")
 		}
+		// Every node's sample (the series above were made of them) has
+		// the counters the health reads and none of the full stats'
+		// maps, histograms and server's section.
+		for _, n := range st.Nodes {
+			full, err := FetchStats(t.Context(), n.Control)
+			if err != nil {
+				t.Fatal(err)
+			}
+			smp, err := FetchSample(t.Context(), n.Control)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if smp.Node != n.Name || smp.BusyNs < full.BusyNs || smp.Host != nil || len(smp.Ports) != len(full.Ports) {
+				t.Fatalf("%s: sample %+v after full stats %+v", n.Name, smp, full)
+			}
+			for i, p := range smp.Ports {
+				f := full.Ports[i]
+				if p.Name != f.Name || p.RateBps != f.RateBps || p.TxPackets < f.TxPackets || len(p.Queues) != len(f.Queues) || p.XSK["rx_dropped"] != f.XSK["rx_dropped"] ||
+					p.XSK == nil || f.Drops == nil || p.Drops != nil || (f.XDP == nil) == (p.XDP == nil) || p.Signals != nil || p.FCTiming != nil {
+					t.Errorf("%s/%s: sample %+v\nfull %+v", n.Name, p.Name, p, f)
+				}
+			}
+		}
+		// Its worker gives every node's sample in one answer.
+		if len(st.Workers) != 1 {
+			t.Fatalf("%d workers", len(st.Workers))
+		}
+		batch, err := FetchSamples(t.Context(), st.Workers[0].Control)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(batch) != len(st.Nodes) {
+			t.Fatalf("%d samples from the worker for %d nodes", len(batch), len(st.Nodes))
+		}
+		for i, n := range st.Nodes {
+			if b := batch[i]; b.Node != n.Name || len(b.Ports) == 0 || b.Ports[0].XSK == nil || b.Ports[0].Drops != nil || b.Host != nil {
+				t.Errorf("the worker's sample %d: %+v, want %s's", i, b, n.Name)
+			}
+		}
 		return ""
 	})
 }

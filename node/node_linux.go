@@ -385,6 +385,10 @@ func (r *Running) serve() (*http.Server, error) {
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if req.URL.Query().Has("sample") {
+			_ = json.NewEncoder(w).Encode(r.Sample())
+			return
+		}
 		_ = json.NewEncoder(w).Encode(r.Stats())
 	})
 	mux.HandleFunc("GET /waits", func(w http.ResponseWriter, req *http.Request) {
@@ -472,8 +476,18 @@ func (r *Running) Waits() api.Waits {
 }
 
 // Stats is what GET /stats answers.
-func (r *Running) Stats() api.Stats {
-	ps, frames, at, mark, busy := r.eng.SnapshotAt()
+func (r *Running) Stats() api.Stats { return r.stats(false) }
+
+// Sample is what GET /stats?sample answers: the stats a periodic sample
+// reads (api.Stats says which), several times cheaper to take, build
+// and send than the full ones: no drop maps, signal counts, ECN
+// histograms or pause timing, no server's section, and no XDP program
+// counters (a map lookup per port in the kernel), while the sockets'
+// ring drops, which judge a run, stay.
+func (r *Running) Sample() api.Stats { return r.stats(true) }
+
+func (r *Running) stats(sample bool) api.Stats {
+	ps, frames, at, mark, busy := r.eng.SnapshotAt(sample)
 	// The copier stamps the snapshot in its queue of capture copies once
 	// it wrote every copy queued before it: the instant that divides the
 	// patched ports' copies as the snapshot divides their counters.
@@ -485,7 +499,7 @@ func (r *Running) Stats() api.Stats {
 		return s
 	}
 	s.BusyNs = busy
-	if r.n.HostStats != nil {
+	if r.n.HostStats != nil && !sample {
 		s.Host = r.n.HostStats()
 	}
 	ls := r.links.states()
@@ -498,10 +512,12 @@ func (r *Running) Stats() api.Stats {
 				"rx_ring_full": x.RxRingFull, "rx_fill_ring_empty": x.RxFillRingEmpty, "tx_ring_empty": x.TxRingEmpty,
 			}
 		}
-		if c, err := bp.prog.Counters(); err == nil {
-			ps.XDP = map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "fallback": c.Fallback, "loss": c.Loss, "down": c.Down}
-			if bp.patch != nil {
-				ps.XDP["mirror"] = c.Mirror
+		if !sample { // the program's counters are a map lookup in the kernel
+			if c, err := bp.prog.Counters(); err == nil {
+				ps.XDP = map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "fallback": c.Fallback, "loss": c.Loss, "down": c.Down}
+				if bp.patch != nil {
+					ps.XDP["mirror"] = c.Mirror
+				}
 			}
 		}
 		if bp.patch != nil {
@@ -513,8 +529,8 @@ func (r *Running) Stats() api.Stats {
 			if c.Mirrored+c.MirrorErrors+c.MirrorDropped > 0 {
 				ps.Copies = map[string]uint64{"written": c.Mirrored, "write_errors": c.MirrorErrors, "queue_full": c.MirrorDropped}
 			}
-			for k, v := range map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "loss": c.Loss, "down": c.Down} {
-				if ps.XDP != nil {
+			if ps.XDP != nil {
+				for k, v := range map[string]uint64{"rx": c.RX, "redirect": c.Redirect, "loss": c.Loss, "down": c.Down} {
 					ps.XDP[k] += v
 				}
 			}

@@ -9,9 +9,10 @@ package node
 //     into the worker's patch panel; one that fails ends the process, so
 //     lab up sees it and removes the lab;
 //  3. serve its control socket: GET /healthz (200 once every node is up),
-//     GET /worker (api.WorkerReport) and POST /nodes/{node}/stop and
-//     /nodes/{node}/start, which take one node down and up again while
-//     the others go on;
+//     GET /worker (api.WorkerReport), GET /samples (every running
+//     node's GET /stats?sample in one answer) and POST
+//     /nodes/{node}/stop and /nodes/{node}/start, which take one node
+//     down and up again while the others go on;
 //  4. on SIGTERM, stop every node and exit.
 
 import (
@@ -24,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -268,6 +270,35 @@ func (p *workerProc) report() api.WorkerReport {
 	return r
 }
 
+// samples is GET /stats?sample of every node that runs, in the order
+// the worker hosts them: one answer for a lab's periodic sample where a
+// call to each node's socket cost each its own connection's round trip.
+// They are asked for together, so the worker's thread copies their
+// counters in one round. A node starting or stopping is left out (its
+// own socket answers for it).
+func (p *workerProc) samples() []api.Stats {
+	p.mu.Lock()
+	hosted := slices.Clone(p.nodes)
+	p.mu.Unlock()
+	out := make([]api.Stats, len(hosted))
+	var wg sync.WaitGroup
+	for i, h := range hosted {
+		if !h.busy.TryLock() {
+			continue
+		}
+		if h.run == nil {
+			h.busy.Unlock()
+			continue
+		}
+		wg.Go(func() {
+			defer h.busy.Unlock()
+			out[i] = h.run.Sample()
+		})
+	}
+	wg.Wait()
+	return slices.DeleteFunc(out, func(s api.Stats) bool { return s.Node == "" })
+}
+
 // serve starts the worker's control socket.
 func (p *workerProc) serve() (*http.Server, error) {
 	path := p.cfg.Control
@@ -289,6 +320,9 @@ func (p *workerProc) serve() (*http.Server, error) {
 	})
 	mux.HandleFunc("GET /worker", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, p.report())
+	})
+	mux.HandleFunc("GET /samples", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, p.samples())
 	})
 	lifecycle := func(verb string, act func(*hosted) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

@@ -388,8 +388,8 @@ type Engine struct {
 	emitted uint64 // signal frames emitted
 	lost    uint64 // signal frames that found no free frame or no room
 
-	snapMu   sync.Mutex // one Snapshot at a time
-	snapWant atomic.Bool
+	snapMu   sync.Mutex   // one Snapshot at a time
+	snapWant atomic.Int32 // the snapshot asked for: 0 none, snapFull or snapSample
 	snapDone chan struct{}
 	snap     rawSnapshot // written by the worker, read under snapMu
 }

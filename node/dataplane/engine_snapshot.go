@@ -14,6 +14,12 @@ import (
 	"github.com/bcfab/bcfab/signaling"
 )
 
+// The snapshots a reader asks an engine for (Engine.snapWant).
+const (
+	snapFull   = 1
+	snapSample = 2
+)
+
 // Snapshot returns a copy of every port's counters and of the frame pool.
 // While the engine runs, its worker copies the raw counters between steps
 // into a buffer the engine keeps (allocating nothing on the worker's
@@ -21,7 +27,7 @@ import (
 // the stats from it; otherwise it reads them directly. It returns nil
 // ports if a running engine does not answer within two seconds.
 func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
-	ps, fs, _, _, _ := e.SnapshotAt()
+	ps, fs, _, _, _ := e.SnapshotAt(false)
 	return ps, fs
 }
 
@@ -32,7 +38,19 @@ func (e *Engine) Snapshot() ([]api.PortStats, api.FrameStats) {
 // counters by their timestamps). mark is what Options.Mark returned at
 // that instant (0: none, or the engine was not running); busyNs is
 // BusyNs then, copied with the counters rather than asked for again.
-func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, mark uint64, busyNs int64) {
+//
+// With sample, the stats are a periodic sample's: every port's scalar
+// counters, its shaper lag and its probes' round trips, and each queue's
+// index, name, packets, bytes and enqueued and dequeued counts; no drop
+// maps, signal counts, ECN histograms, pause timing or watchdog state
+// (nil or zero), which the worker then does not copy either. A lab
+// samples every node about once a second through a run, and the full
+// stats cost several times as much to copy, build and encode.
+func (e *Engine) SnapshotAt(sample bool) (ps []api.PortStats, fs api.FrameStats, at int64, mark uint64, busyNs int64) {
+	kind := int32(snapFull)
+	if sample {
+		kind = snapSample
+	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	select {
@@ -43,19 +61,19 @@ func (e *Engine) SnapshotAt() (ps []api.PortStats, fs api.FrameStats, at int64, 
 	// runs is answered, by the worker or by halt.
 	e.callMu.Lock()
 	if !e.running.Load() {
-		e.takeSnapshot()
+		e.takeSnapshot(sample)
 		e.callMu.Unlock()
-		ps, fs := e.buildStats()
+		ps, fs := e.buildStats(sample)
 		return ps, fs, e.wallNs(e.snap.now), 0, e.snap.busy
 	}
-	e.snapWant.Store(true)
+	e.snapWant.Store(kind)
 	e.callMu.Unlock()
 	e.poke()
 	select {
 	case <-e.snapDone:
 		// The worker wrote e.snap and will not again until the next
 		// request, which needs snapMu.
-		ps, fs := e.buildStats()
+		ps, fs := e.buildStats(sample)
 		return ps, fs, e.wallNs(e.snap.now), e.snap.mark, e.snap.busy
 	case <-time.After(2 * time.Second):
 		return nil, api.FrameStats{}, 0, 0, 0
@@ -91,9 +109,9 @@ func (e *Engine) wallNs(now int64) int64 {
 }
 
 func (e *Engine) answerSnapshot() {
-	if e.snapWant.Load() {
-		e.snapWant.Store(false)
-		e.takeSnapshot()
+	if k := e.snapWant.Load(); k != 0 {
+		e.snapWant.Store(0)
+		e.takeSnapshot(k == snapSample)
 		e.snap.mark = 0
 		if e.opts.Mark != nil {
 			e.snap.mark = e.opts.Mark()
@@ -132,9 +150,9 @@ type rawPort struct {
 }
 
 // takeSnapshot copies the counters into e.snap (the engine's goroutine,
-// or while the engine does not run). After the first it allocates
-// nothing.
-func (e *Engine) takeSnapshot() {
+// or while the engine does not run), only a sample's with sample
+// (SnapshotAt). After the first it allocates nothing.
+func (e *Engine) takeSnapshot(sample bool) {
 	sn := &e.snap
 	sn.now, sn.busy, sn.free = e.Now(), e.busyNs, len(e.free)
 	if sn.ports == nil {
@@ -160,9 +178,14 @@ func (e *Engine) takeSnapshot() {
 			r.rtt = p.rtt
 		}
 		r.delay = p.delayNs
-		r.ecn, r.ecnOn = eg.ECNHist()
 		for q := range r.queues {
 			r.queues[q] = eg.Stats(q)
+		}
+		if sample {
+			continue
+		}
+		r.ecn, r.ecnOn = eg.ECNHist()
+		for q := range r.queues {
 			r.stalls[q] = api.QueueStats{}
 			e.stallStats(p, q, sn.now, &r.stalls[q])
 		}
@@ -176,8 +199,9 @@ func (e *Engine) takeSnapshot() {
 	}
 }
 
-// buildStats turns e.snap into stats (the caller's goroutine).
-func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
+// buildStats turns e.snap into stats (the caller's goroutine), a
+// sample's with sample (SnapshotAt).
+func (e *Engine) buildStats(sample bool) ([]api.PortStats, api.FrameStats) {
 	sn := &e.snap
 	out := make([]api.PortStats, len(e.ports))
 	for i, p := range e.ports {
@@ -197,7 +221,6 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			QueuePackets:  uint64(r.queuePackets),
 			MaxQueueBytes: uint64(r.maxBytes),
 			Captured:      r.captured,
-			Drops:         dropMap(r.drops[:]),
 			InjectedTx:    r.injectedTx,
 			LateFrames:    r.lag.LateFrames,
 			MaxLateNs:     r.lag.MaxNs,
@@ -205,6 +228,17 @@ func (e *Engine) buildStats() ([]api.PortStats, api.FrameStats) {
 			RTT:           r.rtt.export(),
 			LinkDelayNs:   r.delay,
 		}
+		if sample {
+			ps.Queues = make([]api.QueueStats, len(r.queues))
+			for q := range r.queues {
+				s := &r.queues[q]
+				ps.Queues[q] = api.QueueStats{Index: q, Name: eg.Name(q), EnqPackets: s.EnqPackets, EnqBytes: s.EnqBytes,
+					DeqPackets: s.DeqPackets, DeqBytes: s.DeqBytes, Packets: s.Packets, Bytes: s.Bytes}
+			}
+			out[i] = ps
+			continue
+		}
+		ps.Drops = dropMap(r.drops[:])
 		if len(r.signals) > 0 {
 			ps.Signals = maps.Clone(r.signals)
 		}

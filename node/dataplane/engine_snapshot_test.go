@@ -63,8 +63,8 @@ func TestSnapshotECNHist(t *testing.T) {
 				r.send(1000)
 				r.e.pass()
 			}
-			r.e.takeSnapshot()
-			if allocs := testing.AllocsPerRun(100, r.e.takeSnapshot); allocs != 0 {
+			r.e.takeSnapshot(false)
+			if allocs := testing.AllocsPerRun(100, func() { r.e.takeSnapshot(false) }); allocs != 0 {
 				t.Errorf("%v allocations per snapshot", allocs)
 			}
 			ps, _ := r.e.Snapshot()
@@ -140,8 +140,8 @@ func (timingSource) FCTiming(p int, t *signaling.FCTiming) {
 func TestSnapshotFCTiming(t *testing.T) {
 	r := newRigPorts(t, PortSpec{Queues: queues.EgressConfig{Queues: 1, HQ: -1}}, Options{BufferBytes: 1 << 20}, nil)
 	r.e.SetPortCounters(timingSource{})
-	r.e.takeSnapshot()
-	if allocs := testing.AllocsPerRun(100, r.e.takeSnapshot); allocs != 0 {
+	r.e.takeSnapshot(false)
+	if allocs := testing.AllocsPerRun(100, func() { r.e.takeSnapshot(false) }); allocs != 0 {
 		t.Errorf("%v allocations per snapshot", allocs)
 	}
 	ps, _ := r.e.Snapshot()
@@ -223,3 +223,52 @@ func TestMarkAtDequeue(t *testing.T) {
 
 // ecnECT0 is the ECT(0) codepoint (RFC 3168).
 const ecnECT0 = 2
+
+// A sample (SnapshotAt(true)) has the full stats' scalar counters, lag,
+// round trips and queue counts, value for value, and none of the maps
+// and histograms a periodic sample does not read.
+func TestSnapshotSample(t *testing.T) {
+	port := PortSpec{RateBps: 1000, Queues: queues.EgressConfig{Queues: 2, HQ: 1, ECN: queues.ECNConfig{KminBytes: 100, KmaxBytes: 5000, Pmax: 1}}}
+	r := newRigPorts(t, port, Options{BufferBytes: 1 << 20}, nil)
+	r.e.SetPortCounters(timingSource{})
+	for range 11 {
+		r.send(1000)
+		r.e.pass()
+	}
+	full, ffs, _, _, _ := r.e.SnapshotAt(false)
+	got, gfs, _, _, _ := r.e.SnapshotAt(true)
+	if ffs != gfs {
+		t.Errorf("frames: sample %+v, full %+v", gfs, ffs)
+	}
+	if len(got) != len(full) {
+		t.Fatalf("%d ports in the sample, %d in the full stats", len(got), len(full))
+	}
+	if full[1].ECNHist == nil || full[1].FCTiming == nil || full[1].Drops == nil || full[1].Queues[0].Drops == nil {
+		t.Fatalf("the full stats lack what the test compares: %+v", full[1])
+	}
+	for i := range full {
+		f, s := full[i], got[i]
+		if s.Drops != nil || s.Signals != nil || s.ECNHist != nil || s.FCTiming != nil {
+			t.Errorf("port %d: the sample has drops %v, signals %v, ECN %v, timing %v", i, s.Drops, s.Signals, s.ECNHist, s.FCTiming)
+		}
+		// The rest is the full stats' but for the queues' detail.
+		fq, sq := f.Queues, s.Queues
+		f.Drops, f.Signals, f.ECNHist, f.FCTiming, f.Queues, s.Queues = nil, nil, nil, nil, nil, nil
+		if !reflect.DeepEqual(s, f) {
+			t.Errorf("port %d:\nsample %+v\n  full %+v", i, s, f)
+		}
+		if len(sq) != len(fq) {
+			t.Fatalf("port %d: %d queues in the sample, %d in the full stats", i, len(sq), len(fq))
+		}
+		for q := range fq {
+			want := api.QueueStats{Index: fq[q].Index, Name: fq[q].Name, EnqPackets: fq[q].EnqPackets, EnqBytes: fq[q].EnqBytes,
+				DeqPackets: fq[q].DeqPackets, DeqBytes: fq[q].DeqBytes, Packets: fq[q].Packets, Bytes: fq[q].Bytes}
+			if !reflect.DeepEqual(sq[q], want) {
+				t.Errorf("port %d queue %d: sample %+v, want %+v", i, q, sq[q], want)
+			}
+		}
+	}
+	if q := got[1].Queues[0]; got[1].QueueBytes != 10_000 || q.DeqPackets != 1 || q.Packets != 10 || q.Bytes != 10_000 {
+		t.Errorf("port 1 dequeued one frame and queued ten: %+v", got[1])
+	}
+}

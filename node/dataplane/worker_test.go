@@ -299,11 +299,14 @@ func TestTakeSnapshotAllocs(t *testing.T) {
 	r := newRig(t, 0, 1<<20)
 	r.send(200)
 	r.e.pass()
-	r.e.takeSnapshot()
-	if allocs := testing.AllocsPerRun(100, r.e.takeSnapshot); allocs != 0 {
-		t.Errorf("%v allocations per snapshot", allocs)
+	r.e.takeSnapshot(false)
+	for _, sample := range []bool{false, true} {
+		if allocs := testing.AllocsPerRun(100, func() { r.e.takeSnapshot(sample) }); allocs != 0 {
+			t.Errorf("%v allocations per snapshot (sample %v)", allocs, sample)
+		}
 	}
-	ps, _ := r.e.buildStats()
+	r.e.takeSnapshot(false)
+	ps, _ := r.e.buildStats(false)
 	if ps[0].RxPackets != 1 || ps[1].TxPackets != 1 {
 		t.Errorf("stats %+v", ps)
 	}
