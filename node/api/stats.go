@@ -7,9 +7,10 @@ package api
 // Stats is the JSON a daemon serves on GET /stats.
 //
 // GET /stats?sample serves a periodic sample's: the same fields, less
-// every port's and queue's Drops, Signals, ECNHist, FCTiming, XDP and
-// Copies, the queues' pause, mark and watchdog fields, and Host (all
-// empty), at a fraction of the full stats' cost. What it keeps judges
+// every port's Drops, Signals, ECNHist, FCTiming, XDP and Copies, and
+// Host (all empty), and of each queue only its Index, Name and packet
+// and byte counts (Enq*, Deq*, Packets, Bytes), at a fraction of the
+// full stats' cost. What it keeps judges
 // a run's emulation health (busy time, ring drops, shaper lag, round
 // trips) and makes its queue and port series (queued and sent bytes).
 type Stats struct {
