@@ -369,7 +369,11 @@ func TestHostileFramesLab(t *testing.T) {
 			if _, err := Up(t.Context(), s, testLogger(t)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := StartFlow(s.RunRoot, s.Name, "h1", api.GenRequest{Dst: 0, Duration: int64(4 * time.Second)}); err != nil {
+			// The frames below cross the flow's ports while it runs: they
+			// are written within about 0.2 s of its start (logged), and
+			// the test fails if the flow ended first.
+			flowStart := time.Now()
+			if _, err := StartFlow(s.RunRoot, s.Name, "h1", api.GenRequest{Dst: 0, Duration: int64(1500 * time.Millisecond)}); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, 5*time.Second, "h0 hearing h1's flow", func() bool {
@@ -463,6 +467,7 @@ func TestHostileFramesLab(t *testing.T) {
 					return rxOf(t, s, tg.node, tg.port) >= before+uint64(fuzzReps*len(fuzz))
 				})
 			}
+			t.Logf("the hostile frames and fuzz inputs written %v into h1's flow", time.Since(flowStart).Round(time.Millisecond))
 			if r, err := Flows(s.RunRoot, s.Name, "h1"); err != nil || len(r.Flows) != 1 || r.Flows[0].Done {
 				t.Errorf("h1's flow ended before the fuzz inputs were written: the test proves less than it says (%v)", err)
 			}
