@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -171,6 +172,28 @@ func FetchSamples(ctx context.Context, sock string) ([]api.Stats, error) {
 		return nil, err
 	}
 	return *s, nil
+}
+
+// WorkerGet asks the worker at control socket sock for the GETs reqs of
+// its nodes' routes in one POST /get; the answers are in reqs' order,
+// each with its node's status (api.NodeAnswer).
+func WorkerGet(ctx context.Context, sock string, reqs []api.NodeGet) ([]api.NodeAnswer, error) {
+	body, err := json.Marshal(reqs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := controlDo(ctx, sock, http.MethodPost, "/get", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	var as []api.NodeAnswer
+	if err := json.Unmarshal(out, &as); err != nil {
+		return nil, fmt.Errorf("POST /get on %s: %w", sock, err)
+	}
+	if len(as) != len(reqs) {
+		return nil, fmt.Errorf("POST /get on %s: %d answers to %d requests", sock, len(as), len(reqs))
+	}
+	return as, nil
 }
 
 // FetchWaits reads GET /waits from the daemon at control socket sock.

@@ -141,6 +141,18 @@ func DefaultDrain(m scale.Model, duration time.Duration, flows []workload.Flow, 
 	return d
 }
 
+// sampleDue says whether a run's tick at at, of a ticker of the given
+// period, takes the run's sample, the last one taken at the tick last
+// (or the run's start). The ticks' own times are compared, not when a
+// tick's polls ended, and a tick up to half a period short of the
+// interval counts: a run samples every interval, rounded to whole
+// periods, however long each tick's work takes. Compared with the end of
+// the last sample's work, a tick as long as the interval came a little
+// short each time and a run sampled every second tick.
+func sampleDue(at, last time.Time, interval, period time.Duration) bool {
+	return at.Sub(last) >= interval-period/2
+}
+
 // goodput prints a measured rate; unlike a link rate, 0 is just 0.
 func goodput(bps float64) string {
 	if bps < 1 {

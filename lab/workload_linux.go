@@ -102,13 +102,16 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 	if len(flows) == 0 {
 		return nil, errors.New("workload: the schedule has no flows (raise the load or the duration)")
 	}
-	socks := make([]string, c.Hosts)
+	socks, via := make([]string, c.Hosts), make([]string, c.Hosts)
 	for i := range socks {
 		n, ok := st.Node(bcube.HostName(i))
 		if !ok {
 			return nil, fmt.Errorf("lab %s has no server h%d", st.Lab, i)
 		}
 		socks[i] = n.Control
+		if w, ok := st.Worker(n.Worker); ok && n.Worker != "" {
+			via[i] = w.Control
+		}
 	}
 	if d := notRunning(st); d != nil {
 		return nil, fmt.Errorf("lab %s: %w", st.Lab, d)
@@ -143,6 +146,7 @@ func RunWorkload(ctx context.Context, runRoot, name string, o WorkloadOptions) (
 		due:      make([]time.Duration, len(flows)),
 		ended:    make([]bool, len(flows)),
 		socks:    socks,
+		via:      via,
 		req:      api.RDMARequest{Mode: mode.String(), MTU: mtu, CC: cc.String()},
 		ideal:    ideal,
 		lag:      make([]time.Duration, 0, len(flows)),
@@ -237,6 +241,7 @@ type workloadRun struct {
 	duration, drain time.Duration
 	flows           []workload.Flow
 	socks           []string
+	via             []string // the control socket of each source's worker ("": a daemon of its own)
 	req             api.RDMARequest
 	ideal           workload.IdealFunc
 	// t0 is the schedule's time 0, and t0Mono the same instant on the
@@ -361,8 +366,10 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 	allDone := make(chan struct{})
 	go func() { starters.Wait(); waiters.Wait(); close(allDone) }()
 
-	tick := time.NewTicker(min(workloadPoll, interval))
+	period := min(workloadPoll, interval)
+	tick := time.NewTicker(period)
 	defer tick.Stop()
+	lastSample := time.Now()
 	var groupTick <-chan time.Time
 	if len(r.waits) > 0 {
 		t := time.NewTicker(groupPoll(r.st.Spec.Model()))
@@ -371,6 +378,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 	}
 	var deadline <-chan time.Time
 	lastReport, lastAcked := time.Now(), int64(0)
+	var at time.Time // the tick being served
 	for {
 		select {
 		case <-ctx.Done():
@@ -404,7 +412,7 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 		case <-groupTick:
 			r.pollWhere(r.inOpenGroup)
 			continue
-		case <-tick.C:
+		case at = <-tick.C:
 		}
 		r.poll()
 		r.mu.Lock()
@@ -440,9 +448,10 @@ func (r *workloadRun) run(ctx context.Context, interval, drain time.Duration) (t
 			r.report(p, lastAcked, lastReport)
 			return end, nil
 		}
-		if time.Since(lastReport) >= interval {
+		if sampleDue(at, lastSample, interval, period) {
 			r.sampleQueues()
 			lastAcked, lastReport = r.report(p, lastAcked, lastReport), time.Now()
+			lastSample = at
 		}
 	}
 }
@@ -630,25 +639,54 @@ func (r *workloadRun) pollWhere(only func(i int) bool) {
 		}
 	}
 	r.mu.Unlock()
+	// The answer of source src's NIC, however it came.
+	take := func(src int, rep *api.RDMAReport) {
+		byID := make(map[int]*api.RDMAFlow, len(rep.Flows))
+		for k := range rep.Flows {
+			byID[rep.Flows[k].ID] = &rep.Flows[k]
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, i := range ask[src] {
+			if f, ok := byID[r.rid[i]]; ok {
+				r.update(i, f)
+			}
+		}
+	}
+	// The NICs of a worker are asked in one POST /get of its socket, a
+	// daemon of its own on its socket. A NIC that does not answer is
+	// asked again at the next poll.
+	byWorker := map[string][]int{}
 	var wg sync.WaitGroup
 	for src, idx := range ask {
-		if len(idx) == 0 {
-			continue
+		switch {
+		case len(idx) == 0:
+		case r.via[src] != "":
+			byWorker[r.via[src]] = append(byWorker[r.via[src]], src)
+		default:
+			wg.Go(func() {
+				if rep, err := rdmaFlows(r.socks[src], ids[src]); err == nil {
+					take(src, rep)
+				}
+			})
 		}
+	}
+	for sock, srcs := range byWorker {
 		wg.Go(func() {
-			rep, err := rdmaFlows(r.socks[src], ids[src])
+			reqs := make([]api.NodeGet, len(srcs))
+			for k, src := range srcs {
+				reqs[k] = api.NodeGet{Node: bcube.HostName(src), Path: "/rdma?id=" + joinIDs(ids[src])}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			as, err := WorkerGet(ctx, sock, reqs)
 			if err != nil {
-				return // asked again at the next poll
+				return
 			}
-			byID := make(map[int]*api.RDMAFlow, len(rep.Flows))
-			for k := range rep.Flows {
-				byID[rep.Flows[k].ID] = &rep.Flows[k]
-			}
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			for _, i := range idx {
-				if f, ok := byID[r.rid[i]]; ok {
-					r.update(i, f)
+			for k, a := range as {
+				var rep api.RDMAReport
+				if a.Status == http.StatusOK && json.Unmarshal(a.Body, &rep) == nil {
+					take(srcs[k], &rep)
 				}
 			}
 		})

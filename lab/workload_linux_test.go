@@ -192,6 +192,29 @@ func TestWorkloadLab(t *testing.T) {
 				t.Errorf("the worker's sample %d: %+v, want %s's", i, b, n.Name)
 			}
 		}
+		// Its worker answers GETs of its nodes' routes in one request
+		// (the run's polls of the NICs came by it): each as the node's
+		// own socket answers, and an error of its own for each bad one.
+		gets := []api.NodeGet{{Node: "h0", Path: "/rdma"}, {Node: "h1", Path: "/rdma?id=x"}, {Node: "h9", Path: "/rdma"},
+			{Node: "h0", Path: "/rdma"}, {Node: "s0.0", Path: "stats"}, {Node: "s0.1", Path: "/waits"}}
+		as, err := WorkerGet(t.Context(), st.Workers[0].Control, gets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h0, _ := st.Node("h0")
+		own, err := controlJSON[api.RDMAReport](t.Context(), h0.Control, "/rdma")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep0 api.RDMAReport
+		if err := json.Unmarshal(as[0].Body, &rep0); as[0].Status != 200 || err != nil || len(rep0.Flows) != len(own.Flows) || len(own.Flows) == 0 {
+			t.Errorf("h0's /rdma by the worker: %+v (%v), %d flows; by its socket %d", as[0], err, len(rep0.Flows), len(own.Flows))
+		}
+		for i, want := range []int{200, 400, 404, 400, 400, 200} {
+			if a := as[i]; a.Node != gets[i].Node || a.Status != want || (want == 200) != (a.Error == "") || (want == 200) != (a.Body != nil) {
+				t.Errorf("GET %s%s by the worker: %+v, want status %d", gets[i].Node, gets[i].Path, a, want)
+			}
+		}
 		return ""
 	})
 }

@@ -88,6 +88,33 @@ func TestDefaultDrain(t *testing.T) {
 	}
 }
 
+// A run samples every interval whatever its ticks' work takes: over 10 s
+// of ticks (the run starting a little after its ticker) it takes one
+// sample an interval, rounded to whole ticks.
+func TestSampleDue(t *testing.T) {
+	for _, c := range []struct {
+		interval, period time.Duration
+		want             int
+	}{
+		{100 * time.Millisecond, 100 * time.Millisecond, 100},
+		{200 * time.Millisecond, 200 * time.Millisecond, 50},
+		{time.Second, 250 * time.Millisecond, 10},
+		{500 * time.Millisecond, 250 * time.Millisecond, 20},
+		{400 * time.Millisecond, 250 * time.Millisecond, 20}, // 1.6 ticks: every second one
+	} {
+		t0 := time.Unix(1000, 0)
+		last, n := t0.Add(3*time.Millisecond), 0
+		for at := t0.Add(c.period); !at.After(t0.Add(10 * time.Second)); at = at.Add(c.period) {
+			if sampleDue(at, last, c.interval, c.period) {
+				n, last = n+1, at
+			}
+		}
+		if n != c.want {
+			t.Errorf("interval %v, ticks %v apart: %d samples in 10 s, want %d", c.interval, c.period, n, c.want)
+		}
+	}
+}
+
 // An invalid run says so before anything else; the queue series has its
 // peak and its CSV.
 func TestWorkloadReportText(t *testing.T) {

@@ -10,12 +10,14 @@ package node
 //     lab up sees it and removes the lab;
 //  3. serve its control socket: GET /healthz (200 once every node is up),
 //     GET /worker (api.WorkerReport), GET /samples (every running
-//     node's GET /stats?sample in one answer) and POST
-//     /nodes/{node}/stop and /nodes/{node}/start, which take one node
-//     down and up again while the others go on;
+//     node's GET /stats?sample in one answer), POST /get (GETs of its
+//     nodes' routes in one answer) and POST /nodes/{node}/stop and
+//     /nodes/{node}/start, which take one node down and up again while
+//     the others go on;
 //  4. on SIGTERM, stop every node and exit.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,7 +71,7 @@ type hosted struct {
 	err              string
 	run              *Running
 	logf             io.Closer
-	busy             sync.Mutex // held while the node starts or stops
+	busy             sync.RWMutex // held while the node starts or stops; read-held while a sample or a GET reads it
 }
 
 func runWorker(ctx context.Context, path string, b Builders, lv slog.Level, log *slog.Logger) (err error) {
@@ -283,20 +286,109 @@ func (p *workerProc) samples() []api.Stats {
 	out := make([]api.Stats, len(hosted))
 	var wg sync.WaitGroup
 	for i, h := range hosted {
-		if !h.busy.TryLock() {
+		if !h.busy.TryRLock() {
 			continue
 		}
 		if h.run == nil {
-			h.busy.Unlock()
+			h.busy.RUnlock()
 			continue
 		}
 		wg.Go(func() {
-			defer h.busy.Unlock()
+			defer h.busy.RUnlock()
 			out[i] = h.run.Sample()
 		})
 	}
 	wg.Wait()
 	return slices.DeleteFunc(out, func(s api.Stats) bool { return s.Node == "" })
+}
+
+// get answers POST /get: each of reqs by its node's control routes, in
+// the worker's process and all at once, so that what they ask of the
+// worker's thread is answered in one round of it. One request to each
+// node's own socket cost each a connection's round trip and a round of
+// the thread. Only GETs are served this way: they change nothing. A
+// node is asked once a request; one named again, one the worker does not
+// host and one starting or stopping answer an error of their own.
+func (p *workerProc) get(ctx context.Context, reqs []api.NodeGet) []api.NodeAnswer {
+	out := make([]api.NodeAnswer, len(reqs))
+	seen := make(map[string]bool, len(reqs))
+	var wg sync.WaitGroup
+	for i, q := range reqs {
+		a := &out[i]
+		a.Node = q.Node
+		fail := func(status int, format string, args ...any) {
+			a.Status, a.Error = status, fmt.Sprintf(format, args...)
+		}
+		h := p.node(q.Node)
+		if h == nil {
+			fail(http.StatusNotFound, "worker %s hosts no node %q", p.cfg.Name, q.Node)
+			continue
+		}
+		if seen[q.Node] {
+			fail(http.StatusBadRequest, "node %s asked twice in one request", q.Node)
+			continue
+		}
+		seen[q.Node] = true
+		if !strings.HasPrefix(q.Path, "/") {
+			fail(http.StatusBadRequest, "path %q: want one starting with /", q.Path)
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, q.Path, nil)
+		if err != nil {
+			fail(http.StatusBadRequest, "path %q: %v", q.Path, err)
+			continue
+		}
+		if !h.busy.TryRLock() {
+			fail(http.StatusServiceUnavailable, "node %s is starting or stopping", q.Node)
+			continue
+		}
+		if h.run == nil {
+			h.busy.RUnlock()
+			fail(http.StatusServiceUnavailable, "node %s is stopped", q.Node)
+			continue
+		}
+		wg.Go(func() {
+			defer h.busy.RUnlock()
+			rec := recorder{header: http.Header{}}
+			h.run.srv.Handler.ServeHTTP(&rec, req)
+			a.Status = rec.status
+			if a.Status == 0 {
+				a.Status = http.StatusOK
+			}
+			if a.Status == http.StatusOK && json.Valid(rec.body.Bytes()) {
+				a.Body = rec.body.Bytes()
+			} else {
+				a.Error = strings.TrimSpace(rec.body.String())
+				if a.Status == http.StatusOK {
+					a.Status = http.StatusInternalServerError
+					a.Error = fmt.Sprintf("%s%s answered no JSON: %.200q", q.Node, q.Path, a.Error)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// recorder is the http.ResponseWriter a node's route writes its answer
+// to under POST /get.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(b)
 }
 
 // serve starts the worker's control socket.
@@ -323,6 +415,16 @@ func (p *workerProc) serve() (*http.Server, error) {
 	})
 	mux.HandleFunc("GET /samples", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, p.samples())
+	})
+	mux.HandleFunc("POST /get", func(w http.ResponseWriter, r *http.Request) {
+		var reqs []api.NodeGet
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&reqs); err != nil {
+			http.Error(w, "get: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, p.get(r.Context(), reqs))
 	})
 	lifecycle := func(verb string, act func(*hosted) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {

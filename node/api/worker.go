@@ -1,5 +1,7 @@
 package api
 
+import "encoding/json"
+
 // WorkerReport is what a worker process answers on GET /worker: the
 // nodes it hosts and its engine thread's counters.
 type WorkerReport struct {
@@ -91,4 +93,22 @@ type WorkerNode struct {
 	State         string `json:"state"`
 	Error         string `json:"error,omitempty"`
 	StartedUnixNs int64  `json:"started_unix_ns,omitempty"`
+}
+
+// NodeGet is one GET of a worker's POST /get: the path, with its query,
+// on the control socket of a node the worker hosts.
+type NodeGet struct {
+	Node string `json:"node"`
+	Path string `json:"path"`
+}
+
+// NodeAnswer is a node's answer to one NodeGet, in the order asked:
+// the HTTP status and the body as the node's own socket would have
+// answered, JSON where the status is 200. A node the worker does not
+// host answers 404, one starting or stopping 503.
+type NodeAnswer struct {
+	Node   string          `json:"node"`
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
