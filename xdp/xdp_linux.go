@@ -363,19 +363,22 @@ func (u *UMEM) Close() error {
 	return errors.Join(errs...)
 }
 
-// mapUMEM maps n bytes for a UMEM, in transparent huge pages where the
-// kernel has them, and populates it. A UMEM of a node is tens of MB, and
-// its frames are touched in no order the TLB follows: with 4 KB pages
-// nearly every frame copied or parsed costs a page walk (two, nested, on
-// a virtual machine); with 2 MB pages a whole lab's UMEMs fit the TLB.
-// Huge pages are advice: a kernel without them (or with them off) maps
-// small ones, and the UMEM works the same.
+// mapUMEM maps n bytes for a UMEM and populates it, so that no frame's
+// first use faults a page in while a lab runs. The pages are the
+// kernel's small ones: transparent huge pages made no difference to the
+// reference workload's CPU a frame-hop that alternated runs could show,
+// while their allocation (compacting memory for 2 MB pages) made a
+// BCube(4,1) lab's bring-up take up to 2 s where small pages take 0.4 s
+// (docs/BENCHMARKS.md, "A UMEM in small pages").
 func mapUMEM(n int) ([]byte, error) {
 	region, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, fmt.Errorf("xdp: map UMEM of %d bytes: %w", n, err)
 	}
-	_ = unix.Madvise(region, unix.MADV_HUGEPAGE) // advice: EINVAL where THP is not built in
+	// Small pages where the kernel gives every mapping huge ones too
+	// (transparent_hugepage/enabled "always"); EINVAL where THP is not
+	// built in, which leaves small pages all the same.
+	_ = unix.Madvise(region, unix.MADV_NOHUGEPAGE)
 	switch err := unix.Madvise(region, unix.MADV_POPULATE_WRITE); {
 	case errors.Is(err, unix.EINVAL):
 		// Kernels before 5.14: touch every page instead.
