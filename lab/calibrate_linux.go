@@ -13,20 +13,18 @@ import (
 	"github.com/bcfab/bcfab/node/config"
 )
 
-// Calibration's bounds: it gathers probes for at most calibrateMax (a
-// daemon's first probe goes out within one probe interval of its start),
-// until it has calibrateSamples round trips and two per link.
-const (
-	calibrateMax     = 5 * time.Second
-	calibrateSamples = 100
-)
-
 // startProbes starts every node's link probes (POST /probe), once every
-// node runs, and records in the nodes' config files that a node started
+// node runs, the first of them in the calibration's burst where the
+// lab's links have a delay to calibrate (calibrateBurst), and records in the nodes' config files that a node started
 // again probes at once.
 func startProbes(ctx context.Context, p *Plan, st *State) error {
+	path := "/probe"
+	if p.Spec.Model().LinkDelay() > 0 {
+		every, n := calibrateBurst(p.Spec, len(p.Links))
+		path = fmt.Sprintf("/probe?every=%v&count=%d", every, n)
+	}
 	if err := eachNodeDo(ctx, st.Nodes, func(c context.Context, n NodeState) error {
-		_, err := controlDo(c, n.Control, "POST", "/probe", nil)
+		_, err := controlDo(c, n.Control, "POST", path, nil)
 		return err
 	}); err != nil {
 		return fmt.Errorf("start probes: %w", err)
@@ -45,7 +43,8 @@ func calibrate(ctx context.Context, p *Plan, st *State, log *slog.Logger) error 
 	m := p.Spec.Model()
 	want := max(uint64(calibrateSamples), uint64(2*len(p.Links)))
 	deadline := time.Now().Add(calibrateMax)
-	poll := max(p.Spec.ProbeInterval, 50*time.Millisecond)
+	every, _ := calibrateBurst(p.Spec, len(p.Links))
+	poll := max(2*every, calibratePollMin)
 	var all api.RTT
 	for {
 		select {

@@ -32,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -421,7 +422,28 @@ func (r *Running) serve() (*http.Server, error) {
 		_ = json.NewEncoder(w).Encode(st)
 	})
 	mux.HandleFunc("POST /probe", func(w http.ResponseWriter, req *http.Request) {
-		r.eng.StartProbes()
+		// ?every=DURATION&count=N: the next N probes every apart
+		// (Engine.ProbeBurst), as a lab's calibration asks.
+		q := req.URL.Query()
+		if !q.Has("every") && !q.Has("count") {
+			r.eng.StartProbes()
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		every, err := time.ParseDuration(q.Get("every"))
+		if err != nil {
+			http.Error(w, "probe: every: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		count, err := strconv.Atoi(q.Get("count"))
+		if err != nil {
+			http.Error(w, "probe: count: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := r.eng.ProbeBurst(every, count); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	})
 	mux.HandleFunc("POST /delay", func(w http.ResponseWriter, req *http.Request) {

@@ -368,6 +368,10 @@ type Engine struct {
 	probing    bool  // StartProbes was called: the ports probe
 	modelRTT   int64 // ns; 0: the delay lines are not steered
 	nextProbe  int64
+	// burstLeft probes are still to go burstEvery apart (ProbeBurst),
+	// before the ports probe every probeEvery again.
+	burstLeft  int
+	burstEvery int64
 	probeBuf   [signaling.FrameLen]byte
 
 	timers []Timer

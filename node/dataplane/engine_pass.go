@@ -28,6 +28,12 @@ func (e *Engine) stepAt(t int64, replay bool) int {
 	if e.probing && now >= e.nextProbe {
 		e.sendProbes()
 		e.nextProbe = now + e.probeEvery
+		if e.burstLeft > 0 {
+			e.burstLeft--
+			if e.burstLeft > 0 {
+				e.nextProbe = now + e.burstEvery
+			}
+		}
 	}
 	for i, t := range e.timers {
 		next := e.timerNext[i]

@@ -143,6 +143,50 @@ func TestProbeRoundTrip(t *testing.T) {
 	}
 }
 
+// A probe burst (a lab's calibration): the next n probes every apart,
+// the first within every, then the ports probe at their interval again;
+// a burst the engine cannot send is refused.
+func TestProbeBurst(t *testing.T) {
+	r := newDelayRig(t, time.Millisecond, 100*time.Millisecond)
+	if err := r.e.ProbeBurst(10*time.Millisecond, 5); err != nil {
+		t.Fatal(err)
+	}
+	times, frames := r.arrivals(int64(200 * time.Millisecond))
+	var at []int64
+	for i, b := range frames {
+		if signaling.IsProbe(b) {
+			at = append(at, times[i])
+		}
+	}
+	if len(at) != 6 {
+		t.Fatalf("%d probes arrived at port 1's peer in 200 ms (at %v), want the burst's 5 and one at the interval", len(at), at)
+	}
+	if at[0] > int64(10*time.Millisecond+2*time.Millisecond) {
+		t.Errorf("the burst's first probe arrived at %v, want within 10 ms and the link", time.Duration(at[0]))
+	}
+	for i := 1; i < len(at); i++ {
+		want := 10 * time.Millisecond
+		if i == 5 {
+			want = 100 * time.Millisecond
+		}
+		if got := time.Duration(at[i] - at[i-1]); got != want {
+			t.Errorf("probe %d arrived %v after the one before, want %v", i, got, want)
+		}
+	}
+	for _, c := range []struct {
+		every time.Duration
+		n     int
+	}{{0, 5}, {200 * time.Millisecond, 5}, {10 * time.Millisecond, 0}, {10 * time.Millisecond, maxProbeBurst + 1}} {
+		if err := r.e.ProbeBurst(c.every, c.n); err == nil {
+			t.Errorf("a burst of %d every %v was accepted", c.n, c.every)
+		}
+	}
+	quiet := newDelayRig(t, time.Millisecond, 0)
+	if err := quiet.e.ProbeBurst(10*time.Millisecond, 5); err == nil {
+		t.Error("an engine without probes accepted a burst")
+	}
+}
+
 // A probe that arrives is answered with an Echo in the HQ, carrying the
 // forward delay; a malformed probe is dropped and counted.
 func TestProbeAnswered(t *testing.T) {
