@@ -770,23 +770,58 @@ func (r *workloadRun) tally() FlowTally {
 }
 
 // abort stops the flows still running, and those scheduled at their
-// NICs, which then never start; they stay incomplete.
+// NICs, which then never start; they stay incomplete. Each NIC is then
+// asked how its stopped flows ended, so one that started, completed or
+// failed since the run's last poll is counted as it went, not as never
+// started; a NIC that does not answer (its node stopped) leaves its
+// flows as the last poll saw them.
 func (r *workloadRun) abort() {
 	r.mu.Lock()
-	ask := make([][]int, len(r.socks))
+	idx := make([][]int, len(r.socks)) // flow indices by source
+	ids := make([][]int, len(r.socks)) // their ids at the NIC
 	for i := range r.flows {
 		if !r.ended[i] && r.rid[i] > 0 {
-			ask[r.flows[i].Src] = append(ask[r.flows[i].Src], r.rid[i])
-			r.end(i)
-			r.aborted++
+			src := r.flows[i].Src
+			idx[src] = append(idx[src], i)
+			ids[src] = append(ids[src], r.rid[i])
 		}
 	}
 	r.mu.Unlock()
-	for src, ids := range ask {
-		if len(ids) > 0 {
+	final := make([]map[int]*api.RDMAFlow, len(r.socks))
+	var wg sync.WaitGroup
+	for src := range idx {
+		if len(ids[src]) == 0 {
+			continue
+		}
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = controlDo(ctx, r.socks[src], http.MethodDelete, "/rdma?id="+joinIDs(ids), nil)
-			cancel()
+			defer cancel()
+			if _, err := controlDo(ctx, r.socks[src], http.MethodDelete, "/rdma?id="+joinIDs(ids[src]), nil); err != nil {
+				return
+			}
+			rep, err := rdmaFlows(r.socks[src], ids[src])
+			if err != nil {
+				return
+			}
+			m := make(map[int]*api.RDMAFlow, len(rep.Flows))
+			for k := range rep.Flows {
+				m[rep.Flows[k].ID] = &rep.Flows[k]
+			}
+			final[src] = m
+		})
+	}
+	wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for src, is := range idx {
+		for _, i := range is {
+			if f, ok := final[src][r.rid[i]]; ok {
+				r.update(i, f)
+			}
+			if rec := &r.recs[i]; !rec.Completed && !rec.Failed {
+				r.end(i)
+				r.aborted++
+			}
 		}
 	}
 }

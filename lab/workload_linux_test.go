@@ -3,7 +3,12 @@ package lab
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -465,5 +470,73 @@ func TestStartLagIgnoresWallStep(t *testing.T) {
 	off1, ok1 := wallOffset()
 	if !ok0 || !ok1 || time.Duration(off1-off0).Abs() > wallReadGap {
 		t.Errorf("the wall clock less the monotonic one read %d then %d (%v, %v)", off0, off1, ok0, ok1)
+	}
+}
+
+// A run's abort reads how its stopped flows ended: a flow that started,
+// or completed, after the run's last poll is counted as it went, not as
+// never started. A fake NIC on a unix socket answers the abort's DELETE
+// and the GET after it.
+func TestAbortReadsFinalStates(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "h0.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted string
+	final := map[int]api.RDMAFlow{
+		1: {ID: 1, State: api.RDMAAborted, StartMonoNs: 1_000_000_100},                             // known running
+		2: {ID: 2, State: api.RDMAAborted, StartMonoNs: 1_000_000_200},                             // started after the last poll
+		3: {ID: 3, State: api.RDMAAborted},                                                         // never started
+		4: {ID: 4, State: api.RDMADone, StartMonoNs: 1_000_000_050, FCTNs: 5000, AckedBytes: 1000}, // ended after the last poll
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("DELETE /rdma", func(w http.ResponseWriter, r *http.Request) {
+		deleted = r.URL.Query().Get("id")
+		fmt.Fprintln(w, `{"stopped": 3}`)
+	})
+	mux.HandleFunc("GET /rdma", func(w http.ResponseWriter, r *http.Request) {
+		var rep api.RDMAReport
+		for _, s := range strings.Split(r.URL.Query().Get("id"), ",") {
+			id, _ := strconv.Atoi(s)
+			rep.Flows = append(rep.Flows, final[id])
+		}
+		_ = json.NewEncoder(w).Encode(rep)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	n := 4
+	r := &workloadRun{
+		flows:   make([]workload.Flow, n),
+		recs:    make([]workload.FlowRecord, n),
+		rid:     []int{1, 2, 3, 4},
+		started: []bool{true, false, false, true},
+		ended:   make([]bool, n),
+		due:     make([]time.Duration, n),
+		acked:   make([]int64, n),
+		cnpsNow: make([]uint64, n),
+		socks:   []string{sock},
+		ideal:   func(int, int, int64) time.Duration { return time.Microsecond },
+		t0Mono:  1_000_000_000,
+	}
+	for i := range r.flows {
+		r.flows[i] = workload.Flow{ID: i + 1, Size: 1000}
+		r.recs[i] = workload.FlowRecord{ID: i + 1, Size: 1000}
+	}
+	r.abort()
+	if deleted != "1,2,3,4" {
+		t.Errorf("the abort stopped flows %q, want 1,2,3,4", deleted)
+	}
+	got := r.tally()
+	if want := (FlowTally{Total: 4, Completed: 1, Stopped: 2, NotStarted: 1}); got != want {
+		t.Errorf("after the abort: %+v, want %+v", got, want)
+	}
+	if r.aborted != 3 || !slices.Equal(r.ended, []bool{true, true, true, true}) {
+		t.Errorf("%d flows aborted, ended %v: want 3, all", r.aborted, r.ended)
+	}
+	if !r.recs[3].Completed || r.recs[3].FCT != 5*time.Microsecond {
+		t.Errorf("the flow done before the abort: %+v", r.recs[3])
 	}
 }
